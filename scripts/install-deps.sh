@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages export-center needs to build, run and test.
+# Idempotent: asks apt-get only for packages that are not installed yet.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  nlohmann-json3-dev libcpp-httplib-dev libsqlite3-dev sqlite3 libpq-dev
+  libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libcctz-dev tzdata
+  postgresql python3 python3-openpyxl curl procps libreoffice-calc-nogui
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi

@@ -1,0 +1,32 @@
+#include "common/status.h"
+
+namespace export_center {
+
+std::string_view StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "InvalidArgument";
+    case StatusCode::kUnauthenticated: return "Unauthenticated";
+    case StatusCode::kPermissionDenied: return "PermissionDenied";
+    case StatusCode::kNotFound: return "NotFound";
+    case StatusCode::kConflict: return "Conflict";
+    case StatusCode::kLimitExceeded: return "LimitExceeded";
+    case StatusCode::kUnavailable: return "Unavailable";
+    case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
+    case StatusCode::kCancelled: return "Cancelled";
+    case StatusCode::kInternal: return "Internal";
+  }
+  return "Unknown";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  return std::string(StatusCodeName(code_)) + ": " + message_;
+}
+
+Status Status::WithContext(std::string_view context) const {
+  if (ok()) return *this;
+  return Status(code_, std::string(context) + ": " + message_);
+}
+
+}  // namespace export_center

@@ -1,0 +1,128 @@
+#pragma once
+// AppConfig: the whole YAML configuration of one export-center process.
+//
+// LoadConfig reads one YAML file (see config/export-center.sample.yaml),
+// applies environment overrides for secrets, and validates every value. All
+// errors are reported together, each with its key path and what is allowed.
+// The registry sections (provider-services, definitions) are parsed by
+// registry::ParseRegistry from the same root node.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "common/status.h"
+
+namespace export_center::config {
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int threads = 8;
+  std::string public_base_url;  // for signed download URLs; default http://host:port
+};
+
+struct DatabaseConfig {
+  std::string kind = "sqlite";          // sqlite | postgres
+  std::string sqlite_path = "var/export-center.db";
+  std::string postgres_url;             // postgresql://user:pass@host:port/db; env EXPORT_CENTER_DATABASE_URL
+  int pool_size = 8;
+};
+
+struct StorageConfig {
+  std::string kind = "local";
+  std::string root = "var/files";
+};
+
+struct AuthConfig {
+  std::string jwt_hs256_secret;         // env EXPORT_CENTER_JWT_SECRET
+  std::string jwt_rs256_public_key_file;
+  std::string jwt_rs256_private_key_file;  // only for `export-center token`
+  std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
+  int download_url_ttl_seconds = 300;
+};
+
+struct LimitsConfig {
+  int dedupe_window_seconds = 60;
+  int max_active_per_user = 3;
+  int max_active_per_type = 5;
+  int64_t max_file_bytes = 50LL * 1024 * 1024;
+  int retention_days = 7;
+  int max_body_bytes = 64 * 1024;
+  int max_parameter_keys = 20;
+  int max_parameter_json_bytes = 4096;
+  int max_parameter_string_chars = 256;
+};
+
+struct ConsumerConfig {
+  bool enabled = true;
+  int concurrency = 4;
+  int lease_seconds = 300;
+  int heartbeat_seconds = 60;
+  int max_duration_seconds = 1800;
+  std::vector<int> retry_backoff_seconds = {60, 900};  // ±20 % jitter
+  int shutdown_grace_seconds = 60;
+};
+
+struct PublisherConfig {
+  bool enabled = true;
+  int poll_interval_ms = 5000;
+  int batch_size = 50;
+  int lease_seconds = 60;
+  std::vector<int> backoff_seconds = {5, 15, 60, 300, 900};
+};
+
+struct ReconcilerConfig {
+  bool enabled = true;
+  int interval_seconds = 30;
+  int redispatch_grace_seconds = 60;
+  int sent_stale_seconds = 600;
+  int orphan_grace_seconds = 86400;
+  int sent_retention_seconds = 7 * 86400;
+};
+
+struct ChannelConfig {
+  std::string kind = "embedded";  // embedded | rabbitmq
+  int delivery_limit = 3;
+};
+
+struct ProviderClientConfig {
+  int connect_timeout_ms = 3000;
+  int read_timeout_ms = 15000;
+  int64_t max_response_bytes = 4LL * 1024 * 1024;
+};
+
+// The sample business service (examples/customer-service) reads this section.
+struct CustomerServiceConfig {
+  std::string host = "127.0.0.1";
+  int port = 8081;
+  std::string sqlite_path = "var/customer-service.db";
+  std::string internal_token;   // env CUSTOMER_SERVICE_INTERNAL_TOKEN
+  std::string snapshot_secret;  // signs snapshotToken
+  int seed_customers = 100000;
+};
+
+struct AppConfig {
+  std::string path;  // the file it was loaded from
+  std::string instance_id;  // default hostname:pid
+  ServerConfig server;
+  DatabaseConfig database;
+  StorageConfig storage;
+  AuthConfig auth;
+  LimitsConfig limits;
+  ConsumerConfig consumer;
+  PublisherConfig publisher;
+  ReconcilerConfig reconciler;
+  ChannelConfig channel;
+  ProviderClientConfig provider;
+  CustomerServiceConfig customer_service;
+  YAML::Node root;  // the parsed document, for the registry sections
+};
+
+// Loads, applies env overrides, validates. Relative paths are resolved against
+// the working directory. InvalidArgument lists every problem, one per line.
+StatusOr<AppConfig> LoadConfig(const std::string& path);
+
+}  // namespace export_center::config

@@ -1,0 +1,52 @@
+#pragma once
+// ExportDefinition: one registered export type (SPEC §6, seed 000 §10.3).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "task/task.h"
+
+namespace export_center::registry {
+
+enum class SourceKind { kProvider, kSqlTemplate };
+
+// A parameter the type accepts from the browser. Undeclared parameters → 400.
+struct ParameterSpec {
+  std::string name;
+  std::string type = "STRING";  // STRING | INTEGER | BOOLEAN | DATE | STRING_LIST
+  std::string title;
+  bool required = false;
+  std::vector<std::string> allowed;  // optional enumeration
+};
+
+struct ExportDefinition {
+  std::string name;   // the map key, e.g. CUSTOMER_LIST
+  std::string title;  // default task name, e.g. 客户列表
+  SourceKind source = SourceKind::kProvider;
+  std::string service;  // must name an entry of provider-services
+  std::string path;     // provider: /internal/exports/v1/{NAME}/batches
+  std::string query_id; // sql-template
+  std::string datasource;
+  std::string consistency = "strict";  // sql-template: strict | lenient
+  std::string required_permission;
+  task::AppCode app_scope = task::AppCode::kPlatform;
+  bool enabled = true;
+  int64_t max_rows = 200000;
+  int32_t max_attempts = 3;
+  int batch_size = 500;
+  std::string file_name_pattern = "{taskName}_{date}";  // .ext is appended
+  std::string timezone = "Asia/Shanghai";
+  std::vector<ParameterSpec> parameters;
+};
+
+// A business service the center may call: the anti-SSRF allow-list.
+struct ProviderService {
+  std::string name;
+  std::string base_url;  // http://host:port
+  std::string internal_token;
+};
+
+}  // namespace export_center::registry

@@ -1,0 +1,48 @@
+#pragma once
+// Writer: turns typed rows into the bytes of one file, streaming.
+//
+// Backends: XlsxWriter (xlsx_writer.h), CsvWriter (csv_writer.h), later the
+// template writer. A writer appends to a ByteSink as it goes and keeps memory
+// bounded whatever the row count; the sink enforces the file-size cap, so a
+// LimitExceeded from any call means "stop now, the file is too big".
+// Not thread-safe: one file, one thread.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/byte_sink.h"
+#include "common/status.h"
+#include "task/table.h"
+
+namespace export_center::render {
+
+struct WriterOptions {
+  std::string sheet_name = "Sheet1";
+  std::string timezone = "Asia/Shanghai";  // DATETIME cells are shown in this zone
+  int max_column_width = 255;
+  int64_t rows_per_sheet = 1048575;        // data rows per sheet, header excluded
+};
+
+struct WriteSummary {
+  int64_t rows = 0;
+  int truncated_cells = 0;  // cells cut at 32 767 characters
+};
+
+class Writer {
+ public:
+  virtual ~Writer() = default;
+  // Must be called once, before any row.
+  virtual Status Begin(const std::vector<task::Column>& columns) = 0;
+  // REQUIRES: row.size() == columns.size().
+  virtual Status WriteRow(const task::Row& row) = 0;
+  // Writes the trailer. After Finish the sink holds a complete file.
+  virtual StatusOr<WriteSummary> Finish() = 0;
+};
+
+// Prefixes strings that a spreadsheet would read as a formula (= + - @ \t \r)
+// with an apostrophe (SPEC §8).
+std::string GuardFormula(std::string text);
+
+}  // namespace export_center::render

@@ -1,0 +1,47 @@
+#pragma once
+// RowSource: pulls the rows of one export attempt, page by page.
+//
+// Backends: ProviderBatchSource (HTTP cursor batches, provider_batch_source.h)
+// and later the sql-template route (source/sql_template/). The consumer calls
+// NextPage until has_more is false, checking its abort flag, the deadline and
+// cancellation before and after each page.
+//
+// Error classes (SPEC §7): Unavailable/DeadlineExceeded are transient (retry
+// the attempt later); InvalidArgument/LimitExceeded/PermissionDenied/NotFound
+// are permanent (the task fails). Not thread-safe: one attempt, one thread.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "task/table.h"
+#include "task/task.h"
+
+namespace export_center::source {
+
+struct Page {
+  std::vector<task::Row> rows;  // typed, one value per column, in column order
+  bool has_more = false;
+  std::optional<int64_t> total_rows;  // the source's estimate, for progress only
+};
+
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  // The columns of the export; valid after the first NextPage succeeded.
+  virtual const std::vector<task::Column>& columns() const = 0;
+  // Fetches the next page. Must not be called after a page with has_more=false.
+  virtual StatusOr<Page> NextPage() = 0;
+};
+
+// What a source needs to know about the attempt it serves.
+struct SourceRequest {
+  const task::Task* task = nullptr;  // not owned
+  int batch_size = 500;
+  int64_t max_rows = 200000;
+};
+
+}  // namespace export_center::source

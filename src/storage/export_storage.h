@@ -1,0 +1,61 @@
+#pragma once
+// ExportStorage: where finished files live (seed 000 §11.1).
+//
+// Backends: LocalExportStorage (a directory, possibly a shared volume;
+// local_export_storage.h), later S3-compatible. Object keys are made by the
+// center only (MakeObjectKey) and validated on every call, so no key can
+// escape the storage root. All methods are thread-safe.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/byte_sink.h"
+#include "common/status.h"
+
+namespace export_center::storage {
+
+// A file being written. Bytes become visible under the key only on Commit;
+// Abort (or destruction without Commit) deletes what was written.
+class ObjectWriter : public ByteSink {
+ public:
+  virtual Status Commit() = 0;
+  virtual void Abort() = 0;
+};
+
+// A readable stored file.
+class ObjectReader {
+ public:
+  virtual ~ObjectReader() = default;
+  virtual uint64_t size() const = 0;
+  // Reads up to `length` bytes at `offset` into `out` (replacing its content).
+  virtual Status ReadAt(uint64_t offset, uint64_t length, std::string* out) = 0;
+};
+
+struct StoredObject {
+  std::string key;
+  uint64_t size = 0;
+  int64_t modified_at_ms = 0;  // file-system time; used only for the 24 h orphan grace
+};
+
+class ExportStorage {
+ public:
+  virtual ~ExportStorage() = default;
+  virtual StatusOr<std::unique_ptr<ObjectWriter>> Create(const std::string& key) = 0;
+  // NotFound when absent.
+  virtual StatusOr<std::unique_ptr<ObjectReader>> Open(const std::string& key) = 0;
+  // Idempotent: deleting a missing key is OK.
+  virtual Status Delete(const std::string& key) = 0;
+  virtual StatusOr<bool> Exists(const std::string& key) = 0;
+  // Every stored object under "exports/" (orphan sweep, storage gauge).
+  virtual StatusOr<std::vector<StoredObject>> List() = 0;
+};
+
+// "exports/{yyyy/MM/dd}/{taskId}/{uuid}.{ext}" with today's UTC date.
+std::string MakeObjectKey(int64_t task_id, const std::string& extension);
+// Whether `key` has exactly that shape (no "..", no absolute paths).
+bool IsValidObjectKey(const std::string& key);
+
+}  // namespace export_center::storage

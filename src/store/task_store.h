@@ -1,0 +1,265 @@
+#pragma once
+// TaskStore: the database as the only source of truth (SPEC §1, §3).
+//
+// One implementation (SqlTaskStore, sql_task_store.h) runs one set of SQL
+// statements on every database through a Database connection seam
+// (database.h) and a small Dialect (dialect.h). Every time comparison —
+// lease, back-off, deadline, expiry, dedupe window — happens inside SQL with
+// the database's own clock; no method takes a "now" from the process.
+//
+// Thread-safety: every method may be called from any thread concurrently.
+// Each method is one transaction (or one statement) and is safe to retry after
+// an Unavailable error: conditional updates make repeats harmless.
+// Codes: Unavailable for connection/lock/serialization trouble, NotFound for a
+// missing task, Internal for broken invariants.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "task/task.h"
+
+namespace export_center::store {
+
+// ---- create -----------------------------------------------------------------
+
+struct NewTask {
+  std::string tenant_id;
+  task::AppCode app_code = task::AppCode::kPlatform;
+  std::string requested_by;
+  std::string export_type;
+  std::string task_name;
+  task::FileFormat format = task::FileFormat::kXlsx;
+  std::string parameters_json;  // canonical
+  std::string params_hash;
+  int32_t max_attempts = 3;
+  std::optional<std::string> contract_version;
+  std::string trace_id;
+};
+
+struct CreateLimits {
+  int dedupe_window_seconds = 60;
+  int max_active_per_user = 3;
+  int max_active_per_type = 5;
+};
+
+struct CreateResult {
+  task::Task task;
+  bool deduplicated = false;  // an existing active task was returned
+};
+
+// ---- outbox -----------------------------------------------------------------
+
+enum class OutboxStatus { kPending, kClaimed, kSent, kQuarantined };
+std::string_view ToString(OutboxStatus status);
+
+struct OutboxEntry {
+  int64_t id = 0;
+  std::string event_id;
+  int64_t task_id = 0;
+  int32_t dispatch_version = 1;
+  std::string payload_json;  // the encoded task::Command
+  OutboxStatus status = OutboxStatus::kPending;
+  int32_t attempt_count = 0;
+  int64_t next_retry_at = 0;
+  std::optional<std::string> lease_owner;
+  std::optional<int64_t> lease_until;
+  std::optional<int64_t> sent_at;
+  std::optional<std::string> last_error;
+  int64_t created_at = 0;
+};
+
+// ---- consumer ---------------------------------------------------------------
+
+// Why a claim updated no row: the exhaustive table of seed 000 §8.2, decided
+// with the database clock. Every branch acknowledges the command.
+enum class ClaimMiss {
+  kTaskMissing,
+  kNewerVersion,      // task.dispatch_version > command's
+  kOlderVersion,      // task.dispatch_version < command's (cannot happen normally)
+  kFinished,          // SUCCEEDED/FAILED/EXPIRED/CANCELLED/STALE/INCONSISTENT
+  kRunningLeaseLive,  // another instance holds a live lease
+  kRunningLeaseExpired,  // left to the reconciler
+  kPendingBackoff,    // PENDING and next_retry_at > now
+  kLostRace,          // PENDING and due, yet the update hit 0 rows
+};
+std::string_view ToString(ClaimMiss miss);
+
+struct ClaimRequest {
+  int64_t task_id = 0;
+  int32_t dispatch_version = 1;
+  std::string instance;
+  int lease_seconds = 300;
+  int max_duration_seconds = 1800;
+};
+
+struct ClaimResult {
+  bool claimed = false;
+  std::optional<ClaimMiss> miss;     // set when !claimed
+  std::optional<task::Task> task;    // the task as read after the attempt (absent if missing)
+};
+
+// Identifies one execution attempt: every write of a running attempt is
+// conditional on all three (seed 000 §8.3, §8.4).
+struct Attempt {
+  int64_t task_id = 0;
+  int32_t dispatch_version = 1;
+  std::string instance;
+};
+
+enum class RenewOutcome {
+  kRenewed,
+  kLost,              // version/owner/status changed: abort, do not commit
+  kDeadlinePassed,    // execution_deadline_at <= now: abort as transient timeout
+};
+
+struct FileResult {
+  std::string file_name;
+  std::string object_key;
+  std::string content_type;
+  int64_t size_bytes = 0;
+  int64_t total_rows = 0;
+};
+
+enum class RetryOutcome { kRescheduled, kFailedMaxAttempts, kLost };
+
+// ---- reconciler -------------------------------------------------------------
+
+struct RecoveredLease {
+  int64_t task_id = 0;
+  int32_t old_version = 0;
+  bool failed = false;  // true: max attempts reached → FAILED; false: PENDING, version+1
+  std::optional<std::string> object_key;  // partial file to delete, if recorded
+};
+
+struct ExpiredArtifact {
+  int64_t task_id = 0;
+  std::string object_key;
+};
+
+class TaskStore {
+ public:
+  virtual ~TaskStore() = default;
+
+  // Creates the schema or migrates it to the newest version; idempotent.
+  // Also makes sure the GLOBAL_CREATE guard row exists.
+  virtual Status Migrate() = 0;
+  // Fails with Internal when the guard row is missing (start-up check).
+  virtual Status CheckGuardRow() = 0;
+  // Current database time in epoch ms (for display and tests; never compared in C++).
+  virtual StatusOr<int64_t> DatabaseNowMs() = 0;
+
+  // In one transaction holding the guard row: returns an active task of the
+  // same user, type and params_hash created within the dedupe window
+  // (deduplicated=true); else LimitExceeded when the user or the type has too
+  // many active tasks; else inserts the task (PENDING, version 1) and its
+  // outbox row (PENDING, due now).
+  virtual StatusOr<CreateResult> CreateTask(const NewTask& task, const CreateLimits& limits) = 0;
+
+  virtual StatusOr<task::Task> GetTask(int64_t task_id) = 0;
+
+  struct ListQuery {
+    std::string tenant_id;
+    task::AppCode app_code = task::AppCode::kPlatform;
+    std::optional<std::string> requested_by;  // nullopt: the whole tenant
+    std::optional<task::TaskState> status;
+    std::optional<std::string> export_type;
+    int page = 1;   // from 1
+    int size = 20;  // 1..100
+  };
+  struct ListPage {
+    std::vector<task::Task> records;  // newest first
+    int64_t total = 0;
+  };
+  virtual StatusOr<ListPage> ListTasks(const ListQuery& query) = 0;
+
+  // PENDING → CANCELLED at once (returns the new state); RUNNING → sets
+  // cancel_requested (state stays RUNNING). Other states: Conflict.
+  virtual StatusOr<task::TaskState> RequestCancel(int64_t task_id) = 0;
+
+  // From FAILED/CANCELLED/STALE/INCONSISTENT: PENDING, version+1,
+  // attempt_count=0, next_retry_at=now, cancel_requested=0, result cleared,
+  // new outbox row — one transaction. Other states: Conflict.
+  virtual StatusOr<task::Task> ManualRetry(int64_t task_id, const std::string& trace_id) = 0;
+
+  // download_count+1, last_downloaded_at=now.
+  virtual Status RecordDownload(int64_t task_id) = 0;
+
+  // ---- outbox publisher (seed 000 §7.4) ----
+  // Ids of PENDING rows due now, oldest first.
+  virtual StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) = 0;
+  // Conditional PENDING → CLAIMED with lease and attempt_count+1; nullopt when
+  // another instance won.
+  virtual StatusOr<std::optional<OutboxEntry>> ClaimOutbox(int64_t outbox_id,
+                                                           const std::string& instance,
+                                                           int lease_seconds) = 0;
+  // CLAIMED(by instance) → SENT, sent_at=now, lease cleared. false if the lease was lost.
+  virtual StatusOr<bool> MarkOutboxSent(int64_t outbox_id, const std::string& instance) = 0;
+  // CLAIMED(by instance) → PENDING, next_retry_at=now+backoff, last_error.
+  virtual StatusOr<bool> MarkOutboxFailed(int64_t outbox_id, const std::string& instance,
+                                          const std::string& error, int64_t backoff_ms) = 0;
+  virtual StatusOr<std::vector<OutboxEntry>> ListOutboxForTask(int64_t task_id) = 0;
+
+  // ---- consumer (seed 000 §8.2–§8.4, §9.2) ----
+  virtual StatusOr<ClaimResult> ClaimTask(const ClaimRequest& request) = 0;
+  // Renews the lease; the deadline check lives in the same statement.
+  virtual StatusOr<RenewOutcome> RenewLease(const Attempt& attempt, int lease_seconds) = 0;
+  // Progress is display-only and separate from the lease. Returns whether a
+  // cancel was requested (so the worker learns it at every page).
+  virtual StatusOr<bool> UpdateProgress(const Attempt& attempt, int64_t processed_rows,
+                                        std::optional<int64_t> total_rows) = 0;
+  // RUNNING → SUCCEEDED, conditional on the attempt and the deadline; sets
+  // expires_at = now + retention. false: nothing changed, caller deletes its file.
+  virtual StatusOr<bool> CommitSuccess(const Attempt& attempt, const FileResult& file,
+                                       int retention_days) = 0;
+  // RUNNING → to_state (FAILED, CANCELLED, STALE, INCONSISTENT), conditional on the attempt.
+  virtual StatusOr<bool> FinishAttempt(const Attempt& attempt, task::TaskState to_state,
+                                       const std::string& failure_code,
+                                       const std::string& message) = 0;
+  // Transient failure (seed 000 §9.2): if attempt_count < max_attempts then
+  // PENDING, version+1, next_retry_at=now+backoff, new outbox row due at the
+  // same instant — one transaction; else FAILED with the message.
+  virtual StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
+                                               int64_t backoff_ms) = 0;
+
+  // ---- reconciler (seed 000 §8.5, §15) ----
+  // Case A: PENDING tasks due for grace seconds with no outbox row for their
+  // version get one (same version, new event id). Returns rows inserted.
+  virtual StatusOr<int> RedispatchMissingOutbox(int grace_seconds, int limit) = 0;
+  // Case B: SENT rows older than sent_stale of still-PENDING tasks go back to
+  // PENDING (same version). Returns rows changed.
+  virtual StatusOr<int> ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
+                                              int limit) = 0;
+  // RUNNING with lease_until <= now: PENDING + version+1 + new outbox, or FAILED.
+  virtual StatusOr<std::vector<RecoveredLease>> RecoverExpiredLeases(int limit) = 0;
+  // CLAIMED outbox rows whose lease expired go back to PENDING, due now.
+  virtual StatusOr<int> ReleaseStaleClaimedOutbox(int limit) = 0;
+  // SUCCEEDED tasks whose expires_at <= now.
+  virtual StatusOr<std::vector<ExpiredArtifact>> ListExpiredArtifacts(int limit) = 0;
+  // SUCCEEDED → EXPIRED (after the file is gone).
+  virtual StatusOr<bool> MarkExpired(int64_t task_id) = 0;
+  // Whether a SUCCEEDED task references this object key (orphan sweep).
+  virtual StatusOr<bool> IsLiveObjectKey(const std::string& object_key) = 0;
+  // Deletes up to `limit` SENT rows older than `older_than_seconds`.
+  virtual StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) = 0;
+
+  // ---- dead letters (seed 000 §9.4) ----
+  // One transaction: the outbox row of (task, version) → QUARANTINED and the
+  // task, if still PENDING/RUNNING at that version → FAILED with the reason.
+  virtual Status QuarantineCommand(int64_t task_id, int32_t dispatch_version,
+                                   const std::string& event_id, const std::string& reason) = 0;
+
+  // ---- metrics ----
+  struct Gauges {
+    int64_t outbox_pending = 0;
+    int64_t outbox_oldest_age_seconds = 0;
+    int64_t outbox_max_attempt = 0;
+    int64_t task_queue_age_seconds = 0;
+  };
+  virtual StatusOr<Gauges> ReadGauges() = 0;
+};
+
+}  // namespace export_center::store

@@ -1,0 +1,46 @@
+#pragma once
+// Command: the only thing the channel carries (SPEC §1.1, seed 000 §6.4).
+//
+// The payload is JSON {schemaVersion, eventId, taskId, exportType,
+// dispatchVersion, occurredAt, traceId}; the same identifiers also travel as
+// message properties beside the payload so that a dead-letter handler can
+// locate the task without trusting a body that failed to decode.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace export_center::task {
+
+inline constexpr int kCommandSchemaVersion = 1;
+
+struct Command {
+  int schema_version = kCommandSchemaVersion;
+  std::string event_id;
+  int64_t task_id = 0;
+  std::string export_type;
+  int32_t dispatch_version = 1;
+  std::string occurred_at;  // ISO-8601, informational only
+  std::string trace_id;
+};
+
+// Property names carried beside the payload.
+inline constexpr std::string_view kPropEventId = "eventId";
+inline constexpr std::string_view kPropTaskId = "taskId";
+inline constexpr std::string_view kPropDispatchVersion = "dispatchVersion";
+inline constexpr std::string_view kPropSchemaVersion = "schemaVersion";
+
+using CommandProperties = std::map<std::string, std::string>;
+
+std::string EncodeCommand(const Command& command);
+CommandProperties PropertiesOf(const Command& command);
+
+// Fails with InvalidArgument on malformed JSON, missing or mistyped fields, or
+// an unsupported schemaVersion. Such a command is poison: it must never be
+// acknowledged as processed (seed 000 §6.4).
+StatusOr<Command> DecodeCommand(std::string_view payload);
+
+}  // namespace export_center::task

@@ -1,0 +1,94 @@
+#include "task/task.h"
+
+#include <array>
+#include <utility>
+
+namespace export_center::task {
+namespace {
+
+constexpr std::array<std::pair<TaskState, std::string_view>, 8> kStateNames = {{
+    {TaskState::kPending, "PENDING"},
+    {TaskState::kRunning, "RUNNING"},
+    {TaskState::kSucceeded, "SUCCEEDED"},
+    {TaskState::kFailed, "FAILED"},
+    {TaskState::kCancelled, "CANCELLED"},
+    {TaskState::kExpired, "EXPIRED"},
+    {TaskState::kStale, "STALE"},
+    {TaskState::kInconsistent, "INCONSISTENT"},
+}};
+
+}  // namespace
+
+std::string_view ToString(TaskState state) {
+  for (const auto& [s, name] : kStateNames) {
+    if (s == state) return name;
+  }
+  return "UNKNOWN";
+}
+
+std::optional<TaskState> ParseTaskState(std::string_view text) {
+  for (const auto& [s, name] : kStateNames) {
+    if (name == text) return s;
+  }
+  return std::nullopt;
+}
+
+bool IsActive(TaskState state) {
+  return state == TaskState::kPending || state == TaskState::kRunning;
+}
+
+bool CanManualRetry(TaskState state) {
+  return state == TaskState::kFailed || state == TaskState::kCancelled ||
+         state == TaskState::kStale || state == TaskState::kInconsistent;
+}
+
+bool IsAllowedTransition(TaskState from, TaskState to) {
+  using S = TaskState;
+  switch (from) {
+    case S::kPending:
+      return to == S::kRunning || to == S::kCancelled || to == S::kFailed;  // FAILED: quarantine
+    case S::kRunning:
+      return to == S::kSucceeded || to == S::kPending || to == S::kFailed ||
+             to == S::kCancelled || to == S::kStale || to == S::kInconsistent;
+    case S::kSucceeded:
+      return to == S::kExpired;
+    case S::kFailed:
+    case S::kCancelled:
+    case S::kStale:
+    case S::kInconsistent:
+      return to == S::kPending;
+    case S::kExpired:
+      return false;
+  }
+  return false;
+}
+
+std::string_view ToString(FileFormat format) {
+  return format == FileFormat::kCsv ? "CSV" : "XLSX";
+}
+
+std::optional<FileFormat> ParseFileFormat(std::string_view text) {
+  if (text == "XLSX") return FileFormat::kXlsx;
+  if (text == "CSV") return FileFormat::kCsv;
+  return std::nullopt;
+}
+
+std::string_view FileExtension(FileFormat format) {
+  return format == FileFormat::kCsv ? "csv" : "xlsx";
+}
+
+std::string_view ContentType(FileFormat format) {
+  return format == FileFormat::kCsv
+             ? "text/csv; charset=utf-8"
+             : "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+}
+
+std::string_view ToString(AppCode app) { return app == AppCode::kMerchant ? "MERCHANT" : "PLATFORM"; }
+
+std::optional<AppCode> ParseAppCode(std::string_view text) {
+  if (text == "PLATFORM") return AppCode::kPlatform;
+  if (text == "MERCHANT") return AppCode::kMerchant;
+  return std::nullopt;
+}
+
+}  // namespace export_center::task

@@ -1,0 +1,94 @@
+#pragma once
+// Task: one export request and its lifecycle (SPEC §4). The model only; no I/O.
+//
+//   PENDING -> RUNNING -> SUCCEEDED -> EXPIRED
+//   RUNNING -> PENDING (auto retry, version+1) | FAILED | CANCELLED | STALE | INCONSISTENT
+//   PENDING -> CANCELLED
+//   FAILED | CANCELLED | STALE | INCONSISTENT -> PENDING (manual retry, version+1)
+//
+// All timestamps are epoch milliseconds written by the database's own clock.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace export_center::task {
+
+enum class TaskState {
+  kPending,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kCancelled,
+  kExpired,
+  kStale,
+  kInconsistent,
+};
+
+std::string_view ToString(TaskState state);
+std::optional<TaskState> ParseTaskState(std::string_view text);
+
+// Active tasks count against the per-user and per-type limits.
+bool IsActive(TaskState state);
+// A manual retry is allowed from these states.
+bool CanManualRetry(TaskState state);
+// Whether the lifecycle diagram has the edge from -> to.
+bool IsAllowedTransition(TaskState from, TaskState to);
+
+enum class FileFormat { kXlsx, kCsv };
+std::string_view ToString(FileFormat format);
+std::optional<FileFormat> ParseFileFormat(std::string_view text);  // "XLSX" | "CSV", upper case
+std::string_view FileExtension(FileFormat format);                 // "xlsx" | "csv"
+std::string_view ContentType(FileFormat format);
+
+enum class AppCode { kPlatform, kMerchant };
+std::string_view ToString(AppCode app);
+std::optional<AppCode> ParseAppCode(std::string_view text);  // "PLATFORM" | "MERCHANT"
+
+struct Task {
+  int64_t id = 0;
+  std::string tenant_id;
+  AppCode app_code = AppCode::kPlatform;
+  std::string requested_by;
+  std::string export_type;
+  std::string task_name;
+  FileFormat format = FileFormat::kXlsx;
+  std::string parameters_json;  // canonical JSON of the parameters object
+  std::string params_hash;      // sha256 hex of parameters_json (dedupe key)
+  TaskState status = TaskState::kPending;
+
+  // Result.
+  std::optional<std::string> file_name;
+  std::optional<std::string> object_key;
+  std::optional<std::string> content_type;
+  std::optional<int64_t> size_bytes;
+  std::optional<int64_t> total_rows;
+  int64_t processed_rows = 0;
+  std::optional<std::string> failure_code;
+  std::optional<std::string> failure_message;
+
+  // Dispatch (seed 000 §7.3, §8.3.1).
+  int32_t dispatch_version = 1;
+  int32_t attempt_count = 0;
+  int32_t max_attempts = 3;
+  int64_t next_retry_at = 0;
+  std::optional<std::string> lease_owner;
+  std::optional<int64_t> lease_until;
+  std::optional<int64_t> last_heartbeat_at;
+  std::optional<int64_t> execution_deadline_at;
+  bool cancel_requested = false;
+  std::optional<std::string> contract_version;
+
+  // Downloads.
+  int64_t download_count = 0;
+  std::optional<int64_t> last_downloaded_at;
+
+  int64_t requested_at = 0;
+  std::optional<int64_t> started_at;
+  std::optional<int64_t> completed_at;
+  std::optional<int64_t> expires_at;
+  int64_t updated_at = 0;
+};
+
+}  // namespace export_center::task
