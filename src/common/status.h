@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -72,6 +73,13 @@ template <typename T>
 class [[nodiscard]] StatusOr {
  public:
   StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  // Anything convertible to T (e.g. an alternative of a std::variant T).
+  template <typename U,
+            typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
+                                        !std::is_same_v<std::decay_t<U>, T> &&
+                                        !std::is_same_v<std::decay_t<U>, Status> &&
+                                        !std::is_same_v<std::decay_t<U>, StatusOr<T>>>>
+  StatusOr(U&& value) : value_(T(std::forward<U>(value))) {}  // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "StatusOr built from an OK Status");
     if (status_.ok()) status_ = Internal("StatusOr built from an OK Status");

@@ -1,0 +1,74 @@
+#include "dispatch/consumer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "task/command.h"
+
+namespace export_center::dispatch {
+
+Consumer::Consumer(CommandChannel* channel, AttemptDeps deps)
+    : channel_(channel), deps_(std::move(deps)) {}
+
+Consumer::~Consumer() { Stop(); }
+
+void Consumer::Start() {
+  if (!threads_.empty()) return;
+  for (int i = 0; i < deps_.consumer.concurrency; ++i) {
+    threads_.emplace_back([this] { Loop(); });
+  }
+}
+
+void Consumer::Stop() {
+  if (threads_.empty()) return;
+  stopping_ = true;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::seconds(deps_.consumer.shutdown_grace_seconds);
+  while (running_attempts_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  shutdown_.Set(Unavailable("shutting down"));
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void Consumer::Loop() {
+  while (!stopping_) {
+    channel_->ConsumeOne(std::chrono::milliseconds(200),
+                         [this](const Delivery& d) { return Handle(d); });
+  }
+}
+
+DeliveryOutcome Consumer::Handle(const Delivery& delivery) {
+  auto command = task::DecodeCommand(delivery.payload);
+  if (!command.ok()) {
+    // Never acknowledged as processed: redelivered, then dead-lettered and
+    // quarantined by the DlqHandler from the properties (seed 000 §6.4).
+    spdlog::error("poison command (delivery {}): {}", delivery.delivery_count,
+                  command.status().ToString());
+    return DeliveryOutcome::kReject;
+  }
+  store::ClaimRequest request{command->task_id, command->dispatch_version, deps_.instance,
+                              deps_.consumer.lease_seconds, deps_.consumer.max_duration_seconds};
+  auto claim = deps_.store->ClaimTask(request);
+  if (!claim.ok()) {
+    // The database is unreachable. Acknowledging loses nothing: the outbox row
+    // is SENT and the reconciler re-sends it after sent-stale-seconds.
+    spdlog::warn("task {} v{}: claim failed: {}", command->task_id, command->dispatch_version,
+                 claim.status().ToString());
+    return DeliveryOutcome::kAck;
+  }
+  if (!claim->claimed) {
+    spdlog::info("task {} v{} event {}: not claimed ({}), acknowledged", command->task_id,
+                 command->dispatch_version, command->event_id,
+                 claim->miss ? store::ToString(*claim->miss) : "unknown");
+    return DeliveryOutcome::kAck;
+  }
+  ++running_attempts_;
+  RunExportAttempt(deps_, *claim->task, shutdown_);
+  --running_attempts_;
+  return DeliveryOutcome::kAck;
+}
+
+}  // namespace export_center::dispatch

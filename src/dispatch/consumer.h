@@ -1,0 +1,50 @@
+#pragma once
+// Consumer: a pool of threads that take commands from the channel and run
+// them (seed 000 §8.1–§8.2).
+//
+// Each thread executes the export it claimed synchronously, so the pool size
+// is the export concurrency and queued commands wait in the channel — that is
+// the back-pressure. A delivery is acknowledged in every case but one: a
+// payload that does not decode is rejected (poison), so that the channel
+// redelivers it up to its limit and then dead-letters it. Every branch of the
+// claim-miss table acknowledges without any remedy: the reconciler is the
+// only re-dispatch path.
+//
+// Stop(): stop taking commands; running attempts get shutdown_grace_seconds
+// to finish, then stop at their next safe point and are handed back for retry.
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "dispatch/abort_signal.h"
+#include "dispatch/command_channel.h"
+#include "dispatch/export_attempt.h"
+
+namespace export_center::dispatch {
+
+class Consumer {
+ public:
+  Consumer(CommandChannel* channel, AttemptDeps deps);
+  ~Consumer();
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  void Start();  // starts consumer.concurrency threads
+  void Stop();
+
+  // Handles one delivery on the calling thread. Public for tests.
+  DeliveryOutcome Handle(const Delivery& delivery);
+
+ private:
+  void Loop();
+
+  CommandChannel* channel_;
+  const AttemptDeps deps_;
+  std::atomic<bool> stopping_{false};
+  AbortSignal shutdown_;
+  std::vector<std::thread> threads_;
+  std::atomic<int> running_attempts_{0};
+};
+
+}  // namespace export_center::dispatch

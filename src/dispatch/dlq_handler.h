@@ -1,0 +1,41 @@
+#pragma once
+// DlqHandler: quarantines poison commands (seed 000 §9.4).
+//
+// A dead letter is a command that could not even be decoded. Its body is not
+// trusted; the task and version come from the properties the publisher put
+// beside it. In one transaction the outbox row becomes QUARANTINED — so the
+// reconciler never re-sends the same broken payload — and the task FAILED.
+// Threads: one owned worker thread.
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include "dispatch/command_channel.h"
+#include "store/task_store.h"
+
+namespace export_center::dispatch {
+
+class DlqHandler {
+ public:
+  // `on_dead_letter` counts export_dlq_messages_total; may be empty.
+  DlqHandler(store::TaskStore* store, CommandChannel* channel,
+             std::function<void()> on_dead_letter);
+  ~DlqHandler();
+  DlqHandler(const DlqHandler&) = delete;
+  DlqHandler& operator=(const DlqHandler&) = delete;
+
+  void Start();
+  void Stop();
+  // Handles one dead letter. Public for tests.
+  Status Handle(const Delivery& delivery);
+
+ private:
+  store::TaskStore* store_;
+  CommandChannel* channel_;
+  std::function<void()> on_dead_letter_;
+  std::atomic<bool> stopping_{false};
+  std::thread worker_;
+};
+
+}  // namespace export_center::dispatch

@@ -1,0 +1,279 @@
+#include "dispatch/export_attempt.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <random>
+
+#include "dispatch/backoff.h"
+#include "dispatch/lease_watchdog.h"
+
+namespace export_center::dispatch {
+namespace {
+
+// How often the write loop looks at the abort signal (seed 000 §8.3.1: the
+// deadline is checked inside the write loop too, via the watchdog's signal).
+constexpr size_t kRowsBetweenAbortChecks = 1000;
+
+struct AttemptResult {
+  Status status;
+  store::FileResult file;
+};
+
+double UnitRandom() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+bool IsBidiOrControl(char32_t c) {
+  return c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0) || (c >= 0x202A && c <= 0x202E) ||
+         (c >= 0x2066 && c <= 0x2069) || c == 0x200E || c == 0x200F || c == 0x061C;
+}
+
+// Drops path separators, control and bidi characters from UTF-8 text.
+std::string SanitizeFileName(const std::string& in) {
+  std::string out;
+  for (size_t i = 0; i < in.size();) {
+    unsigned char b = static_cast<unsigned char>(in[i]);
+    size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
+    if (i + len > in.size()) break;
+    char32_t c = len == 1 ? b : (b & (0xFF >> (len + 1)));
+    for (size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(in[i + k]) & 0x3F);
+    if (!(len == 1 && (b == '/' || b == '\\')) && !IsBidiOrControl(c)) out.append(in, i, len);
+    i += len;
+  }
+  return out.empty() ? "export" : out;
+}
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+class AttemptRunner {
+ public:
+  AttemptRunner(const AttemptDeps& deps, const task::Task& task, const AbortSignal& shutdown)
+      : deps_(deps),
+        task_(task),
+        shutdown_(shutdown),
+        attempt_{task.id, task.dispatch_version, deps.instance} {}
+
+  AttemptEnd Run() {
+    const auto started = std::chrono::steady_clock::now();
+    AttemptEnd end;
+    {
+      LeaseWatchdog watchdog(deps_.store, attempt_, deps_.consumer.lease_seconds,
+                             deps_.consumer.heartbeat_seconds,
+                             deps_.consumer.max_duration_seconds, &abort_);
+      AttemptResult result = Execute();
+      // The watchdog keeps renewing until the final write below is done.
+      end = Conclude(result);
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    spdlog::info("task {} v{} type {} tenant {}: attempt ended {} in {:.2f}s", task_.id,
+                 task_.dispatch_version, task_.export_type, task_.tenant_id, ToString(end), seconds);
+    if (deps_.on_end) deps_.on_end(task_, end, seconds);
+    return end;
+  }
+
+ private:
+  // Stop reasons from the watchdog or shutdown, checked at every safe point.
+  Status CheckAbort() const {
+    EC_RETURN_IF_ERROR(abort_.Check());
+    if (shutdown_.IsSet()) return Unavailable("interrupted by shutdown; will resume");
+    return Status::Ok();
+  }
+
+  // Before each page: abort flags, then a lease renewal, whose statement also
+  // checks the deadline with the database clock.
+  Status CheckpointBeforePage() {
+    EC_RETURN_IF_ERROR(CheckAbort());
+    return RenewalVerdict(deps_.store->RenewLease(attempt_, deps_.consumer.lease_seconds),
+                          deps_.consumer.max_duration_seconds);
+  }
+
+  AttemptResult Execute() {
+    auto snapshot = deps_.registry->Current();
+    const registry::ExportDefinition* def = snapshot->Find(task_.export_type);
+    if (def == nullptr) {
+      return {InvalidArgument("export type " + task_.export_type + " is no longer registered"), {}};
+    }
+    auto source = deps_.make_source(task_, *def, *snapshot);
+    if (!source.ok()) return {source.status(), {}};
+
+    const std::string key =
+        storage::MakeObjectKey(task_.id, std::string(task::FileExtension(task_.format)));
+    auto object = deps_.storage->Create(key);
+    if (!object.ok()) return {object.status(), {}};
+    CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
+    render::WriterOptions options;
+    options.timezone = def->timezone;
+    auto writer = deps_.make_writer(task_.format, &sink, options);
+    if (!writer.ok()) return {writer.status(), {}};
+
+    auto rows = Pump(**source, **writer, def->max_rows);
+    if (!rows.ok()) return {rows.status(), {}};  // `object` aborts: partial file deleted
+    auto summary = (*writer)->Finish();
+    if (!summary.ok()) return {summary.status(), {}};
+    if (summary->truncated_cells > 0) {
+      spdlog::warn("task {}: {} cells were truncated at 32767 characters", task_.id,
+                   summary->truncated_cells);
+    }
+    if (Status stop = CheckAbort(); !stop.ok()) return {stop, {}};
+    Status committed = (*object)->Commit();
+    if (!committed.ok()) return {committed, {}};
+    store::FileResult file{MakeFileName(def->file_name_pattern, task_), key,
+                           std::string(task::ContentType(task_.format)),
+                           static_cast<int64_t>(sink.bytes_written()), *rows};
+    return {Status::Ok(), file};
+  }
+
+  // Pulls every page into the writer. Returns the number of rows written.
+  StatusOr<int64_t> Pump(source::RowSource& source, render::Writer& writer, int64_t max_rows) {
+    int64_t processed = 0;
+    bool begun = false;
+    // A cancel requested while the command waited in the queue stops us here.
+    EC_ASSIGN_OR_RETURN(bool cancelled_early, deps_.store->UpdateProgress(attempt_, 0, std::nullopt));
+    if (cancelled_early) return Cancelled("cancelled by the user");
+    while (true) {
+      EC_RETURN_IF_ERROR(CheckpointBeforePage());
+      EC_ASSIGN_OR_RETURN(source::Page page, source.NextPage());
+      if (!begun) {
+        EC_RETURN_IF_ERROR(writer.Begin(source.columns()));
+        begun = true;
+      }
+      if (processed + static_cast<int64_t>(page.rows.size()) > max_rows) {
+        return LimitExceeded("the export has more than the maximum of " +
+                             std::to_string(max_rows) + " rows");
+      }
+      for (size_t i = 0; i < page.rows.size(); ++i) {
+        if (i % kRowsBetweenAbortChecks == 0) EC_RETURN_IF_ERROR(CheckAbort());
+        EC_RETURN_IF_ERROR(writer.WriteRow(page.rows[i]));
+      }
+      processed += static_cast<int64_t>(page.rows.size());
+      EC_ASSIGN_OR_RETURN(bool cancel_requested,
+                          deps_.store->UpdateProgress(attempt_, processed, page.total_rows));
+      if (cancel_requested) return Cancelled("cancelled by the user");
+      if (!page.has_more) return processed;
+    }
+  }
+
+  AttemptEnd Conclude(const AttemptResult& result) {
+    if (result.status.ok()) return CommitResult(result.file);
+    const Status& s = result.status;
+    if (s.code() == StatusCode::kConflict) {
+      spdlog::warn("task {} v{}: {}", task_.id, task_.dispatch_version, s.message());
+      return AttemptEnd::kLost;  // someone else owns the task now: write nothing
+    }
+    if (s.code() == StatusCode::kCancelled) {
+      return Finish(task::TaskState::kCancelled, "CANCELLED", s.message(), AttemptEnd::kCancelled);
+    }
+    if (s.IsTransient()) return Retry(s);
+    return Finish(task::TaskState::kFailed, FailureCode(s), s.message(), AttemptEnd::kFailed);
+  }
+
+  AttemptEnd CommitResult(const store::FileResult& file) {
+    auto committed = deps_.store->CommitSuccess(attempt_, file, deps_.limits.retention_days);
+    if (committed.ok() && *committed) return AttemptEnd::kSucceeded;
+    // Not committed: the file must not outlive the attempt (seed 000 §8.4).
+    Status deleted = deps_.storage->Delete(file.object_key);
+    if (!deleted.ok()) spdlog::error("task {}: cannot delete {}: {}", task_.id, file.object_key, deleted.ToString());
+    if (!committed.ok()) return Retry(committed.status());
+    auto now = deps_.store->GetTask(task_.id);
+    const bool still_ours = now.ok() && now->status == task::TaskState::kRunning &&
+                            now->dispatch_version == attempt_.dispatch_version &&
+                            now->lease_owner == attempt_.instance;
+    if (still_ours) {
+      return Retry(DeadlineExceeded("execution exceeded the maximum duration of " +
+                                    std::to_string(deps_.consumer.max_duration_seconds) + " s"));
+    }
+    spdlog::warn("task {} v{}: result not committed, the attempt was superseded", task_.id,
+                 task_.dispatch_version);
+    return AttemptEnd::kLost;
+  }
+
+  AttemptEnd Retry(const Status& cause) {
+    const bool interrupted = shutdown_.IsSet();
+    const int64_t backoff =
+        interrupted ? 0
+                    : RetryBackoffMs(deps_.consumer.retry_backoff_seconds, task_.attempt_count,
+                                     UnitRandom());
+    auto outcome = deps_.store->ScheduleRetry(attempt_, cause.message(), backoff);
+    if (!outcome.ok()) {
+      spdlog::error("task {}: cannot schedule retry ({}); lease recovery will", task_.id,
+                    outcome.status().ToString());
+      return AttemptEnd::kLost;
+    }
+    switch (*outcome) {
+      case store::RetryOutcome::kRescheduled: return AttemptEnd::kRetried;
+      case store::RetryOutcome::kFailedMaxAttempts: return AttemptEnd::kFailed;
+      case store::RetryOutcome::kLost: return AttemptEnd::kLost;
+    }
+    return AttemptEnd::kLost;
+  }
+
+  AttemptEnd Finish(task::TaskState state, const std::string& code, const std::string& message,
+                    AttemptEnd end) {
+    auto done = deps_.store->FinishAttempt(attempt_, state, code, message);
+    if (!done.ok() || !*done) return AttemptEnd::kLost;
+    return end;
+  }
+
+  const AttemptDeps& deps_;
+  const task::Task& task_;
+  const AbortSignal& shutdown_;
+  const store::Attempt attempt_;
+  AbortSignal abort_;
+};
+
+}  // namespace
+
+std::string_view ToString(AttemptEnd end) {
+  switch (end) {
+    case AttemptEnd::kSucceeded: return "SUCCEEDED";
+    case AttemptEnd::kRetried: return "RETRIED";
+    case AttemptEnd::kFailed: return "FAILED";
+    case AttemptEnd::kCancelled: return "CANCELLED";
+    case AttemptEnd::kLost: return "LOST";
+  }
+  return "UNKNOWN";
+}
+
+AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
+                            const AbortSignal& shutdown) {
+  return AttemptRunner(deps, task, shutdown).Run();
+}
+
+std::string MakeFileName(const std::string& pattern, const task::Task& task) {
+  // The process clock is fine here: a file name takes no part in correctness
+  // (seed 000 §8.6).
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y%m%d", &tm);
+  std::string name = ReplaceAll(pattern, "{taskName}", task.task_name);
+  name = ReplaceAll(name, "{type}", task.export_type);
+  name = ReplaceAll(name, "{date}", date);
+  name = ReplaceAll(name, "{id}", std::to_string(task.id));
+  return SanitizeFileName(name) + "." + std::string(task::FileExtension(task.format));
+}
+
+std::string FailureCode(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: return "INVALID_DATA";
+    case StatusCode::kPermissionDenied: return "PROVIDER_REJECTED";
+    case StatusCode::kUnauthenticated: return "PROVIDER_REJECTED";
+    case StatusCode::kNotFound: return "NOT_FOUND";
+    case StatusCode::kLimitExceeded: return "LIMIT_EXCEEDED";
+    case StatusCode::kDeadlineExceeded: return "TIMEOUT";
+    case StatusCode::kUnavailable: return "UNAVAILABLE";
+    default: return "INTERNAL";
+  }
+}
+
+}  // namespace export_center::dispatch

@@ -1,0 +1,63 @@
+#pragma once
+// ExportAttempt: runs one claimed attempt of one task from first page to the
+// conditional commit (seed 000 §8.3–§8.4, §9).
+//
+// Under a lease watchdog it pulls pages from a RowSource, writes them through
+// a Writer into an ExportStorage object capped at max-file-bytes, checks the
+// abort signal, lease/deadline and cancellation before and after each page,
+// and ends the attempt in exactly one way: SUCCEEDED (conditional commit),
+// auto retry (transient), FAILED (permanent), CANCELLED, or nothing at all
+// when the lease was lost. Every path but success deletes the file.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/byte_sink.h"
+#include "config/config.h"
+#include "dispatch/abort_signal.h"
+#include "registry/registry.h"
+#include "render/writer.h"
+#include "source/row_source.h"
+#include "storage/export_storage.h"
+#include "store/task_store.h"
+
+namespace export_center::dispatch {
+
+using RowSourceFactory = std::function<StatusOr<std::unique_ptr<source::RowSource>>(
+    const task::Task&, const registry::ExportDefinition&, const registry::RegistrySnapshot&)>;
+using WriterFactory = std::function<StatusOr<std::unique_ptr<render::Writer>>(
+    task::FileFormat, ByteSink*, const render::WriterOptions&)>;
+
+// How an attempt ended, for metrics and logs.
+enum class AttemptEnd { kSucceeded, kRetried, kFailed, kCancelled, kLost };
+std::string_view ToString(AttemptEnd end);
+
+struct AttemptDeps {
+  store::TaskStore* store = nullptr;
+  storage::ExportStorage* storage = nullptr;
+  registry::Registry* registry = nullptr;
+  RowSourceFactory make_source;
+  WriterFactory make_writer;
+  config::ConsumerConfig consumer;
+  config::LimitsConfig limits;
+  std::string instance;
+  // Called once per attempt with its end and duration (metrics); may be empty.
+  std::function<void(const task::Task&, AttemptEnd, double seconds)> on_end;
+};
+
+// Runs the attempt for `task`, which this instance has just claimed.
+// `shutdown` is set when the process is stopping: the attempt stops at its
+// next safe point and is handed back for a retry. Returns how it ended.
+AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
+                            const AbortSignal& shutdown);
+
+// The download file name: the definition's pattern with {taskName}, {type},
+// {date} (yyyyMMdd) and {id}, path separators, control and bidi characters
+// removed, plus the extension.
+std::string MakeFileName(const std::string& pattern, const task::Task& task);
+
+// Envelope failure code for a permanent failure status ("LIMIT_EXCEEDED", ...).
+std::string FailureCode(const Status& status);
+
+}  // namespace export_center::dispatch

@@ -1,0 +1,100 @@
+#include "dispatch/outbox_publisher.h"
+
+#include <spdlog/spdlog.h>
+
+#include "dispatch/backoff.h"
+#include "task/command.h"
+
+namespace export_center::dispatch {
+
+OutboxPublisher::OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
+                                 const config::PublisherConfig& config, std::string instance)
+    : store_(store), channel_(channel), config_(config), instance_(std::move(instance)) {}
+
+OutboxPublisher::~OutboxPublisher() { Stop(); }
+
+void OutboxPublisher::Start() {
+  if (worker_.joinable()) return;
+  worker_ = std::thread([this] { Run(); });
+}
+
+void OutboxPublisher::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void OutboxPublisher::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+void OutboxPublisher::Run() {
+  while (true) {
+    const int claimed = PublishDueOnce();
+    std::unique_lock lock(mu_);
+    if (stopping_) return;
+    // A full batch means more rows may be due: go again without waiting.
+    if (claimed >= config_.batch_size) continue;
+    wake_.wait_for(lock, std::chrono::milliseconds(config_.poll_interval_ms),
+                   [this] { return woken_ || stopping_; });
+    woken_ = false;
+    if (stopping_) return;
+  }
+}
+
+int OutboxPublisher::PublishDueOnce() {
+  auto due = store_->SelectDueOutbox(config_.batch_size);
+  if (!due.ok()) {
+    spdlog::warn("outbox publisher: cannot read due rows: {}", due.status().ToString());
+    return 0;
+  }
+  int claimed = 0;
+  for (int64_t id : *due) {
+    auto entry = store_->ClaimOutbox(id, instance_, config_.lease_seconds);
+    if (!entry.ok()) {
+      spdlog::warn("outbox publisher: claim of outbox {} failed: {}", id, entry.status().ToString());
+      continue;
+    }
+    if (!entry->has_value()) continue;  // another instance claimed it first
+    ++claimed;
+    SendOne(**entry);
+  }
+  return claimed;
+}
+
+void OutboxPublisher::SendOne(const store::OutboxEntry& entry) {
+  // Properties come from the outbox columns, so they always equal the
+  // payload's identifiers and stay usable if the payload is ever corrupt.
+  task::CommandProperties properties = {
+      {std::string(task::kPropEventId), entry.event_id},
+      {std::string(task::kPropTaskId), std::to_string(entry.task_id)},
+      {std::string(task::kPropDispatchVersion), std::to_string(entry.dispatch_version)},
+      {std::string(task::kPropSchemaVersion), std::to_string(task::kCommandSchemaVersion)},
+  };
+  Status sent = channel_->Publish(entry.payload_json, properties);
+  if (sent.ok()) {
+    auto marked = store_->MarkOutboxSent(entry.id, instance_);
+    if (!marked.ok()) {
+      // Sent but not recorded: the lease expires, the row is re-sent, and the
+      // consumer absorbs the duplicate.
+      spdlog::warn("outbox {} sent but not marked: {}", entry.id, marked.status().ToString());
+    }
+    return;
+  }
+  const int64_t backoff = OutboxBackoffMs(config_.backoff_seconds, entry.attempt_count);
+  spdlog::warn("outbox {} (task {} v{}) send failed, retry in {} ms: {}", entry.id, entry.task_id,
+               entry.dispatch_version, backoff, sent.ToString());
+  auto marked = store_->MarkOutboxFailed(entry.id, instance_, sent.message(), backoff);
+  if (!marked.ok()) {
+    spdlog::warn("outbox {} failure not recorded: {}", entry.id, marked.status().ToString());
+  }
+}
+
+}  // namespace export_center::dispatch

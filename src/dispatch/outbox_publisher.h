@@ -1,0 +1,58 @@
+#pragma once
+// OutboxPublisher: moves committed commands from export_outbox to the channel
+// (seed 000 §7.4).
+//
+// Two-step claim (select due ids, then a conditional PENDING → CLAIMED with a
+// lease per row), send, then SENT; a failed send goes back to PENDING with
+// back-off 5 s / 15 s / 1 m / 5 m / 15 m and 15 m forever — there is no
+// terminal failure state. It polls every poll interval (other instances'
+// rows) and wakes at once when this process commits a task (Wake()), so the
+// embedded path has millisecond latency.
+//
+// Threads: one owned worker thread; Wake() and Stop() from any thread.
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "config/config.h"
+#include "dispatch/command_channel.h"
+#include "store/task_store.h"
+
+namespace export_center::dispatch {
+
+class OutboxPublisher {
+ public:
+  OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
+                  const config::PublisherConfig& config, std::string instance);
+  ~OutboxPublisher();
+  OutboxPublisher(const OutboxPublisher&) = delete;
+  OutboxPublisher& operator=(const OutboxPublisher&) = delete;
+
+  void Start();
+  void Stop();
+  // Asks for a publishing round now (after a local commit).
+  void Wake();
+
+  // One round: claims and sends up to batch-size due rows. Returns how many
+  // rows were claimed. Public for tests.
+  int PublishDueOnce();
+
+ private:
+  void Run();
+  void SendOne(const store::OutboxEntry& entry);
+
+  store::TaskStore* store_;
+  CommandChannel* channel_;
+  const config::PublisherConfig config_;
+  const std::string instance_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool woken_ = false;    // GUARDED_BY(mu_)
+  bool stopping_ = false; // GUARDED_BY(mu_)
+  std::thread worker_;
+};
+
+}  // namespace export_center::dispatch

@@ -1,0 +1,154 @@
+#include "dispatch/reconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace export_center::dispatch {
+namespace {
+
+constexpr int kBatch = 50;
+constexpr int kPurgeBatch = 5000;
+
+int64_t NowMs() {
+  // Only for the orphan grace on file-system times, which the database
+  // cannot see; no task or lease decision uses this.
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+template <typename T>
+int CountOrLog(const char* duty, const StatusOr<T>& result) {
+  if (!result.ok()) {
+    spdlog::warn("reconciler {}: {}", duty, result.status().ToString());
+    return 0;
+  }
+  if constexpr (std::is_same_v<T, int>) {
+    return *result;
+  } else {
+    return static_cast<int>(result->size());
+  }
+}
+
+}  // namespace
+
+Reconciler::Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
+                       const config::ReconcilerConfig& config,
+                       std::function<void()> on_redispatch,
+                       std::function<void(const std::string&, int)> on_action)
+    : store_(store),
+      storage_(storage),
+      config_(config),
+      on_redispatch_(std::move(on_redispatch)),
+      on_action_(std::move(on_action)) {}
+
+Reconciler::~Reconciler() { Stop(); }
+
+void Reconciler::Start() {
+  if (worker_.joinable()) return;
+  worker_ = std::thread([this] { Run(); });
+}
+
+void Reconciler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Reconciler::Run() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    RunOnce();
+    lock.lock();
+    stop_cv_.wait_for(lock, std::chrono::seconds(config_.interval_seconds),
+                      [this] { return stopping_; });
+  }
+}
+
+std::map<std::string, int> Reconciler::RunOnce() {
+  std::map<std::string, int> counts;
+  counts["redispatch"] = Redispatch();
+  counts["lease_recover"] = RecoverLeases();
+  counts["outbox_release"] =
+      CountOrLog("outbox_release", store_->ReleaseStaleClaimedOutbox(kBatch));
+  counts["expire"] = ExpireFiles();
+  counts["orphan_clean"] = CleanOrphans();
+  counts["outbox_purge"] = CountOrLog(
+      "outbox_purge", store_->PurgeSentOutbox(config_.sent_retention_seconds, kPurgeBatch));
+  bool wake = counts["redispatch"] > 0 || counts["lease_recover"] > 0 ||
+              counts["outbox_release"] > 0;
+  for (const auto& [action, n] : counts) {
+    if (n == 0) continue;
+    spdlog::info("reconciler {}: {}", action, n);
+    if (on_action_) on_action_(action, n);
+  }
+  if (wake && on_redispatch_) on_redispatch_();
+  return counts;
+}
+
+int Reconciler::ResendAfterRestart() {
+  int n = CountOrLog("resend_after_restart", store_->ResendStaleSentOutbox(0, 0, 10000));
+  if (n > 0) {
+    spdlog::info("reconciler: re-sending {} commands lost with the previous process", n);
+    if (on_redispatch_) on_redispatch_();
+  }
+  return n;
+}
+
+int Reconciler::Redispatch() {
+  int missing = CountOrLog(
+      "redispatch", store_->RedispatchMissingOutbox(config_.redispatch_grace_seconds, kBatch));
+  int stale = CountOrLog("redispatch",
+                         store_->ResendStaleSentOutbox(config_.sent_stale_seconds,
+                                                       config_.redispatch_grace_seconds, 20));
+  return missing + stale;
+}
+
+int Reconciler::RecoverLeases() {
+  auto recovered = store_->RecoverExpiredLeases(20);
+  if (!recovered.ok()) return CountOrLog("lease_recover", recovered);
+  for (const auto& r : *recovered) {
+    spdlog::warn("task {} v{}: lease expired, {}", r.task_id, r.old_version,
+                 r.failed ? "failed after max attempts" : "retrying with a new version");
+    if (r.object_key) (void)storage_->Delete(*r.object_key);
+  }
+  return static_cast<int>(recovered->size());
+}
+
+int Reconciler::ExpireFiles() {
+  auto expired = store_->ListExpiredArtifacts(kBatch);
+  if (!expired.ok()) return CountOrLog("expire", expired);
+  int done = 0;
+  for (const auto& a : *expired) {
+    // The file goes first; only a confirmed delete lets the task say EXPIRED.
+    Status deleted = storage_->Delete(a.object_key);
+    if (!deleted.ok()) {
+      spdlog::error("task {}: cannot delete expired file: {}", a.task_id, deleted.ToString());
+      continue;
+    }
+    auto marked = store_->MarkExpired(a.task_id);
+    if (marked.ok() && *marked) ++done;
+  }
+  return done;
+}
+
+int Reconciler::CleanOrphans() {
+  auto objects = storage_->List();
+  if (!objects.ok()) return CountOrLog("orphan_clean", objects);
+  const int64_t cutoff = NowMs() - static_cast<int64_t>(config_.orphan_grace_seconds) * 1000;
+  int cleaned = 0;
+  for (const auto& object : *objects) {
+    if (object.modified_at_ms > cutoff) continue;
+    auto live = store_->IsLiveObjectKey(object.key);
+    if (!live.ok() || *live) continue;
+    if (storage_->Delete(object.key).ok()) ++cleaned;
+  }
+  return cleaned;
+}
+
+}  // namespace export_center::dispatch

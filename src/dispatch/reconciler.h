@@ -1,0 +1,70 @@
+#pragma once
+// Reconciler: the only re-dispatch path (seed 000 §8.5, §15).
+//
+// Every interval it runs each duty once; each duty is an idempotent
+// conditional update, so several instances may run it side by side:
+//   redispatch      case A: a PENDING task without an outbox row for its version gets one
+//                   case B: a long-SENT row of a still-PENDING task is re-sent
+//                   (neither changes dispatch_version: a queued task must not starve)
+//   lease_recover   RUNNING past its lease: retry with version+1, or FAILED
+//   outbox_release  CLAIMED rows past their lease go back to PENDING
+//   expire          delete the file first, then SUCCEEDED → EXPIRED
+//   orphan_clean    stored files older than the grace with no SUCCEEDED task
+//   outbox_purge    SENT rows older than the retention, in bounded batches
+//
+// Threads: one owned worker thread. RunOnce() may be called from tests.
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "config/config.h"
+#include "storage/export_storage.h"
+#include "store/task_store.h"
+
+namespace export_center::dispatch {
+
+class Reconciler {
+ public:
+  // `on_redispatch` wakes the publisher; `on_action(action, count)` feeds
+  // export_reconciler_action_total. Both may be empty.
+  Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
+             const config::ReconcilerConfig& config, std::function<void()> on_redispatch,
+             std::function<void(const std::string&, int)> on_action);
+  ~Reconciler();
+  Reconciler(const Reconciler&) = delete;
+  Reconciler& operator=(const Reconciler&) = delete;
+
+  void Start();
+  void Stop();
+
+  // Runs every duty once. Returns the count per action name.
+  std::map<std::string, int> RunOnce();
+
+  // Start-up resend for a channel that loses its queue with the process (the
+  // embedded one): SENT rows of PENDING tasks go back to PENDING at once, same
+  // version, so a restarted node resumes in seconds, not sent-stale-seconds.
+  int ResendAfterRestart();
+
+ private:
+  void Run();
+  int Redispatch();
+  int RecoverLeases();
+  int ExpireFiles();
+  int CleanOrphans();
+
+  store::TaskStore* store_;
+  storage::ExportStorage* storage_;
+  const config::ReconcilerConfig config_;
+  std::function<void()> on_redispatch_;
+  std::function<void(const std::string&, int)> on_action_;
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // GUARDED_BY(mu_)
+  std::thread worker_;
+};
+
+}  // namespace export_center::dispatch
