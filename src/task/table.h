@@ -62,4 +62,8 @@ StatusOr<Decimal> ParseDecimal(std::string_view text, int scale);
 // Days since 1970-01-01 for a civil date (proleptic Gregorian).
 int64_t DaysFromCivil(int32_t year, int32_t month, int32_t day);
 
+// Parses a wire column list `[{key, title, type, width?, scale?, format?}]`
+// and validates it with ValidateColumns. InvalidArgument names the column.
+StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns);
+
 }  // namespace export_center::task

@@ -1,0 +1,75 @@
+#include "task/task.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+
+namespace export_center::task {
+namespace {
+
+using S = TaskState;
+constexpr S kAll[] = {S::kPending, S::kRunning,   S::kSucceeded, S::kFailed,
+                      S::kCancelled, S::kExpired, S::kStale,     S::kInconsistent};
+
+TEST(TaskState, NamesRoundTrip) {
+  for (S s : kAll) EXPECT_EQ(ParseTaskState(ToString(s)), s);
+  EXPECT_FALSE(ParseTaskState("pending"));
+  EXPECT_FALSE(ParseTaskState("DOWNLOADED"));
+}
+
+TEST(TaskState, TransitionsMatchTheLifecycleDiagram) {
+  const std::set<std::pair<S, S>> allowed = {
+      {S::kPending, S::kRunning},      {S::kPending, S::kCancelled},
+      {S::kPending, S::kFailed},  // quarantine of a poison command
+      {S::kRunning, S::kSucceeded},    {S::kRunning, S::kPending},
+      {S::kRunning, S::kFailed},       {S::kRunning, S::kCancelled},
+      {S::kRunning, S::kStale},        {S::kRunning, S::kInconsistent},
+      {S::kSucceeded, S::kExpired},    {S::kFailed, S::kPending},
+      {S::kCancelled, S::kPending},    {S::kStale, S::kPending},
+      {S::kInconsistent, S::kPending},
+  };
+  for (S from : kAll) {
+    for (S to : kAll) {
+      EXPECT_EQ(IsAllowedTransition(from, to), allowed.count({from, to}) == 1)
+          << ToString(from) << " -> " << ToString(to);
+    }
+  }
+}
+
+TEST(TaskState, ExpiredIsTerminal) {
+  for (S to : kAll) EXPECT_FALSE(IsAllowedTransition(S::kExpired, to));
+}
+
+TEST(TaskState, ActiveAndManualRetry) {
+  for (S s : kAll) {
+    EXPECT_EQ(IsActive(s), s == S::kPending || s == S::kRunning) << ToString(s);
+    bool retry = s == S::kFailed || s == S::kCancelled || s == S::kStale || s == S::kInconsistent;
+    EXPECT_EQ(CanManualRetry(s), retry) << ToString(s);
+    // A manual retry is exactly an allowed edge back to PENDING from a final state.
+    if (retry) {
+      EXPECT_TRUE(IsAllowedTransition(s, S::kPending));
+    }
+  }
+}
+
+TEST(FileFormat, NamesExtensionsContentTypes) {
+  EXPECT_EQ(ParseFileFormat("XLSX"), FileFormat::kXlsx);
+  EXPECT_EQ(ParseFileFormat("CSV"), FileFormat::kCsv);
+  EXPECT_FALSE(ParseFileFormat("xlsx"));
+  EXPECT_FALSE(ParseFileFormat("PDF"));
+  EXPECT_EQ(FileExtension(FileFormat::kXlsx), "xlsx");
+  EXPECT_EQ(FileExtension(FileFormat::kCsv), "csv");
+  EXPECT_EQ(ToString(FileFormat::kCsv), "CSV");
+  EXPECT_NE(ContentType(FileFormat::kCsv).find("text/csv"), std::string_view::npos);
+}
+
+TEST(AppCode, Names) {
+  EXPECT_EQ(ParseAppCode("PLATFORM"), AppCode::kPlatform);
+  EXPECT_EQ(ParseAppCode("MERCHANT"), AppCode::kMerchant);
+  EXPECT_FALSE(ParseAppCode("platform"));
+  EXPECT_EQ(ToString(AppCode::kMerchant), "MERCHANT");
+}
+
+}  // namespace
+}  // namespace export_center::task
