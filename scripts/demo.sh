@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, and runs the demo — the
+# center on its embedded defaults (SQLite, in-process channel, local files)
+# plus the sample customer service; it creates a CUSTOMER_LIST export,
+# prints where to download it, and keeps serving until Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh
+exec ./build/export-center demo --config config/demo.yaml

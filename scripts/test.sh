@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every test from nothing: installs Debian packages, builds, runs CTest.
+# CTest runs the unit tests, the store contract suite against SQLite and a real
+# PostgreSQL server the tests start on loopback, and the end-to-end tests that
+# start the built binaries and read the files with openpyxl and LibreOffice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh
+cd build
+ctest --output-on-failure -j "${EXPORT_CENTER_TEST_JOBS:-2}" --timeout 900

@@ -1,0 +1,233 @@
+#include "app/commands.h"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "api/auth.h"
+#include "app/export_center_app.h"
+
+namespace export_center::app {
+namespace {
+
+using nlohmann::json;
+
+StatusOr<config::AppConfig> Load(const std::string& path) {
+  auto config = config::LoadConfig(path);
+  if (!config.ok()) return config.status().WithContext("invalid configuration " + path);
+  return config;
+}
+
+// Blocks the signals we handle in every thread (threads inherit the mask), so
+// that only WaitForStopSignal's sigwait sees them.
+sigset_t BlockHandledSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+// Returns on SIGINT/SIGTERM; SIGHUP reloads the registry and keeps waiting.
+void WaitForStopSignal(const sigset_t& set, ExportCenterApp& app) {
+  while (true) {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      Status s = app.ReloadRegistry();
+      if (s.ok()) {
+        spdlog::info("registry reloaded");
+      } else {
+        spdlog::error("registry reload rejected, keeping the old set: {}", s.message());
+      }
+      continue;
+    }
+    spdlog::info("signal {} received, shutting down", sig);
+    return;
+  }
+}
+
+StatusOr<std::unique_ptr<ExportCenterApp>> StartApp(config::AppConfig config) {
+  EC_ASSIGN_OR_RETURN(auto app, ExportCenterApp::Create(std::move(config)));
+  EC_RETURN_IF_ERROR(app->Start());
+  return app;
+}
+
+int Fail(const Status& status) {
+  std::cerr << "export-center: " << status.message() << "\n";
+  return 2;
+}
+
+// ---- demo helpers ----
+
+std::string SelfDirectory() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+StatusOr<pid_t> SpawnCustomerService(const std::string& config_path) {
+  const std::string binary = SelfDirectory() + "/customer-service";
+  if (!std::filesystem::exists(binary)) {
+    return NotFound("customer-service binary not found next to export-center: " + binary);
+  }
+  pid_t pid = fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, nullptr);
+    execl(binary.c_str(), binary.c_str(), "--config", config_path.c_str(), nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+Status WaitForPort(const std::string& host, int port, pid_t child, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    httplib::Client probe(host, port);
+    probe.set_connection_timeout(1);
+    if (auto res = probe.Get("/healthz")) return Status::Ok();
+    int status = 0;
+    if (waitpid(child, &status, WNOHANG) == child) {
+      return Unavailable("customer-service exited during start-up");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return Unavailable("customer-service did not answer on " + host + ":" + std::to_string(port));
+}
+
+void StopChild(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+StatusOr<json> CallApi(httplib::Client& client, const std::string& token, const std::string& method,
+                       const std::string& path, const json& body = nullptr) {
+  httplib::Headers headers = {{"Authorization", "Bearer " + token}};
+  httplib::Result res = method == "POST"
+                            ? client.Post(path, headers, body.dump(), "application/json")
+                            : client.Get(path, headers);
+  if (!res) return Unavailable("no answer from the center for " + path);
+  json reply = json::parse(res->body, nullptr, false);
+  if (reply.is_discarded() || !reply.contains("code")) {
+    return Internal("unexpected reply for " + path + ": " + res->body);
+  }
+  if (reply["code"] != "200") {
+    return Internal(path + " answered code " + reply["code"].get<std::string>() + ": " +
+                    reply.value("message", ""));
+  }
+  return reply["data"];
+}
+
+StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& token) {
+  httplib::Client client("127.0.0.1", app.port());
+  client.set_read_timeout(30);
+  const std::string base = "/api/platform/v1/files/export-tasks";
+  json create = {{"exportType", "CUSTOMER_LIST"},
+                 {"format", "XLSX"},
+                 {"taskName", "客户列表（演示）"},
+                 {"parameters", {{"status", "ACTIVE"}}}};
+  EC_ASSIGN_OR_RETURN(json created, CallApi(client, token, "POST", base, create));
+  const std::string id = created["id"].get<std::string>();
+  std::cout << "created export task " << id << ", waiting for it..." << std::endl;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    EC_ASSIGN_OR_RETURN(json task, CallApi(client, token, "GET", base + "/" + id));
+    const std::string status = task["status"].get<std::string>();
+    if (status == "SUCCEEDED") return task;
+    if (status != "PENDING" && status != "RUNNING") {
+      return Internal("the demo export ended " + status + ": " + task.dump());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return DeadlineExceeded("the demo export did not finish in 10 minutes");
+}
+
+void PrintDemoResult(const ExportCenterApp& app, const json& task, const std::string& token) {
+  const std::string id = task["id"].get<std::string>();
+  const std::string base = "http://" + app.config().server.host + ":" + std::to_string(app.port());
+  const std::string url = base + "/api/platform/v1/files/export-tasks/" + id + "/download";
+  std::cout << "\nexport " << id << " SUCCEEDED: " << task.value("totalRows", json("?")).dump()
+            << " rows, " << task.value("sizeBytes", json("?")).dump() << " bytes\n"
+            << "file:         " << task.value("filePath", json("")).get<std::string>() << "\n"
+            << "download URL: " << url << "\n"
+            << "dev token:    " << token << "\n"
+            << "try:          curl -OJ -H 'Authorization: Bearer " << token << "' " << url << "\n"
+            << "download center: " << base << "/\n"
+            << "serving until Ctrl-C" << std::endl;
+}
+
+}  // namespace
+
+StatusOr<std::string> MintDevToken(const config::AppConfig& config, const TokenOptions& options) {
+  auto app = task::ParseAppCode(options.app);
+  if (!app) return InvalidArgument("--app must be PLATFORM or MERCHANT");
+  api::Principal principal{options.user, options.tenant, *app, options.perms};
+  return api::MintToken(config.auth, principal, std::chrono::seconds(options.ttl_seconds));
+}
+
+int RunServe(const std::string& config_path) {
+  sigset_t signals = BlockHandledSignals();
+  auto config = Load(config_path);
+  if (!config.ok()) return Fail(config.status());
+  auto app = StartApp(std::move(*config));
+  if (!app.ok()) return Fail(app.status());
+  std::cout << "export-center listening on http://" << (*app)->config().server.host << ":"
+            << (*app)->port() << std::endl;
+  WaitForStopSignal(signals, **app);
+  (*app)->Stop();
+  return 0;
+}
+
+int RunDemo(const std::string& config_path) {
+  sigset_t signals = BlockHandledSignals();
+  auto config = Load(config_path);
+  if (!config.ok()) return Fail(config.status());
+  std::filesystem::create_directories(
+      std::filesystem::path(config->customer_service.sqlite_path).parent_path());
+  auto child = SpawnCustomerService(config_path);
+  if (!child.ok()) return Fail(child.status());
+  std::cout << "starting the customer service (first start seeds its database)..." << std::endl;
+  Status up = WaitForPort(config->customer_service.host, config->customer_service.port, *child,
+                          std::chrono::seconds(180));
+  if (!up.ok()) {
+    StopChild(*child);
+    return Fail(up);
+  }
+  TokenOptions demo_user{"demo-user", "1", "PLATFORM", {"platform:customer:export"}, 86400};
+  auto token = MintDevToken(*config, demo_user);
+  auto app = StartApp(std::move(*config));
+  if (!app.ok() || !token.ok()) {
+    StopChild(*child);
+    return Fail(!app.ok() ? app.status() : token.status());
+  }
+  auto task = CreateAndWait(**app, *token);
+  if (!task.ok()) {
+    (*app)->Stop();
+    StopChild(*child);
+    return Fail(task.status());
+  }
+  json shown = *task;
+  shown["filePath"] = (*app)->FilePathOf(shown["id"].get<std::string>());
+  PrintDemoResult(**app, shown, *token);
+  WaitForStopSignal(signals, **app);
+  (*app)->Stop();
+  StopChild(*child);
+  return 0;
+}
+
+}  // namespace export_center::app

@@ -1,0 +1,180 @@
+#include "app/export_center_app.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "api/export_api.h"
+#include "common/ids.h"
+#include "app/backends.h"
+#include "dispatch/consumer.h"
+#include "dispatch/dlq_handler.h"
+#include "dispatch/outbox_publisher.h"
+#include "dispatch/reconciler.h"
+#include "metrics/metrics.h"
+#include "registry/registry.h"
+
+namespace export_center::app {
+
+// Owned parts, in construction order (destroyed in reverse).
+struct ExportCenterApp::Components {
+  std::unique_ptr<metrics::ExportMetrics> metrics;
+  std::unique_ptr<store::TaskStore> store;
+  std::unique_ptr<storage::ExportStorage> storage;
+  std::unique_ptr<registry::Registry> registry;
+  std::unique_ptr<dispatch::CommandChannel> channel;
+  std::unique_ptr<dispatch::OutboxPublisher> publisher;
+  std::unique_ptr<dispatch::Consumer> consumer;
+  std::unique_ptr<dispatch::Reconciler> reconciler;
+  std::unique_ptr<dispatch::DlqHandler> dlq;
+  std::unique_ptr<api::ExportApi> api;
+};
+
+namespace {
+
+dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config,
+                                      ExportCenterApp* /*unused*/, store::TaskStore* store,
+                                      storage::ExportStorage* storage,
+                                      registry::Registry* registry,
+                                      metrics::ExportMetrics* metrics) {
+  dispatch::AttemptDeps deps;
+  deps.store = store;
+  deps.storage = storage;
+  deps.registry = registry;
+  deps.make_source = MakeRowSourceFactory(config.provider, metrics);
+  deps.make_writer = MakeWriterFactory();
+  deps.consumer = config.consumer;
+  deps.limits = config.limits;
+  deps.instance = config.instance_id;
+  deps.on_end = [metrics](const task::Task& task, dispatch::AttemptEnd end, double seconds) {
+    metrics->TaskCompleted(task.export_type, std::string(dispatch::ToString(end)), seconds);
+  };
+  return deps;
+}
+
+}  // namespace
+
+ExportCenterApp::ExportCenterApp(config::AppConfig config)
+    : config_(std::move(config)), c_(std::make_unique<Components>()) {}
+
+ExportCenterApp::~ExportCenterApp() { Stop(); }
+
+StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppConfig config) {
+  std::unique_ptr<ExportCenterApp> app(new ExportCenterApp(std::move(config)));
+  const config::AppConfig& cfg = app->config_;
+  Components& c = *app->c_;
+  c.metrics = std::make_unique<metrics::ExportMetrics>();
+  EC_ASSIGN_OR_RETURN(auto snapshot, registry::ParseRegistry(cfg.root));
+  c.registry = std::make_unique<registry::Registry>(std::move(snapshot));
+  EC_ASSIGN_OR_RETURN(c.store, OpenTaskStore(cfg.database));
+  EC_ASSIGN_OR_RETURN(c.storage, OpenExportStorage(cfg.storage));
+  EC_ASSIGN_OR_RETURN(c.channel, OpenCommandChannel(cfg.channel));
+
+  c.publisher = std::make_unique<dispatch::OutboxPublisher>(c.store.get(), c.channel.get(),
+                                                            cfg.publisher, cfg.instance_id);
+  c.consumer = std::make_unique<dispatch::Consumer>(
+      c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
+                                       c.registry.get(), c.metrics.get()));
+  dispatch::OutboxPublisher* publisher = c.publisher.get();
+  metrics::ExportMetrics* metrics = c.metrics.get();
+  c.reconciler = std::make_unique<dispatch::Reconciler>(
+      c.store.get(), c.storage.get(), cfg.reconciler, [publisher] { publisher->Wake(); },
+      [metrics](const std::string& action, int n) { metrics->ReconcilerAction(action, n); });
+  c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(),
+                                                 [metrics] { metrics->DlqMessage(); });
+
+  api::ExportApi::Deps deps;
+  deps.store = c.store.get();
+  deps.storage = c.storage.get();
+  deps.registry = c.registry.get();
+  deps.config = &app->config_;
+  deps.on_task_created = [publisher, metrics](const task::Task& task) {
+    metrics->TaskCreated(task.export_type);
+    publisher->Wake();
+  };
+  ExportCenterApp* self = app.get();
+  deps.metrics_text = [self] { return self->MetricsText(); };
+  EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));
+  return app;
+}
+
+std::string ExportCenterApp::MetricsText() {
+  auto gauges = c_->store->ReadGauges();
+  if (gauges.ok()) {
+    c_->metrics->SetOutboxGauges(gauges->outbox_pending,
+                                 static_cast<double>(gauges->outbox_oldest_age_seconds),
+                                 gauges->outbox_max_attempt);
+    c_->metrics->SetTaskQueueAge(static_cast<double>(gauges->task_queue_age_seconds));
+  }
+  if (auto objects = c_->storage->List(); objects.ok()) {
+    int64_t bytes = 0;
+    for (const auto& o : *objects) bytes += static_cast<int64_t>(o.size);
+    c_->metrics->SetStorageBytes(bytes);
+  }
+  return c_->metrics->Text();
+}
+
+Status ExportCenterApp::Start() {
+  Components& c = *c_;
+  EC_RETURN_IF_ERROR(c.store->Migrate());
+  EC_RETURN_IF_ERROR(c.store->CheckGuardRow());
+
+  http_ = std::make_unique<httplib::Server>();
+  const int threads = config_.server.threads;
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  c.api->Register(*http_);
+  port_ = config_.server.port == 0 ? http_->bind_to_any_port(config_.server.host)
+                                   : (http_->bind_to_port(config_.server.host, config_.server.port)
+                                          ? config_.server.port
+                                          : -1);
+  if (port_ < 0) {
+    return Unavailable("cannot listen on " + config_.server.host + ":" +
+                       std::to_string(config_.server.port) + " (address in use?)");
+  }
+  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+
+  if (config_.reconciler.enabled && config_.channel.kind == "embedded") {
+    // The embedded channel lost its queue with the previous process.
+    c.reconciler->ResendAfterRestart();
+  }
+  if (config_.consumer.enabled) {
+    c.consumer->Start();
+    c.dlq->Start();
+  }
+  if (config_.publisher.enabled) c.publisher->Start();
+  if (config_.reconciler.enabled) c.reconciler->Start();
+  started_ = true;
+  spdlog::info("export-center {} started: database {}, channel {}, consumers {}",
+               config_.instance_id, config_.database.kind, config_.channel.kind,
+               config_.consumer.enabled ? config_.consumer.concurrency : 0);
+  return Status::Ok();
+}
+
+void ExportCenterApp::Stop() {
+  if (!started_) return;
+  started_ = false;
+  Components& c = *c_;
+  // Stop claiming first; running exports get their grace period.
+  c.consumer->Stop();
+  c.publisher->Stop();
+  c.reconciler->Stop();
+  c.channel->Close();
+  c.dlq->Stop();
+  http_->stop();
+  if (http_thread_.joinable()) http_thread_.join();
+  spdlog::info("export-center {} stopped", config_.instance_id);
+}
+
+Status ExportCenterApp::ReloadRegistry() { return c_->registry->Reload(config_.path); }
+
+std::string ExportCenterApp::FilePathOf(const std::string& task_id) const {
+  auto id = ParseId(task_id);
+  if (!id) return "";
+  auto task = c_->store->GetTask(*id);
+  if (!task.ok() || !task->object_key) return "";
+  return std::filesystem::absolute(std::filesystem::path(config_.storage.root) / *task->object_key)
+      .string();
+}
+
+}  // namespace export_center::app

@@ -1,0 +1,85 @@
+// export-center: the command line. Subcommands:
+//   serve   --config FILE          run API, publisher, consumers and reconciler
+//   migrate --config FILE          create or upgrade the schema, then exit
+//   token   --config FILE --user U --tenant T --app PLATFORM|MERCHANT --perm P ...
+//                                   print a development JWT
+//   demo    --config FILE          serve + the sample customer service + one export
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "api/auth.h"
+#include "app/backends.h"
+#include "app/commands.h"
+#include "config/config.h"
+
+namespace ec = export_center;
+
+namespace {
+
+int Fail(const ec::Status& status) {
+  std::cerr << "export-center: " << status.message() << "\n";
+  return 2;
+}
+
+ec::StatusOr<ec::config::AppConfig> Load(const std::string& path) {
+  auto config = ec::config::LoadConfig(path);
+  if (!config.ok()) return config.status().WithContext("invalid configuration " + path);
+  return config;
+}
+
+int RunMigrate(const std::string& path) {
+  auto config = Load(path);
+  if (!config.ok()) return Fail(config.status());
+  auto store = ec::app::OpenTaskStore(config->database);
+  if (!store.ok()) return Fail(store.status());
+  if (auto s = (*store)->Migrate(); !s.ok()) return Fail(s);
+  if (auto s = (*store)->CheckGuardRow(); !s.ok()) return Fail(s);
+  std::cout << "schema is up to date (" << config->database.kind << ")\n";
+  return 0;
+}
+
+int RunToken(const std::string& path, const ec::app::TokenOptions& options) {
+  auto config = Load(path);
+  if (!config.ok()) return Fail(config.status());
+  auto token = ec::app::MintDevToken(*config, options);
+  if (!token.ok()) return Fail(token.status());
+  std::cout << *token << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"export-center: a shared export and download center"};
+  cli.require_subcommand(1);
+  std::string config_path;
+
+  auto* serve = cli.add_subcommand("serve", "run the center");
+  serve->add_option("--config", config_path, "YAML configuration file")->required();
+  auto* migrate = cli.add_subcommand("migrate", "create or upgrade the database schema");
+  migrate->add_option("--config", config_path, "YAML configuration file")->required();
+  auto* demo = cli.add_subcommand("demo", "run the center with the sample customer service");
+  demo->add_option("--config", config_path, "YAML configuration file")->required();
+
+  ec::app::TokenOptions token_options;
+  auto* token = cli.add_subcommand("token", "print a development JWT");
+  token->add_option("--config", config_path, "YAML configuration file")->required();
+  token->add_option("--user", token_options.user, "subject (user id)")->required();
+  token->add_option("--tenant", token_options.tenant, "tenant id")->required();
+  token->add_option("--app", token_options.app, "PLATFORM or MERCHANT")
+      ->check(CLI::IsMember({"PLATFORM", "MERCHANT"}));
+  token->add_option("--perm", token_options.perms, "permission (repeatable)");
+  token->add_option("--ttl", token_options.ttl_seconds, "lifetime in seconds")
+      ->check(CLI::Range(1, 365 * 86400));
+
+  CLI11_PARSE(cli, argc, argv);
+
+  if (serve->parsed()) return ec::app::RunServe(config_path);
+  if (migrate->parsed()) return RunMigrate(config_path);
+  if (token->parsed()) return RunToken(config_path, token_options);
+  if (demo->parsed()) return ec::app::RunDemo(config_path);
+  return 1;
+}
