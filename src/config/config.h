@@ -8,6 +8,7 @@
 // registry::ParseRegistry from the same root node.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,11 @@ struct ReconcilerConfig {
 struct ChannelConfig {
   std::string kind = "embedded";  // embedded | rabbitmq
   int delivery_limit = 3;
+  // rabbitmq only. URL env EXPORT_CENTER_RABBITMQ_URL (amqp://user:pass@host:port/vhost).
+  std::string rabbitmq_url;
+  std::string exchange = "export-center.command";
+  std::string queue = "export-center.command";
+  std::string dlq_queue = "export-center.command.dlq";
 };
 
 struct ProviderClientConfig {
@@ -104,6 +110,19 @@ struct CustomerServiceConfig {
   int seed_customers = 100000;
 };
 
+// A read-only database the sql-template route may query (seed 002 §4.4),
+// named by a definition's `datasource`. Key: datasources.NAME.
+struct DatasourceConfig {
+  std::string name;         // the map key
+  std::string kind;         // sqlite | postgres | mysql (required)
+  std::string sqlite_path;  // sqlite
+  std::string url;          // postgres | mysql; env EXPORT_CENTER_DATASOURCE_URL_<NAME_UPPER_SNAKE>
+};
+
+struct LoggingConfig {
+  std::string level = "info";  // trace | debug | info | warn | error
+};
+
 struct AppConfig {
   std::string path;  // the file it was loaded from
   std::string instance_id;  // default hostname:pid
@@ -118,11 +137,29 @@ struct AppConfig {
   ChannelConfig channel;
   ProviderClientConfig provider;
   CustomerServiceConfig customer_service;
+  std::map<std::string, DatasourceConfig> datasources;
+  LoggingConfig logging;
+  // Names of the environment variables that overrode a file value, for the
+  // start-up log (never their values).
+  std::vector<std::string> env_overrides;
   YAML::Node root;  // the parsed document, for the registry sections
 };
 
 // Loads, applies env overrides, validates. Relative paths are resolved against
 // the working directory. InvalidArgument lists every problem, one per line.
+// A YAML syntax error is reported as "PATH:LINE:COLUMN: message"; a missing
+// file as NotFound.
 StatusOr<AppConfig> LoadConfig(const std::string& path);
+
+// Parses and validates an already-read YAML document (LoadConfig minus the
+// file read); `path` is only recorded. Used by tests and by LoadConfig.
+StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path);
+
+// Reads and parses a YAML file, turning yaml-cpp exceptions into a Status
+// ("PATH:LINE:COLUMN: message" for syntax errors). Shared with Registry::Reload.
+StatusOr<YAML::Node> LoadYamlFile(const std::string& path);
+
+// "customer-service" -> "CUSTOMER_SERVICE": the suffix of per-name env vars.
+std::string UpperSnake(const std::string& name);
 
 }  // namespace export_center::config

@@ -8,6 +8,7 @@
 // error. Readers take a snapshot (shared_ptr) and keep it for one request or
 // one attempt. Thread-safe.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,8 +31,26 @@ struct RegistrySnapshot {
 
 // Parses and validates the two sections from a YAML root node. All problems are
 // reported together, one per line, each with its key path, e.g.
-// "definitions.CUSTOMER_LIST.batch-size: 20 is out of range [50, 1000]".
+// "definitions.CUSTOMER_LIST.batch-size: 20 is out of range; allowed: [50, 1000]".
+// Definitions naming a `datasource` are checked against the keys of the
+// root's `datasources` section. A provider service's internal-token is
+// overridden by the env var EXPORT_CENTER_PROVIDER_TOKEN_<NAME_UPPER_SNAKE>
+// (customer-service -> EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE).
 StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root);
+
+// The placeholders a definition's file-name-pattern may use.
+//   {taskName} {exportType} {taskId} {date} = yyyyMMdd  {time} = HHmmss
+// Date and time are taken in the definition's timezone.
+struct FileNameVars {
+  std::string task_name;
+  std::string export_type;
+  int64_t task_id = 0;
+  int64_t epoch_ms = 0;  // usually the task's created_at
+};
+// Expands `def.file_name_pattern` (without extension). Never fails: an
+// unknown placeholder cannot get past validation; should one appear it is
+// kept literally.
+std::string ExpandFileName(const ExportDefinition& def, const FileNameVars& vars);
 
 class Registry {
  public:
@@ -40,7 +59,12 @@ class Registry {
   Registry& operator=(const Registry&) = delete;
 
   std::shared_ptr<const RegistrySnapshot> Current() const;
-  // Loads `config_path`, validates, swaps. On error keeps the old set.
+  // Loads `config_path`, validates the WHOLE file (config::ParseConfig plus
+  // ParseRegistry, so a file that would fail the next start-up is refused
+  // now), and swaps in its definitions. provider-services is a deploy-time
+  // allow-list: if the file's set differs from the current one the reload is
+  // refused. On any error keeps the old set and returns InvalidArgument (or
+  // NotFound for a missing file) listing every problem. Thread-safe.
   Status Reload(const std::string& config_path);
 
  private:

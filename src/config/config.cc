@@ -1,0 +1,389 @@
+#include "config/config.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "config/yaml_reader.h"
+
+namespace export_center::config {
+namespace {
+
+constexpr int64_t kMaxPort = 65535;
+constexpr int64_t kDay = 86400;
+constexpr int64_t kGiB = 1024LL * 1024 * 1024;
+// RFC 7518 §3.2: an HS256 key must be at least as long as the hash (32 bytes).
+// The download-URL HMAC uses SHA-256 too, so the same floor applies.
+constexpr size_t kMinHmacSecretBytes = 32;
+
+std::string DefaultInstanceId() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+    std::snprintf(host, sizeof(host), "localhost");
+  }
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+// Reads an environment variable; empty counts as unset so that an exported
+// but blank variable cannot wipe a secret from the file.
+bool ReadEnv(const std::string& name, std::string* out) {
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr || *value == '\0') return false;
+  *out = value;
+  return true;
+}
+
+void ApplyEnv(const std::string& name, std::string* field, AppConfig* config) {
+  if (ReadEnv(name, field)) config->env_overrides.push_back(name);
+}
+
+// ---- one function per section: read values and per-field ranges ----
+
+void ReadLogging(MapReader& r, LoggingConfig* c) {
+  r.Enum("level", &c->level, {"trace", "debug", "info", "warn", "error"});
+  r.Finish();
+}
+
+void ReadServer(MapReader& r, ServerConfig* c) {
+  r.String("host", &c->host);
+  r.Int("port", &c->port, 1, kMaxPort);
+  r.Int("threads", &c->threads, 1, 256);
+  r.String("public-base-url", &c->public_base_url);
+  r.Finish();
+}
+
+void ReadDatabase(MapReader& r, DatabaseConfig* c) {
+  r.Enum("kind", &c->kind, {"sqlite", "postgres"});
+  r.String("sqlite-path", &c->sqlite_path);
+  r.String("postgres-url", &c->postgres_url);
+  r.Int("pool-size", &c->pool_size, 1, 256);
+  r.Finish();
+}
+
+void ReadStorage(MapReader& r, StorageConfig* c) {
+  r.Enum("kind", &c->kind, {"local"});
+  r.String("root", &c->root);
+  r.Finish();
+}
+
+void ReadAuth(MapReader& r, AuthConfig* c) {
+  r.String("jwt-hs256-secret", &c->jwt_hs256_secret);
+  r.String("jwt-rs256-public-key-file", &c->jwt_rs256_public_key_file);
+  r.String("jwt-rs256-private-key-file", &c->jwt_rs256_private_key_file);
+  r.String("download-url-secret", &c->download_url_secret);
+  r.Int("download-url-ttl-seconds", &c->download_url_ttl_seconds, 10, kDay);
+  r.Finish();
+}
+
+void ReadLimits(MapReader& r, LimitsConfig* c) {
+  r.Int("dedupe-window-seconds", &c->dedupe_window_seconds, 0, 3600);
+  r.Int("max-active-per-user", &c->max_active_per_user, 1, 100);
+  r.Int("max-active-per-type", &c->max_active_per_type, 1, 1000);
+  r.Int64("max-file-bytes", &c->max_file_bytes, 1024, 10 * kGiB);
+  r.Int("retention-days", &c->retention_days, 1, 365);
+  r.Int("max-body-bytes", &c->max_body_bytes, 1024, 16 * 1024 * 1024);
+  r.Int("max-parameter-keys", &c->max_parameter_keys, 1, 100);
+  r.Int("max-parameter-json-bytes", &c->max_parameter_json_bytes, 256, 65536);
+  r.Int("max-parameter-string-chars", &c->max_parameter_string_chars, 1, 4096);
+  r.Finish();
+}
+
+void ReadConsumer(MapReader& r, ConsumerConfig* c) {
+  r.Bool("enabled", &c->enabled);
+  r.Int("concurrency", &c->concurrency, 1, 64);
+  r.Int("lease-seconds", &c->lease_seconds, 10, 3600);
+  r.Int("heartbeat-seconds", &c->heartbeat_seconds, 1, 3600);
+  r.Int("max-duration-seconds", &c->max_duration_seconds, 60, kDay);
+  r.IntList("retry-backoff-seconds", &c->retry_backoff_seconds, 1, kDay);
+  r.Int("shutdown-grace-seconds", &c->shutdown_grace_seconds, 0, 3600);
+  r.Finish();
+}
+
+void ReadPublisher(MapReader& r, PublisherConfig* c) {
+  r.Bool("enabled", &c->enabled);
+  r.Int("poll-interval-ms", &c->poll_interval_ms, 100, 600000);
+  r.Int("batch-size", &c->batch_size, 1, 1000);
+  r.Int("lease-seconds", &c->lease_seconds, 5, 3600);
+  r.IntList("backoff-seconds", &c->backoff_seconds, 1, kDay);
+  r.Finish();
+}
+
+void ReadReconciler(MapReader& r, ReconcilerConfig* c) {
+  r.Bool("enabled", &c->enabled);
+  r.Int("interval-seconds", &c->interval_seconds, 1, 3600);
+  r.Int("redispatch-grace-seconds", &c->redispatch_grace_seconds, 1, kDay);
+  r.Int("sent-stale-seconds", &c->sent_stale_seconds, 1, kDay);
+  r.Int("orphan-grace-seconds", &c->orphan_grace_seconds, 60, 30 * kDay);
+  r.Int("sent-retention-seconds", &c->sent_retention_seconds, 3600, 365 * kDay);
+  r.Finish();
+}
+
+void ReadChannel(MapReader& r, ChannelConfig* c) {
+  r.Enum("kind", &c->kind, {"embedded", "rabbitmq"});
+  r.Int("delivery-limit", &c->delivery_limit, 1, 100);
+  r.String("rabbitmq-url", &c->rabbitmq_url);
+  r.String("exchange", &c->exchange);
+  r.String("queue", &c->queue);
+  r.String("dlq-queue", &c->dlq_queue);
+  r.Finish();
+}
+
+void ReadProvider(MapReader& r, ProviderClientConfig* c) {
+  r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
+  r.Int("read-timeout-ms", &c->read_timeout_ms, 100, 600000);
+  r.Int64("max-response-bytes", &c->max_response_bytes, 1024, 64LL * 1024 * 1024);
+  r.Finish();
+}
+
+void ReadCustomerService(MapReader& r, CustomerServiceConfig* c) {
+  r.String("host", &c->host);
+  r.Int("port", &c->port, 1, kMaxPort);
+  r.String("sqlite-path", &c->sqlite_path);
+  r.String("internal-token", &c->internal_token);
+  r.String("snapshot-secret", &c->snapshot_secret);
+  r.Int("seed-customers", &c->seed_customers, 0, 10000000);
+  r.Finish();
+}
+
+void ReadDatasources(MapReader& r, std::map<std::string, DatasourceConfig>* out) {
+  static const std::regex kName("^[A-Za-z][A-Za-z0-9_-]{0,63}$");
+  for (const auto& [name, node] : r.entries()) {
+    std::string path = JoinPath(r.path(), name);
+    if (!std::regex_match(name, kName)) {
+      r.errors()->Add(path, "invalid datasource name", "^[A-Za-z][A-Za-z0-9_-]{0,63}$");
+    }
+    MapReader entry(node, path, r.errors());
+    DatasourceConfig ds;
+    ds.name = name;
+    entry.Enum("kind", &ds.kind, {"sqlite", "postgres", "mysql"});
+    entry.String("sqlite-path", &ds.sqlite_path);
+    entry.String("url", &ds.url);
+    entry.Finish();
+    (*out)[name] = std::move(ds);
+  }
+}
+
+// Reads one top-level section with `read`, keeping defaults when absent.
+template <typename T, typename Fn>
+void Section(MapReader& root, std::string_view key, T* out, Fn read) {
+  MapReader section(root.Get(key), std::string(key), root.errors());
+  read(section, out);
+}
+
+// ---- environment overrides: secrets never have to live in the file ----
+
+void ApplyEnvOverrides(AppConfig* c) {
+  ApplyEnv("EXPORT_CENTER_DATABASE_URL", &c->database.postgres_url, c);
+  ApplyEnv("EXPORT_CENTER_JWT_SECRET", &c->auth.jwt_hs256_secret, c);
+  ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
+  ApplyEnv("EXPORT_CENTER_RABBITMQ_URL", &c->channel.rabbitmq_url, c);
+  ApplyEnv("CUSTOMER_SERVICE_INTERNAL_TOKEN", &c->customer_service.internal_token, c);
+  for (auto& [name, ds] : c->datasources) {
+    ApplyEnv("EXPORT_CENTER_DATASOURCE_URL_" + UpperSnake(name), &ds.url, c);
+  }
+}
+
+// ---- cross-field and required-value checks, after env overrides ----
+
+bool IsHttpUrl(const std::string& url) {
+  static const std::regex kUrl(R"(^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[^?#\s]*)?$)");
+  return std::regex_match(url, kUrl);
+}
+
+void CheckSecret(const std::string& value, const std::string& path, const std::string& env,
+                 ErrorList* errors) {
+  if (value.empty()) {
+    errors->Add(path, "is required (or set " + env + ")",
+                "a random string of at least " + std::to_string(kMinHmacSecretBytes) + " bytes");
+  } else if (value.size() < kMinHmacSecretBytes) {
+    errors->Add(path, "is too short (" + std::to_string(value.size()) + " bytes)",
+                "at least " + std::to_string(kMinHmacSecretBytes) + " bytes");
+  }
+}
+
+void CheckServer(AppConfig* c, ErrorList* errors) {
+  if (c->server.host.empty()) errors->Add("server.host", "must not be empty", "an IP address or host name");
+  if (c->server.public_base_url.empty()) {
+    // A wildcard bind address is not somewhere a browser can go.
+    std::string host = c->server.host;
+    if (host == "0.0.0.0" || host == "::" || host.empty()) host = "127.0.0.1";
+    c->server.public_base_url = "http://" + host + ":" + std::to_string(c->server.port);
+  } else if (!IsHttpUrl(c->server.public_base_url)) {
+    errors->Add("server.public-base-url", Quote(c->server.public_base_url) + " is not a URL",
+                "http(s)://host[:port][/path] without query");
+  }
+  while (c->server.public_base_url.size() > 1 && c->server.public_base_url.back() == '/') {
+    c->server.public_base_url.pop_back();
+  }
+}
+
+void CheckStores(const AppConfig& c, ErrorList* errors) {
+  if (c.database.kind == "sqlite" && c.database.sqlite_path.empty()) {
+    errors->Add("database.sqlite-path", "must not be empty when database.kind is sqlite", "a file path");
+  }
+  if (c.database.kind == "postgres" && c.database.postgres_url.empty()) {
+    errors->Add("database.postgres-url",
+                "is required when database.kind is postgres (or set EXPORT_CENTER_DATABASE_URL)",
+                "postgresql://user:password@host:port/database");
+  }
+  if (c.storage.root.empty()) errors->Add("storage.root", "must not be empty", "a directory path");
+  if (c.channel.kind == "rabbitmq" && c.channel.rabbitmq_url.empty()) {
+    errors->Add("channel.rabbitmq-url",
+                "is required when channel.kind is rabbitmq (or set EXPORT_CENTER_RABBITMQ_URL)",
+                "amqp://user:password@host:port/vhost");
+  }
+  const std::pair<const char*, const std::string*> names[] = {
+      {"channel.exchange", &c.channel.exchange},
+      {"channel.queue", &c.channel.queue},
+      {"channel.dlq-queue", &c.channel.dlq_queue}};
+  for (const auto& [key, value] : names) {
+    if (value->empty()) errors->Add(key, "must not be empty", "an AMQP exchange or queue name");
+  }
+  for (const auto& [name, ds] : c.datasources) {
+    std::string path = "datasources." + name;
+    if (ds.kind.empty()) errors->Add(path + ".kind", "is required", "sqlite, postgres, mysql");
+    if (ds.kind == "sqlite" && ds.sqlite_path.empty()) {
+      errors->Add(path + ".sqlite-path", "is required when kind is sqlite", "a file path");
+    }
+    if ((ds.kind == "postgres" || ds.kind == "mysql") && ds.url.empty()) {
+      errors->Add(path + ".url",
+                  "is required when kind is " + ds.kind + " (or set EXPORT_CENTER_DATASOURCE_URL_" +
+                      UpperSnake(name) + ")",
+                  ds.kind + "://user:password@host:port/database");
+    }
+  }
+}
+
+void CheckAuth(const AuthConfig& a, ErrorList* errors) {
+  if (a.jwt_hs256_secret.empty() && a.jwt_rs256_public_key_file.empty()) {
+    errors->Add("auth.jwt-hs256-secret",
+                "one of auth.jwt-hs256-secret (or EXPORT_CENTER_JWT_SECRET) and "
+                "auth.jwt-rs256-public-key-file is required",
+                "a random string of at least 32 bytes, or a PEM public key file");
+  } else if (!a.jwt_hs256_secret.empty()) {
+    CheckSecret(a.jwt_hs256_secret, "auth.jwt-hs256-secret", "EXPORT_CENTER_JWT_SECRET", errors);
+  }
+  if (!a.jwt_rs256_public_key_file.empty() && !std::ifstream(a.jwt_rs256_public_key_file)) {
+    errors->Add("auth.jwt-rs256-public-key-file",
+                Quote(a.jwt_rs256_public_key_file) + " cannot be read", "a readable PEM file");
+  }
+  CheckSecret(a.download_url_secret, "auth.download-url-secret",
+              "EXPORT_CENTER_DOWNLOAD_URL_SECRET", errors);
+}
+
+void CheckTiming(const AppConfig& c, ErrorList* errors) {
+  const ConsumerConfig& k = c.consumer;
+  // The watchdog must renew well before the lease runs out, and a lease longer
+  // than the deadline would let a dead worker's task sit past its deadline.
+  if (k.heartbeat_seconds >= k.lease_seconds) {
+    errors->Add("consumer.heartbeat-seconds",
+                std::to_string(k.heartbeat_seconds) + " must be less than consumer.lease-seconds (" +
+                    std::to_string(k.lease_seconds) + ")",
+                "1 .. lease-seconds - 1, typically lease-seconds / 5");
+  }
+  if (k.lease_seconds >= k.max_duration_seconds) {
+    errors->Add("consumer.lease-seconds",
+                std::to_string(k.lease_seconds) +
+                    " must be less than consumer.max-duration-seconds (" +
+                    std::to_string(k.max_duration_seconds) + ")",
+                "10 .. max-duration-seconds - 1");
+  }
+}
+
+void CheckCustomerService(const CustomerServiceConfig& s, ErrorList* errors) {
+  if (s.host.empty()) errors->Add("customer-service.host", "must not be empty", "an IP address or host name");
+  if (s.sqlite_path.empty()) errors->Add("customer-service.sqlite-path", "must not be empty", "a file path");
+}
+
+void Validate(AppConfig* c, ErrorList* errors) {
+  if (c->instance_id.empty() || c->instance_id.size() > 128) {
+    errors->Add("instance-id", "must be 1..128 characters", "any text, default hostname:pid");
+  }
+  CheckServer(c, errors);
+  CheckStores(*c, errors);
+  CheckAuth(c->auth, errors);
+  CheckTiming(*c, errors);
+  CheckCustomerService(c->customer_service, errors);
+}
+
+// "invalid config file x.yaml (2 problems)": the first line of the Status, so
+// that every following line is exactly one "key.path: ..." problem.
+std::string ProblemsHeader(const std::string& path, const ErrorList& errors) {
+  size_t n = errors.lines().size();
+  return "invalid config file " + (path.empty() ? std::string("(inline)") : path) + " (" +
+         std::to_string(n) + (n == 1 ? " problem):\n" : " problems):\n");
+}
+
+}  // namespace
+
+std::string UpperSnake(const std::string& name) {
+  std::string out;
+  for (char ch : name) {
+    out += std::isalnum(static_cast<unsigned char>(ch))
+               ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch)))
+               : '_';
+  }
+  return out;
+}
+
+StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("config file " + Quote(path) + " cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    // yaml-cpp marks are zero-based; editors count from one.
+    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ": cannot parse YAML: " + e.what());
+  }
+}
+
+StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path) {
+  AppConfig c;
+  c.path = path;
+  c.root = root;
+  ErrorList errors;
+  try {
+    MapReader top(root, "", &errors);
+    top.String("instance-id", &c.instance_id);
+    Section(top, "logging", &c.logging, ReadLogging);
+    Section(top, "server", &c.server, ReadServer);
+    Section(top, "database", &c.database, ReadDatabase);
+    Section(top, "storage", &c.storage, ReadStorage);
+    Section(top, "auth", &c.auth, ReadAuth);
+    Section(top, "limits", &c.limits, ReadLimits);
+    Section(top, "consumer", &c.consumer, ReadConsumer);
+    Section(top, "publisher", &c.publisher, ReadPublisher);
+    Section(top, "reconciler", &c.reconciler, ReadReconciler);
+    Section(top, "channel", &c.channel, ReadChannel);
+    Section(top, "provider", &c.provider, ReadProvider);
+    Section(top, "customer-service", &c.customer_service, ReadCustomerService);
+    Section(top, "datasources", &c.datasources, ReadDatasources);
+    // Validated by registry::ParseRegistry; named here so they are not unknown.
+    top.Get("provider-services");
+    top.Get("definitions");
+    top.Finish();
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ": cannot read YAML: " + e.what());
+  }
+  if (c.instance_id.empty()) c.instance_id = DefaultInstanceId();
+  ApplyEnvOverrides(&c);
+  Validate(&c, &errors);
+  if (!errors.empty()) return InvalidArgument(ProblemsHeader(path, errors) + errors.ToStatus().message());
+  return c;
+}
+
+StatusOr<AppConfig> LoadConfig(const std::string& path) {
+  EC_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path));
+  return ParseConfig(root, path);
+}
+
+}  // namespace export_center::config

@@ -1,0 +1,137 @@
+#include "metrics/metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+namespace export_center::metrics {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+// Task durations run from seconds to the 30-minute deadline.
+const prometheus::Histogram::BucketBoundaries& TaskBuckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      1, 5, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600};
+  return kBuckets;
+}
+
+// One provider batch normally takes 1-3 s; the read timeout is 15 s.
+const prometheus::Histogram::BucketBoundaries& ProviderBuckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30};
+  return kBuckets;
+}
+
+}  // namespace
+
+ExportMetrics::ExportMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      task_created_(BuildCounter()
+                        .Name("export_task_created_total")
+                        .Help("Export tasks created, by export type")
+                        .Register(*registry_)),
+      task_completed_(BuildCounter()
+                          .Name("export_task_completed_total")
+                          .Help("Export attempts ended, by export type and resulting status")
+                          .Register(*registry_)),
+      task_duration_(BuildHistogram()
+                         .Name("export_task_duration_seconds")
+                         .Help("Execution time of one export attempt")
+                         .Register(*registry_)),
+      task_queue_age_(BuildGauge()
+                          .Name("export_task_queue_age_seconds")
+                          .Help("Seconds the oldest PENDING task has waited")
+                          .Register(*registry_)
+                          .Add({})),
+      outbox_pending_(BuildGauge()
+                          .Name("export_outbox_pending")
+                          .Help("Outbox rows not yet sent")
+                          .Register(*registry_)
+                          .Add({})),
+      outbox_oldest_age_(BuildGauge()
+                             .Name("export_outbox_oldest_age_seconds")
+                             .Help("Age of the oldest unsent outbox row")
+                             .Register(*registry_)
+                             .Add({})),
+      outbox_max_attempt_(BuildGauge()
+                              .Name("export_outbox_max_attempt")
+                              .Help("Largest attempt_count among unsent outbox rows")
+                              .Register(*registry_)
+                              .Add({})),
+      provider_request_(BuildHistogram()
+                            .Name("export_provider_request_seconds")
+                            .Help("Duration of provider batch calls")
+                            .Register(*registry_)),
+      provider_failure_(BuildCounter()
+                            .Name("export_provider_failure_total")
+                            .Help("Failed provider batch calls")
+                            .Register(*registry_)),
+      reconciler_action_(BuildCounter()
+                             .Name("export_reconciler_action_total")
+                             .Help("Rows acted on by the reconciler, by action")
+                             .Register(*registry_)),
+      dlq_messages_(BuildCounter()
+                        .Name("export_dlq_messages_total")
+                        .Help("Messages received by the dead-letter handler")
+                        .Register(*registry_)
+                        .Add({})),
+      storage_bytes_(BuildGauge()
+                         .Name("export_storage_bytes")
+                         .Help("Bytes held by export files in storage")
+                         .Register(*registry_)
+                         .Add({})) {
+  // Alerts such as rate(...{action="lease_recover"}) need the series to exist
+  // at zero before the first event.
+  for (const char* action : {kActionRedispatch, kActionLeaseRecover, kActionOutboxRelease,
+                             kActionExpire, kActionOrphanClean}) {
+    reconciler_action_.Add({{"action", action}});
+  }
+}
+
+void ExportMetrics::TaskCreated(const std::string& type) {
+  task_created_.Add({{"type", type}}).Increment();
+}
+
+void ExportMetrics::TaskCompleted(const std::string& type, const std::string& status,
+                                  double seconds) {
+  task_completed_.Add({{"type", type}, {"status", status}}).Increment();
+  task_duration_.Add({{"type", type}}, TaskBuckets()).Observe(seconds);
+}
+
+void ExportMetrics::SetTaskQueueAge(double seconds) { task_queue_age_.Set(seconds); }
+
+void ExportMetrics::SetOutboxGauges(int64_t pending, double oldest_age_seconds,
+                                    int64_t max_attempt) {
+  outbox_pending_.Set(static_cast<double>(pending));
+  outbox_oldest_age_.Set(oldest_age_seconds);
+  outbox_max_attempt_.Set(static_cast<double>(max_attempt));
+}
+
+void ExportMetrics::ProviderRequest(const std::string& service, const std::string& type,
+                                    double seconds) {
+  provider_request_.Add({{"service", service}, {"type", type}}, ProviderBuckets())
+      .Observe(seconds);
+}
+
+void ExportMetrics::ProviderFailure(const std::string& service, const std::string& type) {
+  provider_failure_.Add({{"service", service}, {"type", type}}).Increment();
+}
+
+void ExportMetrics::ReconcilerAction(const std::string& action, int64_t n) {
+  if (n <= 0) return;  // Counter::Increment rejects negatives; zero is a no-op
+  reconciler_action_.Add({{"action", action}}).Increment(static_cast<double>(n));
+}
+
+void ExportMetrics::DlqMessage() { dlq_messages_.Increment(); }
+
+void ExportMetrics::SetStorageBytes(int64_t bytes) {
+  storage_bytes_.Set(static_cast<double>(bytes));
+}
+
+std::string ExportMetrics::Text() const {
+  prometheus::TextSerializer serializer;
+  return serializer.Serialize(registry_->Collect());
+}
+
+}  // namespace export_center::metrics

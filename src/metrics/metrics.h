@@ -1,0 +1,80 @@
+#pragma once
+// ExportMetrics: every metric of export-center in one place (seed 000 §13,
+// SPEC §10), exposed as Prometheus text at /metrics.
+//
+// One instance per process, created by app/ and handed to api/, dispatch/ and
+// source/ by reference. Every method is thread-safe (prometheus-cpp families
+// lock on first use of a label set; counters and gauges are atomic), cheap,
+// and never fails. Label values are export types, statuses, service names and
+// reconciler actions: small, bounded sets; never ids or user input.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace export_center::metrics {
+
+// Reconciler actions (export_reconciler_action_total{action}).
+inline constexpr const char* kActionRedispatch = "redispatch";
+inline constexpr const char* kActionLeaseRecover = "lease_recover";
+inline constexpr const char* kActionOutboxRelease = "outbox_release";
+inline constexpr const char* kActionExpire = "expire";
+inline constexpr const char* kActionOrphanClean = "orphan_clean";
+
+class ExportMetrics {
+ public:
+  ExportMetrics();
+  ExportMetrics(const ExportMetrics&) = delete;
+  ExportMetrics& operator=(const ExportMetrics&) = delete;
+
+  // export_task_created_total{type}: a create transaction committed.
+  void TaskCreated(const std::string& type);
+  // export_task_completed_total{type,status} and export_task_duration_seconds{type}:
+  // an attempt ended in `status` (SUCCEEDED, FAILED, CANCELLED, STALE, INCONSISTENT,
+  // or PENDING for an automatic retry) after `seconds` of execution.
+  void TaskCompleted(const std::string& type, const std::string& status, double seconds);
+  // export_task_queue_age_seconds: wait of the oldest PENDING task (0 if none).
+  void SetTaskQueueAge(double seconds);
+  // export_outbox_pending, export_outbox_oldest_age_seconds, export_outbox_max_attempt.
+  void SetOutboxGauges(int64_t pending, double oldest_age_seconds, int64_t max_attempt);
+  // export_provider_request_seconds{service,type}: one batch call, success or not.
+  void ProviderRequest(const std::string& service, const std::string& type, double seconds);
+  // export_provider_failure_total{service,type}: a batch call that failed.
+  void ProviderFailure(const std::string& service, const std::string& type);
+  // export_reconciler_action_total{action}: `n` rows acted on in one pass.
+  void ReconcilerAction(const std::string& action, int64_t n = 1);
+  // export_dlq_messages_total: every message the DLQ handler receives.
+  void DlqMessage();
+  // export_storage_bytes: bytes currently held by export files.
+  void SetStorageBytes(int64_t bytes);
+
+  // The Prometheus text exposition format (version 0.0.4) of every metric.
+  std::string Text() const;
+
+  // For components that register extra metrics on the same endpoint.
+  prometheus::Registry& registry() { return *registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  // The whole metric set, one line each (STYLE §9).
+  prometheus::Family<prometheus::Counter>& task_created_;
+  prometheus::Family<prometheus::Counter>& task_completed_;
+  prometheus::Family<prometheus::Histogram>& task_duration_;
+  prometheus::Gauge& task_queue_age_;
+  prometheus::Gauge& outbox_pending_;
+  prometheus::Gauge& outbox_oldest_age_;
+  prometheus::Gauge& outbox_max_attempt_;
+  prometheus::Family<prometheus::Histogram>& provider_request_;
+  prometheus::Family<prometheus::Counter>& provider_failure_;
+  prometheus::Family<prometheus::Counter>& reconciler_action_;
+  prometheus::Counter& dlq_messages_;
+  prometheus::Gauge& storage_bytes_;
+};
+
+}  // namespace export_center::metrics

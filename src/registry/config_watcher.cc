@@ -1,0 +1,76 @@
+#include "registry/config_watcher.h"
+
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+
+namespace export_center::registry {
+
+ConfigWatcher::ConfigWatcher(Registry* registry, std::string config_path,
+                             std::chrono::milliseconds interval, Callback on_reload)
+    : registry_(registry),
+      path_(std::move(config_path)),
+      interval_(interval),
+      on_reload_(std::move(on_reload)) {
+  if (!on_reload_) {
+    on_reload_ = [path = path_](const Status& status) {
+      if (status.ok()) {
+        spdlog::info("export-type registry reloaded from {}", path);
+      } else {
+        spdlog::error("export-type registry reload failed, keeping the old set: {}",
+                      status.ToString());
+      }
+    };
+  }
+}
+
+ConfigWatcher::~ConfigWatcher() { Stop(); }
+
+void ConfigWatcher::Start() {
+  if (thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = false;
+  }
+  last_ = Observe();
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ConfigWatcher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+ConfigWatcher::FileState ConfigWatcher::Observe() const {
+  // error_code overloads: a file briefly missing during an editor's
+  // save-by-rename is not an exception, just a state.
+  std::error_code ec;
+  FileState state;
+  state.mtime = std::filesystem::last_write_time(path_, ec);
+  if (ec) return state;
+  state.size = std::filesystem::file_size(path_, ec);
+  state.exists = !ec;
+  return state;
+}
+
+void ConfigWatcher::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+    lock.unlock();
+    FileState now = Observe();
+    // A vanished file is most likely mid-replace; wait for it to reappear.
+    if (now.exists && !(now == last_)) {
+      last_ = now;
+      on_reload_(registry_->Reload(path_));
+    } else if (!now.exists) {
+      last_ = now;
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace export_center::registry
