@@ -1,0 +1,422 @@
+#include "source/provider_batch_source.h"
+
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <set>
+#include <utility>
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+namespace export_center::source {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxSnapshotTokenChars = 512;
+constexpr size_t kMaxCursorChars = 1024;
+constexpr size_t kMaxSchemaHashChars = 256;
+constexpr size_t kMaxProviderMessageBytes = 200;
+constexpr int kSupportedSchemaVersion = 1;
+
+// A provider's message, made safe to store and show: no control characters,
+// cut at a UTF-8 boundary.
+std::string CleanMessage(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    out += c;
+  }
+  if (out.size() > kMaxProviderMessageBytes) {
+    size_t cut = kMaxProviderMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out = out.substr(0, cut) + "...";
+  }
+  return out;
+}
+
+// Maps a provider's HTTP status or envelope code to a Status (one place, like
+// leveldb's PosixError). 5xx, 408 and 429 are worth retrying; other 4xx are
+// the provider's final word.
+Status ProviderError(int code, std::string_view what, std::string_view message) {
+  std::string text = std::string(what) + " " + std::to_string(code);
+  if (!message.empty()) text += ": " + CleanMessage(message);
+  if (code >= 500 || code == 408 || code == 429) return Unavailable(text);
+  if (code == 401 || code == 403) return PermissionDenied(text);
+  if (code == 404) return NotFound(text);
+  return InvalidArgument(text);
+}
+
+std::optional<int> EnvelopeCode(const json& body) {
+  auto it = body.find("code");
+  if (it == body.end()) return std::nullopt;
+  if (it->is_number_integer()) return it->get<int>();
+  if (it->is_string()) {
+    const auto& s = it->get_ref<const std::string&>();
+    if (s.size() == 3 && std::isdigit(s[0]) && std::isdigit(s[1]) && std::isdigit(s[2])) {
+      return std::stoi(s);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string EnvelopeMessage(const json& body) {
+  auto it = body.find("message");
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool SameColumns(const std::vector<task::Column>& a, const std::vector<task::Column>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].type != b[i].type || a[i].scale != b[i].scale ||
+        a[i].title != b[i].title || a[i].width != b[i].width || a[i].format != b[i].format) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An optional string-or-null field; a number is taken by its text (cursors).
+StatusOr<std::optional<std::string>> OptionalText(const json& data, const char* name,
+                                                  size_t max_chars, bool allow_number) {
+  auto it = data.find(name);
+  if (it == data.end() || it->is_null()) return std::optional<std::string>();
+  if (it->is_string()) {
+    const auto& s = it->get_ref<const std::string&>();
+    if (s.size() > max_chars) {
+      return InvalidArgument(std::string(name) + " is longer than " + std::to_string(max_chars) +
+                             " characters");
+    }
+    return std::optional<std::string>(s);
+  }
+  if (allow_number && it->is_number_integer()) return std::optional<std::string>(it->dump());
+  return InvalidArgument(std::string(name) + " is not a string");
+}
+
+StatusOr<std::optional<int64_t>> OptionalCount(const json& data, const char* name) {
+  auto it = data.find(name);
+  if (it == data.end() || it->is_null()) return std::optional<int64_t>();
+  if (it->is_number_unsigned() && it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+    return std::optional<int64_t>(it->get<int64_t>());
+  }
+  if (it->is_string()) {
+    const auto& s = it->get_ref<const std::string&>();
+    int64_t v = 0;
+    auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (!s.empty() && res.ec == std::errc() && res.ptr == s.data() + s.size() && v >= 0) {
+      return std::optional<int64_t>(v);
+    }
+  }
+  return InvalidArgument(std::string(name) + " is not a non-negative integer");
+}
+
+// The raw answer to one batch call.
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+
+class ProviderBatchSource : public RowSource {
+ public:
+  explicit ProviderBatchSource(ProviderBatchOptions options) : options_(std::move(options)) {
+    parameters_ = json::parse(options_.parameters_json, nullptr, /*allow_exceptions=*/false);
+  }
+
+  // RowSource:
+  const std::vector<task::Column>& columns() const override { return columns_; }
+  StatusOr<Page> NextPage() override;
+
+ private:
+  StatusOr<Page> FetchPage(ProviderBatchStats* stats);
+  Status EnsureClient();
+  json RequestBody() const;
+  StatusOr<HttpAnswer> Post(const std::string& body);
+  StatusOr<json> OpenEnvelope(const HttpAnswer& answer);
+  Status CheckSchema(const json& data);
+  StatusOr<std::vector<task::Row>> ParseRows(const json& data);
+  Status AdvanceCursor(const json& data, bool has_more);
+
+  ProviderBatchOptions options_;
+  json parameters_;
+  std::unique_ptr<httplib::Client> client_;
+  std::vector<task::Column> columns_;
+  std::optional<std::string> schema_hash_;
+  std::optional<std::string> snapshot_token_;
+  std::optional<std::string> cursor_;
+  std::set<std::string> seen_cursors_;
+  int64_t emitted_rows_ = 0;
+  bool first_ = true;
+  bool done_ = false;
+  bool warned_unknown_keys_ = false;
+};
+
+StatusOr<Page> ProviderBatchSource::NextPage() {
+  ProviderBatchStats stats;
+  stats.export_type = options_.export_type;
+  auto start = Clock::now();
+  StatusOr<Page> page = FetchPage(&stats);
+  stats.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  stats.code = page.ok() ? StatusCode::kOk : page.status().code();
+  if (page.ok()) stats.rows = static_cast<int>(page->rows.size());
+  if (options_.on_batch) options_.on_batch(stats);
+  if (!page.ok()) {
+    spdlog::warn("provider batch failed taskId={} exportType={} dispatchVersion={}: {}",
+                 options_.task_id, options_.export_type, options_.dispatch_version,
+                 page.status().ToString());
+  }
+  return page;
+}
+
+StatusOr<Page> ProviderBatchSource::FetchPage(ProviderBatchStats* stats) {
+  if (done_) return Internal("NextPage called after the last page");
+  if (parameters_.is_discarded() || !parameters_.is_object()) {
+    return InvalidArgument("task parameters are not a JSON object");
+  }
+  EC_RETURN_IF_ERROR(EnsureClient());
+  EC_ASSIGN_OR_RETURN(HttpAnswer answer, Post(RequestBody().dump()));
+  stats->response_bytes = static_cast<int64_t>(answer.body.size());
+  EC_ASSIGN_OR_RETURN(json data, OpenEnvelope(answer));
+  EC_RETURN_IF_ERROR(CheckSchema(data));
+
+  Page page;
+  auto has_more = data.find("hasMore");
+  if (has_more == data.end() || !has_more->is_boolean()) {
+    return InvalidArgument("provider data lacks boolean hasMore");
+  }
+  page.has_more = has_more->get<bool>();
+  EC_ASSIGN_OR_RETURN(page.rows, ParseRows(data));
+  EC_ASSIGN_OR_RETURN(page.total_rows, OptionalCount(data, "totalRows"));
+  EC_RETURN_IF_ERROR(AdvanceCursor(data, page.has_more));
+
+  if (emitted_rows_ + static_cast<int64_t>(page.rows.size()) > options_.max_rows) {
+    return LimitExceeded("export exceeds the max-rows limit of " +
+                         std::to_string(options_.max_rows) + " rows");
+  }
+  emitted_rows_ += static_cast<int64_t>(page.rows.size());
+  first_ = false;
+  done_ = !page.has_more;
+  return page;
+}
+
+Status ProviderBatchSource::EnsureClient() {
+  if (client_) return Status::Ok();
+  const std::string& base = options_.service.base_url;
+  if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
+    return InvalidArgument("provider service '" + options_.service.name +
+                           "' has no http(s) base URL");
+  }
+  auto client = std::make_unique<httplib::Client>(base);
+  if (!client->is_valid()) return InvalidArgument("provider base URL is not valid: " + base);
+  const auto& c = options_.client;
+  client->set_connection_timeout(c.connect_timeout_ms / 1000, (c.connect_timeout_ms % 1000) * 1000);
+  client->set_read_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
+  client->set_write_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
+  // Redirects could point anywhere; the allow-list only vouches for base_url.
+  client->set_follow_location(false);
+  client->set_keep_alive(true);
+  // Headers and body go out as separate writes; without this, Nagle plus
+  // delayed ACK adds ~40 ms to every batch after the first.
+  client->set_tcp_nodelay(true);
+  client_ = std::move(client);
+  return Status::Ok();
+}
+
+json ProviderBatchSource::RequestBody() const {
+  auto text_or_null = [](const std::optional<std::string>& v) { return v ? json(*v) : json(); };
+  return json{
+      {"taskId", std::to_string(options_.task_id)},
+      {"tenantId", options_.tenant_id},
+      {"appCode", std::string(task::ToString(options_.app_code))},
+      {"requestedBy", options_.requested_by},
+      {"dispatchVersion", options_.dispatch_version},
+      {"parameters", parameters_},
+      {"cursor", text_or_null(cursor_)},
+      {"snapshotToken", text_or_null(snapshot_token_)},
+      {"limit", options_.batch_size},
+  };
+}
+
+StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
+  const int64_t max_bytes = options_.client.max_response_bytes;
+  // The read timeout bounds each silent gap; this bounds a provider that
+  // trickles bytes forever.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.client.connect_timeout_ms +
+                                                                 2LL * options_.client.read_timeout_ms);
+  HttpAnswer answer;
+  bool too_large = false;
+  bool too_slow = false;
+  httplib::Request req;
+  req.method = "POST";
+  req.path = options_.path;
+  req.set_header("X-Internal-Service-Token", options_.service.internal_token);
+  req.set_header("Content-Type", "application/json");
+  req.set_header("Accept", "application/json");
+  req.body = body;
+  req.response_handler = [&](const httplib::Response& res) {
+    answer.status = res.status;
+    // A declared length over the limit fails before a byte is read.
+    std::string length = res.get_header_value("Content-Length");
+    int64_t declared = 0;
+    auto parsed = std::from_chars(length.data(), length.data() + length.size(), declared);
+    if (parsed.ec == std::errc::result_out_of_range || declared > max_bytes) too_large = true;
+    return !too_large;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (static_cast<int64_t>(answer.body.size() + n) > max_bytes) too_large = true;
+    if (Clock::now() > deadline) too_slow = true;
+    if (too_large || too_slow) return false;
+    answer.body.append(data, n);
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  bool sent = client_->send(req, res, error);
+  if (answer.status >= 500) return ProviderError(answer.status, "provider answered HTTP", "");
+  if (too_large) {
+    return InvalidArgument("provider response exceeds " + std::to_string(max_bytes) + " bytes");
+  }
+  if (too_slow) return Unavailable("provider response took too long to arrive");
+  if (!sent) return Unavailable("provider call failed: " + httplib::to_string(error));
+  answer.status = res.status;
+  return answer;
+}
+
+StatusOr<json> ProviderBatchSource::OpenEnvelope(const HttpAnswer& answer) {
+  json body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+  bool is_envelope = !body.is_discarded() && body.is_object();
+  if (answer.status != 200) {
+    return ProviderError(answer.status, "provider answered HTTP",
+                         is_envelope ? EnvelopeMessage(body) : "");
+  }
+  if (!is_envelope) return InvalidArgument("provider answer is not a JSON envelope");
+  auto code = EnvelopeCode(body);
+  if (!code) return InvalidArgument("provider envelope lacks a code");
+  if (*code != 200) return ProviderError(*code, "provider answered code", EnvelopeMessage(body));
+  auto data = body.find("data");
+  if (data == body.end() || !data->is_object()) {
+    return InvalidArgument("provider envelope lacks a data object");
+  }
+  return std::move(*data);
+}
+
+Status ProviderBatchSource::CheckSchema(const json& data) {
+  auto version = data.find("schemaVersion");
+  if (version != data.end() && !version->is_null() &&
+      !(version->is_number_integer() && version->get<int64_t>() == kSupportedSchemaVersion)) {
+    return InvalidArgument("provider schemaVersion " + version->dump() + " is not supported");
+  }
+  auto hash = data.find("schemaHash");
+  if (hash == data.end() || !hash->is_string() || hash->get_ref<const std::string&>().empty() ||
+      hash->get_ref<const std::string&>().size() > kMaxSchemaHashChars) {
+    return InvalidArgument("provider data lacks a schemaHash");
+  }
+  // The columns define every later batch: a change mid-export means the
+  // provider was redeployed with new columns, and the file would be garbage.
+  if (schema_hash_ && *schema_hash_ != hash->get<std::string>()) {
+    return InvalidArgument("provider schemaHash changed during the export");
+  }
+  auto columns = data.find("columns");
+  bool has_columns = columns != data.end() && !columns->is_null();
+  if (first_ && !has_columns) return InvalidArgument("provider's first batch lacks columns");
+  if (has_columns) {
+    auto parsed = task::ParseWireColumns(*columns);
+    if (!parsed.ok()) return parsed.status().WithContext("provider columns");
+    if (!first_ && !SameColumns(*parsed, columns_)) {
+      return InvalidArgument("provider columns changed during the export");
+    }
+    if (first_) columns_ = std::move(parsed).value();
+  }
+  if (first_) {
+    schema_hash_ = hash->get<std::string>();
+    EC_ASSIGN_OR_RETURN(snapshot_token_,
+                        OptionalText(data, "snapshotToken", kMaxSnapshotTokenChars, false));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<task::Row>> ProviderBatchSource::ParseRows(const json& data) {
+  auto rows = data.find("rows");
+  if (rows == data.end() || !rows->is_array()) return InvalidArgument("provider data lacks rows");
+  if (rows->size() > static_cast<size_t>(options_.batch_size)) {
+    return InvalidArgument("provider returned " + std::to_string(rows->size()) +
+                           " rows, more than the batch limit of " +
+                           std::to_string(options_.batch_size));
+  }
+  std::vector<task::Row> out;
+  out.reserve(rows->size());
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const json& in = (*rows)[i];
+    std::string where = "row " + std::to_string(emitted_rows_ + static_cast<int64_t>(i) + 1);
+    if (!in.is_object()) return InvalidArgument(where + " is not a JSON object");
+    task::Row row;
+    row.reserve(columns_.size());
+    size_t found = 0;
+    for (const auto& column : columns_) {
+      auto it = in.find(column.key);
+      if (it == in.end()) {
+        row.emplace_back();  // a missing key is an empty cell
+        continue;
+      }
+      ++found;
+      auto value = task::ParseWireValue(column, *it);
+      if (!value.ok()) return value.status().WithContext(where);
+      row.push_back(std::move(value).value());
+    }
+    if (found < in.size() && !warned_unknown_keys_) {
+      // Extra keys are harmless (a newer provider), but worth one line.
+      warned_unknown_keys_ = true;
+      spdlog::warn("provider rows carry keys outside the columns taskId={} exportType={} "
+                   "({} unknown in {})",
+                   options_.task_id, options_.export_type, in.size() - found, where);
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+Status ProviderBatchSource::AdvanceCursor(const json& data, bool has_more) {
+  EC_ASSIGN_OR_RETURN(auto next, OptionalText(data, "nextCursor", kMaxCursorChars, true));
+  if (!has_more) return Status::Ok();
+  // Transient per seed 000 §10.1: a stuck cursor would loop forever, but a
+  // later attempt against a fixed provider may succeed.
+  if (!next || next->empty()) return Unavailable("provider hasMore=true without nextCursor");
+  if (next == cursor_ || seen_cursors_.count(*next)) {
+    return Unavailable("provider cursor did not advance");
+  }
+  seen_cursors_.insert(*next);
+  cursor_ = std::move(next);
+  return Status::Ok();
+}
+
+}  // namespace
+
+ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
+                                              const registry::ExportDefinition& definition,
+                                              const task::Task& task,
+                                              const config::ProviderClientConfig& client) {
+  ProviderBatchOptions o;
+  o.service = service;
+  o.path = definition.path;
+  o.export_type = definition.name;
+  o.task_id = task.id;
+  o.tenant_id = task.tenant_id;
+  o.app_code = task.app_code;
+  o.requested_by = task.requested_by;
+  o.dispatch_version = task.dispatch_version;
+  o.parameters_json = task.parameters_json.empty() ? "{}" : task.parameters_json;
+  o.batch_size = definition.batch_size;
+  o.max_rows = definition.max_rows;
+  o.client = client;
+  return o;
+}
+
+std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options) {
+  return std::make_unique<ProviderBatchSource>(options);
+}
+
+}  // namespace export_center::source
