@@ -17,8 +17,10 @@ constexpr int64_t kMaxPort = 65535;
 constexpr int64_t kDay = 86400;
 constexpr int64_t kGiB = 1024LL * 1024 * 1024;
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash (32 bytes).
-// The download-URL HMAC uses SHA-256 too, so the same floor applies.
-constexpr size_t kMinHmacSecretBytes = 32;
+constexpr size_t kMinJwtSecretBytes = 32;
+// Download URLs live minutes and are checked by this server alone; 128 bits
+// of key (NIST SP 800-107 asks for at least 112) is enough for their HMAC.
+constexpr size_t kMinDownloadSecretBytes = 16;
 
 std::string DefaultInstanceId() {
   char host[256] = {};
@@ -194,19 +196,20 @@ bool IsHttpUrl(const std::string& url) {
   return std::regex_match(url, kUrl);
 }
 
-void CheckSecret(const std::string& value, const std::string& path, const std::string& env,
-                 ErrorList* errors) {
+void CheckSecret(const std::string& value, size_t min_bytes, const std::string& path,
+                 const std::string& env, ErrorList* errors) {
   if (value.empty()) {
     errors->Add(path, "is required (or set " + env + ")",
-                "a random string of at least " + std::to_string(kMinHmacSecretBytes) + " bytes");
-  } else if (value.size() < kMinHmacSecretBytes) {
+                "a random string of at least " + std::to_string(min_bytes) + " bytes");
+  } else if (value.size() < min_bytes) {
     errors->Add(path, "is too short (" + std::to_string(value.size()) + " bytes)",
-                "at least " + std::to_string(kMinHmacSecretBytes) + " bytes");
+                "at least " + std::to_string(min_bytes) + " bytes");
   }
 }
 
 void CheckServer(AppConfig* c, ErrorList* errors) {
-  if (c->server.host.empty()) errors->Add("server.host", "must not be empty", "an IP address or host name");
+  if (c->server.host.empty())
+    errors->Add("server.host", "must not be empty", "an IP address or host name");
   if (c->server.public_base_url.empty()) {
     // A wildcard bind address is not somewhere a browser can go.
     std::string host = c->server.host;
@@ -223,7 +226,8 @@ void CheckServer(AppConfig* c, ErrorList* errors) {
 
 void CheckStores(const AppConfig& c, ErrorList* errors) {
   if (c.database.kind == "sqlite" && c.database.sqlite_path.empty()) {
-    errors->Add("database.sqlite-path", "must not be empty when database.kind is sqlite", "a file path");
+    errors->Add("database.sqlite-path", "must not be empty when database.kind is sqlite",
+                "a file path");
   }
   if (c.database.kind == "postgres" && c.database.postgres_url.empty()) {
     errors->Add("database.postgres-url",
@@ -265,13 +269,14 @@ void CheckAuth(const AuthConfig& a, ErrorList* errors) {
                 "auth.jwt-rs256-public-key-file is required",
                 "a random string of at least 32 bytes, or a PEM public key file");
   } else if (!a.jwt_hs256_secret.empty()) {
-    CheckSecret(a.jwt_hs256_secret, "auth.jwt-hs256-secret", "EXPORT_CENTER_JWT_SECRET", errors);
+    CheckSecret(a.jwt_hs256_secret, kMinJwtSecretBytes, "auth.jwt-hs256-secret",
+                "EXPORT_CENTER_JWT_SECRET", errors);
   }
   if (!a.jwt_rs256_public_key_file.empty() && !std::ifstream(a.jwt_rs256_public_key_file)) {
     errors->Add("auth.jwt-rs256-public-key-file",
                 Quote(a.jwt_rs256_public_key_file) + " cannot be read", "a readable PEM file");
   }
-  CheckSecret(a.download_url_secret, "auth.download-url-secret",
+  CheckSecret(a.download_url_secret, kMinDownloadSecretBytes, "auth.download-url-secret",
               "EXPORT_CENTER_DOWNLOAD_URL_SECRET", errors);
 }
 
@@ -281,7 +286,8 @@ void CheckTiming(const AppConfig& c, ErrorList* errors) {
   // than the deadline would let a dead worker's task sit past its deadline.
   if (k.heartbeat_seconds >= k.lease_seconds) {
     errors->Add("consumer.heartbeat-seconds",
-                std::to_string(k.heartbeat_seconds) + " must be less than consumer.lease-seconds (" +
+                std::to_string(k.heartbeat_seconds) +
+                    " must be less than consumer.lease-seconds (" +
                     std::to_string(k.lease_seconds) + ")",
                 "1 .. lease-seconds - 1, typically lease-seconds / 5");
   }
@@ -295,8 +301,10 @@ void CheckTiming(const AppConfig& c, ErrorList* errors) {
 }
 
 void CheckCustomerService(const CustomerServiceConfig& s, ErrorList* errors) {
-  if (s.host.empty()) errors->Add("customer-service.host", "must not be empty", "an IP address or host name");
-  if (s.sqlite_path.empty()) errors->Add("customer-service.sqlite-path", "must not be empty", "a file path");
+  if (s.host.empty())
+    errors->Add("customer-service.host", "must not be empty", "an IP address or host name");
+  if (s.sqlite_path.empty())
+    errors->Add("customer-service.sqlite-path", "must not be empty", "a file path");
 }
 
 void Validate(AppConfig* c, ErrorList* errors) {
@@ -377,7 +385,8 @@ StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path)
   if (c.instance_id.empty()) c.instance_id = DefaultInstanceId();
   ApplyEnvOverrides(&c);
   Validate(&c, &errors);
-  if (!errors.empty()) return InvalidArgument(ProblemsHeader(path, errors) + errors.ToStatus().message());
+  if (!errors.empty())
+    return InvalidArgument(ProblemsHeader(path, errors) + errors.ToStatus().message());
   return c;
 }
 

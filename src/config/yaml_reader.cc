@@ -54,8 +54,8 @@ void ErrorList::Add(std::string_view path, std::string_view what) {
 }
 
 void ErrorList::Add(std::string_view path, std::string_view what, std::string_view allowed) {
-  lines_.push_back(std::string(path) + ": " + std::string(what) + "; allowed: " +
-                   std::string(allowed));
+  lines_.push_back(std::string(path) + ": " + std::string(what) +
+                   "; allowed: " + std::string(allowed));
 }
 
 Status ErrorList::ToStatus() const {
@@ -202,8 +202,7 @@ bool MapReader::Int64(std::string_view key, int64_t* out, int64_t min, int64_t m
   return ReadInt64(node, KeyPath(key), min, max, errors_, out);
 }
 
-bool MapReader::IntList(std::string_view key, std::vector<int>* out, int64_t min,
-                        int64_t max) {
+bool MapReader::IntList(std::string_view key, std::vector<int>* out, int64_t min, int64_t max) {
   YAML::Node node = Get(key);
   if (!node.IsDefined() || node.IsNull()) return false;
   std::string path = KeyPath(key);

@@ -6,13 +6,13 @@
 // Every problem is one line "key.path: what is wrong; allowed: ...". yaml-cpp
 // exceptions never escape these helpers. Not thread-safe; one reader per parse.
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "common/status.h"
 
@@ -95,8 +95,7 @@ bool ReadInt64(const YAML::Node& node, std::string_view path, int64_t min, int64
                ErrorList* errors, int64_t* out);
 
 // Reads a scalar as a string; sequences and mappings are reported.
-bool ReadString(const YAML::Node& node, std::string_view path, ErrorList* errors,
-                std::string* out);
+bool ReadString(const YAML::Node& node, std::string_view path, ErrorList* errors, std::string* out);
 
 // "a, b, c".
 std::string JoinList(const std::vector<std::string>& items);

@@ -11,15 +11,15 @@ using prometheus::BuildHistogram;
 
 // Task durations run from seconds to the 30-minute deadline.
 const prometheus::Histogram::BucketBoundaries& TaskBuckets() {
-  static const prometheus::Histogram::BucketBoundaries kBuckets = {
-      1, 5, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600};
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {1,   5,   15,  30,   60,   120,
+                                                                   300, 600, 900, 1200, 1800, 3600};
   return kBuckets;
 }
 
 // One provider batch normally takes 1-3 s; the read timeout is 15 s.
 const prometheus::Histogram::BucketBoundaries& ProviderBuckets() {
-  static const prometheus::Histogram::BucketBoundaries kBuckets = {
-      0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30};
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.05, 0.1, 0.25, 0.5, 1, 2,
+                                                                   3,    5,   10,   15,  30};
   return kBuckets;
 }
 
@@ -110,8 +110,7 @@ void ExportMetrics::SetOutboxGauges(int64_t pending, double oldest_age_seconds,
 
 void ExportMetrics::ProviderRequest(const std::string& service, const std::string& type,
                                     double seconds) {
-  provider_request_.Add({{"service", service}, {"type", type}}, ProviderBuckets())
-      .Observe(seconds);
+  provider_request_.Add({{"service", service}, {"type", type}}, ProviderBuckets()).Observe(seconds);
 }
 
 void ExportMetrics::ProviderFailure(const std::string& service, const std::string& type) {

@@ -8,15 +8,15 @@
 // and never fails. Label values are export types, statuses, service names and
 // reconciler actions: small, bounded sets; never ids or user input.
 
-#include <cstdint>
-#include <memory>
-#include <string>
-
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
 
 namespace export_center::metrics {
 

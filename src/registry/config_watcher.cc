@@ -1,8 +1,8 @@
 #include "registry/config_watcher.h"
 
-#include <system_error>
-
 #include <spdlog/spdlog.h>
+
+#include <system_error>
 
 namespace export_center::registry {
 

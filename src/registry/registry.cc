@@ -1,14 +1,14 @@
 #include "registry/registry.h"
 
+#include <cctz/time_zone.h>
+
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <cstdlib>
+#include <optional>
 #include <regex>
 #include <set>
 #include <utility>
-
-#include <cctz/time_zone.h>
 
 #include "config/config.h"
 #include "config/yaml_reader.h"
@@ -32,8 +32,7 @@ const char kQueryIdPattern[] = "^[A-Za-z0-9_.:-]{1,128}$";
 const char kParameterPattern[] = "^[A-Za-z][A-Za-z0-9_]{0,63}$";
 const std::vector<std::string> kParameterTypes = {"STRING", "INTEGER", "BOOLEAN", "DATE",
                                                   "STRING_LIST"};
-const std::vector<std::string> kPlaceholders = {"taskName", "exportType", "taskId", "date",
-                                                "time"};
+const std::vector<std::string> kPlaceholders = {"taskName", "exportType", "taskId", "date", "time"};
 
 bool Matches(const std::string& text, const char* pattern) {
   return std::regex_match(text, std::regex(pattern));
@@ -74,7 +73,8 @@ void CheckBaseUrl(const std::string& url, const std::string& path, ErrorList* er
   }
   if (m[3].matched) {
     int port = std::stoi(m[3].str());
-    if (port < 1 || port > 65535) errors->Add(path, "port " + m[3].str() + " is out of range", "[1, 65535]");
+    if (port < 1 || port > 65535)
+      errors->Add(path, "port " + m[3].str() + " is out of range", "[1, 65535]");
   }
 }
 
@@ -107,8 +107,7 @@ ProviderService ParseService(const std::string& name, const YAML::Node& node,
   return s;
 }
 
-std::map<std::string, ProviderService> ParseServices(const YAML::Node& node,
-                                                     ErrorList* errors) {
+std::map<std::string, ProviderService> ParseServices(const YAML::Node& node, ErrorList* errors) {
   std::map<std::string, ProviderService> services;
   MapReader r(node, "provider-services", errors);
   for (const auto& [name, value] : r.entries()) {
@@ -147,8 +146,7 @@ size_t Utf8Length(const std::string& text) {
   return n;
 }
 
-void CheckFileNamePattern(const std::string& pattern, const std::string& path,
-                          ErrorList* errors) {
+void CheckFileNamePattern(const std::string& pattern, const std::string& path, ErrorList* errors) {
   std::string allowed = "text with placeholders {" + JoinList(kPlaceholders) + "}";
   if (pattern.empty() || pattern.size() > 200 || HasControlChar(pattern) ||
       pattern.find_first_of("/\\") != std::string::npos) {
@@ -170,8 +168,7 @@ void CheckFileNamePattern(const std::string& pattern, const std::string& path,
   }
 }
 
-ParameterSpec ParseParameter(const YAML::Node& node, const std::string& path,
-                             ErrorList* errors) {
+ParameterSpec ParseParameter(const YAML::Node& node, const std::string& path, ErrorList* errors) {
   ParameterSpec p;
   MapReader r(node, path, errors);
   bool has_name = r.String("name", &p.name);
@@ -184,7 +181,8 @@ ParameterSpec ParseParameter(const YAML::Node& node, const std::string& path,
   if (!has_name) {
     errors->Add(path + ".name", "is required", kParameterPattern);
   } else if (!Matches(p.name, kParameterPattern)) {
-    errors->Add(path + ".name", Quote(p.name) + " is not a valid parameter name", kParameterPattern);
+    errors->Add(path + ".name", Quote(p.name) + " is not a valid parameter name",
+                kParameterPattern);
   }
   if (!has_title) p.title = p.name;
   if (has_allowed) {
@@ -192,11 +190,14 @@ ParameterSpec ParseParameter(const YAML::Node& node, const std::string& path,
       errors->Add(path + ".allowed", "is not supported for type " + p.type,
                   "STRING, STRING_LIST, INTEGER");
     }
-    if (p.allowed.empty()) errors->Add(path + ".allowed", "must not be an empty list", "one or more values");
+    if (p.allowed.empty())
+      errors->Add(path + ".allowed", "must not be an empty list", "one or more values");
     std::set<std::string> seen;
     for (const std::string& value : p.allowed) {
-      if (value.empty()) errors->Add(path + ".allowed", "contains an empty value", "non-empty strings");
-      if (!seen.insert(value).second) errors->Add(path + ".allowed", "contains " + Quote(value) + " twice", "unique values");
+      if (value.empty())
+        errors->Add(path + ".allowed", "contains an empty value", "non-empty strings");
+      if (!seen.insert(value).second)
+        errors->Add(path + ".allowed", "contains " + Quote(value) + " twice", "unique values");
     }
   }
   return p;
@@ -233,25 +234,33 @@ void CheckSource(const ExportDefinition& def, const std::string& path, bool has_
     if (def.path.empty()) {
       errors->Add(path + ".provider-path", "is required for source provider", expected);
     } else if (!Matches(def.path, kPathPattern)) {
-      errors->Add(path + ".provider-path", Quote(def.path) + " does not match " + kPathPattern, expected);
+      errors->Add(path + ".provider-path", Quote(def.path) + " does not match " + kPathPattern,
+                  expected);
     } else if (def.path != expected) {
-      errors->Add(path + ".provider-path", "the type in " + Quote(def.path) + " differs from the key " + def.name, expected);
+      errors->Add(path + ".provider-path",
+                  "the type in " + Quote(def.path) + " differs from the key " + def.name, expected);
     }
-    if (!def.query_id.empty()) errors->Add(path + ".query-id", "is only for source sql-template", "omit it");
-    if (!def.datasource.empty()) errors->Add(path + ".datasource", "is only for source sql-template", "omit it");
-    if (has_consistency) errors->Add(path + ".consistency", "is only for source sql-template", "omit it");
+    if (!def.query_id.empty())
+      errors->Add(path + ".query-id", "is only for source sql-template", "omit it");
+    if (!def.datasource.empty())
+      errors->Add(path + ".datasource", "is only for source sql-template", "omit it");
+    if (has_consistency)
+      errors->Add(path + ".consistency", "is only for source sql-template", "omit it");
     return;
   }
-  if (!def.path.empty()) errors->Add(path + ".provider-path", "is only for source provider", "omit it");
+  if (!def.path.empty())
+    errors->Add(path + ".provider-path", "is only for source provider", "omit it");
   if (def.query_id.empty()) {
     errors->Add(path + ".query-id", "is required for source sql-template", kQueryIdPattern);
   } else if (!Matches(def.query_id, kQueryIdPattern)) {
-    errors->Add(path + ".query-id", Quote(def.query_id) + " is not a valid query id", kQueryIdPattern);
+    errors->Add(path + ".query-id", Quote(def.query_id) + " is not a valid query id",
+                kQueryIdPattern);
   }
   if (def.datasource.empty()) {
     errors->Add(path + ".datasource", "is required for source sql-template", Keys(datasources));
   } else if (datasources.count(def.datasource) == 0) {
-    errors->Add(path + ".datasource", Quote(def.datasource) + " is not defined in datasources", Keys(datasources));
+    errors->Add(path + ".datasource", Quote(def.datasource) + " is not defined in datasources",
+                Keys(datasources));
   }
 }
 
@@ -291,23 +300,27 @@ void CheckDefinition(const ExportDefinition& def, const std::string& path, bool 
                      bool has_consistency, const Context& ctx) {
   ErrorList* errors = ctx.errors;
   if (def.title.empty() || HasControlChar(def.title) || Utf8Length(def.title) > kMaxTitleChars) {
-    errors->Add(path + ".title", "must be 1..100 characters without control characters", "a short human title");
+    errors->Add(path + ".title", "must be 1..100 characters without control characters",
+                "a short human title");
   }
   if (def.service.empty()) {
     errors->Add(path + ".provider-service", "is required", Keys(ctx.services));
   } else if (ctx.services.count(def.service) == 0) {
-    errors->Add(path + ".provider-service", Quote(def.service) + " is not in provider-services", Keys(ctx.services));
+    errors->Add(path + ".provider-service", Quote(def.service) + " is not in provider-services",
+                Keys(ctx.services));
   }
   CheckSource(def, path, has_consistency, ctx.datasources, errors);
   if (!has_permission || def.required_permission.empty()) {
     errors->Add(path + ".required-permission", "is required", kPermissionPattern);
   } else if (!Matches(def.required_permission, kPermissionPattern)) {
-    errors->Add(path + ".required-permission", Quote(def.required_permission) + " is not a valid permission", kPermissionPattern);
+    errors->Add(path + ".required-permission",
+                Quote(def.required_permission) + " is not a valid permission", kPermissionPattern);
   }
   CheckFileNamePattern(def.file_name_pattern, path + ".file-name-pattern", errors);
   cctz::time_zone tz;
   if (!cctz::load_time_zone(def.timezone, &tz)) {
-    errors->Add(path + ".timezone", Quote(def.timezone) + " is not a known time zone", "an IANA name such as Asia/Shanghai or UTC");
+    errors->Add(path + ".timezone", Quote(def.timezone) + " is not a known time zone",
+                "an IANA name such as Asia/Shanghai or UTC");
   }
 }
 
@@ -331,9 +344,7 @@ std::optional<ExportDefinition> ParseDefinition(const std::string& name, const Y
   return def;
 }
 
-std::string TwoDigits(int value) {
-  return (value < 10 ? "0" : "") + std::to_string(value);
-}
+std::string TwoDigits(int value) { return (value < 10 ? "0" : "") + std::to_string(value); }
 
 bool SameServices(const std::map<std::string, ProviderService>& a,
                   const std::map<std::string, ProviderService>& b) {
@@ -357,7 +368,8 @@ Status Combine(const std::string& path, const std::vector<Status>& statuses) {
     text += s.message();
   }
   if (text.empty()) return Status::Ok();
-  return InvalidArgument("reload of " + path + " refused, keeping the current export types:\n" + text);
+  return InvalidArgument("reload of " + path + " refused, keeping the current export types:\n" +
+                         text);
 }
 
 }  // namespace

@@ -1,0 +1,423 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace export_center::config {
+namespace {
+
+// The smallest valid file: the two required secrets.
+const char kMinimal[] = R"(
+auth:
+  jwt-hs256-secret: test-secret-0123456789abcdef0123456789
+  download-url-secret: test-download-0123456789abcdef0123456789
+)";
+
+StatusOr<AppConfig> Parse(const std::string& yaml) {
+  return ParseConfig(YAML::Load(yaml), "test.yaml");
+}
+
+// Expects failure with a line of the message starting with `line`.
+void ExpectProblem(const std::string& yaml, const std::string& line) {
+  StatusOr<AppConfig> result = Parse(yaml);
+  ASSERT_FALSE(result.ok()) << "expected: " << line;
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("\n" + line), std::string::npos)
+      << "expected line: " << line << "\ngot:\n"
+      << result.status().message();
+}
+
+// Unsets the env vars a test may set, whatever the outcome.
+class ConfigTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const char* name :
+         {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
+          "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
+          "EXPORT_CENTER_RABBITMQ_URL", "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA"}) {
+      unsetenv(name);
+    }
+  }
+};
+
+TEST_F(ConfigTest, Defaults) {
+  StatusOr<AppConfig> c = Parse(kMinimal);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->path, "test.yaml");
+  EXPECT_EQ(c->instance_id, [] {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    return std::string(host) + ":" + std::to_string(getpid());
+  }());
+  EXPECT_EQ(c->server.host, "127.0.0.1");
+  EXPECT_EQ(c->server.port, 8080);
+  EXPECT_EQ(c->server.public_base_url, "http://127.0.0.1:8080");
+  EXPECT_EQ(c->database.kind, "sqlite");
+  EXPECT_EQ(c->database.sqlite_path, "var/export-center.db");
+  EXPECT_EQ(c->storage.root, "var/files");
+  EXPECT_EQ(c->limits.max_file_bytes, 50LL * 1024 * 1024);
+  EXPECT_EQ(c->limits.retention_days, 7);
+  EXPECT_EQ(c->limits.max_active_per_user, 3);
+  EXPECT_EQ(c->limits.max_active_per_type, 5);
+  EXPECT_EQ(c->consumer.concurrency, 4);
+  EXPECT_EQ(c->consumer.lease_seconds, 300);
+  EXPECT_EQ(c->consumer.heartbeat_seconds, 60);
+  EXPECT_EQ(c->consumer.max_duration_seconds, 1800);
+  EXPECT_EQ(c->consumer.retry_backoff_seconds, (std::vector<int>{60, 900}));
+  EXPECT_EQ(c->publisher.poll_interval_ms, 5000);
+  EXPECT_EQ(c->publisher.batch_size, 50);
+  EXPECT_EQ(c->publisher.lease_seconds, 60);
+  EXPECT_EQ(c->publisher.backoff_seconds, (std::vector<int>{5, 15, 60, 300, 900}));
+  EXPECT_EQ(c->reconciler.interval_seconds, 30);
+  EXPECT_EQ(c->reconciler.redispatch_grace_seconds, 60);
+  EXPECT_EQ(c->reconciler.sent_stale_seconds, 600);
+  EXPECT_EQ(c->provider.connect_timeout_ms, 3000);
+  EXPECT_EQ(c->provider.read_timeout_ms, 15000);
+  EXPECT_EQ(c->channel.kind, "embedded");
+  EXPECT_TRUE(c->publisher.enabled && c->consumer.enabled && c->reconciler.enabled);
+  EXPECT_EQ(c->customer_service.port, 8081);
+  EXPECT_EQ(c->customer_service.seed_customers, 100000);
+  EXPECT_EQ(c->logging.level, "info");
+  EXPECT_TRUE(c->datasources.empty());
+  EXPECT_TRUE(c->env_overrides.empty());
+}
+
+TEST_F(ConfigTest, EveryKeyOverrides) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
+  jwt-rs256-private-key-file: key.pem
+  download-url-ttl-seconds: 60
+instance-id: worker-7
+logging: {level: debug}
+server: {host: 0.0.0.0, port: 9000, threads: 4}
+database: {kind: postgres, sqlite-path: x.db, postgres-url: "postgresql://u:p@db:5432/ec", pool-size: 16}
+storage: {kind: local, root: /data/files}
+limits:
+  dedupe-window-seconds: 30
+  max-active-per-user: 2
+  max-active-per-type: 9
+  max-file-bytes: 1048576
+  retention-days: 3
+  max-body-bytes: 32768
+  max-parameter-keys: 10
+  max-parameter-json-bytes: 2048
+  max-parameter-string-chars: 128
+consumer:
+  enabled: false
+  concurrency: 8
+  lease-seconds: 120
+  heartbeat-seconds: 20
+  max-duration-seconds: 600
+  retry-backoff-seconds: [10, 20, 30]
+  shutdown-grace-seconds: 5
+publisher: {enabled: false, poll-interval-ms: 1000, batch-size: 10, lease-seconds: 30, backoff-seconds: [1, 2]}
+reconciler:
+  enabled: false
+  interval-seconds: 5
+  redispatch-grace-seconds: 10
+  sent-stale-seconds: 100
+  orphan-grace-seconds: 3600
+  sent-retention-seconds: 7200
+channel: {kind: rabbitmq, delivery-limit: 5, rabbitmq-url: "amqp://g:g@mq:5672/%2f", exchange: ex, queue: q, dlq-queue: dq}
+provider: {connect-timeout-ms: 1000, read-timeout-ms: 2000, max-response-bytes: 2048}
+customer-service:
+  host: 0.0.0.0
+  port: 9001
+  sqlite-path: cs.db
+  internal-token: tok
+  snapshot-secret: snap
+  seed-customers: 10
+datasources:
+  orders-replica: {kind: postgres, url: "postgresql://r@replica/orders"}
+  local: {kind: sqlite, sqlite-path: local.db}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->instance_id, "worker-7");
+  EXPECT_EQ(c->logging.level, "debug");
+  EXPECT_EQ(c->server.host, "0.0.0.0");
+  EXPECT_EQ(c->server.port, 9000);
+  EXPECT_EQ(c->server.threads, 4);
+  EXPECT_EQ(c->server.public_base_url, "http://127.0.0.1:9000");  // wildcard → loopback
+  EXPECT_EQ(c->database.kind, "postgres");
+  EXPECT_EQ(c->database.postgres_url, "postgresql://u:p@db:5432/ec");
+  EXPECT_EQ(c->database.pool_size, 16);
+  EXPECT_EQ(c->storage.root, "/data/files");
+  EXPECT_EQ(c->auth.jwt_rs256_private_key_file, "key.pem");
+  EXPECT_EQ(c->auth.download_url_ttl_seconds, 60);
+  EXPECT_EQ(c->limits.dedupe_window_seconds, 30);
+  EXPECT_EQ(c->limits.max_active_per_user, 2);
+  EXPECT_EQ(c->limits.max_active_per_type, 9);
+  EXPECT_EQ(c->limits.max_file_bytes, 1048576);
+  EXPECT_EQ(c->limits.retention_days, 3);
+  EXPECT_EQ(c->limits.max_body_bytes, 32768);
+  EXPECT_EQ(c->limits.max_parameter_keys, 10);
+  EXPECT_EQ(c->limits.max_parameter_json_bytes, 2048);
+  EXPECT_EQ(c->limits.max_parameter_string_chars, 128);
+  EXPECT_FALSE(c->consumer.enabled);
+  EXPECT_EQ(c->consumer.concurrency, 8);
+  EXPECT_EQ(c->consumer.lease_seconds, 120);
+  EXPECT_EQ(c->consumer.heartbeat_seconds, 20);
+  EXPECT_EQ(c->consumer.max_duration_seconds, 600);
+  EXPECT_EQ(c->consumer.retry_backoff_seconds, (std::vector<int>{10, 20, 30}));
+  EXPECT_EQ(c->consumer.shutdown_grace_seconds, 5);
+  EXPECT_FALSE(c->publisher.enabled);
+  EXPECT_EQ(c->publisher.poll_interval_ms, 1000);
+  EXPECT_EQ(c->publisher.batch_size, 10);
+  EXPECT_EQ(c->publisher.lease_seconds, 30);
+  EXPECT_EQ(c->publisher.backoff_seconds, (std::vector<int>{1, 2}));
+  EXPECT_FALSE(c->reconciler.enabled);
+  EXPECT_EQ(c->reconciler.interval_seconds, 5);
+  EXPECT_EQ(c->reconciler.redispatch_grace_seconds, 10);
+  EXPECT_EQ(c->reconciler.sent_stale_seconds, 100);
+  EXPECT_EQ(c->reconciler.orphan_grace_seconds, 3600);
+  EXPECT_EQ(c->reconciler.sent_retention_seconds, 7200);
+  EXPECT_EQ(c->channel.kind, "rabbitmq");
+  EXPECT_EQ(c->channel.delivery_limit, 5);
+  EXPECT_EQ(c->channel.rabbitmq_url, "amqp://g:g@mq:5672/%2f");
+  EXPECT_EQ(c->channel.exchange, "ex");
+  EXPECT_EQ(c->channel.queue, "q");
+  EXPECT_EQ(c->channel.dlq_queue, "dq");
+  EXPECT_EQ(c->provider.connect_timeout_ms, 1000);
+  EXPECT_EQ(c->provider.read_timeout_ms, 2000);
+  EXPECT_EQ(c->provider.max_response_bytes, 2048);
+  EXPECT_EQ(c->customer_service.host, "0.0.0.0");
+  EXPECT_EQ(c->customer_service.port, 9001);
+  EXPECT_EQ(c->customer_service.sqlite_path, "cs.db");
+  EXPECT_EQ(c->customer_service.internal_token, "tok");
+  EXPECT_EQ(c->customer_service.snapshot_secret, "snap");
+  EXPECT_EQ(c->customer_service.seed_customers, 10);
+  ASSERT_EQ(c->datasources.size(), 2u);
+  EXPECT_EQ(c->datasources["orders-replica"].kind, "postgres");
+  EXPECT_EQ(c->datasources["orders-replica"].url, "postgresql://r@replica/orders");
+  EXPECT_EQ(c->datasources["local"].sqlite_path, "local.db");
+}
+
+TEST_F(ConfigTest, PublicBaseUrlKeptWithoutTrailingSlash) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                "server: {public-base-url: \"https://files.example.com/ec/\"}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.public_base_url, "https://files.example.com/ec");
+  ExpectProblem(std::string(kMinimal) + "server: {public-base-url: \"files?x\"}\n",
+                "server.public-base-url: \"files?x\" is not a URL");
+}
+
+TEST_F(ConfigTest, EnvironmentOverridesSecrets) {
+  setenv("EXPORT_CENTER_DATABASE_URL", "postgresql://env@db/ec", 1);
+  setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
+  setenv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", "env-download-secret-0123456789abcdef01234", 1);
+  setenv("CUSTOMER_SERVICE_INTERNAL_TOKEN", "env-token", 1);
+  setenv("EXPORT_CENTER_RABBITMQ_URL", "amqp://env@mq/", 1);
+  setenv("EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "mysql://env@replica/orders", 1);
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
+database: {kind: postgres}
+channel: {kind: rabbitmq}
+customer-service: {internal-token: file-token}
+datasources:
+  orders-replica: {kind: mysql}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->database.postgres_url, "postgresql://env@db/ec");
+  EXPECT_EQ(c->auth.jwt_hs256_secret, "env-jwt-secret-0123456789abcdef0123456789");
+  EXPECT_EQ(c->auth.download_url_secret, "env-download-secret-0123456789abcdef01234");
+  EXPECT_EQ(c->customer_service.internal_token, "env-token");
+  EXPECT_EQ(c->channel.rabbitmq_url, "amqp://env@mq/");
+  EXPECT_EQ(c->datasources["orders-replica"].url, "mysql://env@replica/orders");
+  EXPECT_EQ(c->env_overrides.size(), 6u);
+}
+
+TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {
+  setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
+  setenv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", "env-download-secret-0123456789abcdef01234", 1);
+  StatusOr<AppConfig> c = Parse("");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+}
+
+TEST_F(ConfigTest, EmptyEnvironmentVariableIsIgnored) {
+  setenv("EXPORT_CENTER_JWT_SECRET", "", 1);
+  StatusOr<AppConfig> c = Parse(kMinimal);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->auth.jwt_hs256_secret, "test-secret-0123456789abcdef0123456789");
+}
+
+TEST_F(ConfigTest, RangeErrors) {
+  ExpectProblem(std::string(kMinimal) + "server: {port: 0}\n",
+                "server.port: 0 is out of range; allowed: [1, 65535]");
+  ExpectProblem(std::string(kMinimal) + "server: {port: 65536}\n",
+                "server.port: 65536 is out of range; allowed: [1, 65535]");
+  ExpectProblem(std::string(kMinimal) + "consumer: {concurrency: 65}\n",
+                "consumer.concurrency: 65 is out of range; allowed: [1, 64]");
+  ExpectProblem(std::string(kMinimal) + "consumer: {concurrency: 0}\n",
+                "consumer.concurrency: 0 is out of range; allowed: [1, 64]");
+  ExpectProblem(std::string(kMinimal) + "limits: {max-file-bytes: 10}\n",
+                "limits.max-file-bytes: 10 is out of range; allowed: [1024, 10737418240]");
+  ExpectProblem(std::string(kMinimal) + "publisher: {backoff-seconds: [5, 0]}\n",
+                "publisher.backoff-seconds[1]: 0 is out of range; allowed: [1, 86400]");
+  ExpectProblem(std::string(kMinimal) + "publisher: {backoff-seconds: []}\n",
+                "publisher.backoff-seconds: expected a non-empty list of integers");
+}
+
+TEST_F(ConfigTest, TypeErrors) {
+  ExpectProblem(std::string(kMinimal) + "server: {port: http}\n",
+                "server.port: \"http\" is not an integer; allowed: [1, 65535]");
+  ExpectProblem(std::string(kMinimal) + "server: {port: 80.5}\n",
+                "server.port: \"80.5\" is not an integer");
+  ExpectProblem(std::string(kMinimal) + "server: {port: [1]}\n",
+                "server.port: expected an integer, got a list");
+  ExpectProblem(std::string(kMinimal) + "consumer: {enabled: on}\n",
+                "consumer.enabled: \"on\" is not a boolean; allowed: true, false");
+  ExpectProblem(std::string(kMinimal) + "server: {host: {a: 1}}\n",
+                "server.host: expected a string, got a mapping");
+  ExpectProblem(std::string(kMinimal) + "server: 8080\n",
+                "server: expected a mapping of keys, got a scalar");
+  ExpectProblem(std::string(kMinimal) + "database: {kind: oracle}\n",
+                "database.kind: \"oracle\" is not supported; allowed: sqlite, postgres");
+  ExpectProblem(std::string(kMinimal) + "channel: {kind: kafka}\n",
+                "channel.kind: \"kafka\" is not supported; allowed: embedded, rabbitmq");
+  ExpectProblem(
+      std::string(kMinimal) + "logging: {level: loud}\n",
+      "logging.level: \"loud\" is not supported; allowed: trace, debug, info, warn, error");
+}
+
+TEST_F(ConfigTest, TimingRules) {
+  ExpectProblem(std::string(kMinimal) + "consumer: {lease-seconds: 60, heartbeat-seconds: 60}\n",
+                "consumer.heartbeat-seconds: 60 must be less than consumer.lease-seconds (60)");
+  ExpectProblem(
+      std::string(kMinimal) + "consumer: {lease-seconds: 1800, max-duration-seconds: 1800}\n",
+      "consumer.lease-seconds: 1800 must be less than consumer.max-duration-seconds (1800)");
+}
+
+TEST_F(ConfigTest, AuthRules) {
+  ExpectProblem("auth: {download-url-secret: test-download-0123456789abcdef0123456789}\n",
+                "auth.jwt-hs256-secret: one of auth.jwt-hs256-secret (or EXPORT_CENTER_JWT_SECRET) "
+                "and auth.jwt-rs256-public-key-file is required");
+  ExpectProblem(
+      "auth: {jwt-hs256-secret: short, download-url-secret: "
+      "test-download-0123456789abcdef0123456789}\n",
+      "auth.jwt-hs256-secret: is too short (5 bytes); allowed: at least 32 bytes");
+  ExpectProblem(
+      "auth: {jwt-hs256-secret: test-secret-0123456789abcdef0123456789, download-url-secret: "
+      "short}\n",
+      "auth.download-url-secret: is too short (5 bytes); allowed: at least 16 bytes");
+  ExpectProblem("auth: {jwt-hs256-secret: test-secret-0123456789abcdef0123456789}\n",
+                "auth.download-url-secret: is required (or set EXPORT_CENTER_DOWNLOAD_URL_SECRET)");
+  ExpectProblem(std::string(kMinimal) + "  jwt-rs256-public-key-file: /nonexistent/key.pem\n",
+                "auth.jwt-rs256-public-key-file: \"/nonexistent/key.pem\" cannot be read");
+}
+
+TEST_F(ConfigTest, Rs256PublicKeyAloneIsEnough) {
+  std::string key =
+      std::filesystem::temp_directory_path() / ("ec_key_" + std::to_string(getpid()) + ".pem");
+  std::ofstream(key) << "-----BEGIN PUBLIC KEY-----\n";
+  StatusOr<AppConfig> c =
+      Parse("auth: {jwt-rs256-public-key-file: " + key +
+            ", download-url-secret: test-download-0123456789abcdef0123456789}\n");
+  std::filesystem::remove(key);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+}
+
+TEST_F(ConfigTest, RequiredConnectionStrings) {
+  ExpectProblem(std::string(kMinimal) + "database: {kind: postgres}\n",
+                "database.postgres-url: is required when database.kind is postgres (or set "
+                "EXPORT_CENTER_DATABASE_URL)");
+  ExpectProblem(std::string(kMinimal) + "database: {sqlite-path: \"\"}\n",
+                "database.sqlite-path: must not be empty when database.kind is sqlite");
+  ExpectProblem(std::string(kMinimal) + "channel: {kind: rabbitmq}\n",
+                "channel.rabbitmq-url: is required when channel.kind is rabbitmq");
+  ExpectProblem(std::string(kMinimal) + "datasources: {ro: {kind: mysql}}\n",
+                "datasources.ro.url: is required when kind is mysql (or set "
+                "EXPORT_CENTER_DATASOURCE_URL_RO)");
+  ExpectProblem(std::string(kMinimal) + "datasources: {ro: {sqlite-path: a.db}}\n",
+                "datasources.ro.kind: is required; allowed: sqlite, postgres, mysql");
+  ExpectProblem(std::string(kMinimal) + "storage: {root: \"\"}\n",
+                "storage.root: must not be empty");
+}
+
+TEST_F(ConfigTest, UnknownKeys) {
+  ExpectProblem(std::string(kMinimal) + "server: {prot: 8080}\n",
+                "server.prot: unknown key (did you mean 'port'?); allowed: host, port, threads, "
+                "public-base-url");
+  ExpectProblem(
+      std::string(kMinimal) + "databse: {kind: sqlite}\n",
+      "databse: unknown key (did you mean 'database'?); allowed: instance-id, logging, server,");
+  ExpectProblem(std::string(kMinimal) + "consumer: {lease-secs: 60}\n",
+                "consumer.lease-secs: unknown key");
+  ExpectProblem(std::string(kMinimal) + "zzz: 1\n", "zzz: unknown key; allowed: instance-id,");
+}
+
+TEST_F(ConfigTest, DuplicateKeys) {
+  ExpectProblem(std::string(kMinimal) + "server: {port: 1}\nserver: {port: 2}\n",
+                "server: duplicate key");
+}
+
+TEST_F(ConfigTest, AllProblemsReportedTogetherOnePerLine) {
+  StatusOr<AppConfig> c = Parse("server: {port: 0, prot: 1}\nconsumer: {concurrency: 99}\n");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_EQ(m.substr(0, m.find('\n')), "invalid config file test.yaml (5 problems):") << m;
+  EXPECT_NE(m.find("\nserver.port: 0 is out of range"), std::string::npos) << m;
+  EXPECT_NE(m.find("\nserver.prot: unknown key"), std::string::npos) << m;
+  EXPECT_NE(m.find("\nconsumer.concurrency: 99 is out of range"), std::string::npos) << m;
+  EXPECT_NE(m.find("\nauth.jwt-hs256-secret: "), std::string::npos) << m;
+  EXPECT_NE(m.find("\nauth.download-url-secret: "), std::string::npos) << m;
+}
+
+TEST_F(ConfigTest, RegistrySectionsAreKnownKeys) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + "provider-services: {}\ndefinitions: {}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->root["definitions"].IsMap());
+}
+
+class ConfigFileTest : public ConfigTest {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() /
+            ("ec_config_" + std::to_string(getpid()) + ".yaml");
+  }
+  void TearDown() override {
+    std::filesystem::remove(path_);
+    ConfigTest::TearDown();
+  }
+  std::string path_;
+};
+
+TEST_F(ConfigFileTest, LoadsFromFile) {
+  std::ofstream(path_) << kMinimal << "server: {port: 9999}\n";
+  StatusOr<AppConfig> c = LoadConfig(path_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->path, path_);
+  EXPECT_EQ(c->server.port, 9999);
+}
+
+TEST_F(ConfigFileTest, SyntaxErrorReportsLineAndColumn) {
+  std::ofstream(path_) << "server:\n  port: 8080\n  host: [unclosed\n";
+  StatusOr<AppConfig> c = LoadConfig(path_);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.status().message().rfind(path_ + ":", 0), 0u) << c.status().message();
+  EXPECT_NE(c.status().message().find("YAML syntax error"), std::string::npos);
+}
+
+TEST_F(ConfigFileTest, SyntaxErrorLineNumberIsOneBased) {
+  std::ofstream(path_) << "a: 1\nb: 2\nc: d: e\n";
+  StatusOr<AppConfig> c = LoadConfig(path_);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().rfind(path_ + ":3:", 0), 0u) << c.status().message();
+}
+
+TEST_F(ConfigFileTest, MissingFileIsNotFound) {
+  StatusOr<AppConfig> c = LoadConfig(path_ + ".missing");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+}
+
+TEST(UpperSnake, ConvertsServiceNames) {
+  EXPECT_EQ(UpperSnake("customer-service"), "CUSTOMER_SERVICE");
+  EXPECT_EQ(UpperSnake("orders.replica2"), "ORDERS_REPLICA2");
+}
+
+}  // namespace
+}  // namespace export_center::config
