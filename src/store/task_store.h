@@ -209,6 +209,7 @@ class TaskStore {
   virtual StatusOr<RenewOutcome> RenewLease(const Attempt& attempt, int lease_seconds) = 0;
   // Progress is display-only and separate from the lease. Returns whether a
   // cancel was requested (so the worker learns it at every page).
+  // Conflict when the attempt no longer holds the task (lease lost).
   virtual StatusOr<bool> UpdateProgress(const Attempt& attempt, int64_t processed_rows,
                                         std::optional<int64_t> total_rows) = 0;
   // RUNNING → SUCCEEDED, conditional on the attempt and the deadline; sets
@@ -249,6 +250,9 @@ class TaskStore {
   // ---- dead letters (seed 000 §9.4) ----
   // One transaction: the outbox row of (task, version) → QUARANTINED and the
   // task, if still PENDING/RUNNING at that version → FAILED with the reason.
+  // Repeating it is Ok. Conflict when no PENDING/CLAIMED/SENT row matches
+  // (event, task, version): an old or foreign message — audit it and
+  // acknowledge, never quarantine the current version (seed 000 §9.4.2).
   virtual Status QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                    const std::string& event_id, const std::string& reason) = 0;
 

@@ -1,0 +1,99 @@
+#pragma once
+// ConnectionPool: a bounded pool of backend connections shared by the SQLite
+// and PostgreSQL Database backends.
+//
+// Thread-safety: Acquire() may be called from any thread. A Lease gives its
+// holder exclusive use of one connection and returns it on destruction; a
+// connection whose healthy() is false is closed instead of being pooled, so a
+// broken network connection is replaced on the next Acquire().
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace export_center::store {
+
+template <typename Conn>
+class ConnectionPool {
+ public:
+  using Factory = std::function<StatusOr<std::unique_ptr<Conn>>()>;
+
+  class Lease {
+   public:
+    Lease(ConnectionPool* pool, std::unique_ptr<Conn> conn) : pool_(pool), conn_(std::move(conn)) {}
+    Lease(Lease&& other) noexcept
+        : pool_(std::exchange(other.pool_, nullptr)), conn_(std::move(other.conn_)) {}
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    ~Lease() {
+      if (pool_ != nullptr) pool_->Release(std::move(conn_));
+    }
+    Conn& operator*() { return *conn_; }
+    Conn* operator->() { return conn_.get(); }
+
+   private:
+    ConnectionPool* pool_;
+    std::unique_ptr<Conn> conn_;
+  };
+
+  ConnectionPool(int max_connections, Factory factory)
+      : max_(max_connections < 1 ? 1 : max_connections), factory_(std::move(factory)) {}
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+
+  // Waits up to `timeout` for a free connection (opening one if the pool is
+  // below its size). Unavailable on timeout or when opening fails.
+  StatusOr<Lease> Acquire(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, timeout, [&] { return !idle_.empty() || open_ < max_; })) {
+      return Unavailable("all " + std::to_string(max_) + " database connections are busy");
+    }
+    if (!idle_.empty()) {
+      std::unique_ptr<Conn> conn = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(conn));
+    }
+    ++open_;  // reserve the slot, then connect without holding the lock
+    lock.unlock();
+    StatusOr<std::unique_ptr<Conn>> conn = factory_();
+    if (!conn.ok()) {
+      Forget();
+      return conn.status();
+    }
+    return Lease(this, std::move(conn).value());
+  }
+
+ private:
+  void Release(std::unique_ptr<Conn> conn) {
+    if (conn == nullptr || !conn->healthy()) {
+      conn.reset();
+      Forget();
+      return;
+    }
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(conn));
+    cv_.notify_one();
+  }
+
+  void Forget() {
+    std::lock_guard lock(mu_);
+    --open_;
+    cv_.notify_one();
+  }
+
+  const int max_;
+  const Factory factory_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Conn>> idle_;  // guarded by mu_
+  int open_ = 0;                             // guarded by mu_: idle + leased
+};
+
+}  // namespace export_center::store

@@ -1,0 +1,153 @@
+#include "store/migrations.h"
+
+namespace export_center::store {
+namespace {
+
+constexpr char kCreateVersionTable[] =
+    "CREATE TABLE IF NOT EXISTS export_schema_version ("
+    " version INTEGER NOT NULL PRIMARY KEY,"
+    " description VARCHAR(200) NOT NULL,"
+    " applied_at BIGINT NOT NULL)";
+
+// Version 1: the three tables of seed 000 §7.2, §7.3, §8.3.1 plus the SPEC §3
+// extra task columns. Times are BIGINT epoch ms written with {NOW}.
+Migration InitialSchema() {
+  return {
+      1,
+      "export_task, export_outbox, export_task_guard",
+      {
+          "CREATE TABLE IF NOT EXISTS export_task ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " tenant_id VARCHAR(64) NOT NULL,"
+          " app_code VARCHAR(16) NOT NULL,"
+          " requested_by VARCHAR(128) NOT NULL,"
+          " export_type VARCHAR(128) NOT NULL,"
+          " task_name VARCHAR(400) NOT NULL,"
+          " format VARCHAR(8) NOT NULL,"
+          " parameters_json TEXT NOT NULL,"
+          " params_hash VARCHAR(64) NOT NULL,"
+          " status VARCHAR(24) NOT NULL,"
+          " file_name VARCHAR(512) NULL,"
+          " object_key VARCHAR(512) NULL,"
+          " content_type VARCHAR(128) NULL,"
+          " size_bytes BIGINT NULL,"
+          " total_rows BIGINT NULL,"
+          " processed_rows BIGINT NOT NULL DEFAULT 0,"
+          " failure_code VARCHAR(64) NULL,"
+          " failure_message TEXT NULL,"
+          " dispatch_version INTEGER NOT NULL DEFAULT 1,"
+          " attempt_count INTEGER NOT NULL DEFAULT 0,"
+          " max_attempts INTEGER NOT NULL DEFAULT 3,"
+          " next_retry_at BIGINT NOT NULL,"
+          " lease_owner VARCHAR(128) NULL,"
+          " lease_until BIGINT NULL,"
+          " last_heartbeat_at BIGINT NULL,"
+          " execution_deadline_at BIGINT NULL,"
+          " cancel_requested INTEGER NOT NULL DEFAULT 0,"
+          " contract_version VARCHAR(128) NULL,"
+          " download_count BIGINT NOT NULL DEFAULT 0,"
+          " last_downloaded_at BIGINT NULL,"
+          " requested_at BIGINT NOT NULL,"
+          " started_at BIGINT NULL,"
+          " completed_at BIGINT NULL,"
+          " expires_at BIGINT NULL,"
+          " updated_at BIGINT NOT NULL)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_dispatch"
+          " ON export_task (status, next_retry_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_lease ON export_task (status, lease_until)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_owner"
+          " ON export_task (tenant_id, requested_by, requested_at)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_dedupe"
+          " ON export_task (requested_by, export_type, params_hash)",
+          // The orphan-file sweep asks whether a key is still referenced.
+          "CREATE INDEX IF NOT EXISTS idx_export_task_object_key ON export_task (object_key)",
+
+          "CREATE TABLE IF NOT EXISTS export_outbox ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " event_id VARCHAR(64) NOT NULL,"
+          " task_id BIGINT NOT NULL,"
+          " dispatch_version INTEGER NOT NULL,"
+          " topic VARCHAR(128) NOT NULL,"
+          " tag VARCHAR(128) NOT NULL,"
+          " message_key VARCHAR(64) NOT NULL,"
+          " payload_json TEXT NOT NULL,"
+          " status VARCHAR(24) NOT NULL DEFAULT 'PENDING',"
+          " attempt_count INTEGER NOT NULL DEFAULT 0,"
+          " next_retry_at BIGINT NOT NULL,"
+          " lease_owner VARCHAR(128) NULL,"
+          " lease_until BIGINT NULL,"
+          " sent_at BIGINT NULL,"
+          " last_error TEXT NULL,"
+          " created_at BIGINT NOT NULL,"
+          " updated_at BIGINT NOT NULL)",
+          // One command per (task, version) is a database fact: the
+          // reconciler's re-inserts are idempotent because of it (seed §7.2).
+          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_outbox_event ON export_outbox (event_id)",
+          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_outbox_task_version"
+          " ON export_outbox (task_id, dispatch_version)",
+          "CREATE INDEX IF NOT EXISTS idx_export_outbox_publish"
+          " ON export_outbox (status, next_retry_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_outbox_task"
+          " ON export_outbox (task_id, dispatch_version, status, sent_at)",
+
+          "CREATE TABLE IF NOT EXISTS export_task_guard ("
+          " name VARCHAR(64) NOT NULL PRIMARY KEY,"
+          " created_at BIGINT NOT NULL)",
+      },
+  };
+}
+
+constexpr char kInsertGuardRow[] =
+    "{INSERT_IGNORE} export_task_guard (name, created_at)"
+    " VALUES ('GLOBAL_CREATE', {NOW}){ON_CONFLICT_IGNORE}";
+
+Status Apply(Database& db, const Migration& m) {
+  const Dialect& d = db.dialect();
+  return db.WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
+    if (!d.migration_lock.empty()) EC_RETURN_IF_ERROR(c.Query(d.migration_lock).status());
+    // Another process may have applied it while we waited for the lock.
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM export_schema_version"
+                                           " WHERE version = ?",
+                                           {m.version}));
+    if (rows.at(0).Int(0) > 0) return Status::Ok();
+    for (const std::string& statement : m.statements) {
+      Status s = c.Exec(d.Expand(statement)).status();
+      if (!s.ok()) return s.WithContext("migration " + std::to_string(m.version));
+    }
+    return c
+        .Exec(d.Expand("INSERT INTO export_schema_version (version, description, applied_at)"
+                       " VALUES (?, ?, {NOW})"),
+              {m.version, m.description})
+        .status();
+  });
+}
+
+}  // namespace
+
+const std::vector<Migration>& AllMigrations() {
+  static const std::vector<Migration> kMigrations = {InitialSchema()};
+  return kMigrations;
+}
+
+int LatestSchemaVersion() { return AllMigrations().back().version; }
+
+StatusOr<int> CurrentSchemaVersion(Database& db) {
+  EC_ASSIGN_OR_RETURN(Rows rows,
+                      db.Query("SELECT COALESCE(MAX(version), 0) FROM export_schema_version"));
+  return static_cast<int>(rows.at(0).Int(0));
+}
+
+Status Migrate(Database& db) {
+  const Dialect& d = db.dialect();
+  EC_RETURN_IF_ERROR(db.WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
+    if (!d.migration_lock.empty()) EC_RETURN_IF_ERROR(c.Query(d.migration_lock).status());
+    return c.Exec(kCreateVersionTable).status();
+  }));
+  EC_ASSIGN_OR_RETURN(int current, CurrentSchemaVersion(db));
+  for (const Migration& m : AllMigrations()) {
+    if (m.version > current) EC_RETURN_IF_ERROR(Apply(db, m));
+  }
+  return db.Exec(d.Expand(kInsertGuardRow)).status();
+}
+
+}  // namespace export_center::store

@@ -1,0 +1,198 @@
+#include "store/postgres/postgres_database.h"
+
+#include <libpq-fe.h>
+
+#include <charconv>
+#include <chrono>
+#include <type_traits>
+#include <vector>
+
+#include "store/connection_pool.h"
+#include "store/postgres/postgres_error.h"
+
+namespace export_center::store {
+namespace {
+
+// How long a caller waits for a pooled connection before Unavailable.
+constexpr std::chrono::seconds kAcquireTimeout{30};
+
+// Built-in type oids (pg_type.h); fixed since PostgreSQL 7.
+constexpr Oid kInt8Oid = 20;
+constexpr Oid kTextOid = 25;
+constexpr Oid kFloat8Oid = 701;
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+// Parameters as libpq wants them: parallel arrays of types and text values.
+struct BoundParams {
+  std::vector<Oid> types;
+  std::vector<std::string> texts;
+  std::vector<const char*> values;
+
+  explicit BoundParams(const SqlParams& params) {
+    types.reserve(params.size());
+    texts.reserve(params.size());
+    for (const SqlValue& p : params) {
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::monostate>) {
+              types.push_back(0);  // let the server infer the type of a NULL
+              texts.emplace_back();
+            } else if constexpr (std::is_same_v<T, int64_t>) {
+              types.push_back(kInt8Oid);
+              texts.push_back(std::to_string(v));
+            } else if constexpr (std::is_same_v<T, double>) {
+              types.push_back(kFloat8Oid);
+              char buf[64];
+              auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+              texts.emplace_back(buf, end);
+            } else {
+              types.push_back(kTextOid);
+              texts.push_back(v);
+            }
+          },
+          p.storage());
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      values.push_back(params[i].is_null() ? nullptr : texts[i].c_str());
+    }
+  }
+};
+
+class PostgresConnection final : public Connection {
+ public:
+  explicit PostgresConnection(PGconn* conn) : conn_(conn) {}
+  ~PostgresConnection() override { PQfinish(conn_); }
+  PostgresConnection(const PostgresConnection&) = delete;
+  PostgresConnection& operator=(const PostgresConnection&) = delete;
+
+  // A broken socket, or a session left inside a transaction, is not reused.
+  bool healthy() const {
+    return PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE;
+  }
+
+  StatusOr<Rows> Query(std::string_view sql, const SqlParams& params) override {
+    EC_ASSIGN_OR_RETURN(ResultPtr res, Run(sql, params));
+    const int n_rows = PQntuples(res.get());
+    const int n_cols = PQnfields(res.get());
+    Rows rows;
+    rows.reserve(n_rows);
+    for (int r = 0; r < n_rows; ++r) {
+      std::vector<std::optional<std::string>> cells(n_cols);
+      for (int c = 0; c < n_cols; ++c) {
+        if (PQgetisnull(res.get(), r, c)) continue;
+        cells[c] = std::string(PQgetvalue(res.get(), r, c), PQgetlength(res.get(), r, c));
+      }
+      rows.emplace_back(std::move(cells));
+    }
+    return rows;
+  }
+
+  StatusOr<int64_t> Exec(std::string_view sql, const SqlParams& params) override {
+    EC_ASSIGN_OR_RETURN(ResultPtr res, Run(sql, params));
+    std::string_view count = PQcmdTuples(res.get());  // "" for BEGIN, SELECT ... in some versions
+    int64_t n = 0;
+    std::from_chars(count.data(), count.data() + count.size(), n);
+    return n;
+  }
+
+ private:
+  StatusOr<ResultPtr> Run(std::string_view sql, const SqlParams& params) {
+    const std::string text = ToPostgresPlaceholders(sql);
+    BoundParams bound(params);
+    ResultPtr res(PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()),
+                               bound.types.data(), bound.values.data(), nullptr, nullptr,
+                               /*resultFormat=*/0));
+    if (res == nullptr) return PostgresError("", PQerrorMessage(conn_), "exec");
+    ExecStatusType st = PQresultStatus(res.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
+    const char* sqlstate = PQresultErrorField(res.get(), PG_DIAG_SQLSTATE);
+    return PostgresError(sqlstate ? sqlstate : "", PQresultErrorMessage(res.get()), "exec");
+  }
+
+  PGconn* conn_;
+};
+
+StatusOr<std::unique_ptr<PostgresConnection>> Connect(const std::string& url) {
+  PGconn* conn = PQconnectdb(url.c_str());
+  if (conn == nullptr) return Unavailable("postgres connect: out of memory");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    Status status = PostgresError("08001", PQerrorMessage(conn), "connect");
+    PQfinish(conn);
+    return status;
+  }
+  // CREATE ... IF NOT EXISTS and friends send NOTICEs; libpq would print them
+  // to stderr.
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
+  return std::make_unique<PostgresConnection>(conn);
+}
+
+class PostgresDatabase final : public Database {
+ public:
+  PostgresDatabase(std::string url, int pool_size)
+      : dialect_(PostgresDialect()),
+        pool_(pool_size,
+              [url]() -> StatusOr<std::unique_ptr<PostgresConnection>> { return Connect(url); }) {}
+
+  const Dialect& dialect() const override { return dialect_; }
+
+  Status WithTransaction(TxMode mode, const std::function<Status(Connection&)>& fn) override {
+    EC_ASSIGN_OR_RETURN(auto lease, pool_.Acquire(kAcquireTimeout));
+    // Reads see one snapshot (a count and its page agree) and never fail to
+    // serialise; writes stay READ COMMITTED, where a conditional UPDATE
+    // re-checks its WHERE on the newest row version after a lock wait.
+    const char* begin =
+        mode == TxMode::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+    EC_RETURN_IF_ERROR(lease->Exec(begin, {}).status());
+    Status status = fn(*lease);
+    if (status.ok()) status = lease->Exec("COMMIT", {}).status();
+    if (!status.ok()) (void)lease->Exec("ROLLBACK", {});
+    return status;
+  }
+
+  Status WithConnection(const std::function<Status(Connection&)>& fn) override {
+    EC_ASSIGN_OR_RETURN(auto lease, pool_.Acquire(kAcquireTimeout));
+    return fn(*lease);
+  }
+
+ private:
+  const Dialect dialect_;
+  ConnectionPool<PostgresConnection> pool_;
+};
+
+}  // namespace
+
+std::string ToPostgresPlaceholders(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size() + 16);
+  int next = 1;
+  char quote = 0;  // ' or " while inside a literal or quoted identifier
+  for (char ch : sql) {
+    if (quote != 0) {
+      if (ch == quote) quote = 0;  // a doubled quote re-enters on the next char
+      out += ch;
+    } else if (ch == '\'' || ch == '"') {
+      quote = ch;
+      out += ch;
+    } else if (ch == '?') {
+      out += '$' + std::to_string(next++);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size) {
+  auto db = std::make_unique<PostgresDatabase>(url, pool_size);
+  // Connect once now so a wrong URL fails at start-up, not at the first task.
+  EC_RETURN_IF_ERROR(db->WithConnection([](Connection&) { return Status::Ok(); }));
+  return std::unique_ptr<Database>(std::move(db));
+}
+
+}  // namespace export_center::store

@@ -1,0 +1,27 @@
+#pragma once
+// PostgresDatabase: the scale-out Database backend (SPEC §3), on libpq.
+//
+// A bounded pool of connections; write transactions run READ COMMITTED and
+// rely on conditional updates plus `SELECT ... FOR UPDATE` of the guard row,
+// read transactions run REPEATABLE READ READ ONLY so a count and its page
+// agree. Parameters are sent typed (int8, float8, text) so expressions such
+// as `{NOW} + $1` never overflow an inferred int4.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "store/database.h"
+
+namespace export_center::store {
+
+// Connects to `url` (a libpq connection string or postgresql:// URL) with up
+// to `pool_size` connections. Fails with Unavailable when the server cannot
+// be reached.
+StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size);
+
+// Rewrites `?` placeholders to `$1, $2, ...`, leaving quoted text alone.
+std::string ToPostgresPlaceholders(std::string_view sql);
+
+}  // namespace export_center::store

@@ -1,0 +1,1044 @@
+#include "store/sql_task_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/ids.h"
+#include "store/migrations.h"
+#include "task/command.h"
+
+namespace export_center::store {
+namespace {
+
+using task::Task;
+using task::TaskState;
+
+// ---- column lists -----------------------------------------------------------
+
+constexpr char kTaskColumns[] =
+    "id, tenant_id, app_code, requested_by, export_type, task_name, format, parameters_json,"
+    " params_hash, status, file_name, object_key, content_type, size_bytes, total_rows,"
+    " processed_rows, failure_code, failure_message, dispatch_version, attempt_count,"
+    " max_attempts, next_retry_at, lease_owner, lease_until, last_heartbeat_at,"
+    " execution_deadline_at, cancel_requested, contract_version, download_count,"
+    " last_downloaded_at, requested_at, started_at, completed_at, expires_at, updated_at";
+
+// Positions in kTaskColumns.
+enum TaskCol : size_t {
+  kId,
+  kTenant,
+  kAppCode,
+  kRequestedBy,
+  kExportType,
+  kTaskName,
+  kFormat,
+  kParams,
+  kParamsHash,
+  kStatus,
+  kFileName,
+  kObjectKey,
+  kContentType,
+  kSizeBytes,
+  kTotalRows,
+  kProcessedRows,
+  kFailureCode,
+  kFailureMessage,
+  kVersion,
+  kAttemptCount,
+  kMaxAttempts,
+  kNextRetryAt,
+  kLeaseOwner,
+  kLeaseUntil,
+  kHeartbeat,
+  kDeadline,
+  kCancelRequested,
+  kContractVersion,
+  kDownloadCount,
+  kLastDownloadedAt,
+  kRequestedAt,
+  kStartedAt,
+  kCompletedAt,
+  kExpiresAt,
+  kUpdatedAt,
+  kTaskColumnCount
+};
+
+constexpr char kOutboxColumns[] =
+    "id, event_id, task_id, dispatch_version, payload_json, status, attempt_count,"
+    " next_retry_at, lease_owner, lease_until, sent_at, last_error, created_at";
+
+constexpr char kActive[] = "('PENDING', 'RUNNING')";
+
+// The broker routing fields of seed 000 §7.2; the channel decides the real
+// destination, these are kept for operators reading the table.
+constexpr char kTopic[] = "export-center.commands";
+
+// failure_code values written by the store itself.
+constexpr char kCodeRetriesExhausted[] = "RETRIES_EXHAUSTED";
+constexpr char kCodeLeaseLost[] = "LEASE_LOST";
+constexpr char kCodeQuarantined[] = "COMMAND_QUARANTINED";
+
+// Longest message stored; longer ones are cut at a UTF-8 boundary.
+constexpr size_t kMaxMessageBytes = 1000;
+
+std::string Truncate(std::string text) {
+  if (text.size() <= kMaxMessageBytes) return text;
+  size_t cut = kMaxMessageBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return text;
+}
+
+// Informational only (the command's occurredAt): never compared.
+std::string NowIso8601() {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
+StatusOr<Task> TaskFromRow(const Row& r) {
+  if (r.size() < kTaskColumnCount) return Internal("export_task row has too few columns");
+  Task t;
+  t.id = r.Int(kId);
+  t.tenant_id = r.Text(kTenant);
+  auto app = task::ParseAppCode(r.Text(kAppCode));
+  auto format = task::ParseFileFormat(r.Text(kFormat));
+  auto status = task::ParseTaskState(r.Text(kStatus));
+  if (!app || !format || !status) {
+    return Internal("export_task " + std::to_string(t.id) +
+                    " has an unknown app_code, format or status");
+  }
+  t.app_code = *app;
+  t.requested_by = r.Text(kRequestedBy);
+  t.export_type = r.Text(kExportType);
+  t.task_name = r.Text(kTaskName);
+  t.format = *format;
+  t.parameters_json = r.Text(kParams);
+  t.params_hash = r.Text(kParamsHash);
+  t.status = *status;
+  t.file_name = r.OptText(kFileName);
+  t.object_key = r.OptText(kObjectKey);
+  t.content_type = r.OptText(kContentType);
+  t.size_bytes = r.OptInt(kSizeBytes);
+  t.total_rows = r.OptInt(kTotalRows);
+  t.processed_rows = r.Int(kProcessedRows);
+  t.failure_code = r.OptText(kFailureCode);
+  t.failure_message = r.OptText(kFailureMessage);
+  t.dispatch_version = static_cast<int32_t>(r.Int(kVersion));
+  t.attempt_count = static_cast<int32_t>(r.Int(kAttemptCount));
+  t.max_attempts = static_cast<int32_t>(r.Int(kMaxAttempts));
+  t.next_retry_at = r.Int(kNextRetryAt);
+  t.lease_owner = r.OptText(kLeaseOwner);
+  t.lease_until = r.OptInt(kLeaseUntil);
+  t.last_heartbeat_at = r.OptInt(kHeartbeat);
+  t.execution_deadline_at = r.OptInt(kDeadline);
+  t.cancel_requested = r.Int(kCancelRequested) != 0;
+  t.contract_version = r.OptText(kContractVersion);
+  t.download_count = r.Int(kDownloadCount);
+  t.last_downloaded_at = r.OptInt(kLastDownloadedAt);
+  t.requested_at = r.Int(kRequestedAt);
+  t.started_at = r.OptInt(kStartedAt);
+  t.completed_at = r.OptInt(kCompletedAt);
+  t.expires_at = r.OptInt(kExpiresAt);
+  t.updated_at = r.Int(kUpdatedAt);
+  return t;
+}
+
+std::optional<OutboxStatus> ParseOutboxStatus(const std::string& text) {
+  for (auto s : {OutboxStatus::kPending, OutboxStatus::kClaimed, OutboxStatus::kSent,
+                 OutboxStatus::kQuarantined}) {
+    if (ToString(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
+StatusOr<OutboxEntry> OutboxFromRow(const Row& r) {
+  OutboxEntry e;
+  e.id = r.Int(0);
+  e.event_id = r.Text(1);
+  e.task_id = r.Int(2);
+  e.dispatch_version = static_cast<int32_t>(r.Int(3));
+  e.payload_json = r.Text(4);
+  auto status = ParseOutboxStatus(r.Text(5));
+  if (!status) return Internal("export_outbox " + std::to_string(e.id) + " has an unknown status");
+  e.status = *status;
+  e.attempt_count = static_cast<int32_t>(r.Int(6));
+  e.next_retry_at = r.Int(7);
+  e.lease_owner = r.OptText(8);
+  e.lease_until = r.OptInt(9);
+  e.sent_at = r.OptInt(10);
+  e.last_error = r.OptText(11);
+  e.created_at = r.Int(12);
+  return e;
+}
+
+class SqlTaskStore final : public TaskStore {
+ public:
+  explicit SqlTaskStore(std::shared_ptr<Database> db) : db_(std::move(db)), d_(db_->dialect()) {}
+
+  // ---- schema ----
+  Status Migrate() override;
+  Status CheckGuardRow() override;
+  StatusOr<int64_t> DatabaseNowMs() override;
+
+  // ---- tasks ----
+  StatusOr<CreateResult> CreateTask(const NewTask& task, const CreateLimits& limits) override;
+  StatusOr<Task> GetTask(int64_t task_id) override;
+  StatusOr<ListPage> ListTasks(const ListQuery& query) override;
+  StatusOr<TaskState> RequestCancel(int64_t task_id) override;
+  StatusOr<Task> ManualRetry(int64_t task_id, const std::string& trace_id) override;
+  Status RecordDownload(int64_t task_id) override;
+
+  // ---- outbox publisher ----
+  StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override;
+  StatusOr<std::optional<OutboxEntry>> ClaimOutbox(int64_t outbox_id, const std::string& instance,
+                                                   int lease_seconds) override;
+  StatusOr<bool> MarkOutboxSent(int64_t outbox_id, const std::string& instance) override;
+  StatusOr<bool> MarkOutboxFailed(int64_t outbox_id, const std::string& instance,
+                                  const std::string& error, int64_t backoff_ms) override;
+  StatusOr<std::vector<OutboxEntry>> ListOutboxForTask(int64_t task_id) override;
+
+  // ---- consumer ----
+  StatusOr<ClaimResult> ClaimTask(const ClaimRequest& request) override;
+  StatusOr<RenewOutcome> RenewLease(const Attempt& attempt, int lease_seconds) override;
+  StatusOr<bool> UpdateProgress(const Attempt& attempt, int64_t processed_rows,
+                                std::optional<int64_t> total_rows) override;
+  StatusOr<bool> CommitSuccess(const Attempt& attempt, const FileResult& file,
+                               int retention_days) override;
+  StatusOr<bool> FinishAttempt(const Attempt& attempt, TaskState to_state,
+                               const std::string& failure_code,
+                               const std::string& message) override;
+  StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
+                                       int64_t backoff_ms) override;
+
+  // ---- reconciler ----
+  StatusOr<int> RedispatchMissingOutbox(int grace_seconds, int limit) override;
+  StatusOr<int> ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
+                                      int limit) override;
+  StatusOr<std::vector<RecoveredLease>> RecoverExpiredLeases(int limit) override;
+  StatusOr<int> ReleaseStaleClaimedOutbox(int limit) override;
+  StatusOr<std::vector<ExpiredArtifact>> ListExpiredArtifacts(int limit) override;
+  StatusOr<bool> MarkExpired(int64_t task_id) override;
+  StatusOr<bool> IsLiveObjectKey(const std::string& object_key) override;
+  StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override;
+
+  // ---- dead letters ----
+  Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
+                           const std::string& reason) override;
+
+  // ---- metrics ----
+  StatusOr<Gauges> ReadGauges() override;
+
+ private:
+  std::string Sql(std::string_view text) const { return d_.Expand(text); }
+
+  Status Write(const std::function<Status(Connection&)>& fn) {
+    return db_->WithTransaction(TxMode::kWrite, fn);
+  }
+  Status Read(const std::function<Status(Connection&)>& fn) {
+    return db_->WithTransaction(TxMode::kRead, fn);
+  }
+
+  StatusOr<std::optional<Task>> ReadTask(Connection& c, int64_t task_id, bool for_update);
+  StatusOr<Task> ReadExistingTask(Connection& c, int64_t task_id);
+  // Inserts the command row of the task's current (PENDING) version, due at
+  // the task's own next_retry_at, so the publisher never sends it early
+  // (seed 000 §9.2). Returns 0 when the row already exists.
+  StatusOr<int64_t> InsertCommand(Connection& c, int64_t task_id, int32_t version,
+                                  const std::string& export_type, const std::string& trace_id);
+  // Same, but a missing row is a broken invariant.
+  Status InsertCommandOrFail(Connection& c, const Task& t, const std::string& trace_id);
+
+  StatusOr<std::optional<Task>> FindDuplicate(Connection& c, const NewTask& t, int window_seconds);
+  Status CheckActiveLimits(Connection& c, const NewTask& t, const CreateLimits& limits);
+  StatusOr<ClaimMiss> ExplainClaimMiss(Connection& c, const ClaimRequest& r,
+                                       std::optional<Task>* task);
+  Status RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out);
+
+  std::shared_ptr<Database> db_;
+  const Dialect d_;
+};
+
+// ---- helpers ----------------------------------------------------------------
+
+StatusOr<std::optional<Task>> SqlTaskStore::ReadTask(Connection& c, int64_t task_id,
+                                                     bool for_update) {
+  std::string sql = std::string("SELECT ") + kTaskColumns + " FROM export_task WHERE id = ?";
+  if (for_update) sql += "{FOR_UPDATE}";
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(Sql(sql), {task_id}));
+  if (rows.empty()) return std::optional<Task>();
+  EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(rows[0]));
+  return std::optional<Task>(std::move(t));
+}
+
+StatusOr<Task> SqlTaskStore::ReadExistingTask(Connection& c, int64_t task_id) {
+  EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, false));
+  if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
+  return std::move(*t);
+}
+
+StatusOr<int64_t> SqlTaskStore::InsertCommand(Connection& c, int64_t task_id, int32_t version,
+                                              const std::string& export_type,
+                                              const std::string& trace_id) {
+  task::Command command;
+  command.event_id = NewUuid();
+  command.task_id = task_id;
+  command.export_type = export_type;
+  command.dispatch_version = version;
+  command.occurred_at = NowIso8601();
+  command.trace_id = trace_id.empty() ? NewUuid() : trace_id;
+  return c.Exec(
+      Sql("{INSERT_IGNORE} export_outbox (id, event_id, task_id, dispatch_version, topic, tag,"
+          " message_key, payload_json, status, attempt_count, next_retry_at, created_at,"
+          " updated_at)"
+          " SELECT ?, ?, t.id, t.dispatch_version, ?, t.export_type, ?, ?, 'PENDING', 0,"
+          " t.next_retry_at, {NOW}, {NOW}"
+          " FROM export_task t WHERE t.id = ? AND t.dispatch_version = ? AND t.status = 'PENDING'"
+          "{ON_CONFLICT_IGNORE}"),
+      {NextId(), command.event_id, kTopic, std::to_string(task_id), task::EncodeCommand(command),
+       task_id, version});
+}
+
+Status SqlTaskStore::InsertCommandOrFail(Connection& c, const Task& t,
+                                         const std::string& trace_id) {
+  EC_ASSIGN_OR_RETURN(int64_t n,
+                      InsertCommand(c, t.id, t.dispatch_version, t.export_type, trace_id));
+  if (n != 1) {
+    return Internal("outbox row for task " + std::to_string(t.id) + " version " +
+                    std::to_string(t.dispatch_version) + " already exists");
+  }
+  return Status::Ok();
+}
+
+// ---- schema -----------------------------------------------------------------
+
+Status SqlTaskStore::Migrate() { return store::Migrate(*db_); }
+
+Status SqlTaskStore::CheckGuardRow() {
+  auto rows = db_->Query("SELECT COUNT(*) FROM export_task_guard WHERE name = 'GLOBAL_CREATE'");
+  if (!rows.ok() || rows->at(0).Int(0) != 1) {
+    std::string why = rows.ok() ? "row is missing" : rows.status().ToString();
+    return Internal("guard row GLOBAL_CREATE of export_task_guard: " + why +
+                    "; run `export-center migrate`");
+  }
+  return Status::Ok();
+}
+
+StatusOr<int64_t> SqlTaskStore::DatabaseNowMs() {
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT {NOW}")));
+  return rows.at(0).Int(0);
+}
+
+// ---- create -----------------------------------------------------------------
+
+StatusOr<std::optional<Task>> SqlTaskStore::FindDuplicate(Connection& c, const NewTask& t,
+                                                          int window_seconds) {
+  if (window_seconds <= 0) return std::optional<Task>();
+  EC_ASSIGN_OR_RETURN(
+      Rows rows,
+      c.Query(Sql(std::string("SELECT ") + kTaskColumns +
+                  " FROM export_task WHERE requested_by = ? AND export_type = ?"
+                  " AND params_hash = ? AND tenant_id = ? AND app_code = ? AND status IN " +
+                  kActive +
+                  " AND requested_at >= {NOW} - ? ORDER BY requested_at DESC, id DESC LIMIT 1"),
+              {t.requested_by, t.export_type, t.params_hash, t.tenant_id,
+               task::ToString(t.app_code), int64_t{window_seconds} * 1000}));
+  if (rows.empty()) return std::optional<Task>();
+  EC_ASSIGN_OR_RETURN(Task found, TaskFromRow(rows[0]));
+  return std::optional<Task>(std::move(found));
+}
+
+Status SqlTaskStore::CheckActiveLimits(Connection& c, const NewTask& t,
+                                       const CreateLimits& limits) {
+  if (limits.max_active_per_user > 0) {
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT COUNT(*) FROM export_task"
+                                                       " WHERE tenant_id = ? AND requested_by = ?"
+                                                       " AND status IN ") +
+                                               kActive,
+                                           {t.tenant_id, t.requested_by}));
+    int64_t n = rows.at(0).Int(0);
+    if (n >= limits.max_active_per_user) {
+      return LimitExceeded("you already have " + std::to_string(n) +
+                           " active export tasks; wait for one to finish");
+    }
+  }
+  if (limits.max_active_per_type > 0) {
+    // Global per type: the limit protects the business service behind it.
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT COUNT(*) FROM export_task"
+                                                       " WHERE export_type = ? AND status IN ") +
+                                               kActive,
+                                           {t.export_type}));
+    int64_t n = rows.at(0).Int(0);
+    if (n >= limits.max_active_per_type) {
+      return LimitExceeded("export type " + t.export_type + " already has " + std::to_string(n) +
+                           " active tasks; try again in a few minutes");
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateLimits& limits) {
+  CreateResult result;
+  Status status = Write([&](Connection& c) -> Status {
+    // Every create serialises on this one row (seed 000 §7.2): the duplicate
+    // check and the COUNTs below cannot be passed by two creators at once.
+    EC_ASSIGN_OR_RETURN(Rows guard, c.Query(Sql("SELECT name FROM export_task_guard"
+                                                " WHERE name = 'GLOBAL_CREATE'{FOR_UPDATE}")));
+    if (guard.empty()) return Internal("guard row GLOBAL_CREATE is missing; run migrate");
+    EC_ASSIGN_OR_RETURN(std::optional<Task> dup,
+                        FindDuplicate(c, nt, limits.dedupe_window_seconds));
+    if (dup) {
+      result = {std::move(*dup), true};
+      return Status::Ok();
+    }
+    EC_RETURN_IF_ERROR(CheckActiveLimits(c, nt, limits));
+    const int64_t id = NextId();
+    EC_RETURN_IF_ERROR(
+        c.Exec(Sql("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
+                   " task_name, format, parameters_json, params_hash, status, processed_rows,"
+                   " dispatch_version, attempt_count, max_attempts, next_retry_at,"
+                   " cancel_requested, contract_version, download_count, requested_at,"
+                   " updated_at)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, 1, 0, ?, {NOW}, 0, ?, 0,"
+                   " {NOW}, {NOW})"),
+               {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
+                nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
+                nt.max_attempts, nt.contract_version})
+            .status());
+    EC_ASSIGN_OR_RETURN(Task created, ReadExistingTask(c, id));
+    EC_RETURN_IF_ERROR(InsertCommandOrFail(c, created, nt.trace_id));
+    result = {std::move(created), false};
+    return Status::Ok();
+  });
+  if (!status.ok()) return status;
+  return result;
+}
+
+StatusOr<Task> SqlTaskStore::GetTask(int64_t task_id) {
+  Task t;
+  EC_RETURN_IF_ERROR(db_->WithConnection([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(t, ReadExistingTask(c, task_id));
+    return Status::Ok();
+  }));
+  return t;
+}
+
+StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
+  std::string where = " WHERE tenant_id = ? AND app_code = ?";
+  SqlParams params = {q.tenant_id, task::ToString(q.app_code)};
+  if (q.requested_by) {
+    where += " AND requested_by = ?";
+    params.emplace_back(*q.requested_by);
+  }
+  if (q.status) {
+    where += " AND status = ?";
+    params.emplace_back(task::ToString(*q.status));
+  }
+  if (q.export_type) {
+    where += " AND export_type = ?";
+    params.emplace_back(*q.export_type);
+  }
+  const int64_t size = std::clamp(q.size, 1, 100);
+  const int64_t page = std::max(q.page, 1);
+  ListPage out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
+    out.total = count.at(0).Int(0);
+    SqlParams page_params = params;
+    page_params.emplace_back(size);
+    page_params.emplace_back((page - 1) * size);
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
+                               " ORDER BY requested_at DESC, id DESC"
+                               " LIMIT ? OFFSET ?",
+                           page_params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
+      out.records.push_back(std::move(t));
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
+  TaskState result = TaskState::kPending;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
+    if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
+    if (t->status == TaskState::kPending) {
+      EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED',"
+                                                " completed_at = {NOW}, updated_at = {NOW}"
+                                                " WHERE id = ? AND status = 'PENDING'"),
+                                            {task_id}));
+      if (n != 1) return Unavailable("task changed while cancelling; retry");
+      result = TaskState::kCancelled;
+      return Status::Ok();
+    }
+    if (t->status == TaskState::kRunning) {
+      // The worker checks the flag at every page and ends CANCELLED itself.
+      EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_task SET cancel_requested = 1,"
+                                    " updated_at = {NOW} WHERE id = ? AND status = 'RUNNING'"),
+                                {task_id})
+                             .status());
+      result = TaskState::kRunning;
+      return Status::Ok();
+    }
+    return Conflict("the task is " + std::string(task::ToString(t->status)) +
+                    "; only pending or running tasks can be cancelled");
+  }));
+  return result;
+}
+
+StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& trace_id) {
+  Task result;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
+    if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
+    if (!task::CanManualRetry(t->status)) {
+      return Conflict("the task is " + std::string(task::ToString(t->status)) +
+                      "; only failed, cancelled, stale or inconsistent tasks can be retried");
+    }
+    // A retry is a new execution attempt: version+1 (SPEC §1.3), counters and
+    // the previous result cleared (seed 000 §9.3).
+    EC_ASSIGN_OR_RETURN(
+        int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
+                              " dispatch_version = dispatch_version + 1, attempt_count = 0,"
+                              " next_retry_at = {NOW}, cancel_requested = 0, failure_code = NULL,"
+                              " failure_message = NULL, processed_rows = 0, total_rows = NULL,"
+                              " started_at = NULL, completed_at = NULL, expires_at = NULL,"
+                              " file_name = NULL, object_key = NULL, content_type = NULL,"
+                              " size_bytes = NULL, lease_owner = NULL, lease_until = NULL,"
+                              " execution_deadline_at = NULL, updated_at = {NOW}"
+                              " WHERE id = ? AND dispatch_version = ?"
+                              " AND status IN ('FAILED', 'CANCELLED', 'STALE', 'INCONSISTENT')"),
+                          {task_id, t->dispatch_version}));
+    if (n != 1) return Unavailable("task changed while retrying; retry");
+    EC_ASSIGN_OR_RETURN(result, ReadExistingTask(c, task_id));
+    return InsertCommandOrFail(c, result, trace_id);
+  }));
+  return result;
+}
+
+Status SqlTaskStore::RecordDownload(int64_t task_id) {
+  EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_task SET download_count ="
+                                               " download_count + 1, last_downloaded_at = {NOW}"
+                                               " WHERE id = ?"),
+                                           {task_id}));
+  if (n == 0) return NotFound("export task " + std::to_string(task_id) + " does not exist");
+  return Status::Ok();
+}
+
+// ---- outbox publisher ---------------------------------------------------------
+
+StatusOr<std::vector<int64_t>> SqlTaskStore::SelectDueOutbox(int limit) {
+  EC_ASSIGN_OR_RETURN(Rows rows,
+                      db_->Query(Sql("SELECT id FROM export_outbox"
+                                     " WHERE status = 'PENDING' AND next_retry_at <= {NOW}"
+                                     " ORDER BY next_retry_at, id LIMIT ?"),
+                                 {limit}));
+  std::vector<int64_t> ids;
+  for (const Row& r : rows) ids.push_back(r.Int(0));
+  return ids;
+}
+
+StatusOr<std::optional<OutboxEntry>> SqlTaskStore::ClaimOutbox(int64_t outbox_id,
+                                                               const std::string& instance,
+                                                               int lease_seconds) {
+  std::optional<OutboxEntry> result;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n, c.Exec(Sql("UPDATE export_outbox SET status = 'CLAIMED', lease_owner = ?,"
+                              " lease_until = {NOW} + ?, attempt_count = attempt_count + 1,"
+                              " updated_at = {NOW}"
+                              " WHERE id = ? AND status = 'PENDING' AND next_retry_at <= {NOW}"),
+                          {instance, int64_t{lease_seconds} * 1000, outbox_id}));
+    if (n == 0) return Status::Ok();  // another instance won, or not due after all
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT ") + kOutboxColumns +
+                                               " FROM export_outbox WHERE id = ?",
+                                           {outbox_id}));
+    if (rows.empty()) return Internal("claimed outbox row vanished");
+    EC_ASSIGN_OR_RETURN(OutboxEntry e, OutboxFromRow(rows[0]));
+    result = std::move(e);
+    return Status::Ok();
+  }));
+  return result;
+}
+
+StatusOr<bool> SqlTaskStore::MarkOutboxSent(int64_t outbox_id, const std::string& instance) {
+  EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_outbox SET status = 'SENT',"
+                                               " sent_at = {NOW}, lease_owner = NULL,"
+                                               " lease_until = NULL, updated_at = {NOW}"
+                                               " WHERE id = ? AND status = 'CLAIMED'"
+                                               " AND lease_owner = ?"),
+                                           {outbox_id, instance}));
+  return n == 1;
+}
+
+StatusOr<bool> SqlTaskStore::MarkOutboxFailed(int64_t outbox_id, const std::string& instance,
+                                              const std::string& error, int64_t backoff_ms) {
+  EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
+                                               " next_retry_at = {NOW} + ?, last_error = ?,"
+                                               " lease_owner = NULL, lease_until = NULL,"
+                                               " updated_at = {NOW}"
+                                               " WHERE id = ? AND status = 'CLAIMED'"
+                                               " AND lease_owner = ?"),
+                                           {backoff_ms, Truncate(error), outbox_id, instance}));
+  return n == 1;
+}
+
+StatusOr<std::vector<OutboxEntry>> SqlTaskStore::ListOutboxForTask(int64_t task_id) {
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(std::string("SELECT ") + kOutboxColumns +
+                                                " FROM export_outbox WHERE task_id = ?"
+                                                " ORDER BY dispatch_version, id",
+                                            {task_id}));
+  std::vector<OutboxEntry> out;
+  for (const Row& r : rows) {
+    EC_ASSIGN_OR_RETURN(OutboxEntry e, OutboxFromRow(r));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// ---- consumer -----------------------------------------------------------------
+
+StatusOr<ClaimMiss> SqlTaskStore::ExplainClaimMiss(Connection& c, const ClaimRequest& r,
+                                                   std::optional<Task>* task) {
+  // The "now" comparisons of the §8.2 table are made here, by the database.
+  EC_ASSIGN_OR_RETURN(
+      Rows rows,
+      c.Query(Sql(std::string("SELECT ") + kTaskColumns +
+                  ", CASE WHEN lease_until IS NOT NULL AND lease_until > {NOW} THEN 1 ELSE 0 END"
+                  ", CASE WHEN next_retry_at > {NOW} THEN 1 ELSE 0 END"
+                  " FROM export_task WHERE id = ?"),
+              {r.task_id}));
+  ClaimFacts facts;
+  if (!rows.empty()) {
+    EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(rows[0]));
+    facts.found = true;
+    facts.dispatch_version = t.dispatch_version;
+    facts.status = t.status;
+    facts.lease_live = rows[0].Int(kTaskColumnCount) != 0;
+    facts.in_backoff = rows[0].Int(kTaskColumnCount + 1) != 0;
+    *task = std::move(t);
+  }
+  return ClassifyClaimMiss(facts, r.dispatch_version);
+}
+
+StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
+  ClaimResult result;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    result = ClaimResult();
+    // Seed 000 §8.2 plus §8.3.1: the deadline is fixed at claim time.
+    EC_ASSIGN_OR_RETURN(
+        int64_t n,
+        c.Exec(Sql("UPDATE export_task SET status = 'RUNNING',"
+                   " attempt_count = attempt_count + 1, started_at = {NOW}, lease_owner = ?,"
+                   " lease_until = {NOW} + ?, last_heartbeat_at = {NOW},"
+                   " execution_deadline_at = {NOW} + ?, processed_rows = 0, total_rows = NULL,"
+                   " failure_message = NULL, failure_code = NULL, updated_at = {NOW}"
+                   " WHERE id = ? AND dispatch_version = ? AND status = 'PENDING'"
+                   " AND next_retry_at <= {NOW}"),
+               {r.instance, int64_t{r.lease_seconds} * 1000, int64_t{r.max_duration_seconds} * 1000,
+                r.task_id, r.dispatch_version}));
+    if (n == 1) {
+      result.claimed = true;
+      EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, r.task_id));
+      result.task = std::move(t);
+      return Status::Ok();
+    }
+    EC_ASSIGN_OR_RETURN(ClaimMiss miss, ExplainClaimMiss(c, r, &result.task));
+    result.miss = miss;
+    return Status::Ok();
+  }));
+  return result;
+}
+
+StatusOr<RenewOutcome> SqlTaskStore::RenewLease(const Attempt& a, int lease_seconds) {
+  RenewOutcome outcome = RenewOutcome::kLost;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    // The deadline lives in the same statement (seed 000 §8.3.1): past it the
+    // renewal fails and the worker stops at its next checkpoint.
+    EC_ASSIGN_OR_RETURN(
+        int64_t n,
+        c.Exec(Sql("UPDATE export_task SET lease_until = {NOW} + ?, last_heartbeat_at = {NOW},"
+                   " updated_at = {NOW}"
+                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                   " AND lease_owner = ? AND execution_deadline_at > {NOW}"),
+               {int64_t{lease_seconds} * 1000, a.task_id, a.dispatch_version, a.instance}));
+    if (n == 1) {
+      outcome = RenewOutcome::kRenewed;
+      return Status::Ok();
+    }
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, c.Query(Sql("SELECT CASE WHEN execution_deadline_at <= {NOW} THEN 1 ELSE 0 END"
+                               " FROM export_task WHERE id = ? AND status = 'RUNNING'"
+                               " AND dispatch_version = ? AND lease_owner = ?"),
+                           {a.task_id, a.dispatch_version, a.instance}));
+    outcome = (!rows.empty() && rows[0].Int(0) == 1) ? RenewOutcome::kDeadlinePassed
+                                                     : RenewOutcome::kLost;
+    return Status::Ok();
+  }));
+  return outcome;
+}
+
+StatusOr<bool> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t processed_rows,
+                                            std::optional<int64_t> total_rows) {
+  bool cancel = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n, c.Exec(Sql("UPDATE export_task SET processed_rows = ?,"
+                              " total_rows = COALESCE(?, total_rows), updated_at = {NOW}"
+                              " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                              " AND lease_owner = ?"),
+                          {processed_rows, total_rows, a.task_id, a.dispatch_version, a.instance}));
+    if (n != 1)
+      return Conflict("lease lost: task " + std::to_string(a.task_id) + " version " +
+                      std::to_string(a.dispatch_version) + " is no longer ours");
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, c.Query("SELECT cancel_requested FROM export_task WHERE id = ?", {a.task_id}));
+    cancel = !rows.empty() && rows[0].Int(0) != 0;
+    return Status::Ok();
+  }));
+  return cancel;
+}
+
+StatusOr<bool> SqlTaskStore::CommitSuccess(const Attempt& a, const FileResult& f,
+                                           int retention_days) {
+  // The deadline is part of the final statement (seed 000 §8.4): a check in
+  // C++ could pass and then cross the deadline before the write.
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
+      db_->Exec(
+          Sql("UPDATE export_task SET status = 'SUCCEEDED', file_name = ?, object_key = ?,"
+              " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
+              " completed_at = {NOW}, expires_at = {NOW} + ?, lease_owner = NULL,"
+              " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
+              " updated_at = {NOW}"
+              " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+              " AND lease_owner = ? AND execution_deadline_at > {NOW}"),
+          {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
+           int64_t{retention_days} * 86'400'000, a.task_id, a.dispatch_version, a.instance}));
+  return n == 1;
+}
+
+StatusOr<bool> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
+                                           const std::string& failure_code,
+                                           const std::string& message) {
+  if (to_state != TaskState::kFailed && to_state != TaskState::kCancelled &&
+      to_state != TaskState::kStale && to_state != TaskState::kInconsistent) {
+    return InvalidArgument("FinishAttempt cannot end a task " +
+                           std::string(task::ToString(to_state)));
+  }
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
+      db_->Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
+                    " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
+                    " object_key = NULL, updated_at = {NOW}"
+                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                    " AND lease_owner = ?"),
+                {task::ToString(to_state), failure_code, Truncate(message), a.task_id,
+                 a.dispatch_version, a.instance}));
+  return n == 1;
+}
+
+StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::string& message,
+                                                   int64_t backoff_ms) {
+  RetryOutcome outcome = RetryOutcome::kLost;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(Sql("SELECT attempt_count, max_attempts, export_type"
+                                               " FROM export_task WHERE id = ?"
+                                               " AND status = 'RUNNING' AND dispatch_version = ?"
+                                               " AND lease_owner = ?{FOR_UPDATE}"),
+                                           {a.task_id, a.dispatch_version, a.instance}));
+    if (rows.empty()) {
+      outcome = RetryOutcome::kLost;
+      return Status::Ok();
+    }
+    const std::string msg = Truncate(message);
+    if (rows[0].Int(0) >= rows[0].Int(1)) {
+      EC_RETURN_IF_ERROR(
+          c.Exec(Sql("UPDATE export_task SET status = 'FAILED',"
+                     " failure_code = ?, failure_message = ?,"
+                     " completed_at = {NOW}, lease_owner = NULL,"
+                     " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
+                     " WHERE id = ? AND status = 'RUNNING'"
+                     " AND dispatch_version = ? AND lease_owner = ?"),
+                 {kCodeRetriesExhausted, msg, a.task_id, a.dispatch_version, a.instance})
+              .status());
+      outcome = RetryOutcome::kFailedMaxAttempts;
+      return Status::Ok();
+    }
+    // Seed 000 §9.2: the message is kept so the download centre can show why.
+    EC_ASSIGN_OR_RETURN(
+        int64_t n,
+        c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
+                   " dispatch_version = dispatch_version + 1, next_retry_at = {NOW} + ?,"
+                   " processed_rows = 0, total_rows = NULL, lease_owner = NULL,"
+                   " lease_until = NULL, execution_deadline_at = NULL, object_key = NULL,"
+                   " failure_message = ?, updated_at = {NOW}"
+                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                   " AND lease_owner = ?"),
+               {backoff_ms, msg, a.task_id, a.dispatch_version, a.instance}));
+    if (n != 1) return Unavailable("task changed while scheduling a retry; retry");
+    Task next;
+    next.id = a.task_id;
+    next.dispatch_version = a.dispatch_version + 1;
+    next.export_type = rows[0].Text(2);
+    EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
+    outcome = RetryOutcome::kRescheduled;
+    return Status::Ok();
+  }));
+  return outcome;
+}
+
+// ---- reconciler ---------------------------------------------------------------
+
+StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit) {
+  int inserted = 0;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    inserted = 0;
+    // No status filter in NOT EXISTS: a QUARANTINED row must block it too
+    // (seed 000 §8.5 case A).
+    EC_ASSIGN_OR_RETURN(
+        Rows rows,
+        c.Query(Sql("SELECT t.id, t.dispatch_version, t.export_type FROM export_task t"
+                    " WHERE t.status = 'PENDING' AND t.next_retry_at <= {NOW} - ?"
+                    " AND NOT EXISTS (SELECT 1 FROM export_outbox o"
+                    " WHERE o.task_id = t.id AND o.dispatch_version = t.dispatch_version)"
+                    " ORDER BY t.next_retry_at, t.id LIMIT ?"),
+                {int64_t{grace_seconds} * 1000, limit}));
+    for (const Row& r : rows) {
+      // Same version, new event id; the unique key makes a concurrent
+      // reconciler's insert a no-op.
+      EC_ASSIGN_OR_RETURN(
+          int64_t n, InsertCommand(c, r.Int(0), static_cast<int32_t>(r.Int(1)), r.Text(2), ""));
+      inserted += static_cast<int>(n);
+    }
+    return Status::Ok();
+  }));
+  return inserted;
+}
+
+StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
+                                                  int limit) {
+  // Same row, same version (SPEC §1.3): a re-send never changes the version,
+  // so a command that merely waited in a long queue is not starved.
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
+      db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
+                    " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                    " WHERE status = 'SENT' AND id IN (SELECT id FROM ("
+                    "SELECT o.id FROM export_outbox o JOIN export_task t"
+                    " ON t.id = o.task_id AND t.dispatch_version = o.dispatch_version"
+                    " WHERE o.status = 'SENT' AND o.sent_at <= {NOW} - ?"
+                    " AND t.status = 'PENDING' AND t.next_retry_at <= {NOW} - ?"
+                    " ORDER BY o.id LIMIT ?) picked)"),
+                {int64_t{sent_stale_seconds} * 1000, int64_t{grace_seconds} * 1000, limit}));
+  return static_cast<int>(n);
+}
+
+Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out) {
+  RecoveredLease rec;
+  rec.task_id = row.Int(0);
+  rec.old_version = static_cast<int32_t>(row.Int(1));
+  rec.failed = row.Int(2) >= row.Int(3);
+  rec.object_key = row.OptText(4);
+  int64_t n = 0;
+  if (rec.failed) {
+    EC_ASSIGN_OR_RETURN(
+        n, c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
+                      " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                      " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
+                      " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                      " AND lease_until <= {NOW}"),
+                  {kCodeLeaseLost,
+                   "the export worker stopped responding and the maximum number of attempts "
+                   "was reached",
+                   rec.task_id, rec.old_version}));
+  } else {
+    // The execution really failed, so this is a new attempt: version+1, and
+    // the old worker can no longer commit if it comes back (seed 000 §8.5-2).
+    EC_ASSIGN_OR_RETURN(
+        n,
+        c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
+                   " dispatch_version = dispatch_version + 1, next_retry_at = {NOW},"
+                   " lease_owner = NULL, lease_until = NULL, execution_deadline_at = NULL,"
+                   " processed_rows = 0, total_rows = NULL, object_key = NULL,"
+                   " failure_message = ?, updated_at = {NOW}"
+                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                   " AND lease_until <= {NOW}"),
+               {"the export worker stopped responding; retrying", rec.task_id, rec.old_version}));
+    if (n == 1) {
+      Task next;
+      next.id = rec.task_id;
+      next.dispatch_version = rec.old_version + 1;
+      next.export_type = row.Text(5);
+      EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
+    }
+  }
+  if (n == 1) out->push_back(std::move(rec));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int limit) {
+  std::vector<RecoveredLease> out;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    out.clear();
+    EC_ASSIGN_OR_RETURN(
+        Rows rows,
+        c.Query(Sql("SELECT id, dispatch_version, attempt_count, max_attempts, object_key,"
+                    " export_type FROM export_task"
+                    " WHERE status = 'RUNNING' AND lease_until <= {NOW}"
+                    " ORDER BY lease_until, id LIMIT ?"),
+                {limit}));
+    for (const Row& r : rows) EC_RETURN_IF_ERROR(RecoverOne(c, r, &out));
+    return Status::Ok();
+  }));
+  return out;
+}
+
+StatusOr<int> SqlTaskStore::ReleaseStaleClaimedOutbox(int limit) {
+  // Delivery-side recovery only: the task's version is untouched.
+  EC_ASSIGN_OR_RETURN(
+      int64_t n, db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
+                               " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                               " WHERE status = 'CLAIMED' AND lease_until <= {NOW} AND id IN ("
+                               "SELECT id FROM (SELECT id FROM export_outbox"
+                               " WHERE status = 'CLAIMED' AND lease_until <= {NOW}"
+                               " ORDER BY id LIMIT ?) picked)"),
+                           {limit}));
+  return static_cast<int>(n);
+}
+
+StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int limit) {
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT id, object_key FROM export_task"
+                                                " WHERE status = 'SUCCEEDED'"
+                                                " AND expires_at <= {NOW}"
+                                                " ORDER BY expires_at, id LIMIT ?"),
+                                            {limit}));
+  std::vector<ExpiredArtifact> out;
+  for (const Row& r : rows) out.push_back({r.Int(0), r.Text(1)});
+  return out;
+}
+
+StatusOr<bool> SqlTaskStore::MarkExpired(int64_t task_id) {
+  EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_task SET status = 'EXPIRED',"
+                                               " updated_at = {NOW}"
+                                               " WHERE id = ? AND status = 'SUCCEEDED'"
+                                               " AND expires_at <= {NOW}"),
+                                           {task_id}));
+  return n == 1;
+}
+
+StatusOr<bool> SqlTaskStore::IsLiveObjectKey(const std::string& object_key) {
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query("SELECT COUNT(*) FROM export_task"
+                                            " WHERE object_key = ? AND status = 'SUCCEEDED'",
+                                            {object_key}));
+  return rows.at(0).Int(0) > 0;
+}
+
+StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
+  // Only SENT rows: PENDING and CLAIMED are commands not yet delivered, and
+  // QUARANTINED rows are the audit trail of a poison message (seed 000 §15).
+  EC_ASSIGN_OR_RETURN(int64_t n,
+                      db_->Exec(Sql("DELETE FROM export_outbox WHERE status = 'SENT' AND id IN ("
+                                    "SELECT id FROM (SELECT id FROM export_outbox"
+                                    " WHERE status = 'SENT' AND sent_at <= {NOW} - ?"
+                                    " ORDER BY id LIMIT ?) picked)"),
+                                {int64_t{older_than_seconds} * 1000, limit}));
+  return static_cast<int>(n);
+}
+
+// ---- dead letters -------------------------------------------------------------
+
+Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version,
+                                       const std::string& event_id, const std::string& reason) {
+  return Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n, c.Exec(Sql("UPDATE export_outbox SET status = 'QUARANTINED', last_error = ?,"
+                              " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                              " WHERE event_id = ? AND task_id = ? AND dispatch_version = ?"
+                              " AND status IN ('SENT', 'PENDING', 'CLAIMED')"),
+                          {Truncate("quarantined by the DLQ handler: " + reason), event_id, task_id,
+                           dispatch_version}));
+    if (n == 0) {
+      EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM export_outbox"
+                                             " WHERE event_id = ? AND task_id = ?"
+                                             " AND dispatch_version = ? AND status = 'QUARANTINED'",
+                                             {event_id, task_id, dispatch_version}));
+      if (rows.at(0).Int(0) > 0) return Status::Ok();  // a repeat of an earlier quarantine
+      // An old or foreign message must never quarantine the current version.
+      return Conflict("no outbox row for event " + event_id + " of task " +
+                      std::to_string(task_id) + " version " + std::to_string(dispatch_version) +
+                      "; an old or foreign message");
+    }
+    return c
+        .Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
+                  " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                  " lease_until = NULL, updated_at = {NOW}"
+                  " WHERE id = ? AND dispatch_version = ? AND status IN " +
+                  std::string(kActive)),
+              {kCodeQuarantined,
+               "the export command message was corrupt; please start the export again", task_id,
+               dispatch_version})
+        .status();
+  });
+}
+
+// ---- metrics ------------------------------------------------------------------
+
+StatusOr<TaskStore::Gauges> SqlTaskStore::ReadGauges() {
+  Gauges g;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(Rows outbox,
+                        c.Query(Sql("SELECT COUNT(*), COALESCE(MAX(attempt_count), 0),"
+                                    " COALESCE(({NOW} - MIN(created_at)) / 1000, 0)"
+                                    " FROM export_outbox WHERE status IN ('PENDING', 'CLAIMED')")));
+    g.outbox_pending = outbox.at(0).Int(0);
+    g.outbox_max_attempt = outbox.at(0).Int(1);
+    g.outbox_oldest_age_seconds = std::max<int64_t>(0, outbox.at(0).Int(2));
+    EC_ASSIGN_OR_RETURN(Rows queue,
+                        c.Query(Sql("SELECT COALESCE(({NOW} - MIN(next_retry_at)) / 1000, 0)"
+                                    " FROM export_task WHERE status = 'PENDING'"
+                                    " AND next_retry_at <= {NOW}")));
+    g.task_queue_age_seconds = std::max<int64_t>(0, queue.at(0).Int(0));
+    return Status::Ok();
+  }));
+  return g;
+}
+
+}  // namespace
+
+ClaimMiss ClassifyClaimMiss(const ClaimFacts& f, int32_t command_version) {
+  if (!f.found) return ClaimMiss::kTaskMissing;
+  if (f.dispatch_version > command_version) return ClaimMiss::kNewerVersion;
+  if (f.dispatch_version < command_version) return ClaimMiss::kOlderVersion;
+  if (f.status == TaskState::kRunning) {
+    return f.lease_live ? ClaimMiss::kRunningLeaseLive : ClaimMiss::kRunningLeaseExpired;
+  }
+  if (f.status == TaskState::kPending) {
+    return f.in_backoff ? ClaimMiss::kPendingBackoff : ClaimMiss::kLostRace;
+  }
+  return ClaimMiss::kFinished;
+}
+
+std::unique_ptr<TaskStore> NewSqlTaskStore(std::shared_ptr<Database> db) {
+  return std::make_unique<SqlTaskStore>(std::move(db));
+}
+
+}  // namespace export_center::store

@@ -1,0 +1,1119 @@
+// The TaskStore contract (task_store.h), run against every backend: SQLite on
+// a temp file and a real PostgreSQL server started once for this binary.
+//
+// Time never passes by sleeping: tests move a clock by rewriting a stored
+// timestamp through the Database, e.g. lease_until - 301000 makes a 300 s
+// lease expire, so every comparison still happens inside SQL.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/database.h"
+#include "store/migrations.h"
+#include "store/sql_task_store.h"
+#include "store/sqlite/sqlite_database.h"
+#include "store/task_store.h"
+#include "task/command.h"
+
+#ifdef EC_TEST_WITH_POSTGRES
+#include "store/postgres/postgres_database.h"
+#include "tests/support/postgres_server.h"
+#endif
+
+namespace export_center::store {
+namespace {
+
+using task::Task;
+using task::TaskState;
+
+constexpr int64_t kSecond = 1000;
+constexpr int64_t kMinute = 60 * kSecond;
+constexpr int64_t kDay = 24 * 60 * kMinute;
+
+#define ASSERT_OK(expr)                           \
+  do {                                            \
+    const ::export_center::Status ec_s_ = (expr); \
+    ASSERT_TRUE(ec_s_.ok()) << ec_s_.ToString();  \
+  } while (0)
+
+#define ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr)   \
+  auto tmp = (expr);                                \
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString(); \
+  lhs = std::move(tmp).value()
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  ASSERT_OK_AND_ASSIGN_IMPL(EC_CONCAT(ec_test_or_, __LINE__), lhs, expr)
+
+// ---- backends -----------------------------------------------------------------
+
+#ifdef EC_TEST_WITH_POSTGRES
+// One server for the whole binary, started on first use so a run filtered to
+// SQLite never starts it; stopped by the Environment at the end.
+class PostgresEnvironment : public ::testing::Environment {
+ public:
+  static testing::PostgresServer* Server(std::string* why) {
+    std::lock_guard lock(mu_);
+    if (!tried_) {
+      tried_ = true;
+      auto started = testing::PostgresServer::Start("postgres");
+      if (started.ok()) {
+        server_ = std::move(started).value();
+      } else {
+        error_ = started.status().ToString();
+      }
+    }
+    *why = error_;
+    return server_.get();
+  }
+  void TearDown() override {
+    std::lock_guard lock(mu_);
+    server_.reset();
+  }
+
+ private:
+  static inline std::mutex mu_;
+  static inline bool tried_ = false;
+  static inline std::unique_ptr<testing::PostgresServer> server_;
+  static inline std::string error_;
+};
+#endif
+
+// A fresh, empty database of the named backend. `skip` is set (and nullptr
+// returned) when the backend cannot run here.
+class Backend {
+ public:
+  explicit Backend(std::string name) : name_(std::move(name)) {}
+  ~Backend() {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::shared_ptr<Database> OpenFresh(std::string* skip) {
+    if (name_ == "sqlite") return OpenSqlite();
+#ifdef EC_TEST_WITH_POSTGRES
+    testing::PostgresServer* server = PostgresEnvironment::Server(skip);
+    if (server == nullptr) return nullptr;
+    static std::atomic<int> counter{0};
+    auto url = server->CreateDatabase("t" + std::to_string(++counter));
+    EXPECT_TRUE(url.ok()) << url.status().ToString();
+    if (!url.ok()) return nullptr;
+    auto db = OpenPostgresDatabase(*url, 12);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    return db.ok() ? std::shared_ptr<Database>(std::move(db).value()) : nullptr;
+#else
+    *skip = "built without PostgreSQL";
+    return nullptr;
+#endif
+  }
+
+ private:
+  std::shared_ptr<Database> OpenSqlite() {
+    if (dir_.empty()) {
+      char tmpl[] = "/tmp/ec-store-test-XXXXXX";
+      EXPECT_NE(mkdtemp(tmpl), nullptr);
+      dir_ = tmpl;
+    }
+    auto db = OpenSqliteDatabase(dir_ + "/store" + std::to_string(++files_) + ".db");
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    return db.ok() ? std::shared_ptr<Database>(std::move(db).value()) : nullptr;
+  }
+
+  std::string name_;
+  std::string dir_;
+  int files_ = 0;
+};
+
+// ---- fixture ------------------------------------------------------------------
+
+class TaskStoreContractTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    backend_ = std::make_unique<Backend>(GetParam());
+    std::string skip;
+    db_ = backend_->OpenFresh(&skip);
+    if (db_ == nullptr && !skip.empty()) GTEST_SKIP() << GetParam() << ": " << skip;
+    ASSERT_NE(db_, nullptr);
+    store_ = NewSqlTaskStore(db_);
+    ASSERT_OK(store_->Migrate());
+  }
+
+  void TearDown() override {
+    store_.reset();
+    db_.reset();
+    backend_.reset();
+  }
+
+  static NewTask MakeTask(const std::string& user, const std::string& type,
+                          const std::string& params = "{}", const std::string& tenant = "t1") {
+    NewTask t;
+    t.tenant_id = tenant;
+    t.requested_by = user;
+    t.export_type = type;
+    t.task_name = "Export of " + type;
+    t.parameters_json = params;
+    t.params_hash = "hash:" + params;
+    t.trace_id = "trace-" + user;
+    return t;
+  }
+
+  static CreateLimits Unlimited() { return {60, 1000, 1000}; }
+
+  Task Create(const NewTask& t, const CreateLimits& limits = {}) {
+    auto r = store_->CreateTask(t, limits);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->task : Task{};
+  }
+  Task Create(const std::string& user = "alice", const std::string& type = "orders",
+              const std::string& params = "{}") {
+    return Create(MakeTask(user, type, params));
+  }
+
+  Task Get(int64_t id) {
+    auto t = store_->GetTask(id);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? *t : Task{};
+  }
+
+  ClaimResult Claim(int64_t id, int32_t version = 1, const std::string& instance = "w1") {
+    ClaimRequest r;
+    r.task_id = id;
+    r.dispatch_version = version;
+    r.instance = instance;
+    auto result = store_->ClaimTask(r);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? *result : ClaimResult{};
+  }
+
+  std::optional<ClaimMiss> MissOf(int64_t id, int32_t version, const std::string& instance = "w2") {
+    ClaimResult r = Claim(id, version, instance);
+    EXPECT_FALSE(r.claimed);
+    return r.miss;
+  }
+
+  std::vector<OutboxEntry> Outbox(int64_t task_id) {
+    auto rows = store_->ListOutboxForTask(task_id);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? *rows : std::vector<OutboxEntry>{};
+  }
+
+  int64_t Now() {
+    auto now = store_->DatabaseNowMs();
+    EXPECT_TRUE(now.ok());
+    return now.ok() ? *now : 0;
+  }
+
+  // Moves a stored time: the test's way of letting time pass.
+  void Shift(const std::string& table, const std::string& column, int64_t delta_ms,
+             int64_t id_or_task_id) {
+    const std::string key = table == "export_task" ? "id" : "task_id";
+    auto n = db_->Exec(
+        "UPDATE " + table + " SET " + column + " = " + column + " + ? WHERE " + key + " = ?",
+        {delta_ms, id_or_task_id});
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    ASSERT_GE(*n, 1) << "no row to shift in " << table;
+  }
+
+  int64_t Count(const std::string& sql, const SqlParams& params = {}) {
+    auto rows = db_->Query(sql, params);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? rows->at(0).Int(0) : -1;
+  }
+
+  void Exec(const std::string& sql, const SqlParams& params = {}) {
+    auto n = db_->Exec(sql, params);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+  }
+
+  static Attempt AttemptOf(const Task& t, const std::string& instance = "w1") {
+    return {t.id, t.dispatch_version, instance};
+  }
+
+  static FileResult AFile(int64_t id) {
+    return {"orders.xlsx", "exports/2025/01/01/" + std::to_string(id) + "/f.xlsx",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", 1234, 10};
+  }
+
+  std::unique_ptr<Backend> backend_;
+  std::shared_ptr<Database> db_;
+  std::unique_ptr<TaskStore> store_;
+};
+
+// ---- schema -------------------------------------------------------------------
+
+TEST_P(TaskStoreContractTest, MigrateTwiceIsANoOp) {
+  Task t = Create();
+  ASSERT_OK(store_->Migrate());
+  ASSERT_OK(store_->Migrate());
+  EXPECT_EQ(*CurrentSchemaVersion(*db_), LatestSchemaVersion());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_schema_version"),
+            static_cast<int64_t>(AllMigrations().size()));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task_guard"), 1);
+  EXPECT_EQ(Get(t.id).id, t.id);
+}
+
+TEST_P(TaskStoreContractTest, ConcurrentMigrationsOfAFreshDatabaseAllSucceed) {
+  std::string skip;
+  std::shared_ptr<Database> fresh = backend_->OpenFresh(&skip);
+  ASSERT_NE(fresh, nullptr);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      Status s = Migrate(*fresh);
+      if (!s.ok()) {
+        ++failures;
+        ADD_FAILURE() << s.ToString();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(*CurrentSchemaVersion(*fresh), LatestSchemaVersion());
+}
+
+TEST_P(TaskStoreContractTest, MissingGuardRowFailsTheStartUpCheckUntilMigrated) {
+  ASSERT_OK(store_->CheckGuardRow());
+  Exec("DELETE FROM export_task_guard");
+  EXPECT_EQ(store_->CheckGuardRow().code(), StatusCode::kInternal);
+  EXPECT_EQ(store_->CreateTask(MakeTask("alice", "orders"), {}).status().code(),
+            StatusCode::kInternal);
+  ASSERT_OK(store_->Migrate());
+  ASSERT_OK(store_->CheckGuardRow());
+}
+
+TEST_P(TaskStoreContractTest, DatabaseClockIsEpochMilliseconds) {
+  int64_t db_now = Now();
+  int64_t local = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  EXPECT_NEAR(static_cast<double>(db_now), static_cast<double>(local), 5.0 * kMinute);
+}
+
+// ---- create ---------------------------------------------------------------------
+
+TEST_P(TaskStoreContractTest, CreateWritesTaskAndItsOutboxRowTogether) {
+  NewTask nt = MakeTask("alice", "orders", R"({"from":"2025-01-01"})");
+  nt.app_code = task::AppCode::kMerchant;
+  nt.format = task::FileFormat::kCsv;
+  nt.max_attempts = 4;
+  nt.contract_version = "v7";
+  int64_t before = Now();
+  ASSERT_OK_AND_ASSIGN(CreateResult r, store_->CreateTask(nt, {}));
+  EXPECT_FALSE(r.deduplicated);
+  const Task& t = r.task;
+  EXPECT_GT(t.id, 0);
+  EXPECT_EQ(t.status, TaskState::kPending);
+  EXPECT_EQ(t.dispatch_version, 1);
+  EXPECT_EQ(t.attempt_count, 0);
+  EXPECT_EQ(t.max_attempts, 4);
+  EXPECT_EQ(t.app_code, task::AppCode::kMerchant);
+  EXPECT_EQ(t.format, task::FileFormat::kCsv);
+  EXPECT_EQ(t.parameters_json, nt.parameters_json);
+  EXPECT_EQ(t.params_hash, nt.params_hash);
+  EXPECT_EQ(t.contract_version, "v7");
+  EXPECT_GE(t.requested_at, before);
+  EXPECT_EQ(t.next_retry_at, t.requested_at);
+  EXPECT_FALSE(t.lease_owner.has_value());
+
+  std::vector<OutboxEntry> rows = Outbox(t.id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, OutboxStatus::kPending);
+  EXPECT_EQ(rows[0].dispatch_version, 1);
+  EXPECT_EQ(rows[0].attempt_count, 0);
+  EXPECT_EQ(rows[0].next_retry_at, t.next_retry_at);
+  ASSERT_OK_AND_ASSIGN(task::Command c, task::DecodeCommand(rows[0].payload_json));
+  EXPECT_EQ(c.task_id, t.id);
+  EXPECT_EQ(c.export_type, "orders");
+  EXPECT_EQ(c.dispatch_version, 1);
+  EXPECT_EQ(c.event_id, rows[0].event_id);
+  EXPECT_EQ(c.trace_id, "trace-alice");
+}
+
+TEST_P(TaskStoreContractTest, DuplicateWithinWindowReturnsTheSameTask) {
+  Task first = Create("alice", "orders", R"({"a":1})");
+  ASSERT_OK_AND_ASSIGN(CreateResult again,
+                       store_->CreateTask(MakeTask("alice", "orders", R"({"a":1})"), {}));
+  EXPECT_TRUE(again.deduplicated);
+  EXPECT_EQ(again.task.id, first.id);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox"), 1);
+  // Other parameters, type or user are not duplicates.
+  EXPECT_NE(Create("alice", "orders", R"({"a":2})").id, first.id);
+  EXPECT_NE(Create("bob", "orders", R"({"a":1})").id, first.id);
+}
+
+TEST_P(TaskStoreContractTest, DuplicateAfterWindowCreatesANewTask) {
+  Task first = Create("alice", "orders", R"({"a":1})");
+  Shift("export_task", "requested_at", -61 * kSecond, first.id);
+  ASSERT_OK_AND_ASSIGN(CreateResult again,
+                       store_->CreateTask(MakeTask("alice", "orders", R"({"a":1})"), {}));
+  EXPECT_FALSE(again.deduplicated);
+  EXPECT_NE(again.task.id, first.id);
+}
+
+TEST_P(TaskStoreContractTest, DuplicateOfAFinishedTaskCreatesANewTask) {
+  Task first = Create("alice", "orders", R"({"a":1})");
+  ASSERT_OK(store_->RequestCancel(first.id).status());
+  ASSERT_OK_AND_ASSIGN(CreateResult again,
+                       store_->CreateTask(MakeTask("alice", "orders", R"({"a":1})"), {}));
+  EXPECT_FALSE(again.deduplicated);
+}
+
+TEST_P(TaskStoreContractTest, FourthActiveTaskOfAUserIsRejected) {
+  for (int i = 0; i < 3; ++i) Create("alice", "type" + std::to_string(i));
+  auto fourth = store_->CreateTask(MakeTask("alice", "type9"), {});
+  ASSERT_EQ(fourth.status().code(), StatusCode::kLimitExceeded);
+  EXPECT_NE(fourth.status().message().find("3 active export tasks"), std::string::npos)
+      << fourth.status().message();
+  // Nothing of the rejected task was written.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task"), 3);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox"), 3);
+  // The same user id in another tenant is another user.
+  ASSERT_OK(store_->CreateTask(MakeTask("alice", "type9", "{}", "t2"), {}).status());
+  ASSERT_OK(store_->CreateTask(MakeTask("bob", "type9"), {}).status());
+}
+
+TEST_P(TaskStoreContractTest, SixthActiveTaskOfATypeIsRejected) {
+  for (int i = 0; i < 5; ++i) Create("user" + std::to_string(i), "orders");
+  auto sixth = store_->CreateTask(MakeTask("user9", "orders"), {});
+  ASSERT_EQ(sixth.status().code(), StatusCode::kLimitExceeded);
+  EXPECT_NE(sixth.status().message().find("orders"), std::string::npos);
+  ASSERT_OK(store_->CreateTask(MakeTask("user9", "invoices"), {}).status());
+}
+
+TEST_P(TaskStoreContractTest, FinishedTasksDoNotCountAgainstTheLimits) {
+  std::vector<Task> tasks;
+  for (int i = 0; i < 3; ++i) tasks.push_back(Create("alice", "type" + std::to_string(i)));
+  ASSERT_OK(store_->RequestCancel(tasks[0].id).status());
+  ASSERT_OK(store_->CreateTask(MakeTask("alice", "type9"), {}).status());
+}
+
+TEST_P(TaskStoreContractTest, ConcurrentCreatesNeverExceedTheLimits) {
+  constexpr int kThreads = 8;
+  std::atomic<int> created{0};
+  std::atomic<int> limited{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int j = 0; j < 4; ++j) {
+        NewTask t = MakeTask("user" + std::to_string(i % 4), "orders",
+                             R"({"t":)" + std::to_string(i) + R"(,"j":)" + std::to_string(j) + "}");
+        for (int attempt = 0; attempt < 50; ++attempt) {
+          auto r = store_->CreateTask(t, {});
+          if (r.ok()) {
+            ++created;
+          } else if (r.status().code() == StatusCode::kLimitExceeded) {
+            ++limited;
+          } else if (r.status().IsTransient()) {
+            continue;
+          } else {
+            ADD_FAILURE() << r.status().ToString();
+          }
+          break;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(created, 5);
+  EXPECT_EQ(limited, kThreads * 4 - 5);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task WHERE export_type = 'orders'"), 5);
+  for (int u = 0; u < 4; ++u) {
+    EXPECT_LE(Count("SELECT COUNT(*) FROM export_task WHERE requested_by = ?",
+                    {"user" + std::to_string(u)}),
+              3);
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox"), 5);
+}
+
+// ---- claim (seed 000 §8.2) ----------------------------------------------------
+
+TEST_P(TaskStoreContractTest, ClaimTakesLeaseSetsDeadlineAndResetsProgress) {
+  Task t = Create();
+  Exec(
+      "UPDATE export_task SET processed_rows = 5, total_rows = 9, failure_message = 'old'"
+      " WHERE id = ?",
+      {t.id});
+  ClaimRequest r{t.id, 1, "w1", 300, 1800};
+  ASSERT_OK_AND_ASSIGN(ClaimResult c, store_->ClaimTask(r));
+  ASSERT_TRUE(c.claimed);
+  ASSERT_TRUE(c.task.has_value());
+  const Task& got = *c.task;
+  EXPECT_EQ(got.status, TaskState::kRunning);
+  EXPECT_EQ(got.attempt_count, 1);
+  EXPECT_EQ(got.lease_owner, "w1");
+  ASSERT_TRUE(got.started_at && got.lease_until && got.execution_deadline_at);
+  EXPECT_EQ(*got.lease_until, *got.started_at + 300 * kSecond);
+  EXPECT_EQ(*got.execution_deadline_at, *got.started_at + 1800 * kSecond);
+  EXPECT_EQ(got.last_heartbeat_at, got.started_at);
+  EXPECT_EQ(got.processed_rows, 0);
+  EXPECT_FALSE(got.total_rows.has_value());
+  EXPECT_FALSE(got.failure_message.has_value());
+}
+
+TEST_P(TaskStoreContractTest, ClaimMissWhenTheTaskNoLongerExists) {
+  ClaimResult r = Claim(424242, 1);
+  EXPECT_FALSE(r.claimed);
+  EXPECT_EQ(r.miss, ClaimMiss::kTaskMissing);
+  EXPECT_FALSE(r.task.has_value());
+}
+
+TEST_P(TaskStoreContractTest, ClaimMissForAnOldCommandAfterARetry) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_OK_AND_ASSIGN(RetryOutcome o, store_->ScheduleRetry(AttemptOf(t), "provider 503", 0));
+  ASSERT_EQ(o, RetryOutcome::kRescheduled);
+  EXPECT_EQ(MissOf(t.id, 1), ClaimMiss::kNewerVersion);
+}
+
+TEST_P(TaskStoreContractTest, ClaimMissForACommandNewerThanTheTask) {
+  Task t = Create();
+  EXPECT_EQ(MissOf(t.id, 5), ClaimMiss::kOlderVersion);
+  EXPECT_EQ(Get(t.id).status, TaskState::kPending);
+}
+
+TEST_P(TaskStoreContractTest, ClaimMissForAFinishedTask) {
+  Task done = Create("alice", "orders");
+  ASSERT_TRUE(Claim(done.id).claimed);
+  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(done), AFile(done.id), 7));
+  EXPECT_EQ(MissOf(done.id, 1), ClaimMiss::kFinished);
+
+  Task cancelled = Create("alice", "invoices");
+  ASSERT_OK(store_->RequestCancel(cancelled.id).status());
+  EXPECT_EQ(MissOf(cancelled.id, 1), ClaimMiss::kFinished);
+}
+
+TEST_P(TaskStoreContractTest, ClaimMissForADuplicateWhileAnotherInstanceRuns) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id, 1, "w1").claimed);
+  ClaimResult r = Claim(t.id, 1, "w2");
+  EXPECT_EQ(r.miss, ClaimMiss::kRunningLeaseLive);
+  ASSERT_TRUE(r.task.has_value());
+  EXPECT_EQ(r.task->lease_owner, "w1");
+}
+
+TEST_P(TaskStoreContractTest, ClaimMissLeavesAnExpiredLeaseToTheReconciler) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id, 1, "w1").claimed);
+  Shift("export_task", "lease_until", -301 * kSecond, t.id);
+  EXPECT_EQ(MissOf(t.id, 1, "w2"), ClaimMiss::kRunningLeaseExpired);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.lease_owner, "w1");
+  EXPECT_EQ(after.attempt_count, 1);
+}
+
+TEST_P(TaskStoreContractTest, ClaimMissForACommandArrivingDuringBackoff) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_OK(store_->ScheduleRetry(AttemptOf(t), "provider 503", 15 * kMinute).status());
+  EXPECT_EQ(MissOf(t.id, 2), ClaimMiss::kPendingBackoff);
+  Shift("export_task", "next_retry_at", -15 * kMinute, t.id);
+  EXPECT_TRUE(Claim(t.id, 2).claimed);
+}
+
+TEST_P(TaskStoreContractTest, ConcurrentClaimsOfOneCommandHaveOneWinner) {
+  Task t = Create();
+  std::atomic<int> winners{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      ClaimRequest r{t.id, 1, "w" + std::to_string(i), 300, 1800};
+      for (int attempt = 0; attempt < 50; ++attempt) {
+        auto c = store_->ClaimTask(r);
+        if (!c.ok() && c.status().IsTransient()) continue;
+        ASSERT_TRUE(c.ok()) << c.status().ToString();
+        if (c->claimed) {
+          ++winners;
+        } else {
+          EXPECT_TRUE(c->miss == ClaimMiss::kRunningLeaseLive || c->miss == ClaimMiss::kLostRace);
+        }
+        break;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(winners, 1);
+  EXPECT_EQ(Get(t.id).attempt_count, 1);
+}
+
+// ---- renew, progress, commit (seed 000 §8.3, §8.3.1, §8.4) ---------------------
+
+TEST_P(TaskStoreContractTest, RenewExtendsTheLease) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  Shift("export_task", "lease_until", -200 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(RenewOutcome o, store_->RenewLease(AttemptOf(t), 300));
+  EXPECT_EQ(o, RenewOutcome::kRenewed);
+  Task after = Get(t.id);
+  EXPECT_EQ(*after.lease_until, *after.last_heartbeat_at + 300 * kSecond);
+  EXPECT_GE(*after.lease_until, Now() + 299 * kSecond);
+}
+
+TEST_P(TaskStoreContractTest, RenewIsLostAfterTheVersionChanged) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  Shift("export_task", "lease_until", -301 * kSecond, t.id);
+  ASSERT_EQ(store_->RecoverExpiredLeases(10)->size(), 1u);
+  EXPECT_EQ(*store_->RenewLease(AttemptOf(t), 300), RenewOutcome::kLost);
+}
+
+TEST_P(TaskStoreContractTest, RenewIsLostForAnotherInstance) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id, 1, "w1").claimed);
+  EXPECT_EQ(*store_->RenewLease(AttemptOf(t, "w2"), 300), RenewOutcome::kLost);
+}
+
+TEST_P(TaskStoreContractTest, RenewReportsAPassedDeadline) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  int64_t lease_before = *Get(t.id).lease_until;
+  Shift("export_task", "execution_deadline_at", -1801 * kSecond, t.id);
+  EXPECT_EQ(*store_->RenewLease(AttemptOf(t), 300), RenewOutcome::kDeadlinePassed);
+  EXPECT_EQ(*Get(t.id).lease_until, lease_before);
+}
+
+TEST_P(TaskStoreContractTest, ProgressIsStoredAndReportsACancelRequest) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_FALSE(*store_->UpdateProgress(AttemptOf(t), 100, 1000));
+  EXPECT_FALSE(*store_->UpdateProgress(AttemptOf(t), 200, std::nullopt));
+  Task mid = Get(t.id);
+  EXPECT_EQ(mid.processed_rows, 200);
+  EXPECT_EQ(mid.total_rows, 1000);
+  ASSERT_OK_AND_ASSIGN(TaskState s, store_->RequestCancel(t.id));
+  EXPECT_EQ(s, TaskState::kRunning);
+  EXPECT_TRUE(*store_->UpdateProgress(AttemptOf(t), 300, std::nullopt));
+}
+
+TEST_P(TaskStoreContractTest, ProgressOfALostAttemptIsAConflict) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_EQ(store_->UpdateProgress(AttemptOf(t, "w2"), 1, std::nullopt).status().code(),
+            StatusCode::kConflict);
+}
+
+TEST_P(TaskStoreContractTest, CommitSuccessStoresTheFileAndItsExpiry) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_OK_AND_ASSIGN(bool ok, store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_TRUE(ok);
+  Task done = Get(t.id);
+  EXPECT_EQ(done.status, TaskState::kSucceeded);
+  EXPECT_EQ(done.object_key, AFile(t.id).object_key);
+  EXPECT_EQ(done.file_name, "orders.xlsx");
+  EXPECT_EQ(done.size_bytes, 1234);
+  EXPECT_EQ(done.total_rows, 10);
+  EXPECT_EQ(done.processed_rows, 10);
+  ASSERT_TRUE(done.completed_at && done.expires_at);
+  EXPECT_EQ(*done.expires_at, *done.completed_at + 7 * kDay);
+  EXPECT_FALSE(done.lease_owner.has_value());
+  EXPECT_FALSE(done.lease_until.has_value());
+}
+
+TEST_P(TaskStoreContractTest, CommitFailsAfterTheVersionChanged) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  Shift("export_task", "lease_until", -301 * kSecond, t.id);
+  ASSERT_EQ(store_->RecoverExpiredLeases(10)->size(), 1u);
+  EXPECT_FALSE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kPending);
+  EXPECT_EQ(after.dispatch_version, 2);
+  EXPECT_FALSE(after.object_key.has_value());
+}
+
+TEST_P(TaskStoreContractTest, CommitFailsAfterTheDeadline) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  Shift("export_task", "execution_deadline_at", -1801 * kSecond, t.id);
+  EXPECT_FALSE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
+}
+
+TEST_P(TaskStoreContractTest, FinishAttemptEndsInTheGivenState) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_EQ(store_->FinishAttempt(AttemptOf(t), TaskState::kSucceeded, "X", "no").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(*store_->FinishAttempt(AttemptOf(t, "w2"), TaskState::kStale, "C", "m"));
+  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kStale, "CONTRACT_CHANGED",
+                                     "the SQL contract changed"));
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kStale);
+  EXPECT_EQ(after.failure_code, "CONTRACT_CHANGED");
+  EXPECT_EQ(after.failure_message, "the SQL contract changed");
+  EXPECT_TRUE(after.completed_at.has_value());
+  EXPECT_FALSE(after.lease_owner.has_value());
+}
+
+// ---- retries (seed 000 §9.2, §9.3) ----------------------------------------------
+
+TEST_P(TaskStoreContractTest, ScheduleRetryBumpsVersionAndQueuesACommandAtTheSameInstant) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_OK(store_->UpdateProgress(AttemptOf(t), 50, 100).status());
+  int64_t before = Now();
+  ASSERT_OK_AND_ASSIGN(RetryOutcome o,
+                       store_->ScheduleRetry(AttemptOf(t), "provider 503", kMinute));
+  EXPECT_EQ(o, RetryOutcome::kRescheduled);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kPending);
+  EXPECT_EQ(after.dispatch_version, 2);
+  EXPECT_EQ(after.attempt_count, 1);
+  EXPECT_GE(after.next_retry_at, before + kMinute);
+  EXPECT_EQ(after.failure_message, "provider 503");
+  EXPECT_EQ(after.processed_rows, 0);
+  EXPECT_FALSE(after.total_rows.has_value());
+  EXPECT_FALSE(after.lease_owner.has_value());
+
+  std::vector<OutboxEntry> rows = Outbox(t.id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].dispatch_version, 2);
+  EXPECT_EQ(rows[1].status, OutboxStatus::kPending);
+  EXPECT_EQ(rows[1].next_retry_at, after.next_retry_at);
+  EXPECT_EQ(task::DecodeCommand(rows[1].payload_json)->dispatch_version, 2);
+  // Not due yet: the publisher does not send it early.
+  std::vector<int64_t> due = *store_->SelectDueOutbox(50);
+  EXPECT_EQ(std::count(due.begin(), due.end(), rows[1].id), 0);
+}
+
+TEST_P(TaskStoreContractTest, ScheduleRetryFailsTheTaskAtMaxAttempts) {
+  NewTask nt = MakeTask("alice", "orders");
+  nt.max_attempts = 2;
+  Task t = Create(nt);
+  ASSERT_TRUE(Claim(t.id, 1).claimed);
+  ASSERT_EQ(*store_->ScheduleRetry(AttemptOf(t), "timeout", 0), RetryOutcome::kRescheduled);
+  ASSERT_TRUE(Claim(t.id, 2).claimed);
+  Attempt second{t.id, 2, "w1"};
+  ASSERT_OK_AND_ASSIGN(RetryOutcome o, store_->ScheduleRetry(second, "timeout again", 0));
+  EXPECT_EQ(o, RetryOutcome::kFailedMaxAttempts);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kFailed);
+  EXPECT_EQ(after.dispatch_version, 2);
+  EXPECT_EQ(after.failure_message, "timeout again");
+  EXPECT_EQ(Outbox(t.id).size(), 2u);
+}
+
+TEST_P(TaskStoreContractTest, ScheduleRetryOfALostAttemptChangesNothing) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_EQ(*store_->ScheduleRetry(AttemptOf(t, "w2"), "x", 0), RetryOutcome::kLost);
+  EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
+}
+
+TEST_P(TaskStoreContractTest, ManualRetryOfAFailedTaskStartsANewVersion) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kFailed, "BAD", "bad params"));
+  ASSERT_OK_AND_ASSIGN(Task r, store_->ManualRetry(t.id, "trace-retry"));
+  EXPECT_EQ(r.status, TaskState::kPending);
+  EXPECT_EQ(r.dispatch_version, 2);
+  EXPECT_EQ(r.attempt_count, 0);
+  EXPECT_FALSE(r.failure_message.has_value());
+  EXPECT_FALSE(r.failure_code.has_value());
+  EXPECT_FALSE(r.completed_at.has_value());
+  std::vector<OutboxEntry> rows = Outbox(t.id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].dispatch_version, 2);
+  EXPECT_EQ(rows[1].next_retry_at, r.next_retry_at);
+  EXPECT_EQ(task::DecodeCommand(rows[1].payload_json)->trace_id, "trace-retry");
+  std::vector<int64_t> due = *store_->SelectDueOutbox(50);
+  EXPECT_EQ(std::count(due.begin(), due.end(), rows[1].id), 1);
+  EXPECT_TRUE(Claim(t.id, 2).claimed);
+}
+
+TEST_P(TaskStoreContractTest, ManualRetryOfACancelledTask) {
+  Task t = Create();
+  ASSERT_OK(store_->RequestCancel(t.id).status());
+  ASSERT_OK_AND_ASSIGN(Task r, store_->ManualRetry(t.id, ""));
+  EXPECT_EQ(r.status, TaskState::kPending);
+  EXPECT_EQ(r.dispatch_version, 2);
+}
+
+TEST_P(TaskStoreContractTest, ManualRetryOfAnActiveTaskIsAConflict) {
+  Task t = Create();
+  EXPECT_EQ(store_->ManualRetry(t.id, "").status().code(), StatusCode::kConflict);
+  ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_EQ(store_->ManualRetry(t.id, "").status().code(), StatusCode::kConflict);
+  EXPECT_EQ(store_->ManualRetry(999, "").status().code(), StatusCode::kNotFound);
+}
+
+// ---- cancel -----------------------------------------------------------------------
+
+TEST_P(TaskStoreContractTest, CancelOfAPendingTaskEndsItAtOnce) {
+  Task t = Create();
+  ASSERT_OK_AND_ASSIGN(TaskState s, store_->RequestCancel(t.id));
+  EXPECT_EQ(s, TaskState::kCancelled);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kCancelled);
+  EXPECT_TRUE(after.completed_at.has_value());
+}
+
+TEST_P(TaskStoreContractTest, CancelOfARunningTaskSetsTheFlag) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_OK_AND_ASSIGN(TaskState s, store_->RequestCancel(t.id));
+  EXPECT_EQ(s, TaskState::kRunning);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kRunning);
+  EXPECT_TRUE(after.cancel_requested);
+  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kCancelled, "CANCELLED", "by user"));
+  EXPECT_EQ(store_->RequestCancel(t.id).status().code(), StatusCode::kConflict);
+  EXPECT_EQ(store_->RequestCancel(777).status().code(), StatusCode::kNotFound);
+}
+
+// ---- outbox publisher (seed 000 §7.4) ------------------------------------------
+
+TEST_P(TaskStoreContractTest, PublisherClaimsADueRowOnce) {
+  Task t = Create();
+  int64_t id = Outbox(t.id)[0].id;
+  std::vector<int64_t> due = *store_->SelectDueOutbox(50);
+  ASSERT_EQ(due, std::vector<int64_t>{id});
+  ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> e, store_->ClaimOutbox(id, "p1", 60));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->status, OutboxStatus::kClaimed);
+  EXPECT_EQ(e->attempt_count, 1);
+  EXPECT_EQ(e->lease_owner, "p1");
+  EXPECT_GE(*e->lease_until, Now() + 59 * kSecond);
+  EXPECT_FALSE(store_->ClaimOutbox(id, "p2", 60)->has_value());
+  EXPECT_TRUE(store_->SelectDueOutbox(50)->empty());
+  EXPECT_FALSE(*store_->MarkOutboxSent(id, "p2"));
+  EXPECT_TRUE(*store_->MarkOutboxSent(id, "p1"));
+  OutboxEntry sent = Outbox(t.id)[0];
+  EXPECT_EQ(sent.status, OutboxStatus::kSent);
+  EXPECT_TRUE(sent.sent_at.has_value());
+  EXPECT_FALSE(sent.lease_owner.has_value());
+}
+
+TEST_P(TaskStoreContractTest, PublisherFailureBacksOffAndKeepsTheRow) {
+  Task t = Create();
+  int64_t id = Outbox(t.id)[0].id;
+  ASSERT_TRUE(store_->ClaimOutbox(id, "p1", 60)->has_value());
+  int64_t before = Now();
+  ASSERT_TRUE(*store_->MarkOutboxFailed(id, "p1", "broker down", 5 * kSecond));
+  OutboxEntry e = Outbox(t.id)[0];
+  EXPECT_EQ(e.status, OutboxStatus::kPending);
+  EXPECT_EQ(e.last_error, "broker down");
+  EXPECT_GE(e.next_retry_at, before + 5 * kSecond);
+  EXPECT_TRUE(store_->SelectDueOutbox(50)->empty());
+  Shift("export_outbox", "next_retry_at", -5 * kSecond, t.id);
+  EXPECT_EQ(store_->SelectDueOutbox(50)->size(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> again, store_->ClaimOutbox(id, "p2", 60));
+  EXPECT_EQ(again->attempt_count, 2);
+}
+
+// ---- reconciler (seed 000 §8.5, §15) ------------------------------------------
+
+TEST_P(TaskStoreContractTest, CaseARedispatchesAMissingCommandWithTheSameVersion) {
+  Task t = Create();
+  std::string old_event = Outbox(t.id)[0].event_id;
+  Exec("DELETE FROM export_outbox WHERE task_id = ?", {t.id});
+  EXPECT_EQ(*store_->RedispatchMissingOutbox(60, 50), 0);  // still within grace
+  Shift("export_task", "next_retry_at", -61 * kSecond, t.id);
+  EXPECT_EQ(*store_->RedispatchMissingOutbox(60, 50), 1);
+  EXPECT_EQ(*store_->RedispatchMissingOutbox(60, 50), 0);
+  std::vector<OutboxEntry> rows = Outbox(t.id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].dispatch_version, 1);
+  EXPECT_NE(rows[0].event_id, old_event);
+  EXPECT_EQ(rows[0].status, OutboxStatus::kPending);
+  EXPECT_EQ(Get(t.id).dispatch_version, 1);
+}
+
+TEST_P(TaskStoreContractTest, CaseAIsBlockedByAQuarantinedRow) {
+  Task t = Create();
+  Exec("UPDATE export_outbox SET status = 'QUARANTINED' WHERE task_id = ?", {t.id});
+  Shift("export_task", "next_retry_at", -61 * kSecond, t.id);
+  EXPECT_EQ(*store_->RedispatchMissingOutbox(60, 50), 0);
+}
+
+TEST_P(TaskStoreContractTest, CaseBResendsAStaleSentCommandWithTheSameVersion) {
+  Task t = Create();
+  OutboxEntry row = Outbox(t.id)[0];
+  ASSERT_TRUE(store_->ClaimOutbox(row.id, "p1", 60)->has_value());
+  ASSERT_TRUE(*store_->MarkOutboxSent(row.id, "p1"));
+  EXPECT_EQ(*store_->ResendStaleSentOutbox(600, 60, 20), 0);
+  Shift("export_outbox", "sent_at", -601 * kSecond, t.id);
+  Shift("export_task", "next_retry_at", -61 * kSecond, t.id);
+  EXPECT_EQ(*store_->ResendStaleSentOutbox(600, 60, 20), 1);
+  OutboxEntry after = Outbox(t.id)[0];
+  EXPECT_EQ(after.id, row.id);
+  EXPECT_EQ(after.event_id, row.event_id);
+  EXPECT_EQ(after.dispatch_version, 1);
+  EXPECT_EQ(after.status, OutboxStatus::kPending);
+  EXPECT_EQ(Get(t.id).dispatch_version, 1);
+  EXPECT_EQ(store_->SelectDueOutbox(50)->size(), 1u);
+}
+
+TEST_P(TaskStoreContractTest, CaseBLeavesCommandsOfRunningTasksAlone) {
+  Task t = Create();
+  OutboxEntry row = Outbox(t.id)[0];
+  ASSERT_TRUE(store_->ClaimOutbox(row.id, "p1", 60)->has_value());
+  ASSERT_TRUE(*store_->MarkOutboxSent(row.id, "p1"));
+  ASSERT_TRUE(Claim(t.id).claimed);
+  Shift("export_outbox", "sent_at", -601 * kSecond, t.id);
+  Shift("export_task", "next_retry_at", -61 * kSecond, t.id);
+  EXPECT_EQ(*store_->ResendStaleSentOutbox(600, 60, 20), 0);
+}
+
+TEST_P(TaskStoreContractTest, LeaseRecoveryRequeuesWithANewVersion) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_TRUE(store_->RecoverExpiredLeases(20)->empty());  // lease still live
+  Shift("export_task", "lease_until", -301 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<RecoveredLease> rec, store_->RecoverExpiredLeases(20));
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].task_id, t.id);
+  EXPECT_EQ(rec[0].old_version, 1);
+  EXPECT_FALSE(rec[0].failed);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kPending);
+  EXPECT_EQ(after.dispatch_version, 2);
+  EXPECT_FALSE(after.lease_owner.has_value());
+  EXPECT_LE(after.next_retry_at, Now());
+  std::vector<OutboxEntry> rows = Outbox(t.id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].dispatch_version, 2);
+  EXPECT_TRUE(store_->RecoverExpiredLeases(20)->empty());
+  EXPECT_TRUE(Claim(t.id, 2, "w2").claimed);
+}
+
+TEST_P(TaskStoreContractTest, LeaseRecoveryFailsTheTaskAtMaxAttempts) {
+  NewTask nt = MakeTask("alice", "orders");
+  nt.max_attempts = 1;
+  Task t = Create(nt);
+  ASSERT_TRUE(Claim(t.id).claimed);
+  Shift("export_task", "lease_until", -301 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<RecoveredLease> rec, store_->RecoverExpiredLeases(20));
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_TRUE(rec[0].failed);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kFailed);
+  EXPECT_EQ(after.dispatch_version, 1);
+  EXPECT_EQ(after.failure_code, "LEASE_LOST");
+  EXPECT_EQ(Outbox(t.id).size(), 1u);
+}
+
+TEST_P(TaskStoreContractTest, StaleClaimedOutboxRowIsReleased) {
+  Task t = Create();
+  int64_t id = Outbox(t.id)[0].id;
+  ASSERT_TRUE(store_->ClaimOutbox(id, "p1", 60)->has_value());
+  EXPECT_EQ(*store_->ReleaseStaleClaimedOutbox(50), 0);
+  Shift("export_outbox", "lease_until", -61 * kSecond, t.id);
+  EXPECT_EQ(*store_->ReleaseStaleClaimedOutbox(50), 1);
+  OutboxEntry e = Outbox(t.id)[0];
+  EXPECT_EQ(e.status, OutboxStatus::kPending);
+  EXPECT_FALSE(e.lease_owner.has_value());
+  EXPECT_EQ(Get(t.id).dispatch_version, 1);
+  EXPECT_EQ(store_->SelectDueOutbox(50)->size(), 1u);
+  EXPECT_FALSE(*store_->MarkOutboxSent(id, "p1"));  // its lease is gone
+}
+
+TEST_P(TaskStoreContractTest, PurgeDeletesOnlyOldSentRowsInBatches) {
+  std::vector<Task> tasks;
+  for (int i = 0; i < 4; ++i)
+    tasks.push_back(Create("u" + std::to_string(i), "t" + std::to_string(i)));
+  for (int i = 0; i < 3; ++i) {
+    int64_t id = Outbox(tasks[i].id)[0].id;
+    ASSERT_TRUE(store_->ClaimOutbox(id, "p1", 60)->has_value());
+    ASSERT_TRUE(*store_->MarkOutboxSent(id, "p1"));
+  }
+  EXPECT_EQ(*store_->PurgeSentOutbox(7 * 86400, 2), 0);  // too young
+  Exec("UPDATE export_outbox SET sent_at = sent_at - ?, created_at = created_at - ?",
+       {8 * kDay, 8 * kDay});
+  EXPECT_EQ(*store_->PurgeSentOutbox(7 * 86400, 2), 2);
+  EXPECT_EQ(*store_->PurgeSentOutbox(7 * 86400, 2), 1);
+  EXPECT_EQ(*store_->PurgeSentOutbox(7 * 86400, 2), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox"), 1);
+  EXPECT_EQ(Outbox(tasks[3].id).size(), 1u);
+}
+
+TEST_P(TaskStoreContractTest, ExpiredArtifactsAreListedAndMarked) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  const std::string key = AFile(t.id).object_key;
+  EXPECT_TRUE(store_->ListExpiredArtifacts(10)->empty());
+  EXPECT_FALSE(*store_->MarkExpired(t.id));
+  EXPECT_TRUE(*store_->IsLiveObjectKey(key));
+  EXPECT_FALSE(*store_->IsLiveObjectKey("exports/unknown.xlsx"));
+  Shift("export_task", "expires_at", -7 * kDay, t.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<ExpiredArtifact> expired, store_->ListExpiredArtifacts(10));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].task_id, t.id);
+  EXPECT_EQ(expired[0].object_key, key);
+  EXPECT_TRUE(*store_->MarkExpired(t.id));
+  EXPECT_FALSE(*store_->MarkExpired(t.id));
+  EXPECT_EQ(Get(t.id).status, TaskState::kExpired);
+  EXPECT_FALSE(*store_->IsLiveObjectKey(key));
+}
+
+// ---- dead letters (seed 000 §9.4) -------------------------------------------------
+
+TEST_P(TaskStoreContractTest, QuarantineIsolatesTheRowAndFailsTheTask) {
+  Task t = Create();
+  OutboxEntry row = Outbox(t.id)[0];
+  ASSERT_TRUE(store_->ClaimOutbox(row.id, "p1", 60)->has_value());
+  ASSERT_TRUE(*store_->MarkOutboxSent(row.id, "p1"));
+  ASSERT_OK(store_->QuarantineCommand(t.id, 1, row.event_id, "bad JSON"));
+  OutboxEntry after = Outbox(t.id)[0];
+  EXPECT_EQ(after.status, OutboxStatus::kQuarantined);
+  EXPECT_NE(after.last_error->find("bad JSON"), std::string::npos);
+  Task failed = Get(t.id);
+  EXPECT_EQ(failed.status, TaskState::kFailed);
+  EXPECT_EQ(failed.failure_code, "COMMAND_QUARANTINED");
+  // Repeating the quarantine (a redelivered dead letter) is harmless.
+  ASSERT_OK(store_->QuarantineCommand(t.id, 1, row.event_id, "bad JSON"));
+  // A manual retry gets a fresh version; the quarantined row stays as audit.
+  ASSERT_OK_AND_ASSIGN(Task retried, store_->ManualRetry(t.id, ""));
+  EXPECT_EQ(retried.dispatch_version, 2);
+  std::vector<OutboxEntry> rows = Outbox(t.id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, OutboxStatus::kQuarantined);
+}
+
+TEST_P(TaskStoreContractTest, QuarantineOfAnOldOrForeignMessageChangesNothing) {
+  Task t = Create();
+  EXPECT_EQ(store_->QuarantineCommand(t.id, 1, "not-the-event", "bad").code(),
+            StatusCode::kConflict);
+  EXPECT_EQ(store_->QuarantineCommand(t.id, 2, Outbox(t.id)[0].event_id, "bad").code(),
+            StatusCode::kConflict);
+  EXPECT_EQ(Get(t.id).status, TaskState::kPending);
+  EXPECT_EQ(Outbox(t.id)[0].status, OutboxStatus::kPending);
+}
+
+// ---- list, downloads, gauges ------------------------------------------------------
+
+TEST_P(TaskStoreContractTest, ListPagesNewestFirstWithFiltersAndTenantIsolation) {
+  std::vector<Task> mine;
+  for (int i = 0; i < 5; ++i) {
+    mine.push_back(Create(
+        MakeTask("alice", i % 2 ? "orders" : "invoices", "{\"i\":" + std::to_string(i) + "}"),
+        Unlimited()));
+    // Older tasks first: task i was requested (5 - i) minutes ago.
+    Shift("export_task", "requested_at", -(5 - i) * kMinute, mine.back().id);
+  }
+  Create(MakeTask("bob", "orders"), Unlimited());
+  Create(MakeTask("alice", "orders", "{}", "other-tenant"), Unlimited());
+  NewTask merchant = MakeTask("alice", "orders", R"({"m":1})");
+  merchant.app_code = task::AppCode::kMerchant;
+  Create(merchant, Unlimited());
+
+  TaskStore::ListQuery q;
+  q.tenant_id = "t1";
+  q.requested_by = "alice";
+  q.size = 2;
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage p1, store_->ListTasks(q));
+  EXPECT_EQ(p1.total, 5);
+  ASSERT_EQ(p1.records.size(), 2u);
+  EXPECT_EQ(p1.records[0].id, mine[4].id);
+  EXPECT_EQ(p1.records[1].id, mine[3].id);
+  q.page = 3;
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage p3, store_->ListTasks(q));
+  ASSERT_EQ(p3.records.size(), 1u);
+  EXPECT_EQ(p3.records[0].id, mine[0].id);
+
+  q.page = 1;
+  q.size = 20;
+  q.export_type = "orders";
+  EXPECT_EQ(store_->ListTasks(q)->total, 2);
+  q.export_type.reset();
+  ASSERT_OK(store_->RequestCancel(mine[2].id).status());
+  q.status = TaskState::kCancelled;
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage cancelled, store_->ListTasks(q));
+  ASSERT_EQ(cancelled.total, 1);
+  EXPECT_EQ(cancelled.records[0].id, mine[2].id);
+
+  TaskStore::ListQuery tenant;
+  tenant.tenant_id = "t1";
+  EXPECT_EQ(store_->ListTasks(tenant)->total, 6);  // alice's 5 and bob's 1, PLATFORM only
+  tenant.app_code = task::AppCode::kMerchant;
+  EXPECT_EQ(store_->ListTasks(tenant)->total, 1);
+  TaskStore::ListQuery other;
+  other.tenant_id = "other-tenant";
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage o, store_->ListTasks(other));
+  ASSERT_EQ(o.total, 1);
+  EXPECT_EQ(o.records[0].tenant_id, "other-tenant");
+  TaskStore::ListQuery nobody;
+  nobody.tenant_id = "t3";
+  EXPECT_EQ(store_->ListTasks(nobody)->total, 0);
+}
+
+TEST_P(TaskStoreContractTest, DownloadsAreCounted) {
+  Task t = Create();
+  ASSERT_OK(store_->RecordDownload(t.id));
+  ASSERT_OK(store_->RecordDownload(t.id));
+  Task after = Get(t.id);
+  EXPECT_EQ(after.download_count, 2);
+  EXPECT_TRUE(after.last_downloaded_at.has_value());
+  EXPECT_EQ(store_->RecordDownload(31337).code(), StatusCode::kNotFound);
+}
+
+TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges empty, store_->ReadGauges());
+  EXPECT_EQ(empty.outbox_pending, 0);
+  EXPECT_EQ(empty.outbox_oldest_age_seconds, 0);
+  EXPECT_EQ(empty.task_queue_age_seconds, 0);
+  Task a = Create("alice", "orders");
+  Task b = Create("bob", "orders");
+  Shift("export_outbox", "created_at", -120 * kSecond, a.id);
+  Shift("export_task", "next_retry_at", -30 * kSecond, b.id);
+  int64_t id = Outbox(b.id)[0].id;
+  ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
+  ASSERT_TRUE(*store_->MarkOutboxFailed(id, "p", "down", 0));
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges g, store_->ReadGauges());
+  EXPECT_EQ(g.outbox_pending, 2);
+  EXPECT_GE(g.outbox_oldest_age_seconds, 120);
+  EXPECT_EQ(g.outbox_max_attempt, 1);
+  EXPECT_GE(g.task_queue_age_seconds, 30);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TaskStoreContractTest,
+                         ::testing::Values(std::string("sqlite"), std::string("postgres")),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+// ---- the claim-miss table as a pure function --------------------------------------
+
+TEST(ClassifyClaimMissTest, CoversEveryRowOfTheSeedTable) {
+  ClaimFacts f;
+  EXPECT_EQ(ClassifyClaimMiss(f, 1), ClaimMiss::kTaskMissing);
+  f.found = true;
+  f.dispatch_version = 2;
+  EXPECT_EQ(ClassifyClaimMiss(f, 1), ClaimMiss::kNewerVersion);
+  EXPECT_EQ(ClassifyClaimMiss(f, 3), ClaimMiss::kOlderVersion);
+  for (TaskState s : {TaskState::kSucceeded, TaskState::kFailed, TaskState::kExpired,
+                      TaskState::kCancelled, TaskState::kStale, TaskState::kInconsistent}) {
+    f.status = s;
+    EXPECT_EQ(ClassifyClaimMiss(f, 2), ClaimMiss::kFinished) << task::ToString(s);
+  }
+  f.status = TaskState::kRunning;
+  f.lease_live = true;
+  EXPECT_EQ(ClassifyClaimMiss(f, 2), ClaimMiss::kRunningLeaseLive);
+  f.lease_live = false;
+  EXPECT_EQ(ClassifyClaimMiss(f, 2), ClaimMiss::kRunningLeaseExpired);
+  f.status = TaskState::kPending;
+  f.in_backoff = true;
+  EXPECT_EQ(ClassifyClaimMiss(f, 2), ClaimMiss::kPendingBackoff);
+  f.in_backoff = false;
+  EXPECT_EQ(ClassifyClaimMiss(f, 2), ClaimMiss::kLostRace);
+}
+
+}  // namespace
+}  // namespace export_center::store
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+#ifdef EC_TEST_WITH_POSTGRES
+  ::testing::AddGlobalTestEnvironment(new export_center::store::PostgresEnvironment());
+#endif
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,238 @@
+#include "tests/support/postgres_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libpq-fe.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace export_center::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Who the server runs as: PostgreSQL refuses to run as root.
+struct RunAs {
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+StatusOr<RunAs> ServerUser() {
+  RunAs who;
+  if (geteuid() != 0) return who;
+  struct passwd* pw = getpwnam("postgres");
+  if (pw == nullptr) return Unavailable("running as root but there is no user 'postgres'");
+  who.switch_user = true;
+  who.uid = pw->pw_uid;
+  who.gid = pw->pw_gid;
+  return who;
+}
+
+// fork + exec `argv` as `who`, stdout/stderr appended to `log`. Everything the
+// child needs is prepared before fork(): the parent has other threads.
+StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const RunAs& who,
+                      const std::string& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    // Our own process group, so a Ctrl-C aimed at the test does not hit it twice.
+    setpgid(0, 0);
+    if (who.switch_user) {
+      if (setgroups(0, nullptr) != 0 || setgid(who.gid) != 0 || setuid(who.uid) != 0) _exit(126);
+    }
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string Tail(const std::string& path, size_t bytes = 2000) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > bytes ? s.substr(s.size() - bytes) : s;
+}
+
+StatusOr<int> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Internal("socket failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return Internal("binding port 0 failed");
+  }
+  int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+bool HasServer(const fs::path& bindir) {
+  std::error_code ec;
+  return fs::exists(bindir / "postgres", ec) && fs::exists(bindir / "initdb", ec);
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+StatusOr<std::string> FindPostgresBinDir() {
+  if (FILE* p = popen("pg_config --bindir 2>/dev/null", "r")) {
+    char buf[512] = {};
+    std::string out;
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+    out = Trim(out);
+    if (!out.empty() && HasServer(out)) return out;
+  }
+  std::vector<std::pair<int, fs::path>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+    fs::path bin = entry.path() / "bin";
+    if (HasServer(bin)) found.emplace_back(std::atoi(entry.path().filename().c_str()), bin);
+  }
+  if (found.empty()) return NotFound("no PostgreSQL server binaries (initdb, postgres) found");
+  std::sort(found.begin(), found.end());
+  return found.back().second.string();
+}
+
+StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(const std::string& database) {
+  StatusOr<std::string> bindir = FindPostgresBinDir();
+  if (!bindir.ok()) return Unavailable(bindir.status().message());
+  std::unique_ptr<PostgresServer> server(new PostgresServer());
+  char tmpl[] = "/tmp/ec-pg-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return Internal("mkdtemp failed");
+  server->dir_ = tmpl;  // from here on the destructor cleans up
+  EC_RETURN_IF_ERROR(server->Launch(*bindir));
+  if (database != "postgres") EC_RETURN_IF_ERROR(server->CreateDatabase(database).status());
+  server->url_ = server->UrlFor(database);
+  return server;
+}
+
+Status PostgresServer::Launch(const std::string& bindir) {
+  EC_ASSIGN_OR_RETURN(RunAs who, ServerUser());
+  if (who.switch_user && chown(dir_.c_str(), who.uid, who.gid) != 0) {
+    return Internal("cannot chown " + dir_ + " to postgres");
+  }
+  const std::string data = dir_ + "/data";
+  const std::string log = dir_ + "/postgres.log";
+  EC_ASSIGN_OR_RETURN(pid_t initdb, Spawn({bindir + "/initdb", "-D", data, "-U", "postgres", "-A",
+                                           "trust", "-E", "UTF8", "--locale=C", "--no-sync"},
+                                          who, log));
+  int wstatus = 0;
+  waitpid(initdb, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Internal("initdb failed: " + Tail(log));
+  }
+  // A port picked by binding port 0 can be taken before postgres binds it:
+  // try a few.
+  Status last = Internal("postgres did not start");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    EC_ASSIGN_OR_RETURN(port_, FreePort());
+    EC_ASSIGN_OR_RETURN(pid_, Spawn({bindir + "/postgres", "-D", data, "-k", dir_, "-c",
+                                     "listen_addresses=127.0.0.1", "-p", std::to_string(port_),
+                                     "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
+                                     "full_page_writes=off", "-c", "max_connections=300"},
+                                    who, log));
+    last = WaitReady();
+    if (last.ok()) return last;
+  }
+  return last;
+}
+
+Status PostgresServer::WaitReady() {
+  const std::string conninfo = UrlFor("postgres");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (PQping(conninfo.c_str()) == PQPING_OK) return Status::Ok();
+    int wstatus = 0;
+    if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Internal("postgres exited during start-up: " + Tail(dir_ + "/postgres.log"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Internal("postgres did not answer within 60 s: " + Tail(dir_ + "/postgres.log"));
+}
+
+std::string PostgresServer::UrlFor(const std::string& name) const {
+  return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/" + name;
+}
+
+StatusOr<std::string> PostgresServer::CreateDatabase(const std::string& name) {
+  PGconn* conn = PQconnectdb(UrlFor("postgres").c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string err = PQerrorMessage(conn);
+    PQfinish(conn);
+    return Unavailable("connect to test server: " + err);
+  }
+  const std::string sql = "CREATE DATABASE \"" + name + "\"";
+  PGresult* res = PQexec(conn, sql.c_str());
+  bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+  std::string err = ok ? "" : PQresultErrorMessage(res);
+  PQclear(res);
+  PQfinish(conn);
+  if (!ok) return Internal("CREATE DATABASE " + name + ": " + err);
+  return UrlFor(name);
+}
+
+PostgresServer::~PostgresServer() {
+  if (pid_ > 0) {
+    kill(pid_, SIGINT);  // fast shutdown: roll back sessions, stop
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    int wstatus = 0;
+    bool reaped = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+        reaped = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!reaped) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &wstatus, 0);
+    }
+  }
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+}
+
+}  // namespace export_center::testing
