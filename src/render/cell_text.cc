@@ -1,0 +1,224 @@
+#include "render/cell_text.h"
+
+#include <chrono>
+#include <limits>
+
+namespace export_center::render::internal {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+bool IsCont(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0.
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = at(0);
+  const size_t left = s.size() - i;
+  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && IsCont(at(1)) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (left < 3 || !IsCont(at(1)) || !IsCont(at(2))) return 0;
+    if (c == 0xE0 && at(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && at(1) > 0x9F) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (left < 4 || !IsCont(at(1)) || !IsCont(at(2)) || !IsCont(at(3))) return 0;
+    if (c == 0xF0 && at(1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && at(1) > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+// U+FFFE and U+FFFF are valid UTF-8 but not XML 1.0 characters.
+bool IsNonCharacter(std::string_view s, size_t i) {
+  return s[i] == '\xEF' && s[i + 1] == '\xBF' && (s[i + 2] == '\xBE' || s[i + 2] == '\xBF');
+}
+
+bool IsAllowedControl(unsigned char c) { return c == '\t' || c == '\n' || c == '\r'; }
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+void AppendDigits(int64_t v, int width, std::string* out) {
+  char buf[24];
+  int n = 0;
+  const bool negative = v < 0;
+  uint64_t u = negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  do {
+    buf[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  while (n < width) buf[n++] = '0';
+  if (negative) out->push_back('-');
+  while (n > 0) out->push_back(buf[--n]);
+}
+
+}  // namespace
+
+std::string_view CleanText(std::string_view text, std::string* scratch) {
+  size_t i = 0;
+  // Fast scan: most cells are clean and are returned without a copy.
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      ++i;
+    } else if (c < 0x20 || c == 0x7F) {
+      if (c != 0x7F && !IsAllowedControl(c)) break;
+      ++i;  // DEL is allowed in XML 1.0
+    } else {
+      const size_t n = Utf8Length(text, i);
+      if (n == 0 || (n == 3 && IsNonCharacter(text, i))) break;
+      i += n;
+    }
+  }
+  if (i == text.size()) return text;
+  scratch->assign(text.substr(0, i));
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c >= 0x20 || IsAllowedControl(c)) scratch->push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8Length(text, i);
+    if (n == 0) {
+      scratch->append(kReplacement);
+      ++i;
+    } else {
+      if (!(n == 3 && IsNonCharacter(text, i))) scratch->append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return *scratch;
+}
+
+bool NeedsFormulaGuard(std::string_view text) {
+  if (text.empty()) return false;
+  switch (text[0]) {
+    case '=':
+    case '+':
+    case '-':
+    case '@':
+    case '\t':
+    case '\r':
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view TruncateUtf16(std::string_view text, size_t max_units) {
+  // Every UTF-8 character has at least as many bytes as UTF-16 units.
+  if (text.size() <= max_units) return text;
+  size_t units = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const size_t bytes = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    const size_t need = bytes == 4 ? 2 : 1;  // astral characters are surrogate pairs
+    if (units + need > max_units) break;
+    units += need;
+    i += bytes;
+  }
+  return text.substr(0, i);
+}
+
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  // H. Hinnant's days_from_civil.
+  y -= m <= 2;
+  const int64_t era = FloorDiv(y, 400);
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void CivilFromDays(int64_t z, int64_t* year, int* month, int* day) {
+  z += 719468;
+  const int64_t era = FloorDiv(z, 146097);
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  *year = yoe + era * 400 + (m <= 2);
+  *month = m;
+  *day = d;
+}
+
+bool IsValidDate(int64_t year, int64_t month, int64_t day) {
+  if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1) return false;
+  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
+void AppendIsoDate(int64_t days, std::string* out) {
+  int64_t y;
+  int m, d;
+  CivilFromDays(days, &y, &m, &d);
+  AppendDigits(y, 4, out);
+  out->push_back('-');
+  AppendDigits(m, 2, out);
+  out->push_back('-');
+  AppendDigits(d, 2, out);
+}
+
+void AppendIsoDateTime(int64_t days, int64_t ms_of_day, std::string* out) {
+  AppendIsoDate(days, out);
+  const int64_t s = ms_of_day / 1000;
+  out->push_back(' ');
+  AppendDigits(s / 3600, 2, out);
+  out->push_back(':');
+  AppendDigits(s / 60 % 60, 2, out);
+  out->push_back(':');
+  AppendDigits(s % 60, 2, out);
+}
+
+Status LocalClock::Init(const std::string& zone_name) {
+  if (!cctz::load_time_zone(zone_name, &zone_)) {
+    return InvalidArgument("unknown time zone \"" + zone_name + "\"");
+  }
+  valid_from_s_ = 1;
+  valid_until_s_ = 0;
+  return Status::Ok();
+}
+
+void LocalClock::Split(int64_t epoch_ms, int64_t* days, int64_t* ms_of_day) {
+  const int64_t epoch_s = FloorDiv(epoch_ms, 1000);
+  if (epoch_s < valid_from_s_ || epoch_s >= valid_until_s_) Refresh(epoch_s);
+  const int64_t local_ms = epoch_ms + offset_s_ * 1000;
+  *days = FloorDiv(local_ms, 86400000);
+  *ms_of_day = local_ms - *days * 86400000;
+}
+
+void LocalClock::Refresh(int64_t epoch_s) {
+  using Seconds = cctz::time_point<cctz::seconds>;
+  const Seconds epoch =
+      std::chrono::time_point_cast<cctz::seconds>(std::chrono::system_clock::from_time_t(0));
+  const Seconds tp = epoch + cctz::seconds(epoch_s);
+  offset_s_ = zone_.lookup(tp).offset;
+  // The offset holds from the previous transition up to the next one.
+  valid_from_s_ = std::numeric_limits<int64_t>::min();
+  valid_until_s_ = std::numeric_limits<int64_t>::max();
+  cctz::time_zone::civil_transition t;
+  if (zone_.next_transition(tp, &t)) {
+    valid_until_s_ = (zone_.lookup(t.to).trans - epoch).count();
+  }
+  if (zone_.prev_transition(tp + cctz::seconds(1), &t)) {
+    valid_from_s_ = (zone_.lookup(t.to).trans - epoch).count();
+  }
+  // cctz leaves distant transitions unspecified: never trust a range that
+  // does not contain the instant itself.
+  if (epoch_s < valid_from_s_ || epoch_s >= valid_until_s_) {
+    valid_from_s_ = epoch_s;
+    valid_until_s_ = epoch_s + 1;
+  }
+}
+
+}  // namespace export_center::render::internal

@@ -1,0 +1,59 @@
+#pragma once
+// Helpers shared by the XLSX and CSV writers: text cleaning, truncation,
+// civil dates and the export time zone. Internal to render/.
+
+#include <cctz/time_zone.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace export_center::render::internal {
+
+// Excel's cell limit (SPEC §8), counted in UTF-16 units as Excel counts.
+constexpr size_t kMaxCellUnits = 32767;
+
+// Returns `text` as valid UTF-8 with the characters XML 1.0 forbids removed
+// (C0 controls other than \t \n \r, U+FFFE, U+FFFF) and each invalid UTF-8
+// sequence replaced by U+FFFD. Returns `text` itself when it is already clean
+// (the common case, no copy); otherwise the result lives in `*scratch`.
+std::string_view CleanText(std::string_view text, std::string* scratch);
+
+// Whether GuardFormula would prefix `text` (first byte one of = + - @ \t \r).
+bool NeedsFormulaGuard(std::string_view text);
+
+// The longest prefix of valid UTF-8 `text` with at most `max_units` UTF-16
+// units, never splitting a character.
+std::string_view TruncateUtf16(std::string_view text, size_t max_units);
+
+// Days since 1970-01-01 <-> proleptic Gregorian civil date.
+int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day);
+void CivilFromDays(int64_t days, int64_t* year, int* month, int* day);
+// Whether y-m-d is a real calendar date in years 1..9999.
+bool IsValidDate(int64_t year, int64_t month, int64_t day);
+
+// "2024-03-05" and "2024-03-05 13:04:59" (milliseconds dropped).
+void AppendIsoDate(int64_t days, std::string* out);
+void AppendIsoDateTime(int64_t days, int64_t ms_of_day, std::string* out);
+
+// Splits UTC instants into local days and milliseconds of the day in one time
+// zone. Caches the current offset and the interval it holds for, so a run of
+// timestamps costs one comparison each rather than a cctz lookup.
+class LocalClock {
+ public:
+  // InvalidArgument when the zone name is unknown.
+  Status Init(const std::string& zone_name);
+  void Split(int64_t epoch_ms, int64_t* days, int64_t* ms_of_day);
+
+ private:
+  void Refresh(int64_t epoch_s);
+
+  cctz::time_zone zone_;
+  int64_t offset_s_ = 0;
+  int64_t valid_from_s_ = 1;  // empty interval: the first Split refreshes
+  int64_t valid_until_s_ = 0;
+};
+
+}  // namespace export_center::render::internal
