@@ -88,11 +88,11 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.store = c.store.get();
   deps.storage = c.storage.get();
   deps.registry = c.registry.get();
-  deps.config = &app->config_;
-  deps.on_task_created = [publisher, metrics](const task::Task& task) {
-    metrics->TaskCreated(task.export_type);
-    publisher->Wake();
-  };
+  deps.server = cfg.server;
+  deps.auth = cfg.auth;
+  deps.limits = cfg.limits;
+  deps.on_task_created = [publisher] { publisher->Wake(); };
+  deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
   ExportCenterApp* self = app.get();
   deps.metrics_text = [self] { return self->MetricsText(); };
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));
