@@ -1,0 +1,299 @@
+// xlsx_bench: our XlsxWriter / CsvWriter against libxlsxwriter (constant_memory)
+// on the shared "customer list" rows (shared/bench-anchors/gen.h).
+//
+// usage: xlsx_bench [--out DIR] [--level N] [--only ours|lxw|csv] [ROWS...]   (default 200000 1000000)
+// Each writer runs in a forked child so peak RSS (VmHWM) is its own. A monitor
+// thread samples the sizes of deleted-but-open files (where libxlsxwriter's
+// tmpfile() spools rows) to report temp disk use. Not run by the tests.
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xlsxwriter.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <thread>
+#include <vector>
+
+#include "bench/gen.h"
+#include "common/byte_sink.h"
+#include "render/cell_text.h"
+#include "render/csv_writer.h"
+#include "render/xlsx_writer.h"
+
+namespace {
+
+using export_center::ByteSink;
+using export_center::Status;
+namespace task = export_center::task;
+namespace render = export_center::render;
+
+struct Result {
+  double seconds = 0;
+  uint64_t file_bytes = 0;
+  uint64_t temp_bytes = 0;
+  uint64_t peak_rss_kb = 0;
+  int ok = 0;
+};
+
+uint64_t PeakRssKb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
+  }
+  return 0;
+}
+
+// Largest total size of open files that are already unlinked (temp spools).
+class TempMonitor {
+ public:
+  TempMonitor() : thread_([this] { Loop(); }) {}
+  ~TempMonitor() { Stop(); }
+  uint64_t Stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+    }
+    return peak_;
+  }
+
+ private:
+  void Loop() {
+    while (!stop_) {
+      uint64_t total = 0;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        char target[4096];
+        const ssize_t n = readlink(e.path().c_str(), target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = '\0';
+        struct stat st;
+        if (std::strstr(target, "(deleted)") != nullptr && stat(e.path().c_str(), &st) == 0 &&
+            S_ISREG(st.st_mode)) {
+          total += static_cast<uint64_t>(st.st_size);
+        }
+      }
+      if (total > peak_) peak_ = total;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  uint64_t peak_ = 0;
+  std::thread thread_;
+};
+
+class FileSink final : public ByteSink {
+ public:
+  explicit FileSink(const std::string& path) : f_(std::fopen(path.c_str(), "wb")) {}
+  ~FileSink() override {
+    if (f_ != nullptr) std::fclose(f_);
+  }
+  Status Append(std::string_view b) override {
+    if (std::fwrite(b.data(), 1, b.size(), f_) != b.size()) {
+      return export_center::Unavailable("write");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::FILE* f_;
+};
+
+std::vector<task::Column> Columns() {
+  using T = task::ColumnType;
+  const T types[12] = {T::kInteger, T::kString,  T::kString,  T::kString,
+                       T::kString,  T::kString,  T::kString,  T::kDecimal,
+                       T::kDecimal, T::kBoolean, T::kDateTime, T::kDate};
+  std::vector<task::Column> cols;
+  for (int c = 0; c < 12; ++c) {
+    cols.push_back({.key = "c" + std::to_string(c), .title = gen::HEADERS[c], .type = types[c]});
+  }
+  return cols;
+}
+
+void Cents(int64_t cents, std::string* out) {
+  out->clear();
+  if (cents < 0) {
+    out->push_back('-');
+    cents = -cents;
+  }
+  *out += std::to_string(cents / 100);
+  out->push_back('.');
+  out->push_back(static_cast<char>('0' + cents / 10 % 10));
+  out->push_back(static_cast<char>('0' + cents % 10));
+}
+
+// Fills `row` in place (strings reuse their buffers, as a batch source would).
+void FillRow(uint64_t i, gen::Row* g, task::Row* row) {
+  gen::make_row(i, *g);
+  auto str = [&](int c) -> std::string& { return std::get<std::string>((*row)[c]); };
+  (*row)[0] = g->id;
+  str(1).assign(g->code, g->code_len);
+  str(2).assign(g->name, g->name_len);
+  str(3).assign(g->contact, g->contact_len);
+  str(4).assign(g->phone, 11);
+  str(5).assign(g->email, g->email_len);
+  str(6).assign(gen::STATUS[g->status]);
+  Cents(g->credit_cents, &std::get<task::Decimal>((*row)[7]).digits);
+  Cents(g->balance_cents, &std::get<task::Decimal>((*row)[8]).digits);
+  (*row)[9] = g->active;
+  (*row)[10] = task::DateTime{g->created_at * 1000};
+  int64_t y;
+  int m, d;
+  render::internal::CivilFromDays(g->birthday, &y, &m, &d);
+  (*row)[11] = task::Date{static_cast<int32_t>(y), m, d};
+}
+
+int RunOurs(const std::string& path, uint64_t rows, int level, bool csv) {
+  FileSink file(path);
+  export_center::CountingSink sink(&file, 0);
+  render::WriterOptions options;
+  options.sheet_name = "客户列表";
+  options.timezone = "UTC";  // like libxlsxwriter's worksheet_write_unixtime and verify.py
+  options.deflate_level = level;
+  auto writer = csv ? render::NewCsvWriter(&sink, options) : render::NewXlsxWriter(&sink, options);
+  if (!writer->Begin(Columns()).ok()) return 0;
+  task::Row row(12);
+  for (int c : {1, 2, 3, 4, 5, 6}) row[c] = std::string();
+  row[7] = row[8] = task::Decimal{};
+  gen::Row g;
+  for (uint64_t i = 0; i < rows; ++i) {
+    FillRow(i, &g, &row);
+    if (!writer->WriteRow(row).ok()) return 0;
+  }
+  return writer->Finish().ok() ? 1 : 0;
+}
+
+// Our own libxlsxwriter driver, same calls as shared/bench-anchors/lxw_writer.cpp.
+int RunLxw(const std::string& path, uint64_t rows) {
+  lxw_workbook_options opt;
+  std::memset(&opt, 0, sizeof opt);
+  opt.constant_memory = LXW_TRUE;
+  lxw_workbook* wb = workbook_new_opt(path.c_str(), &opt);
+  if (wb == nullptr) return 0;
+  lxw_worksheet* ws = workbook_add_worksheet(wb, "客户列表");
+  lxw_format* hdr = workbook_add_format(wb);
+  format_set_bold(hdr);
+  lxw_format* dec = workbook_add_format(wb);
+  format_set_num_format(dec, "0.00");
+  lxw_format* dts = workbook_add_format(wb);
+  format_set_num_format(dts, "yyyy-mm-dd hh:mm:ss");
+  lxw_format* dss = workbook_add_format(wb);
+  format_set_num_format(dss, "yyyy-mm-dd");
+  for (int c = 0; c < 12; ++c) worksheet_write_string(ws, 0, c, gen::HEADERS[c], hdr);
+  gen::Row r;
+  std::string s;
+  for (uint64_t i = 0; i < rows; ++i) {
+    gen::make_row(i, r);
+    const lxw_row_t row = static_cast<lxw_row_t>(i + 1);
+    worksheet_write_number(ws, row, 0, static_cast<double>(r.id), nullptr);
+    const std::pair<const char*, size_t> texts[] = {{r.code, r.code_len},
+                                                    {r.name, r.name_len},
+                                                    {r.contact, r.contact_len},
+                                                    {r.phone, 11},
+                                                    {r.email, r.email_len}};
+    for (int c = 0; c < 5; ++c) {
+      s.assign(texts[c].first, texts[c].second);  // libxlsxwriter wants NUL-terminated text
+      worksheet_write_string(ws, row, c + 1, s.c_str(), nullptr);
+    }
+    worksheet_write_string(ws, row, 6, gen::STATUS[r.status], nullptr);
+    worksheet_write_number(ws, row, 7, static_cast<double>(r.credit_cents) / 100.0, dec);
+    worksheet_write_number(ws, row, 8, static_cast<double>(r.balance_cents) / 100.0, dec);
+    worksheet_write_boolean(ws, row, 9, r.active, nullptr);
+    worksheet_write_unixtime(ws, row, 10, r.created_at, dts);
+    worksheet_write_unixtime(ws, row, 11, static_cast<int64_t>(r.birthday) * 86400, dss);
+  }
+  return workbook_close(wb) == LXW_NO_ERROR ? 1 : 0;
+}
+
+// Runs `fn` in a child process and collects its figures through a pipe.
+template <typename Fn>
+Result InChild(const std::string& path, Fn fn) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Result r;
+    TempMonitor monitor;
+    const auto t0 = std::chrono::steady_clock::now();
+    r.ok = fn();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.temp_bytes = monitor.Stop();
+    r.peak_rss_kb = PeakRssKb();
+    std::error_code ec;
+    r.file_bytes = std::filesystem::file_size(path, ec);
+    if (write(fds[1], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) _exit(2);
+    _exit(0);
+  }
+  close(fds[1]);
+  Result r;
+  if (read(fds[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r.ok = 0;
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  return r;
+}
+
+void Print(const char* name, uint64_t rows, const Result& r) {
+  std::printf("%-16s rows=%-8llu %s %7.2f s %10.0f rows/s  rss %6.1f MB  temp %7.1f MB  file %7.1f MB\n",
+              name, static_cast<unsigned long long>(rows), r.ok ? "ok  " : "FAIL", r.seconds,
+              rows / r.seconds, r.peak_rss_kb / 1024.0, r.temp_bytes / 1048576.0,
+              r.file_bytes / 1048576.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out = "/tmp";
+  std::string only;  // "ours", "lxw" or "csv": run one writer (for profiling)
+  int level = render::WriterOptions{}.deflate_level;
+  std::vector<uint64_t> counts;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--out" && i + 1 < argc) {
+      out = argv[++i];
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (a == "--level" && i + 1 < argc) {
+      level = std::atoi(argv[++i]);
+    } else {
+      counts.push_back(std::strtoull(a.c_str(), nullptr, 10));
+    }
+  }
+  if (counts.empty()) counts = {200000, 1000000};
+  std::printf("deflate level %d, output in %s\n", level, out.c_str());
+  for (uint64_t rows : counts) {
+    const std::string ours_path = out + "/bench_ours_" + std::to_string(rows) + ".xlsx";
+    const std::string lxw_path = out + "/bench_lxw_" + std::to_string(rows) + ".xlsx";
+    const std::string csv_path = out + "/bench_ours_" + std::to_string(rows) + ".csv";
+    auto wanted = [&](const char* name) { return only.empty() || only == name; };
+    Result ours, lxw, csv;
+    if (wanted("ours")) {
+      ours = InChild(ours_path, [&] { return RunOurs(ours_path, rows, level, false); });
+      Print("ours xlsx", rows, ours);
+    }
+    if (wanted("lxw")) {
+      lxw = InChild(lxw_path, [&] { return RunLxw(lxw_path, rows); });
+      Print("libxlsxwriter", rows, lxw);
+    }
+    if (wanted("csv")) {
+      csv = InChild(csv_path, [&] { return RunOurs(csv_path, rows, level, true); });
+      Print("ours csv", rows, csv);
+    }
+    if (!only.empty()) continue;
+    std::printf("ratio ours/libxlsxwriter: speed %.2fx, size %.3fx\n\n",
+                lxw.seconds / ours.seconds,
+                static_cast<double>(ours.file_bytes) / static_cast<double>(lxw.file_bytes));
+    std::fflush(stdout);
+  }
+  return 0;
+}
