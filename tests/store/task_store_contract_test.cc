@@ -22,11 +22,13 @@
 #include "store/migrations.h"
 #include "store/sql_task_store.h"
 #include "store/sqlite/sqlite_database.h"
+#include "store/sqlite/sqlite_task_store.h"
 #include "store/task_store.h"
 #include "task/command.h"
 
 #ifdef EC_TEST_WITH_POSTGRES
 #include "store/postgres/postgres_database.h"
+#include "store/postgres/postgres_task_store.h"
 #include "tests/support/postgres_server.h"
 #endif
 
@@ -1080,6 +1082,54 @@ INSTANTIATE_TEST_SUITE_P(Backends, TaskStoreContractTest,
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+// ---- factories ----------------------------------------------------------------------
+
+TEST(StoreFactoriesTest, SqliteFactoryOpensAFileAndSharesItsDatabase) {
+  char tmpl[] = "/tmp/ec-store-factory-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  {
+    ASSERT_OK_AND_ASSIGN(SqliteStoreWithDatabase s,
+                         OpenSqliteTaskStoreWithDatabase(std::string(tmpl) + "/a.db"));
+    ASSERT_OK(s.store->Migrate());
+    ASSERT_OK(s.store->CheckGuardRow());
+    NewTask t;
+    t.tenant_id = "t";
+    t.requested_by = "u";
+    t.export_type = "x";
+    t.task_name = "x";
+    t.parameters_json = "{}";
+    ASSERT_OK(s.store->CreateTask(t, {}).status());
+    EXPECT_EQ(s.db->Query("SELECT COUNT(*) FROM export_task")->at(0).Int(0), 1);
+    ASSERT_OK(OpenSqliteTaskStore(std::string(tmpl) + "/a.db").status());
+  }
+  std::filesystem::remove_all(tmpl);
+}
+
+TEST(StoreFactoriesTest, SqliteInMemoryStoreWorksOnOneConnection) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TaskStore> store, OpenSqliteTaskStore(":memory:"));
+  ASSERT_OK(store->Migrate());
+  NewTask t;
+  t.tenant_id = "t";
+  t.requested_by = "u";
+  t.export_type = "x";
+  t.task_name = "x";
+  t.parameters_json = "{}";
+  ASSERT_OK_AND_ASSIGN(CreateResult r, store->CreateTask(t, {}));
+  EXPECT_EQ(store->GetTask(r.task.id)->id, r.task.id);
+}
+
+TEST(StoreFactoriesTest, SqliteFactoryFailsForAnUnusablePath) {
+  EXPECT_FALSE(OpenSqliteTaskStore("/nonexistent-dir/sub/a.db").ok());
+}
+
+#ifdef EC_TEST_WITH_POSTGRES
+TEST(StoreFactoriesTest, PostgresFactoryReportsAnUnreachableServerAsUnavailable) {
+  auto store = OpenPostgresTaskStore("postgresql://postgres@127.0.0.1:1/none?connect_timeout=2", 2);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+}
+#endif
 
 // ---- the claim-miss table as a pure function --------------------------------------
 
