@@ -1,0 +1,334 @@
+#include "api/auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "api/strict_json.h"
+
+namespace export_center::api {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr size_t kMaxTokenBytes = 8192;
+
+int DecodeChar(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '-') return 62;
+  if (c == '_') return 63;
+  return -1;
+}
+
+int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgument("cannot read key file " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+
+PkeyPtr ReadPem(const std::string& pem, bool private_key) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
+                                               &BIO_free);
+  EVP_PKEY* key = nullptr;
+  if (bio) {
+    key = private_key ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
+                      : PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
+  }
+  return PkeyPtr(key, &EVP_PKEY_free);
+}
+
+Status CheckRsaKey(EVP_PKEY* key, const std::string& path) {
+  if (key == nullptr) return InvalidArgument("no PEM key in " + path);
+  if (EVP_PKEY_base_id(key) != EVP_PKEY_RSA) return InvalidArgument(path + " is not an RSA key");
+  if (EVP_PKEY_bits(key) < 2048) return InvalidArgument(path + ": RSA key under 2048 bits");
+  return Status::Ok();
+}
+
+StatusOr<std::string> RsaSign(EVP_PKEY* key, std::string_view data) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  size_t len = 0;
+  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) != 1 ||
+      EVP_DigestSign(ctx.get(), nullptr, &len,
+                     reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1) {
+    return Internal("RS256 signing failed");
+  }
+  std::string sig(len, '\0');
+  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len,
+                     reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1) {
+    return Internal("RS256 signing failed");
+  }
+  sig.resize(len);
+  return sig;
+}
+
+bool RsaVerify(EVP_PKEY* key, std::string_view data, const std::string& sig) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  return ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) == 1 &&
+         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig.data()),
+                          sig.size(), reinterpret_cast<const unsigned char*>(data.data()),
+                          data.size()) == 1;
+}
+
+// Decodes one base64url segment holding a JSON object.
+StatusOr<json> DecodeJsonSegment(std::string_view segment, const char* what) {
+  auto bytes = Base64UrlDecode(segment);
+  if (!bytes) return Unauthenticated(std::string("malformed token ") + what);
+  auto parsed = ParseStrictJson(*bytes);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return Unauthenticated(std::string("malformed token ") + what);
+  }
+  return std::move(parsed).value();
+}
+
+const std::string* StringClaim(const json& claims, const char* name) {
+  auto it = claims.find(name);
+  if (it == claims.end() || !it->is_string()) return nullptr;
+  return it->get_ptr<const std::string*>();
+}
+
+StatusOr<Principal> PrincipalFromClaims(const json& claims, int64_t now) {
+  auto exp = claims.find("exp");
+  if (exp == claims.end() || !exp->is_number()) return Unauthenticated("token has no exp claim");
+  if (now >= exp->get<double>()) return Unauthenticated("token expired; please sign in again");
+  auto nbf = claims.find("nbf");
+  if (nbf != claims.end() && (!nbf->is_number() || now < nbf->get<double>())) {
+    return Unauthenticated("token not yet valid");
+  }
+  const std::string* sub = StringClaim(claims, "sub");
+  const std::string* tenant = StringClaim(claims, "tenant_id");
+  const std::string* app = StringClaim(claims, "app_code");
+  if (!sub || sub->empty()) return Unauthenticated("token has no sub claim");
+  if (!tenant || tenant->empty()) return Unauthenticated("token has no string tenant_id claim");
+  auto app_code = app ? task::ParseAppCode(*app) : std::nullopt;
+  if (!app_code) return Unauthenticated("token app_code must be PLATFORM or MERCHANT");
+  Principal p{*sub, *tenant, *app_code, {}};
+  if (auto perms = claims.find("perms"); perms != claims.end()) {
+    if (!perms->is_array()) return Unauthenticated("token perms claim must be an array");
+    for (const auto& perm : *perms) {
+      if (!perm.is_string()) return Unauthenticated("token perms claim must hold strings");
+      p.perms.push_back(perm.get<std::string>());
+    }
+  }
+  return p;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+bool Principal::HasPerm(std::string_view perm) const {
+  return std::find(perms.begin(), perms.end(), perm) != perms.end();
+}
+
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  uint32_t buf = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    buf = (buf << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kAlphabet[(buf >> bits) & 0x3F]);
+    }
+  }
+  if (bits > 0) out.push_back(kAlphabet[(buf << (6 - bits)) & 0x3F]);
+  return out;
+}
+
+std::optional<std::string> Base64UrlDecode(std::string_view text) {
+  if (text.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() * 3 / 4);
+  uint32_t buf = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v = DecodeChar(c);
+    if (v < 0) return std::nullopt;
+    buf = (buf << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buf >> bits) & 0xFF));
+    }
+  }
+  // Leftover bits must be zero, otherwise two spellings decode alike.
+  if (bits > 0 && (buf & ((1u << bits) - 1)) != 0) return std::nullopt;
+  return out;
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  std::string hex;
+  hex.reserve(2 * SHA256_DIGEST_LENGTH);
+  for (unsigned char b : digest) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", b);
+    hex += two;
+  }
+  return hex;
+}
+
+bool SecureEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+void TokenVerifier::KeyDeleter::operator()(void* key) const {
+  EVP_PKEY_free(static_cast<EVP_PKEY*>(key));
+}
+
+TokenVerifier::~TokenVerifier() = default;
+
+StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(const config::AuthConfig& auth) {
+  std::unique_ptr<TokenVerifier> v(new TokenVerifier());
+  v->hs256_secret_ = auth.jwt_hs256_secret;
+  if (!auth.jwt_rs256_public_key_file.empty()) {
+    EC_ASSIGN_OR_RETURN(std::string pem, ReadFile(auth.jwt_rs256_public_key_file));
+    PkeyPtr key = ReadPem(pem, /*private_key=*/false);
+    EC_RETURN_IF_ERROR(CheckRsaKey(key.get(), auth.jwt_rs256_public_key_file));
+    v->rs256_key_.reset(key.release());
+  }
+  if (!v->hs256_enabled() && !v->rs256_enabled()) {
+    return InvalidArgument("auth: configure jwt_hs256_secret or jwt_rs256_public_key_file");
+  }
+  return v;
+}
+
+StatusOr<Principal> TokenVerifier::Authenticate(std::string_view header) const {
+  constexpr std::string_view kScheme = "Bearer ";
+  if (header.empty()) return Unauthenticated("missing Authorization: Bearer token");
+  if (header.size() <= kScheme.size() ||
+      !EqualsIgnoreCase(header.substr(0, kScheme.size()), kScheme)) {
+    return Unauthenticated("Authorization must be \"Bearer <token>\"");
+  }
+  return Verify(header.substr(kScheme.size()), NowSeconds());
+}
+
+Status TokenVerifier::CheckSignature(const std::string& alg, std::string_view signed_part,
+                                     const std::string& signature) const {
+  // The algorithm list is ours, not the token's: "none" and HS256 signed
+  // with the RSA public key fail here unless explicitly configured.
+  if (alg == "HS256" && hs256_enabled()) {
+    if (SecureEquals(HmacSha256(hs256_secret_, signed_part), signature)) return Status::Ok();
+    return Unauthenticated("invalid token signature");
+  }
+  if (alg == "RS256" && rs256_enabled()) {
+    if (RsaVerify(static_cast<EVP_PKEY*>(rs256_key_.get()), signed_part, signature)) {
+      return Status::Ok();
+    }
+    return Unauthenticated("invalid token signature");
+  }
+  return Unauthenticated("token algorithm not accepted");
+}
+
+StatusOr<Principal> TokenVerifier::Verify(std::string_view jwt, int64_t now_seconds) const {
+  if (jwt.size() > kMaxTokenBytes) return Unauthenticated("token too long");
+  size_t dot1 = jwt.find('.');
+  size_t dot2 = dot1 == std::string_view::npos ? dot1 : jwt.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos || jwt.find('.', dot2 + 1) != std::string_view::npos) {
+    return Unauthenticated("malformed token");
+  }
+  EC_ASSIGN_OR_RETURN(json header, DecodeJsonSegment(jwt.substr(0, dot1), "header"));
+  auto signature = Base64UrlDecode(jwt.substr(dot2 + 1));
+  if (!signature) return Unauthenticated("malformed token signature");
+  const std::string* alg = StringClaim(header, "alg");
+  if (!alg) return Unauthenticated("token has no alg");
+  // We implement no JWS extensions, so any critical one must be refused.
+  if (header.contains("crit")) return Unauthenticated("token uses unsupported extensions");
+  EC_RETURN_IF_ERROR(CheckSignature(*alg, jwt.substr(0, dot2), *signature));
+  EC_ASSIGN_OR_RETURN(json claims,
+                      DecodeJsonSegment(jwt.substr(dot1 + 1, dot2 - dot1 - 1), "claims"));
+  return PrincipalFromClaims(claims, now_seconds);
+}
+
+StatusOr<std::string> MintToken(const config::AuthConfig& auth, const Principal& principal,
+                                std::chrono::seconds ttl) {
+  const bool rs256 = !auth.jwt_rs256_private_key_file.empty();
+  if (!rs256 && auth.jwt_hs256_secret.empty()) {
+    return InvalidArgument("auth: configure jwt_hs256_secret or jwt_rs256_private_key_file");
+  }
+  int64_t now = NowSeconds();
+  json header = {{"alg", rs256 ? "RS256" : "HS256"}, {"typ", "JWT"}};
+  json claims = {{"sub", principal.user},
+                 {"tenant_id", principal.tenant},
+                 {"app_code", std::string(task::ToString(principal.app))},
+                 {"perms", principal.perms},
+                 {"iat", now},
+                 {"exp", now + ttl.count()}};
+  std::string signed_part = Base64UrlEncode(header.dump()) + "." + Base64UrlEncode(claims.dump());
+  std::string signature;
+  if (rs256) {
+    EC_ASSIGN_OR_RETURN(std::string pem, ReadFile(auth.jwt_rs256_private_key_file));
+    PkeyPtr key = ReadPem(pem, /*private_key=*/true);
+    EC_RETURN_IF_ERROR(CheckRsaKey(key.get(), auth.jwt_rs256_private_key_file));
+    EC_ASSIGN_OR_RETURN(signature, RsaSign(key.get(), signed_part));
+  } else {
+    signature = HmacSha256(auth.jwt_hs256_secret, signed_part);
+  }
+  return signed_part + "." + Base64UrlEncode(signature);
+}
+
+bool CanAccessTask(const Principal& principal, const task::Task& task) {
+  if (task.tenant_id != principal.tenant || task.app_code != principal.app) return false;
+  return task.requested_by == principal.user || principal.HasPerm(kDownloadAllPermission);
+}
+
+bool CanSeeType(const Principal& principal, const registry::ExportDefinition& def) {
+  return def.enabled && def.app_scope == principal.app &&
+         (def.required_permission.empty() || principal.HasPerm(def.required_permission));
+}
+
+Status CheckCanRun(const Principal& principal, const registry::ExportDefinition& def) {
+  if (!def.enabled) {
+    return InvalidArgument("export type " + def.name + " is disabled and accepts no new tasks");
+  }
+  if (def.app_scope != principal.app) {
+    return PermissionDenied("export type " + def.name + " is not available to " +
+                            std::string(task::ToString(principal.app)) + " users");
+  }
+  if (!def.required_permission.empty() && !principal.HasPerm(def.required_permission)) {
+    return PermissionDenied("exporting " + def.name + " requires permission " +
+                            def.required_permission);
+  }
+  return Status::Ok();
+}
+
+}  // namespace export_center::api

@@ -1,0 +1,70 @@
+#include "api/envelope.h"
+
+#include <utility>
+
+namespace export_center::api {
+
+int EnvelopeCode(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kConflict: return 409;
+    case StatusCode::kLimitExceeded: return 429;
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kCancelled:
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+std::string EnvelopeMessage(const Status& status) {
+  if (status.ok()) return "success";
+  if (status.IsTransient()) {
+    return "service temporarily unavailable (" + status.message() +
+           "); please retry in a few seconds";
+  }
+  // Internal details (SQL, file paths) stay in the log, not in a browser.
+  if (EnvelopeCode(status.code()) == 500) return "internal error; please contact support";
+  return status.message();
+}
+
+nlohmann::json SuccessEnvelope(nlohmann::json data) {
+  return {{"code", "200"}, {"message", "success"}, {"data", std::move(data)}};
+}
+
+nlohmann::json ErrorEnvelope(int code, const std::string& message) {
+  return {{"code", std::to_string(code)}, {"message", message}, {"data", nullptr}};
+}
+
+nlohmann::json ErrorEnvelope(const Status& status) {
+  return ErrorEnvelope(EnvelopeCode(status.code()), EnvelopeMessage(status));
+}
+
+void WriteEnvelope(httplib::Response& res, int http_status, const nlohmann::json& envelope) {
+  res.status = http_status;
+  // 'replace' keeps a response well-formed even if a message holds bad UTF-8.
+  res.set_content(envelope.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json; charset=utf-8");
+}
+
+void WriteSuccess(httplib::Response& res, nlohmann::json data) {
+  WriteEnvelope(res, 200, SuccessEnvelope(std::move(data)));
+}
+
+void WriteStatus(httplib::Response& res, const Status& status) {
+  WriteEnvelope(res, 200, ErrorEnvelope(status));
+}
+
+void WriteHttpError(httplib::Response& res, int code, const std::string& message) {
+  WriteEnvelope(res, code, ErrorEnvelope(code, message));
+}
+
+void WriteHttpStatus(httplib::Response& res, const Status& status) {
+  WriteEnvelope(res, EnvelopeCode(status.code()), ErrorEnvelope(status));
+}
+
+}  // namespace export_center::api

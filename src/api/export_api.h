@@ -1,0 +1,88 @@
+#pragma once
+// ExportApi: the HTTP API of export-center (SPEC §5, docs/http-api.md).
+//
+// Registers every route on a cpp-httplib Server: the task endpoints under
+// /api/platform/v1/files, the two download endpoints (real HTTP statuses),
+// /healthz, /readyz, /metrics and the download-center page at /. It also
+// installs the error handler (unknown route 404, wrong method 405, body over
+// limits.max_body_bytes 413, all with the envelope), the body-size limit and a
+// request logger (request id, method, path, status; never tokens or
+// parameters).
+//
+// Talks only to seams: TaskStore, ExportStorage, Registry. Thread-safe: the
+// handlers run on httplib's worker threads and share no mutable state.
+//
+// Wiring (src/app):
+//   api::ExportApi::Deps deps;
+//   deps.store = store.get(); deps.storage = storage.get(); deps.registry = &registry;
+//   deps.server = cfg.server; deps.auth = cfg.auth; deps.limits = cfg.limits;
+//   deps.on_task_created = [&] { publisher.Wake(); };
+//   deps.on_created = [&](const std::string& type) { metrics.TaskCreated(type); };
+//   deps.metrics_text = [&] { return metrics.Render(); };
+//   EC_ASSIGN_OR_RETURN(auto api, api::ExportApi::Create(std::move(deps)));
+//   httplib::Server http; api->Register(http); http.listen(cfg.server.host, cfg.server.port);
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <httplib.h>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "registry/registry.h"
+#include "storage/export_storage.h"
+#include "store/task_store.h"
+
+namespace export_center::api {
+
+class TokenVerifier;
+
+inline constexpr char kApiBase[] = "/api/platform/v1/files";
+
+struct ExportApiDeps {
+  store::TaskStore* store = nullptr;           // not owned; outlives the server
+  storage::ExportStorage* storage = nullptr;   // not owned
+  registry::Registry* registry = nullptr;      // not owned
+  config::ServerConfig server;                 // public_base_url for signed URLs, threads
+  config::AuthConfig auth;
+  config::LimitsConfig limits;
+  // Called after a task was created (not deduplicated) or manually retried:
+  // wakes the outbox publisher so the command goes out at once. Optional.
+  std::function<void()> on_task_created;
+  // Metrics hook: one call per newly created task with its export type. Optional.
+  std::function<void(const std::string& type)> on_created;
+  // Prometheus text exposition for /metrics. Optional (empty body if unset).
+  std::function<std::string()> metrics_text;
+};
+
+class ExportApi {
+ public:
+  using Deps = ExportApiDeps;
+
+  // Never fails; an unusable auth config (no key, unreadable PEM) is kept in
+  // init_status() and makes every authenticated request answer 500.
+  explicit ExportApi(Deps deps);
+  // Like the constructor, but returns the init_status() error instead.
+  static StatusOr<std::unique_ptr<ExportApi>> Create(Deps deps);
+  ~ExportApi();
+  ExportApi(const ExportApi&) = delete;
+  ExportApi& operator=(const ExportApi&) = delete;
+
+  const Status& init_status() const { return init_status_; }
+
+  // Installs routes, handlers and limits on `server`. Call once before listen.
+  // `server` must not outlive this object.
+  void Register(httplib::Server& server);
+
+ private:
+  class Handlers;
+
+  Deps deps_;
+  Status init_status_;
+  std::unique_ptr<TokenVerifier> verifier_;
+  std::string download_secret_;
+  std::unique_ptr<Handlers> handlers_;
+};
+
+}  // namespace export_center::api

@@ -1,0 +1,134 @@
+#include "api/parameters.h"
+
+#include <algorithm>
+
+#include "api/strict_json.h"
+
+namespace export_center::api {
+namespace {
+
+using json = nlohmann::json;
+
+struct Walk {
+  const config::LimitsConfig& limits;
+  int keys = 0;
+};
+
+Status CheckString(const std::string& s, const std::string& where, const Walk& w) {
+  if (CountCodePoints(s) > static_cast<size_t>(w.limits.max_parameter_string_chars)) {
+    return InvalidArgument("parameter " + where + " is longer than " +
+                           std::to_string(w.limits.max_parameter_string_chars) + " characters");
+  }
+  return Status::Ok();
+}
+
+// depth: 1 for the parameters object itself.
+Status CheckShape(const json& v, int depth, const std::string& where, Walk& w) {
+  if (v.is_string()) return CheckString(v.get_ref<const std::string&>(), where, w);
+  if (!v.is_structured()) return Status::Ok();
+  if (depth > 2) return InvalidArgument("parameter " + where + " is nested deeper than 2 levels");
+  if (v.is_array()) {
+    for (const auto& item : v) EC_RETURN_IF_ERROR(CheckShape(item, depth + 1, where, w));
+    return Status::Ok();
+  }
+  for (const auto& [key, item] : v.items()) {
+    if (++w.keys > w.limits.max_parameter_keys) {
+      return InvalidArgument("parameters have more than " +
+                             std::to_string(w.limits.max_parameter_keys) + " keys");
+    }
+    std::string path = where.empty() ? key : where + "." + key;
+    EC_RETURN_IF_ERROR(CheckString(key, path, w));
+    EC_RETURN_IF_ERROR(CheckShape(item, depth + 1, path, w));
+  }
+  return Status::Ok();
+}
+
+bool IsIntegerText(const std::string& s) {
+  size_t start = !s.empty() && s[0] == '-' ? 1 : 0;
+  return s.size() > start && s.size() - start <= 19 &&
+         std::all_of(s.begin() + start, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool IsDate(const std::string& s) {
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+  for (int i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  int y = std::stoi(s.substr(0, 4)), m = std::stoi(s.substr(5, 2)), d = std::stoi(s.substr(8, 2));
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1 || d > kDays[m - 1]) return false;
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return !(m == 2 && d == 29 && !leap);
+}
+
+bool MatchesType(const json& v, const std::string& type) {
+  if (type == "STRING") return v.is_string();
+  if (type == "INTEGER") {
+    return v.is_number_integer() || (v.is_string() && IsIntegerText(v.get<std::string>()));
+  }
+  if (type == "BOOLEAN") return v.is_boolean();
+  if (type == "DATE") return v.is_string() && IsDate(v.get<std::string>());
+  if (type == "STRING_LIST") {
+    return v.is_array() &&
+           std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
+  }
+  return true;  // a type this API does not know: the registry validated it
+}
+
+bool IsAllowed(const json& v, const std::vector<std::string>& allowed) {
+  if (allowed.empty()) return true;
+  if (v.is_array()) {
+    return std::all_of(v.begin(), v.end(), [&](const json& e) { return IsAllowed(e, allowed); });
+  }
+  std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  return std::find(allowed.begin(), allowed.end(), text) != allowed.end();
+}
+
+Status CheckDeclared(const json& params, const registry::ExportDefinition& def) {
+  for (const auto& [key, value] : params.items()) {
+    auto spec = std::find_if(def.parameters.begin(), def.parameters.end(),
+                             [&](const registry::ParameterSpec& p) { return p.name == key; });
+    if (spec == def.parameters.end()) {
+      return InvalidArgument("parameter " + key + " is not accepted by export type " + def.name);
+    }
+    if (!MatchesType(value, spec->type)) {
+      return InvalidArgument("parameter " + key + " must be of type " + spec->type);
+    }
+    if (!IsAllowed(value, spec->allowed)) {
+      return InvalidArgument("parameter " + key + " has a value outside its allowed values");
+    }
+  }
+  for (const auto& spec : def.parameters) {
+    if (spec.required && !params.contains(spec.name)) {
+      return InvalidArgument("parameter " + spec.name + " is required");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::string> CanonicalParameters(const json& params,
+                                          const registry::ExportDefinition& def,
+                                          const config::LimitsConfig& limits) {
+  if (!params.is_null() && !params.is_object()) {
+    return InvalidArgument("parameters must be a JSON object");
+  }
+  json clean = json::object();
+  if (params.is_object()) {
+    for (const auto& [key, value] : params.items()) {
+      if (!value.is_null()) clean[key] = value;
+    }
+  }
+  Walk walk{limits};
+  EC_RETURN_IF_ERROR(CheckShape(clean, 1, "", walk));
+  EC_RETURN_IF_ERROR(CheckDeclared(clean, def));
+  std::string canonical = clean.dump();
+  if (canonical.size() > static_cast<size_t>(limits.max_parameter_json_bytes)) {
+    return InvalidArgument("parameters exceed " + std::to_string(limits.max_parameter_json_bytes) +
+                           " bytes of JSON");
+  }
+  return canonical;
+}
+
+}  // namespace export_center::api

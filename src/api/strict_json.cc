@@ -1,0 +1,142 @@
+#include "api/strict_json.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace export_center::api {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Validating SAX pass: keeps one key set per open object. Returning false
+// stops the parse; `error` then says why.
+class StrictSax : public nlohmann::json_sax<json> {
+ public:
+  std::string error;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t v, const string_t&) override {
+    if (std::isfinite(v)) return true;
+    return Fail("number out of range");
+  }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return Fail("binary values are not JSON"); }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    containers_.push_back(true);
+    return CheckDepth();
+  }
+  bool key(string_t& k) override {
+    if (!keys_.back().insert(k).second) return Fail("duplicate key \"" + k + "\"");
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    containers_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    containers_.push_back(false);
+    return CheckDepth();
+  }
+  bool end_array() override {
+    containers_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    // nlohmann's message names the byte position and the token it expected.
+    error = ex.what();
+    (void)position;
+    return false;
+  }
+
+ private:
+  bool Fail(std::string why) {
+    error = std::move(why);
+    return false;
+  }
+  bool CheckDepth() {
+    if (static_cast<int>(containers_.size()) <= kMaxJsonNesting) return true;
+    return Fail("nesting deeper than " + std::to_string(kMaxJsonNesting));
+  }
+
+  std::vector<std::set<std::string>> keys_;
+  std::vector<bool> containers_;
+};
+
+std::string_view StripBom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
+  return text;
+}
+
+}  // namespace
+
+StatusOr<json> ParseStrictJson(std::string_view text) {
+  text = StripBom(text);
+  try {
+    StrictSax sax;
+    // strict=true: anything after the value other than whitespace is an error.
+    if (!json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, true)) {
+      return InvalidArgument("invalid JSON: " + sax.error);
+    }
+    json value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) return InvalidArgument("invalid JSON");
+    return value;
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("invalid JSON: ") + e.what());
+  }
+}
+
+Status CheckJsonContentType(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  if (Lower(Trim(media)) != "application/json") {
+    return InvalidArgument("Content-Type must be application/json");
+  }
+  std::string_view rest = content_type.substr(std::min(media.size(), content_type.size()));
+  while (!rest.empty()) {
+    rest.remove_prefix(1);  // the ';'
+    size_t end = rest.find(';');
+    std::string param = Lower(Trim(rest.substr(0, end)));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+    if (param.rfind("charset=", 0) == 0) {
+      std::string charset = param.substr(8);
+      if (charset.size() >= 2 && charset.front() == '"' && charset.back() == '"') {
+        charset = charset.substr(1, charset.size() - 2);
+      }
+      if (charset != "utf-8" && charset != "utf8") {
+        return InvalidArgument("Content-Type charset must be UTF-8");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+size_t CountCodePoints(std::string_view utf8) {
+  return static_cast<size_t>(std::count_if(utf8.begin(), utf8.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+}  // namespace export_center::api

@@ -1,0 +1,34 @@
+#pragma once
+// Strict RFC 8259 parsing of request bodies (SPEC §5).
+//
+// nlohmann's parser alone accepts duplicate object keys (the last one wins),
+// which would let two readers of one body disagree about its meaning. A
+// validating SAX pass rejects them first, together with non-finite numbers
+// and absurd nesting; the DOM is built only after the body passed.
+
+#include <cstddef>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace export_center::api {
+
+// Nesting beyond this is refused before any recursive code sees the value.
+inline constexpr int kMaxJsonNesting = 32;
+
+// Parses one JSON text. One leading UTF-8 BOM is ignored. InvalidArgument for
+// malformed JSON, invalid UTF-8, duplicate keys, NaN/Infinity or overflowing
+// numbers, nesting deeper than kMaxJsonNesting, or trailing data; the message
+// says what and where. Never throws.
+StatusOr<nlohmann::json> ParseStrictJson(std::string_view text);
+
+// OK for "application/json" with optional parameters where a charset, if
+// given, is UTF-8 (case-insensitive). InvalidArgument otherwise.
+Status CheckJsonContentType(std::string_view content_type);
+
+// Number of Unicode code points in valid UTF-8 (continuation bytes skipped).
+size_t CountCodePoints(std::string_view utf8);
+
+}  // namespace export_center::api

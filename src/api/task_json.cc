@@ -1,0 +1,77 @@
+#include "api/task_json.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace export_center::api {
+namespace {
+
+using json = nlohmann::json;
+
+json OptionalTime(const std::optional<int64_t>& ms) {
+  return ms ? json(FormatIsoMillis(*ms)) : json(nullptr);
+}
+
+json OptionalInt64(const std::optional<int64_t>& v) {
+  return v ? json(std::to_string(*v)) : json(nullptr);
+}
+
+json OptionalString(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+
+json ParametersObject(const std::string& text) {
+  // Stored parameters are canonical JSON written by this API; anything else
+  // (hand-edited rows) is shown as an empty object rather than failing the list.
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_object() ? parsed : json::object();
+}
+
+}  // namespace
+
+std::string FormatIsoMillis(int64_t epoch_ms) {
+  int64_t secs = epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000;
+  int millis = static_cast<int>(epoch_ms - secs * 1000);
+  std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+  return buf;
+}
+
+std::optional<int> ProgressPercent(const task::Task& task) {
+  if (task.status == task::TaskState::kSucceeded) return 100;
+  if (!task.total_rows || *task.total_rows <= 0) return std::nullopt;
+  int64_t pct = task.processed_rows * 100 / *task.total_rows;
+  return static_cast<int>(pct < 0 ? 0 : (pct > 100 ? 100 : pct));
+}
+
+json TaskToJson(const task::Task& t) {
+  auto progress = ProgressPercent(t);
+  return {
+      {"id", std::to_string(t.id)},
+      {"exportType", t.export_type},
+      {"taskName", t.task_name},
+      {"format", std::string(task::ToString(t.format))},
+      {"status", std::string(task::ToString(t.status))},
+      {"parameters", ParametersObject(t.parameters_json)},
+      {"processedRows", std::to_string(t.processed_rows)},
+      {"totalRows", OptionalInt64(t.total_rows)},
+      {"progress", progress ? json(*progress) : json(nullptr)},
+      {"fileName", OptionalString(t.file_name)},
+      {"sizeBytes", OptionalInt64(t.size_bytes)},
+      {"failureCode", OptionalString(t.failure_code)},
+      {"failureMessage", OptionalString(t.failure_message)},
+      {"attemptCount", t.attempt_count},
+      {"maxAttempts", t.max_attempts},
+      {"dispatchVersion", t.dispatch_version},
+      {"cancelRequested", t.cancel_requested},
+      {"downloadCount", std::to_string(t.download_count)},
+      {"requestedAt", FormatIsoMillis(t.requested_at)},
+      {"startedAt", OptionalTime(t.started_at)},
+      {"completedAt", OptionalTime(t.completed_at)},
+      {"expiresAt", OptionalTime(t.expires_at)},
+  };
+}
+
+}  // namespace export_center::api

@@ -1,0 +1,24 @@
+#pragma once
+// The JSON shape of a task as the API shows it (docs/http-api.md).
+//
+// 64-bit values (id, processedRows, totalRows, sizeBytes, downloadCount) are
+// strings; times are ISO-8601 UTC with milliseconds ("2024-05-01T08:30:00.123Z")
+// or null; 32-bit counters (attemptCount, maxAttempts, dispatchVersion) are
+// numbers; progress is an integer percentage 0-100, or null while the total is
+// unknown.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "task/task.h"
+
+namespace export_center::api {
+
+std::string FormatIsoMillis(int64_t epoch_ms);
+std::optional<int> ProgressPercent(const task::Task& task);
+nlohmann::json TaskToJson(const task::Task& task);
+
+}  // namespace export_center::api

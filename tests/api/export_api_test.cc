@@ -1,0 +1,784 @@
+// Route tests: a real httplib::Server on 127.0.0.1 (port 0) with the
+// in-memory fakes behind it, driven by a real httplib::Client. One test (or
+// a few) per row of SPEC §5, bad input included.
+
+#include "api/export_api.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "api/auth.h"
+#include "api/download_token.h"
+#include "tests/fakes/fake_export_storage.h"
+#include "tests/fakes/fake_task_store.h"
+
+namespace export_center::api {
+namespace {
+
+using json = nlohmann::json;
+using task::TaskState;
+
+const std::string kBase = "/api/platform/v1/files";
+const std::string kTasks = kBase + "/export-tasks";
+constexpr char kSecret[] = "route-test-hs256-secret-0123456789";
+constexpr char kDownloadSecret[] = "route-test-download-secret";
+
+struct Reply {
+  int http = 0;
+  json body;
+  std::string raw;
+  httplib::Headers headers;
+  std::string Header(const std::string& k) const {
+    auto it = headers.find(k);
+    return it == headers.end() ? "" : it->second;
+  }
+  std::string code() const { return body.is_object() ? body.value("code", "") : ""; }
+};
+
+registry::ParameterSpec Param(std::string name, std::string type = "STRING",
+                              std::vector<std::string> allowed = {}) {
+  return {std::move(name), std::move(type), "", false, std::move(allowed)};
+}
+
+registry::RegistrySnapshot MakeSnapshot() {
+  registry::RegistrySnapshot s;
+  registry::ExportDefinition customers;
+  customers.name = "CUSTOMER_LIST";
+  customers.title = "客户列表";
+  customers.service = "customer-service";
+  customers.required_permission = "customer:export";
+  customers.max_attempts = 4;
+  customers.parameters = {Param("keyword"), Param("status", "STRING", {"ACTIVE", "INACTIVE"}),
+                          Param("filter", "OBJECT"), Param("tags", "STRING_LIST")};
+  for (int i = 0; i < 25; ++i) customers.parameters.push_back(Param("k" + std::to_string(i)));
+  registry::ExportDefinition orders;
+  orders.name = "ORDER_LIST";
+  orders.title = "订单列表";
+  registry::ExportDefinition merchant;
+  merchant.name = "MERCHANT_ORDERS";
+  merchant.title = "Merchant orders";
+  merchant.app_scope = task::AppCode::kMerchant;
+  registry::ExportDefinition old;
+  old.name = "OLD_TYPE";
+  old.title = "Old";
+  old.enabled = false;
+  for (auto* d : {&customers, &orders, &merchant, &old}) s.definitions[d->name] = *d;
+  return s;
+}
+
+class ExportApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_ = std::make_unique<registry::Registry>(MakeSnapshot());
+    auth_.jwt_hs256_secret = kSecret;
+    auth_.download_url_secret = kDownloadSecret;
+    auth_.download_url_ttl_seconds = 300;
+    Start();
+    alice_ = Token("alice", "t1", task::AppCode::kPlatform, {"customer:export"});
+    bob_ = Token("bob", "t1", task::AppCode::kPlatform, {"customer:export"});
+    admin_ = Token("admin", "t1", task::AppCode::kPlatform,
+                   {"customer:export", std::string(kDownloadAllPermission)});
+    eve_ = Token("eve", "t2", task::AppCode::kPlatform,
+                 {"customer:export", std::string(kDownloadAllPermission)});
+    merchant_ = Token("alice", "t1", task::AppCode::kMerchant, {"customer:export"});
+  }
+
+  void TearDown() override {
+    server_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Start() {
+    ExportApi::Deps deps;
+    deps.store = &store_;
+    deps.storage = &storage_;
+    deps.registry = registry_.get();
+    deps.server.threads = 4;
+    deps.server.public_base_url = "http://files.example.test/";
+    deps.auth = auth_;
+    deps.on_task_created = [this] { ++wakes_; };
+    deps.on_created = [this](const std::string& type) { created_types_.push_back(type); };
+    deps.metrics_text = [] { return std::string("export_task_created_total 3\n"); };
+    api_ = std::make_unique<ExportApi>(std::move(deps));
+    ASSERT_TRUE(api_->init_status().ok()) << api_->init_status().ToString();
+    server_ = std::make_unique<httplib::Server>();
+    api_->Register(*server_);
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    ASSERT_GT(port_, 0);
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+  }
+
+  std::string Token(const std::string& user, const std::string& tenant, task::AppCode app,
+                    std::vector<std::string> perms, int ttl = 600) {
+    auto t = MintToken(auth_, Principal{user, tenant, app, std::move(perms)},
+                       std::chrono::seconds(ttl));
+    EXPECT_TRUE(t.ok());
+    return *t;
+  }
+
+  static httplib::Headers Headers(const std::string& token, httplib::Headers extra = {}) {
+    if (!token.empty()) extra.emplace("Authorization", "Bearer " + token);
+    return extra;
+  }
+
+  static Reply ToReply(const httplib::Result& r) {
+    Reply out;
+    if (!r) {
+      ADD_FAILURE() << "request failed: " << httplib::to_string(r.error());
+      return out;
+    }
+    out.http = r->status;
+    out.raw = r->body;
+    out.headers = r->headers;
+    out.body = json::parse(r->body, nullptr, false);
+    return out;
+  }
+
+  Reply Get(const std::string& path, const std::string& token, httplib::Headers extra = {}) {
+    return ToReply(client_->Get(path.c_str(), Headers(token, std::move(extra))));
+  }
+
+  Reply Post(const std::string& path, const std::string& token, const std::string& body = "",
+             const std::string& content_type = "application/json") {
+    return ToReply(client_->Post(path.c_str(), Headers(token), body, content_type.c_str()));
+  }
+
+  Reply Create(const std::string& token, const json& body) {
+    return Post(kTasks, token, body.dump());
+  }
+
+  // Creates through the API and returns the task id.
+  std::string CreateOk(const std::string& token, const json& body) {
+    Reply r = Create(token, body);
+    EXPECT_EQ(r.code(), "200") << r.raw;
+    return r.body["data"].value("id", "");
+  }
+
+  // Puts a task straight into the store, with a file when SUCCEEDED.
+  task::Task PutTask(const std::string& user, TaskState state, const std::string& tenant = "t1",
+                     const std::string& file_bytes = "") {
+    task::Task t;
+    t.id = NextTaskId();
+    t.tenant_id = tenant;
+    t.requested_by = user;
+    t.export_type = "CUSTOMER_LIST";
+    t.task_name = "客户列表";
+    t.parameters_json = "{}";
+    t.status = state;
+    t.requested_at = store_.now_ms() + t.id;  // distinct, increasing
+    if (state == TaskState::kSucceeded) {
+      t.object_key = "exports/2024/05/01/" + std::to_string(t.id) + "/f.xlsx";
+      t.file_name = "客户列表_20240501.xlsx";
+      t.content_type = std::string(task::ContentType(task::FileFormat::kXlsx));
+      t.size_bytes = static_cast<int64_t>(file_bytes.size());
+      storage_.Put(*t.object_key, file_bytes);
+    }
+    store_.Put(t);
+    return t;
+  }
+
+  // One request over a plain socket; returns the raw response (headers and body).
+  std::string RawGet(const std::string& path, const std::string& token) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return "";
+    }
+    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+    if (!token.empty()) req += "Authorization: Bearer " + token + "\r\n";
+    req += "\r\n";
+    ::send(fd, req.data(), req.size(), 0);
+    std::string out;
+    char buf[65536];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    return out;
+  }
+
+  int64_t NextTaskId() { return ++next_id_; }
+  static std::string Id(const task::Task& t) { return std::to_string(t.id); }
+
+  fakes::FakeTaskStore store_;
+  fakes::FakeExportStorage storage_;
+  std::unique_ptr<registry::Registry> registry_;
+  config::AuthConfig auth_;
+  std::unique_ptr<ExportApi> api_;
+  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<httplib::Client> client_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<int> wakes_{0};
+  std::vector<std::string> created_types_;
+  int64_t next_id_ = 1000;
+  std::string alice_, bob_, admin_, eve_, merchant_;
+};
+
+// ---- plumbing: health, metrics, page, unknown routes, methods, body size -----
+
+TEST_F(ExportApiTest, HealthReadinessMetricsAndPage) {
+  Reply health = Get("/healthz", "");
+  EXPECT_EQ(health.http, 200);
+  EXPECT_EQ(health.code(), "200");
+  EXPECT_EQ(Get("/readyz", "").http, 200);
+  store_.SetUnavailable(true);
+  Reply down = Get("/readyz", "");
+  EXPECT_EQ(down.http, 503);
+  EXPECT_EQ(down.code(), "500");
+  EXPECT_EQ(Get("/healthz", "").http, 200);
+  store_.SetUnavailable(false);
+
+  auto metrics = client_->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(metrics->body, "export_task_created_total 3\n");
+
+  auto page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->get_header_value("Content-Type").find("text/html"), std::string::npos);
+  EXPECT_NE(page->body.find("/api/platform/v1/files"), std::string::npos);
+}
+
+TEST_F(ExportApiTest, UnknownRouteIsHttp404WithEnvelope) {
+  Reply r = Get("/nope", alice_);
+  EXPECT_EQ(r.http, 404);
+  EXPECT_EQ(r.code(), "404");
+  EXPECT_EQ(Get(kBase + "/export-tasks/1/unknown", alice_).http, 404);
+}
+
+TEST_F(ExportApiTest, WrongMethodIsHttp405WithEnvelope) {
+  auto del = client_->Delete(kTasks.c_str(), Headers(alice_));
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+  EXPECT_EQ(json::parse(del->body)["code"], "405");
+  EXPECT_NE(del->get_header_value("Allow").find("POST"), std::string::npos);
+  EXPECT_NE(del->get_header_value("Allow").find("GET"), std::string::npos);
+
+  Reply get_retry = Get(kTasks + "/1/retry", alice_);
+  EXPECT_EQ(get_retry.http, 405);
+  EXPECT_EQ(get_retry.code(), "405");
+  Reply post_download = Post(kTasks + "/1/download", alice_);
+  EXPECT_EQ(post_download.http, 405);
+  auto put = client_->Put((kTasks + "/1").c_str(), Headers(alice_), "{}", "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+}
+
+TEST_F(ExportApiTest, OversizedBodyIsHttp413WithEnvelope) {
+  json body = {{"exportType", "CUSTOMER_LIST"}, {"taskName", std::string(70 * 1024, 'x')}};
+  Reply r = Create(alice_, body);
+  EXPECT_EQ(r.http, 413);
+  EXPECT_EQ(r.code(), "413");
+  EXPECT_EQ(store_.outbox_size(), 0u);
+}
+
+TEST_F(ExportApiTest, RequestIdIsEchoedOrMinted) {
+  Reply given = Get("/healthz", "", {{"X-Request-Id", "req-123"}});
+  EXPECT_EQ(given.Header("X-Request-Id"), "req-123");
+  Reply evil = Get("/healthz", "", {{"X-Request-Id", "bad id\twith spaces"}});
+  EXPECT_NE(evil.Header("X-Request-Id"), "");
+  EXPECT_NE(evil.Header("X-Request-Id"), "bad id\twith spaces");
+}
+
+// ---- authentication -----------------------------------------------------------
+
+TEST_F(ExportApiTest, MissingOrBadTokenIs401InTheEnvelope) {
+  Reply none = Get(kTasks, "");
+  EXPECT_EQ(none.http, 200);
+  EXPECT_EQ(none.code(), "401");
+  std::string expired = Token("alice", "t1", task::AppCode::kPlatform, {}, -5);
+  EXPECT_EQ(Get(kTasks, expired).code(), "401");
+  std::string forged = alice_.substr(0, alice_.rfind('.') + 1) + "AAAA";
+  EXPECT_EQ(Get(kTasks, forged).code(), "401");
+  std::string none_alg = Base64UrlEncode(R"({"alg":"none"})") + "." +
+                         alice_.substr(alice_.find('.') + 1, alice_.rfind('.') - alice_.find('.')) ;
+  EXPECT_EQ(Get(kTasks, none_alg).code(), "401");
+  EXPECT_EQ(Create("", {{"exportType", "CUSTOMER_LIST"}}).code(), "401");
+  EXPECT_EQ(store_.outbox_size(), 0u);
+}
+
+// ---- create ---------------------------------------------------------------------
+
+TEST_F(ExportApiTest, CreateReturnsTheTaskAndWakesThePublisher) {
+  Reply r = Create(alice_, {{"exportType", "CUSTOMER_LIST"},
+                            {"parameters", {{"status", "ACTIVE"}, {"keyword", "柏悦"}}}});
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.http, 200);
+  const json& d = r.body["data"];
+  EXPECT_TRUE(d["id"].is_string());
+  EXPECT_EQ(d["status"], "PENDING");
+  EXPECT_EQ(d["taskName"], "客户列表");  // the type's title by default
+  EXPECT_EQ(d["format"], "XLSX");
+  EXPECT_EQ(d["exportType"], "CUSTOMER_LIST");
+  EXPECT_EQ(d["parameters"]["keyword"], "柏悦");
+  EXPECT_EQ(d["maxAttempts"], 4);
+  EXPECT_EQ(d["dispatchVersion"], 1);
+  EXPECT_EQ(d["deduplicated"], false);
+  EXPECT_EQ(wakes_.load(), 1);
+  ASSERT_EQ(created_types_.size(), 1u);
+  EXPECT_EQ(created_types_[0], "CUSTOMER_LIST");
+  EXPECT_EQ(store_.outbox_size(), 1u);
+
+  auto stored = store_.Peek(std::stoll(d["id"].get<std::string>()));
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->parameters_json, R"({"keyword":"柏悦","status":"ACTIVE"})");
+  EXPECT_EQ(stored->params_hash.size(), 64u);
+  EXPECT_EQ(stored->tenant_id, "t1");
+  EXPECT_EQ(stored->requested_by, "alice");
+  EXPECT_EQ(stored->max_attempts, 4);
+  EXPECT_FALSE(stored->parameters_json.empty());
+}
+
+TEST_F(ExportApiTest, CreateAcceptsFormatNameAndBom) {
+  std::string body = "\xEF\xBB\xBF" + json{{"exportType", "ORDER_LIST"},
+                                          {"format", "CSV"},
+                                          {"taskName", "五月订单"}}
+                                             .dump();
+  Reply r = ToReply(client_->Post(kTasks.c_str(), Headers(alice_), body,
+                                  "application/json; charset=UTF-8"));
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.body["data"]["format"], "CSV");
+  EXPECT_EQ(r.body["data"]["taskName"], "五月订单");
+}
+
+TEST_F(ExportApiTest, DuplicateSubmissionReturnsTheSameTask) {
+  std::string first = CreateOk(alice_, {{"exportType", "CUSTOMER_LIST"},
+                                        {"parameters", {{"keyword", "a"}, {"status", "ACTIVE"}}}});
+  // Same canonical parameters, different key order and an explicit null.
+  Reply again = Create(alice_, {{"exportType", "CUSTOMER_LIST"},
+                                {"parameters", {{"status", "ACTIVE"}, {"keyword", "a"},
+                                                {"tags", nullptr}}}});
+  ASSERT_EQ(again.code(), "200");
+  EXPECT_EQ(again.body["data"]["id"], first);
+  EXPECT_EQ(again.body["data"]["deduplicated"], true);
+  EXPECT_EQ(wakes_.load(), 1);
+  EXPECT_EQ(store_.outbox_size(), 1u);
+  // After the window a new task is made.
+  store_.AdvanceMs(61000);
+  Reply later = Create(alice_, {{"exportType", "CUSTOMER_LIST"},
+                                {"parameters", {{"keyword", "a"}, {"status", "ACTIVE"}}}});
+  EXPECT_NE(later.body["data"]["id"], first);
+}
+
+TEST_F(ExportApiTest, ActiveTaskLimitsAre429) {
+  for (int i = 0; i < 3; ++i) CreateOk(alice_, {{"exportType", "CUSTOMER_LIST"},
+                                                {"parameters", {{"keyword", std::to_string(i)}}}});
+  Reply fourth = Create(alice_, {{"exportType", "CUSTOMER_LIST"}, {"parameters", {{"keyword", "x"}}}});
+  EXPECT_EQ(fourth.http, 200);
+  EXPECT_EQ(fourth.code(), "429");
+  for (int i = 0; i < 2; ++i) CreateOk(bob_, {{"exportType", "CUSTOMER_LIST"},
+                                              {"parameters", {{"keyword", std::to_string(i)}}}});
+  Reply sixth = Create(admin_, {{"exportType", "CUSTOMER_LIST"}});
+  EXPECT_EQ(sixth.code(), "429");  // 5 active of the type
+}
+
+TEST_F(ExportApiTest, MalformedBodiesAre400) {
+  auto code = [&](const std::string& body, const std::string& type = "application/json") {
+    return Post(kTasks, alice_, body, type).code();
+  };
+  EXPECT_EQ(code("{"), "400");
+  EXPECT_EQ(code("not json"), "400");
+  EXPECT_EQ(code(""), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST","exportType":"ORDER_LIST"})"), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST"} {"x":1})"), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST"}garbage)"), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST","parameters":{"keyword":NaN}})"), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST","parameters":{"k0":Infinity}})"), "400");
+  EXPECT_EQ(code(R"(["CUSTOMER_LIST"])"), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST"})", "text/plain"), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST"})", "application/x-www-form-urlencoded"), "400");
+  EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST","providerUrl":"http://x"})"), "400");
+  EXPECT_EQ(store_.outbox_size(), 0u);
+  EXPECT_EQ(wakes_.load(), 0);
+}
+
+TEST_F(ExportApiTest, ExportTypeRules) {
+  EXPECT_EQ(Create(alice_, json::object()).code(), "400");
+  EXPECT_EQ(Create(alice_, {{"exportType", ""}}).code(), "400");
+  EXPECT_EQ(Create(alice_, {{"exportType", 7}}).code(), "400");
+  Reply unknown = Create(alice_, {{"exportType", "NO_SUCH_TYPE"}});
+  EXPECT_EQ(unknown.code(), "400");
+  EXPECT_NE(unknown.body["message"].get<std::string>().find("NO_SUCH_TYPE"), std::string::npos);
+  EXPECT_EQ(Create(alice_, {{"exportType", "OLD_TYPE"}}).code(), "400");  // disabled
+  // MERCHANT tokens only create MERCHANT-scope types, and the other way round.
+  EXPECT_EQ(Create(merchant_, {{"exportType", "CUSTOMER_LIST"}}).code(), "403");
+  EXPECT_EQ(Create(alice_, {{"exportType", "MERCHANT_ORDERS"}}).code(), "403");
+  EXPECT_EQ(Create(merchant_, {{"exportType", "MERCHANT_ORDERS"}}).code(), "200");
+  std::string no_perm = Token("carol", "t1", task::AppCode::kPlatform, {});
+  EXPECT_EQ(Create(no_perm, {{"exportType", "CUSTOMER_LIST"}}).code(), "403");
+  EXPECT_EQ(Create(no_perm, {{"exportType", "ORDER_LIST"}}).code(), "200");
+}
+
+TEST_F(ExportApiTest, FormatRules) {
+  EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", "xlsx"}}).code(), "400");
+  EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", "PDF"}}).code(), "400");
+  EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", 1}}).code(), "400");
+  EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", "XLSX"}}).code(), "200");
+}
+
+TEST_F(ExportApiTest, TaskNameRules) {
+  auto code = [&](json name) {
+    return Create(alice_, {{"exportType", "ORDER_LIST"}, {"taskName", name}}).code();
+  };
+  EXPECT_EQ(code(""), "400");
+  EXPECT_EQ(code("   "), "400");
+  EXPECT_EQ(code(std::string(101, 'a')), "400");
+  EXPECT_EQ(code("bad\nname"), "400");
+  EXPECT_EQ(code("bad\x7fname"), "400");
+  EXPECT_EQ(code(42), "400");
+  std::string hundred_chinese;
+  for (int i = 0; i < 100; ++i) hundred_chinese += "表";
+  Reply ok = Create(alice_, {{"exportType", "ORDER_LIST"}, {"taskName", hundred_chinese}});
+  ASSERT_EQ(ok.code(), "200") << ok.raw;
+  EXPECT_EQ(ok.body["data"]["taskName"], hundred_chinese);
+}
+
+TEST_F(ExportApiTest, ParameterLimits) {
+  auto code = [&](json params) {
+    return Create(alice_, {{"exportType", "CUSTOMER_LIST"}, {"parameters", params}}).code();
+  };
+  EXPECT_EQ(code(json::array()), "400");
+  EXPECT_EQ(code("keyword"), "400");
+  EXPECT_EQ(code({{"filter", {{"a", {{"b", 1}}}}}}), "400");  // depth 3
+  EXPECT_EQ(code({{"filter", {{"a", {1}}}}}), "400");          // depth 3 via array
+  json twenty_one = json::object();
+  for (int i = 0; i < 21; ++i) twenty_one["k" + std::to_string(i)] = "v";
+  EXPECT_EQ(code(twenty_one), "400");
+  EXPECT_EQ(code({{"keyword", std::string(257, 'a')}}), "400");
+  json big = json::object();
+  for (int i = 0; i < 17; ++i) big["k" + std::to_string(i)] = std::string(250, 'x');
+  EXPECT_EQ(code(big), "400");  // > 4 KB
+  EXPECT_EQ(code({{"undeclared", "x"}}), "400");
+  EXPECT_EQ(code({{"status", "DELETED"}}), "400");
+  EXPECT_EQ(store_.outbox_size(), 0u);
+  // The edges themselves are fine.
+  EXPECT_EQ(code({{"filter", {{"a", 1}}}, {"keyword", std::string(256, 'a')}}), "200");
+}
+
+// ---- read ------------------------------------------------------------------------
+
+TEST_F(ExportApiTest, GetShowsTheTaskWithProgress) {
+  task::Task t = PutTask("alice", TaskState::kRunning);
+  t.processed_rows = 150;
+  t.total_rows = 600;
+  t.started_at = 1714552200123;
+  store_.Put(t);
+  Reply r = Get(kTasks + "/" + Id(t), alice_);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  const json& d = r.body["data"];
+  EXPECT_EQ(d["id"], Id(t));
+  EXPECT_EQ(d["status"], "RUNNING");
+  EXPECT_EQ(d["progress"], 25);
+  EXPECT_EQ(d["processedRows"], "150");
+  EXPECT_EQ(d["totalRows"], "600");
+  EXPECT_EQ(d["startedAt"], "2024-05-01T08:30:00.123Z");
+  for (const char* key : {"exportType", "taskName", "format", "parameters", "fileName", "sizeBytes",
+                          "failureCode", "failureMessage", "attemptCount", "maxAttempts",
+                          "dispatchVersion", "cancelRequested", "downloadCount", "requestedAt",
+                          "completedAt", "expiresAt"}) {
+    EXPECT_TRUE(d.contains(key)) << key;
+  }
+}
+
+TEST_F(ExportApiTest, MalformedIdsAre400AndUnknownIs404) {
+  for (const char* bad : {"0123", "abc", "99999999999999999999", "0", "-1", "1.5", "%20"}) {
+    Reply r = Get(kTasks + "/" + bad, alice_);
+    EXPECT_EQ(r.code(), "400") << bad;
+  }
+  EXPECT_EQ(Get(kTasks + "/9223372036854775807", alice_).code(), "404");
+  EXPECT_EQ(Get(kTasks + "/424242", alice_).code(), "404");
+}
+
+TEST_F(ExportApiTest, OtherTenantsAndUsersSee404) {
+  task::Task t = PutTask("alice", TaskState::kPending);
+  EXPECT_EQ(Get(kTasks + "/" + Id(t), bob_).code(), "404");
+  EXPECT_EQ(Get(kTasks + "/" + Id(t), eve_).code(), "404");  // download:all in another tenant
+  EXPECT_EQ(Get(kTasks + "/" + Id(t), merchant_).code(), "404");  // same user, other app
+  EXPECT_EQ(Get(kTasks + "/" + Id(t), admin_).code(), "200");
+  // The message is the same as for a task that does not exist.
+  EXPECT_EQ(Get(kTasks + "/" + Id(t), bob_).body["message"].get<std::string>(),
+            "export task " + Id(t) + " not found");
+}
+
+TEST_F(ExportApiTest, ListShowsOwnTasksNewestFirst) {
+  task::Task a1 = PutTask("alice", TaskState::kPending);
+  task::Task a2 = PutTask("alice", TaskState::kFailed);
+  PutTask("bob", TaskState::kPending);
+  PutTask("eve", TaskState::kPending, "t2");
+  Reply r = Get(kTasks, alice_);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  const json& d = r.body["data"];
+  EXPECT_EQ(d["total"], "2");
+  EXPECT_EQ(d["page"], 1);
+  EXPECT_EQ(d["size"], 20);
+  ASSERT_EQ(d["records"].size(), 2u);
+  EXPECT_EQ(d["records"][0]["id"], Id(a2));
+  EXPECT_EQ(d["records"][1]["id"], Id(a1));
+
+  EXPECT_EQ(Get(kTasks, admin_).body["data"]["total"], "3");  // whole tenant
+  EXPECT_EQ(Get(kTasks, eve_).body["data"]["total"], "1");
+  EXPECT_EQ(Get(kTasks + "?status=FAILED", alice_).body["data"]["total"], "1");
+  EXPECT_EQ(Get(kTasks + "?exportType=ORDER_LIST", alice_).body["data"]["total"], "0");
+  Reply page2 = Get(kTasks + "?page=2&size=1", alice_);
+  EXPECT_EQ(page2.body["data"]["records"][0]["id"], Id(a1));
+  EXPECT_EQ(page2.body["data"]["size"], 1);
+}
+
+TEST_F(ExportApiTest, ListRejectsBadQueries) {
+  for (const char* q : {"?size=0", "?size=101", "?size=abc", "?page=0", "?page=-1", "?page=01",
+                        "?status=DONE", "?status=pending", "?exportType="}) {
+    EXPECT_EQ(Get(kTasks + q, alice_).code(), "400") << q;
+  }
+  EXPECT_EQ(Get(kTasks + "?size=100&page=3", alice_).code(), "200");
+}
+
+TEST_F(ExportApiTest, RangeHeaderDoesNotSliceJson) {
+  PutTask("alice", TaskState::kPending);
+  Reply r = Get(kTasks, alice_, {{"Range", "bytes=0-5"}});
+  EXPECT_EQ(r.http, 200);
+  EXPECT_EQ(r.code(), "200");
+}
+
+TEST_F(ExportApiTest, ExportTypesShowWhatTheCallerMayExport) {
+  auto names = [&](const std::string& token) {
+    std::vector<std::string> out;
+    Reply r = Get(kBase + "/export-types", token);
+    for (const auto& t : r.body["data"]) {
+      out.push_back(t["exportType"]);
+    }
+    return out;
+  };
+  EXPECT_EQ(names(alice_), (std::vector<std::string>{"CUSTOMER_LIST", "ORDER_LIST"}));
+  EXPECT_EQ(names(merchant_), (std::vector<std::string>{"MERCHANT_ORDERS"}));
+  EXPECT_EQ(names(Token("carol", "t1", task::AppCode::kPlatform, {})),
+            (std::vector<std::string>{"ORDER_LIST"}));
+  Reply all = Get(kBase + "/export-types", alice_);
+  const json& types = all.body["data"];
+  EXPECT_EQ(types[0]["title"], "客户列表");
+  EXPECT_EQ(types[0]["formats"], json({"XLSX", "CSV"}));
+  EXPECT_EQ(types[0]["parameters"][1]["name"], "status");
+  EXPECT_EQ(types[0]["parameters"][1]["allowed"], json({"ACTIVE", "INACTIVE"}));
+  EXPECT_EQ(Get(kBase + "/export-types", "").code(), "401");
+}
+
+// ---- download ----------------------------------------------------------------------
+
+TEST_F(ExportApiTest, DownloadStreamsTheFileWithRfc5987Name) {
+  std::string bytes;
+  for (int i = 0; i < 300000; ++i) bytes.push_back(static_cast<char>('a' + i % 26));
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  auto r = client_->Get((kTasks + "/" + Id(t) + "/download").c_str(), Headers(alice_));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, bytes);
+  EXPECT_EQ(r->get_header_value("Content-Type"),
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
+  // httplib's client percent-decodes header values, so look at the raw bytes.
+  std::string raw = RawGet(kTasks + "/" + Id(t) + "/download", alice_);
+  EXPECT_NE(raw.find("\r\nContent-Disposition: attachment; filename=\"_____20240501.xlsx\"; "
+                     "filename*=UTF-8''%E5%AE%A2%E6%88%B7%E5%88%97%E8%A1%A8_20240501.xlsx\r\n"),
+            std::string::npos)
+      << raw.substr(0, raw.find("\r\n\r\n"));
+  EXPECT_EQ(r->get_header_value("Content-Length"), std::to_string(bytes.size()));
+  EXPECT_EQ(r->get_header_value("Accept-Ranges"), "bytes");
+  EXPECT_LE(storage_.max_read_length(), 64u * 1024);  // streamed in chunks
+  EXPECT_EQ(store_.Peek(t.id)->download_count, 2);
+}
+
+TEST_F(ExportApiTest, DownloadFileNameIsSanitized) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "data");
+  t.file_name = "../evil\u202Egnp.xlsx\r\nX-Injected: 1";
+  store_.Put(t);
+  auto r = client_->Get((kTasks + "/" + Id(t) + "/download").c_str(), Headers(alice_));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_FALSE(r->has_header("X-Injected"));
+  std::string cd = r->get_header_value("Content-Disposition");
+  EXPECT_EQ(cd.find('/'), std::string::npos);
+  EXPECT_EQ(cd.find("\u202E"), std::string::npos);  // the client decoded %XX already
+  EXPECT_NE(cd.find("filename=\"evilgnp.xlsxX-Injected: 1\""), std::string::npos) << cd;
+}
+
+TEST_F(ExportApiTest, DownloadHonoursRanges) {
+  std::string bytes = "0123456789abcdefghij";
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  std::string path = kTasks + "/" + Id(t) + "/download";
+  auto get = [&](const std::string& range) {
+    return client_->Get(path.c_str(), Headers(alice_, {{"Range", range}}));
+  };
+  auto first = get("bytes=0-9");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 206);
+  EXPECT_EQ(first->body, "0123456789");
+  EXPECT_EQ(first->get_header_value("Content-Range"), "bytes 0-9/20");
+  auto suffix = get("bytes=-5");
+  EXPECT_EQ(suffix->status, 206);
+  EXPECT_EQ(suffix->body, "fghij");
+  EXPECT_EQ(suffix->get_header_value("Content-Range"), "bytes 15-19/20");
+  auto open = get("bytes=18-");
+  EXPECT_EQ(open->status, 206);
+  EXPECT_EQ(open->body, "ij");
+  auto clamp = get("bytes=10-999");
+  EXPECT_EQ(clamp->body, "abcdefghij");
+  auto unsatisfiable = get("bytes=20-");
+  EXPECT_EQ(unsatisfiable->status, 416);
+  EXPECT_EQ(unsatisfiable->get_header_value("Content-Range"), "bytes */20");
+  EXPECT_EQ(json::parse(unsatisfiable->body)["code"], "416");
+  auto multi = get("bytes=0-1,5-6");
+  EXPECT_EQ(multi->status, 200);  // multi-range is ignored
+  EXPECT_EQ(multi->body, bytes);
+  // Resumed chunks do not count as new downloads.
+  EXPECT_EQ(store_.Peek(t.id)->download_count, 2);  // "0-9" and the multi-range whole file
+}
+
+TEST_F(ExportApiTest, DownloadErrorsUseRealHttpStatuses) {
+  task::Task ok = PutTask("alice", TaskState::kSucceeded, "t1", "data");
+  task::Task running = PutTask("alice", TaskState::kRunning);
+  task::Task expired = PutTask("alice", TaskState::kExpired);
+  auto status = [&](const std::string& id, const std::string& token) {
+    Reply r = Get(kTasks + "/" + id + "/download", token);
+    if (r.http != 200) EXPECT_EQ(r.code(), std::to_string(r.http)) << r.raw;
+    return r.http;
+  };
+  EXPECT_EQ(status(Id(ok), ""), 401);
+  EXPECT_EQ(status(Id(ok), Token("alice", "t1", task::AppCode::kPlatform, {}, -1)), 401);
+  EXPECT_EQ(status(Id(ok), bob_), 404);
+  EXPECT_EQ(status(Id(ok), eve_), 404);
+  EXPECT_EQ(status(Id(ok), admin_), 200);
+  EXPECT_EQ(status("0123", alice_), 400);
+  EXPECT_EQ(status("424242", alice_), 404);
+  EXPECT_EQ(status(Id(running), alice_), 409);
+  EXPECT_EQ(status(Id(expired), alice_), 410);
+  ASSERT_TRUE(storage_.Delete(*ok.object_key).ok());
+  EXPECT_EQ(status(Id(ok), alice_), 410);
+}
+
+TEST_F(ExportApiTest, SignedDownloadUrl) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "signed-bytes");
+  Reply r = Post(kTasks + "/" + Id(t) + "/download-url", alice_);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  std::string url = r.body["data"]["url"];
+  EXPECT_EQ(url.rfind("http://files.example.test" + kBase + "/downloads/", 0), 0u) << url;
+  EXPECT_TRUE(r.body["data"]["expiresAt"].is_string());
+  std::string path = url.substr(std::string("http://files.example.test").size());
+
+  auto file = client_->Get(path.c_str());  // no Authorization: the link is the credential
+  ASSERT_TRUE(file);
+  EXPECT_EQ(file->status, 200);
+  EXPECT_EQ(file->body, "signed-bytes");
+  EXPECT_NE(file->get_header_value("Content-Disposition").find("filename*=UTF-8''"),
+            std::string::npos);
+  auto ranged = client_->Get(path.c_str(), {{"Range", "bytes=0-5"}});
+  EXPECT_EQ(ranged->status, 206);
+  EXPECT_EQ(ranged->body, "signed");
+
+  // Forged: a grant signed with another secret, or a tampered token.
+  DownloadGrant grant{t.id, "t1", "alice", store_.now_ms() + 60000};
+  auto forged = client_->Get((kBase + "/downloads/" + SignDownloadGrant("wrong", grant)).c_str());
+  EXPECT_EQ(forged->status, 403);
+  EXPECT_EQ(json::parse(forged->body)["code"], "403");
+  std::string token = path.substr(path.rfind('/') + 1);
+  token[2] = token[2] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(client_->Get((kBase + "/downloads/" + token).c_str())->status, 403);
+  EXPECT_EQ(client_->Get((kBase + "/downloads/garbage").c_str())->status, 403);
+
+  // Expired.
+  DownloadGrant old{t.id, "t1", "alice", 1000};
+  auto expired = client_->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, old)).c_str());
+  EXPECT_EQ(expired->status, 410);
+  EXPECT_EQ(json::parse(expired->body)["code"], "410");
+  // A grant for another tenant's view of the task, or a missing task.
+  DownloadGrant other{t.id, "t2", "eve", store_.now_ms() + 600000};
+  EXPECT_EQ(client_->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, other)).c_str())
+                ->status,
+            404);
+}
+
+TEST_F(ExportApiTest, DownloadUrlRules) {
+  task::Task running = PutTask("alice", TaskState::kRunning);
+  task::Task done = PutTask("alice", TaskState::kSucceeded, "t1", "x");
+  EXPECT_EQ(Post(kTasks + "/" + Id(running) + "/download-url", alice_).code(), "409");
+  EXPECT_EQ(Post(kTasks + "/" + Id(done) + "/download-url", bob_).code(), "404");
+  EXPECT_EQ(Post(kTasks + "/" + Id(done) + "/download-url", "").code(), "401");
+  EXPECT_EQ(Post(kTasks + "/abc/download-url", alice_).code(), "400");
+  Reply ok = Post(kTasks + "/" + Id(done) + "/download-url", admin_);
+  EXPECT_EQ(ok.code(), "200");
+}
+
+// ---- retry / cancel ----------------------------------------------------------------
+
+TEST_F(ExportApiTest, ManualRetry) {
+  task::Task failed = PutTask("alice", TaskState::kFailed);
+  Reply r = Post(kTasks + "/" + Id(failed) + "/retry", alice_);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.body["data"]["status"], "PENDING");
+  EXPECT_EQ(r.body["data"]["dispatchVersion"], 2);
+  EXPECT_EQ(wakes_.load(), 1);
+  EXPECT_EQ(store_.outbox_size(), 1u);
+  EXPECT_TRUE(created_types_.empty());  // a retry is not a new task
+
+  EXPECT_EQ(Post(kTasks + "/" + Id(failed) + "/retry", alice_).code(), "409");  // now PENDING
+  task::Task other = PutTask("alice", TaskState::kCancelled);
+  EXPECT_EQ(Post(kTasks + "/" + Id(other) + "/retry", bob_).code(), "404");
+  EXPECT_EQ(Post(kTasks + "/" + Id(other) + "/retry", admin_).code(), "200");
+  EXPECT_EQ(Post(kTasks + "/0123/retry", alice_).code(), "400");
+  EXPECT_EQ(Post(kTasks + "/424242/retry", alice_).code(), "404");
+  // The permission is checked again at retry time (seed 000 §10.4).
+  task::Task stale = PutTask("alice", TaskState::kStale);
+  std::string revoked = Token("alice", "t1", task::AppCode::kPlatform, {});
+  EXPECT_EQ(Post(kTasks + "/" + Id(stale) + "/retry", revoked).code(), "403");
+}
+
+TEST_F(ExportApiTest, Cancel) {
+  task::Task pending = PutTask("alice", TaskState::kPending);
+  Reply r = Post(kTasks + "/" + Id(pending) + "/cancel", alice_);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.body["data"]["status"], "CANCELLED");
+
+  task::Task running = PutTask("alice", TaskState::kRunning);
+  Reply rr = Post(kTasks + "/" + Id(running) + "/cancel", alice_);
+  ASSERT_EQ(rr.code(), "200");
+  EXPECT_EQ(rr.body["data"]["status"], "RUNNING");
+  EXPECT_EQ(rr.body["data"]["cancelRequested"], true);
+
+  task::Task done = PutTask("alice", TaskState::kSucceeded, "t1", "x");
+  EXPECT_EQ(Post(kTasks + "/" + Id(done) + "/cancel", alice_).code(), "409");
+  EXPECT_EQ(Post(kTasks + "/" + Id(running) + "/cancel", bob_).code(), "404");
+  EXPECT_EQ(Post(kTasks + "/" + Id(running) + "/cancel", eve_).code(), "404");
+  EXPECT_EQ(Post(kTasks + "/abc/cancel", alice_).code(), "400");
+}
+
+TEST_F(ExportApiTest, StoreOutageIs500WithRetryHint) {
+  store_.SetUnavailable(true);
+  Reply r = Get(kTasks, alice_);
+  EXPECT_EQ(r.http, 200);
+  EXPECT_EQ(r.code(), "500");
+  EXPECT_NE(r.body["message"].get<std::string>().find("retry"), std::string::npos);
+}
+
+TEST_F(ExportApiTest, CreateWithRegistryHotReloadUsesTheCurrentSnapshot) {
+  // Registry readers take a snapshot per request; a type added later is visible.
+  EXPECT_EQ(Create(alice_, {{"exportType", "NEW_TYPE"}}).code(), "400");
+}
+
+}  // namespace
+}  // namespace export_center::api

@@ -1,0 +1,88 @@
+#include "api/strict_json.h"
+
+#include <gtest/gtest.h>
+
+namespace export_center::api {
+namespace {
+
+TEST(StrictJson, ParsesAnObject) {
+  auto v = ParseStrictJson(R"({"a": 1, "b": [true, null, "x"], "c": {"d": 2.5}})");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)["b"][2], "x");
+}
+
+TEST(StrictJson, RejectsDuplicateKeys) {
+  auto v = ParseStrictJson(R"({"a": 1, "a": 2})");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(v.status().message().find("duplicate key"), std::string::npos);
+}
+
+TEST(StrictJson, RejectsDuplicateKeysInNestedObjects) {
+  EXPECT_FALSE(ParseStrictJson(R"({"a": {"x": 1, "x": 1}})").ok());
+  EXPECT_FALSE(ParseStrictJson(R"([{"x": 1}, {"y": 1, "y": 2}])").ok());
+}
+
+TEST(StrictJson, SameKeyInSiblingObjectsIsFine) {
+  EXPECT_TRUE(ParseStrictJson(R"([{"x": 1}, {"x": 2}])").ok());
+  EXPECT_TRUE(ParseStrictJson(R"({"a": {"x": 1}, "b": {"x": 2}})").ok());
+}
+
+TEST(StrictJson, RejectsNanInfinityAndOverflow) {
+  EXPECT_FALSE(ParseStrictJson(R"({"a": NaN})").ok());
+  EXPECT_FALSE(ParseStrictJson(R"({"a": Infinity})").ok());
+  EXPECT_FALSE(ParseStrictJson(R"({"a": -Infinity})").ok());
+  EXPECT_FALSE(ParseStrictJson(R"({"a": 1e400})").ok());
+}
+
+TEST(StrictJson, RejectsTrailingData) {
+  EXPECT_FALSE(ParseStrictJson(R"({"a": 1} x)").ok());
+  EXPECT_FALSE(ParseStrictJson(R"({"a": 1}{})").ok());
+  EXPECT_TRUE(ParseStrictJson("{\"a\": 1}  \n").ok());
+}
+
+TEST(StrictJson, RejectsMalformedInput) {
+  EXPECT_FALSE(ParseStrictJson("").ok());
+  EXPECT_FALSE(ParseStrictJson("{").ok());
+  EXPECT_FALSE(ParseStrictJson("{'a': 1}").ok());
+  EXPECT_FALSE(ParseStrictJson(R"({"a": 1,})").ok());
+  EXPECT_FALSE(ParseStrictJson("{\"a\": \"\xff\"}").ok());       // invalid UTF-8
+  EXPECT_FALSE(ParseStrictJson(R"({"a": "\ud800"})").ok());     // lone surrogate
+  EXPECT_FALSE(ParseStrictJson("{\"a\": \"x\ny\"}").ok());       // raw control char
+}
+
+TEST(StrictJson, IgnoresOneLeadingBom) {
+  EXPECT_TRUE(ParseStrictJson("\xEF\xBB\xBF{\"a\": 1}").ok());
+  EXPECT_FALSE(ParseStrictJson("{\"a\": 1}\xEF\xBB\xBF").ok());  // only a leading one
+}
+
+TEST(StrictJson, LimitsNesting) {
+  std::string ok(kMaxJsonNesting, '['), deep(kMaxJsonNesting + 1, '[');
+  ok += std::string(kMaxJsonNesting, ']');
+  deep += std::string(kMaxJsonNesting + 1, ']');
+  EXPECT_TRUE(ParseStrictJson(ok).ok());
+  EXPECT_FALSE(ParseStrictJson(deep).ok());
+  std::string bomb(60000, '[');
+  EXPECT_FALSE(ParseStrictJson(bomb).ok());
+}
+
+TEST(StrictJson, ContentType) {
+  EXPECT_TRUE(CheckJsonContentType("application/json").ok());
+  EXPECT_TRUE(CheckJsonContentType("Application/JSON; charset=UTF-8").ok());
+  EXPECT_TRUE(CheckJsonContentType("application/json;charset=\"utf-8\"").ok());
+  EXPECT_FALSE(CheckJsonContentType("").ok());
+  EXPECT_FALSE(CheckJsonContentType("text/plain").ok());
+  EXPECT_FALSE(CheckJsonContentType("application/jsonp").ok());
+  EXPECT_FALSE(CheckJsonContentType("application/x-www-form-urlencoded").ok());
+  EXPECT_FALSE(CheckJsonContentType("application/json; charset=latin1").ok());
+}
+
+TEST(StrictJson, CountsCodePoints) {
+  EXPECT_EQ(CountCodePoints(""), 0u);
+  EXPECT_EQ(CountCodePoints("abc"), 3u);
+  EXPECT_EQ(CountCodePoints("客户列表"), 4u);
+  EXPECT_EQ(CountCodePoints("a😀b"), 3u);
+}
+
+}  // namespace
+}  // namespace export_center::api
