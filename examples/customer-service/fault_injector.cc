@@ -1,0 +1,108 @@
+#include "fault_injector.h"
+
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "sdk/provider_server.h"
+
+namespace customer_service {
+namespace {
+
+namespace sdk = export_center::sdk;
+using nlohmann::json;
+
+bool IsLoopback(const std::string& addr) {
+  return addr == "127.0.0.1" || addr == "::1" || addr == "::ffff:127.0.0.1";
+}
+
+void Reply(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "application/json; charset=utf-8");
+}
+
+// A field of the faults body: absent -> keep, else a non-negative integer.
+bool ReadCount(const json& body, const char* name, int64_t max, int64_t* out) {
+  auto it = body.find(name);
+  if (it == body.end()) return true;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > max) return false;
+  *out = it->get<int64_t>();
+  return true;
+}
+
+}  // namespace
+
+void FaultInjector::Install(httplib::Server& server, std::string token) {
+  server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "POST" && req.path.rfind(sdk::kBatchPathPrefix, 0) == 0 && BeforeBatch(res)) {
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  auto guard = [token](const httplib::Request& req, httplib::Response& res) {
+    if (!IsLoopback(req.remote_addr)) {
+      Reply(res, 403, sdk::ErrorEnvelope(403, "admin endpoints are loopback only"));
+      return false;
+    }
+    if (!sdk::TokenMatches(token, req.get_header_value(sdk::kTokenHeader))) {
+      Reply(res, 401, sdk::ErrorEnvelope(401, "invalid internal service token"));
+      return false;
+    }
+    return true;
+  };
+  server.Post("/admin/faults", [this, guard](const httplib::Request& req, httplib::Response& res) {
+    if (guard(req, res)) SetFaults(req, res);
+  });
+  server.Get("/admin/stats", [this, guard](const httplib::Request& req, httplib::Response& res) {
+    if (guard(req, res)) Stats(res);
+  });
+}
+
+bool FaultInjector::BeforeBatch(httplib::Response& res) {
+  int64_t sleep_ms = 0;
+  {
+    std::lock_guard lock(mu_);
+    ++batch_calls_;
+    if (fail503_ > 0) {
+      --fail503_;
+      Reply(res, 503, sdk::ErrorEnvelope(503, "injected fault: service unavailable"));
+      return true;
+    }
+    if (hang_count_ > 0) {
+      --hang_count_;
+      sleep_ms = hang_ms_;
+    }
+  }
+  // Sleep outside the lock so other calls and /admin/stats stay responsive.
+  if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+  return false;
+}
+
+void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& res) {
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Reply(res, 400, sdk::ErrorEnvelope(400, "body must be a JSON object"));
+  }
+  std::lock_guard lock(mu_);
+  int64_t fail = fail503_, hang_ms = hang_ms_, hang_count = hang_count_;
+  if (!ReadCount(body, "fail503", 1000000, &fail) || !ReadCount(body, "hangMs", 600000, &hang_ms) ||
+      !ReadCount(body, "hangCount", 1000000, &hang_count)) {
+    return Reply(res, 400, sdk::ErrorEnvelope(400, "fail503, hangMs, hangCount: non-negative integers"));
+  }
+  fail503_ = fail;
+  hang_ms_ = hang_ms;
+  hang_count_ = hang_count;
+  Reply(res, 200, json{{"code", "200"}, {"message", "success"}, {"data", nullptr}}.dump());
+}
+
+void FaultInjector::Stats(httplib::Response& res) {
+  std::lock_guard lock(mu_);
+  json data = {{"batchCalls", batch_calls_},
+               {"fail503Pending", fail503_},
+               {"hangPending", hang_count_},
+               {"hangMs", hang_ms_}};
+  Reply(res, 200, json{{"code", "200"}, {"message", "success"}, {"data", data}}.dump());
+}
+
+}  // namespace customer_service

@@ -1,0 +1,37 @@
+#pragma once
+// FaultInjector: lets reliability tests make the sample provider misbehave.
+//
+//   POST /admin/faults {"fail503": N, "hangMs": M, "hangCount": K}
+//     the next N batch calls answer HTTP 503; the next K calls first sleep M ms
+//   GET  /admin/stats -> {"batchCalls": n, "fail503Pending": .., "hangPending": ..}
+//
+// Admin routes answer only loopback callers presenting the internal token.
+// Thread-safe.
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include <httplib.h>
+
+namespace customer_service {
+
+class FaultInjector {
+ public:
+  // Installs the pre-routing hook on batch calls and the admin routes.
+  void Install(httplib::Server& server, std::string token);
+
+ private:
+  // Returns true when the call was answered with an injected 503.
+  bool BeforeBatch(httplib::Response& res);
+  void SetFaults(const httplib::Request& req, httplib::Response& res);
+  void Stats(httplib::Response& res);
+
+  std::mutex mu_;
+  int64_t batch_calls_ = 0;  // guarded by mu_
+  int64_t fail503_ = 0;      // guarded by mu_
+  int64_t hang_ms_ = 0;      // guarded by mu_
+  int64_t hang_count_ = 0;   // guarded by mu_
+};
+
+}  // namespace customer_service

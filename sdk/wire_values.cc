@@ -1,0 +1,120 @@
+#include "sdk/wire_values.h"
+
+#include <openssl/sha.h>
+
+#include <charconv>
+#include <cstdio>
+
+namespace export_center::sdk {
+namespace {
+
+// Civil date from days since 1970-01-01 (Howard Hinnant's civil_from_days).
+void CivilFromDays(int64_t z, int* year, int* month, int* day) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  *day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  *month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  *year = static_cast<int>(yoe + era * 400 + (*month <= 2 ? 1 : 0));
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+}  // namespace
+
+std::string_view ToString(ColumnType type) {
+  switch (type) {
+    case ColumnType::kString: return "STRING";
+    case ColumnType::kInteger: return "INTEGER";
+    case ColumnType::kDecimal: return "DECIMAL";
+    case ColumnType::kBoolean: return "BOOLEAN";
+    case ColumnType::kDate: return "DATE";
+    case ColumnType::kDateTime: return "DATETIME";
+  }
+  return "STRING";
+}
+
+nlohmann::json ColumnsToJson(const std::vector<Column>& columns) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : columns) {
+    nlohmann::json j = {{"key", c.key}, {"title", c.title}, {"type", ToString(c.type)},
+                        {"width", c.width}};
+    if (c.type == ColumnType::kDecimal) j["scale"] = c.scale;
+    if (!c.format.empty()) j["format"] = c.format;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string SchemaHash(const std::vector<Column>& columns) {
+  // nlohmann objects are key-sorted, so the dump is canonical.
+  std::string text =
+      ColumnsToJson(columns).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  std::string out = "sha256:";
+  char hex[3];
+  for (unsigned char b : digest) {
+    std::snprintf(hex, sizeof hex, "%02x", b);
+    out += hex;
+  }
+  return out;
+}
+
+nlohmann::json NullValue() { return nullptr; }
+nlohmann::json StringValue(std::string_view text) { return std::string(text); }
+nlohmann::json IntegerValue(int64_t value) { return std::to_string(value); }
+nlohmann::json BooleanValue(bool value) { return value; }
+
+nlohmann::json DecimalValue(int64_t unscaled, int scale) {
+  if (scale < 0) scale = 0;
+  if (scale > 18) scale = 18;
+  bool negative = unscaled < 0;
+  // Via unsigned so INT64_MIN negates safely.
+  uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
+  std::string digits = std::to_string(magnitude);
+  size_t width = static_cast<size_t>(scale) + 1;
+  if (digits.size() < width) digits = std::string(width - digits.size(), '0') + digits;
+  size_t int_len = digits.size() - static_cast<size_t>(scale);
+  std::string out = negative ? "-" : "";
+  out.append(digits, 0, int_len);
+  if (scale > 0) out.append(".").append(digits, int_len, std::string::npos);
+  return out;
+}
+
+nlohmann::json DateValue(int year, int month, int day) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", year, month, day);
+  return std::string(buf);
+}
+
+nlohmann::json DateTimeValue(int64_t epoch_ms) {
+  int64_t days = FloorDiv(epoch_ms, 86400000);
+  int64_t ms_of_day = epoch_ms - days * 86400000;
+  int y, m, d;
+  CivilFromDays(days, &y, &m, &d);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d,
+                static_cast<int>(ms_of_day / 3600000), static_cast<int>(ms_of_day / 60000 % 60),
+                static_cast<int>(ms_of_day / 1000 % 60), static_cast<int>(ms_of_day % 1000));
+  return std::string(buf);
+}
+
+std::string IdCursor(int64_t last_id) { return std::to_string(last_id); }
+
+std::optional<int64_t> ParseIdCursor(const std::optional<std::string>& cursor) {
+  if (!cursor) return 0;
+  const std::string& s = *cursor;
+  int64_t v = 0;
+  auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || s.size() > 19 || res.ec != std::errc() || res.ptr != s.data() + s.size() ||
+      v < 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace export_center::sdk

@@ -1,0 +1,52 @@
+#pragma once
+// Encoders from a business service's typed values to the wire format the
+// export center expects (SPEC §7 "Values on the wire"), plus id cursors.
+//
+// Every encoder returns a JSON value to put in a row object under the
+// column's key. 64-bit integers and decimals travel as strings so that no
+// JSON parser on the way rounds them through a double.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace export_center::sdk {
+
+enum class ColumnType { kString, kInteger, kDecimal, kBoolean, kDate, kDateTime };
+std::string_view ToString(ColumnType type);
+
+// One column of an export type. `scale` matters for DECIMAL only.
+struct Column {
+  std::string key;
+  std::string title;
+  ColumnType type = ColumnType::kString;
+  int width = 0;
+  int scale = 2;
+  std::string format;  // optional number format, e.g. "#,##0.00"
+};
+
+// [{key,title,type,width,scale?,format?}] in column order.
+nlohmann::json ColumnsToJson(const std::vector<Column>& columns);
+// "sha256:<hex>" of the canonical column JSON; changes whenever a column does.
+std::string SchemaHash(const std::vector<Column>& columns);
+
+nlohmann::json NullValue();
+nlohmann::json StringValue(std::string_view text);
+nlohmann::json IntegerValue(int64_t value);  // always a decimal string
+nlohmann::json BooleanValue(bool value);
+// unscaled / 10^scale, e.g. (6814110, 2) -> "68141.10"; scale 0..18.
+nlohmann::json DecimalValue(int64_t unscaled, int scale);
+nlohmann::json DateValue(int year, int month, int day);  // "yyyy-MM-dd"
+// "yyyy-MM-ddTHH:mm:ss.SSSZ" (UTC); the center shows it in the export's zone.
+nlohmann::json DateTimeValue(int64_t epoch_ms);
+
+// Id cursors: the cursor is the last id of the previous batch, as text.
+std::string IdCursor(int64_t last_id);
+// No cursor (first batch) -> 0; a malformed cursor -> nullopt (answer 400).
+std::optional<int64_t> ParseIdCursor(const std::optional<std::string>& cursor);
+
+}  // namespace export_center::sdk
