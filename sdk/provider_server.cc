@@ -129,8 +129,8 @@ std::string SuccessEnvelope(const std::vector<Column>& columns, const BatchReque
   json data = {
       {"schemaVersion", 1},
       {"schemaHash", SchemaHash(columns)},
-      {"snapshotToken", text_or_null(response.snapshot_token ? response.snapshot_token
-                                                             : request.snapshot_token)},
+      {"snapshotToken",
+       text_or_null(response.snapshot_token ? response.snapshot_token : request.snapshot_token)},
       {"rows", response.rows},
       {"nextCursor", text_or_null(response.next_cursor)},
       {"hasMore", response.has_more},
@@ -152,8 +152,8 @@ void RegisterBatchProviders(httplib::Server& server, std::string token,
   for (auto& p : providers) (*by_type)[p->ExportType()] = std::move(p);
   server.set_tcp_nodelay(true);
   server.Post(R"(/internal/exports/v1/([^/]+)/batches)", [by_type, token = std::move(token),
-                                                         options](const httplib::Request& req,
-                                                                  httplib::Response& res) {
+                                                          options](const httplib::Request& req,
+                                                                   httplib::Response& res) {
     // The token comes first: an unauthenticated caller learns nothing, not
     // even which export types exist.
     if (!TokenMatches(token, req.get_header_value(kTokenHeader))) {
@@ -166,7 +166,8 @@ void RegisterBatchProviders(httplib::Server& server, std::string token,
     }
     auto request = ParseBatchRequest(it->first, req.body, options.max_limit);
     if (!request.ok()) {
-      return Send(res, request.error().code, ErrorEnvelope(request.error().code, request.error().message));
+      return Send(res, request.error().code,
+                  ErrorEnvelope(request.error().code, request.error().message));
     }
     try {
       auto result = it->second->Fetch(request.value());

@@ -20,17 +20,16 @@
 // request.app_code (never by tenant fields in parameters), narrow MERCHANT
 // requests to request.requested_by's data scope, stay read-only.
 
+#include <httplib.h>
+
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <httplib.h>
-
-#include <nlohmann/json.hpp>
 
 #include "sdk/snapshot_token.h"
 #include "sdk/wire_values.h"
@@ -72,7 +71,7 @@ struct ProviderError {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}             // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}              // NOLINT: implicit by design
   Result(ProviderError error) : v_(std::move(error)) {}  // NOLINT: implicit by design
   bool ok() const { return std::holds_alternative<T>(v_); }
   const T& value() const { return std::get<T>(v_); }

@@ -27,12 +27,18 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0
 
 std::string_view ToString(ColumnType type) {
   switch (type) {
-    case ColumnType::kString: return "STRING";
-    case ColumnType::kInteger: return "INTEGER";
-    case ColumnType::kDecimal: return "DECIMAL";
-    case ColumnType::kBoolean: return "BOOLEAN";
-    case ColumnType::kDate: return "DATE";
-    case ColumnType::kDateTime: return "DATETIME";
+    case ColumnType::kString:
+      return "STRING";
+    case ColumnType::kInteger:
+      return "INTEGER";
+    case ColumnType::kDecimal:
+      return "DECIMAL";
+    case ColumnType::kBoolean:
+      return "BOOLEAN";
+    case ColumnType::kDate:
+      return "DATE";
+    case ColumnType::kDateTime:
+      return "DATETIME";
   }
   return "STRING";
 }
@@ -40,8 +46,8 @@ std::string_view ToString(ColumnType type) {
 nlohmann::json ColumnsToJson(const std::vector<Column>& columns) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : columns) {
-    nlohmann::json j = {{"key", c.key}, {"title", c.title}, {"type", ToString(c.type)},
-                        {"width", c.width}};
+    nlohmann::json j = {
+        {"key", c.key}, {"title", c.title}, {"type", ToString(c.type)}, {"width", c.width}};
     if (c.type == ColumnType::kDecimal) j["scale"] = c.scale;
     if (!c.format.empty()) j["format"] = c.format;
     out.push_back(std::move(j));
@@ -74,7 +80,8 @@ nlohmann::json DecimalValue(int64_t unscaled, int scale) {
   if (scale > 18) scale = 18;
   bool negative = unscaled < 0;
   // Via unsigned so INT64_MIN negates safely.
-  uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
+  uint64_t magnitude =
+      negative ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
   std::string digits = std::to_string(magnitude);
   size_t width = static_cast<size_t>(scale) + 1;
   if (digits.size() < width) digits = std::string(width - digits.size(), '0') + digits;

@@ -7,12 +7,11 @@
 // JSON parser on the way rounds them through a double.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace export_center::sdk {
 

@@ -57,7 +57,7 @@ constexpr std::array<const char*, 12> kCities = {"北京", "上海", "广州", "
                                                  "武汉", "南京", "苏州", "西安", "重庆", "天津"};
 constexpr std::array<const char*, 15> kWords = {"华", "盛", "鑫", "泰", "恒", "瑞", "安", "达",
                                                 "信", "联", "通", "创", "远", "嘉", "宏"};
-constexpr std::array<const char*, 8> kTrades = {"物流", "贸易", "科技", "实业",
+constexpr std::array<const char*, 8> kTrades = {"物流", "贸易",   "科技", "实业",
                                                 "商贸", "供应链", "电子", "食品"};
 // Cells a spreadsheet would run as formulas, plus emoji and control bytes.
 constexpr std::array<const char*, 8> kHostileRemarks = {
@@ -90,7 +90,7 @@ Customer MakeCustomer(int64_t i, Prng& rng) {
   int64_t s = rng.Below(10);
   c.status = s < 7 ? "ACTIVE" : s < 9 ? "INACTIVE" : "FROZEN";
   c.balance_cents = rng.Below(100000000) - 5000000;  // -50 000.00 .. 949 999.99
-  if (i % 1000 == 6) c.balance_cents = 6814110;     // 68141.10, the classic float trap
+  if (i % 1000 == 6) c.balance_cents = 6814110;      // 68141.10, the classic float trap
   c.credit_limit = rng.Below(5000) * 1000;
   if (i == 7) c.credit_limit = 9007199254740993LL;  // 2^53 + 1: survives only as a string
   c.vip = rng.Below(100) < 15;
@@ -245,8 +245,9 @@ bool CustomerDb::Page(const CustomerFilter& filter, int64_t after_id, int64_t ma
                       std::vector<Customer>* out, std::string* error) {
   std::lock_guard lock(mu_);
   std::string sql =
-      std::string("SELECT id, tenant_id, customer_code, name, status, balance_cents, credit_limit, "
-                  "vip, registered_on, last_order_at, remarks FROM customer") +
+      std::string(
+          "SELECT id, tenant_id, customer_code, name, status, balance_cents, credit_limit, "
+          "vip, registered_on, last_order_at, remarks FROM customer") +
       kFilter + " ORDER BY id LIMIT ?6";
   Stmt stmt;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt.s, nullptr) != SQLITE_OK) {

@@ -18,8 +18,7 @@ size_t Utf8Chars(const std::string& s) {
 }
 
 // Reads an optional string parameter; a non-string is the caller's mistake.
-bool StringParam(const nlohmann::json& params, const char* name,
-                 std::optional<std::string>* out) {
+bool StringParam(const nlohmann::json& params, const char* name, std::optional<std::string>* out) {
   auto it = params.find(name);
   if (it == params.end() || it->is_null()) return true;
   if (!it->is_string()) return false;

@@ -1,9 +1,8 @@
 #include "fault_injector.h"
 
 #include <chrono>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "sdk/provider_server.h"
 
@@ -88,7 +87,8 @@ void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& re
   int64_t fail = fail503_, hang_ms = hang_ms_, hang_count = hang_count_;
   if (!ReadCount(body, "fail503", 1000000, &fail) || !ReadCount(body, "hangMs", 600000, &hang_ms) ||
       !ReadCount(body, "hangCount", 1000000, &hang_count)) {
-    return Reply(res, 400, sdk::ErrorEnvelope(400, "fail503, hangMs, hangCount: non-negative integers"));
+    return Reply(res, 400,
+                 sdk::ErrorEnvelope(400, "fail503, hangMs, hangCount: non-negative integers"));
   }
   fail503_ = fail;
   hang_ms_ = hang_ms;

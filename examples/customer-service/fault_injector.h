@@ -8,11 +8,11 @@
 // Admin routes answer only loopback callers presenting the internal token.
 // Thread-safe.
 
+#include <httplib.h>
+
 #include <cstdint>
 #include <mutex>
 #include <string>
-
-#include <httplib.h>
 
 namespace customer_service {
 

@@ -3,8 +3,10 @@
 //
 //   customer-service --config FILE   (reads the `customer-service:` section)
 
+#include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,9 +14,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <httplib.h>
-#include <yaml-cpp/yaml.h>
 
 #include "customer_db.h"
 #include "customer_provider.h"
@@ -45,8 +44,10 @@ bool LoadConfig(const std::string& path, Config* config, std::string* error) {
     if (section["host"]) config->host = section["host"].as<std::string>();
     if (section["port"]) config->port = section["port"].as<int>();
     if (section["sqlite-path"]) config->sqlite_path = section["sqlite-path"].as<std::string>();
-    if (section["internal-token"]) config->internal_token = section["internal-token"].as<std::string>();
-    if (section["snapshot-secret"]) config->snapshot_secret = section["snapshot-secret"].as<std::string>();
+    if (section["internal-token"])
+      config->internal_token = section["internal-token"].as<std::string>();
+    if (section["snapshot-secret"])
+      config->snapshot_secret = section["snapshot-secret"].as<std::string>();
     if (section["seed-customers"]) config->seed_customers = section["seed-customers"].as<int64_t>();
   } catch (const std::exception& e) {
     *error = path + ": " + e.what();
@@ -58,10 +59,14 @@ bool LoadConfig(const std::string& path, Config* config, std::string* error) {
   if (const char* env = std::getenv("CUSTOMER_SERVICE_SNAPSHOT_SECRET"); env && *env) {
     config->snapshot_secret = env;
   }
-  if (config->internal_token.empty()) *error = "customer-service.internal-token is required";
-  else if (config->snapshot_secret.size() < 16) *error = "customer-service.snapshot-secret needs >= 16 characters";
-  else if (config->port < 0 || config->port > 65535) *error = "customer-service.port must be 0..65535";
-  else if (config->seed_customers < 0 || config->seed_customers > 10000000) *error = "customer-service.seed-customers must be 0..10000000";
+  if (config->internal_token.empty())
+    *error = "customer-service.internal-token is required";
+  else if (config->snapshot_secret.size() < 16)
+    *error = "customer-service.snapshot-secret needs >= 16 characters";
+  else if (config->port < 0 || config->port > 65535)
+    *error = "customer-service.port must be 0..65535";
+  else if (config->seed_customers < 0 || config->seed_customers > 10000000)
+    *error = "customer-service.seed-customers must be 0..10000000";
   return error->empty();
 }
 
@@ -91,7 +96,9 @@ int Run(const Config& config) {
     std::fprintf(stderr, "customer-service: %s\n", error.c_str());
     return 1;
   }
-  if (seeded > 0) std::fprintf(stderr, "customer-service: seeded %lld customers\n", static_cast<long long>(seeded));
+  if (seeded > 0)
+    std::fprintf(stderr, "customer-service: seeded %lld customers\n",
+                 static_cast<long long>(seeded));
 
   httplib::Server server;
   FaultInjector faults;
@@ -106,7 +113,8 @@ int Run(const Config& config) {
   int port = config.port == 0 ? server.bind_to_any_port(config.host)
                               : (server.bind_to_port(config.host, config.port) ? config.port : -1);
   if (port <= 0) {
-    std::fprintf(stderr, "customer-service: cannot listen on %s:%d\n", config.host.c_str(), config.port);
+    std::fprintf(stderr, "customer-service: cannot listen on %s:%d\n", config.host.c_str(),
+                 config.port);
     return 1;
   }
   std::thread listener([&server] { server.listen_after_bind(); });

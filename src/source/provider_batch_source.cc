@@ -1,15 +1,14 @@
 #include "source/provider_batch_source.h"
 
-#include <cctype>
-#include <charconv>
-#include <chrono>
-#include <set>
-#include <utility>
-
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+#include <charconv>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
 
 namespace export_center::source {
 namespace {
@@ -245,8 +244,9 @@ StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
   const int64_t max_bytes = options_.client.max_response_bytes;
   // The read timeout bounds each silent gap; this bounds a provider that
   // trickles bytes forever.
-  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.client.connect_timeout_ms +
-                                                                 2LL * options_.client.read_timeout_ms);
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(options_.client.connect_timeout_ms +
+                                               2LL * options_.client.read_timeout_ms);
   HttpAnswer answer;
   bool too_large = false;
   bool too_slow = false;
@@ -370,9 +370,10 @@ StatusOr<std::vector<task::Row>> ProviderBatchSource::ParseRows(const json& data
     if (found < in.size() && !warned_unknown_keys_) {
       // Extra keys are harmless (a newer provider), but worth one line.
       warned_unknown_keys_ = true;
-      spdlog::warn("provider rows carry keys outside the columns taskId={} exportType={} "
-                   "({} unknown in {})",
-                   options_.task_id, options_.export_type, in.size() - found, where);
+      spdlog::warn(
+          "provider rows carry keys outside the columns taskId={} exportType={} "
+          "({} unknown in {})",
+          options_.task_id, options_.export_type, in.size() - found, where);
     }
     out.push_back(std::move(row));
   }
@@ -412,6 +413,16 @@ ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& s
   o.batch_size = definition.batch_size;
   o.max_rows = definition.max_rows;
   o.client = client;
+  return o;
+}
+
+ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
+                                              const registry::ExportDefinition& definition,
+                                              const SourceRequest& request,
+                                              const config::ProviderClientConfig& client) {
+  ProviderBatchOptions o = MakeProviderBatchOptions(service, definition, *request.task, client);
+  o.batch_size = request.batch_size;
+  o.max_rows = request.max_rows;
   return o;
 }
 

@@ -54,7 +54,7 @@ struct ProviderBatchOptions {
   int32_t dispatch_version = 1;
   std::string parameters_json = "{}";
 
-  int batch_size = 500;      // `limit` of each call; more rows is a provider error
+  int batch_size = 500;       // `limit` of each call; more rows is a provider error
   int64_t max_rows = 200000;  // the export fails before passing this many rows
   config::ProviderClientConfig client;
 
@@ -66,6 +66,13 @@ struct ProviderBatchOptions {
 ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
                                               const registry::ExportDefinition& definition,
                                               const task::Task& task,
+                                              const config::ProviderClientConfig& client);
+
+// Same, with the attempt's batch size and row cap taken from `request`
+// (REQUIRES: request.task is set).
+ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
+                                              const registry::ExportDefinition& definition,
+                                              const SourceRequest& request,
                                               const config::ProviderClientConfig& client);
 
 // Returns a source that performs no I/O until the first NextPage.

@@ -3,11 +3,10 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 namespace export_center::task {
 namespace {
@@ -259,9 +258,11 @@ Status ValidateColumns(const std::vector<Column>& columns) {
     if (c.key.size() > kMaxKeyBytes) return InvalidArgument(where + " has a key over 128 bytes");
     where += " '" + c.key + "'";
     if (!keys.insert(c.key).second) return InvalidArgument(where + " is duplicated");
-    if (c.title.size() > kMaxTitleBytes) return InvalidArgument(where + " has a title over 255 bytes");
+    if (c.title.size() > kMaxTitleBytes)
+      return InvalidArgument(where + " has a title over 255 bytes");
     if (!ParseColumnType(ToString(c.type))) return InvalidArgument(where + " has an unknown type");
-    if (c.width < 0 || c.width > kMaxWidth) return InvalidArgument(where + ": width must be 0..255");
+    if (c.width < 0 || c.width > kMaxWidth)
+      return InvalidArgument(where + ": width must be 0..255");
     if (c.scale < 0 || c.scale > kMaxScale) return InvalidArgument(where + ": scale must be 0..10");
     if (c.format.size() > kMaxFormatBytes) return InvalidArgument(where + ": format over 64 bytes");
   }
@@ -269,7 +270,9 @@ Status ValidateColumns(const std::vector<Column>& columns) {
 }
 
 StatusOr<Decimal> ParseDecimal(std::string_view text, int scale) {
-  auto bad = [&] { return InvalidArgument("'" + std::string(text.substr(0, 64)) + "' is not a decimal"); };
+  auto bad = [&] {
+    return InvalidArgument("'" + std::string(text.substr(0, 64)) + "' is not a decimal");
+  };
   if (scale < 0 || scale > 18) return InvalidArgument("decimal scale must be 0..18");
   if (text.empty() || text.size() > kMaxDecimalText) return bad();
   size_t i = 0;
@@ -407,12 +410,13 @@ StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns) {
     auto parsed = ParseColumnType(type->get<std::string>());
     if (!parsed) return InvalidArgument(where + " has unknown type " + Quote(*type));
     c.type = *parsed;
-    for (auto [name, field, limit] : {std::tuple{"width", &c.width, kMaxWidth},
-                                      std::tuple{"scale", &c.scale, kMaxScale}}) {
+    for (auto [name, field, limit] :
+         {std::tuple{"width", &c.width, kMaxWidth}, std::tuple{"scale", &c.scale, kMaxScale}}) {
       auto it = j.find(name);
       if (it == j.end() || it->is_null()) continue;
       if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > limit) {
-        return InvalidArgument(where + ": " + name + " must be an integer 0.." + std::to_string(limit));
+        return InvalidArgument(where + ": " + name + " must be an integer 0.." +
+                               std::to_string(limit));
       }
       *field = it->get<int>();
     }

@@ -13,9 +13,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
-
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "sdk/provider_server.h"
 #include "source/provider_batch_source.h"
@@ -143,11 +142,15 @@ std::vector<task::Row> Expected(const std::string& where) {
   sqlite3_open_v2(service->db_path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   std::string sql =
       "SELECT id, customer_code, name, status, balance_cents, credit_limit, vip, registered_on, "
-      "last_order_at, remarks FROM customer WHERE " + where + " ORDER BY id";
+      "last_order_at, remarks FROM customer WHERE " +
+      where + " ORDER BY id";
   sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   std::vector<task::Row> rows;
-  auto text = [&](int c) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c))); };
+  auto text = [&](int c) {
+    return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)));
+  };
   while (sqlite3_step(stmt) == SQLITE_ROW) {
     task::Row r;
     r.emplace_back(sqlite3_column_int64(stmt, 0));
@@ -181,14 +184,21 @@ std::string Describe(const task::CellValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "null";
-        else if constexpr (std::is_same_v<T, std::string>) return "'" + x + "'";
-        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, task::Decimal>) return "dec " + x.digits;
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "null";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "'" + x + "'";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, task::Decimal>)
+          return "dec " + x.digits;
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
         else if constexpr (std::is_same_v<T, task::Date>)
-          return std::to_string(x.year) + "-" + std::to_string(x.month) + "-" + std::to_string(x.day);
-        else return "ms " + std::to_string(x.epoch_ms);
+          return std::to_string(x.year) + "-" + std::to_string(x.month) + "-" +
+                 std::to_string(x.day);
+        else
+          return "ms " + std::to_string(x.epoch_ms);
       },
       v);
 }
@@ -217,7 +227,8 @@ TEST(CustomerService, KeywordExportMatchesTheDatabase) {
   int pages = 0;
   auto rows = PullAll(Options(R"({"keyword":"柏悦"})", 7), &pages);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  auto want = Expected("tenant_id = '1' AND (instr(name, '柏悦') > 0 OR instr(customer_code, '柏悦') > 0)");
+  auto want =
+      Expected("tenant_id = '1' AND (instr(name, '柏悦') > 0 OR instr(customer_code, '柏悦') > 0)");
   ASSERT_GT(want.size(), 10u);
   EXPECT_GT(pages, 2);
   ExpectSameRows(*rows, want);
@@ -240,7 +251,8 @@ TEST(CustomerService, AllTenantRowsIncludingHostileAndBigValues) {
   ExpectSameRows(*rows, want);
   bool saw_formula = false, saw_big = false, saw_trap = false;
   for (const auto& r : *rows) {
-    if (auto* s = std::get_if<std::string>(&r[9]); s && !s->empty() && (*s)[0] == '=') saw_formula = true;
+    if (auto* s = std::get_if<std::string>(&r[9]); s && !s->empty() && (*s)[0] == '=')
+      saw_formula = true;
     if (std::get<int64_t>(r[5]) == 9007199254740993LL) saw_big = true;
     if (std::get<task::Decimal>(r[4]).digits == "68141.10") saw_trap = true;
   }
@@ -277,9 +289,14 @@ TEST(CustomerService, SnapshotExcludesRowsCreatedDuringTheExport) {
 
 TEST(CustomerService, ForgedSnapshotTokenIsPermanent) {
   httplib::Client client("127.0.0.1", service->port());
-  json body = {{"taskId", "5"}, {"tenantId", "1"}, {"appCode", "PLATFORM"},
-               {"requestedBy", "9"}, {"dispatchVersion", 1}, {"parameters", json::object()},
-               {"cursor", "10000000001"}, {"snapshotToken", "v1.99999999999.deadbeef"},
+  json body = {{"taskId", "5"},
+               {"tenantId", "1"},
+               {"appCode", "PLATFORM"},
+               {"requestedBy", "9"},
+               {"dispatchVersion", 1},
+               {"parameters", json::object()},
+               {"cursor", "10000000001"},
+               {"snapshotToken", "v1.99999999999.deadbeef"},
                {"limit", 10}};
   auto res = client.Post(kPath, {{sdk::kTokenHeader, kToken}}, body.dump(), "application/json");
   ASSERT_TRUE(res);

@@ -163,14 +163,27 @@ TEST_F(ProviderServerTest, StrictRequestParsing) {
     b[key] = std::move(value);
     return b.dump();
   };
-  for (const std::string& body :
-       {std::string("not json"), std::string("[]"), without("tenantId"), without("appCode"),
-        without("requestedBy"), without("taskId"), without("limit"), without("dispatchVersion"),
-        with("tenantId", ""), with("tenantId", 1), with("tenantId", "1\n2"),
-        with("appCode", "platform"), with("taskId", 12), with("taskId", "012"),
-        with("limit", 0), with("limit", 5001), with("dispatchVersion", 0),
-        with("parameters", json::array()), with("cursor", 5), with("cursor", "4"),
-        with("snapshotToken", std::string(513, 't'))}) {
+  for (const std::string& body : {std::string("not json"),
+                                  std::string("[]"),
+                                  without("tenantId"),
+                                  without("appCode"),
+                                  without("requestedBy"),
+                                  without("taskId"),
+                                  without("limit"),
+                                  without("dispatchVersion"),
+                                  with("tenantId", ""),
+                                  with("tenantId", 1),
+                                  with("tenantId", "1\n2"),
+                                  with("appCode", "platform"),
+                                  with("taskId", 12),
+                                  with("taskId", "012"),
+                                  with("limit", 0),
+                                  with("limit", 5001),
+                                  with("dispatchVersion", 0),
+                                  with("parameters", json::array()),
+                                  with("cursor", 5),
+                                  with("cursor", "4"),
+                                  with("snapshotToken", std::string(513, 't'))}) {
     auto [status, reply] = Call(body);
     EXPECT_EQ(status, 400) << body;
     EXPECT_EQ(reply["code"], "400") << body;
@@ -183,8 +196,8 @@ TEST_F(ProviderServerTest, ForgedSnapshotTokenIsA400) {
   std::string forged_id = "v1.99" + token.substr(token.find('.', 3));
   std::string flipped = token;
   flipped.back() = flipped.back() == '0' ? '1' : '0';
-  for (const std::string& bad : {forged_id, flipped, std::string("v1.10.zz"), std::string("garbage"),
-                                 std::string("v1..abc"), std::string("")}) {
+  for (const std::string& bad : {forged_id, flipped, std::string("v1.10.zz"),
+                                 std::string("garbage"), std::string("v1..abc"), std::string("")}) {
     auto [status, reply] = Call(Body("4", bad).dump());
     EXPECT_EQ(status, 400) << bad;
     EXPECT_EQ(reply["code"], "400") << bad;

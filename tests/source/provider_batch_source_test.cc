@@ -7,9 +7,8 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace export_center::source {
 namespace {
@@ -89,12 +88,8 @@ json Row(int id) {
 }
 
 json Data(std::vector<json> rows, bool has_more, json next_cursor, bool with_columns = true) {
-  json d = {{"schemaVersion", 1},
-            {"schemaHash", "sha256:abc"},
-            {"snapshotToken", "snap-1"},
-            {"rows", rows},
-            {"nextCursor", next_cursor},
-            {"hasMore", has_more},
+  json d = {{"schemaVersion", 1}, {"schemaHash", "sha256:abc"}, {"snapshotToken", "snap-1"},
+            {"rows", rows},       {"nextCursor", next_cursor},  {"hasMore", has_more},
             {"totalRows", 5}};
   if (with_columns) d["columns"] = Columns();
   return d;
@@ -224,9 +219,8 @@ TEST_F(ProviderBatchSourceTest, WrongTokenIsPermanent) {
 }
 
 TEST_F(ProviderBatchSourceTest, ServerErrorsAreTransient) {
-  Status s = RunWith([](int, const json&, httplib::Response& res) {
-    Fail(res, 503, "503", "overloaded");
-  });
+  Status s = RunWith(
+      [](int, const json&, httplib::Response& res) { Fail(res, 503, "503", "overloaded"); });
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
   EXPECT_TRUE(s.IsTransient());
   s = RunWith([](int, const json&, httplib::Response& res) { Fail(res, 200, "500", "db down"); });
@@ -286,15 +280,14 @@ TEST_F(ProviderBatchSourceTest, OversizedBodyIsRejectedWhileReading) {
   // Without a Content-Length the count happens as bytes arrive.
   s = RunWith(
       [](int, const json&, httplib::Response& res) {
-        res.set_chunked_content_provider("application/json",
-                                         [](size_t, httplib::DataSink& sink) {
-                                           std::string chunk(512, ' ');
-                                           for (int i = 0; i < 64; ++i) {
-                                             if (!sink.write(chunk.data(), chunk.size())) break;
-                                           }
-                                           sink.done();
-                                           return true;
-                                         });
+        res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
+          std::string chunk(512, ' ');
+          for (int i = 0; i < 64; ++i) {
+            if (!sink.write(chunk.data(), chunk.size())) break;
+          }
+          sink.done();
+          return true;
+        });
       },
       options);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
@@ -326,9 +319,8 @@ TEST_F(ProviderBatchSourceTest, NonAdvancingCursorIsTransient) {
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
   EXPECT_EQ(provider_.requests().size(), 2u);
 
-  s = RunWith([](int, const json&, httplib::Response& res) {
-    Answer(res, Data({Row(1)}, true, nullptr));
-  });
+  s = RunWith(
+      [](int, const json&, httplib::Response& res) { Answer(res, Data({Row(1)}, true, nullptr)); });
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
 
   // A cursor that cycles back is as stuck as one that stands still.
@@ -365,7 +357,8 @@ TEST_F(ProviderBatchSourceTest, MaxRowsFailsBeforePassingTheLimit) {
   auto options = Options();
   options.max_rows = 3;
   provider_.OnBatch([](int call, const json&, httplib::Response& res) {
-    Answer(res, Data({Row(call * 2 - 1), Row(call * 2)}, call < 5, std::to_string(call), call == 1));
+    Answer(res,
+           Data({Row(call * 2 - 1), Row(call * 2)}, call < 5, std::to_string(call), call == 1));
   });
   auto source = NewProviderBatchSource(options);
   auto first = source->NextPage();

@@ -53,8 +53,8 @@ TEST(ParseDecimal, PadsAndRoundsHalfUp) {
 }
 
 TEST(ParseDecimal, RejectsGarbage) {
-  for (auto bad : {"", "-", "abc", "1.", ".5", "1,5", " 1", "1 ", "+1", "1e", "0x10", "1..2",
-                   "NaN", "Infinity", "1e99999", "1234567890123456789012345678901"}) {
+  for (auto bad : {"", "-", "abc", "1.", ".5", "1,5", " 1", "1 ", "+1", "1e", "0x10", "1..2", "NaN",
+                   "Infinity", "1e99999", "1234567890123456789012345678901"}) {
     EXPECT_FALSE(ParseDecimal(bad, 2).ok()) << bad;
   }
   EXPECT_FALSE(ParseDecimal("1", -1).ok());

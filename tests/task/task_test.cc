@@ -9,7 +9,7 @@ namespace export_center::task {
 namespace {
 
 using S = TaskState;
-constexpr S kAll[] = {S::kPending, S::kRunning,   S::kSucceeded, S::kFailed,
+constexpr S kAll[] = {S::kPending,   S::kRunning, S::kSucceeded, S::kFailed,
                       S::kCancelled, S::kExpired, S::kStale,     S::kInconsistent};
 
 TEST(TaskState, NamesRoundTrip) {
