@@ -192,6 +192,23 @@ void ExportApi::Handlers::Add(httplib::Server& s, const std::string& method,
   };
   if (method == "GET") s.Get(pattern, guarded);
   if (method == "POST") s.Post(pattern, guarded);
+  if (method == "POST_NO_BODY") {
+    routes_.back().method = "POST";
+    // These actions take no body. A plain handler makes httplib wait for a
+    // body until its read timeout when a client (curl -X POST) sends neither
+    // Content-Length nor chunked encoding; a content-reader handler lets us
+    // skip that and only drain a body that was announced.
+    s.Post(pattern, [guarded](const Request& req, Response& res,
+                              const httplib::ContentReader& reader) {
+      if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+        if (!reader([](const char*, size_t) { return true; })) {
+          if (res.status == 413) return WriteHttpError(res, 413, "request body too large");
+          return WriteHttpError(res, 400, "could not read the request body");
+        }
+      }
+      guarded(req, res);
+    });
+  }
 }
 
 void ExportApi::Handlers::Register(httplib::Server& s) {
@@ -219,10 +236,11 @@ void ExportApi::Handlers::Register(httplib::Server& s) {
   Add(s, "GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
   Add(s, "GET", Base("/export-tasks") + id + "/download",
       std::bind(&Handlers::Download, this, _1, _2));
-  Add(s, "POST", Base("/export-tasks") + id + "/download-url",
+  Add(s, "POST_NO_BODY", Base("/export-tasks") + id + "/download-url",
       std::bind(&Handlers::CreateDownloadUrl, this, _1, _2));
-  Add(s, "POST", Base("/export-tasks") + id + "/retry", std::bind(&Handlers::Retry, this, _1, _2));
-  Add(s, "POST", Base("/export-tasks") + id + "/cancel",
+  Add(s, "POST_NO_BODY", Base("/export-tasks") + id + "/retry",
+      std::bind(&Handlers::Retry, this, _1, _2));
+  Add(s, "POST_NO_BODY", Base("/export-tasks") + id + "/cancel",
       std::bind(&Handlers::Cancel, this, _1, _2));
   Add(s, "GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
   Add(s, "GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));

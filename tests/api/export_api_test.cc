@@ -192,7 +192,8 @@ class ExportApiTest : public ::testing::Test {
   }
 
   // One request over a plain socket; returns the raw response (headers and body).
-  std::string RawGet(const std::string& path, const std::string& token) {
+  std::string RawGet(const std::string& path, const std::string& token,
+                     const std::string& method = "GET") {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -202,7 +203,7 @@ class ExportApiTest : public ::testing::Test {
       ::close(fd);
       return "";
     }
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+    std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
     if (!token.empty()) req += "Authorization: Bearer " + token + "\r\n";
     req += "\r\n";
     ::send(fd, req.data(), req.size(), 0);
@@ -765,6 +766,20 @@ TEST_F(ExportApiTest, Cancel) {
   EXPECT_EQ(Post(kTasks + "/" + Id(running) + "/cancel", bob_).code(), "404");
   EXPECT_EQ(Post(kTasks + "/" + Id(running) + "/cancel", eve_).code(), "404");
   EXPECT_EQ(Post(kTasks + "/abc/cancel", alice_).code(), "400");
+}
+
+TEST_F(ExportApiTest, BodilessPostsDoNotWaitForABody) {
+  // curl -X POST sends neither Content-Length nor a chunked body.
+  task::Task pending = PutTask("alice", TaskState::kPending);
+  auto start = std::chrono::steady_clock::now();
+  std::string raw = RawGet(kTasks + "/" + Id(pending) + "/cancel", alice_, "POST");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_NE(raw.find("\"code\":\"200\""), std::string::npos) << raw;
+  // A body that is sent anyway is read and ignored, keeping the connection usable.
+  task::Task failed = PutTask("alice", TaskState::kFailed);
+  EXPECT_EQ(Post(kTasks + "/" + Id(failed) + "/retry", alice_, "{\"why\":\"again\"}").code(), "200");
+  EXPECT_EQ(Post(kTasks + "/" + Id(failed) + "/cancel", alice_, std::string(70 * 1024, ' ')).http,
+            413);
 }
 
 TEST_F(ExportApiTest, StoreOutageIs500WithRetryHint) {
