@@ -138,9 +138,9 @@ class Cluster:
         self.provider_base = f"http://127.0.0.1:{self.provider_port}"
 
     def _spawn(self, binary, *args, log):
-        out = open(os.path.join(self.dir, log), "ab")
-        return subprocess.Popen([os.path.join(self.build_dir, binary), *args],
-                                stdout=out, stderr=subprocess.STDOUT)
+        with open(os.path.join(self.dir, log), "ab") as out:
+            return subprocess.Popen([os.path.join(self.build_dir, binary), *args],
+                                    stdout=out, stderr=subprocess.STDOUT)
 
     def start_provider(self):
         self.provider = self._spawn("customer-service", "--config", self.config,
