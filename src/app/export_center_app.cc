@@ -13,6 +13,7 @@
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "metrics/metrics.h"
+#include "registry/config_watcher.h"
 #include "registry/registry.h"
 
 namespace export_center::app {
@@ -29,6 +30,7 @@ struct ExportCenterApp::Components {
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
   std::unique_ptr<api::ExportApi> api;
+  std::unique_ptr<registry::ConfigWatcher> watcher;
 };
 
 namespace {
@@ -67,6 +69,12 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   c.metrics = std::make_unique<metrics::ExportMetrics>();
   EC_ASSIGN_OR_RETURN(auto snapshot, registry::ParseRegistry(cfg.root));
   c.registry = std::make_unique<registry::Registry>(std::move(snapshot));
+  if (cfg.database.kind == "sqlite") {
+    // A fresh checkout has no var/: create the database's folder.
+    std::error_code ignored;
+    std::filesystem::create_directories(
+        std::filesystem::path(cfg.database.sqlite_path).parent_path(), ignored);
+  }
   EC_ASSIGN_OR_RETURN(c.store, OpenTaskStore(cfg.database));
   EC_ASSIGN_OR_RETURN(c.storage, OpenExportStorage(cfg.storage));
   EC_ASSIGN_OR_RETURN(c.channel, OpenCommandChannel(cfg.channel));
@@ -96,6 +104,9 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   ExportCenterApp* self = app.get();
   deps.metrics_text = [self] { return self->MetricsText(); };
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));
+  // Definitions hot-reload on file change (and on SIGHUP, see commands.cc).
+  c.watcher = std::make_unique<registry::ConfigWatcher>(c.registry.get(), cfg.path,
+                                                        std::chrono::seconds(2));
   return app;
 }
 
@@ -144,6 +155,7 @@ Status ExportCenterApp::Start() {
   }
   if (config_.publisher.enabled) c.publisher->Start();
   if (config_.reconciler.enabled) c.reconciler->Start();
+  c.watcher->Start();
   started_ = true;
   spdlog::info("export-center {} started: database {}, channel {}, consumers {}",
                config_.instance_id, config_.database.kind, config_.channel.kind,
@@ -155,6 +167,7 @@ void ExportCenterApp::Stop() {
   if (!started_) return;
   started_ = false;
   Components& c = *c_;
+  c.watcher->Stop();
   // Stop claiming first; running exports get their grace period.
   c.consumer->Stop();
   c.publisher->Stop();
