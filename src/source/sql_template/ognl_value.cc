@@ -1,5 +1,6 @@
 #include "source/sql_template/ognl_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -489,8 +490,8 @@ StatusOr<Value> Add(const Value& a, const Value& b) {
   int t2 = TypeOf(b);
   if (Promote(t1, t2, true) == kNonNumeric) {
     if ((t1 != kNonNumeric && b.is_null()) || (t2 != kNonNumeric && a.is_null())) {
-      return InvalidArgument("NullPointerException: Can't add values " + a.ToJavaString() +
-                             " , " + b.ToJavaString());
+      return InvalidArgument("NullPointerException: Can't add values " + a.ToJavaString() + " , " +
+                             b.ToJavaString());
     }
     return Value::String(a.ToJavaString() + b.ToJavaString());
   }

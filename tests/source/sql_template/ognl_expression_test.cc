@@ -1,0 +1,141 @@
+// OGNL semantics as MyBatis sees them (OgnlOps conversions, and/or results).
+#include "source/sql_template/ognl_expression.h"
+
+#include <gtest/gtest.h>
+
+namespace export_center::sql_template {
+namespace {
+
+class MapResolver : public RootResolver {
+ public:
+  explicit MapResolver(Json params) : params_(std::move(params)) {}
+  StatusOr<Value> Lookup(const std::string& name) const override {
+    auto it = params_.find(name);
+    return it == params_.end() ? Value::Null() : Value::FromJson(*it);
+  }
+
+ private:
+  Json params_;
+};
+
+Value Eval(const std::string& expr, const Json& params = Json::object()) {
+  auto parsed = Expression::Parse(expr);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  if (!parsed.ok()) return Value::Null();
+  MapResolver root(params);
+  auto v = (*parsed)->Evaluate(root);
+  EXPECT_TRUE(v.ok()) << expr << ": " << v.status().ToString();
+  return v.ok() ? *v : Value::Null();
+}
+
+bool Truthy(const std::string& expr, const Json& params = Json::object()) {
+  return ognl_ops::MyBatisTruthy(Eval(expr, params));
+}
+
+TEST(OgnlExpression, ComparisonsAndKeywordOperators) {
+  Json p = {{"a", 5}, {"b", 7.5}, {"s", "abc"}};
+  EXPECT_TRUE(Truthy("a < b and b > a", p));
+  EXPECT_TRUE(Truthy("a lt b && b gt a", p));
+  EXPECT_TRUE(Truthy("a lte 5 and a gte 5 and a eq 5 and a neq 6", p));
+  EXPECT_TRUE(Truthy("s == 'abc' and s != \"abd\"", p));
+  EXPECT_TRUE(Truthy("s < 'abd'", p));
+  EXPECT_TRUE(Truthy("a == 5.0", p));    // Integer vs Double compare as doubles
+  EXPECT_TRUE(Truthy("\"5\" == a", p));  // a numeric string compares as a number
+  EXPECT_FALSE(Truthy("'5' == a", p));   // '5' is the Character 53
+  EXPECT_FALSE(Truthy("not (a == 5)", p));
+  EXPECT_TRUE(Truthy("!false", p));
+}
+
+TEST(OgnlExpression, NullHandling) {
+  EXPECT_TRUE(Truthy("x == null"));
+  EXPECT_TRUE(Truthy("null == x"));
+  EXPECT_FALSE(Truthy("x != null"));
+  EXPECT_FALSE(Truthy("0 == null"));
+  EXPECT_TRUE(Truthy("x < 1"));  // null reads as 0 against a number
+}
+
+TEST(OgnlExpression, AndOrReturnOperands) {
+  Value v = Eval("a or b", Json{{"a", nullptr}, {"b", "x"}});
+  EXPECT_EQ(v.string_value(), "x");
+  // "abc" is false for OGNL's and, so `and` stops and yields "abc" itself,
+  // which MyBatis then treats as true (non-null).
+  Value w = Eval("s and false", Json{{"s", "abc"}});
+  EXPECT_EQ(w.kind(), Value::Kind::kString);
+  EXPECT_TRUE(ognl_ops::MyBatisTruthy(w));
+  EXPECT_TRUE(Truthy("!s", Json{{"s", "abc"}}));  // Boolean.parseBoolean("abc") is false
+}
+
+TEST(OgnlExpression, PropertyPathsAndMethods) {
+  Json p = {{"u", {{"name", " Bob "}, {"tags", {"a", "b"}}, {"m", {{"k", 1}}}}}};
+  EXPECT_EQ(Eval("u.name.trim()", p).string_value(), "Bob");
+  EXPECT_EQ(Eval("u.name.length()", p).int_value(), 5);
+  EXPECT_EQ(Eval("u.tags.size()", p).int_value(), 2);
+  EXPECT_EQ(Eval("u.tags.size", p).int_value(), 2);
+  EXPECT_EQ(Eval("u.tags[1]", p).string_value(), "b");
+  EXPECT_EQ(Eval("u.m[\"k\"]", p).int_value(), 1);
+  EXPECT_TRUE(Eval("u.m['k']", p).is_null());  // 'k' is a Character key
+  EXPECT_TRUE(Truthy("u.tags.isEmpty() == false and !u.m.isEmpty()", p));
+  EXPECT_TRUE(Truthy("u.tags.contains('ab'.substring(1))", p));
+  EXPECT_TRUE(Truthy("u.name.trim().startsWith(\"Bo\")", p));
+  EXPECT_TRUE(Truthy("u.m.containsKey(\"k\")", p));
+}
+
+TEST(OgnlExpression, Arithmetic) {
+  EXPECT_EQ(Eval("1 + 2 * 3").int_value(), 7);
+  EXPECT_EQ(Eval("(pageNum - 1) * pageSize", Json{{"pageNum", 3}, {"pageSize", 20}}).int_value(),
+            40);
+  EXPECT_EQ(Eval("7 / 2").int_value(), 3);
+  EXPECT_DOUBLE_EQ(Eval("7 / 2.0").double_value(), 3.5);
+  EXPECT_EQ(Eval("7 % 4").int_value(), 3);
+  EXPECT_EQ(Eval("-x", Json{{"x", 4}}).int_value(), -4);
+  EXPECT_EQ(Eval("'a' + 1").string_value(), "a1");
+  EXPECT_EQ(Eval("\"n=\" + 1.5").string_value(), "n=1.5");
+}
+
+TEST(OgnlExpression, TernaryInAndListLiterals) {
+  EXPECT_EQ(Eval("name in {'Bob', 'Steve'} ? 'yes' : 'no'", Json{{"name", "Steve"}}).string_value(),
+            "yes");
+  EXPECT_TRUE(Truthy("x not in {1, 2}", Json{{"x", 3}}));
+  EXPECT_EQ(Eval("name.indexOf('v')", Json{{"name", "Steve"}}).int_value(), 3);
+}
+
+TEST(OgnlExpression, StaticHelpers) {
+  EXPECT_TRUE(Truthy("@org.apache.commons.lang3.StringUtils@isNotBlank(s)", Json{{"s", "x"}}));
+  EXPECT_FALSE(Truthy("@org.apache.commons.lang3.StringUtils@isNotBlank(s)", Json{{"s", " "}}));
+  EXPECT_TRUE(Truthy("@org.apache.commons.collections.CollectionUtils@isEmpty(l)",
+                     Json{{"l", Json::array()}}));
+}
+
+TEST(OgnlExpression, NumberLiterals) {
+  EXPECT_EQ(Eval("0x10").int_value(), 16);
+  EXPECT_EQ(Eval("010").int_value(), 8);
+  EXPECT_EQ(Eval("5L").kind(), Value::Kind::kLong);
+  EXPECT_EQ(Eval("1.5").kind(), Value::Kind::kDouble);
+  EXPECT_EQ(Eval("'c'").kind(), Value::Kind::kChar);
+  EXPECT_EQ(Eval("'cc'").kind(), Value::Kind::kString);
+  EXPECT_EQ(Eval("''").kind(), Value::Kind::kString);
+}
+
+TEST(OgnlExpression, Errors) {
+  EXPECT_FALSE(Expression::Parse("a ==").ok());
+  EXPECT_FALSE(Expression::Parse("a = 1").ok());
+  EXPECT_FALSE(Expression::Parse("'open").ok());
+  MapResolver root(Json{{"s", "abc"}});
+  EXPECT_FALSE((*Expression::Parse("s > 1"))->Evaluate(root).ok());     // NumberFormatException
+  EXPECT_FALSE((*Expression::Parse("x.y"))->Evaluate(root).ok());       // property of null
+  EXPECT_FALSE((*Expression::Parse("s.nope()"))->Evaluate(root).ok());  // no such method
+  EXPECT_FALSE((*Expression::Parse("1 / 0"))->Evaluate(root).ok());
+}
+
+TEST(OgnlValue, JavaDoubleToString) {
+  EXPECT_EQ(JavaDoubleToString(1.0), "1.0");
+  EXPECT_EQ(JavaDoubleToString(0.1), "0.1");
+  EXPECT_EQ(JavaDoubleToString(123456.5), "123456.5");
+  EXPECT_EQ(JavaDoubleToString(1e7), "1.0E7");
+  EXPECT_EQ(JavaDoubleToString(1.5e-4), "1.5E-4");
+  EXPECT_EQ(JavaDoubleToString(0.001), "0.001");
+  EXPECT_EQ(JavaDoubleToString(-2.25), "-2.25");
+}
+
+}  // namespace
+}  // namespace export_center::sql_template
