@@ -137,7 +137,28 @@ int Reconciler::ExpireFiles() {
   return done;
 }
 
-int Reconciler::CleanOrphans() {
+int Reconciler::CleanOrphans() { return CleanOrphanFiles() + CleanPartialFiles(); }
+
+// A partial file belongs to an attempt that is writing it. Only a RUNNING
+// attempt writes, so once its task is anything else the writer is dead (a
+// crash skipped its clean-up) and the file can go at once — which is how a
+// `kill -9` mid-export leaves nothing behind after recovery.
+int Reconciler::CleanPartialFiles() {
+  auto partials = storage_->ListPartials();
+  if (!partials.ok()) return CountOrLog("orphan_clean", partials);
+  int cleaned = 0;
+  for (const auto& partial : *partials) {
+    auto task = store_->GetTask(partial.task_id);
+    const bool writer_may_live =
+        task.ok() ? task->status == task::TaskState::kRunning
+                  : task.status().code() != StatusCode::kNotFound;  // unsure: keep it
+    if (writer_may_live) continue;
+    if (storage_->DeletePartial(partial).ok()) ++cleaned;
+  }
+  return cleaned;
+}
+
+int Reconciler::CleanOrphanFiles() {
   auto objects = storage_->List();
   if (!objects.ok()) return CountOrLog("orphan_clean", objects);
   const int64_t cutoff = NowMs() - static_cast<int64_t>(config_.orphan_grace_seconds) * 1000;

@@ -9,7 +9,8 @@
 //   lease_recover   RUNNING past its lease: retry with version+1, or FAILED
 //   outbox_release  CLAIMED rows past their lease go back to PENDING
 //   expire          delete the file first, then SUCCEEDED → EXPIRED
-//   orphan_clean    stored files older than the grace with no SUCCEEDED task
+//   orphan_clean    stored files older than the grace with no SUCCEEDED task,
+//                   and partial files of crashed writers whose task is not RUNNING
 //   outbox_purge    SENT rows older than the retention, in bounded batches
 //
 // Threads: one owned worker thread. RunOnce() may be called from tests.
@@ -55,6 +56,8 @@ class Reconciler {
   int RecoverLeases();
   int ExpireFiles();
   int CleanOrphans();
+  int CleanOrphanFiles();
+  int CleanPartialFiles();
 
   store::TaskStore* store_;
   storage::ExportStorage* storage_;

@@ -40,6 +40,15 @@ struct StoredObject {
   int64_t modified_at_ms = 0;  // file-system time; used only for the 24 h orphan grace
 };
 
+// A file an attempt was still writing when it died: never visible under a
+// key, left only by a crash (kill -9, power loss). task_id comes from the
+// folder the attempt wrote into.
+struct PartialObject {
+  std::string name;  // backend-specific handle, passed back to DeletePartial
+  int64_t task_id = 0;
+  int64_t modified_at_ms = 0;
+};
+
 class ExportStorage {
  public:
   virtual ~ExportStorage() = default;
@@ -51,6 +60,14 @@ class ExportStorage {
   virtual StatusOr<bool> Exists(const std::string& key) = 0;
   // Every stored object under "exports/" (orphan sweep, storage gauge).
   virtual StatusOr<std::vector<StoredObject>> List() = 0;
+
+  // Partial files of crashed writers, for the reconciler to delete once their
+  // task is no longer RUNNING. Backends without such leftovers keep the defaults.
+  virtual StatusOr<std::vector<PartialObject>> ListPartials() {
+    return std::vector<PartialObject>{};
+  }
+  // Idempotent: deleting a partial that is already gone is OK.
+  virtual Status DeletePartial(const PartialObject& partial) { return Status::Ok(); }
 };
 
 // "exports/{yyyy/MM/dd}/{taskId}/{uuid}.{ext}" with today's UTC date.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "common/ids.h"
@@ -158,16 +159,22 @@ class LocalExportStorage final : public ExportStorage {
   Status Delete(const std::string& key) override;
   StatusOr<bool> Exists(const std::string& key) override;
   StatusOr<std::vector<StoredObject>> List() override;
+  StatusOr<std::vector<PartialObject>> ListPartials() override;
+  Status DeletePartial(const PartialObject& partial) override;
 
  private:
+  struct Listing {
+    std::vector<StoredObject> objects;
+    std::vector<PartialObject> partials;
+  };
   Status CheckKey(const std::string& key) const {
     if (IsValidObjectKey(key)) return Status::Ok();
     return InvalidArgument("storage: invalid object key \"" + key + "\"");
   }
   std::string PathOf(const std::string& key) const { return root_ + "/" + key; }
-  Status Walk(const std::string& dir, std::vector<StoredObject>* out) const;
-  void VisitFile(const std::string& path, const struct stat& st,
-                 std::vector<StoredObject>* out) const;
+  Status Walk(const std::string& dir, Listing* out) const;
+  void VisitFile(const std::string& path, const struct stat& st, Listing* out) const;
+  std::optional<PartialObject> AsPartial(const std::string& path, const struct stat& st) const;
 
   const std::string root_;
 };
@@ -230,14 +237,45 @@ StatusOr<bool> LocalExportStorage::Exists(const std::string& key) {
 }
 
 StatusOr<std::vector<StoredObject>> LocalExportStorage::List() {
-  std::vector<StoredObject> out;
+  Listing out;
   EC_RETURN_IF_ERROR(Walk(root_ + "/exports", &out));
-  return out;
+  return std::move(out.objects);
+}
+
+StatusOr<std::vector<PartialObject>> LocalExportStorage::ListPartials() {
+  Listing out;
+  EC_RETURN_IF_ERROR(Walk(root_ + "/exports", &out));
+  return std::move(out.partials);
+}
+
+Status LocalExportStorage::DeletePartial(const PartialObject& partial) {
+  // Only a temp name inside our exports tree may be deleted this way.
+  const std::string prefix = root_ + "/exports/";
+  const std::string name = Base(partial.name);
+  if (partial.name.compare(0, prefix.size(), prefix) != 0 ||
+      partial.name.find("/../") != std::string::npos || name.empty() || name[0] != '.' ||
+      name.find(kTempMarker) == std::string::npos) {
+    return InvalidArgument("storage: not a partial file: " + partial.name);
+  }
+  if (::unlink(partial.name.c_str()) != 0 && errno != ENOENT) {
+    return PosixError("storage: delete partial " + partial.name, errno);
+  }
+  ::rmdir(Parent(partial.name).c_str());
+  return Status::Ok();
+}
+
+// A temp file sits in exports/yyyy/MM/dd/{taskId}/; the folder names its task.
+std::optional<PartialObject> LocalExportStorage::AsPartial(const std::string& path,
+                                                          const struct stat& st) const {
+  const std::string folder = Base(Parent(path));
+  auto task_id = ParseId(folder);
+  if (!task_id) return std::nullopt;
+  return PartialObject{path, *task_id, MtimeMs(st)};
 }
 
 // Depth-first over the tree; entries that vanish mid-walk (a concurrent
 // Delete) are skipped, symbolic links are not followed.
-Status LocalExportStorage::Walk(const std::string& dir, std::vector<StoredObject>* out) const {
+Status LocalExportStorage::Walk(const std::string& dir, Listing* out) const {
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) {
     if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
@@ -262,15 +300,20 @@ Status LocalExportStorage::Walk(const std::string& dir, std::vector<StoredObject
 }
 
 void LocalExportStorage::VisitFile(const std::string& path, const struct stat& st,
-                                   std::vector<StoredObject>* out) const {
+                                   Listing* out) const {
   const std::string name = Base(path);
   if (!name.empty() && name[0] == '.' && name.find(kTempMarker) != std::string::npos) {
-    if (NowMs() - MtimeMs(st) > kStaleTempMs) ::unlink(path.c_str());
+    if (NowMs() - MtimeMs(st) > kStaleTempMs) {
+      ::unlink(path.c_str());
+    } else if (auto partial = AsPartial(path, st)) {
+      out->partials.push_back(std::move(*partial));
+    }
     return;
   }
   std::string key = path.substr(root_.size() + 1);
   if (!IsValidObjectKey(key)) return;  // not ours: never listed, never deleted
-  out->push_back(StoredObject{std::move(key), static_cast<uint64_t>(st.st_size), MtimeMs(st)});
+  out->objects.push_back(
+      StoredObject{std::move(key), static_cast<uint64_t>(st.st_size), MtimeMs(st)});
 }
 
 }  // namespace

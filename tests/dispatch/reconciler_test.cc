@@ -1,0 +1,160 @@
+// Reconciler duties that touch files, on a real SQLite store and real local
+// storage. Time is moved by rewriting timestamps, never by sleeping.
+
+#include "dispatch/reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "storage/local_export_storage.h"
+#include "store/database.h"
+#include "store/sqlite/sqlite_task_store.h"
+
+namespace export_center::dispatch {
+namespace {
+
+namespace fs = std::filesystem;
+using task::TaskState;
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ec-reconciler-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto opened = store::OpenSqliteTaskStoreWithDatabase((dir_ / "db.sqlite").string());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened->store);
+    db_ = opened->db;
+    ASSERT_TRUE(store_->Migrate().ok());
+    storage_ = std::move(storage::NewLocalExportStorage((dir_ / "files").string()).value());
+    config_.orphan_grace_seconds = 3600;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  int64_t CreateTask() {
+    store::NewTask t;
+    t.tenant_id = "1";
+    t.requested_by = "u" + std::to_string(++users_);
+    t.export_type = "TEST_LIST";
+    t.task_name = "t";
+    t.parameters_json = "{}";
+    t.params_hash = t.requested_by;
+    return store_->CreateTask(t, store::CreateLimits{}).value().task.id;
+  }
+
+  // Claims the task and leaves an uncommitted (partial) file, like a writer
+  // killed mid-export.
+  std::string StartWritingAndCrash(int64_t id) {
+    store::ClaimRequest claim{id, 1, "dead-instance", 300, 1800};
+    EXPECT_TRUE(store_->ClaimTask(claim).value().claimed);
+    auto writer = storage_->Create(storage::MakeObjectKey(id, "xlsx")).value();
+    EXPECT_TRUE(writer->Append("half a file").ok());
+    writer.release();  // never committed, never aborted: the process "died"
+    auto partials = storage_->ListPartials().value();
+    EXPECT_EQ(partials.size(), 1u);
+    return partials.empty() ? "" : partials[0].name;
+  }
+
+  std::string CommitFile(int64_t id) {
+    const std::string key = storage::MakeObjectKey(id, "csv");
+    auto writer = storage_->Create(key).value();
+    EXPECT_TRUE(writer->Append("a,b\r\n").ok());
+    EXPECT_TRUE(writer->Commit().ok());
+    return key;
+  }
+
+  Reconciler MakeReconciler() {
+    return Reconciler(store_.get(), storage_.get(), config_, [this] { ++wakes_; },
+                      [this](const std::string& action, int n) { actions_[action] += n; });
+  }
+
+  fs::path dir_;
+  std::unique_ptr<store::TaskStore> store_;
+  std::shared_ptr<store::Database> db_;
+  std::unique_ptr<storage::ExportStorage> storage_;
+  config::ReconcilerConfig config_;
+  int users_ = 0;
+  int wakes_ = 0;
+  std::map<std::string, int> actions_;
+};
+
+TEST_F(ReconcilerTest, PartialFileOfARunningTaskIsKept) {
+  const int64_t id = CreateTask();
+  const std::string partial = StartWritingAndCrash(id);
+  auto reconciler = MakeReconciler();
+  reconciler.RunOnce();
+  EXPECT_TRUE(fs::exists(partial));
+}
+
+TEST_F(ReconcilerTest, PartialFileIsDeletedOnceTheDeadAttemptsLeaseIsRecovered) {
+  const int64_t id = CreateTask();
+  const std::string partial = StartWritingAndCrash(id);
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET lease_until = lease_until - 600000").ok());
+  auto reconciler = MakeReconciler();
+  auto counts = reconciler.RunOnce();
+  EXPECT_EQ(counts["lease_recover"], 1);
+  task::Task t = store_->GetTask(id).value();
+  EXPECT_EQ(t.status, TaskState::kPending);
+  EXPECT_EQ(t.dispatch_version, 2);
+  EXPECT_GE(wakes_, 1);
+  // Recovery happened in this round; the partial goes in the same or next one.
+  reconciler.RunOnce();
+  EXPECT_FALSE(fs::exists(partial));
+  EXPECT_TRUE(storage_->ListPartials().value().empty());
+}
+
+TEST_F(ReconcilerTest, ExpiryDeletesTheFileFirstThenMarksExpired) {
+  const int64_t id = CreateTask();
+  ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
+  const std::string key = CommitFile(id);
+  store::FileResult file{"t.csv", key, "text/csv", 5, 1};
+  ASSERT_TRUE(store_->CommitSuccess({id, 1, "me"}, file, 7).value());
+  auto reconciler = MakeReconciler();
+  reconciler.RunOnce();
+  EXPECT_EQ(store_->GetTask(id).value().status, TaskState::kSucceeded);
+  EXPECT_TRUE(storage_->Exists(key).value());
+
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET expires_at = expires_at - 8 * 86400000").ok());
+  auto counts = reconciler.RunOnce();
+  EXPECT_EQ(counts["expire"], 1);
+  EXPECT_EQ(store_->GetTask(id).value().status, TaskState::kExpired);
+  EXPECT_FALSE(storage_->Exists(key).value());
+  EXPECT_EQ(actions_["expire"], 1);
+}
+
+TEST_F(ReconcilerTest, OrphanFileWithoutASucceededTaskIsDeletedAfterTheGrace) {
+  const int64_t id = CreateTask();
+  const std::string key = CommitFile(id);  // stored, but the task never committed it
+  auto reconciler = MakeReconciler();
+  reconciler.RunOnce();
+  EXPECT_TRUE(storage_->Exists(key).value()) << "still inside the grace period";
+  config_.orphan_grace_seconds = 0;
+  auto no_grace = MakeReconciler();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto counts = no_grace.RunOnce();
+  EXPECT_EQ(counts["orphan_clean"], 1);
+  EXPECT_FALSE(storage_->Exists(key).value());
+}
+
+TEST_F(ReconcilerTest, ResendAfterRestartReturnsSentRowsOfPendingTasksWithTheSameVersion) {
+  const int64_t id = CreateTask();
+  auto row = store_->ClaimOutbox(store_->SelectDueOutbox(10).value().at(0), "pub", 60).value();
+  ASSERT_TRUE(row.has_value());
+  ASSERT_TRUE(store_->MarkOutboxSent(row->id, "pub").value());
+  auto reconciler = MakeReconciler();
+  EXPECT_EQ(reconciler.ResendAfterRestart(), 1);
+  auto rows = store_->ListOutboxForTask(id).value();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, store::OutboxStatus::kPending);
+  EXPECT_EQ(rows[0].dispatch_version, 1);
+  EXPECT_EQ(store_->GetTask(id).value().dispatch_version, 1);
+  EXPECT_EQ(wakes_, 1);
+}
+
+}  // namespace
+}  // namespace export_center::dispatch
