@@ -19,6 +19,7 @@ constexpr size_t kRowsBetweenAbortChecks = 1000;
 struct AttemptResult {
   Status status;
   store::FileResult file;
+  std::optional<task::TaskState> terminal_state;  // set by the source: STALE, INCONSISTENT
 };
 
 double UnitRandom() {
@@ -116,7 +117,9 @@ class AttemptRunner {
     if (!writer.ok()) return {writer.status(), {}};
 
     auto rows = Pump(**source, **writer, def->max_rows);
-    if (!rows.ok()) return {rows.status(), {}};  // `object` aborts: partial file deleted
+    if (!rows.ok()) {  // `object` aborts: the partial file is deleted
+      return {rows.status(), {}, (*source)->terminal_state()};
+    }
     auto summary = (*writer)->Finish();
     if (!summary.ok()) return {summary.status(), {}};
     if (summary->truncated_cells > 0) {
@@ -171,6 +174,10 @@ class AttemptRunner {
     }
     if (s.code() == StatusCode::kCancelled) {
       return Finish(task::TaskState::kCancelled, "CANCELLED", s.message(), AttemptEnd::kCancelled);
+    }
+    if (result.terminal_state) {
+      const std::string code(task::ToString(*result.terminal_state));
+      return Finish(*result.terminal_state, code, s.message(), AttemptEnd::kFailed);
     }
     if (s.IsTransient()) return Retry(s);
     return Finish(task::TaskState::kFailed, FailureCode(s), s.message(), AttemptEnd::kFailed);

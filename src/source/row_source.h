@@ -35,6 +35,12 @@ class RowSource {
   virtual const std::vector<task::Column>& columns() const = 0;
   // Fetches the next page. Must not be called after a page with has_more=false.
   virtual StatusOr<Page> NextPage() = 0;
+
+  // After NextPage failed: the state the task must end in when it is not a
+  // plain FAILED/retry — STALE (the SQL contract version changed since
+  // creation) or INCONSISTENT (row counts disagree in strict mode). nullopt:
+  // classify the error as usual (transient → retry, else FAILED).
+  virtual std::optional<task::TaskState> terminal_state() const { return std::nullopt; }
 };
 
 // What a source needs to know about the attempt it serves.
