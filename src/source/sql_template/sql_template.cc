@@ -67,12 +67,6 @@ std::string ParseTokens(std::string_view text, std::string_view open, std::strin
   return out;
 }
 
-// MyBatis runs PropertyParser over every text body before anything else; with
-// no configuration variables it only re-emits ${...}, which drops escapes.
-std::string PropertyPass(std::string_view text) {
-  return ParseTokens(text, "${", "}", [](const std::string& c, size_t) { return "${" + c + "}"; });
-}
-
 bool HasDollarToken(std::string_view text) {
   bool found = false;
   ParseTokens(text, "${", "}", [&](const std::string&, size_t) {
@@ -103,7 +97,10 @@ std::unique_ptr<SqlNode> TextNode(std::string text, size_t offset) {
   auto n = std::make_unique<SqlNode>();
   n->type = SqlNode::Type::kText;
   n->offset = offset;
-  n->text = PropertyPass(text);
+  // MyBatis first runs PropertyParser (configuration variables) over each
+  // body, which also consumes \${ and \} escapes; with no variables here we
+  // skip it so escapes behave as in TextSqlNode (DynamicSqlSourceTest).
+  n->text = std::move(text);
   n->dynamic = HasDollarToken(n->text);
   return n;
 }

@@ -80,6 +80,15 @@ TEST(SqlTemplate, EscapedTokensStayLiteral) {
   EXPECT_EQ(MustRender("SELECT 'open #{x'").sql, "SELECT 'open #{x'");
 }
 
+TEST(SqlTemplate, OgnlInDollarWithEscapedBrace) {
+  // DynamicSqlSourceTest.shouldHandleOgnlExpression.
+  EXPECT_EQ(MustRender("Expression test: ${name.indexOf('v')} / "
+                       "${name in {'Bob', 'Steve'\\} ? 'yes' : 'no'}.",
+                       Json{{"name", "Steve"}})
+                .sql,
+            "Expression test: 3 / yes.");
+}
+
 TEST(SqlTemplate, StaticPlainTextKeepsItsWhitespace) {
   EXPECT_EQ(MustRender("SELECT 1\n").sql, "SELECT 1\n");
 }
