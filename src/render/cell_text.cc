@@ -1,35 +1,13 @@
 #include "render/cell_text.h"
 
 #include <chrono>
+#include <cstring>
 #include <limits>
 
 namespace export_center::render::internal {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-bool IsCont(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = at(0);
-  const size_t left = s.size() - i;
-  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && IsCont(at(1)) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (left < 3 || !IsCont(at(1)) || !IsCont(at(2))) return 0;
-    if (c == 0xE0 && at(1) < 0xA0) return 0;  // overlong
-    if (c == 0xED && at(1) > 0x9F) return 0;  // UTF-16 surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (left < 4 || !IsCont(at(1)) || !IsCont(at(2)) || !IsCont(at(3))) return 0;
-    if (c == 0xF0 && at(1) < 0x90) return 0;  // overlong
-    if (c == 0xF4 && at(1) > 0x8F) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
 
 // U+FFFE and U+FFFF are valid UTF-8 but not XML 1.0 characters.
 bool IsNonCharacter(std::string_view s, size_t i) {
@@ -59,22 +37,39 @@ void AppendDigits(int64_t v, int width, std::string* out) {
 
 }  // namespace
 
-std::string_view CleanText(std::string_view text, std::string* scratch) {
+size_t CleanPrefixLength(std::string_view text) {
+  constexpr uint64_t k20 = 0x2020202020202020ULL;
+  constexpr uint64_t k80 = 0x8080808080808080ULL;
   size_t i = 0;
-  // Fast scan: most cells are clean and are returned without a copy.
   while (i < text.size()) {
+    // Eight bytes at a time while they are all in 0x20..0x7F (SWAR: a byte
+    // below 0x20 borrows into its top bit, a byte above 0x7F has it set).
+    if (i + 8 <= text.size()) {
+      uint64_t w;
+      std::memcpy(&w, text.data() + i, 8);
+      if ((((w - k20) | w) & k80) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7F) {
-      ++i;
-    } else if (c < 0x20 || c == 0x7F) {
-      if (c != 0x7F && !IsAllowedControl(c)) break;
+    if (c >= 0x20 && c <= 0x7F) {
       ++i;  // DEL is allowed in XML 1.0
+    } else if (c < 0x20) {
+      if (!IsAllowedControl(c)) break;
+      ++i;
     } else {
-      const size_t n = Utf8Length(text, i);
-      if (n == 0 || (n == 3 && IsNonCharacter(text, i))) break;
+      const size_t n = CleanSequenceLength(text, i);
+      if (n == 0) break;
       i += n;
     }
   }
+  return i;
+}
+
+std::string_view CleanText(std::string_view text, std::string* scratch) {
+  // Fast scan: most cells are clean and are returned without a copy.
+  size_t i = CleanPrefixLength(text);
   if (i == text.size()) return text;
   scratch->assign(text.substr(0, i));
   while (i < text.size()) {

@@ -15,11 +15,51 @@ namespace export_center::render::internal {
 // Excel's cell limit (SPEC §8), counted in UTF-16 units as Excel counts.
 constexpr size_t kMaxCellUnits = 32767;
 
+// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0
+// when it is invalid (bad lead, truncated, overlong, surrogate, > U+10FFFF).
+inline size_t Utf8Length(std::string_view s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const auto cont = [](unsigned char c) { return (c & 0xC0) == 0x80; };
+  const unsigned char c = at(0);
+  const size_t left = s.size() - i;
+  if (c >= 0xE1 && c <= 0xEC) {  // most CJK: checked first, it is the common case
+    return left >= 3 && cont(at(1)) && cont(at(2)) ? 3 : 0;
+  }
+  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && cont(at(1)) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (left < 3 || !cont(at(1)) || !cont(at(2))) return 0;
+    if (c == 0xE0 && at(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && at(1) > 0x9F) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (left < 4 || !cont(at(1)) || !cont(at(2)) || !cont(at(3))) return 0;
+    if (c == 0xF0 && at(1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && at(1) > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+// Like Utf8Length, but also 0 for U+FFFE and U+FFFF, which are valid UTF-8
+// yet not XML 1.0 characters: the length of a sequence CleanText keeps as is.
+inline size_t CleanSequenceLength(std::string_view s, size_t i) {
+  const size_t n = Utf8Length(s, i);
+  if (n == 3 && s[i] == '\xEF' && s[i + 1] == '\xBF' && (s[i + 2] == '\xBE' || s[i + 2] == '\xBF')) {
+    return 0;
+  }
+  return n;
+}
+
 // Returns `text` as valid UTF-8 with the characters XML 1.0 forbids removed
 // (C0 controls other than \t \n \r, U+FFFE, U+FFFF) and each invalid UTF-8
 // sequence replaced by U+FFFD. Returns `text` itself when it is already clean
 // (the common case, no copy); otherwise the result lives in `*scratch`.
 std::string_view CleanText(std::string_view text, std::string* scratch);
+
+// The length of the longest prefix of `text` that CleanText keeps unchanged
+// (== text.size() when the text is clean).
+size_t CleanPrefixLength(std::string_view text);
 
 // Whether GuardFormula would prefix `text` (first byte one of = + - @ \t \r).
 bool NeedsFormulaGuard(std::string_view text);

@@ -1,20 +1,122 @@
 #include "render/csv_writer.h"
 
+#include <array>
 #include <charconv>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <variant>
 
 #include "render/cell_text.h"
+#include "render/gzip_sink.h"
+#include "render/out_buffer.h"
 
 namespace export_center::render {
 namespace {
 
-constexpr size_t kFlushBytes = 64 * 1024;
+// Large appends: the sink (a file, a counting wrapper, gzip) is called once
+// per 256 KiB rather than per row.
+constexpr size_t kFlushBytes = 256 * 1024;
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
+// What a byte means inside a text field.
+enum ByteClass : uint8_t {
+  kPlain = 0,   // copied as is
+  kQuotes = 1,  // , " CR LF: the field must be quoted
+  kLead = 2,    // starts a multi-byte UTF-8 sequence: validate it
+  kClean = 3,   // a control character or a stray byte: CleanText must run
+};
+
+constexpr std::array<uint8_t, 256> MakeClasses() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    if (c == ',' || c == '"' || c == '\r' || c == '\n') {
+      t[c] = kQuotes;
+    } else if (c == '\t' || (c >= 0x20 && c <= 0x7F)) {
+      t[c] = kPlain;
+    } else if (c >= 0xC2 && c <= 0xF4) {
+      t[c] = kLead;
+    } else {
+      t[c] = kClean;
+    }
+  }
+  return t;
+}
+constexpr std::array<uint8_t, 256> kClasses = MakeClasses();
+
+// Whether any of the 8 bytes of w is not plain printable ASCII, a comma or a
+// quote (SWAR; tab, CR and LF fall to the byte loop, which handles them).
+inline bool WordNeedsLook(uint64_t w) {
+  constexpr uint64_t k01 = 0x0101010101010101ULL;
+  constexpr uint64_t k20 = 0x2020202020202020ULL;
+  constexpr uint64_t k80 = 0x8080808080808080ULL;
+  const auto has_byte = [&](uint64_t c) {
+    const uint64_t v = w ^ (k01 * c);
+    return (v - k01) & ~v & k80;
+  };
+  return ((((w - k20) | w) & k80) | has_byte(',') | has_byte('"')) != 0;
+}
+
+// Scans `text`; returns false if CleanText would change it, else sets *quote.
+bool ScanField(std::string_view text, bool* quote) {
+  *quote = false;
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, text.data() + i, 8);
+      if (!WordNeedsLook(w)) {
+        i += 8;
+        continue;
+      }
+    }
+    switch (kClasses[static_cast<unsigned char>(text[i])]) {
+      case kPlain:
+        ++i;
+        break;
+      case kQuotes:
+        *quote = true;
+        ++i;
+        break;
+      case kLead: {
+        const size_t len = internal::CleanSequenceLength(text, i);
+        if (len == 0) return false;
+        i += len;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+bool HasQuoteTrigger(std::string_view text) {
+  for (char c : text) {
+    if (kClasses[static_cast<unsigned char>(c)] == kQuotes) return true;
+  }
+  return false;
+}
+
+// -?digits(.digits)? : ParseDecimal's canonical form.
+bool IsPlainNumber(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
 
 class CsvWriter final : public Writer {
  public:
-  CsvWriter(ByteSink* sink, const WriterOptions& options) : sink_(sink), options_(options) {}
+  CsvWriter(ByteSink* sink, const WriterOptions& options)
+      : options_(options), out_(sink), buf_(kFlushBytes + 4096) {
+    if (options_.csv_gzip) {
+      gzip_.emplace(sink, options_.deflate_level);
+      out_ = &*gzip_;
+    }
+  }
 
   Status Begin(const std::vector<task::Column>& columns) override;
   Status WriteRow(const task::Row& row) override;
@@ -29,16 +131,19 @@ class CsvWriter final : public Writer {
   }
   void AppendText(std::string_view text);
   Status AppendValue(size_t col, const task::CellValue& value);
+  void AppendDateTime(int64_t epoch_ms);
   Status Flush();
 
-  ByteSink* sink_;
   WriterOptions options_;
+  ByteSink* out_;
+  std::optional<internal::GzipSink> gzip_;
   internal::LocalClock clock_;
+  internal::DateTextCache dates_;
   State state_ = State::kNew;
   Status status_;
   std::vector<task::Column> columns_;
   int64_t rows_ = 0;
-  std::string buf_;
+  internal::OutBuffer buf_;
   std::string scratch_;
 };
 
@@ -48,62 +153,95 @@ Status CsvWriter::Begin(const std::vector<task::Column>& columns) {
   EC_RETURN_IF_ERROR(Check(clock_.Init(options_.timezone)));
   columns_ = columns;
   state_ = State::kWriting;
-  buf_.reserve(kFlushBytes * 2);
-  buf_ += kBom;
+  buf_.Append(kBom);
   for (size_t i = 0; i < columns_.size(); ++i) {
-    if (i > 0) buf_ += ',';
+    if (i > 0) buf_.Push(',');
     AppendText(columns_[i].title);
   }
-  buf_ += "\r\n";
+  buf_.Append("\r\n");
   return Status::Ok();
 }
 
 // RFC 4180: a field holding a comma, quote, CR or LF is quoted, quotes doubled.
 void CsvWriter::AppendText(std::string_view text) {
-  const std::string_view clean = internal::CleanText(text, &scratch_);
+  bool quote;
+  std::string_view clean = text;
+  if (!ScanField(text, &quote)) {
+    clean = internal::CleanText(text, &scratch_);
+    quote = HasQuoteTrigger(clean);
+  }
   const bool guard = internal::NeedsFormulaGuard(clean);
-  const bool quote = clean.find_first_of(",\"\r\n") != std::string_view::npos;
-  if (quote) buf_ += '"';
-  if (guard) buf_ += '\'';
+  char* p = buf_.Reserve(clean.size() * 2 + 3);
+  if (quote) *p++ = '"';
+  if (guard) *p++ = '\'';
   if (!quote) {
-    buf_ += clean;
+    std::memcpy(p, clean.data(), clean.size());
+    p += clean.size();
   } else {
     for (char c : clean) {
-      if (c == '"') buf_ += '"';
-      buf_ += c;
+      if (c == '"') *p++ = '"';
+      *p++ = c;
     }
-    buf_ += '"';
+    *p++ = '"';
   }
+  buf_.Commit(p);
+}
+
+void CsvWriter::AppendDateTime(int64_t epoch_ms) {
+  int64_t days, ms;
+  clock_.Split(epoch_ms, &days, &ms);
+  char* p = buf_.Reserve(19);
+  char* end = dates_.Put(days, p);
+  if (end == nullptr) {  // a year beyond 0..9999: rare, the slow path
+    scratch_.clear();
+    internal::AppendIsoDateTime(days, ms, &scratch_);
+    buf_.Append(scratch_);
+    return;
+  }
+  *end++ = ' ';
+  buf_.Commit(internal::PutTimeOfDay(ms, end));
 }
 
 Status CsvWriter::AppendValue(size_t col, const task::CellValue& value) {
-  if (const auto* s = std::get_if<std::string>(&value)) {
-    AppendText(*s);
-  } else if (const auto* i = std::get_if<int64_t>(&value)) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, *i);
-    buf_.append(buf, r.ptr);
-  } else if (const auto* d = std::get_if<task::Decimal>(&value)) {
-    // Digits are ParseDecimal's canonical form; a stray comma or quote would
-    // shift columns, so anything else goes through the quoting path.
-    if (d->digits.find_first_not_of("-.0123456789") == std::string::npos) {
-      buf_ += d->digits;
-    } else {
-      AppendText(d->digits);
+  switch (value.index()) {
+    case 1:
+      AppendText(*std::get_if<std::string>(&value));
+      break;
+    case 2: {
+      char* p = buf_.Reserve(24);
+      buf_.Commit(std::to_chars(p, p + 24, *std::get_if<int64_t>(&value)).ptr);
+      break;
     }
-  } else if (const auto* b = std::get_if<bool>(&value)) {
-    buf_ += *b ? "TRUE" : "FALSE";
-  } else if (const auto* date = std::get_if<task::Date>(&value)) {
-    if (!internal::IsValidDate(date->year, date->month, date->day)) {
-      return InvalidArgument("csv: column " + columns_[col].key + ": bad date");
+    case 3: {
+      // A stray comma or quote would shift columns, so anything but digits
+      // goes through the quoting path.
+      const std::string& digits = std::get_if<task::Decimal>(&value)->digits;
+      if (IsPlainNumber(digits)) {
+        buf_.Append(digits);
+      } else {
+        AppendText(digits);
+      }
+      break;
     }
-    internal::AppendIsoDate(internal::DaysFromCivil(date->year, date->month, date->day), &buf_);
-  } else if (const auto* dt = std::get_if<task::DateTime>(&value)) {
-    int64_t days, ms;
-    clock_.Split(dt->epoch_ms, &days, &ms);
-    internal::AppendIsoDateTime(days, ms, &buf_);
+    case 4:
+      buf_.Append(*std::get_if<bool>(&value) ? "TRUE" : "FALSE");
+      break;
+    case 5: {
+      const task::Date& date = *std::get_if<task::Date>(&value);
+      if (!internal::IsValidDate(date.year, date.month, date.day)) {
+        return InvalidArgument("csv: column " + columns_[col].key + ": bad date");
+      }
+      char* p = buf_.Reserve(10);
+      buf_.Commit(dates_.Put(internal::DaysFromCivil(date.year, date.month, date.day), p));
+      break;
+    }
+    case 6:
+      AppendDateTime(std::get_if<task::DateTime>(&value)->epoch_ms);
+      break;
+    default:
+      break;  // monostate: an empty field
   }
-  return Status::Ok();  // monostate: an empty field
+  return Status::Ok();
 }
 
 Status CsvWriter::WriteRow(const task::Row& row) {
@@ -115,21 +253,21 @@ Status CsvWriter::WriteRow(const task::Row& row) {
   }
   const size_t mark = buf_.size();
   for (size_t i = 0; i < row.size(); ++i) {
-    if (i > 0) buf_ += ',';
+    if (i > 0) buf_.Push(',');
     Status s = AppendValue(i, row[i]);
     if (!s.ok()) {
-      buf_.resize(mark);
+      buf_.Truncate(mark);  // a bad value leaves no half row behind
       return s;
     }
   }
-  buf_ += "\r\n";
+  buf_.Append("\r\n");
   ++rows_;
   return buf_.size() >= kFlushBytes ? Flush() : Status::Ok();
 }
 
 Status CsvWriter::Flush() {
   if (buf_.empty()) return Status::Ok();
-  EC_RETURN_IF_ERROR(Check(sink_->Append(buf_)));
+  EC_RETURN_IF_ERROR(Check(out_->Append(buf_.view())));
   buf_.clear();
   return Status::Ok();
 }
@@ -139,6 +277,7 @@ StatusOr<WriteSummary> CsvWriter::Finish() {
   if (state_ != State::kWriting) return Check(Internal("csv: Finish without Begin"));
   state_ = State::kDone;
   EC_RETURN_IF_ERROR(Flush());
+  if (gzip_) EC_RETURN_IF_ERROR(Check(gzip_->Finish()));
   return WriteSummary{.rows = rows_, .truncated_cells = 0};
 }
 

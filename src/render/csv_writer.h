@@ -6,7 +6,9 @@
 // (Excel's own spelling, read back as booleans), DATE yyyy-MM-dd, DATETIME
 // yyyy-MM-dd HH:mm:ss in options.timezone, null as an empty field. Strings
 // are cleaned like XLSX cells (invalid UTF-8 replaced, C0 controls other than
-// tab/CR/LF dropped) but never truncated. docs/xlsx.md has the details.
+// tab/CR/LF dropped) but never truncated. With options.csv_gzip the same
+// bytes are gzipped on the way to the sink (the size cap then counts the
+// compressed file). docs/xlsx.md has the details.
 
 #include <memory>
 

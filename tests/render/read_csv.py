@@ -1,16 +1,18 @@
 """Reads a CSV with python's csv module and prints it as JSON.
 
-usage: /usr/bin/python3 read_csv.py FILE.csv
+usage: /usr/bin/python3 read_csv.py FILE.csv|FILE.csv.gz (gzip is read with python's gzip)
 Prints {"bom": bool, "crlf": bool, "rows": [[field, ...]]}.
 """
 import csv
+import gzip
 import io
 import json
 import sys
 
 
 def main():
-    with open(sys.argv[1], "rb") as f:
+    opener = gzip.open if sys.argv[1].endswith(".gz") else open
+    with opener(sys.argv[1], "rb") as f:
         raw = f.read()
     text = raw.decode("utf-8-sig")
     rows = list(csv.reader(io.StringIO(text, newline="")))
