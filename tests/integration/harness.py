@@ -2,17 +2,30 @@
 
 Used by the tests in this folder; every server started here is stopped by its
 own pid when the test ends.
+
+Beyond the HTTP helpers, a Cluster can take config overrides (a nested dict
+deep-merged into the default config), kill -9 and restart the center, start
+extra centers on the same database and storage, and read or rewrite the
+task/outbox rows directly (SQLite through python's sqlite3, PostgreSQL through
+psql) for fault injection.
 """
+import copy
+import csv
+import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import yaml
 
 API = "/api/platform/v1/files"
 
@@ -118,29 +131,178 @@ customer-service:
 """
 
 
-class Cluster:
-    """The center plus the sample customer service, in a temp directory."""
+def deep_merge(base, overrides):
+    """A copy of `base` with `overrides` merged in; None as a value deletes the key."""
+    out = copy.deepcopy(base)
+    for key, value in (overrides or {}).items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
 
-    def __init__(self, build_dir, seed=3000, concurrency=4, read_timeout_ms=15000):
+
+INTEGER = re.compile(r"-?[0-9]+")
+
+
+class SqliteDb:
+    """Direct access to the center's SQLite file (WAL: safe beside the center)."""
+
+    kind = "sqlite"
+    NOW = "(CAST(strftime('%s','now') AS INTEGER) * 1000)"
+
+    def __init__(self, path):
+        self.path = path
+
+    def query(self, sql, params=()):
+        """Rows as dicts."""
+        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            con.row_factory = sqlite3.Row
+            return [dict(r) for r in con.execute(sql, params).fetchall()]
+        finally:
+            con.close()
+
+    def execute(self, sql, params=()):
+        """One statement in its own transaction; returns the changed row count."""
+        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            with con:
+                return con.execute(sql, params).rowcount
+        finally:
+            con.close()
+
+
+def _sql_literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+class PostgresDb:
+    """The same calls against PostgreSQL through psql (no python driver needed).
+    `?` placeholders are replaced by quoted literals; NULL and '' both read as None."""
+
+    kind = "postgres"
+    NOW = "(FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT)"
+
+    def __init__(self, url):
+        self.url = url
+
+    def _bind(self, sql, params):
+        parts = sql.split("?")
+        if len(parts) - 1 != len(params):
+            raise ValueError(f"{len(params)} parameters for {len(parts) - 1} placeholders")
+        out = parts[0]
+        for value, part in zip(params, parts[1:]):
+            out += _sql_literal(value) + part
+        return out
+
+    def _psql(self, sql, params, csv_out):
+        args = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url]
+        if csv_out:
+            args.append("--csv")
+        args += ["-c", self._bind(sql, params)]
+        return subprocess.run(args, check=True, capture_output=True, text=True, timeout=60).stdout
+
+    def query(self, sql, params=()):
+        text = self._psql(sql, params, csv_out=True)
+        rows = list(csv.reader(io.StringIO(text)))
+        if not rows:
+            return []
+        header = rows[0]
+        out = []
+        for row in rows[1:]:
+            out.append({k: (None if v == "" else int(v) if INTEGER.fullmatch(v) else v)
+                        for k, v in zip(header, row)})
+        return out
+
+    def execute(self, sql, params=()):
+        text = self._psql(sql, params, csv_out=False)
+        m = re.search(r"(UPDATE|DELETE|INSERT 0) ([0-9]+)", text)
+        return int(m.group(2)) if m else 0
+
+
+def parse_metrics(text):
+    """Prometheus text -> {name: summed value over every label set}."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r"([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
+        if m:
+            out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(3))
+    return out
+
+
+class Cluster:
+    """The center plus the sample customer service, in a temp directory.
+
+    `overrides` (a nested dict) is deep-merged into the default config, e.g.
+    {"consumer": {"lease-seconds": 10}}; None as a value removes a key."""
+
+    def __init__(self, build_dir, seed=3000, concurrency=4, read_timeout_ms=15000,
+                 overrides=None, prefix="ec-e2e-"):
         self.build_dir = build_dir
-        self.dir = tempfile.mkdtemp(prefix="ec-e2e-")
+        self.dir = tempfile.mkdtemp(prefix=prefix)
         self.center_port = free_port()
         self.provider_port = free_port()
         self.config = os.path.join(self.dir, "config.yaml")
-        with open(self.config, "w", encoding="utf-8") as f:
-            f.write(CONFIG_TEMPLATE.format(dir=self.dir, center_port=self.center_port,
-                                           provider_port=self.provider_port, seed=seed,
-                                           concurrency=concurrency,
-                                           read_timeout_ms=read_timeout_ms))
+        self._base_text = CONFIG_TEMPLATE.format(dir=self.dir, center_port=self.center_port,
+                                                 provider_port=self.provider_port, seed=seed,
+                                                 concurrency=concurrency,
+                                                 read_timeout_ms=read_timeout_ms)
+        self.overrides = overrides or {}
+        self.write_config(self.overrides)
         self.center = None
         self.provider = None
+        self.extra = []  # extra centers started by start_extra_center
         self.base = f"http://127.0.0.1:{self.center_port}"
         self.provider_base = f"http://127.0.0.1:{self.provider_port}"
 
-    def _spawn(self, binary, *args, log):
+    # ---- config ----------------------------------------------------------------
+
+    def config_dict(self, overrides=None):
+        return deep_merge(yaml.safe_load(self._base_text), overrides)
+
+    def write_config(self, overrides=None, path=None):
+        """(Re)writes the center's config (or another file) with these overrides."""
+        path = path or self.config
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            if overrides:
+                yaml.safe_dump(self.config_dict(overrides), f, allow_unicode=True,
+                               sort_keys=False)
+            else:
+                f.write(self._base_text)
+        os.replace(tmp, path)  # atomic: the config watcher never sees half a file
+        if path == self.config:
+            self.overrides = overrides or {}
+        return path
+
+    @property
+    def storage_root(self):
+        return self.config_dict(self.overrides)["storage"]["root"]
+
+    def db(self):
+        database = self.config_dict(self.overrides)["database"]
+        if database.get("kind") == "postgres":
+            return PostgresDb(database["postgres-url"])
+        return SqliteDb(database["sqlite-path"])
+
+    # ---- processes -------------------------------------------------------------
+
+    def _spawn(self, binary, *args, log, env=None):
         with open(os.path.join(self.dir, log), "ab") as out:
             return subprocess.Popen([os.path.join(self.build_dir, binary), *args],
-                                    stdout=out, stderr=subprocess.STDOUT)
+                                    stdout=out, stderr=subprocess.STDOUT,
+                                    env=None if env is None else {**os.environ, **env})
 
     def start_provider(self):
         self.provider = self._spawn("customer-service", "--config", self.config,
@@ -163,7 +325,29 @@ class Cluster:
             self.center.wait(timeout=90)
         self.center = None
 
+    def kill_center(self):
+        """kill -9 of the center, by its pid."""
+        self.stop_center(sig=signal.SIGKILL)
+
+    def start_extra_center(self, overrides, name, env=None):
+        """Another center on its own port with its own config file (same
+        database and storage unless overridden). Stopped by stop()."""
+        port = free_port()
+        over = deep_merge(self.overrides, overrides)
+        over = deep_merge(over, {"server": {"port": port}, "instance-id": name})
+        path = self.write_config(over, path=os.path.join(self.dir, f"{name}.yaml"))
+        proc = self._spawn("export-center", "serve", "--config", path, log=f"{name}.log",
+                           env=env)
+        self.extra.append(proc)
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, timeout=60)
+        return proc, port
+
     def stop(self):
+        for proc in self.extra:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+        self.extra = []
         self.stop_center()
         if self.provider and self.provider.poll() is None:
             self.provider.terminate()
@@ -212,3 +396,45 @@ class Cluster:
         r = request("POST", self.provider_base + "/admin/faults", body=faults,
                     headers={"X-Internal-Service-Token": "e2e-internal-token"})
         assert r.status == 200, r.body
+
+    def provider_stats(self):
+        r = request("GET", self.provider_base + "/admin/stats",
+                    headers={"X-Internal-Service-Token": "e2e-internal-token"})
+        assert r.status == 200, r.body
+        return r.json()["data"]
+
+    def metrics(self, base=None):
+        r = request("GET", (base or self.base) + "/metrics")
+        assert r.status == 200, r.body
+        return parse_metrics(r.body.decode("utf-8"))
+
+    # ---- rows and files ----------------------------------------------------------
+
+    def task_row(self, task_id):
+        rows = self.db().query("SELECT * FROM export_task WHERE id = ?", (int(task_id),))
+        return rows[0] if rows else None
+
+    def outbox_rows(self, task_id):
+        return self.db().query("SELECT * FROM export_outbox WHERE task_id = ?"
+                               " ORDER BY dispatch_version, id", (int(task_id),))
+
+    def stored_files(self):
+        """Every file under storage root/exports, hidden temp files included,
+        as paths relative to the storage root."""
+        root = self.storage_root
+        out = []
+        for dirpath, _, names in os.walk(os.path.join(root, "exports")):
+            for n in names:
+                out.append(os.path.relpath(os.path.join(dirpath, n), root))
+        return sorted(out)
+
+    def wait_row(self, task_id, predicate, timeout=60, what="condition"):
+        """Polls the task row until predicate(row) holds; returns the row."""
+        deadline = time.time() + timeout
+        row = None
+        while time.time() < deadline:
+            row = self.task_row(task_id)
+            if row is not None and predicate(row):
+                return row
+            time.sleep(0.05)
+        raise AssertionError(f"task {task_id}: {what} not reached in {timeout}s; last row {row}")
