@@ -4,6 +4,8 @@
 //   token   --config FILE --user U --tenant T --app PLATFORM|MERCHANT --perm P ...
 //                                   print a development JWT
 //   demo    --config FILE          serve + the sample customer service + one export
+//   sql render --template-file T --params-file P
+//                                   print {"sql": ..., "bindings": [...]} for a template
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -14,6 +16,7 @@
 #include "app/backends.h"
 #include "app/commands.h"
 #include "config/config.h"
+#include "source/sql_template/sql_render_command.h"
 
 namespace ec = export_center;
 
@@ -75,7 +78,16 @@ int main(int argc, char** argv) {
   token->add_option("--ttl", token_options.ttl_seconds, "lifetime in seconds")
       ->check(CLI::Range(1, 365 * 86400));
 
+  auto* sql = cli.add_subcommand("sql", "SQL-template tools");
+  auto* render = sql->add_subcommand("render", "render a MyBatis template to SQL + bindings");
+  std::string template_file, params_file;
+  render->add_option("--template-file", template_file, "the template (XML or text)")->required();
+  render->add_option("--params-file", params_file, "the parameters (JSON object)")->required();
+  sql->require_subcommand(1);
+
   CLI11_PARSE(cli, argc, argv);
+
+  if (render->parsed()) return ec::sql_template::RunSqlRender(template_file, params_file);
 
   if (serve->parsed()) return ec::app::RunServe(config_path);
   if (migrate->parsed()) return RunMigrate(config_path);
