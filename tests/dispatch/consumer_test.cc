@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "dispatch/dlq_handler.h"
 #include "dispatch/embedded_command_channel.h"
@@ -318,6 +320,34 @@ TEST_F(ConsumerTest, FailedSendGoesBackToPendingWithTheFirstBackoffStep) {
   EXPECT_GT(row.next_retry_at, now + 3000);
   EXPECT_LE(row.next_retry_at, now + 5000);
   EXPECT_EQ(publisher.PublishDueOnce(), 0);  // not due yet
+}
+
+TEST_F(ConsumerTest, ShutdownStopsARunningExportAtASafePointAndHandsItBack) {
+  script_.pages = {Rows(1, 2), Rows(3, 2), Rows(5, 2)};
+  std::atomic<bool> in_page{false};
+  std::atomic<bool> release{false};
+  script_.hook_at[1] = [&] {
+    in_page = true;
+    while (!release) std::this_thread::sleep_for(5ms);  // a slow provider page
+  };
+  AttemptDeps deps = Deps();
+  deps.consumer.shutdown_grace_seconds = 0;
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  OutboxPublisher publisher(store_.get(), channel_.get(), config::PublisherConfig{}, "pub");
+  publisher.PublishDueOnce();
+  consumer.Start();
+  while (!in_page) std::this_thread::sleep_for(5ms);
+  std::thread stopper([&] { consumer.Stop(); });
+  std::this_thread::sleep_for(50ms);
+  release = true;  // the page returns; the next safe point sees the shutdown
+  stopper.join();
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kPending);
+  EXPECT_EQ(t.dispatch_version, 2);
+  EXPECT_LE(t.next_retry_at, store_->DatabaseNowMs().value());  // due at once after restart
+  EXPECT_EQ(StoredFiles(), 0u);
+  EXPECT_TRUE(storage_->ListPartials().value().empty());
 }
 
 TEST(MakeFileName, DropsSeparatorsControlAndBidiCharacters) {
