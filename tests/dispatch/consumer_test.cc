@@ -15,7 +15,9 @@
 #include "dispatch/embedded_command_channel.h"
 #include "dispatch/outbox_publisher.h"
 #include "render/csv_writer.h"
+#include "dispatch/reconciler.h"
 #include "storage/local_export_storage.h"
+#include "store/database.h"
 #include "store/sqlite/sqlite_task_store.h"
 
 namespace export_center::dispatch {
@@ -72,7 +74,10 @@ class ConsumerTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    store_ = std::move(store::OpenSqliteTaskStore((dir_ / "db.sqlite").string()).value());
+    auto opened = store::OpenSqliteTaskStoreWithDatabase((dir_ / "db.sqlite").string());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened->store);
+    db_ = opened->db;
     ASSERT_TRUE(store_->Migrate().ok());
     storage_ = std::move(storage::NewLocalExportStorage((dir_ / "files").string()).value());
     registry::RegistrySnapshot snapshot;
@@ -138,6 +143,7 @@ class ConsumerTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::unique_ptr<store::TaskStore> store_;
+  std::shared_ptr<store::Database> db_;
   std::unique_ptr<storage::ExportStorage> storage_;
   std::unique_ptr<registry::Registry> registry_;
   std::unique_ptr<CommandChannel> channel_;
@@ -348,6 +354,105 @@ TEST_F(ConsumerTest, ShutdownStopsARunningExportAtASafePointAndHandsItBack) {
   EXPECT_LE(t.next_retry_at, store_->DatabaseNowMs().value());  // due at once after restart
   EXPECT_EQ(StoredFiles(), 0u);
   EXPECT_TRUE(storage_->ListPartials().value().empty());
+}
+
+// A writer whose Finish (compression, the final flush) is slow and runs a
+// hook first: the phase the first design left without lease renewal.
+class SlowFinishWriter : public render::Writer {
+ public:
+  SlowFinishWriter(std::unique_ptr<render::Writer> inner, std::function<void()> on_finish)
+      : inner_(std::move(inner)), on_finish_(std::move(on_finish)) {}
+  Status Begin(const std::vector<task::Column>& c) override { return inner_->Begin(c); }
+  Status WriteRow(const task::Row& row) override { return inner_->WriteRow(row); }
+  StatusOr<render::WriteSummary> Finish() override {
+    on_finish_();
+    return inner_->Finish();
+  }
+
+ private:
+  std::unique_ptr<render::Writer> inner_;
+  std::function<void()> on_finish_;
+};
+
+AttemptDeps WithSlowFinish(AttemptDeps deps, std::function<void()> on_finish) {
+  deps.make_writer = [on_finish](task::FileFormat, ByteSink* sink, const render::WriterOptions& o)
+      -> StatusOr<std::unique_ptr<render::Writer>> {
+    return std::unique_ptr<render::Writer>(
+        new SlowFinishWriter(render::NewCsvWriter(sink, o), on_finish));
+  };
+  return deps;
+}
+
+TEST_F(ConsumerTest, WatchdogRenewsTheLeaseThroughASlowFinalWrite) {
+  script_.pages = {Rows(1, 2)};
+  int64_t id = 0;
+  int recovered = -1;
+  AttemptDeps deps = WithSlowFinish(Deps(), [&] {
+    // The final write outlasts the 2 s lease; the reconciler runs meanwhile.
+    std::this_thread::sleep_for(3500ms);
+    Reconciler reconciler(store_.get(), storage_.get(), config::ReconcilerConfig{}, {}, {});
+    recovered = reconciler.RunOnce()["lease_recover"];
+  });
+  deps.consumer.lease_seconds = 2;
+  deps.consumer.heartbeat_seconds = 1;
+  Consumer consumer(channel_.get(), deps);
+  id = CreateTask();
+  PublishAndConsume(consumer);
+  EXPECT_EQ(recovered, 0);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kSucceeded) << t.failure_message.value_or("");
+  EXPECT_EQ(t.dispatch_version, 1);
+  EXPECT_EQ(StoredFiles(), 1u);
+}
+
+TEST_F(ConsumerTest, LostLeaseAbortsAtTheNextSafePointAndWritesNothing) {
+  script_.pages = {Rows(1, 2), Rows(3, 2)};
+  int64_t id = 0;
+  script_.hook_at[1] = [&] {
+    // Another instance recovered the task meanwhile.
+    ASSERT_TRUE(db_->Exec("UPDATE export_task SET dispatch_version = 2, lease_owner = 'other'"
+                          " WHERE id = ?", {id}).ok());
+  };
+  Consumer consumer(channel_.get(), Deps());
+  id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kRunning);  // untouched: it belongs to the other attempt
+  EXPECT_EQ(t.lease_owner, "other");
+  EXPECT_EQ(StoredFiles(), 0u);
+  EXPECT_TRUE(storage_->ListPartials().value().empty());
+}
+
+TEST_F(ConsumerTest, CommitPastTheDeadlineFailsDeletesTheFileAndRetriesAsTimeout) {
+  script_.pages = {Rows(1, 2)};
+  int64_t id = 0;
+  AttemptDeps deps = WithSlowFinish(Deps(), [&] {
+    // The deadline passes between the last check and the commit statement.
+    ASSERT_TRUE(db_->Exec("UPDATE export_task SET execution_deadline_at = 0 WHERE id = ?", {id})
+                    .ok());
+  });
+  Consumer consumer(channel_.get(), deps);
+  id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kPending);
+  EXPECT_EQ(t.dispatch_version, 2);
+  EXPECT_NE(t.failure_message.value_or("").find("maximum duration"), std::string::npos);
+  EXPECT_EQ(StoredFiles(), 0u);
+}
+
+TEST_F(ConsumerTest, ThirtyFailedSendsLeaveTheRowPendingAtTheLastBackoffStep) {
+  const int64_t id = CreateTask();
+  RefusingChannel refusing;
+  OutboxPublisher publisher(store_.get(), &refusing, config::PublisherConfig{}, "pub");
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_EQ(publisher.PublishDueOnce(), 1) << "send " << i + 1;
+    ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET next_retry_at = 0").ok());  // skip the wait
+  }
+  auto row = store_->ListOutboxForTask(id).value().at(0);
+  EXPECT_EQ(row.status, store::OutboxStatus::kPending);
+  EXPECT_EQ(row.attempt_count, 30);
+  EXPECT_EQ(Task(id).dispatch_version, 1);  // send failures never touch the task
 }
 
 TEST(MakeFileName, DropsSeparatorsControlAndBidiCharacters) {
