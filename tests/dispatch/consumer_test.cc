@@ -297,6 +297,22 @@ TEST_F(ConsumerTest, PoisonCommandIsDeadLetteredAndQuarantinedFromItsProperties)
   EXPECT_EQ(rows[0].status, store::OutboxStatus::kQuarantined);
 }
 
+TEST_F(ConsumerTest, DeadLetterOfAnOldVersionOrWithoutPropertiesHarmsNoTask) {
+  const int64_t id = CreateTask();
+  const auto v1 = store_->ListOutboxForTask(id).value().at(0);
+  DlqHandler dlq(store_.get(), channel_.get(), {});
+  // No usable properties: logged, nothing touched.
+  EXPECT_FALSE(dlq.Handle(Delivery{"garbage", {}, 3}).ok());
+  // Wrong event id for the current version: not this task's command.
+  Delivery foreign{"garbage",
+                   {{"taskId", std::to_string(id)}, {"dispatchVersion", "1"}, {"eventId", "nope"}},
+                   3};
+  EXPECT_FALSE(dlq.Handle(foreign).ok());
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kPending);
+  EXPECT_EQ(store_->ListOutboxForTask(id).value().at(0).status, v1.status);
+}
+
 class RefusingChannel : public CommandChannel {
  public:
   Status Publish(const std::string&, const task::CommandProperties&) override {
