@@ -1,0 +1,17 @@
+#pragma once
+// PostgresDatasource: a PostgreSQL replica, one libpq connection per query.
+// The session is made read-only before the statement runs; a schema switch
+// is `SET search_path TO <schema>` after CheckSchemaName.
+
+#include <memory>
+#include <string>
+
+#include "source/datasource/read_only_datasource.h"
+
+namespace export_center::source {
+
+// `url`: a postgresql:// URL or libpq connection string. No I/O until Query.
+std::unique_ptr<ReadOnlyDatasource> NewPostgresDatasource(const std::string& url,
+                                                          int connect_timeout_s = 5);
+
+}  // namespace export_center::source

@@ -1,0 +1,280 @@
+#include "source/sql_contract_client.h"
+
+#include <httplib.h>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <chrono>
+
+namespace export_center::source {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxMessageBytes = 200;
+
+std::string CleanMessage(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, kMaxMessageBytes)) {
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  }
+  return out;
+}
+
+// HTTP status or envelope code → Status, in one place (seed 002 §3.2).
+Status ContractError(int code, std::string_view what, std::string_view message) {
+  std::string text = std::string(what) + " " + std::to_string(code);
+  if (!message.empty()) text += ": " + CleanMessage(message);
+  if (code >= 500 || code == 408 || code == 429) return Unavailable(text);
+  if (code == 401 || code == 403) return PermissionDenied(text);
+  if (code == 404) return NotFound(text);
+  return InvalidArgument(text);
+}
+
+std::optional<int> EnvelopeCode(const json& body) {
+  auto it = body.find("code");
+  if (it == body.end()) return std::nullopt;
+  if (it->is_number_integer()) return it->get<int>();
+  if (it->is_string() && it->get_ref<const std::string&>().size() == 3 &&
+      std::isdigit(static_cast<unsigned char>(it->get_ref<const std::string&>()[0]))) {
+    return std::atoi(it->get_ref<const std::string&>().c_str());
+  }
+  return std::nullopt;
+}
+
+StatusOr<std::string> DecodeBase64(const std::string& text) {
+  std::string clean;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) clean += c;
+  }
+  if (clean.size() % 4 != 0) return InvalidArgument("excelTemplate is not base64");
+  std::string out(clean.size() / 4 * 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(clean.data()),
+                          static_cast<int>(clean.size()));
+  if (n < 0) return InvalidArgument("excelTemplate is not base64");
+  size_t pad = 0;
+  if (!clean.empty() && clean.back() == '=') ++pad;
+  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
+  out.resize(static_cast<size_t>(n) - pad);
+  return out;
+}
+
+bool Flag(const json& j, const char* name) {
+  auto it = j.find(name);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string Text(const json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return it->dump();
+  return "";
+}
+
+StatusOr<std::vector<EnrichSqlDef>> ParseEnrichSqls(const json& data) {
+  std::vector<EnrichSqlDef> out;
+  auto it = data.find("enrichSqls");
+  if (it == data.end() || it->is_null()) return out;
+  if (!it->is_array()) return InvalidArgument("enrichSqls is not an array");
+  for (const auto& e : *it) {
+    if (!e.is_object()) return InvalidArgument("enrichSqls entry is not an object");
+    EnrichSqlDef def{Text(e, "group"), Text(e, "keyColumn"), Text(e, "sql"), {}};
+    if (def.key_column.empty() || def.sql.empty()) {
+      return InvalidArgument("enrichSqls entry " + def.group + " lacks keyColumn or sql");
+    }
+    auto cols = e.find("columns");
+    if (cols == e.end() || !cols->is_array() || cols->empty()) {
+      return InvalidArgument("enrichSqls entry " + def.group + " lacks columns");
+    }
+    for (const auto& c : *cols) {
+      if (!c.is_string()) return InvalidArgument("enrichSqls columns must be strings");
+      def.columns.push_back(c.get<std::string>());
+    }
+    out.push_back(std::move(def));
+  }
+  return out;
+}
+
+StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data) {
+  auto it = data.find("columns");
+  if (it == data.end() || !it->is_array()) return InvalidArgument("contract lacks columns");
+  // The flags are ours; ParseWireColumns sees the plain column objects.
+  json plain = json::array();
+  for (const auto& c : *it) {
+    if (!c.is_object()) return InvalidArgument("contract column is not an object");
+    json p = c;
+    for (const char* flag : {"enrich", "keyColumn", "critical"}) p.erase(flag);
+    plain.push_back(std::move(p));
+  }
+  auto parsed = task::ParseWireColumns(plain);
+  if (!parsed.ok()) return parsed.status().WithContext("contract columns");
+  std::vector<ContractColumn> out;
+  for (size_t i = 0; i < parsed->size(); ++i) {
+    const json& c = (*it)[i];
+    out.push_back({(*parsed)[i], Flag(c, "enrich"), Flag(c, "keyColumn"), Flag(c, "critical")});
+  }
+  return out;
+}
+
+class HttpSqlContractClient : public SqlContractClient {
+ public:
+  explicit HttpSqlContractClient(SqlContractClientOptions options) : options_(std::move(options)) {}
+
+  StatusOr<SqlContract> GetSqlTemplate(const json& params) override {
+    EC_ASSIGN_OR_RETURN(json data, Call("sql", params));
+    if (!data.is_object()) return InvalidArgument("/dispatch/sql data is not an object");
+    return ParseSqlContract(data);
+  }
+
+  StatusOr<int64_t> CountForList(const json& params) override {
+    EC_ASSIGN_OR_RETURN(json data, Call("count", params));
+    if (data.is_number_integer() && data.get<int64_t>() >= 0) return data.get<int64_t>();
+    if (data.is_string()) {
+      try {
+        size_t used = 0;
+        long long v = std::stoll(data.get<std::string>(), &used);
+        if (used == data.get_ref<const std::string&>().size() && v >= 0) return int64_t{v};
+      } catch (...) {
+      }
+    }
+    return InvalidArgument("/dispatch/count data is not a non-negative integer");
+  }
+
+  StatusOr<std::string> GetVersion(const json& params) override {
+    EC_ASSIGN_OR_RETURN(json data, Call("version", params));
+    if (data.is_number_integer()) return data.dump();
+    if (data.is_string() && !data.get_ref<const std::string&>().empty() &&
+        data.get_ref<const std::string&>().size() <= 128) {
+      return data.get<std::string>();
+    }
+    return InvalidArgument("/dispatch/version data is not an integer or short string");
+  }
+
+  StatusOr<std::vector<json>> Enrich(const EnrichRequest& request) override {
+    json body = {{"keyColumn", request.key_column},
+                 {"keys", request.keys},
+                 {"columns", request.columns},
+                 {"parameters", request.parameters}};
+    EC_ASSIGN_OR_RETURN(json data, Call("enrich", body));
+    if (!data.is_array()) return InvalidArgument("/dispatch/enrich data is not an array");
+    // Results are written back by index (seed 002 §7): a short or long answer
+    // would shift every later row's values onto the wrong row.
+    if (data.size() != request.keys.size()) {
+      return InvalidArgument("/dispatch/enrich returned " + std::to_string(data.size()) +
+                             " results for " + std::to_string(request.keys.size()) + " keys");
+    }
+    std::vector<json> out;
+    for (auto& item : data) {
+      if (!item.is_object() && !item.is_null()) {
+        return InvalidArgument("/dispatch/enrich result is not an object");
+      }
+      out.push_back(std::move(item));
+    }
+    return out;
+  }
+
+ private:
+  StatusOr<json> Call(const std::string& op, const json& body) {
+    EC_RETURN_IF_ERROR(EnsureClient());
+    std::string path = "/dispatch/" + op + "?queryId=" + httplib::detail::encode_query_param(options_.query_id);
+    httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},
+                                {"Accept", "application/json"}};
+    auto res = client_->Post(path, headers, body.dump(), "application/json");
+    if (!res) {
+      return Unavailable("contract call /dispatch/" + op + " failed: " +
+                         httplib::to_string(res.error()));
+    }
+    if (static_cast<int64_t>(res->body.size()) > options_.client.max_response_bytes) {
+      return InvalidArgument("contract answer exceeds " +
+                             std::to_string(options_.client.max_response_bytes) + " bytes");
+    }
+    json env = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    bool is_env = !env.is_discarded() && env.is_object();
+    std::string message = is_env && env.contains("message") && env["message"].is_string()
+                              ? env["message"].get<std::string>()
+                              : "";
+    int code = res->status;
+    if (code == 200) {
+      if (!is_env) return InvalidArgument("contract answer is not a JSON envelope");
+      auto env_code = EnvelopeCode(env);
+      if (!env_code) return InvalidArgument("contract envelope lacks a code");
+      code = *env_code;
+    }
+    if (code != 200) {
+      Status s = ContractError(code, "contract /dispatch/" + op + " answered", message);
+      if (code == 401 || code == 403) {
+        // Seed 002 §3.2: a rejected token is a security event, not just a failure.
+        spdlog::error("SECURITY: business service {} rejected the internal token on /dispatch/{} "
+                      "queryId={} {}",
+                      options_.service.name, op, options_.query_id, options_.log_context);
+      }
+      return s;
+    }
+    auto data = env.find("data");
+    if (data == env.end()) return InvalidArgument("contract envelope lacks data");
+    return std::move(*data);
+  }
+
+  Status EnsureClient() {
+    if (client_) return Status::Ok();
+    const std::string& base = options_.service.base_url;
+    if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
+      return InvalidArgument("service '" + options_.service.name + "' has no http(s) base URL");
+    }
+    client_ = std::make_unique<httplib::Client>(base);
+    const auto& c = options_.client;
+    client_->set_connection_timeout(c.connect_timeout_ms / 1000, (c.connect_timeout_ms % 1000) * 1000);
+    client_->set_read_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
+    client_->set_write_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
+    client_->set_follow_location(false);  // the allow-list vouches only for base_url
+    client_->set_keep_alive(true);
+    client_->set_tcp_nodelay(true);
+    return Status::Ok();
+  }
+
+  SqlContractClientOptions options_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+}  // namespace
+
+std::vector<task::Column> SqlContract::TaskColumns() const {
+  std::vector<task::Column> out;
+  for (const auto& c : columns) out.push_back(c.column);
+  return out;
+}
+
+StatusOr<SqlContract> ParseSqlContract(const json& data) {
+  SqlContract c;
+  c.sql_template = Text(data, "sqlTemplate");
+  if (c.sql_template.empty()) return InvalidArgument("contract lacks sqlTemplate");
+  EC_ASSIGN_OR_RETURN(c.columns, ParseContractColumns(data));
+  c.order_by = Text(data, "orderBy");
+  c.tenant = Text(data, "tenant");
+  c.schema = Text(data, "schema");
+  c.version = Text(data, "version");
+  c.template_type = Text(data, "templateType");
+  if (c.template_type.empty()) c.template_type = "METADATA";
+  if (c.template_type != "METADATA" && c.template_type != "EXCEL_TEMPLATE") {
+    return InvalidArgument("templateType " + c.template_type + " is not METADATA or EXCEL_TEMPLATE");
+  }
+  std::string excel = Text(data, "excelTemplate");
+  if (!excel.empty()) {
+    EC_ASSIGN_OR_RETURN(c.excel_template, DecodeBase64(excel));
+  }
+  if (auto it = data.find("paramSchema"); it != data.end()) c.param_schema = *it;
+  c.support_count_for_list = Flag(data, "supportCountForList");
+  c.support_version = Flag(data, "supportVersion");
+  c.need_enrich = Flag(data, "needEnrich");
+  EC_ASSIGN_OR_RETURN(c.enrich_sqls, ParseEnrichSqls(data));
+  return c;
+}
+
+std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(const SqlContractClientOptions& options) {
+  return std::make_unique<HttpSqlContractClient>(options);
+}
+
+}  // namespace export_center::source

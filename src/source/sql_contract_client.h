@@ -1,0 +1,97 @@
+#pragma once
+// SqlContractClient: the center's side of the SQL contract (SPEC §7
+// "sql-template", seed 002 §3).
+//
+//   POST {base_url}/dispatch/sql|count|version|enrich?queryId=Q
+//   X-Internal-Service-Token: <token>
+//   body: the parameters object (enrich: {keyColumn, keys, columns, parameters})
+//   -> {"code":"200","message":"success","data": …}
+//
+// Error classes (seed 002 §3.2):
+//   NotFound          HTTP/envelope 404: the scenario is not registered (terminal).
+//   PermissionDenied  HTTP/envelope 401/403: token rejected (terminal; a
+//                     security log line is written).
+//   Unavailable       connection errors, timeouts, HTTP/envelope 5xx, 408, 429.
+//   InvalidArgument   other 4xx, malformed envelope or data.
+// Thread-safety: one client per attempt, one thread.
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "registry/export_definition.h"
+#include "task/table.h"
+
+namespace export_center::source {
+
+// One column of the contract: the typed column plus the enrichment flags.
+struct ContractColumn {
+  task::Column column;
+  bool enrich = false;      // filled after the query, by callback or enrich SQL
+  bool key_column = false;  // its values are the keys handed to the callback
+  bool critical = false;    // an enrichment failure fails the task
+};
+
+// Seed 002 §7 scheme B: one SELECT per group, rendered with the task's
+// parameters plus `keys` (the distinct key values of the page), returning a
+// column named `keyColumn` and the enriched columns it covers.
+struct EnrichSqlDef {
+  std::string group;
+  std::string key_column;            // a column of the main query
+  std::string sql;                   // template text
+  std::vector<std::string> columns;  // enriched column keys it fills
+};
+
+struct SqlContract {
+  std::string sql_template;
+  std::vector<ContractColumn> columns;
+  std::string order_by;
+  std::string tenant;
+  std::string schema;
+  std::string version;        // int or string on the wire, kept as text
+  std::string template_type;  // METADATA | EXCEL_TEMPLATE
+  std::string excel_template;  // decoded bytes; empty unless EXCEL_TEMPLATE
+  nlohmann::json param_schema;
+  bool support_count_for_list = false;
+  bool support_version = false;
+  bool need_enrich = false;
+  std::vector<EnrichSqlDef> enrich_sqls;
+
+  std::vector<task::Column> TaskColumns() const;
+};
+
+// Parses the `data` of /dispatch/sql. InvalidArgument names the bad field.
+StatusOr<SqlContract> ParseSqlContract(const nlohmann::json& data);
+
+struct EnrichRequest {
+  std::string key_column;
+  std::vector<nlohmann::json> keys;  // distinct, in first-seen order
+  std::vector<std::string> columns;  // enriched column keys wanted
+  nlohmann::json parameters;
+};
+
+class SqlContractClient {
+ public:
+  virtual ~SqlContractClient() = default;
+  virtual StatusOr<SqlContract> GetSqlTemplate(const nlohmann::json& params) = 0;
+  virtual StatusOr<int64_t> CountForList(const nlohmann::json& params) = 0;
+  virtual StatusOr<std::string> GetVersion(const nlohmann::json& params) = 0;
+  // One object per key, aligned by index; a length mismatch is InvalidArgument.
+  virtual StatusOr<std::vector<nlohmann::json>> Enrich(const EnrichRequest& request) = 0;
+};
+
+struct SqlContractClientOptions {
+  registry::ProviderService service;  // base_url and internal_token
+  std::string query_id;
+  config::ProviderClientConfig client;
+  std::string log_context;  // "taskId=… exportType=…" for log lines
+};
+
+std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(const SqlContractClientOptions& options);
+
+}  // namespace export_center::source

@@ -1,0 +1,662 @@
+#include "source/sql_template_source.h"
+
+#include <cctz/civil_time.h>
+#include <cctz/time_zone.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <thread>
+#include <utility>
+
+#include "source/sql_template/sql_scanner.h"
+#include "source/sql_template/sql_template.h"
+
+namespace export_center::source {
+namespace {
+
+using nlohmann::json;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A scanned statement may end in one ';', which must not end up inside "(…) _t".
+std::string StripTrailingSemicolon(std::string sql) {
+  while (!sql.empty() && (std::isspace(static_cast<unsigned char>(sql.back())) || sql.back() == ';')) {
+    sql.pop_back();
+  }
+  return sql;
+}
+
+bool ParseInt(std::string_view text, int64_t* out) {
+  if (text.empty()) return false;
+  try {
+    size_t used = 0;
+    long long v = std::stoll(std::string(text), &used);
+    if (used != text.size()) return false;
+    *out = v;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// Digits at text[pos, pos+n) as an int, or -1.
+int Digits(std::string_view text, size_t pos, size_t n) {
+  if (pos + n > text.size()) return -1;
+  int v = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+bool ParseDate(std::string_view text, task::Date* out) {
+  if (text.size() < 10 || text[4] != '-' || text[7] != '-') return false;
+  int y = Digits(text, 0, 4), m = Digits(text, 5, 2), d = Digits(text, 8, 2);
+  if (y < 0 || m < 1 || m > 12 || d < 1 || d > 31) return false;
+  *out = {y, m, d};
+  return true;
+}
+
+// "yyyy-MM-dd[ T]HH:mm[:ss[.fff…]][Z|±hh[[:]mm]]", or bare "yyyy-MM-dd";
+// without an offset the civil time is read in `zone`.
+bool ParseDateTime(std::string_view text, const cctz::time_zone& zone, int64_t* epoch_ms) {
+  task::Date date;
+  if (!ParseDate(text, &date)) return false;
+  int h = 0, mi = 0, s = 0, ms = 0;
+  size_t pos = 10;
+  if (pos < text.size()) {
+    if (text[pos] != ' ' && text[pos] != 'T') return false;
+    h = Digits(text, pos + 1, 2);
+    mi = Digits(text, pos + 4, 2);
+    if (h < 0 || mi < 0 || text.size() < pos + 6 || text[pos + 3] != ':') return false;
+    pos += 6;
+    if (pos < text.size() && text[pos] == ':') {
+      s = Digits(text, pos + 1, 2);
+      if (s < 0) return false;
+      pos += 3;
+    }
+    if (pos < text.size() && text[pos] == '.') {
+      size_t start = ++pos;
+      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+      std::string frac(text.substr(start, pos - start));
+      frac = (frac + "000").substr(0, 3);
+      ms = Digits(frac, 0, 3);
+    }
+  }
+  std::optional<int> offset_s;
+  if (pos < text.size()) {
+    char sign = text[pos];
+    if (sign == 'Z' && pos + 1 == text.size()) {
+      offset_s = 0;
+    } else if (sign == '+' || sign == '-') {
+      int oh = Digits(text, pos + 1, 2), om = 0;
+      size_t rest = pos + 3;
+      if (rest < text.size() && text[rest] == ':') ++rest;
+      if (rest < text.size()) om = Digits(text, rest, 2), rest += 2;
+      if (oh < 0 || om < 0 || rest != text.size()) return false;
+      offset_s = (sign == '-' ? -1 : 1) * (oh * 3600 + om * 60);
+    } else {
+      return false;
+    }
+  }
+  int64_t seconds = 0;
+  if (offset_s) {
+    seconds = task::DaysFromCivil(date.year, date.month, date.day) * 86400 + h * 3600 + mi * 60 +
+              s - *offset_s;
+  } else {
+    auto tp = zone.lookup(cctz::civil_second(date.year, date.month, date.day, h, mi, s)).pre;
+    seconds = std::chrono::duration_cast<std::chrono::seconds>(tp.time_since_epoch()).count();
+  }
+  *epoch_ms = seconds * 1000 + ms;
+  return true;
+}
+
+// Caches loaded zones: cctz loads tzdata from disk each time otherwise.
+const cctz::time_zone& Zone(const std::string& name) {
+  thread_local std::map<std::string, cctz::time_zone> zones;
+  auto it = zones.find(name);
+  if (it == zones.end()) {
+    cctz::time_zone tz;
+    if (!cctz::load_time_zone(name, &tz)) tz = cctz::utc_time_zone();
+    it = zones.emplace(name, tz).first;
+  }
+  return it->second;
+}
+
+Status BadValue(const task::Column& column, std::string_view text) {
+  return InvalidArgument("column " + column.key + ": value \"" + std::string(text.substr(0, 64)) +
+                         "\" is not a " + std::string(task::ToString(column.type)));
+}
+
+// The JSON a key travels as to the callback: numbers stay numbers.
+json KeyJson(const task::Column& column, const std::optional<std::string>& text) {
+  if (!text) return nullptr;
+  int64_t v = 0;
+  if (column.type == task::ColumnType::kInteger && ParseInt(*text, &v)) return v;
+  return *text;
+}
+
+struct ColumnPlan {
+  ContractColumn contract;
+  int result_index = -1;  // -1 for enriched columns
+};
+
+struct EnrichGroupPlan {
+  EnrichSqlDef def;
+  int key_index = -1;               // main result column of the key
+  std::vector<size_t> targets;      // output column indexes it fills
+};
+
+class SqlTemplateSource : public RowSource {
+ public:
+  SqlTemplateSource(SqlTemplateSourceOptions options, std::unique_ptr<SqlContractClient> client,
+                    std::shared_ptr<ReadOnlyDatasource> datasource)
+      : options_(std::move(options)), client_(std::move(client)), datasource_(std::move(datasource)) {}
+
+  const std::vector<task::Column>& columns() const override { return columns_; }
+  std::optional<task::TaskState> terminal_state() const override { return terminal_state_; }
+
+  StatusOr<Page> NextPage() override {
+    if (done_) return Internal("NextPage called after the last page");
+    if (!prepared_) {
+      Status s = Prepare();
+      if (!s.ok()) {
+        spdlog::warn("sql-template prepare failed taskId={} exportType={} queryId={}: {}",
+                     options_.task_id, options_.export_type, options_.query_id, s.ToString());
+        return s;
+      }
+      prepared_ = true;
+    }
+    return FetchPage();
+  }
+
+ private:
+  Status Prepare();
+  Status CheckContract();
+  Status ResolveColumns(const std::vector<std::string>& result_columns);
+  Status PlanEnrichment();
+  Status CheckCounts();
+  StatusOr<int64_t> DerivedCount();
+  StatusOr<Page> FetchPage();
+  StatusOr<task::Row> ConvertRow(const std::vector<std::optional<std::string>>& raw, int64_t n);
+  Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
+  Status EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows);
+  Status EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows);
+  Status EnrichGroup(const EnrichGroupPlan& group, const ResultSet& raw, std::vector<task::Row>* rows);
+  Status EnrichFailed(const std::vector<size_t>& targets, const Status& cause);
+  Status CheckFinalCount();
+  Status Terminal(task::TaskState state, Status status) {
+    terminal_state_ = state;
+    return status;
+  }
+
+  SqlTemplateSourceOptions options_;
+  std::unique_ptr<SqlContractClient> client_;
+  std::shared_ptr<ReadOnlyDatasource> datasource_;
+
+  json params_;
+  SqlContract contract_;
+  std::string sql_;  // rendered, scanned, without a trailing ';'
+  std::vector<json> bindings_;
+  std::string order_by_;
+  std::vector<ColumnPlan> plan_;
+  std::vector<task::Column> columns_;
+  std::map<std::string, int> result_index_;  // lower-case result label → index
+  int callback_key_index_ = -1;
+  std::vector<size_t> callback_targets_;
+  std::vector<EnrichGroupPlan> groups_;
+  int64_t total_ = 0;
+  int64_t offset_ = 0;
+  bool prepared_ = false;
+  bool done_ = false;
+  bool warned_enrich_ = false;
+  std::optional<task::TaskState> terminal_state_;
+};
+
+Status SqlTemplateSource::Prepare() {
+  EC_ASSIGN_OR_RETURN(params_, TemplateParameters(options_.parameters_json, options_.tenant_id,
+                                                  options_.app_code, options_.requested_by));
+  EC_RETURN_IF_ERROR(sql_template::CheckQueryEnabled(options_.query_id, options_.enabled_query_ids));
+  EC_ASSIGN_OR_RETURN(contract_, client_->GetSqlTemplate(params_));
+  EC_RETURN_IF_ERROR(CheckContract());
+  auto rendered = sql_template::RenderTemplate(contract_.sql_template, params_);
+  if (!rendered.ok()) return rendered.status().WithContext("rendering the contract's sqlTemplate");
+  EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
+  sql_ = StripTrailingSemicolon(rendered->sql);
+  bindings_ = std::move(rendered->bindings);
+  // LIMIT 0 reads the result's column labels without reading rows.
+  EC_ASSIGN_OR_RETURN(ResultSet probe, datasource_->Query("SELECT * FROM (" + sql_ + ") _t LIMIT 0",
+                                                          bindings_, contract_.schema));
+  EC_RETURN_IF_ERROR(ResolveColumns(probe.columns));
+  auto order_by = sql_template::ValidateOrderBy(contract_.order_by, probe.columns);
+  if (!order_by.ok()) return order_by.status().WithContext("contract orderBy");
+  order_by_ = *order_by;
+  if (order_by_.empty()) {
+    spdlog::warn("sql-template taskId={} queryId={} has no orderBy: OFFSET pages may overlap",
+                 options_.task_id, options_.query_id);
+  }
+  EC_RETURN_IF_ERROR(PlanEnrichment());
+  return CheckCounts();
+}
+
+Status SqlTemplateSource::CheckContract() {
+  if (!contract_.tenant.empty() && contract_.tenant != options_.tenant_id) {
+    return PermissionDenied("the contract answered for tenant " + contract_.tenant +
+                            ", not the task's tenant");
+  }
+  EC_RETURN_IF_ERROR(CheckSchemaName(contract_.schema));
+  if (contract_.template_type != "METADATA") {
+    return InvalidArgument("templateType " + contract_.template_type +
+                           " is not supported by this center yet (METADATA only)");
+  }
+  if (contract_.support_version) {
+    if (!options_.contract_version) {
+      spdlog::warn("sql-template taskId={} has no recorded contract version; skipping the check",
+                   options_.task_id);
+    } else if (*options_.contract_version != contract_.version) {
+      return Terminal(task::TaskState::kStale,
+                      InvalidArgument("the export's query logic was upgraded (contract version " +
+                                      *options_.contract_version + " → " + contract_.version +
+                                      "); please export again"));
+    }
+  }
+  return Status::Ok();
+}
+
+Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_columns) {
+  for (size_t i = 0; i < result_columns.size(); ++i) {
+    result_index_.emplace(Lower(result_columns[i]), static_cast<int>(i));
+  }
+  for (const auto& c : contract_.columns) {
+    ColumnPlan p{c, -1};
+    if (!c.enrich) {
+      auto it = result_index_.find(Lower(c.column.key));
+      if (it == result_index_.end()) {
+        return InvalidArgument("contract column " + c.column.key + " is not in the query result");
+      }
+      p.result_index = it->second;
+    }
+    plan_.push_back(std::move(p));
+    columns_.push_back(c.column);
+  }
+  return Status::Ok();
+}
+
+// Seed 002 §7: SQL mode when enrichSqls are given (every marked column must
+// be covered by a group), else callback mode with one key column.
+Status SqlTemplateSource::PlanEnrichment() {
+  std::vector<size_t> marked;
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    if (plan_[i].contract.enrich) marked.push_back(i);
+  }
+  if (marked.empty()) return Status::Ok();
+  if (!contract_.enrich_sqls.empty()) {
+    std::set<size_t> covered;
+    for (const auto& def : contract_.enrich_sqls) {
+      EnrichGroupPlan g{def, -1, {}};
+      auto key = result_index_.find(Lower(def.key_column));
+      if (key == result_index_.end()) {
+        return InvalidArgument("enrich group " + def.group + ": keyColumn " + def.key_column +
+                               " is not in the query result");
+      }
+      g.key_index = key->second;
+      for (const auto& col : def.columns) {
+        auto it = std::find_if(marked.begin(), marked.end(),
+                               [&](size_t i) { return plan_[i].contract.column.key == col; });
+        if (it == marked.end()) {
+          return InvalidArgument("enrich group " + def.group + " fills " + col +
+                                 ", which is not a column marked enrich");
+        }
+        g.targets.push_back(*it);
+        covered.insert(*it);
+      }
+      groups_.push_back(std::move(g));
+    }
+    for (size_t i : marked) {
+      if (!covered.count(i)) {
+        return InvalidArgument("configuration error: enriched column " +
+                               plan_[i].contract.column.key + " is covered by no enrichSqls group");
+      }
+    }
+    return Status::Ok();
+  }
+  if (!contract_.need_enrich) {
+    return InvalidArgument("configuration error: columns are marked enrich but the contract "
+                           "declares neither needEnrich nor enrichSqls");
+  }
+  for (const auto& p : plan_) {
+    if (!p.contract.key_column) continue;
+    if (callback_key_index_ >= 0 || p.result_index < 0) {
+      return InvalidArgument("configuration error: callback enrichment needs exactly one "
+                             "keyColumn that the query returns");
+    }
+    callback_key_index_ = p.result_index;
+  }
+  if (callback_key_index_ < 0) {
+    return InvalidArgument("configuration error: callback enrichment needs a keyColumn");
+  }
+  callback_targets_ = marked;
+  return Status::Ok();
+}
+
+StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
+  EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query("SELECT COUNT(*) FROM (" + sql_ + ") _t",
+                                                       bindings_, contract_.schema));
+  int64_t n = 0;
+  if (rs.rows.size() != 1 || rs.rows[0].empty() || !rs.rows[0][0] || !ParseInt(*rs.rows[0][0], &n)) {
+    return Internal("derived COUNT(*) returned no number");
+  }
+  return n;
+}
+
+// Seed 002 §6, layer 3: the platform's own count of the template against
+// the business list count, re-checked once after a back-off for replica lag.
+Status SqlTemplateSource::CheckCounts() {
+  EC_ASSIGN_OR_RETURN(total_, DerivedCount());
+  if (contract_.support_count_for_list) {
+    EC_ASSIGN_OR_RETURN(int64_t list, client_->CountForList(params_));
+    if (list != total_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options_.count_recheck_backoff_ms));
+      EC_ASSIGN_OR_RETURN(total_, DerivedCount());
+      EC_ASSIGN_OR_RETURN(list, client_->CountForList(params_));
+    }
+    if (list != total_) {
+      std::string detail = "export count " + std::to_string(total_) + " differs from the list count " +
+                           std::to_string(list);
+      if (options_.strict) {
+        spdlog::error("ALERT: sql-template inconsistent taskId={} queryId={}: {}", options_.task_id,
+                      options_.query_id, detail);
+        return Terminal(task::TaskState::kInconsistent, InvalidArgument(detail));
+      }
+      spdlog::warn("ALERT (lenient, continuing): sql-template taskId={} queryId={}: {}",
+                   options_.task_id, options_.query_id, detail);
+    }
+  }
+  if (total_ > options_.max_rows) {
+    return LimitExceeded("the export has " + std::to_string(total_) +
+                         " rows, more than the maximum of " + std::to_string(options_.max_rows));
+  }
+  return Status::Ok();
+}
+
+StatusOr<Page> SqlTemplateSource::FetchPage() {
+  std::string sql = "SELECT * FROM (" + sql_ + ") _t";
+  if (!order_by_.empty()) sql += " ORDER BY " + order_by_;
+  sql += " LIMIT ? OFFSET ?";
+  std::vector<json> params = bindings_;
+  params.emplace_back(options_.batch_size);
+  params.emplace_back(offset_);
+  EC_ASSIGN_OR_RETURN(ResultSet raw, datasource_->Query(sql, params, contract_.schema));
+  if (raw.rows.size() > static_cast<size_t>(options_.batch_size)) {
+    return Internal("the datasource returned more rows than LIMIT");
+  }
+  Page page;
+  page.rows.reserve(raw.rows.size());
+  for (size_t i = 0; i < raw.rows.size(); ++i) {
+    EC_ASSIGN_OR_RETURN(task::Row row, ConvertRow(raw.rows[i], offset_ + static_cast<int64_t>(i) + 1));
+    page.rows.push_back(std::move(row));
+  }
+  EC_RETURN_IF_ERROR(Enrich(raw, &page.rows));
+  offset_ += static_cast<int64_t>(page.rows.size());
+  page.has_more = page.rows.size() == static_cast<size_t>(options_.batch_size);
+  page.total_rows = total_;
+  if (offset_ > options_.max_rows) {
+    return LimitExceeded("export exceeds the max-rows limit of " + std::to_string(options_.max_rows));
+  }
+  if (!page.has_more) {
+    EC_RETURN_IF_ERROR(CheckFinalCount());
+    done_ = true;
+  }
+  return page;
+}
+
+StatusOr<task::Row> SqlTemplateSource::ConvertRow(const std::vector<std::optional<std::string>>& raw,
+                                                  int64_t n) {
+  task::Row row;
+  row.reserve(plan_.size());
+  for (const auto& p : plan_) {
+    if (p.result_index < 0 || static_cast<size_t>(p.result_index) >= raw.size()) {
+      row.emplace_back();
+      continue;
+    }
+    auto v = ParseDatabaseValue(p.contract.column, raw[p.result_index], options_.timezone);
+    if (!v.ok()) return v.status().WithContext("row " + std::to_string(n));
+    row.push_back(std::move(v).value());
+  }
+  return row;
+}
+
+// OFFSET pages over data that changed mid-export skip or repeat rows; the
+// only trace is a total that differs from the pre-flight count.
+Status SqlTemplateSource::CheckFinalCount() {
+  if (offset_ == total_) return Status::Ok();
+  std::string detail = "exported " + std::to_string(offset_) + " rows but the pre-flight count was " +
+                       std::to_string(total_) + ": the data changed during the export";
+  if (options_.strict) {
+    spdlog::error("ALERT: sql-template inconsistent taskId={} queryId={}: {}", options_.task_id,
+                  options_.query_id, detail);
+    return Terminal(task::TaskState::kInconsistent, InvalidArgument(detail));
+  }
+  spdlog::warn("ALERT (lenient, continuing): sql-template taskId={} queryId={}: {}",
+               options_.task_id, options_.query_id, detail);
+  return Status::Ok();
+}
+
+Status SqlTemplateSource::Enrich(const ResultSet& raw, std::vector<task::Row>* rows) {
+  if (rows->empty()) return Status::Ok();
+  if (!groups_.empty()) return EnrichBySql(raw, rows);
+  if (!callback_targets_.empty()) return EnrichByCallback(raw, rows);
+  return Status::Ok();
+}
+
+// Critical columns fail the task; the others stay blank with one warning.
+Status SqlTemplateSource::EnrichFailed(const std::vector<size_t>& targets, const Status& cause) {
+  for (size_t i : targets) {
+    if (plan_[i].contract.critical) {
+      return InvalidArgument("enrichment of critical column " + plan_[i].contract.column.key +
+                             " failed: " + cause.message());
+    }
+  }
+  if (!warned_enrich_) {
+    warned_enrich_ = true;
+    spdlog::warn("ALERT: sql-template enrichment failed taskId={} queryId={}; non-critical "
+                 "cells are left blank: {}",
+                 options_.task_id, options_.query_id, cause.ToString());
+  }
+  return Status::Ok();
+}
+
+Status SqlTemplateSource::EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows) {
+  const task::Column* key_column = nullptr;
+  for (const auto& p : plan_) {
+    if (p.result_index == callback_key_index_) key_column = &p.contract.column;
+  }
+  EnrichRequest request;
+  request.parameters = params_;
+  for (const auto& p : plan_) {
+    if (p.contract.key_column) request.key_column = p.contract.column.key;
+  }
+  for (size_t i : callback_targets_) request.columns.push_back(plan_[i].contract.column.key);
+  std::map<std::string, size_t> index_of;  // key text → position in keys
+  for (const auto& r : raw.rows) {
+    const auto& key = r[callback_key_index_];
+    if (!key || index_of.count(*key)) continue;
+    index_of.emplace(*key, request.keys.size());
+    request.keys.push_back(KeyJson(*key_column, key));
+  }
+  if (request.keys.empty()) return Status::Ok();
+  auto results = client_->Enrich(request);
+  if (!results.ok()) return EnrichFailed(callback_targets_, results.status());
+  for (size_t r = 0; r < rows->size(); ++r) {
+    const auto& key = raw.rows[r][callback_key_index_];
+    if (!key) continue;
+    const json& extra = (*results)[index_of[*key]];
+    if (!extra.is_object()) continue;
+    for (size_t i : callback_targets_) {
+      auto it = extra.find(plan_[i].contract.column.key);
+      if (it == extra.end()) continue;
+      auto v = task::ParseWireValue(plan_[i].contract.column, *it);
+      if (!v.ok()) {
+        EC_RETURN_IF_ERROR(EnrichFailed({i}, v.status()));
+        continue;
+      }
+      (*rows)[r][i] = std::move(v).value();
+    }
+  }
+  return Status::Ok();
+}
+
+Status SqlTemplateSource::EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows) {
+  for (const auto& g : groups_) {
+    Status s = EnrichGroup(g, raw, rows);
+    if (!s.ok()) EC_RETURN_IF_ERROR(EnrichFailed(g.targets, s));
+  }
+  return Status::Ok();
+}
+
+Status SqlTemplateSource::EnrichGroup(const EnrichGroupPlan& g, const ResultSet& raw,
+                                      std::vector<task::Row>* rows) {
+  json params = params_;
+  json keys = json::array();
+  std::set<std::string> seen;
+  const task::Column* key_column = nullptr;
+  for (const auto& p : plan_) {
+    if (p.result_index == g.key_index) key_column = &p.contract.column;
+  }
+  task::Column text_column;
+  text_column.key = g.def.key_column;
+  for (const auto& r : raw.rows) {
+    const auto& key = r[g.key_index];
+    if (key && seen.insert(*key).second) keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
+  }
+  if (keys.empty()) return Status::Ok();
+  params["keys"] = keys;
+  auto rendered = sql_template::RenderTemplate(g.def.sql, params);
+  if (!rendered.ok()) return rendered.status().WithContext("enrich group " + g.def.group);
+  EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
+  EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query(StripTrailingSemicolon(rendered->sql),
+                                                       rendered->bindings, contract_.schema));
+  std::map<std::string, int> label;
+  for (size_t i = 0; i < rs.columns.size(); ++i) label.emplace(Lower(rs.columns[i]), static_cast<int>(i));
+  auto key_it = label.find(Lower(g.def.key_column));
+  if (key_it == label.end()) {
+    return InvalidArgument("enrich group " + g.def.group + " does not return " + g.def.key_column);
+  }
+  std::map<std::string, const std::vector<std::optional<std::string>>*> by_key;
+  for (const auto& r : rs.rows) {
+    if (r[key_it->second]) by_key.emplace(*r[key_it->second], &r);
+  }
+  for (size_t row = 0; row < rows->size(); ++row) {
+    const auto& key = raw.rows[row][g.key_index];
+    auto hit = key ? by_key.find(*key) : by_key.end();
+    if (hit == by_key.end()) continue;  // no match: a blank cell, like a LEFT JOIN
+    for (size_t i : g.targets) {
+      auto col = label.find(Lower(plan_[i].contract.column.key));
+      if (col == label.end()) {
+        return InvalidArgument("enrich group " + g.def.group + " does not return " +
+                               plan_[i].contract.column.key);
+      }
+      auto v = ParseDatabaseValue(plan_[i].contract.column, (*hit->second)[col->second],
+                                  options_.timezone);
+      if (!v.ok()) return v.status();
+      (*rows)[row][i] = std::move(v).value();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<json> TemplateParameters(const std::string& parameters_json, const std::string& tenant_id,
+                                  task::AppCode app_code, const std::string& requested_by) {
+  json params = json::parse(parameters_json.empty() ? "{}" : parameters_json, nullptr, false);
+  if (params.is_discarded() || !params.is_object()) {
+    return InvalidArgument("task parameters are not a JSON object");
+  }
+  // Server-side identity wins: a user must not choose the tenant a query reads.
+  params["tenantId"] = tenant_id;
+  params["appCode"] = std::string(task::ToString(app_code));
+  params["requestedBy"] = requested_by;
+  return params;
+}
+
+StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
+                                             const std::optional<std::string>& text,
+                                             const std::string& timezone) {
+  if (!text) return task::CellValue{};
+  const std::string& t = *text;
+  switch (column.type) {
+    case task::ColumnType::kString:
+      return task::CellValue{t};
+    case task::ColumnType::kInteger: {
+      int64_t v = 0;
+      if (ParseInt(t, &v)) return task::CellValue{v};
+      // A whole number printed as a decimal ("12.00", numeric columns).
+      auto d = task::ParseDecimal(t, 0);
+      if (d.ok() && ParseInt(d->digits, &v) && task::ParseDecimal(t, 10)->digits ==
+                                                   task::ParseDecimal(d->digits, 10)->digits) {
+        return task::CellValue{v};
+      }
+      return BadValue(column, t);
+    }
+    case task::ColumnType::kDecimal: {
+      auto d = task::ParseDecimal(t, column.scale);
+      if (!d.ok()) return BadValue(column, t);
+      return task::CellValue{*d};
+    }
+    case task::ColumnType::kBoolean: {
+      std::string l = Lower(t);
+      if (l == "1" || l == "t" || l == "true") return task::CellValue{true};
+      if (l == "0" || l == "f" || l == "false") return task::CellValue{false};
+      return BadValue(column, t);
+    }
+    case task::ColumnType::kDate: {
+      task::Date d;
+      if (!ParseDate(t, &d)) return BadValue(column, t);
+      return task::CellValue{d};
+    }
+    case task::ColumnType::kDateTime: {
+      int64_t ms = 0;
+      if (ParseInt(t, &ms)) return task::CellValue{task::DateTime{ms}};  // epoch ms
+      if (!ParseDateTime(t, Zone(timezone), &ms)) return BadValue(column, t);
+      return task::CellValue{task::DateTime{ms}};
+    }
+  }
+  return BadValue(column, t);
+}
+
+std::unique_ptr<RowSource> NewSqlTemplateSource(const SqlTemplateSourceOptions& options,
+                                                std::unique_ptr<SqlContractClient> client,
+                                                std::shared_ptr<ReadOnlyDatasource> datasource) {
+  return std::make_unique<SqlTemplateSource>(options, std::move(client), std::move(datasource));
+}
+
+SqlTemplateSourceOptions MakeSqlTemplateSourceOptions(const registry::ExportDefinition& definition,
+                                                      const task::Task& task,
+                                                      std::set<std::string> enabled_query_ids) {
+  SqlTemplateSourceOptions o;
+  o.export_type = definition.name;
+  o.query_id = definition.query_id;
+  o.enabled_query_ids = std::move(enabled_query_ids);
+  o.task_id = task.id;
+  o.tenant_id = task.tenant_id;
+  o.app_code = task.app_code;
+  o.requested_by = task.requested_by;
+  o.parameters_json = task.parameters_json.empty() ? "{}" : task.parameters_json;
+  o.contract_version = task.contract_version;
+  o.strict = definition.consistency != "lenient";
+  o.batch_size = definition.batch_size;
+  o.max_rows = definition.max_rows;
+  o.timezone = definition.timezone;
+  return o;
+}
+
+}  // namespace export_center::source

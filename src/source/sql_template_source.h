@@ -1,0 +1,80 @@
+#pragma once
+// SqlTemplateSource: the sql-template route (SPEC §7, seed 002 §3–§7).
+//
+// On the first NextPage it fetches the contract (/dispatch/sql), checks the
+// queryId is enabled, the tenant and the contract version (→ STALE), renders
+// the MyBatis template with the task's parameters, scans the SQL, validates
+// orderBy against the result columns, plans enrichment, and runs the
+// pre-flight counts (derived COUNT(*) vs /dispatch/count, one back-off
+// re-check; strict → INCONSISTENT, lenient → warning) and the max-rows check.
+// Then every NextPage runs
+//   SELECT * FROM (<sql>) _t ORDER BY <orderBy> LIMIT ? OFFSET ?
+// on a fresh read-only connection, converts the text values with the
+// contract's column types and enriches the page (callback or enrich SQL).
+// After the last page the exported row count must equal the pre-flight count
+// (rows added or removed mid-export shift OFFSET pages): strict →
+// INCONSISTENT, lenient → warning.
+//
+// Template parameters: the task's parameters, then tenantId, appCode and
+// requestedBy from the task, overriding any user-supplied keys of those
+// names, so `#{tenantId}` in a business template is always the caller's.
+//
+// Error classes as RowSource: contract 5xx/timeouts and datasource
+// connection trouble are Unavailable; everything else is permanent. Not
+// thread-safe: one attempt, one thread.
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "source/datasource/read_only_datasource.h"
+#include "source/row_source.h"
+#include "source/sql_contract_client.h"
+
+namespace export_center::source {
+
+struct SqlTemplateSourceOptions {
+  std::string export_type;  // for logs
+  std::string query_id;
+  std::set<std::string> enabled_query_ids;  // the enabled sql-template definitions
+  int64_t task_id = 0;
+  std::string tenant_id;
+  task::AppCode app_code = task::AppCode::kPlatform;
+  std::string requested_by;
+  std::string parameters_json = "{}";
+  std::optional<std::string> contract_version;  // recorded at create
+  bool strict = true;                           // definition `consistency`
+  int batch_size = 500;
+  int64_t max_rows = 200000;
+  std::string timezone = "Asia/Shanghai";  // for DATETIME values without an offset
+  int count_recheck_backoff_ms = 1000;     // replica lag allowance (seed 002 §6)
+};
+
+// The engine's parameters: the task's parameters plus the server-side
+// tenantId/appCode/requestedBy (which win). InvalidArgument when
+// `parameters_json` is not a JSON object.
+StatusOr<nlohmann::json> TemplateParameters(const std::string& parameters_json,
+                                            const std::string& tenant_id, task::AppCode app_code,
+                                            const std::string& requested_by);
+
+// Converts one database text value to `column`'s type. DATETIME text
+// without an offset is read in `timezone`. InvalidArgument names the column
+// and value.
+StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
+                                             const std::optional<std::string>& text,
+                                             const std::string& timezone);
+
+// No I/O until the first NextPage. Takes ownership of the client; the
+// datasource may be shared.
+std::unique_ptr<RowSource> NewSqlTemplateSource(const SqlTemplateSourceOptions& options,
+                                                std::unique_ptr<SqlContractClient> client,
+                                                std::shared_ptr<ReadOnlyDatasource> datasource);
+
+// Builds the options from the registry entry and the task.
+SqlTemplateSourceOptions MakeSqlTemplateSourceOptions(const registry::ExportDefinition& definition,
+                                                      const task::Task& task,
+                                                      std::set<std::string> enabled_query_ids);
+
+}  // namespace export_center::source
