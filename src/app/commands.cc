@@ -23,6 +23,7 @@ using nlohmann::json;
 StatusOr<config::AppConfig> Load(const std::string& path) {
   auto config = config::LoadConfig(path);
   if (!config.ok()) return config.status().WithContext("invalid configuration " + path);
+  spdlog::set_level(spdlog::level::from_str(config->logging.level));
   return config;
 }
 
