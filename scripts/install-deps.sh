@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   nlohmann-json3-dev libcpp-httplib-dev libsqlite3-dev sqlite3 libpq-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
   postgresql python3 python3-openpyxl python3-yaml libfaketime curl procps libreoffice-calc-nogui
 )
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "render/cell_text.h"
+#include "render/xlsx_cells.h"
 #include "render/zip_stream.h"
 
 namespace export_center::render {
@@ -17,6 +18,8 @@ namespace {
 using internal::CleanText;
 using internal::NeedsFormulaGuard;
 using internal::TruncateUtf16;
+using internal::AppendXmlText;
+using internal::IsDecimalText;
 
 // Row XML collects here and goes to the deflater in chunks of about this size:
 // big enough to amortise the call, small enough to keep memory flat.
@@ -44,35 +47,6 @@ std::string ColumnLetters(size_t index) {
     s.insert(s.begin(), static_cast<char>('A' + (n - 1) % 26));
   }
   return s;
-}
-
-// Element text: & < > must be escaped, and a CR as &#13; since XML parsers
-// turn a literal CR into LF.
-void AppendXmlText(std::string_view text, std::string* out) {
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    std::string_view rep;
-    switch (text[i]) {
-      case '&':
-        rep = "&amp;";
-        break;
-      case '<':
-        rep = "&lt;";
-        break;
-      case '>':
-        rep = "&gt;";
-        break;
-      case '\r':
-        rep = "&#13;";
-        break;
-      default:
-        continue;
-    }
-    out->append(text.substr(start, i - start));
-    out->append(rep);
-    start = i + 1;
-  }
-  out->append(text.substr(start));
 }
 
 // Attribute values also escape quotes and keep tabs and newlines as references.
@@ -115,21 +89,6 @@ void AppendInt(int64_t v, std::string* out) {
 }
 
 bool IsWhitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// -?digits(.digits)? : what ParseDecimal produces; anything else would corrupt
-// the XML or be read as something other than the number.
-bool IsDecimalText(std::string_view s) {
-  size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
-  const size_t int_start = i;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-  if (i == int_start) return false;
-  if (i == s.size()) return true;
-  if (s[i] != '.' || i + 1 == s.size()) return false;
-  for (++i; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-  }
-  return true;
-}
 
 // Display width of a title: CJK and other wide characters count double.
 int DisplayWidth(std::string_view text) {

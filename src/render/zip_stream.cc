@@ -16,6 +16,7 @@ constexpr uint32_t kZip64EndSig = 0x06064b50;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr uint16_t kFlagDataDescriptor = 0x0008;
 constexpr uint16_t kFlagUtf8 = 0x0800;
+constexpr uint16_t kMethodStored = 0;
 constexpr uint16_t kMethodDeflate = 8;
 constexpr uint16_t kVersion20 = 20;  // deflate
 constexpr uint16_t kVersion45 = 45;  // ZIP64
@@ -57,17 +58,23 @@ class ZipStreamWriter::Deflater {
     if (ok_) deflateEnd(&z_);
   }
 
-  Status Start() {
+  // `stored`: the entry's bytes pass through uncompressed (method 0).
+  Status Start(bool stored) {
     if (!ok_) return Internal("zlib deflateInit2 failed");
     if (deflateReset(&z_) != Z_OK) return Internal("zlib deflateReset failed");
     crc_ = crc32_z(0, nullptr, 0);
     compressed_ = uncompressed_ = 0;
+    stored_ = stored;
     return Status::Ok();
   }
 
   Status Write(std::string_view data) {
     crc_ = crc32_z(crc_, reinterpret_cast<const Bytef*>(data.data()), data.size());
     uncompressed_ += data.size();
+    if (stored_) {
+      compressed_ += data.size();
+      return owner_->Emit(data);
+    }
     while (!data.empty()) {
       const size_t n = std::min(data.size(), kMaxSlice);
       EC_RETURN_IF_ERROR(Run(data.substr(0, n), Z_NO_FLUSH));
@@ -76,7 +83,7 @@ class ZipStreamWriter::Deflater {
     return Status::Ok();
   }
 
-  Status End() { return Run({}, Z_FINISH); }
+  Status End() { return stored_ ? Status::Ok() : Run({}, Z_FINISH); }
 
   uint32_t crc() const { return static_cast<uint32_t>(crc_); }
   uint64_t compressed() const { return compressed_; }
@@ -114,6 +121,7 @@ class ZipStreamWriter::Deflater {
   std::string out_;
   size_t used_ = 0;
   uLong crc_ = 0;
+  bool stored_ = false;
   uint64_t compressed_ = 0;
   uint64_t uncompressed_ = 0;
 };
@@ -139,18 +147,20 @@ Status ZipStreamWriter::Fail(Status status) {
   return status;
 }
 
-Status ZipStreamWriter::BeginEntry(std::string_view name) {
+Status ZipStreamWriter::BeginEntry(std::string_view name, ZipMethod method) {
   EC_RETURN_IF_ERROR(status_);
   if (entry_open_ || finished_) return Fail(Internal("zip: BeginEntry out of order"));
   if (name.empty() || name.size() > kMax16) return Fail(Internal("zip: bad entry name"));
-  entries_.push_back(Entry{std::string(name), 0, 0, 0, offset_});
+  const uint16_t code = method == ZipMethod::kStored ? kMethodStored : kMethodDeflate;
+  entries_.push_back(Entry{std::string(name), 0, 0, 0, offset_, code,
+                           kFlagDataDescriptor | kFlagUtf8});
   entry_open_ = true;
   // Sizes are unknown yet (bit 3): zero here, real values in the descriptor.
   std::string h;
   Put32(&h, kLocalHeaderSig);
   Put16(&h, kVersion20);
   Put16(&h, kFlagDataDescriptor | kFlagUtf8);
-  Put16(&h, kMethodDeflate);
+  Put16(&h, code);
   Put16(&h, kDosTime);
   Put16(&h, kDosDate);
   Put32(&h, 0);  // crc
@@ -159,7 +169,7 @@ Status ZipStreamWriter::BeginEntry(std::string_view name) {
   Put16(&h, static_cast<uint16_t>(name.size()));
   Put16(&h, 0);  // extra length
   h.append(name);
-  Status s = deflater_->Start();
+  Status s = deflater_->Start(method == ZipMethod::kStored);
   if (!s.ok()) return Fail(std::move(s));
   return Emit(h);
 }
@@ -194,6 +204,36 @@ Status ZipStreamWriter::EndEntry() {
   return Emit(d);
 }
 
+Status ZipStreamWriter::AddRawEntry(std::string_view name, uint16_t method, uint32_t crc,
+                                    uint64_t uncompressed_size, std::string_view compressed) {
+  EC_RETURN_IF_ERROR(status_);
+  if (entry_open_ || finished_) return Fail(Internal("zip: AddRawEntry out of order"));
+  if (name.empty() || name.size() > kMax16) return Fail(Internal("zip: bad entry name"));
+  // Raw entries come from templates, which are small: no ZIP64 here.
+  if (uncompressed_size >= kMax32 || compressed.size() >= kMax32) {
+    return Fail(InvalidArgument("zip: raw entry too large"));
+  }
+  entries_.push_back(
+      Entry{std::string(name), crc, compressed.size(), uncompressed_size, offset_, method,
+            kFlagUtf8});
+  // Sizes are known: they go in the local header and no descriptor follows.
+  std::string h;
+  Put32(&h, kLocalHeaderSig);
+  Put16(&h, kVersion20);
+  Put16(&h, kFlagUtf8);
+  Put16(&h, method);
+  Put16(&h, kDosTime);
+  Put16(&h, kDosDate);
+  Put32(&h, crc);
+  Put32(&h, static_cast<uint32_t>(compressed.size()));
+  Put32(&h, static_cast<uint32_t>(uncompressed_size));
+  Put16(&h, static_cast<uint16_t>(name.size()));
+  Put16(&h, 0);
+  h.append(name);
+  EC_RETURN_IF_ERROR(Emit(h));
+  return Emit(compressed);
+}
+
 Status ZipStreamWriter::Finish() {
   EC_RETURN_IF_ERROR(status_);
   if (entry_open_ || finished_) return Fail(Internal("zip: Finish out of order"));
@@ -224,8 +264,8 @@ Status ZipStreamWriter::WriteCentralDirectory() {
     Put32(&h, kCentralHeaderSig);
     Put16(&h, kMadeByUnix | kVersion45);
     Put16(&h, version);
-    Put16(&h, kFlagDataDescriptor | kFlagUtf8);
-    Put16(&h, kMethodDeflate);
+    Put16(&h, e.flags);
+    Put16(&h, e.method);
     Put16(&h, kDosTime);
     Put16(&h, kDosDate);
     Put32(&h, e.crc);

@@ -7,8 +7,8 @@
 // moment the cap is crossed. No temp file, no seeking back, and memory bounded
 // by one zlib stream plus a fixed output buffer whatever the entry size.
 //
-// Format (APPNOTE 6.3.x): every entry is deflated (method 8) with general
-// purpose bit 3, so its CRC and sizes follow the data in a data descriptor.
+// Format (APPNOTE 6.3.x): an entry is deflated (method 8) or stored (0) with
+// general purpose bit 3, so its CRC and sizes follow the data in a data descriptor.
 // ZIP64 records are used only when needed: an entry over 4 GiB gets a 64-bit
 // data descriptor and a ZIP64 extra field in the central directory, an offset
 // over 4 GiB a ZIP64 offset, and more than 65 534 entries or a directory past
@@ -35,6 +35,8 @@ struct ZipOptions {
   uint64_t start_offset = 0;
 };
 
+enum class ZipMethod { kDeflate, kStored };
+
 class ZipStreamWriter {
  public:
   // `sink` is not owned and must outlive the writer.
@@ -44,12 +46,18 @@ class ZipStreamWriter {
   ZipStreamWriter& operator=(const ZipStreamWriter&) = delete;
 
   // Starts an entry (closing none: REQUIRES no entry open). `name` is a
-  // relative path with '/' separators.
-  Status BeginEntry(std::string_view name);
+  // relative path with '/' separators. kStored passes bytes through
+  // uncompressed (for data that is compressed already, like an .xlsx).
+  Status BeginEntry(std::string_view name, ZipMethod method = ZipMethod::kDeflate);
   // Appends uncompressed bytes to the open entry.
   Status Write(std::string_view data);
   // Flushes the deflate stream and writes the data descriptor.
   Status EndEntry();
+  // Adds a whole entry whose compressed bytes are already known, e.g. copied
+  // unchanged from a template (method 0 or 8, CRC and size from its central
+  // directory). REQUIRES no entry open; entries below 4 GiB only.
+  Status AddRawEntry(std::string_view name, uint16_t method, uint32_t crc,
+                     uint64_t uncompressed_size, std::string_view compressed);
   // Writes the central directory and end records. REQUIRES no entry open.
   Status Finish();
 
@@ -63,6 +71,8 @@ class ZipStreamWriter {
     uint64_t compressed = 0;
     uint64_t uncompressed = 0;
     uint64_t offset = 0;
+    uint16_t method = 8;
+    uint16_t flags = 0;
   };
   class Deflater;
 
