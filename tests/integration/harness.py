@@ -248,9 +248,17 @@ class Cluster:
     {"consumer": {"lease-seconds": 10}}; None as a value removes a key."""
 
     def __init__(self, build_dir, seed=3000, concurrency=4, read_timeout_ms=15000,
-                 overrides=None, prefix="ec-e2e-"):
+                 overrides=None, prefix="ec-e2e-", snapshot_binaries=False):
         self.build_dir = build_dir
         self.dir = tempfile.mkdtemp(prefix=prefix)
+        if snapshot_binaries:
+            # Tests that restart the center many times run a private copy, so
+            # that a rebuild in the shared build folder (the linker rewrites
+            # the file) cannot break a restart halfway through the test.
+            self.build_dir = os.path.join(self.dir, "bin")
+            os.makedirs(self.build_dir)
+            for binary in ("export-center", "customer-service"):
+                shutil.copy2(os.path.join(build_dir, binary), self.build_dir)
         self.center_port = free_port()
         self.provider_port = free_port()
         self.config = os.path.join(self.dir, "config.yaml")

@@ -72,7 +72,7 @@ class Reliability(unittest.TestCase):
 
     def cluster(self, overrides=None, seed=1000, start_center=True):
         c = Cluster(BUILD_DIR, seed=seed, overrides=deep_merge(FAST, overrides),
-                    prefix="ec-rel-")
+                    prefix="ec-rel-", snapshot_binaries=True)
         self.addCleanup(c.cleanup)
         c.start_provider()
         if start_center:
@@ -138,8 +138,11 @@ class Reliability(unittest.TestCase):
         self.assertGreaterEqual(c.provider_stats()["batchCalls"], 1)
         before = c.task_row(task_id)
         self.assertEqual((before["status"], before["dispatch_version"]), ("RUNNING", 1))
+        # The attempt has opened its object: the kill leaves a partial temp
+        # file behind, which must not survive as an orphan.
         partial = c.stored_files()
-        print(f"\n  files at kill time: {partial}", file=sys.stderr)
+        self.assertEqual(len(partial), 1, partial)
+        self.assertIn(".tmp-", partial[0])
 
         c.kill_center()
         c.start_center()
