@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,17 @@ struct ExportDefinition {
   std::string file_name_pattern = "{taskName}_{date}";  // .ext is appended
   std::string timezone = "Asia/Shanghai";
   std::vector<ParameterSpec> parameters;
+
+  // Files (SPEC §8, docs/xlsx.md). XLSX: `template-file`, an .xlsx template
+  // filled instead of the metadata-driven layout; its bytes are loaded and
+  // checked when the config is parsed (a later edit of the file needs a reload).
+  std::string template_file;
+  std::shared_ptr<const std::string> template_bytes;
+  // XLSX: `split: files` with `rows-per-file` N makes a .zip of .xlsx files of
+  // at most N rows plus manifest.json; 0 = one workbook (sheets split by themselves).
+  int64_t rows_per_file = 0;
+  // CSV: `csv-gzip: true` makes .csv.gz (application/gzip).
+  bool csv_gzip = false;
 };
 
 // A business service the center may call: the anti-SSRF allow-list.

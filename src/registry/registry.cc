@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <regex>
 #include <set>
@@ -12,6 +14,7 @@
 
 #include "config/config.h"
 #include "config/yaml_reader.h"
+#include "render/xlsx_template_writer.h"
 
 namespace export_center::registry {
 namespace {
@@ -294,6 +297,61 @@ void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consist
   r.Int("batch-size", &def->batch_size, 50, 1000);
   r.String("file-name-pattern", &def->file_name_pattern);
   r.String("timezone", &def->timezone);
+  r.String("template-file", &def->template_file);
+  std::string split = "sheets";
+  if (r.Enum("split", &split, {"sheets", "files"}) && split == "files") def->rows_per_file = -1;
+  int64_t rows_per_file = 0;
+  if (r.Int64("rows-per-file", &rows_per_file, 1, 1048575)) {
+    def->rows_per_file = def->rows_per_file == -1 ? rows_per_file : -2;
+  }
+  r.Bool("csv-gzip", &def->csv_gzip);
+}
+
+// template-file: a readable .xlsx template (≤ 10 MiB) whose single values are
+// declared parameters or built-ins; split: files needs rows-per-file and
+// cannot be combined with a template. Loads the template bytes into `def`.
+void CheckFiles(ExportDefinition* def, const std::string& path, ErrorList* errors) {
+  if (def->rows_per_file == -1) {
+    errors->Add(path + ".rows-per-file", "is required with split: files", "[1, 1048575]");
+  } else if (def->rows_per_file == -2) {
+    errors->Add(path + ".rows-per-file", "is only for split: files", "omit it or add split: files");
+  }
+  if (def->template_file.empty()) return;
+  if (def->rows_per_file > 0) {
+    errors->Add(path + ".split", "files cannot be combined with template-file",
+                "split: sheets (the default) with a template");
+  }
+  const std::string where = path + ".template-file";
+  std::ifstream in(def->template_file, std::ios::binary);
+  if (!in) {
+    errors->Add(where, "cannot read " + Quote(def->template_file),
+                "a readable .xlsx path (relative paths start at the working directory)");
+    return;
+  }
+  constexpr size_t kMaxTemplateBytes = 10u << 20;
+  auto bytes = std::make_shared<std::string>();
+  bytes->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (bytes->size() > kMaxTemplateBytes) {
+    errors->Add(where, Quote(def->template_file) + " is larger than 10 MiB", "a smaller template");
+    return;
+  }
+  StatusOr<render::XlsxTemplateInfo> info = render::InspectXlsxTemplate(*bytes);
+  if (!info.ok()) {
+    errors->Add(where, Quote(def->template_file) + ": " + info.status().message(),
+                "an .xlsx with one row of {.column} markers and {name} single values");
+    return;
+  }
+  std::set<std::string> known(render::XlsxTemplateBuiltins().begin(),
+                              render::XlsxTemplateBuiltins().end());
+  for (const ParameterSpec& p : def->parameters) known.insert(p.name);
+  for (const std::string& name : info->single_values) {
+    if (known.count(name) == 0) {
+      errors->Add(where, Quote(def->template_file) + " uses {" + name +
+                             "}, which is neither a declared parameter nor a built-in",
+                  Keys(known));
+    }
+  }
+  def->template_bytes = std::move(bytes);
 }
 
 void CheckDefinition(const ExportDefinition& def, const std::string& path, bool has_permission,
@@ -341,6 +399,7 @@ std::optional<ExportDefinition> ParseDefinition(const std::string& name, const Y
   r.Finish();
   if (!r.valid()) return std::nullopt;
   CheckDefinition(def, path, has_permission, has_consistency, ctx);
+  CheckFiles(&def, path, ctx.errors);
   return def;
 }
 

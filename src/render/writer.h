@@ -1,8 +1,9 @@
 #pragma once
 // Writer: turns typed rows into the bytes of one file, streaming.
 //
-// Backends: XlsxWriter (xlsx_writer.h), CsvWriter (csv_writer.h), later the
-// template writer. A writer appends to a ByteSink as it goes and keeps memory
+// Backends: XlsxWriter (xlsx_writer.h), CsvWriter (csv_writer.h, optionally
+// gzipped), XlsxTemplateWriter (xlsx_template_writer.h), XlsxSplitWriter
+// (xlsx_split_writer.h). A writer appends to a ByteSink as it goes and keeps memory
 // bounded whatever the row count; the sink enforces the file-size cap, so a
 // LimitExceeded from any call means "stop now, the file is too big".
 // Not thread-safe: one file, one thread.
@@ -15,6 +16,7 @@
 #include "common/byte_sink.h"
 #include "common/status.h"
 #include "task/table.h"
+#include "task/task.h"
 
 namespace export_center::render {
 
@@ -28,7 +30,23 @@ struct WriterOptions {
   int deflate_level = 1;
   // CSV only: gzip the file (`.csv.gz`, application/gzip) at deflate_level.
   bool csv_gzip = false;
+  // XLSX only, definition `split: files`: > 0 makes a .zip of .xlsx files of
+  // at most this many data rows each plus manifest.json (xlsx_split_writer.h).
+  int64_t rows_per_file = 0;
+  std::string split_file_stem = "export";  // inner names: {stem}_001.xlsx, ...
+  // XLSX only, definition `template-file`: fill this .xlsx template instead of
+  // the metadata-driven layout (xlsx_template_writer.h), with these single
+  // values (JSON object: task parameters plus taskName).
+  std::shared_ptr<const std::string> xlsx_template;
+  std::string template_values_json;
 };
+
+// Which file a writer with these options makes, for the object key, the
+// download name and the Content-Type: xlsx | csv | csv.gz | zip.
+enum class OutputKind { kXlsx, kCsv, kCsvGzip, kZip };
+OutputKind OutputKindFor(task::FileFormat format, const WriterOptions& options);
+std::string_view FileExtension(OutputKind kind);  // "xlsx", "csv", "csv.gz", "zip"
+std::string_view ContentType(OutputKind kind);
 
 struct WriteSummary {
   int64_t rows = 0;
