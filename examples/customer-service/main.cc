@@ -18,7 +18,9 @@
 #include "customer_db.h"
 #include "customer_provider.h"
 #include "fault_injector.h"
+#include "order_scenario.h"
 #include "sdk/provider_server.h"
+#include "sdk/sql_scenario.h"
 
 namespace customer_service {
 namespace {
@@ -30,6 +32,8 @@ struct Config {
   std::string internal_token;
   std::string snapshot_secret;
   int64_t seed_customers = 100000;
+  int64_t seed_orders = 200000;    // ORDER_LIST (sql-template route)
+  int64_t contract_version = 1;    // reported by /dispatch/version
 };
 
 // yaml-cpp throws; this is the edge where that stops.
@@ -49,6 +53,9 @@ bool LoadConfig(const std::string& path, Config* config, std::string* error) {
     if (section["snapshot-secret"])
       config->snapshot_secret = section["snapshot-secret"].as<std::string>();
     if (section["seed-customers"]) config->seed_customers = section["seed-customers"].as<int64_t>();
+    if (section["seed-orders"]) config->seed_orders = section["seed-orders"].as<int64_t>();
+    if (section["contract-version"])
+      config->contract_version = section["contract-version"].as<int64_t>();
   } catch (const std::exception& e) {
     *error = path + ": " + e.what();
     return false;
@@ -58,6 +65,13 @@ bool LoadConfig(const std::string& path, Config* config, std::string* error) {
   }
   if (const char* env = std::getenv("CUSTOMER_SERVICE_SNAPSHOT_SECRET"); env && *env) {
     config->snapshot_secret = env;
+  }
+  // Not in the shared YAML section (the center validates its keys).
+  if (const char* env = std::getenv("CUSTOMER_SERVICE_SEED_ORDERS"); env && *env) {
+    config->seed_orders = std::atoll(env);
+  }
+  if (const char* env = std::getenv("CUSTOMER_SERVICE_CONTRACT_VERSION"); env && *env) {
+    config->contract_version = std::atoll(env);
   }
   if (config->internal_token.empty())
     *error = "customer-service.internal-token is required";
@@ -100,12 +114,25 @@ int Run(const Config& config) {
     std::fprintf(stderr, "customer-service: seeded %lld customers\n",
                  static_cast<long long>(seeded));
 
+  int64_t orders = SeedOrdersIfEmpty(config.sqlite_path, config.seed_orders,
+                                     config.seed_customers, &error);
+  if (orders < 0) {
+    std::fprintf(stderr, "customer-service: %s\n", error.c_str());
+    return 1;
+  }
+  if (orders > 0)
+    std::fprintf(stderr, "customer-service: seeded %lld orders\n", static_cast<long long>(orders));
+
   httplib::Server server;
   FaultInjector faults;
   faults.Install(server, config.internal_token);
   export_center::sdk::RegisterBatchProviders(
       server, config.internal_token,
       {std::make_shared<CustomerListProvider>(db.get(), config.snapshot_secret)});
+  export_center::sdk::RegisterSqlScenarios(
+      server, config.internal_token,
+      {NewOrderListScenario(config.sqlite_path, false, config.contract_version),
+       NewOrderListScenario(config.sqlite_path, true, config.contract_version)});
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok", "text/plain");
   });

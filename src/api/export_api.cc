@@ -386,6 +386,17 @@ StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal
   nt.parameters_json = canonical;
   nt.params_hash = Sha256Hex(canonical);
   nt.max_attempts = def->max_attempts;
+  if (deps_.contract_version) {
+    auto version = deps_.contract_version(*def, *snapshot, canonical, p.tenant, p.app, p.user);
+    if (version.ok()) {
+      nt.contract_version = *version;
+    } else {
+      // Availability of create beats the version check: without a recorded
+      // version the executor skips the comparison (and logs it).
+      spdlog::warn("contract version not recorded exportType={} tenantId={}: {}", def->name,
+                   p.tenant, version.status().ToString());
+    }
+  }
   // The request id doubles as the trace id of the task's first command.
   nt.trace_id = request_id;
   store::CreateLimits limits{deps_.limits.dedupe_window_seconds,

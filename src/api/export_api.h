@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <httplib.h>
@@ -52,6 +53,15 @@ struct ExportApiDeps {
   std::function<void()> on_task_created;
   // Metrics hook: one call per newly created task with its export type. Optional.
   std::function<void(const std::string& type)> on_created;
+  // sql-template types: fetches the business contract's version so the task
+  // records it at create (seed 002 §6: compared at execution → STALE).
+  // Arguments: definition, snapshot, canonical parameters, tenant, app code,
+  // user. Optional; returns nullopt for provider types. A failure does not
+  // fail the create: the task records no version and the check is skipped.
+  std::function<StatusOr<std::optional<std::string>>(
+      const registry::ExportDefinition&, const registry::RegistrySnapshot&, const std::string&,
+      const std::string&, task::AppCode, const std::string&)>
+      contract_version;
   // Prometheus text exposition for /metrics. Optional (empty body if unset).
   std::function<std::string()> metrics_text;
 };

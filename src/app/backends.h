@@ -1,4 +1,9 @@
 #pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
 // The only place that names concrete backends (STYLE §4, §5): config strings
 // (sqlite|postgres, embedded, local, provider, xlsx|csv) map to factories in a
 // plain switch.
@@ -19,9 +24,18 @@ StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
     const config::StorageConfig& config);
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
     const config::ChannelConfig& config);
-// `metrics` may be null.
-dispatch::RowSourceFactory MakeRowSourceFactory(const config::ProviderClientConfig& config,
-                                                metrics::ExportMetrics* metrics);
+// `metrics` may be null. `datasources` are the read-only databases the
+// sql-template route may page (config `datasources:`).
+dispatch::RowSourceFactory MakeRowSourceFactory(
+    const config::ProviderClientConfig& config, metrics::ExportMetrics* metrics,
+    const std::map<std::string, config::DatasourceConfig>& datasources = {});
+// Fetches a sql-template type's contract version (POST /dispatch/version) for
+// recording on the task at create. nullopt for provider types.
+using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>>(
+    const registry::ExportDefinition&, const registry::RegistrySnapshot&,
+    const std::string& parameters_json, const std::string& tenant_id, task::AppCode app_code,
+    const std::string& requested_by)>;
+ContractVersionFetcher MakeContractVersionFetcher(const config::ProviderClientConfig& config);
 dispatch::WriterFactory MakeWriterFactory();
 
 }  // namespace export_center::app

@@ -44,7 +44,7 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config,
   deps.store = store;
   deps.storage = storage;
   deps.registry = registry;
-  deps.make_source = MakeRowSourceFactory(config.provider, metrics);
+  deps.make_source = MakeRowSourceFactory(config.provider, metrics, config.datasources);
   deps.make_writer = MakeWriterFactory();
   deps.consumer = config.consumer;
   deps.limits = config.limits;
@@ -101,6 +101,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.limits = cfg.limits;
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
+  deps.contract_version = MakeContractVersionFetcher(cfg.provider);
   ExportCenterApp* self = app.get();
   deps.metrics_text = [self] { return self->MetricsText(); };
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));

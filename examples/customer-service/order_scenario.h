@@ -1,0 +1,32 @@
+#pragma once
+// ORDER_LIST: the sample service's sql-template scenarios (SPEC §7, seed 002).
+//
+//   orders(id, tenant_id, order_no, customer_id, customer_code, status,
+//          channel, amount_cents, quantity, paid, order_date, created_at)
+//
+// SeedOrdersIfEmpty fills `orders` deterministically (order j belongs to
+// customer (j*7919) % customers + 1 and that customer's tenant).
+// Two scenarios share one template with dynamic filters (status, channel,
+// dateFrom, dateTo, keyword, customerCodes) and differ in how the enriched
+// column customer_name is filled: ORDER_LIST by callback (Enrich looks the
+// names up here), ORDER_LIST_SQL by an enrich SQL the center runs.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sdk/sql_scenario.h"
+
+namespace customer_service {
+
+// Returns the number of orders inserted (0 when present), or -1 with *error.
+int64_t SeedOrdersIfEmpty(const std::string& sqlite_path, int64_t orders, int64_t customers,
+                          std::string* error);
+
+// `sqlite_path` is the service's database; each scenario opens its own
+// read-only connections. `version` is the contract version it reports.
+std::shared_ptr<export_center::sdk::SqlScenario> NewOrderListScenario(const std::string& sqlite_path,
+                                                                      bool sql_enrich,
+                                                                      int64_t version);
+
+}  // namespace customer_service
