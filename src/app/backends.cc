@@ -1,0 +1,162 @@
+#include "app/backends.h"
+
+#include <algorithm>
+#include <set>
+
+#include "dispatch/embedded_command_channel.h"
+#include "render/csv_writer.h"
+#include "render/xlsx_split_writer.h"
+#include "render/xlsx_template_writer.h"
+#include "render/xlsx_writer.h"
+#include "source/datasource/sqlite/sqlite_datasource.h"
+#include "source/provider_batch_source.h"
+#include "source/sql_contract_client.h"
+#include "source/sql_template_source.h"
+#include "storage/local_export_storage.h"
+#include "store/sqlite/sqlite_task_store.h"
+#ifdef EXPORT_CENTER_WITH_POSTGRES
+#include "source/datasource/postgres/postgres_datasource.h"
+#include "store/postgres/postgres_task_store.h"
+#endif
+
+namespace export_center::app {
+
+StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::DatabaseConfig& config) {
+  if (config.kind == "sqlite") return store::OpenSqliteTaskStore(config.sqlite_path);
+#ifdef EXPORT_CENTER_WITH_POSTGRES
+  if (config.kind == "postgres") {
+    return store::OpenPostgresTaskStore(config.postgres_url, config.pool_size);
+  }
+#endif
+  return InvalidArgument("database.kind: " + config.kind + " is not built in; allowed: sqlite" +
+#ifdef EXPORT_CENTER_WITH_POSTGRES
+                         ", postgres"
+#else
+                         ""
+#endif
+  );
+}
+
+StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
+    const config::StorageConfig& config) {
+  if (config.kind == "local") return storage::NewLocalExportStorage(config.root);
+  return InvalidArgument("storage.kind: " + config.kind + " is not supported; allowed: local");
+}
+
+StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
+    const config::ChannelConfig& config) {
+  if (config.kind == "embedded") return dispatch::NewEmbeddedCommandChannel(config.delivery_limit);
+  return InvalidArgument("channel.kind: " + config.kind + " is not supported; allowed: embedded");
+}
+
+namespace {
+
+StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
+    const config::DatasourceConfig& ds) {
+  if (ds.kind == "sqlite") return std::shared_ptr(source::NewSqliteDatasource(ds.sqlite_path));
+#ifdef EXPORT_CENTER_WITH_POSTGRES
+  if (ds.kind == "postgres") return std::shared_ptr(source::NewPostgresDatasource(ds.url));
+#endif
+  return InvalidArgument("datasource " + ds.name + ": kind " + ds.kind + " is not built in");
+}
+
+std::set<std::string> EnabledQueryIds(const registry::RegistrySnapshot& snapshot) {
+  std::set<std::string> ids;
+  for (const auto& [name, def] : snapshot.definitions) {
+    if (def.source == registry::SourceKind::kSqlTemplate && def.enabled) ids.insert(def.query_id);
+  }
+  return ids;
+}
+
+StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
+    const config::ProviderClientConfig& client,
+    const std::map<std::string, config::DatasourceConfig>& datasources, const task::Task& task,
+    const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot) {
+  const registry::ProviderService* service = snapshot.FindService(def.service);
+  if (service == nullptr) {
+    return InvalidArgument("export type " + def.name + ": service " + def.service +
+                           " is not in the allow-list");
+  }
+  auto ds = datasources.find(def.datasource);
+  if (ds == datasources.end()) {
+    return InvalidArgument("export type " + def.name + ": datasource " + def.datasource +
+                           " is not configured");
+  }
+  EC_ASSIGN_OR_RETURN(auto datasource, OpenDatasource(ds->second));
+  source::SqlContractClientOptions c{*service, def.query_id, client,
+                                     "taskId=" + std::to_string(task.id) + " exportType=" + def.name};
+  return source::NewSqlTemplateSource(
+      source::MakeSqlTemplateSourceOptions(def, task, EnabledQueryIds(snapshot)),
+      source::NewHttpSqlContractClient(c), std::move(datasource));
+}
+
+}  // namespace
+
+dispatch::RowSourceFactory MakeRowSourceFactory(
+    const config::ProviderClientConfig& client, metrics::ExportMetrics* metrics,
+    const std::map<std::string, config::DatasourceConfig>& datasources) {
+  return [client, metrics, datasources](const task::Task& task,
+                                        const registry::ExportDefinition& def,
+                                        const registry::RegistrySnapshot& snapshot)
+             -> StatusOr<std::unique_ptr<source::RowSource>> {
+    if (def.source == registry::SourceKind::kSqlTemplate) {
+      return MakeSqlTemplateSource(client, datasources, task, def, snapshot);
+    }
+    const registry::ProviderService* service = snapshot.FindService(def.service);
+    if (service == nullptr) {
+      return InvalidArgument("export type " + def.name + ": provider service " + def.service +
+                             " is not in the allow-list");
+    }
+    source::ProviderBatchOptions options =
+        source::MakeProviderBatchOptions(*service, def, task, client);
+    if (metrics != nullptr) {
+      options.on_batch = [metrics, name = service->name](const source::ProviderBatchStats& s) {
+        metrics->ProviderRequest(name, s.export_type, static_cast<double>(s.duration_ms) / 1000);
+        if (s.code != StatusCode::kOk) metrics->ProviderFailure(name, s.export_type);
+      };
+    }
+    return source::NewProviderBatchSource(options);
+  };
+}
+
+ContractVersionFetcher MakeContractVersionFetcher(const config::ProviderClientConfig& config) {
+  // Create must stay fast even when the business service is slow: a short
+  // timeout, and the caller treats a failure as "no version recorded".
+  config::ProviderClientConfig quick = config;
+  quick.connect_timeout_ms = std::min(config.connect_timeout_ms, 1000);
+  quick.read_timeout_ms = std::min(config.read_timeout_ms, 2000);
+  return [quick](const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot,
+                 const std::string& parameters_json, const std::string& tenant_id,
+                 task::AppCode app_code,
+                 const std::string& requested_by) -> StatusOr<std::optional<std::string>> {
+    if (def.source != registry::SourceKind::kSqlTemplate) return std::optional<std::string>();
+    const registry::ProviderService* service = snapshot.FindService(def.service);
+    if (service == nullptr) return InvalidArgument("service " + def.service + " is not allowed");
+    EC_ASSIGN_OR_RETURN(auto params, source::TemplateParameters(parameters_json, tenant_id,
+                                                                app_code, requested_by));
+    auto client = source::NewHttpSqlContractClient({*service, def.query_id, quick, "at create"});
+    EC_ASSIGN_OR_RETURN(std::string version, client->GetVersion(params));
+    return std::optional<std::string>(std::move(version));
+  };
+}
+
+dispatch::WriterFactory MakeWriterFactory() {
+  return [](task::FileFormat format, ByteSink* sink, const render::WriterOptions& options)
+             -> StatusOr<std::unique_ptr<render::Writer>> {
+    // The options carry the definition's file keys (template-file, split,
+    // csv-gzip); render::OutputKindFor names the file these writers make.
+    switch (format) {
+      case task::FileFormat::kXlsx:
+        if (options.xlsx_template != nullptr) {
+          return render::NewXlsxTemplateWriter(sink, options, options.xlsx_template,
+                                               options.template_values_json);
+        }
+        if (options.rows_per_file > 0) return render::NewXlsxSplitWriter(sink, options);
+        return render::NewXlsxWriter(sink, options);
+      case task::FileFormat::kCsv: return render::NewCsvWriter(sink, options);  // gzip inside
+    }
+    return InvalidArgument("unknown file format");
+  };
+}
+
+}  // namespace export_center::app
