@@ -1,7 +1,8 @@
 // xlsx_bench: our XlsxWriter / CsvWriter against libxlsxwriter (constant_memory)
 // on the shared "customer list" rows (shared/bench-anchors/gen.h).
 //
-// usage: xlsx_bench [--out DIR] [--level N] [--only ours|lxw|csv] [ROWS...]   (default 200000 1000000)
+// usage: xlsx_bench [--out DIR] [--level N] [--only ours|lxw|csv|csvgz|template|split] [ROWS...]
+//        (default 200000 1000000)
 // Each writer runs in a forked child so peak RSS (VmHWM) is its own. A monitor
 // thread samples the sizes of deleted-but-open files (where libxlsxwriter's
 // tmpfile() spools rows) to report temp disk use. Not run by the tests.
@@ -26,6 +27,8 @@
 #include "common/byte_sink.h"
 #include "render/cell_text.h"
 #include "render/csv_writer.h"
+#include "render/xlsx_split_writer.h"
+#include "render/xlsx_template_writer.h"
 #include "render/xlsx_writer.h"
 
 namespace {
@@ -153,14 +156,62 @@ void FillRow(uint64_t i, gen::Row* g, task::Row* row) {
   (*row)[11] = task::Date{static_cast<int32_t>(y), m, d};
 }
 
-int RunOurs(const std::string& path, uint64_t rows, int level, bool csv) {
+class StringSink final : public ByteSink {
+ public:
+  Status Append(std::string_view b) override {
+    out.append(b);
+    return Status::Ok();
+  }
+  std::string out;
+};
+
+// A template for the 12 columns, made with our own XlsxWriter: a title row,
+// the header, the list row of {.cN} markers, and a footer with {rowCount}.
+std::shared_ptr<const std::string> MakeTemplate() {
+  StringSink sink;
+  std::vector<task::Column> cols;
+  for (int c = 0; c < 12; ++c) cols.push_back({.key = "t" + std::to_string(c), .title = gen::HEADERS[c]});
+  auto w = render::NewXlsxWriter(&sink, render::WriterOptions{});
+  if (!w->Begin(cols).ok()) return nullptr;
+  task::Row list(12), blank(12), footer(12);
+  for (int c = 0; c < 12; ++c) list[c] = "{.c" + std::to_string(c) + "}";
+  footer[0] = std::string("rows: {rowCount}, exported {exportedAt}");
+  (void)w->WriteRow(list);
+  (void)w->WriteRow(blank);
+  (void)w->WriteRow(footer);
+  if (!w->Finish().ok()) return nullptr;
+  return std::make_shared<const std::string>(std::move(sink.out));
+}
+
+enum class Mode { kXlsx, kCsv, kCsvGzip, kTemplate, kSplit };
+
+int RunOurs(const std::string& path, uint64_t rows, int level, Mode mode) {
   FileSink file(path);
   export_center::CountingSink sink(&file, 0);
   render::WriterOptions options;
   options.sheet_name = "客户列表";
   options.timezone = "UTC";  // like libxlsxwriter's worksheet_write_unixtime and verify.py
   options.deflate_level = level;
-  auto writer = csv ? render::NewCsvWriter(&sink, options) : render::NewXlsxWriter(&sink, options);
+  std::unique_ptr<render::Writer> writer;
+  switch (mode) {
+    case Mode::kCsv:
+      writer = render::NewCsvWriter(&sink, options);
+      break;
+    case Mode::kCsvGzip:
+      options.csv_gzip = true;
+      writer = render::NewCsvWriter(&sink, options);
+      break;
+    case Mode::kTemplate:
+      writer = render::NewXlsxTemplateWriter(&sink, options, MakeTemplate(),
+                                             R"({"taskName": "bench"})");
+      break;
+    case Mode::kSplit:
+      options.rows_per_file = 200000;
+      writer = render::NewXlsxSplitWriter(&sink, options);
+      break;
+    default:
+      writer = render::NewXlsxWriter(&sink, options);
+  }
   if (!writer->Begin(Columns()).ok()) return 0;
   task::Row row(12);
   for (int c : {1, 2, 3, 4, 5, 6}) row[c] = std::string();
@@ -243,11 +294,18 @@ Result InChild(const std::string& path, Fn fn) {
   return r;
 }
 
-void Print(const char* name, uint64_t rows, const Result& r) {
-  std::printf("%-16s rows=%-8llu %s %7.2f s %10.0f rows/s  rss %6.1f MB  temp %7.1f MB  file %7.1f MB\n",
+// One line per writer; with libxlsxwriter's figures, the ratios to it too.
+void Print(const char* name, uint64_t rows, const Result& r, const Result* lxw) {
+  std::printf("%-16s rows=%-8llu %s %7.2f s %10.0f rows/s  rss %6.1f MB  temp %7.1f MB  file %7.1f MB",
               name, static_cast<unsigned long long>(rows), r.ok ? "ok  " : "FAIL", r.seconds,
               rows / r.seconds, r.peak_rss_kb / 1024.0, r.temp_bytes / 1048576.0,
               r.file_bytes / 1048576.0);
+  if (lxw != nullptr && lxw->ok && r.ok) {
+    std::printf("  vs lxw: speed %.2fx size %.3fx", lxw->seconds / r.seconds,
+                static_cast<double>(r.file_bytes) / static_cast<double>(lxw->file_bytes));
+  }
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -272,28 +330,35 @@ int main(int argc, char** argv) {
   if (counts.empty()) counts = {200000, 1000000};
   std::printf("deflate level %d, output in %s\n", level, out.c_str());
   for (uint64_t rows : counts) {
-    const std::string ours_path = out + "/bench_ours_" + std::to_string(rows) + ".xlsx";
-    const std::string lxw_path = out + "/bench_lxw_" + std::to_string(rows) + ".xlsx";
-    const std::string csv_path = out + "/bench_ours_" + std::to_string(rows) + ".csv";
     auto wanted = [&](const char* name) { return only.empty() || only == name; };
-    Result ours, lxw, csv;
-    if (wanted("ours")) {
-      ours = InChild(ours_path, [&] { return RunOurs(ours_path, rows, level, false); });
-      Print("ours xlsx", rows, ours);
+    auto file = [&](const char* stem, const char* ext) {
+      return out + "/bench_" + stem + "_" + std::to_string(rows) + "." + ext;
+    };
+    // libxlsxwriter first, so every other line can show its ratio to it.
+    Result lxw;
+    const bool have_lxw = wanted("lxw");
+    if (have_lxw) {
+      const std::string path = file("lxw", "xlsx");
+      lxw = InChild(path, [&] { return RunLxw(path, rows); });
+      Print("libxlsxwriter", rows, lxw, nullptr);
     }
-    if (wanted("lxw")) {
-      lxw = InChild(lxw_path, [&] { return RunLxw(lxw_path, rows); });
-      Print("libxlsxwriter", rows, lxw);
+    const struct {
+      const char* name;
+      const char* label;
+      const char* ext;
+      Mode mode;
+    } runs[] = {{"ours", "ours xlsx", "xlsx", Mode::kXlsx},
+                {"template", "ours template", "xlsx", Mode::kTemplate},
+                {"split", "ours split zip", "zip", Mode::kSplit},
+                {"csv", "ours csv", "csv", Mode::kCsv},
+                {"csvgz", "ours csv.gz", "csv.gz", Mode::kCsvGzip}};
+    for (const auto& run : runs) {
+      if (!wanted(run.name)) continue;
+      const std::string path = file(run.name, run.ext);
+      const Result r = InChild(path, [&] { return RunOurs(path, rows, level, run.mode); });
+      Print(run.label, rows, r, have_lxw ? &lxw : nullptr);
     }
-    if (wanted("csv")) {
-      csv = InChild(csv_path, [&] { return RunOurs(csv_path, rows, level, true); });
-      Print("ours csv", rows, csv);
-    }
-    if (!only.empty()) continue;
-    std::printf("ratio ours/libxlsxwriter: speed %.2fx, size %.3fx\n\n",
-                lxw.seconds / ours.seconds,
-                static_cast<double>(ours.file_bytes) / static_cast<double>(lxw.file_bytes));
-    std::fflush(stdout);
+    std::printf("\n");
   }
   return 0;
 }

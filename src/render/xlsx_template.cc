@@ -347,21 +347,36 @@ Status LoadSheet(const std::string& part, const std::string& xml,
   }
   if (!sheet->sheet_data) return Status::Ok();
   std::string text;
+  int64_t prev_row = 0;
   for (pugi::xml_node row : sheet->sheet_data.children()) {
     if (LocalName(row) != "row") continue;
+    // r= is optional in OOXML (rows and cells then count on from the previous
+    // one); it is filled in here so every later step can rely on it.
+    if (!row.attribute("r")) row.append_attribute("r").set_value(prev_row + 1);
     const int64_t r = row.attribute("r").as_llong(0);
+    if (r <= prev_row || r > kMaxRow) {
+      return InvalidArgument("template: " + part + ": row numbers must increase (row " +
+                             std::to_string(r) + " after " + std::to_string(prev_row) + ")");
+    }
+    prev_row = r;
     bool list_row = false;
+    int prev_col = -1;
     for (pugi::xml_node c : row.children()) {
-      if (LocalName(c) != "c" || !CellText(c, shared_strings, &text)) continue;
-      std::vector<Token> tokens = Tokenize(text);
-      if (!HasPlaceholder(tokens)) continue;
+      if (LocalName(c) != "c") continue;
       int col;
       int64_t cell_row;
-      if (r < 1 || !ParseCellRef(c.attribute("r").value(), &col, &cell_row) || cell_row != r) {
-        return InvalidArgument("template: " + part +
-                               ": a cell with a placeholder needs explicit row and cell "
-                               "references (r=); re-save the template in Excel");
+      if (!c.attribute("r")) {
+        c.append_attribute("r").set_value((ColumnName(prev_col + 1) + std::to_string(r)).c_str());
       }
+      if (!ParseCellRef(c.attribute("r").value(), &col, &cell_row) || cell_row != r) {
+        return InvalidArgument("template: " + part + ": bad cell reference \"" +
+                               std::string(c.attribute("r").value()) + "\" in row " +
+                               std::to_string(r));
+      }
+      prev_col = col;
+      if (!CellText(c, shared_strings, &text)) continue;
+      std::vector<Token> tokens = Tokenize(text);
+      if (!HasPlaceholder(tokens)) continue;
       for (const Token& t : tokens) list_row = list_row || t.kind == Token::kField;
       sheet->cells.push_back({c, std::move(tokens), r, col});
     }
