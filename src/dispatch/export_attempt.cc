@@ -1,9 +1,9 @@
 #include "dispatch/export_attempt.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <ctime>
 #include <random>
 
 #include "dispatch/backoff.h"
@@ -45,13 +45,6 @@ std::string SanitizeFileName(const std::string& in) {
     i += len;
   }
   return out.empty() ? "export" : out;
-}
-
-std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
-    s.replace(pos, from.size(), to);
-  }
-  return s;
 }
 
 class AttemptRunner {
@@ -106,13 +99,13 @@ class AttemptRunner {
     auto source = deps_.make_source(task_, *def, *snapshot);
     if (!source.ok()) return {source.status(), {}};
 
-    const std::string key =
-        storage::MakeObjectKey(task_.id, std::string(task::FileExtension(task_.format)));
+    const render::WriterOptions options = WriterOptionsFor(*def);
+    const render::OutputKind kind = render::OutputKindFor(task_.format, options);
+    const std::string extension(render::FileExtension(kind));
+    const std::string key = storage::MakeObjectKey(task_.id, extension);
     auto object = deps_.storage->Create(key);
     if (!object.ok()) return {object.status(), {}};
     CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
-    render::WriterOptions options;
-    options.timezone = def->timezone;
     auto writer = deps_.make_writer(task_.format, &sink, options);
     if (!writer.ok()) return {writer.status(), {}};
 
@@ -129,10 +122,27 @@ class AttemptRunner {
     if (Status stop = CheckAbort(); !stop.ok()) return {stop, {}};
     Status committed = (*object)->Commit();
     if (!committed.ok()) return {committed, {}};
-    store::FileResult file{MakeFileName(def->file_name_pattern, task_), key,
-                           std::string(task::ContentType(task_.format)),
+    store::FileResult file{MakeFileName(*def, task_, extension), key,
+                           std::string(render::ContentType(kind)),
                            static_cast<int64_t>(sink.bytes_written()), *rows};
     return {Status::Ok(), file};
+  }
+
+  // What the definition asks of the file: zone, gzip, split, template.
+  render::WriterOptions WriterOptionsFor(const registry::ExportDefinition& def) const {
+    render::WriterOptions options;
+    options.timezone = def.timezone;
+    options.csv_gzip = def.csv_gzip;
+    options.rows_per_file = def.rows_per_file;
+    options.xlsx_template = def.template_bytes;
+    if (def.template_bytes) {
+      // Single values: the task's parameters plus the task name.
+      nlohmann::json values = nlohmann::json::parse(task_.parameters_json, nullptr, false);
+      if (!values.is_object()) values = nlohmann::json::object();
+      values["taskName"] = task_.task_name;
+      options.template_values_json = values.dump();
+    }
+    return options;
   }
 
   // Pulls every page into the writer. Returns the number of rows written.
@@ -255,19 +265,11 @@ AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
   return AttemptRunner(deps, task, shutdown).Run();
 }
 
-std::string MakeFileName(const std::string& pattern, const task::Task& task) {
-  // The process clock is fine here: a file name takes no part in correctness
-  // (seed 000 §8.6).
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char date[16];
-  std::strftime(date, sizeof date, "%Y%m%d", &tm);
-  std::string name = ReplaceAll(pattern, "{taskName}", task.task_name);
-  name = ReplaceAll(name, "{type}", task.export_type);
-  name = ReplaceAll(name, "{date}", date);
-  name = ReplaceAll(name, "{id}", std::to_string(task.id));
-  return SanitizeFileName(name) + "." + std::string(task::FileExtension(task.format));
+std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,
+                         const std::string& extension) {
+  const std::string name = registry::ExpandFileName(
+      def, {task.task_name, task.export_type, task.id, task.requested_at});
+  return SanitizeFileName(name) + "." + extension;
 }
 
 std::string FailureCode(const Status& status) {

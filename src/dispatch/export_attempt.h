@@ -52,10 +52,11 @@ struct AttemptDeps {
 AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
                             const AbortSignal& shutdown);
 
-// The download file name: the definition's pattern with {taskName}, {type},
-// {date} (yyyyMMdd) and {id}, path separators, control and bidi characters
-// removed, plus the extension.
-std::string MakeFileName(const std::string& pattern, const task::Task& task);
+// The download file name: the definition's file-name-pattern expanded
+// (registry::ExpandFileName), path separators, control and bidi characters
+// removed, plus "." and the extension ("xlsx", "csv.gz", ...).
+std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,
+                         const std::string& extension);
 
 // Envelope failure code for a permanent failure status ("LIMIT_EXCEEDED", ...).
 std::string FailureCode(const Status& status);

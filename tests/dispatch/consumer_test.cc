@@ -170,6 +170,26 @@ TEST_F(ConsumerTest, HappyPathCommitsOneFileWithEveryRow) {
   EXPECT_TRUE(t.expires_at.has_value());
 }
 
+TEST_F(ConsumerTest, DefinitionFileOptionsReachTheWriterAndTheStoredName) {
+  definition_.csv_gzip = true;
+  registry::RegistrySnapshot snapshot;
+  snapshot.definitions[definition_.name] = definition_;
+  registry_ = std::make_unique<registry::Registry>(snapshot);
+  script_.pages = {Rows(1, 3)};
+  Consumer consumer(channel_.get(), Deps());
+  const int64_t id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  ASSERT_EQ(t.status, TaskState::kSucceeded) << t.failure_message.value_or("");
+  EXPECT_TRUE(t.file_name->ends_with(".csv.gz")) << *t.file_name;
+  EXPECT_TRUE(t.object_key->ends_with(".csv.gz")) << *t.object_key;
+  EXPECT_EQ(t.content_type, "application/gzip");
+  auto reader = storage_->Open(*t.object_key).value();
+  std::string head;
+  ASSERT_TRUE(reader->ReadAt(0, 2, &head).ok());
+  EXPECT_EQ(head, "\x1f\x8b");  // a gzip member
+}
+
 TEST_F(ConsumerTest, PermanentProviderErrorFailsTheTaskAndDeletesThePartialFile) {
   script_.pages = {Rows(1, 2), Rows(3, 2)};
   script_.fail_at[1] = InvalidArgument("row 3, column amount: value \"abc\" is not a DECIMAL");
@@ -477,7 +497,9 @@ TEST(MakeFileName, DropsSeparatorsControlAndBidiCharacters) {
   t.task_name = "客户/列表\u202E\x01..\\x";
   t.export_type = "CUSTOMER_LIST";
   t.format = task::FileFormat::kXlsx;
-  const std::string name = MakeFileName("{taskName}_{id}", t);
+  registry::ExportDefinition def;
+  def.file_name_pattern = "{taskName}_{taskId}";
+  const std::string name = MakeFileName(def, t, "xlsx");
   EXPECT_EQ(name, "客户列表..x_42.xlsx");
 }
 

@@ -49,6 +49,8 @@ TEST(ObjectKey, MakeAndValidate) {
   EXPECT_TRUE(IsValidObjectKey(MakeObjectKey(1, "csv")));
   const std::string uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
   EXPECT_TRUE(IsValidObjectKey("exports/2024/03/05/42/" + uuid + ".xlsx"));
+  EXPECT_TRUE(IsValidObjectKey("exports/2024/03/05/42/" + uuid + ".csv.gz"));
+  EXPECT_TRUE(IsValidObjectKey(MakeObjectKey(1, "zip")));
   for (const std::string& bad :
        std::vector<std::string>{"",
                                 "exports",
@@ -57,6 +59,9 @@ TEST(ObjectKey, MakeAndValidate) {
                                 "exports/2024/03/05/../42/" + uuid + ".x",
                                 "exports/2024/03/05/42/" + uuid,
                                 "exports/2024/03/05/42/" + uuid + ".",
+                                "exports/2024/03/05/42/" + uuid + ".csv..gz",
+                                "exports/2024/03/05/42/" + uuid + ".a.b.c",
+                                "exports/2024/03/05/42/" + uuid + ".csv.",
                                 "exports/2024/03/05/42/" + uuid + ".XLSX",
                                 "exports/2024/03/05/042/" + uuid + ".xlsx",
                                 "exports/2024/13/05/42/" + uuid + ".xlsx",
