@@ -66,7 +66,8 @@ bool LoadConfig(const std::string& path, Config* config, std::string* error) {
   if (const char* env = std::getenv("CUSTOMER_SERVICE_SNAPSHOT_SECRET"); env && *env) {
     config->snapshot_secret = env;
   }
-  // Not in the shared YAML section (the center validates its keys).
+  // The env wins over the file, so a test can restart the service with
+  // another contract version without rewriting the shared config.
   if (const char* env = std::getenv("CUSTOMER_SERVICE_SEED_ORDERS"); env && *env) {
     config->seed_orders = std::atoll(env);
   }
@@ -81,6 +82,10 @@ bool LoadConfig(const std::string& path, Config* config, std::string* error) {
     *error = "customer-service.port must be 0..65535";
   else if (config->seed_customers < 0 || config->seed_customers > 10000000)
     *error = "customer-service.seed-customers must be 0..10000000";
+  else if (config->seed_orders < 0 || config->seed_orders > 10000000)
+    *error = "customer-service.seed-orders must be 0..10000000";
+  else if (config->contract_version < 1)
+    *error = "customer-service.contract-version must be >= 1";
   return error->empty();
 }
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <thread>
+#include <vector>
 
 #include "api/auth.h"
 #include "app/export_center_app.h"
@@ -134,42 +135,85 @@ StatusOr<json> CallApi(httplib::Client& client, const std::string& token, const 
   return reply["data"];
 }
 
-StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& token) {
+// One export the demo creates: what to ask for and how to name it.
+struct DemoExport {
+  std::string type;
+  std::string name;
+  json parameters;
+};
+
+// The demo's exports: one per data route (provider batches, sql-template).
+std::vector<DemoExport> DemoExports() {
+  return {{"CUSTOMER_LIST", "客户列表（演示）", {{"status", "ACTIVE"}}},
+          {"ORDER_LIST", "订单列表（演示）", {{"status", "PAID"}}}};
+}
+
+StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& token,
+                             const DemoExport& demo) {
   httplib::Client client("127.0.0.1", app.port());
   client.set_read_timeout(30);
   const std::string base = "/api/platform/v1/files/export-tasks";
-  json create = {{"exportType", "CUSTOMER_LIST"},
+  json create = {{"exportType", demo.type},
                  {"format", "XLSX"},
-                 {"taskName", "客户列表（演示）"},
-                 {"parameters", {{"status", "ACTIVE"}}}};
+                 {"taskName", demo.name},
+                 {"parameters", demo.parameters}};
   EC_ASSIGN_OR_RETURN(json created, CallApi(client, token, "POST", base, create));
   const std::string id = created["id"].get<std::string>();
-  std::cout << "created export task " << id << ", waiting for it..." << std::endl;
+  std::cout << "created " << demo.type << " export task " << id << ", waiting for it..."
+            << std::endl;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
   while (std::chrono::steady_clock::now() < deadline) {
     EC_ASSIGN_OR_RETURN(json task, CallApi(client, token, "GET", base + "/" + id));
     const std::string status = task["status"].get<std::string>();
     if (status == "SUCCEEDED") return task;
     if (status != "PENDING" && status != "RUNNING") {
-      return Internal("the demo export ended " + status + ": " + task.dump());
+      return Internal("the demo " + demo.type + " export ended " + status + ": " + task.dump());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  return DeadlineExceeded("the demo export did not finish in 10 minutes");
+  return DeadlineExceeded("the demo " + demo.type + " export did not finish in 10 minutes");
 }
 
-void PrintDemoResult(const ExportCenterApp& app, const json& task, const std::string& token) {
+// A task field as plain text: the API sends counts as strings ("42122").
+std::string Plain(const json& task, const char* key) {
+  auto it = task.find(key);
+  if (it == task.end() || it->is_null()) return "?";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+void PrintDemoExport(const std::string& base, const std::string& type, const json& task) {
   const std::string id = task["id"].get<std::string>();
-  const std::string base = "http://" + app.config().server.host + ":" + std::to_string(app.port());
-  const std::string url = base + "/api/platform/v1/files/export-tasks/" + id + "/download";
-  std::cout << "\nexport " << id << " SUCCEEDED: " << task.value("totalRows", json("?")).dump()
-            << " rows, " << task.value("sizeBytes", json("?")).dump() << " bytes\n"
-            << "file:         " << task.value("filePath", json("")).get<std::string>() << "\n"
-            << "download URL: " << url << "\n"
-            << "dev token:    " << token << "\n"
-            << "try:          curl -OJ -H 'Authorization: Bearer " << token << "' " << url << "\n"
+  std::cout << "\n" << type << " export " << id << " SUCCEEDED: "
+            << Plain(task, "totalRows") << " rows, " << Plain(task, "sizeBytes") << " bytes\n"
+            << "  file:         " << task.value("filePath", json("")).get<std::string>() << "\n"
+            << "  download URL: " << base << "/api/platform/v1/files/export-tasks/" << id
+            << "/download\n";
+}
+
+void PrintDemoFooter(const std::string& base, const std::string& first_url,
+                     const std::string& token) {
+  std::cout << "\ndev token:       " << token << "\n"
+            << "try:             curl -OJ -H 'Authorization: Bearer " << token << "' " << first_url
+            << "\n"
             << "download center: " << base << "/\n"
             << "serving until Ctrl-C" << std::endl;
+}
+
+// Runs every demo export in turn and prints each file; stops at the first failure.
+Status RunDemoExports(const ExportCenterApp& app, const std::string& token) {
+  const std::string base = "http://" + app.config().server.host + ":" + std::to_string(app.port());
+  std::string first_url;
+  for (const DemoExport& demo : DemoExports()) {
+    EC_ASSIGN_OR_RETURN(json task, CreateAndWait(app, token, demo));
+    const std::string id = task["id"].get<std::string>();
+    task["filePath"] = app.FilePathOf(id);
+    PrintDemoExport(base, demo.type, task);
+    if (first_url.empty()) {
+      first_url = base + "/api/platform/v1/files/export-tasks/" + id + "/download";
+    }
+  }
+  PrintDemoFooter(base, first_url, token);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -209,22 +253,20 @@ int RunDemo(const std::string& config_path) {
     StopChild(*child);
     return Fail(up);
   }
-  TokenOptions demo_user{"demo-user", "1", "PLATFORM", {"platform:customer:export"}, 86400};
+  TokenOptions demo_user{
+      "demo-user", "1", "PLATFORM", {"platform:customer:export", "platform:order:export"}, 86400};
   auto token = MintDevToken(*config, demo_user);
   auto app = StartApp(std::move(*config));
   if (!app.ok() || !token.ok()) {
     StopChild(*child);
     return Fail(!app.ok() ? app.status() : token.status());
   }
-  auto task = CreateAndWait(**app, *token);
-  if (!task.ok()) {
+  Status exported = RunDemoExports(**app, *token);
+  if (!exported.ok()) {
     (*app)->Stop();
     StopChild(*child);
-    return Fail(task.status());
+    return Fail(exported);
   }
-  json shown = *task;
-  shown["filePath"] = (*app)->FilePathOf(shown["id"].get<std::string>());
-  PrintDemoResult(**app, shown, *token);
   WaitForStopSignal(signals, **app);
   (*app)->Stop();
   StopChild(*child);

@@ -148,6 +148,8 @@ void ReadCustomerService(MapReader& r, CustomerServiceConfig* c) {
   r.String("internal-token", &c->internal_token);
   r.String("snapshot-secret", &c->snapshot_secret);
   r.Int("seed-customers", &c->seed_customers, 0, 10000000);
+  r.Int64("seed-orders", &c->seed_orders, 0, 10000000);
+  r.Int64("contract-version", &c->contract_version, 1, int64_t{1} << 53);
   r.Finish();
 }
 

@@ -108,6 +108,8 @@ struct CustomerServiceConfig {
   std::string internal_token;   // env CUSTOMER_SERVICE_INTERNAL_TOKEN
   std::string snapshot_secret;  // signs snapshotToken
   int seed_customers = 100000;
+  int64_t seed_orders = 200000;   // ORDER_LIST rows; env CUSTOMER_SERVICE_SEED_ORDERS
+  int64_t contract_version = 1;   // sql-template contract version; env CUSTOMER_SERVICE_CONTRACT_VERSION
 };
 
 // A read-only database the sql-template route may query (seed 002 §4.4),

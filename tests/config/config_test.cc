@@ -82,6 +82,8 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_TRUE(c->publisher.enabled && c->consumer.enabled && c->reconciler.enabled);
   EXPECT_EQ(c->customer_service.port, 8081);
   EXPECT_EQ(c->customer_service.seed_customers, 100000);
+  EXPECT_EQ(c->customer_service.seed_orders, 200000);
+  EXPECT_EQ(c->customer_service.contract_version, 1);
   EXPECT_EQ(c->logging.level, "info");
   EXPECT_TRUE(c->datasources.empty());
   EXPECT_TRUE(c->env_overrides.empty());
@@ -131,6 +133,8 @@ customer-service:
   internal-token: tok
   snapshot-secret: snap
   seed-customers: 10
+  seed-orders: 25
+  contract-version: 7
 datasources:
   orders-replica: {kind: postgres, url: "postgresql://r@replica/orders"}
   local: {kind: sqlite, sqlite-path: local.db}
@@ -190,6 +194,8 @@ datasources:
   EXPECT_EQ(c->customer_service.internal_token, "tok");
   EXPECT_EQ(c->customer_service.snapshot_secret, "snap");
   EXPECT_EQ(c->customer_service.seed_customers, 10);
+  EXPECT_EQ(c->customer_service.seed_orders, 25);
+  EXPECT_EQ(c->customer_service.contract_version, 7);
   ASSERT_EQ(c->datasources.size(), 2u);
   EXPECT_EQ(c->datasources["orders-replica"].kind, "postgres");
   EXPECT_EQ(c->datasources["orders-replica"].url, "postgresql://r@replica/orders");
@@ -252,6 +258,10 @@ TEST_F(ConfigTest, RangeErrors) {
                 "consumer.concurrency: 65 is out of range; allowed: [1, 64]");
   ExpectProblem(std::string(kMinimal) + "consumer: {concurrency: 0}\n",
                 "consumer.concurrency: 0 is out of range; allowed: [1, 64]");
+  ExpectProblem(std::string(kMinimal) + "customer-service: {contract-version: 0}\n",
+                "customer-service.contract-version: 0 is out of range; allowed: [1, 9007199254740992]");
+  ExpectProblem(std::string(kMinimal) + "customer-service: {seed-orders: -1}\n",
+                "customer-service.seed-orders: -1 is out of range; allowed: [0, 10000000]");
   ExpectProblem(std::string(kMinimal) + "limits: {max-file-bytes: 10}\n",
                 "limits.max-file-bytes: 10 is out of range; allowed: [1024, 10737418240]");
   ExpectProblem(std::string(kMinimal) + "publisher: {backoff-seconds: [5, 0]}\n",
