@@ -234,7 +234,9 @@ class Soak(unittest.TestCase):
               file=sys.stderr)
         self.assertEqual(len(kills_done), KILLS, "the center was killed fewer times than planned")
         self.assertGreater(retries, 0, "no kill hit a running export: nothing was recovered")
-        self.assertEqual(orphans, [], "files (or temp files) without a SUCCEEDED task")
+        by_id = {str(t["id"]): t for t in tasks}
+        self.assertEqual([(o, by_id.get(o.split("/")[4])) for o in orphans], [],
+                         "files (or temp files) without a SUCCEEDED task")
 
 
 if __name__ == "__main__":
