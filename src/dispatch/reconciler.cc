@@ -158,18 +158,32 @@ int Reconciler::CleanPartialFiles() {
   return cleaned;
 }
 
+// A stored file whose task has moved on without recording it — a crash
+// between the rename and the commit, or a commit that lost its race — is
+// deleted as soon as its task is neither RUNNING (that attempt may still
+// commit it) nor SUCCEEDED with this very key. Files of tasks this database
+// does not know wait out orphan_grace_seconds (another installation may share
+// the volume by mistake).
 int Reconciler::CleanOrphanFiles() {
   auto objects = storage_->List();
   if (!objects.ok()) return CountOrLog("orphan_clean", objects);
   const int64_t cutoff = NowMs() - static_cast<int64_t>(config_.orphan_grace_seconds) * 1000;
   int cleaned = 0;
   for (const auto& object : *objects) {
-    if (object.modified_at_ms > cutoff) continue;
-    auto live = store_->IsLiveObjectKey(object.key);
-    if (!live.ok() || *live) continue;
+    if (!IsOrphan(object, cutoff)) continue;
     if (storage_->Delete(object.key).ok()) ++cleaned;
   }
   return cleaned;
+}
+
+bool Reconciler::IsOrphan(const storage::StoredObject& object, int64_t grace_cutoff_ms) {
+  auto task_id = storage::TaskIdOfObjectKey(object.key);
+  auto task = task_id ? store_->GetTask(*task_id) : StatusOr<task::Task>(NotFound("no task id"));
+  if (!task.ok()) {
+    return task.status().code() == StatusCode::kNotFound && object.modified_at_ms <= grace_cutoff_ms;
+  }
+  if (task->status == task::TaskState::kRunning) return false;
+  return !(task->status == task::TaskState::kSucceeded && task->object_key == object.key);
 }
 
 }  // namespace export_center::dispatch

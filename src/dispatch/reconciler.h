@@ -9,8 +9,9 @@
 //   lease_recover   RUNNING past its lease: retry with version+1, or FAILED
 //   outbox_release  CLAIMED rows past their lease go back to PENDING
 //   expire          delete the file first, then SUCCEEDED → EXPIRED
-//   orphan_clean    stored files older than the grace with no SUCCEEDED task,
-//                   and partial files of crashed writers whose task is not RUNNING
+//   orphan_clean    stored files their task does not own (at once once the
+//                   task is not RUNNING; after the grace when the task is
+//                   unknown), and partial files of crashed writers
 //   outbox_purge    SENT rows older than the retention, in bounded batches
 //
 // Threads: one owned worker thread. RunOnce() may be called from tests.
@@ -58,6 +59,7 @@ class Reconciler {
   int CleanOrphans();
   int CleanOrphanFiles();
   int CleanPartialFiles();
+  bool IsOrphan(const storage::StoredObject& object, int64_t grace_cutoff_ms);
 
   store::TaskStore* store_;
   storage::ExportStorage* storage_;

@@ -86,4 +86,9 @@ bool IsValidObjectKey(const std::string& key) {
   return IsUuid(file.substr(0, 36)) && IsExtension(file.substr(37));
 }
 
+std::optional<int64_t> TaskIdOfObjectKey(const std::string& key) {
+  if (!IsValidObjectKey(key)) return std::nullopt;
+  return ParseId(Split(key, '/')[4]);
+}
+
 }  // namespace export_center::storage

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,5 +75,7 @@ class ExportStorage {
 std::string MakeObjectKey(int64_t task_id, const std::string& extension);
 // Whether `key` has exactly that shape (no "..", no absolute paths).
 bool IsValidObjectKey(const std::string& key);
+// The task id a valid object key was made for; nullopt for any other string.
+std::optional<int64_t> TaskIdOfObjectKey(const std::string& key);
 
 }  // namespace export_center::storage

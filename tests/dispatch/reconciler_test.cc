@@ -127,9 +127,39 @@ TEST_F(ReconcilerTest, ExpiryDeletesTheFileFirstThenMarksExpired) {
   EXPECT_EQ(actions_["expire"], 1);
 }
 
-TEST_F(ReconcilerTest, OrphanFileWithoutASucceededTaskIsDeletedAfterTheGrace) {
+TEST_F(ReconcilerTest, FileItsTaskNeverRecordedIsDeletedOnceTheTaskIsNotRunning) {
+  // A crash between the rename and the commit: the file exists, the task
+  // never took it and went back to PENDING through lease recovery.
   const int64_t id = CreateTask();
-  const std::string key = CommitFile(id);  // stored, but the task never committed it
+  ASSERT_TRUE(store_->ClaimTask({id, 1, "dead", 300, 1800}).value().claimed);
+  const std::string key = CommitFile(id);
+  auto reconciler = MakeReconciler();
+  reconciler.RunOnce();
+  EXPECT_TRUE(storage_->Exists(key).value()) << "RUNNING: the attempt may still commit it";
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET lease_until = lease_until - 600000").ok());
+  reconciler.RunOnce();  // lease recovery: PENDING, version 2
+  reconciler.RunOnce();
+  EXPECT_FALSE(storage_->Exists(key).value());
+}
+
+TEST_F(ReconcilerTest, TheSucceededTasksOwnFileIsKept) {
+  const int64_t id = CreateTask();
+  ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
+  const std::string key = CommitFile(id);
+  ASSERT_TRUE(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value());
+  const std::string stray = CommitFile(id);  // e.g. a superseded attempt's file
+  auto reconciler = MakeReconciler();
+  auto counts = reconciler.RunOnce();
+  EXPECT_EQ(counts["orphan_clean"], 1);
+  EXPECT_TRUE(storage_->Exists(key).value());
+  EXPECT_FALSE(storage_->Exists(stray).value());
+}
+
+TEST_F(ReconcilerTest, FileOfAnUnknownTaskWaitsOutTheGrace) {
+  const std::string key = storage::MakeObjectKey(987654321, "csv");
+  auto writer = storage_->Create(key).value();
+  ASSERT_TRUE(writer->Append("x").ok());
+  ASSERT_TRUE(writer->Commit().ok());
   auto reconciler = MakeReconciler();
   reconciler.RunOnce();
   EXPECT_TRUE(storage_->Exists(key).value()) << "still inside the grace period";
