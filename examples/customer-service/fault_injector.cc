@@ -30,6 +30,18 @@ bool ReadCount(const json& body, const char* name, int64_t max, int64_t* out) {
   return true;
 }
 
+bool ReadFlag(const json& body, const char* name, bool* out) {
+  auto it = body.find(name);
+  if (it == body.end()) return true;
+  if (!it->is_boolean()) return false;
+  *out = it->get<bool>();
+  return true;
+}
+
+bool IsDispatch(const httplib::Request& req, const char* op) {
+  return req.method == "POST" && req.path == std::string("/dispatch/") + op;
+}
+
 }  // namespace
 
 void FaultInjector::Install(httplib::Server& server, std::string token) {
@@ -37,7 +49,13 @@ void FaultInjector::Install(httplib::Server& server, std::string token) {
     if (req.method == "POST" && req.path.rfind(sdk::kBatchPathPrefix, 0) == 0 && BeforeBatch(res)) {
       return httplib::Server::HandlerResponse::Handled;
     }
+    if (IsDispatch(req, "enrich") && BeforeEnrich(res)) {
+      return httplib::Server::HandlerResponse::Handled;
+    }
     return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (IsDispatch(req, "sql") && res.status == 200) AfterSql(res);
   });
   auto guard = [token](const httplib::Request& req, httplib::Response& res) {
     if (!IsLoopback(req.remote_addr)) {
@@ -78,6 +96,58 @@ bool FaultInjector::BeforeBatch(httplib::Response& res) {
   return false;
 }
 
+bool FaultInjector::BeforeEnrich(httplib::Response& res) {
+  int64_t sleep_ms = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (enrich_fail_ > 0) {
+      --enrich_fail_;
+      Reply(res, 500, sdk::ErrorEnvelope(500, "injected fault: enrichment unavailable"));
+      return true;
+    }
+    if (hang_count_ > 0) {
+      --hang_count_;
+      sleep_ms = hang_ms_;
+    }
+  }
+  // The sql-template route calls enrich once per page: a hang here holds the
+  // export between two pages, which is where tests change the data.
+  if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+  return false;
+}
+
+void FaultInjector::AfterSql(httplib::Response& res) {
+  bool critical = false, broken = false;
+  {
+    std::lock_guard lock(mu_);
+    critical = critical_enrich_;
+    broken = broken_enrich_sql_;
+  }
+  if (!critical && !broken) return;
+  json body = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.contains("data") || !body["data"].is_object()) return;
+  json& data = body["data"];
+  if (critical && data.contains("columns")) {
+    for (json& column : data["columns"]) {
+      if (column.value("enrich", false)) column["critical"] = true;
+    }
+  }
+  if (broken && data.contains("enrichSqls")) {
+    for (json& group : data["enrichSqls"]) {
+      // Same shape, a table that does not exist: the center's query fails.
+      std::string sql = group.value("sql", "");
+      if (auto at = sql.find(" FROM customer"); at != std::string::npos) {
+        sql.replace(at, 14, " FROM no_such_table");
+      }
+      group["sql"] = sql;
+    }
+  }
+  // httplib runs this hook after it has set Content-Length from the old body.
+  res.body = body.dump();
+  res.headers.erase("Content-Length");
+  res.set_header("Content-Length", std::to_string(res.body.size()));
+}
+
 void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& res) {
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.is_object()) {
@@ -85,14 +155,23 @@ void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& re
   }
   std::lock_guard lock(mu_);
   int64_t fail = fail503_, hang_ms = hang_ms_, hang_count = hang_count_;
+  int64_t enrich_fail = enrich_fail_;
+  bool critical = critical_enrich_, broken = broken_enrich_sql_;
   if (!ReadCount(body, "fail503", 1000000, &fail) || !ReadCount(body, "hangMs", 600000, &hang_ms) ||
-      !ReadCount(body, "hangCount", 1000000, &hang_count)) {
+      !ReadCount(body, "hangCount", 1000000, &hang_count) ||
+      !ReadCount(body, "enrichFail", 1000000, &enrich_fail) ||
+      !ReadFlag(body, "criticalEnrich", &critical) ||
+      !ReadFlag(body, "brokenEnrichSql", &broken)) {
     return Reply(res, 400,
-                 sdk::ErrorEnvelope(400, "fail503, hangMs, hangCount: non-negative integers"));
+                 sdk::ErrorEnvelope(400, "fail503, hangMs, hangCount, enrichFail: non-negative "
+                                         "integers; criticalEnrich, brokenEnrichSql: booleans"));
   }
   fail503_ = fail;
   hang_ms_ = hang_ms;
   hang_count_ = hang_count;
+  enrich_fail_ = enrich_fail;
+  critical_enrich_ = critical;
+  broken_enrich_sql_ = broken;
   Reply(res, 200, json{{"code", "200"}, {"message", "success"}, {"data", nullptr}}.dump());
 }
 
@@ -101,7 +180,10 @@ void FaultInjector::Stats(httplib::Response& res) {
   json data = {{"batchCalls", batch_calls_},
                {"fail503Pending", fail503_},
                {"hangPending", hang_count_},
-               {"hangMs", hang_ms_}};
+               {"hangMs", hang_ms_},
+               {"enrichFailPending", enrich_fail_},
+               {"criticalEnrich", critical_enrich_},
+               {"brokenEnrichSql", broken_enrich_sql_}};
   Reply(res, 200, json{{"code", "200"}, {"message", "success"}, {"data", data}}.dump());
 }
 
