@@ -48,6 +48,7 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config,
   deps.make_writer = MakeWriterFactory();
   deps.consumer = config.consumer;
   deps.limits = config.limits;
+  deps.deflate_level = config.render.deflate_level;
   deps.instance = config.instance_id;
   deps.on_end = [metrics](const task::Task& task, dispatch::AttemptEnd end, double seconds) {
     metrics->TaskCompleted(task.export_type, std::string(dispatch::ToString(end)), seconds);

@@ -141,6 +141,11 @@ void ReadProvider(MapReader& r, ProviderClientConfig* c) {
   r.Finish();
 }
 
+void ReadRender(MapReader& r, RenderConfig* c) {
+  r.Int("deflate-level", &c->deflate_level, 1, 9);
+  r.Finish();
+}
+
 void ReadCustomerService(MapReader& r, CustomerServiceConfig* c) {
   r.String("host", &c->host);
   r.Int("port", &c->port, 1, kMaxPort);
@@ -375,6 +380,7 @@ StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path)
     Section(top, "reconciler", &c.reconciler, ReadReconciler);
     Section(top, "channel", &c.channel, ReadChannel);
     Section(top, "provider", &c.provider, ReadProvider);
+    Section(top, "render", &c.render, ReadRender);
     Section(top, "customer-service", &c.customer_service, ReadCustomerService);
     Section(top, "datasources", &c.datasources, ReadDatasources);
     // Validated by registry::ParseRegistry; named here so they are not unknown.

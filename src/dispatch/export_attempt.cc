@@ -106,14 +106,13 @@ class AttemptRunner {
     auto object = deps_.storage->Create(key);
     if (!object.ok()) return {object.status(), {}};
     CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
-    auto writer = deps_.make_writer(task_.format, &sink, options);
-    if (!writer.ok()) return {writer.status(), {}};
 
-    auto rows = Pump(**source, **writer, def->max_rows);
+    std::unique_ptr<render::Writer> writer;
+    auto rows = Pump(**source, &sink, options, def->max_rows, &writer);
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
       return {rows.status(), {}, (*source)->terminal_state()};
     }
-    auto summary = (*writer)->Finish();
+    auto summary = writer->Finish();
     if (!summary.ok()) return {summary.status(), {}};
     if (summary->truncated_cells > 0) {
       spdlog::warn("task {}: {} cells were truncated at 32767 characters", task_.id,
@@ -134,38 +133,50 @@ class AttemptRunner {
     options.timezone = def.timezone;
     options.csv_gzip = def.csv_gzip;
     options.rows_per_file = def.rows_per_file;
-    options.xlsx_template = def.template_bytes;
-    if (def.template_bytes) {
-      // Single values: the task's parameters plus the task name.
-      nlohmann::json values = nlohmann::json::parse(task_.parameters_json, nullptr, false);
-      if (!values.is_object()) values = nlohmann::json::object();
-      values["taskName"] = task_.task_name;
-      options.template_values_json = values.dump();
-    }
+    options.deflate_level = deps_.deflate_level;
+    UseTemplate(def.template_bytes, &options);
     return options;
   }
 
+  // Single values of a template: the task's parameters plus the task name.
+  void UseTemplate(std::shared_ptr<const std::string> bytes, render::WriterOptions* options) const {
+    if (bytes == nullptr) return;
+    options->xlsx_template = std::move(bytes);
+    nlohmann::json values = nlohmann::json::parse(task_.parameters_json, nullptr, false);
+    if (!values.is_object()) values = nlohmann::json::object();
+    values["taskName"] = task_.task_name;
+    options->template_values_json = values.dump();
+  }
+
+  // The writer is made after the first page: only then are the columns — and
+  // a template the source may supply — known.
+  Status OpenWriter(const source::RowSource& source, ByteSink* sink,
+                    render::WriterOptions options, std::unique_ptr<render::Writer>* writer) {
+    if (task_.format == task::FileFormat::kXlsx) UseTemplate(source.excel_template(), &options);
+    EC_ASSIGN_OR_RETURN(*writer, deps_.make_writer(task_.format, sink, options));
+    return (*writer)->Begin(source.columns());
+  }
+
   // Pulls every page into the writer. Returns the number of rows written.
-  StatusOr<int64_t> Pump(source::RowSource& source, render::Writer& writer, int64_t max_rows) {
+  StatusOr<int64_t> Pump(source::RowSource& source, ByteSink* sink,
+                         const render::WriterOptions& options, int64_t max_rows,
+                         std::unique_ptr<render::Writer>* writer_out) {
     int64_t processed = 0;
-    bool begun = false;
+    std::unique_ptr<render::Writer>& writer = *writer_out;
     // A cancel requested while the command waited in the queue stops us here.
     EC_ASSIGN_OR_RETURN(bool cancelled_early, deps_.store->UpdateProgress(attempt_, 0, std::nullopt));
     if (cancelled_early) return Cancelled("cancelled by the user");
     while (true) {
       EC_RETURN_IF_ERROR(CheckpointBeforePage());
       EC_ASSIGN_OR_RETURN(source::Page page, source.NextPage());
-      if (!begun) {
-        EC_RETURN_IF_ERROR(writer.Begin(source.columns()));
-        begun = true;
-      }
+      if (writer == nullptr) EC_RETURN_IF_ERROR(OpenWriter(source, sink, options, &writer));
       if (processed + static_cast<int64_t>(page.rows.size()) > max_rows) {
         return LimitExceeded("the export has more than the maximum of " +
                              std::to_string(max_rows) + " rows");
       }
       for (size_t i = 0; i < page.rows.size(); ++i) {
         if (i % kRowsBetweenAbortChecks == 0) EC_RETURN_IF_ERROR(CheckAbort());
-        EC_RETURN_IF_ERROR(writer.WriteRow(page.rows[i]));
+        EC_RETURN_IF_ERROR(writer->WriteRow(page.rows[i]));
       }
       processed += static_cast<int64_t>(page.rows.size());
       EC_ASSIGN_OR_RETURN(bool cancel_requested,

@@ -41,6 +41,7 @@ struct AttemptDeps {
   WriterFactory make_writer;
   config::ConsumerConfig consumer;
   config::LimitsConfig limits;
+  int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;
   // Called once per attempt with its end and duration (metrics); may be empty.
   std::function<void(const task::Task&, AttemptEnd, double seconds)> on_end;

@@ -41,6 +41,11 @@ class RowSource {
   // creation) or INCONSISTENT (row counts disagree in strict mode). nullopt:
   // classify the error as usual (transient → retry, else FAILED).
   virtual std::optional<task::TaskState> terminal_state() const { return std::nullopt; }
+
+  // An .xlsx template the data source supplies for this export (the SQL
+  // contract's excelTemplate), valid after the first NextPage; it takes
+  // precedence over the definition's template-file. nullptr: none.
+  virtual std::shared_ptr<const std::string> excel_template() const { return nullptr; }
 };
 
 // What a source needs to know about the attempt it serves.

@@ -163,6 +163,7 @@ class SqlTemplateSource : public RowSource {
 
   const std::vector<task::Column>& columns() const override { return columns_; }
   std::optional<task::TaskState> terminal_state() const override { return terminal_state_; }
+  std::shared_ptr<const std::string> excel_template() const override { return excel_template_; }
 
   StatusOr<Page> NextPage() override {
     if (done_) return Internal("NextPage called after the last page");
@@ -219,6 +220,7 @@ class SqlTemplateSource : public RowSource {
   bool done_ = false;
   bool warned_enrich_ = false;
   std::optional<task::TaskState> terminal_state_;
+  std::shared_ptr<const std::string> excel_template_;  // EXCEL_TEMPLATE contracts only
 };
 
 Status SqlTemplateSource::Prepare() {
@@ -253,9 +255,14 @@ Status SqlTemplateSource::CheckContract() {
                             ", not the task's tenant");
   }
   EC_RETURN_IF_ERROR(CheckSchemaName(contract_.schema));
-  if (contract_.template_type != "METADATA") {
+  if (contract_.template_type == "EXCEL_TEMPLATE") {
+    if (contract_.excel_template.empty()) {
+      return InvalidArgument("templateType EXCEL_TEMPLATE without an excelTemplate");
+    }
+    excel_template_ = std::make_shared<const std::string>(contract_.excel_template);
+  } else if (contract_.template_type != "METADATA") {
     return InvalidArgument("templateType " + contract_.template_type +
-                           " is not supported by this center yet (METADATA only)");
+                           " is not supported; allowed: METADATA, EXCEL_TEMPLATE");
   }
   if (contract_.support_version) {
     if (!options_.contract_version) {
