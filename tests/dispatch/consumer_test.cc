@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <atomic>
 #include <random>
 #include <thread>
@@ -15,6 +17,7 @@
 #include "dispatch/embedded_command_channel.h"
 #include "dispatch/outbox_publisher.h"
 #include "render/csv_writer.h"
+#include "render/xlsx_template_writer.h"
 #include "dispatch/reconciler.h"
 #include "storage/local_export_storage.h"
 #include "store/database.h"
@@ -33,6 +36,7 @@ struct Script {
   std::vector<std::vector<task::Row>> pages;
   std::map<size_t, Status> fail_at;                  // page index → error
   std::map<size_t, std::function<void()>> hook_at;   // page index → side effect
+  std::shared_ptr<const std::string> excel_template;  // as an SQL contract may supply
   int sources_made = 0;
 };
 
@@ -40,6 +44,9 @@ class ScriptedSource : public source::RowSource {
  public:
   explicit ScriptedSource(Script* script) : script_(script) {}
   const std::vector<task::Column>& columns() const override { return script_->columns; }
+  std::shared_ptr<const std::string> excel_template() const override {
+    return script_->excel_template;
+  }
   StatusOr<source::Page> NextPage() override {
     const size_t i = next_++;
     if (auto hook = script_->hook_at.find(i); hook != script_->hook_at.end()) hook->second();
@@ -188,6 +195,63 @@ TEST_F(ConsumerTest, DefinitionFileOptionsReachTheWriterAndTheStoredName) {
   std::string head;
   ASSERT_TRUE(reader->ReadAt(0, 2, &head).ok());
   EXPECT_EQ(head, "\x1f\x8b");  // a gzip member
+}
+
+// Runs a python snippet with Debian's python3 (openpyxl); returns its stdout.
+std::string Python(const std::string& script) {
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("ec-py-" + std::to_string(::getpid()) + ".py");
+  { std::ofstream(path) << script; }
+  std::string out;
+  FILE* pipe = ::popen(("/usr/bin/python3 " + path).c_str(), "r");
+  char buf[4096];
+  while (pipe && std::fgets(buf, sizeof buf, pipe)) out += buf;
+  if (pipe) ::pclose(pipe);
+  std::filesystem::remove(path);
+  return out;
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(ConsumerTest, TheSourcesExcelTemplateIsFilledInsteadOfThePlainLayout) {
+  const auto tpl = dir_ / "template.xlsx";
+  Python("import openpyxl\nwb = openpyxl.Workbook(); ws = wb.active\n"
+         "ws['A1'] = '{taskName}'; ws['A3'] = '{.id}'; ws['B3'] = '{.name}'\n"
+         "ws['A5'] = 'footer'\nwb.save('" + tpl.string() + "')\n");
+  script_.excel_template = std::make_shared<const std::string>(ReadFile(tpl));
+  ASSERT_GT(script_.excel_template->size(), 100u) << "openpyxl made no template";
+  script_.pages = {Rows(1, 2), Rows(3, 1)};
+  AttemptDeps deps = Deps();
+  deps.make_writer = [](task::FileFormat, ByteSink* sink, const render::WriterOptions& o)
+      -> StatusOr<std::unique_ptr<render::Writer>> {
+    EXPECT_NE(o.xlsx_template, nullptr);
+    return render::NewXlsxTemplateWriter(sink, o, o.xlsx_template, o.template_values_json);
+  };
+  Consumer consumer(channel_.get(), deps);
+  store::NewTask t;
+  t.tenant_id = "1";
+  t.requested_by = "u1";
+  t.export_type = "TEST_LIST";
+  t.task_name = "模板导出";
+  t.format = task::FileFormat::kXlsx;
+  t.parameters_json = "{}";
+  t.params_hash = "tpl";
+  const int64_t id = store_->CreateTask(t, store::CreateLimits{}).value().task.id;
+  PublishAndConsume(consumer);
+  task::Task done = Task(id);
+  ASSERT_EQ(done.status, TaskState::kSucceeded) << done.failure_message.value_or("");
+  const std::string out =
+      Python("import openpyxl\nws = openpyxl.load_workbook('" +
+             (dir_ / "files" / *done.object_key).string() +
+             "').active\nfor row in ws.iter_rows(values_only=True): print(list(row))\n");
+  EXPECT_NE(out.find("模板导出"), std::string::npos) << out;
+  EXPECT_NE(out.find("[1, "), std::string::npos) << out;
+  EXPECT_NE(out.find("[3, "), std::string::npos) << out;
+  EXPECT_NE(out.find("footer"), std::string::npos) << out;
+  EXPECT_LT(out.find("[3, "), out.find("footer")) << "the footer shifts below the list";
 }
 
 TEST_F(ConsumerTest, PermanentProviderErrorFailsTheTaskAndDeletesThePartialFile) {
