@@ -18,6 +18,9 @@
 #include "source/datasource/postgres/postgres_datasource.h"
 #include "store/postgres/postgres_task_store.h"
 #endif
+#ifdef EXPORT_CENTER_WITH_MYSQL
+#include "source/datasource/mysql/mysql_datasource.h"
+#endif
 
 namespace export_center::app {
 
@@ -56,6 +59,12 @@ StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
   if (ds.kind == "sqlite") return std::shared_ptr(source::NewSqliteDatasource(ds.sqlite_path));
 #ifdef EXPORT_CENTER_WITH_POSTGRES
   if (ds.kind == "postgres") return std::shared_ptr(source::NewPostgresDatasource(ds.url));
+#endif
+#ifdef EXPORT_CENTER_WITH_MYSQL
+  if (ds.kind == "mysql") {
+    EC_ASSIGN_OR_RETURN(auto mysql, source::NewMysqlDatasource(ds.url));
+    return std::shared_ptr<source::ReadOnlyDatasource>(std::move(mysql));
+  }
 #endif
   return InvalidArgument("datasource " + ds.name + ": kind " + ds.kind + " is not built in");
 }

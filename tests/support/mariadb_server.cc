@@ -1,0 +1,206 @@
+#include "tests/support/mariadb_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <mysql.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace export_center::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kInstallDb = "/usr/bin/mariadb-install-db";
+constexpr const char* kServer = "/usr/sbin/mariadbd";
+
+// fork + exec `argv`, stdout/stderr appended to `log`. Everything the child
+// needs is prepared before fork(): the parent has other threads.
+StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    setpgid(0, 0);  // a Ctrl-C aimed at the test does not hit it twice
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string Tail(const std::string& path, size_t bytes = 2000) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > bytes ? s.substr(s.size() - bytes) : s;
+}
+
+StatusOr<int> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Internal("socket failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return Internal("binding port 0 failed");
+  }
+  int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+struct Closer {
+  void operator()(MYSQL* m) const { mysql_close(m); }
+};
+
+// A root connection over TCP, or nullptr with *error.
+std::unique_ptr<MYSQL, Closer> Connect(int port, const std::string& database, bool multi,
+                                       std::string* error) {
+  std::unique_ptr<MYSQL, Closer> m(mysql_init(nullptr));
+  unsigned timeout = 2;
+  mysql_options(m.get(), MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  mysql_options(m.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  if (!mysql_real_connect(m.get(), "127.0.0.1", "root", "",
+                          database.empty() ? nullptr : database.c_str(),
+                          static_cast<unsigned>(port), nullptr,
+                          multi ? CLIENT_MULTI_STATEMENTS : 0)) {
+    *error = mysql_error(m.get());
+    return nullptr;
+  }
+  return m;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MariaDbServer>> MariaDbServer::Start(const std::string& database) {
+  std::error_code ec;
+  if (!fs::exists(kInstallDb, ec) || !fs::exists(kServer, ec)) {
+    return Unavailable("no MariaDB server binaries (mariadb-install-db, mariadbd) found");
+  }
+  std::unique_ptr<MariaDbServer> server(new MariaDbServer());
+  char tmpl[] = "/tmp/ec-maria-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return Internal("mkdtemp failed");
+  server->dir_ = tmpl;  // from here on the destructor cleans up
+  EC_RETURN_IF_ERROR(server->Launch());
+  EC_RETURN_IF_ERROR(server->Exec("CREATE DATABASE `" + database + "` CHARACTER SET utf8mb4"));
+  server->database_ = database;
+  server->url_ = "mysql://root@127.0.0.1:" + std::to_string(server->port_) + "/" + database;
+  return server;
+}
+
+Status MariaDbServer::Launch() {
+  const std::string data = dir_ + "/data";
+  const std::string log = dir_ + "/mariadb.log";
+  // As root, mariadbd refuses to start unless told --user=root.
+  std::vector<std::string> common = {"--no-defaults", "--datadir=" + data};
+  if (geteuid() == 0) common.push_back("--user=root");
+  std::vector<std::string> install_argv = {kInstallDb};
+  install_argv.insert(install_argv.end(), common.begin(), common.end());
+  install_argv.insert(install_argv.end(),
+                      {"--auth-root-authentication-method=normal", "--skip-test-db"});
+  EC_ASSIGN_OR_RETURN(pid_t install, Spawn(install_argv, log));
+  int wstatus = 0;
+  waitpid(install, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Internal("mariadb-install-db failed: " + Tail(log));
+  }
+  // A port picked by binding port 0 can be taken before the server binds it.
+  Status last = Internal("mariadbd did not start");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    EC_ASSIGN_OR_RETURN(port_, FreePort());
+    std::vector<std::string> argv = {kServer};
+    argv.insert(argv.end(), common.begin(), common.end());
+    argv.insert(argv.end(), {"--socket=" + dir_ + "/mariadb.sock",
+                             "--port=" + std::to_string(port_), "--bind-address=127.0.0.1",
+                             "--pid-file=" + dir_ + "/mariadb.pid", "--log-error=" + log,
+                             "--innodb-flush-log-at-trx-commit=0", "--skip-log-bin",
+                             "--innodb-buffer-pool-size=64M"});
+    EC_ASSIGN_OR_RETURN(pid_, Spawn(argv, log));
+    last = WaitReady();
+    if (last.ok()) return last;
+  }
+  return last;
+}
+
+Status MariaDbServer::WaitReady() {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string error;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Connect(port_, "", false, &error)) return Status::Ok();
+    int wstatus = 0;
+    if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Internal("mariadbd exited during start-up: " + Tail(dir_ + "/mariadb.log"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Internal("mariadbd did not answer within 60 s (" + error +
+                  "): " + Tail(dir_ + "/mariadb.log"));
+}
+
+Status MariaDbServer::Exec(const std::string& sql, const std::string& database) {
+  std::string error;
+  auto m = Connect(port_, database.empty() ? database_ : database, true, &error);
+  if (!m) return Unavailable("connect to test server: " + error);
+  if (mysql_real_query(m.get(), sql.data(), sql.size())) {
+    return Internal("test server: " + std::string(mysql_error(m.get())));
+  }
+  // Drain every result of a multi-statement batch; the first failure wins.
+  do {
+    if (MYSQL_RES* r = mysql_store_result(m.get())) mysql_free_result(r);
+  } while (mysql_next_result(m.get()) == 0);
+  if (mysql_errno(m.get()) != 0) {
+    return Internal("test server: " + std::string(mysql_error(m.get())));
+  }
+  return Status::Ok();
+}
+
+MariaDbServer::~MariaDbServer() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);  // clean shutdown
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    int wstatus = 0;
+    bool reaped = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+        reaped = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!reaped) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &wstatus, 0);
+    }
+  }
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+}
+
+}  // namespace export_center::testing

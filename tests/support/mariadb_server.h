@@ -1,0 +1,51 @@
+#pragma once
+// MariaDbServer: a throwaway real MariaDB (MySQL-compatible) server for one
+// test binary, like PostgresServer.
+//
+// Start() makes a temp directory, runs mariadb-install-db in it, starts
+// `mariadbd` on 127.0.0.1 and a free port (root, no password, no grant
+// checks beyond the defaults), waits until it answers, and creates a
+// database. The destructor stops the server by its own pid (SIGTERM, then
+// SIGKILL after a grace period) and deletes the directory. Only the thread
+// that owns the object may call its methods.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace export_center::testing {
+
+class MariaDbServer {
+ public:
+  // Unavailable when no MariaDB server binaries are installed, Internal when
+  // the install or the server fails (the log tail is in the message).
+  static StatusOr<std::unique_ptr<MariaDbServer>> Start(
+      const std::string& database = "export_center");
+
+  ~MariaDbServer();
+  MariaDbServer(const MariaDbServer&) = delete;
+  MariaDbServer& operator=(const MariaDbServer&) = delete;
+
+  // mysql://root@127.0.0.1:PORT/<database>
+  const std::string& url() const { return url_; }
+  int port() const { return port_; }
+
+  // Runs `sql` (several statements allowed) as root in `database`.
+  Status Exec(const std::string& sql, const std::string& database = "");
+
+ private:
+  MariaDbServer() = default;
+  Status Launch();
+  Status WaitReady();
+
+  std::string dir_;
+  std::string url_;
+  std::string database_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace export_center::testing
