@@ -10,6 +10,8 @@
 #include <set>
 #include <utility>
 
+#include "source/common/business_reply.h"
+
 namespace export_center::source {
 namespace {
 
@@ -19,54 +21,7 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxSnapshotTokenChars = 512;
 constexpr size_t kMaxCursorChars = 1024;
 constexpr size_t kMaxSchemaHashChars = 256;
-constexpr size_t kMaxProviderMessageBytes = 200;
 constexpr int kSupportedSchemaVersion = 1;
-
-// A provider's message, made safe to store and show: no control characters,
-// cut at a UTF-8 boundary.
-std::string CleanMessage(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-    out += c;
-  }
-  if (out.size() > kMaxProviderMessageBytes) {
-    size_t cut = kMaxProviderMessageBytes;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    out = out.substr(0, cut) + "...";
-  }
-  return out;
-}
-
-// Maps a provider's HTTP status or envelope code to a Status (one place, like
-// leveldb's PosixError). 5xx, 408 and 429 are worth retrying; other 4xx are
-// the provider's final word.
-Status ProviderError(int code, std::string_view what, std::string_view message) {
-  std::string text = std::string(what) + " " + std::to_string(code);
-  if (!message.empty()) text += ": " + CleanMessage(message);
-  if (code >= 500 || code == 408 || code == 429) return Unavailable(text);
-  if (code == 401 || code == 403) return PermissionDenied(text);
-  if (code == 404) return NotFound(text);
-  return InvalidArgument(text);
-}
-
-std::optional<int> EnvelopeCode(const json& body) {
-  auto it = body.find("code");
-  if (it == body.end()) return std::nullopt;
-  if (it->is_number_integer()) return it->get<int>();
-  if (it->is_string()) {
-    const auto& s = it->get_ref<const std::string&>();
-    if (s.size() == 3 && std::isdigit(s[0]) && std::isdigit(s[1]) && std::isdigit(s[2])) {
-      return std::stoi(s);
-    }
-  }
-  return std::nullopt;
-}
-
-std::string EnvelopeMessage(const json& body) {
-  auto it = body.find("message");
-  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 bool SameColumns(const std::vector<task::Column>& a, const std::vector<task::Column>& b) {
   if (a.size() != b.size()) return false;
@@ -276,7 +231,7 @@ StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
   httplib::Response res;
   httplib::Error error = httplib::Error::Success;
   bool sent = client_->send(req, res, error);
-  if (answer.status >= 500) return ProviderError(answer.status, "provider answered HTTP", "");
+  if (answer.status >= 500) return BusinessError(answer.status, "provider answered HTTP", "");
   if (too_large) {
     return InvalidArgument("provider response exceeds " + std::to_string(max_bytes) + " bytes");
   }
@@ -290,13 +245,13 @@ StatusOr<json> ProviderBatchSource::OpenEnvelope(const HttpAnswer& answer) {
   json body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
   bool is_envelope = !body.is_discarded() && body.is_object();
   if (answer.status != 200) {
-    return ProviderError(answer.status, "provider answered HTTP",
+    return BusinessError(answer.status, "provider answered HTTP",
                          is_envelope ? EnvelopeMessage(body) : "");
   }
   if (!is_envelope) return InvalidArgument("provider answer is not a JSON envelope");
   auto code = EnvelopeCode(body);
   if (!code) return InvalidArgument("provider envelope lacks a code");
-  if (*code != 200) return ProviderError(*code, "provider answered code", EnvelopeMessage(body));
+  if (*code != 200) return BusinessError(*code, "provider answered code", EnvelopeMessage(body));
   auto data = body.find("data");
   if (data == body.end() || !data->is_object()) {
     return InvalidArgument("provider envelope lacks a data object");

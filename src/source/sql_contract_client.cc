@@ -7,41 +7,12 @@
 #include <cctype>
 #include <chrono>
 
+#include "source/common/business_reply.h"
+
 namespace export_center::source {
 namespace {
 
 using nlohmann::json;
-
-constexpr size_t kMaxMessageBytes = 200;
-
-std::string CleanMessage(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, kMaxMessageBytes)) {
-    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-  }
-  return out;
-}
-
-// HTTP status or envelope code → Status, in one place (seed 002 §3.2).
-Status ContractError(int code, std::string_view what, std::string_view message) {
-  std::string text = std::string(what) + " " + std::to_string(code);
-  if (!message.empty()) text += ": " + CleanMessage(message);
-  if (code >= 500 || code == 408 || code == 429) return Unavailable(text);
-  if (code == 401 || code == 403) return PermissionDenied(text);
-  if (code == 404) return NotFound(text);
-  return InvalidArgument(text);
-}
-
-std::optional<int> EnvelopeCode(const json& body) {
-  auto it = body.find("code");
-  if (it == body.end()) return std::nullopt;
-  if (it->is_number_integer()) return it->get<int>();
-  if (it->is_string() && it->get_ref<const std::string&>().size() == 3 &&
-      std::isdigit(static_cast<unsigned char>(it->get_ref<const std::string&>()[0]))) {
-    return std::atoi(it->get_ref<const std::string&>().c_str());
-  }
-  return std::nullopt;
-}
 
 StatusOr<std::string> DecodeBase64(const std::string& text) {
   std::string clean;
@@ -204,7 +175,7 @@ class HttpSqlContractClient : public SqlContractClient {
       code = *env_code;
     }
     if (code != 200) {
-      Status s = ContractError(code, "contract /dispatch/" + op + " answered", message);
+      Status s = BusinessError(code, "contract /dispatch/" + op + " answered", message);
       if (code == 401 || code == 403) {
         // Seed 002 §3.2: a rejected token is a security event, not just a failure.
         spdlog::error("SECURITY: business service {} rejected the internal token on /dispatch/{} "

@@ -1,0 +1,55 @@
+#include "source/common/business_reply.h"
+
+#include <cctype>
+
+namespace export_center::source {
+namespace {
+
+constexpr size_t kMaxMessageBytes = 200;
+
+}  // namespace
+
+std::string CleanBusinessMessage(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    out += c;
+  }
+  if (out.size() > kMaxMessageBytes) {
+    size_t cut = kMaxMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out = out.substr(0, cut) + "...";
+  }
+  return out;
+}
+
+Status BusinessError(int code, std::string_view what, std::string_view message) {
+  std::string text = std::string(what) + " " + std::to_string(code);
+  if (!message.empty()) text += ": " + CleanBusinessMessage(message);
+  if (code >= 500 || code == 408 || code == 429) return Unavailable(text);
+  if (code == 401 || code == 403) return PermissionDenied(text);
+  if (code == 404) return NotFound(text);
+  return InvalidArgument(text);
+}
+
+std::optional<int> EnvelopeCode(const nlohmann::json& body) {
+  auto it = body.find("code");
+  if (it == body.end()) return std::nullopt;
+  if (it->is_number_integer()) return it->get<int>();
+  if (it->is_string()) {
+    const auto& s = it->get_ref<const std::string&>();
+    if (s.size() == 3 && std::isdigit(static_cast<unsigned char>(s[0])) &&
+        std::isdigit(static_cast<unsigned char>(s[1])) &&
+        std::isdigit(static_cast<unsigned char>(s[2]))) {
+      return std::stoi(s);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string EnvelopeMessage(const nlohmann::json& body) {
+  auto it = body.find("message");
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace export_center::source
