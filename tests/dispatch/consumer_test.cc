@@ -87,17 +87,22 @@ class ConsumerTest : public ::testing::Test {
     db_ = opened->db;
     ASSERT_TRUE(store_->Migrate().ok());
     storage_ = std::move(storage::NewLocalExportStorage((dir_ / "files").string()).value());
-    registry::RegistrySnapshot snapshot;
     definition_.name = "TEST_LIST";
     definition_.title = "测试";
     definition_.service = "svc";
     definition_.max_rows = 1000;
-    snapshot.definitions[definition_.name] = definition_;
-    registry_ = std::make_unique<registry::Registry>(snapshot);
+    RegisterDefinition();
     channel_ = NewEmbeddedCommandChannel(3);
     limits_.max_file_bytes = 10 * 1024 * 1024;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // (Re)publishes definition_ as the only registered type.
+  void RegisterDefinition() {
+    registry::RegistrySnapshot snapshot;
+    snapshot.definitions[definition_.name] = definition_;
+    registry_ = std::make_unique<registry::Registry>(snapshot);
+  }
 
   AttemptDeps Deps() {
     AttemptDeps deps;
@@ -120,13 +125,14 @@ class ConsumerTest : public ::testing::Test {
     return deps;
   }
 
-  int64_t CreateTask(const std::string& user = "u1") {
+  int64_t CreateTask(const std::string& user = "u1",
+                     task::FileFormat format = task::FileFormat::kCsv) {
     store::NewTask t;
     t.tenant_id = "1";
     t.requested_by = user;
     t.export_type = "TEST_LIST";
     t.task_name = "测试导出";
-    t.format = task::FileFormat::kCsv;
+    t.format = format;
     t.parameters_json = "{}";
     t.params_hash = "h-" + user;
     auto created = store_->CreateTask(t, store::CreateLimits{});
@@ -179,9 +185,7 @@ TEST_F(ConsumerTest, HappyPathCommitsOneFileWithEveryRow) {
 
 TEST_F(ConsumerTest, DefinitionFileOptionsReachTheWriterAndTheStoredName) {
   definition_.csv_gzip = true;
-  registry::RegistrySnapshot snapshot;
-  snapshot.definitions[definition_.name] = definition_;
-  registry_ = std::make_unique<registry::Registry>(snapshot);
+  RegisterDefinition();
   script_.pages = {Rows(1, 3)};
   Consumer consumer(channel_.get(), Deps());
   const int64_t id = CreateTask();
@@ -231,15 +235,7 @@ TEST_F(ConsumerTest, TheSourcesExcelTemplateIsFilledInsteadOfThePlainLayout) {
     return render::NewXlsxTemplateWriter(sink, o, o.xlsx_template, o.template_values_json);
   };
   Consumer consumer(channel_.get(), deps);
-  store::NewTask t;
-  t.tenant_id = "1";
-  t.requested_by = "u1";
-  t.export_type = "TEST_LIST";
-  t.task_name = "模板导出";
-  t.format = task::FileFormat::kXlsx;
-  t.parameters_json = "{}";
-  t.params_hash = "tpl";
-  const int64_t id = store_->CreateTask(t, store::CreateLimits{}).value().task.id;
+  const int64_t id = CreateTask("u1", task::FileFormat::kXlsx);
   PublishAndConsume(consumer);
   task::Task done = Task(id);
   ASSERT_EQ(done.status, TaskState::kSucceeded) << done.failure_message.value_or("");
@@ -247,7 +243,7 @@ TEST_F(ConsumerTest, TheSourcesExcelTemplateIsFilledInsteadOfThePlainLayout) {
       Python("import openpyxl\nws = openpyxl.load_workbook('" +
              (dir_ / "files" / *done.object_key).string() +
              "').active\nfor row in ws.iter_rows(values_only=True): print(list(row))\n");
-  EXPECT_NE(out.find("模板导出"), std::string::npos) << out;
+  EXPECT_NE(out.find("测试导出"), std::string::npos) << out;  // {taskName}
   EXPECT_NE(out.find("[1, "), std::string::npos) << out;
   EXPECT_NE(out.find("[3, "), std::string::npos) << out;
   EXPECT_NE(out.find("footer"), std::string::npos) << out;
@@ -294,9 +290,7 @@ TEST_F(ConsumerTest, TransientErrorSchedulesARetryWithANewVersionAndBackoff) {
 
 TEST_F(ConsumerTest, MaxRowsIsEnforcedBeforeTheRowIsWritten) {
   definition_.max_rows = 3;
-  registry::RegistrySnapshot snapshot;
-  snapshot.definitions[definition_.name] = definition_;
-  registry_ = std::make_unique<registry::Registry>(snapshot);
+  RegisterDefinition();
   script_.pages = {Rows(1, 2), Rows(3, 2)};
   Consumer consumer(channel_.get(), Deps());
   const int64_t id = CreateTask();
