@@ -1,4 +1,5 @@
 #include "tests/support/mariadb_server.h"
+#include "tests/support/server_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -46,31 +47,6 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& l
     _exit(127);
   }
   return pid;
-}
-
-std::string Tail(const std::string& path, size_t bytes = 2000) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > bytes ? s.substr(s.size() - bytes) : s;
-}
-
-StatusOr<int> FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Internal("socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return Internal("binding port 0 failed");
-  }
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
 }
 
 struct Closer {
@@ -126,12 +102,12 @@ Status MariaDbServer::Launch() {
   int wstatus = 0;
   waitpid(install, &wstatus, 0);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    return Internal("mariadb-install-db failed: " + Tail(log));
+    return Internal("mariadb-install-db failed: " + TailOfFile(log));
   }
   // A port picked by binding port 0 can be taken before the server binds it.
   Status last = Internal("mariadbd did not start");
   for (int attempt = 0; attempt < 3; ++attempt) {
-    EC_ASSIGN_OR_RETURN(port_, FreePort());
+    EC_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
     std::vector<std::string> argv = {kServer};
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), {"--socket=" + dir_ + "/mariadb.sock",
@@ -154,12 +130,12 @@ Status MariaDbServer::WaitReady() {
     int wstatus = 0;
     if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
       pid_ = -1;
-      return Internal("mariadbd exited during start-up: " + Tail(dir_ + "/mariadb.log"));
+      return Internal("mariadbd exited during start-up: " + TailOfFile(dir_ + "/mariadb.log"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return Internal("mariadbd did not answer within 60 s (" + error +
-                  "): " + Tail(dir_ + "/mariadb.log"));
+                  "): " + TailOfFile(dir_ + "/mariadb.log"));
 }
 
 Status MariaDbServer::Exec(const std::string& sql, const std::string& database) {
@@ -180,23 +156,8 @@ Status MariaDbServer::Exec(const std::string& sql, const std::string& database) 
 }
 
 MariaDbServer::~MariaDbServer() {
-  if (pid_ > 0) {
-    kill(pid_, SIGTERM);  // clean shutdown
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    int wstatus = 0;
-    bool reaped = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
-        reaped = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!reaped) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &wstatus, 0);
-    }
-  }
+  // clean shutdown
+  StopAndReap(pid_, SIGTERM);
   if (!dir_.empty()) {
     std::error_code ec;
     fs::remove_all(dir_, ec);

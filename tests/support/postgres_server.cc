@@ -1,4 +1,5 @@
 #include "tests/support/postgres_server.h"
+#include "tests/support/server_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -73,32 +74,6 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const RunAs& who,
   return pid;
 }
 
-std::string Tail(const std::string& path, size_t bytes = 2000) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > bytes ? s.substr(s.size() - bytes) : s;
-}
-
-StatusOr<int> FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Internal("socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return Internal("binding port 0 failed");
-  }
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
 bool HasServer(const fs::path& bindir) {
   std::error_code ec;
   return fs::exists(bindir / "postgres", ec) && fs::exists(bindir / "initdb", ec);
@@ -157,13 +132,13 @@ Status PostgresServer::Launch(const std::string& bindir) {
   int wstatus = 0;
   waitpid(initdb, &wstatus, 0);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    return Internal("initdb failed: " + Tail(log));
+    return Internal("initdb failed: " + TailOfFile(log));
   }
   // A port picked by binding port 0 can be taken before postgres binds it:
   // try a few.
   Status last = Internal("postgres did not start");
   for (int attempt = 0; attempt < 3; ++attempt) {
-    EC_ASSIGN_OR_RETURN(port_, FreePort());
+    EC_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
     EC_ASSIGN_OR_RETURN(pid_, Spawn({bindir + "/postgres", "-D", data, "-k", dir_, "-c",
                                      "listen_addresses=127.0.0.1", "-p", std::to_string(port_),
                                      "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
@@ -183,11 +158,11 @@ Status PostgresServer::WaitReady() {
     int wstatus = 0;
     if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
       pid_ = -1;
-      return Internal("postgres exited during start-up: " + Tail(dir_ + "/postgres.log"));
+      return Internal("postgres exited during start-up: " + TailOfFile(dir_ + "/postgres.log"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return Internal("postgres did not answer within 60 s: " + Tail(dir_ + "/postgres.log"));
+  return Internal("postgres did not answer within 60 s: " + TailOfFile(dir_ + "/postgres.log"));
 }
 
 std::string PostgresServer::UrlFor(const std::string& name) const {
@@ -212,23 +187,8 @@ StatusOr<std::string> PostgresServer::CreateDatabase(const std::string& name) {
 }
 
 PostgresServer::~PostgresServer() {
-  if (pid_ > 0) {
-    kill(pid_, SIGINT);  // fast shutdown: roll back sessions, stop
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    int wstatus = 0;
-    bool reaped = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
-        reaped = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!reaped) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &wstatus, 0);
-    }
-  }
+  // fast shutdown: roll back sessions, stop
+  StopAndReap(pid_, SIGINT);
   if (!dir_.empty()) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
