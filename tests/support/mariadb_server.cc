@@ -1,5 +1,4 @@
 #include "tests/support/mariadb_server.h"
-#include "tests/support/server_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -17,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/server_process.h"
+
 namespace export_center::testing {
 namespace {
 
@@ -24,30 +25,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kInstallDb = "/usr/bin/mariadb-install-db";
 constexpr const char* kServer = "/usr/sbin/mariadbd";
-
-// fork + exec `argv`, stdout/stderr appended to `log`. Everything the child
-// needs is prepared before fork(): the parent has other threads.
-StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) return Internal("fork failed");
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    setpgid(0, 0);  // a Ctrl-C aimed at the test does not hit it twice
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 struct Closer {
   void operator()(MYSQL* m) const { mysql_close(m); }
@@ -60,10 +37,9 @@ std::unique_ptr<MYSQL, Closer> Connect(int port, const std::string& database, bo
   unsigned timeout = 2;
   mysql_options(m.get(), MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
   mysql_options(m.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  if (!mysql_real_connect(m.get(), "127.0.0.1", "root", "",
-                          database.empty() ? nullptr : database.c_str(),
-                          static_cast<unsigned>(port), nullptr,
-                          multi ? CLIENT_MULTI_STATEMENTS : 0)) {
+  if (!mysql_real_connect(
+          m.get(), "127.0.0.1", "root", "", database.empty() ? nullptr : database.c_str(),
+          static_cast<unsigned>(port), nullptr, multi ? CLIENT_MULTI_STATEMENTS : 0)) {
     *error = mysql_error(m.get());
     return nullptr;
   }
@@ -98,7 +74,7 @@ Status MariaDbServer::Launch() {
   install_argv.insert(install_argv.end(), common.begin(), common.end());
   install_argv.insert(install_argv.end(),
                       {"--auth-root-authentication-method=normal", "--skip-test-db"});
-  EC_ASSIGN_OR_RETURN(pid_t install, Spawn(install_argv, log));
+  EC_ASSIGN_OR_RETURN(pid_t install, SpawnLogged(install_argv, log));
   int wstatus = 0;
   waitpid(install, &wstatus, 0);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
@@ -110,12 +86,12 @@ Status MariaDbServer::Launch() {
     EC_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
     std::vector<std::string> argv = {kServer};
     argv.insert(argv.end(), common.begin(), common.end());
-    argv.insert(argv.end(), {"--socket=" + dir_ + "/mariadb.sock",
-                             "--port=" + std::to_string(port_), "--bind-address=127.0.0.1",
-                             "--pid-file=" + dir_ + "/mariadb.pid", "--log-error=" + log,
-                             "--innodb-flush-log-at-trx-commit=0", "--skip-log-bin",
-                             "--innodb-buffer-pool-size=64M"});
-    EC_ASSIGN_OR_RETURN(pid_, Spawn(argv, log));
+    argv.insert(
+        argv.end(),
+        {"--socket=" + dir_ + "/mariadb.sock", "--port=" + std::to_string(port_),
+         "--bind-address=127.0.0.1", "--pid-file=" + dir_ + "/mariadb.pid", "--log-error=" + log,
+         "--innodb-flush-log-at-trx-commit=0", "--skip-log-bin", "--innodb-buffer-pool-size=64M"});
+    EC_ASSIGN_OR_RETURN(pid_, SpawnLogged(argv, log));
     last = WaitReady();
     if (last.ok()) return last;
   }

@@ -1,5 +1,4 @@
 #include "tests/support/postgres_server.h"
-#include "tests/support/server_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -22,17 +21,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/server_process.h"
+
 namespace export_center::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Who the server runs as: PostgreSQL refuses to run as root.
-struct RunAs {
-  bool switch_user = false;
-  uid_t uid = 0;
-  gid_t gid = 0;
-};
 
 StatusOr<RunAs> ServerUser() {
   RunAs who;
@@ -43,35 +37,6 @@ StatusOr<RunAs> ServerUser() {
   who.uid = pw->pw_uid;
   who.gid = pw->pw_gid;
   return who;
-}
-
-// fork + exec `argv` as `who`, stdout/stderr appended to `log`. Everything the
-// child needs is prepared before fork(): the parent has other threads.
-StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const RunAs& who,
-                      const std::string& log) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) return Internal("fork failed");
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    // Our own process group, so a Ctrl-C aimed at the test does not hit it twice.
-    setpgid(0, 0);
-    if (who.switch_user) {
-      if (setgroups(0, nullptr) != 0 || setgid(who.gid) != 0 || setuid(who.uid) != 0) _exit(126);
-    }
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
 }
 
 bool HasServer(const fs::path& bindir) {
@@ -126,9 +91,10 @@ Status PostgresServer::Launch(const std::string& bindir) {
   }
   const std::string data = dir_ + "/data";
   const std::string log = dir_ + "/postgres.log";
-  EC_ASSIGN_OR_RETURN(pid_t initdb, Spawn({bindir + "/initdb", "-D", data, "-U", "postgres", "-A",
-                                           "trust", "-E", "UTF8", "--locale=C", "--no-sync"},
-                                          who, log));
+  EC_ASSIGN_OR_RETURN(pid_t initdb,
+                      SpawnLogged({bindir + "/initdb", "-D", data, "-U", "postgres", "-A", "trust",
+                                   "-E", "UTF8", "--locale=C", "--no-sync"},
+                                  log, who));
   int wstatus = 0;
   waitpid(initdb, &wstatus, 0);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
@@ -139,11 +105,12 @@ Status PostgresServer::Launch(const std::string& bindir) {
   Status last = Internal("postgres did not start");
   for (int attempt = 0; attempt < 3; ++attempt) {
     EC_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
-    EC_ASSIGN_OR_RETURN(pid_, Spawn({bindir + "/postgres", "-D", data, "-k", dir_, "-c",
-                                     "listen_addresses=127.0.0.1", "-p", std::to_string(port_),
-                                     "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
-                                     "full_page_writes=off", "-c", "max_connections=300"},
-                                    who, log));
+    EC_ASSIGN_OR_RETURN(
+        pid_, SpawnLogged(
+                  {bindir + "/postgres", "-D", data, "-k", dir_, "-c", "listen_addresses=127.0.0.1",
+                   "-p", std::to_string(port_), "-c", "fsync=off", "-c", "synchronous_commit=off",
+                   "-c", "full_page_writes=off", "-c", "max_connections=300"},
+                  log, who));
     last = WaitReady();
     if (last.ok()) return last;
   }

@@ -1,6 +1,8 @@
 #include "tests/support/server_process.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -13,6 +15,35 @@
 #include <thread>
 
 namespace export_center::testing {
+
+StatusOr<pid_t> SpawnLogged(const std::vector<std::string>& argv, const std::string& log,
+                            const RunAs& who) {
+  // Everything the child needs is prepared before fork(): the parent has
+  // other threads, so the child may only make async-signal-safe calls.
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    // Our own process group, so a Ctrl-C aimed at the test does not hit it twice.
+    setpgid(0, 0);
+    if (who.switch_user) {
+      if (setgroups(0, nullptr) != 0 || setgid(who.gid) != 0 || setuid(who.uid) != 0) _exit(126);
+    }
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
 
 StatusOr<int> FreeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -4,10 +4,23 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
 namespace export_center::testing {
+
+// Who a spawned server runs as (PostgreSQL refuses to run as root).
+struct RunAs {
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// fork + exec `argv` (argv[0] an absolute path) as `who`, in its own process
+// group, stdin from /dev/null, stdout/stderr appended to `log`.
+StatusOr<pid_t> SpawnLogged(const std::vector<std::string>& argv, const std::string& log,
+                            const RunAs& who = {});
 
 // A loopback TCP port that was free a moment ago (bind to port 0).
 StatusOr<int> FreeLoopbackPort();
