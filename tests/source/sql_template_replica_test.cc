@@ -25,6 +25,7 @@
 
 #include "source/datasource/postgres/postgres_datasource.h"
 #include "tests/support/postgres_server.h"
+#include "tests/support/server_process.h"
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
 #include <mysql.h>
@@ -289,6 +290,9 @@ class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     std::string why;
     replica_ = Get(GetParam(), &why);
+    if (replica_ == nullptr && testing::RealServersRequired()) {
+      FAIL() << GetParam() << " replica unavailable in CI: " << why;
+    }
     if (replica_ == nullptr) GTEST_SKIP() << GetParam() << " replica unavailable: " << why;
     scenario_ = std::make_shared<ReplicaScenario>();
     scenario_->count = [this](const json& p) {

@@ -30,6 +30,7 @@
 #include "store/postgres/postgres_database.h"
 #include "store/postgres/postgres_task_store.h"
 #include "tests/support/postgres_server.h"
+#include "tests/support/server_process.h"
 #endif
 
 namespace export_center::store {
@@ -141,6 +142,9 @@ class TaskStoreContractTest : public ::testing::TestWithParam<std::string> {
     backend_ = std::make_unique<Backend>(GetParam());
     std::string skip;
     db_ = backend_->OpenFresh(&skip);
+    if (db_ == nullptr && !skip.empty() && testing::RealServersRequired()) {
+      FAIL() << GetParam() << " unavailable in CI: " << skip;
+    }
     if (db_ == nullptr && !skip.empty()) GTEST_SKIP() << GetParam() << ": " << skip;
     ASSERT_NE(db_, nullptr);
     store_ = NewSqlTaskStore(db_);
