@@ -233,7 +233,6 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<int> ReleaseStaleClaimedOutbox(int limit) override;
   StatusOr<std::vector<ExpiredArtifact>> ListExpiredArtifacts(int limit) override;
   StatusOr<bool> MarkExpired(int64_t task_id) override;
-  StatusOr<bool> IsLiveObjectKey(const std::string& object_key) override;
   StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override;
 
   // ---- dead letters ----
@@ -943,13 +942,6 @@ StatusOr<bool> SqlTaskStore::MarkExpired(int64_t task_id) {
                                                " AND expires_at <= {NOW}"),
                                            {task_id}));
   return n == 1;
-}
-
-StatusOr<bool> SqlTaskStore::IsLiveObjectKey(const std::string& object_key) {
-  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query("SELECT COUNT(*) FROM export_task"
-                                            " WHERE object_key = ? AND status = 'SUCCEEDED'",
-                                            {object_key}));
-  return rows.at(0).Int(0) > 0;
 }
 
 StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {

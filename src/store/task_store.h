@@ -242,8 +242,6 @@ class TaskStore {
   virtual StatusOr<std::vector<ExpiredArtifact>> ListExpiredArtifacts(int limit) = 0;
   // SUCCEEDED → EXPIRED (after the file is gone).
   virtual StatusOr<bool> MarkExpired(int64_t task_id) = 0;
-  // Whether a SUCCEEDED task references this object key (orphan sweep).
-  virtual StatusOr<bool> IsLiveObjectKey(const std::string& object_key) = 0;
   // Deletes up to `limit` SENT rows older than `older_than_seconds`.
   virtual StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) = 0;
 

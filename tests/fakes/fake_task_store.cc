@@ -274,9 +274,6 @@ StatusOr<std::vector<store::ExpiredArtifact>> FakeTaskStore::ListExpiredArtifact
   return NotFaked("ListExpiredArtifacts");
 }
 StatusOr<bool> FakeTaskStore::MarkExpired(int64_t) { return NotFaked("MarkExpired"); }
-StatusOr<bool> FakeTaskStore::IsLiveObjectKey(const std::string&) {
-  return NotFaked("IsLiveObjectKey");
-}
 StatusOr<int> FakeTaskStore::PurgeSentOutbox(int, int) { return NotFaked("PurgeSentOutbox"); }
 Status FakeTaskStore::QuarantineCommand(int64_t, int32_t, const std::string&,
                                         const std::string&) {

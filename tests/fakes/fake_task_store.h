@@ -72,7 +72,6 @@ class FakeTaskStore : public store::TaskStore {
   StatusOr<int> ReleaseStaleClaimedOutbox(int limit) override;
   StatusOr<std::vector<store::ExpiredArtifact>> ListExpiredArtifacts(int limit) override;
   StatusOr<bool> MarkExpired(int64_t task_id) override;
-  StatusOr<bool> IsLiveObjectKey(const std::string& object_key) override;
   StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override;
   Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
                            const std::string& reason) override;
