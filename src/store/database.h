@@ -1,5 +1,5 @@
 #pragma once
-// Database: the small connection seam under SqlTaskStore (STYLE §3).
+// Database: the small connection seam under SqlTaskStore (docs/store.md).
 //
 // A Database runs SQL with positional `?` parameters and returns rows as
 // text, so one set of statements serves every backend; the PostgreSQL backend

@@ -1,5 +1,5 @@
 #pragma once
-// Dialect: the few things that truly differ between databases (SPEC §3).
+// Dialect: the few things that truly differ between databases (docs/store.md#dialect-tokens).
 //
 // Statements in SqlTaskStore are written once, in portable SQL with `?`
 // placeholders, and carry tokens that Expand() replaces:

@@ -9,8 +9,8 @@ constexpr char kCreateVersionTable[] =
     " description VARCHAR(200) NOT NULL,"
     " applied_at BIGINT NOT NULL)";
 
-// Version 1: the three tables of seed 000 §7.2, §7.3, §8.3.1 plus the SPEC §3
-// extra task columns. Times are BIGINT epoch ms written with {NOW}.
+// Version 1: export_task, export_outbox and export_task_guard as described in
+// docs/store.md#schema-migration-1. Times are BIGINT epoch ms written with {NOW}.
 Migration InitialSchema() {
   return {
       1,
@@ -81,7 +81,7 @@ Migration InitialSchema() {
           " created_at BIGINT NOT NULL,"
           " updated_at BIGINT NOT NULL)",
           // One command per (task, version) is a database fact: the
-          // reconciler's re-inserts are idempotent because of it (seed §7.2).
+          // reconciler's re-inserts are idempotent because of it.
           "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_outbox_event ON export_outbox (event_id)",
           "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_outbox_task_version"
           " ON export_outbox (task_id, dispatch_version)",

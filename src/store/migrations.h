@@ -1,5 +1,5 @@
 #pragma once
-// Versioned, idempotent schema migrations (SPEC §3).
+// Versioned, idempotent schema migrations (docs/store.md).
 //
 // export_schema_version holds one row per applied migration. Migrate() applies
 // the missing ones in order, each in its own write transaction together with

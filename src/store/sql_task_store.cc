@@ -76,7 +76,7 @@ constexpr char kOutboxColumns[] =
 
 constexpr char kActive[] = "('PENDING', 'RUNNING')";
 
-// The broker routing fields of seed 000 §7.2; the channel decides the real
+// The broker routing columns of export_outbox (docs/store.md); the channel decides the real
 // destination, these are kept for operators reading the table.
 constexpr char kTopic[] = "export-center.commands";
 
@@ -256,7 +256,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<Task> ReadExistingTask(Connection& c, int64_t task_id);
   // Inserts the command row of the task's current (PENDING) version, due at
   // the task's own next_retry_at, so the publisher never sends it early
-  // (seed 000 §9.2). Returns 0 when the row already exists.
+  // (docs/task-lifecycle.md#automatic-retry). Returns 0 when the row already exists.
   StatusOr<int64_t> InsertCommand(Connection& c, int64_t task_id, int32_t version,
                                   const std::string& export_type, const std::string& trace_id);
   // Same, but a missing row is a broken invariant.
@@ -393,8 +393,8 @@ Status SqlTaskStore::CheckActiveLimits(Connection& c, const NewTask& t,
 StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateLimits& limits) {
   CreateResult result;
   Status status = Write([&](Connection& c) -> Status {
-    // Every create serialises on this one row (seed 000 §7.2): the duplicate
-    // check and the COUNTs below cannot be passed by two creators at once.
+    // Every create serialises on this one row (docs/task-lifecycle.md#creating-a-task):
+    // the duplicate check and the COUNTs below cannot be passed by two creators at once.
     EC_ASSIGN_OR_RETURN(Rows guard, c.Query(Sql("SELECT name FROM export_task_guard"
                                                 " WHERE name = 'GLOBAL_CREATE'{FOR_UPDATE}")));
     if (guard.empty()) return Internal("guard row GLOBAL_CREATE is missing; run migrate");
@@ -512,8 +512,8 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
       return Conflict("the task is " + std::string(task::ToString(t->status)) +
                       "; only failed, cancelled, stale or inconsistent tasks can be retried");
     }
-    // A retry is a new execution attempt: version+1 (SPEC §1.3), counters and
-    // the previous result cleared (seed 000 §9.3).
+    // A retry is a new execution attempt: version+1, counters and the previous
+    // result cleared (docs/task-lifecycle.md#manual-retry).
     EC_ASSIGN_OR_RETURN(
         int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
                               " dispatch_version = dispatch_version + 1, attempt_count = 0,"
@@ -617,7 +617,7 @@ StatusOr<std::vector<OutboxEntry>> SqlTaskStore::ListOutboxForTask(int64_t task_
 
 StatusOr<ClaimMiss> SqlTaskStore::ExplainClaimMiss(Connection& c, const ClaimRequest& r,
                                                    std::optional<Task>* task) {
-  // The "now" comparisons of the §8.2 table are made here, by the database.
+  // The "now" comparisons of the claim-branch table are made here, by the database.
   EC_ASSIGN_OR_RETURN(
       Rows rows,
       c.Query(Sql(std::string("SELECT ") + kTaskColumns +
@@ -642,7 +642,7 @@ StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
   ClaimResult result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     result = ClaimResult();
-    // Seed 000 §8.2 plus §8.3.1: the deadline is fixed at claim time.
+    // The claim (docs/task-lifecycle.md#claim); the execution deadline is fixed here too.
     EC_ASSIGN_OR_RETURN(
         int64_t n,
         c.Exec(Sql("UPDATE export_task SET status = 'RUNNING',"
@@ -670,8 +670,8 @@ StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
 StatusOr<RenewOutcome> SqlTaskStore::RenewLease(const Attempt& a, int lease_seconds) {
   RenewOutcome outcome = RenewOutcome::kLost;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
-    // The deadline lives in the same statement (seed 000 §8.3.1): past it the
-    // renewal fails and the worker stops at its next checkpoint.
+    // The deadline lives in the same statement (docs/task-lifecycle.md#execution-deadline):
+    // past it the renewal fails and the worker stops at its next checkpoint.
     EC_ASSIGN_OR_RETURN(
         int64_t n,
         c.Exec(Sql("UPDATE export_task SET lease_until = {NOW} + ?, last_heartbeat_at = {NOW},"
@@ -718,8 +718,8 @@ StatusOr<bool> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t processed_
 
 StatusOr<bool> SqlTaskStore::CommitSuccess(const Attempt& a, const FileResult& f,
                                            int retention_days) {
-  // The deadline is part of the final statement (seed 000 §8.4): a check in
-  // C++ could pass and then cross the deadline before the write.
+  // The deadline is part of the final statement (docs/task-lifecycle.md#conditional-commit):
+  // a check in C++ could pass and then cross the deadline before the write.
   EC_ASSIGN_OR_RETURN(
       int64_t n,
       db_->Exec(
@@ -782,7 +782,7 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
       outcome = RetryOutcome::kFailedMaxAttempts;
       return Status::Ok();
     }
-    // Seed 000 §9.2: the message is kept so the download centre can show why.
+    // The message is kept so the download centre can show why it waits.
     EC_ASSIGN_OR_RETURN(
         int64_t n,
         c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
@@ -812,7 +812,7 @@ StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     inserted = 0;
     // No status filter in NOT EXISTS: a QUARANTINED row must block it too
-    // (seed 000 §8.5 case A).
+    // (docs/task-lifecycle.md#reconciler-duties, case A).
     EC_ASSIGN_OR_RETURN(
         Rows rows,
         c.Query(Sql("SELECT t.id, t.dispatch_version, t.export_type FROM export_task t"
@@ -835,8 +835,9 @@ StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit
 
 StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
                                                   int limit) {
-  // Same row, same version (SPEC §1.3): a re-send never changes the version,
-  // so a command that merely waited in a long queue is not starved.
+  // Same row, same version (docs/dispatch.md#re-sending-keeps-the-version): a
+  // re-send never changes the version, so a command that merely waited in a long
+  // queue is not starved.
   EC_ASSIGN_OR_RETURN(
       int64_t n,
       db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
@@ -871,7 +872,8 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
                    rec.task_id, rec.old_version}));
   } else {
     // The execution really failed, so this is a new attempt: version+1, and
-    // the old worker can no longer commit if it comes back (seed 000 §8.5-2).
+    // the old worker can no longer commit if it comes back
+    // (docs/task-lifecycle.md#lease-recovery).
     EC_ASSIGN_OR_RETURN(
         n,
         c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
@@ -946,7 +948,7 @@ StatusOr<bool> SqlTaskStore::MarkExpired(int64_t task_id) {
 
 StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
   // Only SENT rows: PENDING and CLAIMED are commands not yet delivered, and
-  // QUARANTINED rows are the audit trail of a poison message (seed 000 §15).
+  // QUARANTINED rows are the audit trail of a poison message.
   EC_ASSIGN_OR_RETURN(int64_t n,
                       db_->Exec(Sql("DELETE FROM export_outbox WHERE status = 'SENT' AND id IN ("
                                     "SELECT id FROM (SELECT id FROM export_outbox"

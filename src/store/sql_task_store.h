@@ -2,7 +2,7 @@
 // SqlTaskStore: the one TaskStore implementation, one set of SQL statements
 // run through a Database (database.h) and its Dialect (dialect.h).
 //
-// Every time is the dialect's now-expression inside SQL (seed 000 §8.6);
+// Every time is the dialect's now-expression inside SQL (docs/store.md#time);
 // the process clock only fills the informational occurredAt of a command.
 // Each method is one transaction; write transactions are BEGIN IMMEDIATE on
 // SQLite and READ COMMITTED with conditional updates (and the guard row
@@ -30,7 +30,7 @@ struct ClaimFacts {
   bool in_backoff = false;  // next_retry_at > now
 };
 
-// The exhaustive table of seed 000 §8.2, as a pure function.
+// The exhaustive table of docs/task-lifecycle.md#claim-branches, as a pure function.
 ClaimMiss ClassifyClaimMiss(const ClaimFacts& facts, int32_t command_version);
 
 }  // namespace export_center::store

@@ -1,5 +1,5 @@
 #pragma once
-// TaskStore: the database as the only source of truth (SPEC §1, §3).
+// TaskStore: the database as the only source of truth (docs/store.md, docs/guarantees.md).
 //
 // One implementation (SqlTaskStore, sql_task_store.h) runs one set of SQL
 // statements on every database through a Database connection seam
@@ -74,8 +74,9 @@ struct OutboxEntry {
 
 // ---- consumer ---------------------------------------------------------------
 
-// Why a claim updated no row: the exhaustive table of seed 000 §8.2, decided
-// with the database clock. Every branch acknowledges the command.
+// Why a claim updated no row: the exhaustive table of claim branches
+// (docs/task-lifecycle.md#claim-branches), decided with the database clock.
+// Every branch acknowledges the command.
 enum class ClaimMiss {
   kTaskMissing,
   kNewerVersion,      // task.dispatch_version > command's
@@ -103,7 +104,7 @@ struct ClaimResult {
 };
 
 // Identifies one execution attempt: every write of a running attempt is
-// conditional on all three (seed 000 §8.3, §8.4).
+// conditional on all three (docs/task-lifecycle.md#running-an-attempt).
 struct Attempt {
   int64_t task_id = 0;
   int32_t dispatch_version = 1;
@@ -188,7 +189,7 @@ class TaskStore {
   // download_count+1, last_downloaded_at=now.
   virtual Status RecordDownload(int64_t task_id) = 0;
 
-  // ---- outbox publisher (seed 000 §7.4) ----
+  // ---- outbox publisher (docs/dispatch.md#the-outbox-row) ----
   // Ids of PENDING rows due now, oldest first.
   virtual StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) = 0;
   // Conditional PENDING → CLAIMED with lease and attempt_count+1; nullopt when
@@ -203,7 +204,7 @@ class TaskStore {
                                           const std::string& error, int64_t backoff_ms) = 0;
   virtual StatusOr<std::vector<OutboxEntry>> ListOutboxForTask(int64_t task_id) = 0;
 
-  // ---- consumer (seed 000 §8.2–§8.4, §9.2) ----
+  // ---- consumer (docs/task-lifecycle.md: claim, running an attempt, automatic retry) ----
   virtual StatusOr<ClaimResult> ClaimTask(const ClaimRequest& request) = 0;
   // Renews the lease; the deadline check lives in the same statement.
   virtual StatusOr<RenewOutcome> RenewLease(const Attempt& attempt, int lease_seconds) = 0;
@@ -220,13 +221,14 @@ class TaskStore {
   virtual StatusOr<bool> FinishAttempt(const Attempt& attempt, task::TaskState to_state,
                                        const std::string& failure_code,
                                        const std::string& message) = 0;
-  // Transient failure (seed 000 §9.2): if attempt_count < max_attempts then
-  // PENDING, version+1, next_retry_at=now+backoff, new outbox row due at the
-  // same instant — one transaction; else FAILED with the message.
+  // Transient failure (docs/task-lifecycle.md#automatic-retry): if
+  // attempt_count < max_attempts then PENDING, version+1,
+  // next_retry_at=now+backoff, new outbox row due at the same instant — one
+  // transaction; else FAILED with the message.
   virtual StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
                                                int64_t backoff_ms) = 0;
 
-  // ---- reconciler (seed 000 §8.5, §15) ----
+  // ---- reconciler (docs/task-lifecycle.md#reconciler-duties) ----
   // Case A: PENDING tasks due for grace seconds with no outbox row for their
   // version get one (same version, new event id). Returns rows inserted.
   virtual StatusOr<int> RedispatchMissingOutbox(int grace_seconds, int limit) = 0;
@@ -245,12 +247,12 @@ class TaskStore {
   // Deletes up to `limit` SENT rows older than `older_than_seconds`.
   virtual StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) = 0;
 
-  // ---- dead letters (seed 000 §9.4) ----
+  // ---- dead letters (docs/task-lifecycle.md#dead-letters-and-quarantine) ----
   // One transaction: the outbox row of (task, version) → QUARANTINED and the
   // task, if still PENDING/RUNNING at that version → FAILED with the reason.
   // Repeating it is Ok. Conflict when no PENDING/CLAIMED/SENT row matches
   // (event, task, version): an old or foreign message — audit it and
-  // acknowledge, never quarantine the current version (seed 000 §9.4.2).
+  // acknowledge, never quarantine the current version.
   virtual Status QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                    const std::string& event_id, const std::string& reason) = 0;
 

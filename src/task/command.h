@@ -1,5 +1,5 @@
 #pragma once
-// Command: the only thing the channel carries (SPEC §1.1, seed 000 §6.4).
+// Command: the only thing the channel carries (docs/dispatch.md#the-command-message).
 //
 // The payload is JSON {schemaVersion, eventId, taskId, exportType,
 // dispatchVersion, occurredAt, traceId}; the same identifiers also travel as
@@ -40,7 +40,7 @@ CommandProperties PropertiesOf(const Command& command);
 
 // Fails with InvalidArgument on malformed JSON, missing or mistyped fields, or
 // an unsupported schemaVersion. Such a command is poison: it must never be
-// acknowledged as processed (seed 000 §6.4).
+// acknowledged as processed (docs/task-lifecycle.md#dead-letters-and-quarantine).
 StatusOr<Command> DecodeCommand(std::string_view payload);
 
 }  // namespace export_center::task

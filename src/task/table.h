@@ -1,7 +1,7 @@
 #pragma once
 // Columns and typed cell values: what a RowSource produces and a Writer consumes.
 //
-// Values arrive on the wire as JSON (SPEC §7 "Values on the wire") and are
+// Values arrive on the wire as JSON (docs/provider-contract.md#values-on-the-wire) and are
 // parsed once, by ParseWireValue, into CellValue. Writers never see JSON.
 
 #include <cstdint>

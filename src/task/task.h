@@ -1,5 +1,5 @@
 #pragma once
-// Task: one export request and its lifecycle (SPEC §4). The model only; no I/O.
+// Task: one export request and its lifecycle (docs/task-lifecycle.md). The model only; no I/O.
 //
 //   PENDING -> RUNNING -> SUCCEEDED -> EXPIRED
 //   RUNNING -> PENDING (auto retry, version+1) | FAILED | CANCELLED | STALE | INCONSISTENT
@@ -68,7 +68,7 @@ struct Task {
   std::optional<std::string> failure_code;
   std::optional<std::string> failure_message;
 
-  // Dispatch (seed 000 §7.3, §8.3.1).
+  // Dispatch: attempts, back-off, lease and deadline (docs/task-lifecycle.md).
   int32_t dispatch_version = 1;
   int32_t attempt_count = 0;
   int32_t max_attempts = 3;

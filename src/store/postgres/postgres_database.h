@@ -1,5 +1,5 @@
 #pragma once
-// PostgresDatabase: the scale-out Database backend (SPEC §3), on libpq.
+// PostgresDatabase: the scale-out Database backend (docs/store.md), on libpq.
 //
 // A bounded pool of connections; write transactions run READ COMMITTED and
 // rely on conditional updates plus `SELECT ... FOR UPDATE` of the guard row,

@@ -1,5 +1,5 @@
 #pragma once
-// SqliteDatabase: the embedded Database backend (SPEC §3), on libsqlite3.
+// SqliteDatabase: the embedded Database backend (docs/store.md), on libsqlite3.
 //
 // WAL journal, busy_timeout, foreign keys off. A small pool hands each
 // thread its own connection; write transactions use BEGIN IMMEDIATE, which

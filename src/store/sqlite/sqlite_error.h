@@ -1,5 +1,5 @@
 #pragma once
-// The one place where SQLite result codes become a Status (STYLE §8).
+// The one place where SQLite result codes become a Status (docs/conventions.md#errors).
 
 #include <string_view>
 
