@@ -4,7 +4,8 @@
 #include <map>
 #include <optional>
 #include <string>
-// The only place that names concrete backends (STYLE §4, §5): config strings
+// The only place that names concrete backends
+// (docs/conventions.md#backends-are-named-only-in-app): config strings
 // (sqlite|postgres, embedded, local, provider, xlsx|csv) map to factories in a
 // plain switch.
 

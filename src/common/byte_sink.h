@@ -2,8 +2,9 @@
 // ByteSink: where a writer puts the bytes of a file, in order.
 //
 // Storage hands out a sink per object; writers only append. Wrappers add
-// behaviour without touching backends (STYLE §9): CountingSink enforces the
-// file-size cap while the file is being written, never after.
+// behaviour without touching backends (docs/conventions.md#wrappers-and-metrics):
+// CountingSink enforces the file-size cap while the file is being written,
+// never after.
 
 #include <cstddef>
 #include <cstdint>

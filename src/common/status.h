@@ -1,5 +1,5 @@
 #pragma once
-// Status and StatusOr<T>: the one error type of export-center (STYLE §8).
+// Status and StatusOr<T>: the one error type of export-center (docs/conventions.md#errors).
 //
 // Every fallible call returns a Status; client-library exceptions are caught
 // at the edge of each backend and translated into one of these codes. The API

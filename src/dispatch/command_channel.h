@@ -1,7 +1,8 @@
 #pragma once
 // CommandChannel: carries commands from the outbox publisher to consumers.
 //
-// At-least-once, no delaying, no re-ordering guarantees (SPEC §1.4). Backends:
+// At-least-once, no delaying, no re-ordering guarantees
+// (docs/guarantees.md#the-channel-does-no-delaying). Backends:
 // EmbeddedCommandChannel (in-process queue, embedded_channel.h) and later
 // RabbitMqCommandChannel (dispatch/rabbitmq/).
 //

@@ -44,7 +44,8 @@ DeliveryOutcome Consumer::Handle(const Delivery& delivery) {
   auto command = task::DecodeCommand(delivery.payload);
   if (!command.ok()) {
     // Never acknowledged as processed: redelivered, then dead-lettered and
-    // quarantined by the DlqHandler from the properties (seed 000 §6.4).
+    // quarantined by the DlqHandler from the properties
+    // (docs/task-lifecycle.md#dead-letters-and-quarantine).
     spdlog::error("poison command (delivery {}): {}", delivery.delivery_count,
                   command.status().ToString());
     return DeliveryOutcome::kReject;

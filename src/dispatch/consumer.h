@@ -1,6 +1,6 @@
 #pragma once
 // Consumer: a pool of threads that take commands from the channel and run
-// them (seed 000 §8.1–§8.2).
+// them (docs/dispatch.md#components, docs/task-lifecycle.md#claim-branches).
 //
 // Each thread executes the export it claimed synchronously, so the pool size
 // is the export concurrency and queued commands wait in the channel — that is

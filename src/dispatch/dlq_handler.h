@@ -1,5 +1,5 @@
 #pragma once
-// DlqHandler: quarantines poison commands (seed 000 §9.4).
+// DlqHandler: quarantines poison commands (docs/task-lifecycle.md#dead-letters-and-quarantine).
 //
 // A dead letter is a command that could not even be decoded. Its body is not
 // trusted; the task and version come from the properties the publisher put

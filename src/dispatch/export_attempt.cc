@@ -12,8 +12,9 @@
 namespace export_center::dispatch {
 namespace {
 
-// How often the write loop looks at the abort signal (seed 000 §8.3.1: the
-// deadline is checked inside the write loop too, via the watchdog's signal).
+// How often the write loop looks at the abort signal: the deadline is checked
+// inside the write loop too, via the watchdog's signal
+// (docs/task-lifecycle.md#execution-deadline).
 constexpr size_t kRowsBetweenAbortChecks = 1000;
 
 struct AttemptResult {
@@ -207,7 +208,8 @@ class AttemptRunner {
   AttemptEnd CommitResult(const store::FileResult& file) {
     auto committed = deps_.store->CommitSuccess(attempt_, file, deps_.limits.retention_days);
     if (committed.ok() && *committed) return AttemptEnd::kSucceeded;
-    // Not committed: the file must not outlive the attempt (seed 000 §8.4).
+    // Not committed: the file must not outlive the attempt
+    // (docs/task-lifecycle.md#conditional-commit).
     Status deleted = deps_.storage->Delete(file.object_key);
     if (!deleted.ok()) spdlog::error("task {}: cannot delete {}: {}", task_.id, file.object_key, deleted.ToString());
     if (!committed.ok()) return Retry(committed.status());

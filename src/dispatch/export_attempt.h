@@ -1,6 +1,6 @@
 #pragma once
 // ExportAttempt: runs one claimed attempt of one task from first page to the
-// conditional commit (seed 000 §8.3–§8.4, §9).
+// conditional commit (docs/task-lifecycle.md#running-an-attempt).
 //
 // Under a lease watchdog it pulls pages from a RowSource, writes them through
 // a Writer into an ExportStorage object capped at max-file-bytes, checks the

@@ -1,7 +1,8 @@
 #pragma once
 // LeaseWatchdog: renews the lease of one running attempt on its own thread for
-// the whole execution, including the final file write and commit (seed 000
-// §8.3). The renewal statement also carries the execution deadline (§8.3.1),
+// the whole execution, including the final file write and commit
+// (docs/task-lifecycle.md#lease-and-heartbeat). The renewal statement also
+// carries the execution deadline (docs/task-lifecycle.md#execution-deadline),
 // so a renewal that fails because the deadline passed stops the attempt too.
 // Any failure — lease lost, deadline passed, database error — sets the abort
 // signal; the watchdog never swallows an error.

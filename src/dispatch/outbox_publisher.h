@@ -1,6 +1,6 @@
 #pragma once
 // OutboxPublisher: moves committed commands from export_outbox to the channel
-// (seed 000 §7.4).
+// (docs/dispatch.md#the-outbox-row).
 //
 // Two-step claim (select due ids, then a conditional PENDING → CLAIMED with a
 // lease per row), send, then SENT; a failed send goes back to PENDING with

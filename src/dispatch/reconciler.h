@@ -1,5 +1,5 @@
 #pragma once
-// Reconciler: the only re-dispatch path (seed 000 §8.5, §15).
+// Reconciler: the only re-dispatch path (docs/task-lifecycle.md#reconciler-duties).
 //
 // Every interval it runs each duty once; each duty is an idempotent
 // conditional update, so several instances may run it side by side:

@@ -1,6 +1,6 @@
 #pragma once
-// ExportMetrics: every metric of export-center in one place (seed 000 §13,
-// SPEC §10), exposed as Prometheus text at /metrics.
+// ExportMetrics: every metric of export-center in one place
+// (docs/observability.md), exposed as Prometheus text at /metrics.
 //
 // One instance per process, created by app/ and handed to api/, dispatch/ and
 // source/ by reference. Every method is thread-safe (prometheus-cpp families
@@ -62,7 +62,7 @@ class ExportMetrics {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
-  // The whole metric set, one line each (STYLE §9).
+  // The whole metric set, one line each (docs/conventions.md#wrappers-and-metrics).
   prometheus::Family<prometheus::Counter>& task_created_;
   prometheus::Family<prometheus::Counter>& task_completed_;
   prometheus::Family<prometheus::Histogram>& task_duration_;

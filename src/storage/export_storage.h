@@ -1,5 +1,5 @@
 #pragma once
-// ExportStorage: where finished files live (seed 000 §11.1).
+// ExportStorage: where finished files live (docs/storage.md).
 //
 // Backends: LocalExportStorage (a directory, possibly a shared volume;
 // local_export_storage.h), later S3-compatible. Object keys are made by the

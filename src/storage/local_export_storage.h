@@ -1,5 +1,5 @@
 #pragma once
-// LocalExportStorage: export files in a directory tree (seed 000 §11.1).
+// LocalExportStorage: export files in a directory tree (docs/storage.md).
 //
 // The root may be a shared volume (NFS, CephFS) when several instances run;
 // nothing here assumes a single process. An object "exports/…/{uuid}.xlsx"
