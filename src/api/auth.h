@@ -1,6 +1,6 @@
 #pragma once
-// Authentication (JWT bearer tokens) and the access rules of SPEC §5 and
-// seed 000 §10.4, §12.
+// Authentication (JWT bearer tokens) and the access rules
+// (docs/http-api.md#authentication, docs/http-api.md#access-rules).
 //
 // Tokens are compact JWS: HS256 with a shared secret and/or RS256 with an RSA
 // public key, whichever the config enables. The header's `alg` must be one of
@@ -101,8 +101,9 @@ bool CanAccessTask(const Principal& principal, const task::Task& task);
 // not offered.
 bool CanSeeType(const Principal& principal, const registry::ExportDefinition& def);
 
-// Creation and manual retry (seed 000 §10.4): enabled (else InvalidArgument),
-// app-scope (PermissionDenied), required-permission (PermissionDenied).
+// Creation and manual retry (docs/task-lifecycle.md#when-definition-values-take-effect):
+// enabled (else InvalidArgument), app-scope (PermissionDenied), required-permission
+// (PermissionDenied).
 Status CheckCanRun(const Principal& principal, const registry::ExportDefinition& def);
 
 }  // namespace export_center::api

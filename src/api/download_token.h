@@ -1,5 +1,5 @@
 #pragma once
-// Short-lived signed download URLs (seed 002 §8): the download link is
+// Short-lived signed download URLs (docs/http-api.md): the download link is
 // signed when the user clicks, never stored with the file, so a forwarded
 // link dies within minutes.
 //

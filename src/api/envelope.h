@@ -1,5 +1,5 @@
 #pragma once
-// The JSON envelope every endpoint answers with (SPEC §5, seed 000 §5):
+// The JSON envelope every endpoint answers with (docs/http-api.md#envelope):
 //
 //   {"code":"200","message":"success","data":...}
 //

@@ -148,7 +148,7 @@ class ExportApi::Handlers {
   HandlerResponse OnError(const Request& req, Response& res);
   void Log(const Request& req, const Response& res) const;
   StatusOr<Principal> Authenticate(const Request& req) const;
-  // NotFound unless the task exists and the caller may see it (SPEC §5).
+  // NotFound unless the task exists and the caller may see it (docs/http-api.md#access-rules).
   StatusOr<task::Task> LoadVisibleTask(const Principal& p, const std::string& id_text) const;
   std::shared_ptr<const registry::RegistrySnapshot> Snapshot() const;
   void NotifyCreated(const std::string& type) const;
@@ -582,7 +582,8 @@ void ExportApi::Handlers::Retry(const Request& req, Response& res) {
 StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Principal& p,
                                                   const std::string& request_id) {
   EC_ASSIGN_OR_RETURN(task::Task t, LoadVisibleTask(p, req.matches[1]));
-  // Permission and `enabled` are checked again at manual retry (seed 000 §10.4).
+  // Permission and `enabled` are checked again at manual retry
+  // (docs/task-lifecycle.md#when-definition-values-take-effect).
   auto snapshot = Snapshot();
   const registry::ExportDefinition* def = snapshot->Find(t.export_type);
   if (def == nullptr) {

@@ -1,5 +1,5 @@
 #pragma once
-// ExportApi: the HTTP API of export-center (SPEC §5, docs/http-api.md).
+// ExportApi: the HTTP API of export-center (docs/http-api.md).
 //
 // Registers every route on a cpp-httplib Server: the task endpoints under
 // /api/platform/v1/files, the two download endpoints (real HTTP statuses),
@@ -54,7 +54,8 @@ struct ExportApiDeps {
   // Metrics hook: one call per newly created task with its export type. Optional.
   std::function<void(const std::string& type)> on_created;
   // sql-template types: fetches the business contract's version so the task
-  // records it at create (seed 002 §6: compared at execution → STALE).
+  // records it at create (docs/sql-template-route.md#consistency-checks:
+  // compared at execution → STALE).
   // Arguments: definition, snapshot, canonical parameters, tenant, app code,
   // user. Optional; returns nullopt for provider types. A failure does not
   // fail the create: the task records no version and the check is skipped.

@@ -1,6 +1,6 @@
 #pragma once
 // Validation and canonical form of the `parameters` object of a create
-// request (SPEC §5, seed 000 §12, §14).
+// request (docs/http-api.md, "POST /export-tasks — create").
 //
 // Limits: the parameters object is depth 1, a nested object or array depth 2,
 // nothing deeper; at most max_parameter_keys keys over all levels; strings

@@ -1,5 +1,5 @@
 #pragma once
-// Strict RFC 8259 parsing of request bodies (SPEC §5).
+// Strict RFC 8259 parsing of request bodies (docs/http-api.md, "POST /export-tasks — create").
 //
 // nlohmann's parser alone accepts duplicate object keys (the last one wins),
 // which would let two readers of one body disagree about its meaning. A

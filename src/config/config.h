@@ -119,7 +119,8 @@ struct CustomerServiceConfig {
   int64_t contract_version = 1;   // sql-template contract version; env CUSTOMER_SERVICE_CONTRACT_VERSION
 };
 
-// A read-only database the sql-template route may query (seed 002 §4.4),
+// A read-only database the sql-template route may query
+// (docs/sql-template-route.md#read-only-datasources),
 // named by a definition's `datasource`. Key: datasources.NAME.
 struct DatasourceConfig {
   std::string name;         // the map key

@@ -1,6 +1,6 @@
 #pragma once
 // ConfigWatcher: hot reload of the export-type registry on file change
-// (SPEC §6). SIGHUP is wired by app/, which simply calls Registry::Reload.
+// (docs/configuration.md#reload). SIGHUP is wired by app/, which simply calls Registry::Reload.
 //
 // Polls the config file's modification time and size every `interval` on its
 // own thread; when either changes (including an atomic rename or a symlink

@@ -1,5 +1,6 @@
 #pragma once
-// ExportDefinition: one registered export type (SPEC §6, seed 000 §10.3).
+// ExportDefinition: one registered export type
+// (docs/configuration.md#export-type-registry-hot-reloaded).
 
 #include <cstdint>
 #include <map>
@@ -42,7 +43,7 @@ struct ExportDefinition {
   std::string timezone = "Asia/Shanghai";
   std::vector<ParameterSpec> parameters;
 
-  // Files (SPEC §8, docs/xlsx.md). XLSX: `template-file`, an .xlsx template
+  // Files (docs/xlsx.md). XLSX: `template-file`, an .xlsx template
   // filled instead of the metadata-driven layout; its bytes are loaded and
   // checked when the config is parsed (a later edit of the file needs a reload).
   std::string template_file;

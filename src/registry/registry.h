@@ -1,8 +1,9 @@
 #pragma once
-// Registry: the export types and provider services in force (SPEC §6).
+// Registry: the export types and provider services in force
+// (docs/configuration.md#export-type-registry-hot-reloaded).
 //
 // Loaded from the `provider-services` and `definitions` sections of the YAML
-// config and validated in full (seed 000 §10.3); an invalid file fails
+// config and validated in full; an invalid file fails
 // start-up with messages naming each key path. Reload() swaps the whole set
 // atomically or, if the new file is invalid, keeps the old set and returns the
 // error. Readers take a snapshot (shared_ptr) and keep it for one request or

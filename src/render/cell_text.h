@@ -12,7 +12,7 @@
 
 namespace export_center::render::internal {
 
-// Excel's cell limit (SPEC §8), counted in UTF-16 units as Excel counts.
+// Excel's cell limit, counted in UTF-16 units as Excel counts.
 constexpr size_t kMaxCellUnits = 32767;
 
 // Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0

@@ -1,6 +1,6 @@
 #pragma once
 // CsvWriter: UTF-8 CSV with a BOM (so Excel detects the encoding), RFC 4180
-// quoting, CRLF line ends, the same formula guard as XLSX (SPEC §8).
+// quoting, CRLF line ends, the same formula guard as XLSX (docs/xlsx.md#csv).
 //
 // Values: INTEGER and DECIMAL as their exact digits, BOOLEAN as TRUE/FALSE
 // (Excel's own spelling, read back as booleans), DATE yyyy-MM-dd, DATETIME

@@ -65,7 +65,7 @@ class Writer {
 };
 
 // Prefixes strings that a spreadsheet would read as a formula (= + - @ \t \r)
-// with an apostrophe (SPEC §8).
+// with an apostrophe (docs/xlsx.md#cells).
 std::string GuardFormula(std::string text);
 
 }  // namespace export_center::render

@@ -1,7 +1,8 @@
 #pragma once
-// XLSX template fill (seed 002 §8): the business supplies an .xlsx whose cells
-// hold `{name}` single values and `{.field}` list markers; the center streams
-// one row per record in place of the list row and keeps everything else.
+// XLSX template fill (docs/xlsx.md#template-fill-template-file): the business
+// supplies an .xlsx whose cells hold `{name}` single values and `{.field}` list
+// markers; the center streams one row per record in place of the list row and
+// keeps everything else.
 //
 // Template rules (docs/xlsx.md "Template fill" has the details):
 //   - Exactly one row in the whole workbook holds `{.field}` markers: the

@@ -1,5 +1,5 @@
 #pragma once
-// XlsxWriter: metadata-driven XLSX (SPEC §8, seed 000 §11), streamed.
+// XlsxWriter: metadata-driven XLSX (docs/xlsx.md), streamed.
 //
 // Typed cells (numbers, booleans, dates as serial numbers with formats),
 // inline strings, a bold frozen header repeated on every sheet, a new sheet
