@@ -338,7 +338,7 @@ StatusOr<std::vector<task::Row>> ProviderBatchSource::ParseRows(const json& data
 Status ProviderBatchSource::AdvanceCursor(const json& data, bool has_more) {
   EC_ASSIGN_OR_RETURN(auto next, OptionalText(data, "nextCursor", kMaxCursorChars, true));
   if (!has_more) return Status::Ok();
-  // Transient per seed 000 §10.1: a stuck cursor would loop forever, but a
+  // Transient (docs/provider-contract.md#error-classes): a stuck cursor would loop forever, but a
   // later attempt against a fixed provider may succeed.
   if (!next || next->empty()) return Unavailable("provider hasMore=true without nextCursor");
   if (next == cursor_ || seen_cursors_.count(*next)) {

@@ -1,5 +1,5 @@
 #pragma once
-// ProviderBatchSource: the provider route (SPEC §7, seed 000 §10.1–§10.2).
+// ProviderBatchSource: the provider route (docs/provider-contract.md).
 //
 // Pulls an export's rows from a business service in cursor batches:
 //   POST {base_url}{path}   X-Internal-Service-Token: <token>

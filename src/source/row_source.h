@@ -6,9 +6,10 @@
 // NextPage until has_more is false, checking its abort flag, the deadline and
 // cancellation before and after each page.
 //
-// Error classes (SPEC §7): Unavailable/DeadlineExceeded are transient (retry
-// the attempt later); InvalidArgument/LimitExceeded/PermissionDenied/NotFound
-// are permanent (the task fails). Not thread-safe: one attempt, one thread.
+// Error classes (docs/task-lifecycle.md#failure-classes): Unavailable and
+// DeadlineExceeded are transient (retry the attempt later); InvalidArgument,
+// LimitExceeded, PermissionDenied and NotFound are permanent (the task fails).
+// Not thread-safe: one attempt, one thread.
 
 #include <cstdint>
 #include <memory>

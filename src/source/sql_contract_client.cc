@@ -131,8 +131,8 @@ class HttpSqlContractClient : public SqlContractClient {
                  {"parameters", request.parameters}};
     EC_ASSIGN_OR_RETURN(json data, Call("enrich", body));
     if (!data.is_array()) return InvalidArgument("/dispatch/enrich data is not an array");
-    // Results are written back by index (seed 002 §7): a short or long answer
-    // would shift every later row's values onto the wrong row.
+    // Results are written back by index (docs/sql-template-route.md#enrichment):
+    // a short or long answer would shift every later row's values onto the wrong row.
     if (data.size() != request.keys.size()) {
       return InvalidArgument("/dispatch/enrich returned " + std::to_string(data.size()) +
                              " results for " + std::to_string(request.keys.size()) + " keys");
@@ -177,7 +177,7 @@ class HttpSqlContractClient : public SqlContractClient {
     if (code != 200) {
       Status s = BusinessError(code, "contract /dispatch/" + op + " answered", message);
       if (code == 401 || code == 403) {
-        // Seed 002 §3.2: a rejected token is a security event, not just a failure.
+        // A rejected token is a security event, not just a failure.
         spdlog::error("SECURITY: business service {} rejected the internal token on /dispatch/{} "
                       "queryId={} {}",
                       options_.service.name, op, options_.query_id, options_.log_context);

@@ -1,13 +1,13 @@
 #pragma once
-// SqlContractClient: the center's side of the SQL contract (SPEC §7
-// "sql-template", seed 002 §3).
+// SqlContractClient: the center's side of the SQL contract
+// (docs/sql-template-route.md#contract).
 //
 //   POST {base_url}/dispatch/sql|count|version|enrich?queryId=Q
 //   X-Internal-Service-Token: <token>
 //   body: the parameters object (enrich: {keyColumn, keys, columns, parameters})
 //   -> {"code":"200","message":"success","data": …}
 //
-// Error classes (seed 002 §3.2):
+// Error classes (docs/sql-template-route.md#error-classes):
 //   NotFound          HTTP/envelope 404: the scenario is not registered (terminal).
 //   PermissionDenied  HTTP/envelope 401/403: token rejected (terminal; a
 //                     security log line is written).
@@ -37,9 +37,10 @@ struct ContractColumn {
   bool critical = false;    // an enrichment failure fails the task
 };
 
-// Seed 002 §7 scheme B: one SELECT per group, rendered with the task's
-// parameters plus `keys` (the distinct key values of the page), returning a
-// column named `keyColumn` and the enriched columns it covers.
+// Enrichment by SQL (docs/sql-template-route.md#enrichment): one SELECT per
+// group, rendered with the task's parameters plus `keys` (the distinct key
+// values of the page), returning a column named `keyColumn` and the enriched
+// columns it covers.
 struct EnrichSqlDef {
   std::string group;
   std::string key_column;            // a column of the main query

@@ -297,8 +297,9 @@ Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_
   return Status::Ok();
 }
 
-// Seed 002 §7: SQL mode when enrichSqls are given (every marked column must
-// be covered by a group), else callback mode with one key column.
+// docs/sql-template-route.md#enrichment: SQL mode when enrichSqls are given
+// (every marked column must be covered by a group), else callback mode with
+// one key column.
 Status SqlTemplateSource::PlanEnrichment() {
   std::vector<size_t> marked;
   for (size_t i = 0; i < plan_.size(); ++i) {
@@ -364,8 +365,9 @@ StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
   return n;
 }
 
-// Seed 002 §6, layer 3: the platform's own count of the template against
-// the business list count, re-checked once after a back-off for replica lag.
+// docs/sql-template-route.md#consistency-checks, check 3: the platform's own
+// count of the template against the business list count, re-checked once
+// after a back-off for replica lag.
 Status SqlTemplateSource::CheckCounts() {
   EC_ASSIGN_OR_RETURN(total_, DerivedCount());
   if (contract_.support_count_for_list) {

@@ -1,5 +1,5 @@
 #pragma once
-// SqlTemplateSource: the sql-template route (SPEC §7, seed 002 §3–§7).
+// SqlTemplateSource: the sql-template route (docs/sql-template-route.md).
 //
 // On the first NextPage it fetches the contract (/dispatch/sql), checks the
 // queryId is enabled, the tenant and the contract version (→ STALE), renders
@@ -49,7 +49,7 @@ struct SqlTemplateSourceOptions {
   int batch_size = 500;
   int64_t max_rows = 200000;
   std::string timezone = "Asia/Shanghai";  // for DATETIME values without an offset
-  int count_recheck_backoff_ms = 1000;     // replica lag allowance (seed 002 §6)
+  int count_recheck_backoff_ms = 1000;     // replica lag allowance (docs/sql-template-route.md)
 };
 
 // The engine's parameters: the task's parameters plus the server-side

@@ -1,11 +1,11 @@
 #pragma once
 // ReadOnlyDatasource: a named read-only database the sql-template route pages
-// (SPEC §7, seed 002 §4.3–§4.4). Configured under `datasources:`; each
+// (docs/sql-template-route.md#read-only-datasources). Configured under `datasources:`; each
 // definition names one.
 //
 // Every Query opens its own connection, switches to `schema` when one is
 // given, runs one statement with `?` placeholders and closes the connection
-// (seed 002 §4.4: a connection per page, so nothing leaks between tasks and
+// (a connection per page, so nothing leaks between tasks and
 // no schema switch needs undoing). Connections are read-only where the
 // database can enforce it (SQLite READONLY open, PostgreSQL/MySQL read-only
 // sessions), a backstop behind the safety scanner.
@@ -45,7 +45,7 @@ class ReadOnlyDatasource {
                                     std::string_view schema) = 0;
 };
 
-// OK when `schema` is empty or matches [A-Za-z0-9_$]+ (seed 002 §4.4): the
+// OK when `schema` is empty or matches [A-Za-z0-9_$]+: the
 // name is spliced into a USE / SET search_path statement, so nothing else may
 // pass. InvalidArgument otherwise.
 Status CheckSchemaName(std::string_view schema);

@@ -1,5 +1,5 @@
 #pragma once
-// The sql-template route's safety scanner (seed 002 §4.5).
+// The sql-template route's safety scanner (docs/sql-template.md#safety-scanner).
 //
 // Templates come from business services' reviewed code, not from users, so
 // `${}` is allowed; the scanner is the semantic backstop on the SQL that is

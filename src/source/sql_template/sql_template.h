@@ -1,6 +1,6 @@
 #pragma once
-// The MyBatis-compatible template engine of the sql-template route (SPEC §7,
-// seed 002 §4.2): turns a business service's dynamic SQL template and a
+// The MyBatis-compatible template engine of the sql-template route
+// (docs/sql-template.md): turns a business service's dynamic SQL template and a
 // task's parameter snapshot into prepared SQL with `?` placeholders and the
 // values to bind, in order.
 //
