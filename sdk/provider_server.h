@@ -1,6 +1,6 @@
 #pragma once
 // Provider SDK: serve the export center's cursor-batch contract
-// (SPEC §7, seed 000 §10.1–§10.2) from a business service.
+// (docs/provider-contract.md) from a business service.
 //
 //   POST /internal/exports/v1/{TYPE}/batches
 //   X-Internal-Service-Token: <token>

@@ -1,5 +1,6 @@
 #pragma once
-// SnapshotSigner: the "signed max id" snapshot token of seed 000 §10.2.
+// SnapshotSigner: the "signed max id" snapshot token
+// (docs/provider-contract.md#snapshot-guarantee).
 //
 // At the first batch a provider reads the current max id, signs it and
 // returns the token; later batches carry it back and the provider only reads

@@ -131,7 +131,7 @@ void RegisterSqlScenarios(httplib::Server& server, std::string token,
                 try {
                   Dispatch(*it->second, req.matches[1], body, res);
                 } catch (const std::exception&) {
-                  // Seed 002 §3.2: the implementation threw → 500, retryable.
+                  // The implementation threw → 500, retryable at the center.
                   Send(res, 500, ErrorEnvelope(500, "scenario failed"));
                 }
               });

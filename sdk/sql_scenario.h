@@ -1,6 +1,6 @@
 #pragma once
 // SQL contract SDK: serve the export center's sql-template route
-// (SPEC §7 "sql-template", seed 002 §3) from a business service.
+// (docs/sql-template-route.md) from a business service.
 //
 //   POST /dispatch/sql?queryId=Q       body: parameters  -> data: SqlTemplateResult
 //   POST /dispatch/count?queryId=Q     body: parameters  -> data: list count
@@ -9,16 +9,17 @@
 //                                      -> data: one object per key, aligned by index
 //   X-Internal-Service-Token: <token>; answers {"code":"200","message":…,"data":…}
 //
-// A business service implements one SqlScenario per queryId (seed 002 §3.2's
-// @Scenario beans) and calls RegisterSqlScenarios once; the SDK checks the
-// token, routes by queryId and writes envelopes. Unknown queryId → 404
-// (terminal at the center), bad token → 401 (terminal + security alert),
-// an exception or 5xx error from the scenario → 500 (the center retries).
+// A business service implements one SqlScenario per queryId (what a Java
+// service would declare as @Scenario beans) and calls RegisterSqlScenarios
+// once; the SDK checks the token, routes by queryId and writes envelopes.
+// Unknown queryId → 404 (terminal at the center), bad token → 401 (terminal +
+// security alert), an exception or 5xx error from the scenario → 500 (the
+// center retries).
 //
 // The parameters the center sends are the task's parameter snapshot plus
 // tenantId, appCode and requestedBy set by the center from the task; the
-// template must filter by #{tenantId} itself (seed 002 §2: the business
-// side owns the SQL and its permission scope).
+// template must filter by #{tenantId} itself (the business side owns the SQL
+// and its permission scope; docs/guarantees.md#tenant-isolation).
 
 #include <httplib.h>
 
@@ -42,8 +43,9 @@ struct SqlColumn {
   bool critical = false;    // an enrichment failure fails the export
 };
 
-// Seed 002 §7 scheme B: a SELECT rendered with the parameters plus `keys`,
-// returning `key_column` and the enriched `columns` it fills.
+// Enrichment by SQL (docs/sql-template-route.md#enrichment): a SELECT rendered
+// with the parameters plus `keys`, returning `key_column` and the enriched
+// `columns` it fills.
 struct EnrichSqlDef {
   std::string group;
   std::string key_column;

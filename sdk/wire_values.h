@@ -1,6 +1,6 @@
 #pragma once
 // Encoders from a business service's typed values to the wire format the
-// export center expects (SPEC §7 "Values on the wire"), plus id cursors.
+// export center expects (docs/provider-contract.md#values-on-the-wire), plus id cursors.
 //
 // Every encoder returns a JSON value to put in a row object under the
 // column's key. 64-bit integers and decimals travel as strings so that no

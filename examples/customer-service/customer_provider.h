@@ -5,7 +5,8 @@
 // status (ACTIVE | INACTIVE | FROZEN). The tenant always comes from the
 // request, never from parameters. Cursor = last id; snapshotToken = signed
 // max id taken at the first batch, so customers created during the export
-// never appear (seed 000 §10.2: updates and deletes are not frozen).
+// never appear (updates and deletes are not frozen:
+// docs/provider-contract.md#snapshot-guarantee).
 
 #include <memory>
 #include <string>

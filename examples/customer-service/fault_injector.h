@@ -6,7 +6,7 @@
 //     the next N batch calls answer HTTP 503; the next K batch or enrich calls first sleep M ms;
 //     the next E /dispatch/enrich calls answer HTTP 500; criticalEnrich marks
 //     every enriched column of /dispatch/sql answers critical; brokenEnrichSql
-//     makes their enrich SQL name a missing table (sql-template route, seed 002 §7)
+//     makes their enrich SQL name a missing table (sql-template route enrichment)
 //   GET  /admin/stats -> {"batchCalls": n, "fail503Pending": .., "hangPending": ..}
 //
 // Admin routes answer only loopback callers presenting the internal token.

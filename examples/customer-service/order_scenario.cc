@@ -129,7 +129,7 @@ class OrderListScenario : public export_center::sdk::SqlScenario {
 
   Result<int64_t> GetVersion(const json&) override { return version_; }
 
-  // Seed 002 §7 scheme A: answers aligned with the keys by index.
+  // Callback enrichment: answers aligned with the keys by index.
   Result<std::vector<json>> Enrich(const export_center::sdk::SqlEnrichRequest& req) override {
     Db db(path_, SQLITE_OPEN_READONLY);
     sqlite3_stmt* st = nullptr;

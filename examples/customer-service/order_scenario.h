@@ -1,5 +1,5 @@
 #pragma once
-// ORDER_LIST: the sample service's sql-template scenarios (SPEC §7, seed 002).
+// ORDER_LIST: the sample service's sql-template scenarios (docs/sql-template-route.md).
 //
 //   orders(id, tenant_id, order_no, customer_id, customer_code, status,
 //          channel, amount_cents, quantity, paid, order_date, created_at)
