@@ -1,6 +1,6 @@
 // Route tests: a real httplib::Server on 127.0.0.1 (port 0) with the
 // in-memory fakes behind it, driven by a real httplib::Client. One test (or
-// a few) per row of SPEC §5, bad input included.
+// a few) per rule of docs/http-api.md, bad input included.
 
 #include "api/export_api.h"
 
@@ -743,7 +743,8 @@ TEST_F(ExportApiTest, ManualRetry) {
   EXPECT_EQ(Post(kTasks + "/" + Id(other) + "/retry", admin_).code(), "200");
   EXPECT_EQ(Post(kTasks + "/0123/retry", alice_).code(), "400");
   EXPECT_EQ(Post(kTasks + "/424242/retry", alice_).code(), "404");
-  // The permission is checked again at retry time (seed 000 §10.4).
+  // The permission is checked again at retry time
+  // (docs/task-lifecycle.md#when-definition-values-take-effect).
   task::Task stale = PutTask("alice", TaskState::kStale);
   std::string revoked = Token("alice", "t1", task::AppCode::kPlatform, {});
   EXPECT_EQ(Post(kTasks + "/" + Id(stale) + "/retry", revoked).code(), "403");

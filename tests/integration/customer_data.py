@@ -13,7 +13,7 @@ SHANGHAI = datetime.timedelta(hours=8)  # no daylight saving since 1991
 
 
 def guard(text):
-    """The formula-injection guard of SPEC §8."""
+    """The formula-injection guard of docs/xlsx.md (Cells)."""
     if text and text[0] in "=+-@\t\r":
         return "'" + text
     return text

@@ -1,4 +1,4 @@
-"""ORDER_LIST end to end (SPEC §7, seed 002 §3-§7): the built export-center and
+"""ORDER_LIST end to end (docs/sql-template-route.md): the built export-center and
 customer-service binaries, the sql-template route paging the customer
 service's own SQLite file as the read-only datasource.
 
@@ -166,7 +166,7 @@ class OrderList(OrderListBase):
                 self.assertIsInstance(got[0][10], datetime.datetime)
                 self.assertTrue(all(row[3] for row in got), f"{what}: a blank customer_name")
 
-    # ---- consistency (seed 002 §6) ------------------------------------------------
+    # ---- consistency (docs/sql-template-route.md#consistency-checks) ---------------
 
     def test_row_inserted_mid_export_in_strict_mode_is_inconsistent(self):
         # The callback enrichment of the first page hangs; the row goes in then.
@@ -192,7 +192,7 @@ class OrderList(OrderListBase):
         self.assertEqual(task["status"], "INCONSISTENT", task)
         self.assertIn("ALERT: sql-template inconsistent", self.c.log())
 
-    # ---- enrichment failures (seed 002 §7) -------------------------------------------
+    # ---- enrichment failures (docs/sql-template-route.md#enrichment) -----------------
 
     def check_blank_names(self, export_type, params):
         task = self.export(self.t1, export_type, params)

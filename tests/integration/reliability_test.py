@@ -1,13 +1,13 @@
-"""Fault injection with real processes (issue 3, seed 000 §19.2 adapted).
+"""Fault injection with real processes (issue 3; docs/guarantees.md#how-the-guarantees-are-tested).
 
 Each test starts its own customer service and export-center (build/ binaries)
 in a temp directory with short durations from the config, injects one fault
 — kill -9, provider 503s and hangs, duplicated and corrupt commands, a queue
 that waits past sent-stale-seconds, a process clock 5 minutes ahead — and
-asserts the seed's promise from the database rows, the files on disk and the
-cells of the downloaded file. Nothing is asserted after a bare sleep: positive
-outcomes are polled with a deadline, and "nothing happens" is asserted at
-every poll across a window of several reconciler rounds.
+asserts the product's promise (docs/guarantees.md) from the database rows, the
+files on disk and the cells of the downloaded file. Nothing is asserted after a
+bare sleep: positive outcomes are polled with a deadline, and "nothing happens"
+is asserted at every poll across a window of several reconciler rounds.
 
 Run: /usr/bin/python3 reliability_test.py BUILD_DIR [-k NAME]
 """

@@ -439,7 +439,7 @@ TEST_P(TaskStoreContractTest, ConcurrentCreatesNeverExceedTheLimits) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox"), 5);
 }
 
-// ---- claim (seed 000 §8.2) ----------------------------------------------------
+// ---- claim (docs/task-lifecycle.md#claim-branches) ----------------------------
 
 TEST_P(TaskStoreContractTest, ClaimTakesLeaseSetsDeadlineAndResetsProgress) {
   Task t = Create();
@@ -549,7 +549,7 @@ TEST_P(TaskStoreContractTest, ConcurrentClaimsOfOneCommandHaveOneWinner) {
   EXPECT_EQ(Get(t.id).attempt_count, 1);
 }
 
-// ---- renew, progress, commit (seed 000 §8.3, §8.3.1, §8.4) ---------------------
+// ---- renew, progress, commit (docs/task-lifecycle.md#running-an-attempt) ---------
 
 TEST_P(TaskStoreContractTest, RenewExtendsTheLease) {
   Task t = Create();
@@ -659,7 +659,7 @@ TEST_P(TaskStoreContractTest, FinishAttemptEndsInTheGivenState) {
   EXPECT_FALSE(after.lease_owner.has_value());
 }
 
-// ---- retries (seed 000 §9.2, §9.3) ----------------------------------------------
+// ---- retries (docs/task-lifecycle.md#automatic-retry and #manual-retry) -----------
 
 TEST_P(TaskStoreContractTest, ScheduleRetryBumpsVersionAndQueuesACommandAtTheSameInstant) {
   Task t = Create();
@@ -775,7 +775,7 @@ TEST_P(TaskStoreContractTest, CancelOfARunningTaskSetsTheFlag) {
   EXPECT_EQ(store_->RequestCancel(777).status().code(), StatusCode::kNotFound);
 }
 
-// ---- outbox publisher (seed 000 §7.4) ------------------------------------------
+// ---- outbox publisher (docs/dispatch.md#the-outbox-row) --------------------------
 
 TEST_P(TaskStoreContractTest, PublisherClaimsADueRowOnce) {
   Task t = Create();
@@ -815,7 +815,7 @@ TEST_P(TaskStoreContractTest, PublisherFailureBacksOffAndKeepsTheRow) {
   EXPECT_EQ(again->attempt_count, 2);
 }
 
-// ---- reconciler (seed 000 §8.5, §15) ------------------------------------------
+// ---- reconciler (docs/task-lifecycle.md#reconciler-duties) -----------------------
 
 TEST_P(TaskStoreContractTest, CaseARedispatchesAMissingCommandWithTheSameVersion) {
   Task t = Create();
@@ -959,7 +959,7 @@ TEST_P(TaskStoreContractTest, ExpiredArtifactsAreListedAndMarked) {
   EXPECT_EQ(Get(t.id).status, TaskState::kExpired);
 }
 
-// ---- dead letters (seed 000 §9.4) -------------------------------------------------
+// ---- dead letters (docs/task-lifecycle.md#dead-letters-and-quarantine) ------------
 
 TEST_P(TaskStoreContractTest, QuarantineIsolatesTheRowAndFailsTheTask) {
   Task t = Create();
