@@ -1,5 +1,5 @@
-// Copied from shared/bench-anchors/gen.h: the reference row generator, so the
-// bench writes rows that shared/bench-anchors/verify.py can check.
+// A verbatim copy of the reference row generator the performance targets were
+// set with, so the bench writes rows the reference checker (verify.py) can check.
 // Deterministic "customer list" row generator (C++ reference).
 // Identical algorithm in Gen.java and gen.py; verify.py cross-checks every
 // written row against gen.py.

@@ -1,5 +1,5 @@
 // xlsx_bench: our XlsxWriter / CsvWriter against libxlsxwriter (constant_memory)
-// on the shared "customer list" rows (shared/bench-anchors/gen.h).
+// on the reference "customer list" rows (bench/gen.h).
 //
 // usage: xlsx_bench [--out DIR] [--level N] [--only ours|lxw|csv|csvgz|template|split] [ROWS...]
 //        (default 200000 1000000)
@@ -224,7 +224,7 @@ int RunOurs(const std::string& path, uint64_t rows, int level, Mode mode) {
   return writer->Finish().ok() ? 1 : 0;
 }
 
-// Our own libxlsxwriter driver, same calls as shared/bench-anchors/lxw_writer.cpp.
+// Our own libxlsxwriter driver, making the same calls as the reference driver.
 int RunLxw(const std::string& path, uint64_t rows) {
   lxw_workbook_options opt;
   std::memset(&opt, 0, sizeof opt);
