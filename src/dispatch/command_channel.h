@@ -3,7 +3,7 @@
 //
 // At-least-once, no delaying, no re-ordering guarantees
 // (docs/guarantees.md#the-channel-does-no-delaying). Backends:
-// EmbeddedCommandChannel (in-process queue, embedded_channel.h) and later
+// EmbeddedCommandChannel (in-process queue, embedded_command_channel.h) and later
 // RabbitMqCommandChannel (dispatch/rabbitmq/).
 //
 // A delivery ends in exactly one of Ack (processed, whatever the outcome) or

@@ -36,8 +36,9 @@ class ExportMetrics {
   // export_task_created_total{type}: a create transaction committed.
   void TaskCreated(const std::string& type);
   // export_task_completed_total{type,status} and export_task_duration_seconds{type}:
-  // an attempt ended in `status` (SUCCEEDED, FAILED, CANCELLED, STALE, INCONSISTENT,
-  // or PENDING for an automatic retry) after `seconds` of execution.
+  // an attempt ended as `status` after `seconds` of execution. app/ passes the
+  // attempt's end (dispatch::AttemptEnd): SUCCEEDED, RETRIED (automatic retry),
+  // FAILED (STALE and INCONSISTENT included), CANCELLED or LOST (superseded).
   void TaskCompleted(const std::string& type, const std::string& status, double seconds);
   // export_task_queue_age_seconds: wait of the oldest PENDING task (0 if none).
   void SetTaskQueueAge(double seconds);

@@ -2,7 +2,7 @@
 // RowSource: pulls the rows of one export attempt, page by page.
 //
 // Backends: ProviderBatchSource (HTTP cursor batches, provider_batch_source.h)
-// and later the sql-template route (source/sql_template/). The consumer calls
+// and SqlTemplateSource (the sql-template route, sql_template_source.h). The consumer calls
 // NextPage until has_more is false, checking its abort flag, the deadline and
 // cancellation before and after each page.
 //
