@@ -1,0 +1,38 @@
+# ec_headers(TARGET FOLDER [EXCLUDE SUBFOLDER...])
+#
+# Makes `#include "FOLDER/..."` resolve for TARGET and for every target that
+# links it, and for nobody else. There is no global include path: each target
+# gets its own include root under build/include/TARGET/ holding a symlink to
+# its source folder, so including a component you do not link fails to compile
+# — the build graph is the architecture (docs/layout.md, "Dependencies").
+#
+# FOLDER is relative to the repository root (src/ is dropped from the include
+# path: src/store -> "store/..."). EXCLUDE names subfolders that are targets of
+# their own (store/postgres inside store): the folder is then mirrored entry by
+# entry, leaving those out.
+function(ec_headers target folder)
+  cmake_parse_arguments(H "" "" "EXCLUDE" ${ARGN})
+  string(REGEX REPLACE "^src/" "" include_path "${folder}")
+  set(root ${CMAKE_BINARY_DIR}/include/${target})
+  set(source_dir ${CMAKE_SOURCE_DIR}/${folder})
+  get_filename_component(parent ${root}/${include_path} DIRECTORY)
+  file(MAKE_DIRECTORY ${parent})
+  if(NOT H_EXCLUDE)
+    file(CREATE_LINK ${source_dir} ${root}/${include_path} SYMBOLIC)
+  else()
+    file(MAKE_DIRECTORY ${root}/${include_path})
+    # CONFIGURE_DEPENDS: a header added later re-runs CMake so it gets its link.
+    file(GLOB entries RELATIVE ${source_dir} CONFIGURE_DEPENDS ${source_dir}/*)
+    foreach(entry ${entries})
+      if(NOT entry IN_LIST H_EXCLUDE)
+        file(CREATE_LINK ${source_dir}/${entry} ${root}/${include_path}/${entry} SYMBOLIC)
+      endif()
+    endforeach()
+  endif()
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    target_include_directories(${target} INTERFACE ${root})
+  else()
+    target_include_directories(${target} PUBLIC ${root})
+  endif()
+endfunction()
