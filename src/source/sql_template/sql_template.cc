@@ -185,8 +185,10 @@ class TreeBuilder {
     return node;
   }
 
-  // Only element children count; anything but if/when/otherwise is ignored,
-  // as in XMLScriptBuilder.ChooseHandler.
+  // Only element children count (text between them is dropped); anything
+  // but if/when/otherwise is an error, as in the current MyBatis's
+  // XMLScriptBuilder.ChooseHandler (3.5 ignored it, hiding typos such as
+  // <otherwize>).
   std::unique_ptr<SqlNode> Choose(const pugi::xml_node& n) {
     auto node = std::make_unique<SqlNode>();
     node->type = SqlNode::Type::kChoose;
@@ -202,6 +204,8 @@ class TreeBuilder {
                               "Too many default (otherwise) elements in choose statement."};
         }
         node->otherwise = Contents(child);
+      } else {
+        throw TemplateError{Offset(child), "Unknown element <" + tag + "> in SQL statement."};
       }
     }
     return node;
@@ -270,10 +274,15 @@ class JoinSink : public Sink {
   bool any_ = false;
 };
 
-// TrimSqlNode's FilteredDynamicContext: plain concatenation into a buffer.
+// TrimSqlNode's FilteredDynamicContext: one space between fragments, as in
+// the current MyBatis (3.5 concatenated them, so `1</if><if>and` became
+// `1and`).
 class BufferSink : public Sink {
  public:
-  void Append(const std::string& sql) override { buf_ += sql; }
+  void Append(const std::string& sql) override {
+    if (!buf_.empty()) buf_ += ' ';
+    buf_ += sql;
+  }
   const std::string& buffer() const { return buf_; }
 
  private:

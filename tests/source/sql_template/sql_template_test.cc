@@ -164,8 +164,10 @@ TEST(SqlTemplate, WhereStripsLeadingAndOr) {
       "<if test=\"name != null\">   or NAME = #{name}  </if></where></script>";
   EXPECT_EQ(MustRender(tpl, Json{{"id", 1}}).sql, "SELECT * FROM BLOG WHERE  ID = ?");
   EXPECT_EQ(MustRender(tpl, Json{{"name", "n"}}).sql, "SELECT * FROM BLOG WHERE  NAME = ?");
+  // The fragments are joined with a space, as in MyBatis 3.6's
+  // shouldTrimWHEREInsteadOfANDForBothConditions (3.5 had one space less).
   EXPECT_EQ(MustRender(tpl, Json{{"id", 1}, {"name", "n"}}).sql,
-            "SELECT * FROM BLOG WHERE  ID = ?     or NAME = ?");
+            "SELECT * FROM BLOG WHERE  ID = ?      or NAME = ?");
   EXPECT_EQ(MustRender(tpl).sql, "SELECT * FROM BLOG");
 }
 
@@ -183,7 +185,8 @@ TEST(SqlTemplate, SetStripsCommas) {
   const char* tpl =
       "<script>UPDATE BLOG<set><if test=\"a\"> ID = #{a}, </if><if test=\"b\"> NAME = #{b}, </if>"
       "</set></script>";
-  EXPECT_EQ(MustRender(tpl, Json{{"a", 1}, {"b", 2}}).sql, "UPDATE BLOG SET ID = ?,  NAME = ?");
+  // MyBatis 3.6's shouldTrimSETInsteadOfCOMMAForBothConditions.
+  EXPECT_EQ(MustRender(tpl, Json{{"a", 1}, {"b", 2}}).sql, "UPDATE BLOG SET ID = ?,   NAME = ?");
   EXPECT_EQ(MustRender("<script>UPDATE BLOG<set><if test=\"false\">ID = ?</if>"
                        "<if test=\"true\">, NAME = ?</if></set></script>")
                 .sql,
@@ -303,7 +306,7 @@ TEST(SqlTemplate, NestedIfAndSizeChecks) {
       "collection=\"q.ids\" item=\"i\" open=\"(\" separator=\",\" close=\")\">#{i}</foreach>"
       "</if></if></where></script>";
   auto r = MustRender(tpl, Json{{"q", {{"name", "x"}, {"ids", {5}}}}});
-  EXPECT_EQ(Squash(r.sql), "SELECT * FROM t WHERE name = ? AND id IN (?)");
+  EXPECT_EQ(Squash(r.sql), "SELECT * FROM t WHERE name = ? AND id IN ( ? )");
   EXPECT_EQ(r.bindings, (std::vector<nlohmann::json>{"x", 5}));
   EXPECT_EQ(MustRender(tpl, Json{{"q", nullptr}}).sql, "SELECT * FROM t");
 }
@@ -359,6 +362,55 @@ TEST(SqlTemplate, ParameterRootNames) {
       "</script>",
       Json{{"a", 1}});
   EXPECT_EQ(r.bindings, std::vector<nlohmann::json>{1});
+}
+
+// ---- MyBatis 3.6 behaviour --------------------------------------------------
+
+TEST(SqlTemplate, UnknownElementInsideChooseIsAnError) {
+  // XMLScriptBuilderTest.shouldThrowIfUnknownElementFound: 3.5 dropped the
+  // misspelt <otherwize> silently, and with it the default branch.
+  std::string err = ErrorOf(
+      "<script>select * from user\n<choose>\n<when test=\"1==1\">and id = 1</when>\n"
+      "<otherwize>and id > 0</otherwize>\n</choose></script>");
+  EXPECT_NE(err.find("Unknown element <otherwize> in SQL statement."), std::string::npos) << err;
+  EXPECT_NE(err.find("line 4"), std::string::npos) << err;
+  // Known tags other than when/if/otherwise are no choice either.
+  EXPECT_NE(ErrorOf("<script><choose><bind name=\"x\" value=\"1\"/></choose></script>")
+                .find("Unknown element <bind>"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("<script><choose><where>a</where></choose></script>")
+                .find("Unknown element <where>"),
+            std::string::npos);
+  // Text between the branches is still dropped, and <if> counts as a <when>.
+  EXPECT_EQ(Squash(MustRender("<script>x <choose> stray <if test=\"true\">Y</if></choose></script>")
+                       .sql),
+            "x Y");
+}
+
+TEST(SqlTemplate, AdjacentFragmentsInsideWhereAreSpaced) {
+  // 3.5 concatenated the fragments of a <where>/<trim> body: "1and".
+  EXPECT_EQ(MustRender("<script>SELECT 1 FROM t<where>a = 1<if test=\"true\">and b = 2</if>"
+                       "</where></script>")
+                .sql,
+            "SELECT 1 FROM t WHERE a = 1 and b = 2");
+  EXPECT_EQ(MustRender("<script>SELECT 1 FROM t<where><if test=\"true\">a = 1</if><if "
+                       "test=\"true\">or b = 2</if></where></script>")
+                .sql,
+            "SELECT 1 FROM t WHERE a = 1 or b = 2");
+  EXPECT_EQ(MustRender("<script>UPDATE t<trim prefix=\"SET\" suffixOverrides=\",\">"
+                       "<if test=\"true\">a = 1,</if><if test=\"true\">b = 2,</if></trim></script>")
+                .sql,
+            "UPDATE t SET a = 1, b = 2");
+}
+
+TEST(SqlTemplate, ForEachInsideWhereIsSpacedLikeMyBatis36) {
+  // Each open, separator and item is a fragment of the <where> body.
+  auto r = MustRender("<script>SELECT 1<where><if test=\"true\">id IN</if><foreach "
+                      "collection=\"ids\" item=\"i\" open=\"(\" separator=\",\" close=\")\">"
+                      "#{i}</foreach></where></script>",
+                      Json{{"ids", {1, 2}}});
+  EXPECT_EQ(r.sql, "SELECT 1 WHERE id IN (  ? , ? )");
+  EXPECT_EQ(r.bindings, (std::vector<nlohmann::json>{1, 2}));
 }
 
 }  // namespace
