@@ -54,7 +54,13 @@ struct EnrichSqlDef {
 };
 
 struct SqlTemplateResult {
-  std::string sql_template;  // MyBatis <script> or plain SQL with #{} / ${}
+  // MyBatis <script> or plain SQL with #{} / ${}. ${} may read only values a
+  // user cannot choose (server-bound ids, allowed-list parameters, numbers,
+  // literals of the template such as a data-permission filter); one over a
+  // free-text parameter makes the center refuse the contract, UNSAFE_TEMPLATE
+  // (docs/sql-template.md#what--may-read). Check with `export-center sql
+  // render --untrusted`.
+  std::string sql_template;
   std::vector<SqlColumn> columns;
   std::string order_by;  // "col [ASC|DESC], …" over the result columns
   std::string tenant;    // the tenant the answer is for (checked by the center)

@@ -137,7 +137,9 @@ int Run(const Config& config) {
   export_center::sdk::RegisterSqlScenarios(
       server, config.internal_token,
       {NewOrderListScenario(config.sqlite_path, false, config.contract_version),
-       NewOrderListScenario(config.sqlite_path, true, config.contract_version)});
+       NewOrderListScenario(config.sqlite_path, true, config.contract_version),
+       NewSplicedOrderScenario(config.sqlite_path, "status", config.contract_version),
+       NewSplicedOrderScenario(config.sqlite_path, "keyword", config.contract_version)});
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok", "text/plain");
   });

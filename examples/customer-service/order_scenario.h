@@ -29,4 +29,12 @@ std::shared_ptr<export_center::sdk::SqlScenario> NewOrderListScenario(const std:
                                                                       bool sql_enrich,
                                                                       int64_t version);
 
+// ORDER_LIST_SPLICED_STATUS / ORDER_LIST_SPLICED_KEYWORD: the ORDER_LIST
+// contract with a legacy template that splices one filter into the SQL with
+// `${}` instead of binding it with `#{}` (docs/sql-template.md#what--may-read).
+// `spliced` is "status" (an allowed-list parameter: the center renders it) or
+// "keyword" (free text: the center refuses the contract, UNSAFE_TEMPLATE).
+std::shared_ptr<export_center::sdk::SqlScenario> NewSplicedOrderScenario(
+    const std::string& sqlite_path, const std::string& spliced, int64_t version);
+
 }  // namespace customer_service

@@ -4,13 +4,17 @@
 //   token   --config FILE --user U --tenant T --app PLATFORM|MERCHANT --perm P ...
 //                                   print a development JWT
 //   demo    --config FILE          serve + the sample customer service + one export
-//   sql render --template-file T --params-file P
-//                                   print {"sql": ..., "bindings": [...]} for a template
+//   sql render --template-file T --params-file P [--untrusted NAME[,NAME...]]
+//                                   print {"sql": ..., "bindings": [...]} for a template;
+//                                   a ${} reading an --untrusted name fails
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "api/auth.h"
 #include "app/backends.h"
@@ -83,11 +87,23 @@ int main(int argc, char** argv) {
   std::string template_file, params_file;
   render->add_option("--template-file", template_file, "the template (XML or text)")->required();
   render->add_option("--params-file", params_file, "the parameters (JSON object)")->required();
+  std::vector<std::string> untrusted;
+  render
+      ->add_option("--untrusted", untrusted,
+                   "parameters a user types freely (comma-separated, repeatable): a ${} that "
+                   "reads one fails the render")
+      ->delimiter(',');
   sql->require_subcommand(1);
 
   CLI11_PARSE(cli, argc, argv);
 
-  if (render->parsed()) return ec::sql_template::RunSqlRender(template_file, params_file);
+  if (render->parsed()) {
+    std::set<std::string> names;
+    for (const std::string& name : untrusted) {
+      if (!name.empty()) names.insert(name);
+    }
+    return ec::sql_template::RunSqlRender(template_file, params_file, names);
+  }
 
   if (serve->parsed()) return ec::app::RunServe(config_path);
   if (migrate->parsed()) return RunMigrate(config_path);

@@ -21,6 +21,7 @@ struct AttemptResult {
   Status status;
   store::FileResult file;
   std::optional<task::TaskState> terminal_state;  // set by the source: STALE, INCONSISTENT
+  std::optional<std::string> failure_code;         // set by the source: UNSAFE_TEMPLATE
 };
 
 double UnitRandom() {
@@ -111,7 +112,7 @@ class AttemptRunner {
     std::unique_ptr<render::Writer> writer;
     auto rows = Pump(**source, &sink, options, def->max_rows, &writer);
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
-      return {rows.status(), {}, (*source)->terminal_state()};
+      return {rows.status(), {}, (*source)->terminal_state(), (*source)->failure_code()};
     }
     auto summary = writer->Finish();
     if (!summary.ok()) return {summary.status(), {}};
@@ -200,6 +201,10 @@ class AttemptRunner {
     if (result.terminal_state) {
       const std::string code(task::ToString(*result.terminal_state));
       return Finish(*result.terminal_state, code, s.message(), AttemptEnd::kFailed);
+    }
+    if (result.failure_code) {
+      return Finish(task::TaskState::kFailed, *result.failure_code, s.message(),
+                    AttemptEnd::kFailed);
     }
     if (s.IsTransient()) return Retry(s);
     return Finish(task::TaskState::kFailed, FailureCode(s), s.message(), AttemptEnd::kFailed);

@@ -43,6 +43,12 @@ class RowSource {
   // classify the error as usual (transient → retry, else FAILED).
   virtual std::optional<task::TaskState> terminal_state() const { return std::nullopt; }
 
+  // After NextPage failed permanently: a failure code more precise than the
+  // one the Status code maps to — UNSAFE_TEMPLATE when the SQL contract's
+  // template would put a user-typed value into the SQL. The task then ends
+  // FAILED with this code. nullopt: the code follows the Status.
+  virtual std::optional<std::string> failure_code() const { return std::nullopt; }
+
   // An .xlsx template the data source supplies for this export (the SQL
   // contract's excelTemplate), valid after the first NextPage; it takes
   // precedence over the definition's template-file. nullptr: none.

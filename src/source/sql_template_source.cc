@@ -163,6 +163,7 @@ class SqlTemplateSource : public RowSource {
 
   const std::vector<task::Column>& columns() const override { return columns_; }
   std::optional<task::TaskState> terminal_state() const override { return terminal_state_; }
+  std::optional<std::string> failure_code() const override { return failure_code_; }
   std::shared_ptr<const std::string> excel_template() const override { return excel_template_; }
 
   StatusOr<Page> NextPage() override {
@@ -182,6 +183,8 @@ class SqlTemplateSource : public RowSource {
  private:
   Status Prepare();
   Status CheckContract();
+  Status CheckDollars();
+  sql_template::RenderOptions EnrichRenderOptions() const;
   Status ResolveColumns(const std::vector<std::string>& result_columns);
   Status PlanEnrichment();
   Status CheckCounts();
@@ -198,12 +201,14 @@ class SqlTemplateSource : public RowSource {
     terminal_state_ = state;
     return status;
   }
+  Status Unsafe(const sql_template::UnsafeDollar& unsafe, const std::string& where);
 
   SqlTemplateSourceOptions options_;
   std::unique_ptr<SqlContractClient> client_;
   std::shared_ptr<ReadOnlyDatasource> datasource_;
 
   json params_;
+  sql_template::RenderOptions render_options_;  // the names ${} may not read
   SqlContract contract_;
   std::string sql_;  // rendered, scanned, without a trailing ';'
   std::vector<json> bindings_;
@@ -220,6 +225,7 @@ class SqlTemplateSource : public RowSource {
   bool done_ = false;
   bool warned_enrich_ = false;
   std::optional<task::TaskState> terminal_state_;
+  std::optional<std::string> failure_code_;
   std::shared_ptr<const std::string> excel_template_;  // EXCEL_TEMPLATE contracts only
 };
 
@@ -229,7 +235,9 @@ Status SqlTemplateSource::Prepare() {
   EC_RETURN_IF_ERROR(sql_template::CheckQueryEnabled(options_.query_id, options_.enabled_query_ids));
   EC_ASSIGN_OR_RETURN(contract_, client_->GetSqlTemplate(params_));
   EC_RETURN_IF_ERROR(CheckContract());
-  auto rendered = sql_template::RenderTemplate(contract_.sql_template, params_);
+  render_options_.untrusted = UntrustedParameters(params_, options_.parameter_specs);
+  EC_RETURN_IF_ERROR(CheckDollars());
+  auto rendered = sql_template::RenderTemplate(contract_.sql_template, params_, render_options_);
   if (!rendered.ok()) return rendered.status().WithContext("rendering the contract's sqlTemplate");
   EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
   sql_ = StripTrailingSemicolon(rendered->sql);
@@ -276,6 +284,39 @@ Status SqlTemplateSource::CheckContract() {
     }
   }
   return Status::Ok();
+}
+
+// docs/sql-template.md#what--may-read: every template of the contract, enrich
+// SQL included, before any of them runs. An enrich SQL also may not put the
+// page's key values into ${}: they are business data, which users type too.
+Status SqlTemplateSource::CheckDollars() {
+  auto found = sql_template::FindUnsafeDollar(contract_.sql_template, render_options_.untrusted);
+  if (!found.ok()) return found.status().WithContext("rendering the contract's sqlTemplate");
+  if (*found) return Unsafe(**found, "sqlTemplate");
+  const sql_template::RenderOptions enrich = EnrichRenderOptions();
+  for (const auto& def : contract_.enrich_sqls) {
+    auto in_group = sql_template::FindUnsafeDollar(def.sql, enrich.untrusted);
+    if (!in_group.ok()) return in_group.status().WithContext("enrich group " + def.group);
+    if (*in_group) return Unsafe(**in_group, "enrich group " + def.group);
+  }
+  return Status::Ok();
+}
+
+sql_template::RenderOptions SqlTemplateSource::EnrichRenderOptions() const {
+  sql_template::RenderOptions options = render_options_;
+  options.untrusted.insert("keys");
+  return options;
+}
+
+// Permanent and loud: the contract, not this task, is at fault, and it would
+// have let a user's text into the SQL.
+Status SqlTemplateSource::Unsafe(const sql_template::UnsafeDollar& unsafe,
+                                 const std::string& where) {
+  failure_code_ = kUnsafeTemplateCode;
+  std::string message = "unsafe template (" + where + "): " + unsafe.Message();
+  spdlog::error("SECURITY: sql-template taskId={} exportType={} queryId={} refused: {}",
+                options_.task_id, options_.export_type, options_.query_id, message);
+  return InvalidArgument(message);
 }
 
 Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_columns) {
@@ -548,7 +589,7 @@ Status SqlTemplateSource::EnrichGroup(const EnrichGroupPlan& g, const ResultSet&
   }
   if (keys.empty()) return Status::Ok();
   params["keys"] = keys;
-  auto rendered = sql_template::RenderTemplate(g.def.sql, params);
+  auto rendered = sql_template::RenderTemplate(g.def.sql, params, EnrichRenderOptions());
   if (!rendered.ok()) return rendered.status().WithContext("enrich group " + g.def.group);
   EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
   EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query(StripTrailingSemicolon(rendered->sql),
@@ -582,7 +623,50 @@ Status SqlTemplateSource::EnrichGroup(const EnrichGroupPlan& g, const ResultSet&
   return Status::Ok();
 }
 
+bool InAllowedList(const std::string& text, const registry::ParameterSpec& spec) {
+  return std::find(spec.allowed.begin(), spec.allowed.end(), text) != spec.allowed.end();
+}
+
+// A value whose text cannot carry SQL: see UntrustedParameters.
+bool IsHarmless(const json& value, const registry::ParameterSpec* spec) {
+  if (value.is_null() || value.is_boolean() || value.is_number()) return true;
+  if (value.is_array()) {
+    return std::all_of(value.begin(), value.end(),
+                       [&](const json& e) { return !e.is_array() && IsHarmless(e, spec); });
+  }
+  if (!value.is_string() || spec == nullptr) return false;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (!spec->allowed.empty()) return InAllowedList(text, *spec);
+  task::Date date;
+  return spec->type == "DATE" && text.size() == 10 && ParseDate(text, &date);
+}
+
+// A declared parameter a user may fill with any text.
+bool IsFreeText(const registry::ParameterSpec& spec) {
+  return spec.allowed.empty() && (spec.type == "STRING" || spec.type == "STRING_LIST");
+}
+
 }  // namespace
+
+std::set<std::string> UntrustedParameters(const json& task_parameters,
+                                          const std::vector<registry::ParameterSpec>& specs) {
+  std::set<std::string> untrusted;
+  std::map<std::string, const registry::ParameterSpec*> by_name;
+  for (const auto& spec : specs) {
+    by_name[spec.name] = &spec;
+    if (IsFreeText(spec)) untrusted.insert(spec.name);
+  }
+  if (task_parameters.is_object()) {
+    for (const auto& [key, value] : task_parameters.items()) {
+      auto spec = by_name.find(key);
+      if (!IsHarmless(value, spec == by_name.end() ? nullptr : spec->second)) untrusted.insert(key);
+    }
+  }
+  for (const char* server_bound : {"tenantId", "appCode", "requestedBy"}) {
+    untrusted.erase(server_bound);
+  }
+  return untrusted;
+}
 
 StatusOr<json> TemplateParameters(const std::string& parameters_json, const std::string& tenant_id,
                                   task::AppCode app_code, const std::string& requested_by) {
@@ -665,6 +749,7 @@ SqlTemplateSourceOptions MakeSqlTemplateSourceOptions(const registry::ExportDefi
   o.batch_size = definition.batch_size;
   o.max_rows = definition.max_rows;
   o.timezone = definition.timezone;
+  o.parameter_specs = definition.parameters;
   return o;
 }
 

@@ -19,6 +19,12 @@
 // requestedBy from the task, overriding any user-supplied keys of those
 // names, so `#{tenantId}` in a business template is always the caller's.
 //
+// `${}` may read only values a user cannot choose freely
+// (docs/sql-template.md#what--may-read): before anything runs, the main
+// template and every enrich SQL are checked against UntrustedParameters, and
+// one `${}` over a user-typed value fails the attempt permanently with
+// failure_code() UNSAFE_TEMPLATE — no SQL is sent to the datasource.
+//
 // Error classes as RowSource: contract 5xx/timeouts and datasource
 // connection trouble are Unavailable; everything else is permanent. Not
 // thread-safe: one attempt, one thread.
@@ -28,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "source/datasource/read_only_datasource.h"
 #include "source/row_source.h"
@@ -50,7 +57,23 @@ struct SqlTemplateSourceOptions {
   int64_t max_rows = 200000;
   std::string timezone = "Asia/Shanghai";  // for DATETIME values without an offset
   int count_recheck_backoff_ms = 1000;     // replica lag allowance (docs/sql-template-route.md)
+  std::vector<registry::ParameterSpec> parameter_specs;  // the definition's, for the ${} rule
 };
+
+// The failure code of an attempt whose contract puts a user-typed value into
+// the SQL through `${}`.
+inline constexpr char kUnsafeTemplateCode[] = "UNSAFE_TEMPLATE";
+
+// The parameter names a contract's `${}` may not read: every declared
+// parameter a user fills freely (a STRING or STRING_LIST without an `allowed`
+// list), whether or not this task gives it, and every given value that is
+// not provably harmless. Harmless: a JSON number, boolean or null; a value
+// (every element, for a list) in the definition's `allowed` list; a DATE
+// that is exactly yyyy-MM-dd. Values are checked again here, not trusted
+// from create time, because the definition may have changed since.
+// tenantId, appCode and requestedBy are server-bound and never untrusted.
+std::set<std::string> UntrustedParameters(const nlohmann::json& task_parameters,
+                                          const std::vector<registry::ParameterSpec>& specs);
 
 // The engine's parameters: the task's parameters plus the server-side
 // tenantId/appCode/requestedBy (which win). InvalidArgument when

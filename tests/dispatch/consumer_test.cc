@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <atomic>
 #include <random>
 #include <thread>
@@ -37,6 +38,7 @@ struct Script {
   std::map<size_t, Status> fail_at;                  // page index → error
   std::map<size_t, std::function<void()>> hook_at;   // page index → side effect
   std::shared_ptr<const std::string> excel_template;  // as an SQL contract may supply
+  std::optional<std::string> failure_code;            // as the SQL source's UNSAFE_TEMPLATE
   int sources_made = 0;
 };
 
@@ -47,6 +49,7 @@ class ScriptedSource : public source::RowSource {
   std::shared_ptr<const std::string> excel_template() const override {
     return script_->excel_template;
   }
+  std::optional<std::string> failure_code() const override { return script_->failure_code; }
   StatusOr<source::Page> NextPage() override {
     const size_t i = next_++;
     if (auto hook = script_->hook_at.find(i); hook != script_->hook_at.end()) hook->second();
@@ -260,6 +263,23 @@ TEST_F(ConsumerTest, PermanentProviderErrorFailsTheTaskAndDeletesThePartialFile)
   EXPECT_EQ(t.status, TaskState::kFailed);
   EXPECT_EQ(t.failure_code, "INVALID_DATA");
   EXPECT_NE(t.failure_message->find("not a DECIMAL"), std::string::npos);
+  EXPECT_EQ(StoredFiles(), 0u);
+}
+
+TEST_F(ConsumerTest, TheSourcesFailureCodeIsTheTasks) {
+  // The sql-template source refuses a contract whose ${} reads user-typed
+  // text (docs/sql-template.md#what--may-read) before its first page.
+  script_.pages = {Rows(1, 2)};
+  script_.fail_at[0] = InvalidArgument("unsafe template (sqlTemplate): ${kw} reads ...");
+  script_.failure_code = "UNSAFE_TEMPLATE";
+  Consumer consumer(channel_.get(), Deps());
+  const int64_t id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kFailed);
+  EXPECT_EQ(t.failure_code, "UNSAFE_TEMPLATE");
+  EXPECT_NE(t.failure_message->find("${kw}"), std::string::npos);
+  EXPECT_EQ(t.dispatch_version, 1) << "permanent: not retried";
   EXPECT_EQ(StoredFiles(), 0u);
 }
 

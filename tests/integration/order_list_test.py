@@ -8,13 +8,19 @@ service's own SQLite file as the read-only datasource.
 - a row inserted mid-export under strict consistency -> INCONSISTENT;
 - the contract version bumped between create and run -> STALE;
 - enrichment failures per mode: a critical column -> FAILED, a non-critical
-  one -> blank cells and the task SUCCEEDS.
+  one -> blank cells and the task SUCCEEDS;
+- what `${}` may read (docs/sql-template.md#what--may-read): a contract that
+  splices the free-text keyword with `${}` ends FAILED with UNSAFE_TEMPLATE and
+  the datasource file is never opened; one that splices the allowed-list
+  status exports.
 
 Run: /usr/bin/python3 order_list_test.py BUILD_DIR [-k NAME]
 """
+import ctypes
 import datetime
 import os
 import sqlite3
+import struct
 import sys
 import time
 import unittest
@@ -218,6 +224,103 @@ class OrderList(OrderListBase):
         self.c.faults(brokenEnrichSql=True, criticalEnrich=True)
         task = self.export(self.t1, "ORDER_LIST_SQL", {"status": "REFUNDED"})
         self.assertEqual(task["status"], "FAILED", task)
+
+
+class FileOpens:
+    """Counts how often any process opens `path`, through Linux inotify: the
+    center opens the SQLite datasource file for every statement it runs (a
+    connection per query), so no open means no SQL."""
+
+    IN_OPEN = 0x20
+
+    def __init__(self, path):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        if libc.inotify_add_watch(self.fd, os.fsencode(path), self.IN_OPEN) < 0:
+            os.close(self.fd)
+            raise OSError(ctypes.get_errno(), "inotify_add_watch " + path)
+        self.count = 0
+
+    def opens(self):
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return self.count
+            offset = 0
+            while offset < len(data):
+                _, mask, _, name_len = struct.unpack_from("iIII", data, offset)
+                if mask & self.IN_OPEN:
+                    self.count += 1
+                offset += 16 + name_len
+
+    def close(self):
+        os.close(self.fd)
+
+
+class DollarSplicing(OrderListBase):
+    """docs/sql-template.md#what--may-read: the customer service's
+    ORDER_LIST_SPLICED_* contracts splice one filter with `${}`. The two
+    definitions read a private copy of the orders database, so that a watch
+    on that file sees exactly the statements these exports run."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.c = Cluster(BUILD_DIR, seed=CUSTOMERS, prefix="ec-orders-dollar-")
+        cls.guarded = os.path.join(cls.c.dir, "guarded.db")
+        over = order_overrides(cls.c.dir)
+        over["datasources"]["guarded"] = {"kind": "sqlite", "sqlite-path": cls.guarded}
+        for name, spliced in (("ORDER_SPLICED_STATUS", "STATUS"),
+                              ("ORDER_SPLICED_KEYWORD", "KEYWORD")):
+            definition = order_definition("ORDER_LIST_SPLICED_" + spliced, "strict")
+            definition["datasource"] = "guarded"
+            over["definitions"][name] = definition
+        cls.c.write_config(over)
+        cls.c.start_provider()  # seeds the orders
+        cls.db = os.path.join(cls.c.dir, "customers.db")
+        src, dst = sqlite3.connect(cls.db), sqlite3.connect(cls.guarded)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=DELETE")  # a plain file: no -wal beside it
+        finally:
+            src.close()
+            dst.close()
+        cls.c.start_center()
+        cls.t1 = cls.c.token("d1", "1", perms=PERMS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.cleanup()
+
+    def setUp(self):
+        self.watch = FileOpens(self.guarded)
+
+    def tearDown(self):
+        self.watch.close()
+
+    def test_dollar_over_a_free_text_parameter_fails_unsafe_and_runs_no_sql(self):
+        attack = ("x%' UNION SELECT id, order_no, customer_code, status, channel, 0, 0, 0,"
+                  " order_date, created_at FROM orders WHERE '%' = '")
+        for params in ({"keyword": attack}, {"keyword": "SO0000001"}, {}):
+            task = self.export(self.t1, "ORDER_SPLICED_KEYWORD", params)
+            self.assertEqual(task["status"], "FAILED", (params, task))
+            self.assertEqual(task["failureCode"], "UNSAFE_TEMPLATE", (params, task))
+            self.assertIn("${keyword}", task["failureMessage"], task)
+            self.assertNotIn("UNION", task["failureMessage"], task)
+        self.assertEqual(self.watch.opens(), 0, "the datasource was opened: SQL ran")
+        self.assertIn("SECURITY: sql-template", self.c.log())
+
+    def test_dollar_over_an_allowed_list_parameter_exports(self):
+        params = {"status": "PAID"}
+        task = self.export(self.t1, "ORDER_SPLICED_STATUS", params)
+        self.assertEqual(task["status"], "SUCCEEDED", task)
+        want = expected_orders(self.db, "1", params)
+        self.assertGreater(len(want), 0)
+        self.assert_cells(self.read_rows(self.t1, task), want, "ORDER_SPLICED_STATUS")
+        # The watch does see this route's statements, so the zero above means none ran.
+        self.assertGreater(self.watch.opens(), 0)
 
 
 class ContractVersion(OrderListBase):

@@ -14,7 +14,11 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "sdk/sql_scenario.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
@@ -66,6 +70,30 @@ FROM orders
   <if test="minId != null">AND id &gt;= #{minId}</if>
 </where>
 </script>)";
+
+// Passes every query on and remembers it: tests check what reached the database.
+class RecordingDatasource : public ReadOnlyDatasource {
+ public:
+  explicit RecordingDatasource(std::shared_ptr<ReadOnlyDatasource> inner) : inner_(std::move(inner)) {}
+  std::string_view kind() const override { return inner_->kind(); }
+  StatusOr<ResultSet> Query(std::string_view sql, const std::vector<json>& params,
+                            std::string_view schema) override {
+    {
+      std::lock_guard lock(mu_);
+      queries_.emplace_back(sql);
+    }
+    return inner_->Query(sql, params, schema);
+  }
+  std::vector<std::string> queries() const {
+    std::lock_guard lock(mu_);
+    return queries_;
+  }
+
+ private:
+  std::shared_ptr<ReadOnlyDatasource> inner_;
+  mutable std::mutex mu_;
+  std::vector<std::string> queries_;
+};
 
 // A scenario whose answers each test may bend.
 struct TestScenario : sdk::SqlScenario {
@@ -124,7 +152,8 @@ class SqlTemplateSourceTest : public ::testing::Test {
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    datasource_ = NewSqliteDatasource(path_);
+    recorder_ = std::make_shared<RecordingDatasource>(NewSqliteDatasource(path_));
+    datasource_ = recorder_;
   }
   void TearDown() override {
     server_.stop();
@@ -189,6 +218,7 @@ class SqlTemplateSourceTest : public ::testing::Test {
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;
+  std::shared_ptr<RecordingDatasource> recorder_;
   std::shared_ptr<ReadOnlyDatasource> datasource_;
 };
 
@@ -426,6 +456,149 @@ TEST_F(SqlTemplateSourceTest, EnrichedColumnNoGroupCoversIsAConfigurationError) 
   EXPECT_NE(page.status().message().find("region is covered by no enrichSqls group"),
             std::string::npos)
       << page.status().ToString();
+}
+
+// ---- what ${} may read (docs/sql-template.md#what--may-read) ---------------
+
+std::vector<registry::ParameterSpec> OrderParameterSpecs() {
+  registry::ParameterSpec status{"status", "STRING", "状态", false, {"NEW", "PAID"}};
+  registry::ParameterSpec keyword{"keyword", "STRING", "关键字", false, {}};
+  registry::ParameterSpec min_id{"minId", "INTEGER", "最小ID", false, {}};
+  return {status, keyword, min_id};
+}
+
+// The classic legacy list query: a user's keyword spliced into LIKE.
+void SpliceKeyword(sdk::SqlTemplateResult* r) {
+  r->sql_template = R"(<script>
+SELECT id, order_no, customer_code, status, amount, paid, order_date, created_at FROM orders
+<where>
+  tenant_id = #{tenantId}
+  <if test="keyword != null">AND order_no LIKE '%${keyword}%'</if>
+</where>
+</script>)";
+}
+
+TEST_F(SqlTemplateSourceTest, DollarOverAFreeTextParameterFailsPermanentlyBeforeAnySql) {
+  scenario_->tweak = SpliceKeyword;
+  auto o = Options({{"keyword", "x' UNION SELECT id, order_no, customer_code, status, amount, "
+                                "paid, order_date, created_at FROM orders WHERE '1' LIKE '1"}});
+  o.parameter_specs = OrderParameterSpecs();
+  auto source = Make(o);
+  auto page = source->NextPage();
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(page.status().IsTransient());
+  EXPECT_EQ(source->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_EQ(source->terminal_state(), std::nullopt);
+  EXPECT_NE(page.status().message().find("${keyword}"), std::string::npos)
+      << page.status().ToString();
+  EXPECT_EQ(page.status().message().find("UNION"), std::string::npos) << "no user text echoed";
+  EXPECT_TRUE(recorder_->queries().empty()) << "the datasource saw: " << recorder_->queries()[0];
+
+  // Leaving the keyword empty does not make the contract usable.
+  auto o2 = Options();
+  o2.parameter_specs = OrderParameterSpecs();
+  auto unfilled = Make(o2);
+  EXPECT_FALSE(unfilled->NextPage().ok());
+  EXPECT_EQ(unfilled->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_TRUE(recorder_->queries().empty());
+}
+
+TEST_F(SqlTemplateSourceTest, DollarOverAnAllowedListParameterExports) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    r->sql_template = R"(<script>
+SELECT id, order_no, customer_code, status, amount, paid, order_date, created_at FROM orders
+<where>
+  tenant_id = #{tenantId}
+  <if test="status != null">AND status = '${status}'</if>
+  <if test="minId != null">AND id &gt;= ${minId}</if>
+  <if test="keyword != null">AND order_no LIKE #{keyword}</if>
+</where>
+</script>)";
+  };
+  scenario_->support_count = false;  // CountDirect knows no minId; the rows are counted here
+  auto o = Options({{"status", "PAID"}, {"minId", 100}, {"keyword", "SO%"}});
+  o.parameter_specs = OrderParameterSpecs();
+  auto source = Make(o);
+  auto rows = Drain(*source);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(source->failure_code(), std::nullopt);
+  ASSERT_FALSE(recorder_->queries().empty());
+  const std::string first = recorder_->queries()[0];
+  EXPECT_NE(first.find("status = 'PAID'"), std::string::npos) << first;
+  EXPECT_NE(first.find("id >= 100"), std::string::npos) << first;
+  int64_t want = 0;
+  for (int i = 100; i <= kOrders; ++i) want += (i % 2 == 0 && i % 3 == 0) ? 1 : 0;
+  EXPECT_EQ(static_cast<int64_t>(rows->size()), want);
+  for (const auto& r : *rows) EXPECT_EQ(CellText(r[3]), "PAID");
+}
+
+TEST_F(SqlTemplateSourceTest, NumberTypedAsTextIsNotANumber) {
+  // INTEGER parameters may arrive as digit strings; only a JSON number is
+  // trusted in ${}.
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    r->sql_template =
+        "SELECT id, order_no, customer_code, status, amount, paid, order_date, created_at "
+        "FROM orders WHERE tenant_id = #{tenantId} AND id >= ${minId}";
+  };
+  auto o = Options({{"minId", "100"}});
+  o.parameter_specs = OrderParameterSpecs();
+  auto source = Make(o);
+  EXPECT_FALSE(source->NextPage().ok());
+  EXPECT_EQ(source->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_TRUE(recorder_->queries().empty());
+}
+
+TEST_F(SqlTemplateSourceTest, EnrichSqlMayNotSpliceThePageKeys) {
+  // Key values are business data that users typed elsewhere.
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    AddEnrichedColumn(r, false, false);
+    r->need_enrich = false;
+    r->enrich_sqls = {{"names", "customer_code",
+                       "<script>SELECT customer_code, customer_name FROM customer_names WHERE "
+                       "customer_code IN <foreach collection=\"keys\" item=\"k\" open=\"(\" "
+                       "separator=\",\" close=\")\">'${k}'</foreach></script>",
+                       {"customer_name"}}};
+  };
+  auto source = Make(Options());
+  auto page = source->NextPage();
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(source->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_NE(page.status().message().find("enrich group names"), std::string::npos)
+      << page.status().ToString();
+  EXPECT_NE(page.status().message().find("${k}"), std::string::npos) << page.status().ToString();
+  EXPECT_TRUE(recorder_->queries().empty());
+}
+
+TEST(UntrustedParametersTest, FreeTextIsUntrustedAndTheRestIsCheckedByValue) {
+  std::vector<registry::ParameterSpec> specs = {
+      {"status", "STRING", "", false, {"NEW", "PAID"}},
+      {"codes", "STRING_LIST", "", false, {"A", "B"}},
+      {"keyword", "STRING", "", false, {}},
+      {"tags", "STRING_LIST", "", false, {}},
+      {"minId", "INTEGER", "", false, {}},
+      {"paid", "BOOLEAN", "", false, {}},
+      {"from", "DATE", "", false, {}},
+  };
+  using S = std::set<std::string>;
+  // Free text is untrusted even when the task does not give it.
+  EXPECT_EQ(UntrustedParameters(json::object(), specs), (S{"keyword", "tags"}));
+  EXPECT_EQ(UntrustedParameters(json{{"status", "PAID"}, {"codes", {"A", "B"}}, {"minId", 7},
+                                     {"paid", true}, {"from", "2024-02-29"}},
+                                specs),
+            (S{"keyword", "tags"}));
+  // Values are checked again at run time, not trusted from create time.
+  EXPECT_EQ(UntrustedParameters(json{{"status", "PAID' OR '1'='1"},
+                                     {"codes", {"A", "x'"}},
+                                     {"minId", "7"},
+                                     {"from", "2024-02-29' --"},
+                                     {"undeclared", "x"},
+                                     {"undeclaredNumber", 3}},
+                                specs),
+            (S{"codes", "from", "keyword", "minId", "status", "tags", "undeclared"}));
+  // Server-bound values are never untrusted, whatever a definition declares.
+  std::vector<registry::ParameterSpec> odd = {{"tenantId", "STRING", "", false, {}}};
+  EXPECT_EQ(UntrustedParameters(json{{"tenantId", "t1"}, {"requestedBy", "u1"}}, odd), S{});
 }
 
 TEST(ParseDatabaseValueTest, TypesSurviveFromText) {

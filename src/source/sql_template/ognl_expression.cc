@@ -964,7 +964,37 @@ class Evaluator {
   const RootResolver& root_;
 };
 
+// RootReads' walk: a root directly under a property or a constant index
+// is read with that key; every other root is read whole.
+void CollectRootReads(const Node& n, std::vector<Expression::RootRead>& out) {
+  if (n.op == Op::kRoot) {
+    out.push_back({n.name, std::nullopt});
+    return;
+  }
+  size_t first = 0;
+  if ((n.op == Op::kProperty || n.op == Op::kIndex) && !n.kids.empty() &&
+      n.kids[0]->op == Op::kRoot) {
+    std::optional<std::string> key;
+    if (n.op == Op::kProperty) {
+      key = n.name;
+    } else if (n.kids.size() > 1 && n.kids[1]->op == Op::kLiteral &&
+               (n.kids[1]->literal.kind() == Value::Kind::kString ||
+                n.kids[1]->literal.kind() == Value::Kind::kChar)) {
+      key = n.kids[1]->literal.string_value();
+    }
+    out.push_back({n.kids[0]->name, key});
+    first = 1;
+  }
+  for (size_t i = first; i < n.kids.size(); ++i) CollectRootReads(*n.kids[i], out);
+}
+
 }  // namespace
+
+std::vector<Expression::RootRead> Expression::RootReads() const {
+  std::vector<RootRead> out;
+  CollectRootReads(*root_, out);
+  return out;
+}
 
 Expression::Expression(std::string text, std::unique_ptr<Node> root)
     : text_(std::move(text)), root_(std::move(root)) {}

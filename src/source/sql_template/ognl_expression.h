@@ -16,8 +16,10 @@
 // Thread-safety: a parsed Expression is immutable and may be shared.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "source/sql_template/ognl_value.h"
@@ -36,6 +38,14 @@ class Expression {
  public:
   struct Node;
 
+  // A root name the expression reads. `key` is the constant property or key
+  // read on it right away (`name.key`, `name['key']`, `name["key"]`), which
+  // tells which parameter `_parameter.kw` reads.
+  struct RootRead {
+    std::string name;
+    std::optional<std::string> key;
+  };
+
   // InvalidArgument with the column of the offending token on a syntax error.
   static StatusOr<std::shared_ptr<const Expression>> Parse(std::string_view text);
 
@@ -44,6 +54,10 @@ class Expression {
   StatusOr<Value> Evaluate(const RootResolver& root) const;
 
   const std::string& text() const { return text_; }
+
+  // Every root name the expression may read, in any branch of ?:, and/or,
+  // in method arguments and indexes, in source order (repeats kept).
+  std::vector<RootRead> RootReads() const;
 
   Expression(std::string text, std::unique_ptr<Node> root);
   ~Expression();

@@ -32,7 +32,7 @@ StatusOr<nlohmann::ordered_json> ReadParams(const std::string& path) {
 }  // namespace
 
 int RunSqlRender(const std::string& template_file, const std::string& params_file,
-                 std::ostream& out, std::ostream& err) {
+                 const std::set<std::string>& untrusted, std::ostream& out, std::ostream& err) {
   auto text = ReadFile(template_file);
   if (!text.ok()) {
     err << "sql render: " << text.status().message() << "\n";
@@ -45,7 +45,7 @@ int RunSqlRender(const std::string& template_file, const std::string& params_fil
     err << "sql render: " << params.status().message() << "\n";
     return 1;
   }
-  auto rendered = RenderTemplate(body, *params);
+  auto rendered = RenderTemplate(body, *params, RenderOptions{untrusted});
   if (!rendered.ok()) {
     err << "sql render: " << template_file << ": " << rendered.status().message() << "\n";
     return 1;
@@ -60,8 +60,9 @@ int RunSqlRender(const std::string& template_file, const std::string& params_fil
   return 0;
 }
 
-int RunSqlRender(const std::string& template_file, const std::string& params_file) {
-  return RunSqlRender(template_file, params_file, std::cout, std::cerr);
+int RunSqlRender(const std::string& template_file, const std::string& params_file,
+                 const std::set<std::string>& untrusted) {
+  return RunSqlRender(template_file, params_file, untrusted, std::cout, std::cerr);
 }
 
 }  // namespace export_center::sql_template

@@ -185,8 +185,10 @@ class TreeBuilder {
     return node;
   }
 
-  // Only element children count; anything but if/when/otherwise is ignored,
-  // as in XMLScriptBuilder.ChooseHandler.
+  // Only element children count (text between them is dropped); anything
+  // but if/when/otherwise is an error, as in the current MyBatis's
+  // XMLScriptBuilder.ChooseHandler (3.5 ignored it, hiding typos such as
+  // <otherwize>).
   std::unique_ptr<SqlNode> Choose(const pugi::xml_node& n) {
     auto node = std::make_unique<SqlNode>();
     node->type = SqlNode::Type::kChoose;
@@ -202,6 +204,8 @@ class TreeBuilder {
                               "Too many default (otherwise) elements in choose statement."};
         }
         node->otherwise = Contents(child);
+      } else {
+        throw TemplateError{Offset(child), "Unknown element <" + tag + "> in SQL statement."};
       }
     }
     return node;
@@ -270,10 +274,15 @@ class JoinSink : public Sink {
   bool any_ = false;
 };
 
-// TrimSqlNode's FilteredDynamicContext: plain concatenation into a buffer.
+// TrimSqlNode's FilteredDynamicContext: one space between fragments, as in
+// the current MyBatis (3.5 concatenated them, so `1</if><if>and` became
+// `1and`).
 class BufferSink : public Sink {
  public:
-  void Append(const std::string& sql) override { buf_ += sql; }
+  void Append(const std::string& sql) override {
+    if (!buf_.empty()) buf_ += ' ';
+    buf_ += sql;
+  }
   const std::string& buffer() const { return buf_; }
 
  private:
@@ -701,6 +710,134 @@ class Renderer {
   std::unordered_map<std::string, std::shared_ptr<const Expression>> cache_;
 };
 
+// ---------------------------------------------------------------------------
+// The `${}` rule (docs/sql-template.md#what--may-read). A static walk over
+// every branch, so the verdict does not depend on which filters a user
+// happened to fill in; it follows untrusted values through <bind> and
+// <foreach> the way the renderer's scopes do (a <foreach> body gets its own).
+
+// Where a value came from: the untrusted parameter, and the bound name a
+// `${}` reads it through ("" when it reads the parameter itself).
+struct Taint {
+  std::string parameter;
+  std::string via;
+};
+
+// <bind> and <foreach> names → the untrusted parameter each derives from
+// ("" for a trusted value).
+class TaintScope {
+ public:
+  explicit TaintScope(const TaintScope* parent) : parent_(parent) {}
+  const std::string* Find(const std::string& name) const {
+    for (const TaintScope* s = this; s != nullptr; s = s->parent_) {
+      auto it = s->vars_.find(name);
+      if (it != s->vars_.end()) return &it->second;
+    }
+    return nullptr;
+  }
+  void Bind(const std::string& name, std::string parameter) { vars_[name] = std::move(parameter); }
+
+ private:
+  const TaintScope* parent_;
+  std::unordered_map<std::string, std::string> vars_;
+};
+
+struct UnsafeAt {
+  size_t offset;
+  UnsafeDollar dollar;  // without its position
+};
+
+class TaintChecker {
+ public:
+  explicit TaintChecker(const std::set<std::string>& untrusted) : untrusted_(untrusted) {}
+
+  // Throws TemplateError for an expression that does not parse.
+  std::optional<UnsafeAt> Check(const SqlNode& root) {
+    TaintScope scope(nullptr);
+    Walk(root, scope);
+    return found_;
+  }
+
+ private:
+  void Walk(const SqlNode& node, TaintScope& scope) {
+    if (found_) return;
+    switch (node.type) {
+      case SqlNode::Type::kText:
+        if (node.dynamic) CheckText(node, scope);
+        return;
+      case SqlNode::Type::kMixed:
+      case SqlNode::Type::kIf:
+      case SqlNode::Type::kTrim:
+        WalkChildren(node, scope);
+        return;
+      case SqlNode::Type::kChoose:
+        WalkChildren(node, scope);
+        if (node.otherwise) Walk(*node.otherwise, scope);
+        return;
+      case SqlNode::Type::kForEach: {
+        // The index of a map is one of its keys, so it is as untrusted as the items.
+        std::optional<Taint> collection = Read(node.text, scope, node.offset);
+        std::string parameter = collection ? collection->parameter : "";
+        TaintScope local(&scope);
+        if (node.item) local.Bind(*node.item, parameter);
+        if (node.index) local.Bind(*node.index, parameter);
+        WalkChildren(node, local);
+        return;
+      }
+      case SqlNode::Type::kBind: {
+        std::optional<Taint> value = Read(node.text, scope, node.offset);
+        scope.Bind(node.name, value ? value->parameter : "");
+        return;
+      }
+    }
+  }
+
+  void WalkChildren(const SqlNode& node, TaintScope& scope) {
+    for (const auto& child : node.children) Walk(*child, scope);
+  }
+
+  void CheckText(const SqlNode& node, const TaintScope& scope) {
+    ParseTokens(node.text, "${", "}", [&](const std::string& expr, size_t at) {
+      if (found_) return std::string();
+      if (std::optional<Taint> t = Read(expr, scope, node.offset + at)) {
+        found_ = UnsafeAt{node.offset + at, {"${" + expr + "}", t->parameter, t->via, ""}};
+      }
+      return std::string();
+    });
+  }
+
+  // The first untrusted value `text` reads, if any.
+  std::optional<Taint> Read(const std::string& text, const TaintScope& scope, size_t at) {
+    auto parsed = Expression::Parse(text);
+    if (!parsed.ok()) throw TemplateError{at, parsed.status().message()};
+    for (const Expression::RootRead& read : (*parsed)->RootReads()) {
+      if (std::optional<Taint> t = ReadRoot(read, scope)) return t;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Taint> ReadRoot(const Expression::RootRead& read, const TaintScope& scope) {
+    const std::string* bound = scope.Find(read.name);
+    if (bound != nullptr && !bound->empty()) return Taint{*bound, read.name};
+    if (read.name == "_parameter") {
+      // The whole parameter object holds every untrusted value.
+      if (!read.key) {
+        if (untrusted_.empty()) return std::nullopt;
+        return Taint{*untrusted_.begin(), read.name};
+      }
+      if (untrusted_.count(*read.key)) return Taint{*read.key, read.name};
+      return std::nullopt;
+    }
+    // Even under a trusted <bind> of the same name: a <bind> in a branch that
+    // does not run leaves the parameter visible, and a static walk cannot tell.
+    if (untrusted_.count(read.name)) return Taint{read.name, ""};
+    return std::nullopt;
+  }
+
+  const std::set<std::string>& untrusted_;
+  std::optional<UnsafeAt> found_;
+};
+
 std::string Position(std::string_view text, size_t offset) {
   size_t line = 1;
   size_t column = 1;
@@ -736,28 +873,54 @@ std::unique_ptr<SqlNode> ParseScript(std::string_view text, size_t base) {
   return TreeBuilder(base).Contents(script);
 }
 
-StatusOr<RenderedSql> Render(std::string_view text, const Json& params_json) {
+// A template's node tree: a <script> document or one text node.
+struct ParsedTemplate {
+  std::unique_ptr<SqlNode> root;
+  bool script = false;
+};
+
+// Throws TemplateError.
+ParsedTemplate ParseTemplate(std::string_view text) {
+  size_t lead = 0;
+  while (lead < text.size() && static_cast<unsigned char>(text[lead]) <= 0x20) ++lead;
+  if (text.substr(lead).rfind("<script>", 0) == 0) return {ParseScript(text, lead), true};
+  return {TextNode(std::string(text), 0), false};
+}
+
+// Throws TemplateError.
+std::optional<UnsafeDollar> FindUnsafe(const SqlNode& root, std::string_view text,
+                                       const std::set<std::string>& untrusted) {
+  std::optional<UnsafeAt> found = TaintChecker(untrusted).Check(root);
+  if (!found) return std::nullopt;
+  found->dollar.position = Position(text, found->offset);
+  return found->dollar;
+}
+
+StatusOr<RenderedSql> Render(std::string_view text, const Json& params_json,
+                             const RenderOptions& options) {
   RenderedSql out;
   Params params(params_json);
   Renderer renderer(params, out.bindings);
   Scope root(nullptr);
   root.Bind("_parameter", Value::FromJson(params_json));
   root.Bind("_databaseId", Value::Null());
-  size_t lead = 0;
-  while (lead < text.size() && static_cast<unsigned char>(text[lead]) <= 0x20) ++lead;
   try {
-    if (text.substr(lead).rfind("<script>", 0) == 0) {
-      auto tree = ParseScript(text, lead);
+    ParsedTemplate parsed = ParseTemplate(text);
+    if (!options.untrusted.empty()) {
+      if (auto unsafe = FindUnsafe(*parsed.root, text, options.untrusted)) {
+        return InvalidArgument(unsafe->Message());
+      }
+    }
+    if (parsed.script) {
       JoinSink sink;
-      renderer.Apply(*tree, sink, root);
+      renderer.Apply(*parsed.root, sink, root);
       out.sql = std::string(JavaTrim(sink.sql()));
       return out;
     }
-    auto node = TextNode(std::string(text), 0);
-    std::string sql = renderer.RenderText(*node, root);
+    std::string sql = renderer.RenderText(*parsed.root, root);
     // A static plain-text template becomes a RawSqlSource, which keeps its
     // text as is; a dynamic one goes through DynamicContext, which trims.
-    out.sql = node->dynamic ? std::string(JavaTrim(sql)) : sql;
+    out.sql = parsed.root->dynamic ? std::string(JavaTrim(sql)) : sql;
     return out;
   } catch (const TemplateError& e) {
     return InvalidArgument(Position(text, e.offset) + ": " + e.message);
@@ -768,13 +931,32 @@ StatusOr<RenderedSql> Render(std::string_view text, const Json& params_json) {
 
 }  // namespace
 
-StatusOr<RenderedSql> RenderTemplate(std::string_view template_text,
-                                     const nlohmann::ordered_json& params) {
-  return Render(template_text, params);
+std::string UnsafeDollar::Message() const {
+  std::string through = via.empty() ? "" : " through '" + via + "'";
+  return position + ": " + expression + " reads the untrusted parameter '" + parameter + "'" +
+         through +
+         "; ${} puts its text into the SQL unescaped, so it may read only server-bound, "
+         "allowed-list or numeric values: bind a user-typed value with #{} instead";
 }
 
-StatusOr<RenderedSql> RenderTemplate(std::string_view template_text, const nlohmann::json& params) {
-  return Render(template_text, Json::parse(params.dump()));
+StatusOr<std::optional<UnsafeDollar>> FindUnsafeDollar(std::string_view template_text,
+                                                       const std::set<std::string>& untrusted) {
+  try {
+    return FindUnsafe(*ParseTemplate(template_text).root, template_text, untrusted);
+  } catch (const TemplateError& e) {
+    return InvalidArgument(Position(template_text, e.offset) + ": " + e.message);
+  }
+}
+
+StatusOr<RenderedSql> RenderTemplate(std::string_view template_text,
+                                     const nlohmann::ordered_json& params,
+                                     const RenderOptions& options) {
+  return Render(template_text, params, options);
+}
+
+StatusOr<RenderedSql> RenderTemplate(std::string_view template_text, const nlohmann::json& params,
+                                     const RenderOptions& options) {
+  return Render(template_text, Json::parse(params.dump()), options);
 }
 
 }  // namespace export_center::sql_template

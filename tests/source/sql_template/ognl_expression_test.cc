@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace export_center::sql_template {
 namespace {
 
@@ -135,6 +138,39 @@ TEST(OgnlValue, JavaDoubleToString) {
   EXPECT_EQ(JavaDoubleToString(1.5e-4), "1.5E-4");
   EXPECT_EQ(JavaDoubleToString(0.001), "0.001");
   EXPECT_EQ(JavaDoubleToString(-2.25), "-2.25");
+}
+
+// "name" or "name.key" for each root read, the input of the ${} rule.
+std::vector<std::string> Reads(const std::string& expr) {
+  auto parsed = Expression::Parse(expr);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  std::vector<std::string> out;
+  if (!parsed.ok()) return out;
+  for (const auto& r : (*parsed)->RootReads()) out.push_back(r.key ? r.name + "." + *r.key : r.name);
+  return out;
+}
+
+TEST(OgnlExpression, RootReadsSeeEveryBranchArgumentAndIndex) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(Reads("kw"), V{"kw"});
+  EXPECT_EQ(Reads("'%' + kw + '%'"), V{"kw"});
+  EXPECT_EQ(Reads("flag ? a : b.trim()"), (V{"flag", "a", "b"}));
+  EXPECT_EQ(Reads("x or y and not z"), (V{"x", "y", "z"}));
+  EXPECT_EQ(Reads("s.replace(kw, 'x')"), (V{"s", "kw"}));
+  EXPECT_EQ(Reads("list[i]"), (V{"list", "i"}));
+  EXPECT_EQ(Reads("@org.x.StringUtils@isBlank(kw) ? '' : {a, 1}"), (V{"kw", "a"}));
+  EXPECT_EQ(Reads("'literal' + 1"), V{});
+}
+
+TEST(OgnlExpression, RootReadsKeepTheConstantKeyReadOnARoot) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(Reads("_parameter.kw"), V{"_parameter.kw"});
+  EXPECT_EQ(Reads("_parameter['kw'].length()"), V{"_parameter.kw"});
+  EXPECT_EQ(Reads("_parameter[\"kw\"]"), V{"_parameter.kw"});
+  // A key computed at run time is not constant: the whole root is read.
+  EXPECT_EQ(Reads("_parameter[name]"), (V{"_parameter", "name"}));
+  EXPECT_EQ(Reads("_parameter"), V{"_parameter"});
+  EXPECT_EQ(Reads("a.b.c"), V{"a.b"});
 }
 
 }  // namespace

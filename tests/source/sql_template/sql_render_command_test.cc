@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 namespace export_center::sql_template {
@@ -28,10 +29,10 @@ class SqlRenderCommandTest : public ::testing::Test {
     return path.string();
   }
 
-  int Run(const std::string& t, const std::string& p) {
+  int Run(const std::string& t, const std::string& p, const std::set<std::string>& untrusted = {}) {
     out_.str("");
     err_.str("");
-    return RunSqlRender(t, p, out_, err_);
+    return RunSqlRender(t, p, untrusted, out_, err_);
   }
 
   std::filesystem::path dir_;
@@ -48,8 +49,9 @@ TEST_F(SqlRenderCommandTest, PrintsOneJsonObject) {
   std::string p = Write("p.json", R"({"status": "PAID", "ids": [1, 2]})");
   ASSERT_EQ(Run(t, p), 0) << err_.str();
   auto j = nlohmann::json::parse(out_.str());
-  // No space between </if><if> in the template, so none in the SQL either.
-  EXPECT_EQ(j["sql"], "SELECT * FROM orders  WHERE  status = ?AND id IN (?,?)");
+  // Fragments inside <where> are joined with a space, as in MyBatis 3.6
+  // (3.5 gave "status = ?AND id IN (?,?)").
+  EXPECT_EQ(j["sql"], "SELECT * FROM orders  WHERE  status = ? AND id IN  (  ? , ? )");
   EXPECT_EQ(j["bindings"], nlohmann::json::parse(R"(["PAID", 1, 2])"));
   EXPECT_TRUE(err_.str().empty());
   EXPECT_EQ(out_.str().find('\n'), out_.str().size() - 1);  // one line
@@ -79,6 +81,21 @@ TEST_F(SqlRenderCommandTest, BadParamsAndMissingFiles) {
   EXPECT_NE(err_.str().find("not valid JSON"), std::string::npos);
   EXPECT_NE(Run((dir_ / "missing.xml").string(), Write("q.json", "{}")), 0);
   EXPECT_NE(err_.str().find("cannot open"), std::string::npos);
+}
+
+TEST_F(SqlRenderCommandTest, DollarOverAnUntrustedNameExitsNonZeroNamingIt) {
+  std::string t = Write("t.xml",
+                        "<script>SELECT * FROM ${table} <where>tenant_id = #{tenantId}"
+                        "<if test=\"kw != null\">AND note LIKE '%${kw}%'</if></where></script>");
+  std::string p = Write("p.json", R"({"table": "orders", "tenantId": "t1", "kw": "x"})");
+  EXPECT_NE(Run(t, p, {"kw", "other"}), 0);
+  EXPECT_TRUE(out_.str().empty());
+  EXPECT_NE(err_.str().find("${kw}"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("untrusted parameter 'kw'"), std::string::npos) << err_.str();
+  // The same template renders when only other keys are untrusted: ${table} is fine.
+  ASSERT_EQ(Run(t, p, {"tenantId"}), 0) << err_.str();
+  EXPECT_EQ(nlohmann::json::parse(out_.str())["sql"],
+            "SELECT * FROM orders  WHERE tenant_id = ? AND note LIKE '%x%'");
 }
 
 }  // namespace

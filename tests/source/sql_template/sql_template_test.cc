@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 namespace export_center::sql_template {
 namespace {
 
@@ -164,8 +168,10 @@ TEST(SqlTemplate, WhereStripsLeadingAndOr) {
       "<if test=\"name != null\">   or NAME = #{name}  </if></where></script>";
   EXPECT_EQ(MustRender(tpl, Json{{"id", 1}}).sql, "SELECT * FROM BLOG WHERE  ID = ?");
   EXPECT_EQ(MustRender(tpl, Json{{"name", "n"}}).sql, "SELECT * FROM BLOG WHERE  NAME = ?");
+  // The fragments are joined with a space, as in MyBatis 3.6's
+  // shouldTrimWHEREInsteadOfANDForBothConditions (3.5 had one space less).
   EXPECT_EQ(MustRender(tpl, Json{{"id", 1}, {"name", "n"}}).sql,
-            "SELECT * FROM BLOG WHERE  ID = ?     or NAME = ?");
+            "SELECT * FROM BLOG WHERE  ID = ?      or NAME = ?");
   EXPECT_EQ(MustRender(tpl).sql, "SELECT * FROM BLOG");
 }
 
@@ -183,7 +189,8 @@ TEST(SqlTemplate, SetStripsCommas) {
   const char* tpl =
       "<script>UPDATE BLOG<set><if test=\"a\"> ID = #{a}, </if><if test=\"b\"> NAME = #{b}, </if>"
       "</set></script>";
-  EXPECT_EQ(MustRender(tpl, Json{{"a", 1}, {"b", 2}}).sql, "UPDATE BLOG SET ID = ?,  NAME = ?");
+  // MyBatis 3.6's shouldTrimSETInsteadOfCOMMAForBothConditions.
+  EXPECT_EQ(MustRender(tpl, Json{{"a", 1}, {"b", 2}}).sql, "UPDATE BLOG SET ID = ?,   NAME = ?");
   EXPECT_EQ(MustRender("<script>UPDATE BLOG<set><if test=\"false\">ID = ?</if>"
                        "<if test=\"true\">, NAME = ?</if></set></script>")
                 .sql,
@@ -303,7 +310,7 @@ TEST(SqlTemplate, NestedIfAndSizeChecks) {
       "collection=\"q.ids\" item=\"i\" open=\"(\" separator=\",\" close=\")\">#{i}</foreach>"
       "</if></if></where></script>";
   auto r = MustRender(tpl, Json{{"q", {{"name", "x"}, {"ids", {5}}}}});
-  EXPECT_EQ(Squash(r.sql), "SELECT * FROM t WHERE name = ? AND id IN (?)");
+  EXPECT_EQ(Squash(r.sql), "SELECT * FROM t WHERE name = ? AND id IN ( ? )");
   EXPECT_EQ(r.bindings, (std::vector<nlohmann::json>{"x", 5}));
   EXPECT_EQ(MustRender(tpl, Json{{"q", nullptr}}).sql, "SELECT * FROM t");
 }
@@ -359,6 +366,210 @@ TEST(SqlTemplate, ParameterRootNames) {
       "</script>",
       Json{{"a", 1}});
   EXPECT_EQ(r.bindings, std::vector<nlohmann::json>{1});
+}
+
+// ---- MyBatis 3.6 behaviour --------------------------------------------------
+
+TEST(SqlTemplate, UnknownElementInsideChooseIsAnError) {
+  // XMLScriptBuilderTest.shouldThrowIfUnknownElementFound: 3.5 dropped the
+  // misspelt <otherwize> silently, and with it the default branch.
+  std::string err = ErrorOf(
+      "<script>select * from user\n<choose>\n<when test=\"1==1\">and id = 1</when>\n"
+      "<otherwize>and id > 0</otherwize>\n</choose></script>");
+  EXPECT_NE(err.find("Unknown element <otherwize> in SQL statement."), std::string::npos) << err;
+  EXPECT_NE(err.find("line 4"), std::string::npos) << err;
+  // Known tags other than when/if/otherwise are no choice either.
+  EXPECT_NE(ErrorOf("<script><choose><bind name=\"x\" value=\"1\"/></choose></script>")
+                .find("Unknown element <bind>"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("<script><choose><where>a</where></choose></script>")
+                .find("Unknown element <where>"),
+            std::string::npos);
+  // Text between the branches is still dropped, and <if> counts as a <when>.
+  EXPECT_EQ(Squash(MustRender("<script>x <choose> stray <if test=\"true\">Y</if></choose></script>")
+                       .sql),
+            "x Y");
+}
+
+TEST(SqlTemplate, AdjacentFragmentsInsideWhereAreSpaced) {
+  // 3.5 concatenated the fragments of a <where>/<trim> body: "1and".
+  EXPECT_EQ(MustRender("<script>SELECT 1 FROM t<where>a = 1<if test=\"true\">and b = 2</if>"
+                       "</where></script>")
+                .sql,
+            "SELECT 1 FROM t WHERE a = 1 and b = 2");
+  EXPECT_EQ(MustRender("<script>SELECT 1 FROM t<where><if test=\"true\">a = 1</if><if "
+                       "test=\"true\">or b = 2</if></where></script>")
+                .sql,
+            "SELECT 1 FROM t WHERE a = 1 or b = 2");
+  EXPECT_EQ(MustRender("<script>UPDATE t<trim prefix=\"SET\" suffixOverrides=\",\">"
+                       "<if test=\"true\">a = 1,</if><if test=\"true\">b = 2,</if></trim></script>")
+                .sql,
+            "UPDATE t SET a = 1, b = 2");
+}
+
+TEST(SqlTemplate, ForEachInsideWhereIsSpacedLikeMyBatis36) {
+  // Each open, separator and item is a fragment of the <where> body.
+  auto r = MustRender("<script>SELECT 1<where><if test=\"true\">id IN</if><foreach "
+                      "collection=\"ids\" item=\"i\" open=\"(\" separator=\",\" close=\")\">"
+                      "#{i}</foreach></where></script>",
+                      Json{{"ids", {1, 2}}});
+  EXPECT_EQ(r.sql, "SELECT 1 WHERE id IN (  ? , ? )");
+  EXPECT_EQ(r.bindings, (std::vector<nlohmann::json>{1, 2}));
+}
+
+// ---- what ${} may read (docs/sql-template.md#what--may-read) ---------------
+
+std::string UnsafeError(std::string_view tpl, const Json& params,
+                        const std::set<std::string>& untrusted) {
+  auto r = RenderTemplate(tpl, params, RenderOptions{untrusted});
+  EXPECT_FALSE(r.ok()) << "rendered: " << (r.ok() ? r->sql : "");
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(SqlTemplate, DollarOverAnUntrustedParameterIsRefused) {
+  const char* tpl = "SELECT * FROM orders\nWHERE note LIKE '%${kw}%' AND tenant_id = #{tenantId}";
+  Json attack = {{"kw", "x' UNION SELECT * FROM orders WHERE '1'='1"}, {"tenantId", "t1"}};
+  std::string err = UnsafeError(tpl, attack, {"kw"});
+  EXPECT_NE(err.find("${kw}"), std::string::npos) << err;
+  EXPECT_NE(err.find("untrusted parameter 'kw'"), std::string::npos) << err;
+  EXPECT_NE(err.find("line 2, column 19"), std::string::npos) << err;
+  EXPECT_EQ(err.find("UNION"), std::string::npos) << "the value is not echoed: " << err;
+  // Without the untrusted list the engine renders as MyBatis does.
+  EXPECT_NE(MustRender(tpl, attack).sql.find("UNION SELECT"), std::string::npos);
+}
+
+TEST(SqlTemplate, DollarOverOtherKeysStillRenders) {
+  const char* tpl =
+      "<script>SELECT * FROM ${table} <where><if test=\"kw != null\">name LIKE #{kw}</if>"
+      "<if test=\"status != null\">AND status = '${status}'</if></where> LIMIT ${n}</script>";
+  auto r = RenderTemplate(tpl, Json{{"table", "orders"}, {"kw", "%a%"}, {"status", "PAID"}, {"n", 5}},
+                          RenderOptions{{"kw"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->sql, "SELECT * FROM orders  WHERE name LIKE ? AND status = 'PAID'  LIMIT 5");
+  EXPECT_EQ(r->bindings, std::vector<nlohmann::json>{"%a%"});  // #{} is unaffected
+}
+
+TEST(SqlTemplate, DollarInABranchThatDoesNotRunIsRefusedToo) {
+  // The template is unusable whatever the user fills in: no value of kw gets
+  // past the check, not even none.
+  const char* tpl = "<script>SELECT 1 <if test=\"kw != null\">AND a LIKE '${kw}'</if></script>";
+  EXPECT_NE(UnsafeError(tpl, Json::object(), {"kw"}).find("${kw}"), std::string::npos);
+  const char* choose =
+      "<script>SELECT 1 <choose><when test=\"false\">x</when><otherwise>${kw}</otherwise>"
+      "</choose></script>";
+  EXPECT_NE(UnsafeError(choose, Json{{"kw", "a"}}, {"kw"}).find("${kw}"), std::string::npos);
+}
+
+TEST(SqlTemplate, BindDerivedFromAnUntrustedParameterIsRefused) {
+  const char* tpl =
+      "<script><bind name=\"pattern\" value=\"'%' + kw.trim() + '%'\"/>"
+      "SELECT 1 WHERE a LIKE '${pattern}'</script>";
+  std::string err = UnsafeError(tpl, Json{{"kw", "x"}}, {"kw"});
+  EXPECT_NE(err.find("${pattern} reads the untrusted parameter 'kw' through 'pattern'"),
+            std::string::npos)
+      << err;
+  // A bind of a bind keeps the taint.
+  EXPECT_NE(UnsafeError("<script><bind name=\"a\" value=\"kw\"/><bind name=\"b\" value=\"a + 1\"/>"
+                        "${b}</script>",
+                        Json{{"kw", "x"}}, {"kw"})
+                .find("${b}"),
+            std::string::npos);
+  // Binding the same parameter with #{} is the safe form.
+  auto ok = RenderTemplate("<script><bind name=\"pattern\" value=\"'%' + kw + '%'\"/>"
+                           "SELECT 1 WHERE a LIKE #{pattern}</script>",
+                           Json{{"kw", "x"}}, RenderOptions{{"kw"}});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->bindings, std::vector<nlohmann::json>{"%x%"});
+}
+
+TEST(SqlTemplate, TrustedFragmentsTheTemplateSuppliesRender) {
+  // The business service's data-permission fragment is part of the contract,
+  // and a <bind> of a literal or of server-bound values stays trusted.
+  auto r = RenderTemplate(
+      "<script><bind name=\"scope\" value=\"'dept_id IN (3, 7)'\"/>"
+      "<bind name=\"who\" value=\"'owner = ' + requestedBy\"/>"
+      "SELECT 1 FROM t WHERE ${scope} AND ${who} AND name = #{kw}</script>",
+      Json{{"kw", "x"}, {"requestedBy", "42"}}, RenderOptions{{"kw"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->sql, "SELECT 1 FROM t WHERE dept_id IN (3, 7) AND owner = 42 AND name = ?");
+}
+
+TEST(SqlTemplate, ForEachOverAnUntrustedCollectionTaintsItsItemAndIndex) {
+  const char* item =
+      "<script>SELECT 1 WHERE c IN <foreach collection=\"codes\" item=\"c\" open=\"(\" "
+      "separator=\",\" close=\")\">'${c}'</foreach></script>";
+  std::string err = UnsafeError(item, Json{{"codes", {"a", "b"}}}, {"codes"});
+  EXPECT_NE(err.find("${c} reads the untrusted parameter 'codes' through 'c'"), std::string::npos)
+      << err;
+  const char* index =
+      "<script>SELECT 1 WHERE <foreach collection=\"filters\" index=\"k\" item=\"v\" "
+      "separator=\" AND \">${k} = #{v}</foreach></script>";
+  EXPECT_NE(UnsafeError(index, Json{{"filters", {{"a", 1}}}}, {"filters"}).find("${k}"),
+            std::string::npos);
+  // Over a trusted collection, and with #{} items, it renders.
+  auto ok = RenderTemplate(item, Json{{"codes", {"a", "b"}}, {"kw", "z"}}, RenderOptions{{"kw"}});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(Squash(ok->sql), "SELECT 1 WHERE c IN ( 'a' , 'b' )");
+}
+
+TEST(SqlTemplate, ForEachItemTaintEndsWithTheLoop) {
+  const char* tpl =
+      "<script><foreach collection=\"codes\" item=\"c\">#{c}</foreach> ${c}</script>";
+  auto r = RenderTemplate(tpl, Json{{"codes", {"a"}}, {"c", 5}}, RenderOptions{{"codes"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Squash(r->sql), "? 5");
+}
+
+TEST(SqlTemplate, ParameterObjectReadsAreTracked) {
+  Json p = {{"kw", "x"}, {"status", "PAID"}};
+  EXPECT_NE(UnsafeError("SELECT ${_parameter.kw}", p, {"kw"}).find("through '_parameter'"),
+            std::string::npos);
+  EXPECT_NE(UnsafeError("SELECT ${_parameter['kw']}", p, {"kw"}).find("${_parameter['kw']}"),
+            std::string::npos);
+  EXPECT_NE(UnsafeError("SELECT ${_parameter}", p, {"kw"}).find("'kw'"), std::string::npos);
+  EXPECT_NE(UnsafeError("SELECT ${_parameter[name]}", p, {"kw"}).find("'kw'"), std::string::npos);
+  auto ok = RenderTemplate("SELECT '${_parameter.status}'", p, RenderOptions{{"kw"}});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->sql, "SELECT 'PAID'");
+}
+
+TEST(SqlTemplate, EveryPartOfADollarExpressionCounts) {
+  Json p = {{"kw", "x"}, {"flag", true}};
+  for (const char* tpl : {"${kw.trim()}", "${flag ? kw : 'a'}", "${'a'.concat(kw)}",
+                          "${@org.x.StringUtils@isBlank(kw) ? 'a' : 'b'}", "${{1, kw\\}}"}) {
+    EXPECT_NE(UnsafeError(tpl, p, {"kw"}).find("'kw'"), std::string::npos) << tpl;
+  }
+}
+
+TEST(SqlTemplate, BindOfATrustedValueDoesNotLaunderAnUntrustedName) {
+  // A static check cannot tell whether the <bind> ran, so the name stays untrusted.
+  EXPECT_NE(UnsafeError("<script><if test=\"x\"><bind name=\"kw\" value=\"'a'\"/></if>${kw}</script>",
+                        Json{{"kw", "b"}}, {"kw"})
+                .find("${kw}"),
+            std::string::npos);
+}
+
+TEST(SqlTemplate, EscapedDollarIsTextNotARead) {
+  auto r = RenderTemplate("SELECT '\\${kw}', ${n}, #{kw}", Json{{"kw", "x"}, {"n", 1}},
+                          RenderOptions{{"kw"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->sql, "SELECT '${kw}', 1, ?");
+}
+
+TEST(SqlTemplate, FindUnsafeDollarReportsTheFirstInDocumentOrder) {
+  auto found = FindUnsafeDollar("<script>SELECT ${ok}\n  ${b} ${a}</script>", {"a", "b"});
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->expression, "${b}");
+  EXPECT_EQ((*found)->parameter, "b");
+  EXPECT_EQ((*found)->via, "");
+  EXPECT_EQ((*found)->position, "line 2, column 3");
+  auto none = FindUnsafeDollar("SELECT ${ok} #{a}", {"a"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  // A malformed template is an error, not a verdict.
+  EXPECT_FALSE(FindUnsafeDollar("<script><iff/></script>", {"a"}).ok());
+  EXPECT_FALSE(FindUnsafeDollar("SELECT ${a ==}", {"b"}).ok());
 }
 
 }  // namespace
