@@ -69,16 +69,9 @@ StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
   return InvalidArgument("datasource " + ds.name + ": kind " + ds.kind + " is not built in");
 }
 
-std::set<std::string> EnabledQueryIds(const registry::RegistrySnapshot& snapshot) {
-  std::set<std::string> ids;
-  for (const auto& [name, def] : snapshot.definitions) {
-    if (def.source == registry::SourceKind::kSqlTemplate && def.enabled) ids.insert(def.query_id);
-  }
-  return ids;
-}
-
 StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
-    const config::ProviderClientConfig& client,
+    const config::ProviderClientConfig& client, metrics::ExportMetrics* metrics,
+    const PinContractVersionFn& pin,
     const std::map<std::string, config::DatasourceConfig>& datasources, const task::Task& task,
     const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot) {
   const registry::ProviderService* service = snapshot.FindService(def.service);
@@ -94,22 +87,37 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
   EC_ASSIGN_OR_RETURN(auto datasource, OpenDatasource(ds->second));
   source::SqlContractClientOptions c{*service, def.query_id, client,
                                      "taskId=" + std::to_string(task.id) + " exportType=" + def.name};
-  return source::NewSqlTemplateSource(
-      source::MakeSqlTemplateSourceOptions(def, task, EnabledQueryIds(snapshot)),
-      source::NewHttpSqlContractClient(c), std::move(datasource));
+  if (metrics != nullptr) {
+    // A contract call is the sql-template route's provider call: same metrics.
+    c.on_call = [metrics, name = service->name, type = def.name](int64_t ms, StatusCode code) {
+      metrics->ProviderRequest(name, type, static_cast<double>(ms) / 1000);
+      if (code != StatusCode::kOk) metrics->ProviderFailure(name, type);
+    };
+  }
+  source::SqlTemplateSourceOptions options =
+      source::MakeSqlTemplateSourceOptions(def, task, source::RegisteredQueryIds(snapshot));
+  if (pin) {
+    options.pin_contract_version = [pin, task](const std::string& version) {
+      return pin(task, version);
+    };
+  }
+  return source::NewSqlTemplateSource(options, source::NewHttpSqlContractClient(c),
+                                      std::move(datasource));
 }
 
 }  // namespace
 
 dispatch::RowSourceFactory MakeRowSourceFactory(
     const config::ProviderClientConfig& client, metrics::ExportMetrics* metrics,
-    const std::map<std::string, config::DatasourceConfig>& datasources) {
-  return [client, metrics, datasources](const task::Task& task,
+    const std::map<std::string, config::DatasourceConfig>& datasources,
+    PinContractVersionFn pin_contract_version) {
+  return [client, metrics, datasources, pin = std::move(pin_contract_version)](
+             const task::Task& task,
                                         const registry::ExportDefinition& def,
                                         const registry::RegistrySnapshot& snapshot)
              -> StatusOr<std::unique_ptr<source::RowSource>> {
     if (def.source == registry::SourceKind::kSqlTemplate) {
-      return MakeSqlTemplateSource(client, datasources, task, def, snapshot);
+      return MakeSqlTemplateSource(client, metrics, pin, datasources, task, def, snapshot);
     }
     const registry::ProviderService* service = snapshot.FindService(def.service);
     if (service == nullptr) {

@@ -27,9 +27,15 @@ StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
     const config::ChannelConfig& config);
 // `metrics` may be null. `datasources` are the read-only databases the
 // sql-template route may page (config `datasources:`).
+// `pin_contract_version(task, version)` records a sql-template task's
+// contract version at its first attempt when create could not
+// (store::TaskStore::PinContractVersion); may be empty for provider-only use.
+using PinContractVersionFn =
+    std::function<StatusOr<std::string>(const task::Task&, const std::string&)>;
 dispatch::RowSourceFactory MakeRowSourceFactory(
     const config::ProviderClientConfig& config, metrics::ExportMetrics* metrics,
-    const std::map<std::string, config::DatasourceConfig>& datasources = {});
+    const std::map<std::string, config::DatasourceConfig>& datasources = {},
+    PinContractVersionFn pin_contract_version = {});
 // Fetches a sql-template type's contract version (POST /dispatch/version) for
 // recording on the task at create. nullopt for provider types.
 using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>>(

@@ -44,14 +44,22 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config,
   deps.store = store;
   deps.storage = storage;
   deps.registry = registry;
-  deps.make_source = MakeRowSourceFactory(config.provider, metrics, config.datasources);
+  const std::string instance = config.instance_id;
+  deps.make_source = MakeRowSourceFactory(
+      config.provider, metrics, config.datasources,
+      [store, instance](const task::Task& task, const std::string& version) {
+        return store->PinContractVersion({task.id, task.dispatch_version, instance}, version);
+      });
   deps.make_writer = MakeWriterFactory();
   deps.consumer = config.consumer;
   deps.limits = config.limits;
   deps.deflate_level = config.render.deflate_level;
   deps.instance = config.instance_id;
   deps.on_end = [metrics](const task::Task& task, dispatch::AttemptEnd end, double seconds) {
-    metrics->TaskCompleted(task.export_type, std::string(dispatch::ToString(end)), seconds);
+    metrics->AttemptDuration(task.export_type, seconds);
+    if (dispatch::IsFinal(end)) {
+      metrics->TaskCompleted(task.export_type, std::string(dispatch::ToString(end)));
+    }
   };
   return deps;
 }
@@ -89,7 +97,10 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   metrics::ExportMetrics* metrics = c.metrics.get();
   c.reconciler = std::make_unique<dispatch::Reconciler>(
       c.store.get(), c.storage.get(), cfg.reconciler, [publisher] { publisher->Wake(); },
-      [metrics](const std::string& action, int n) { metrics->ReconcilerAction(action, n); });
+      [metrics](const std::string& action, int n) { metrics->ReconcilerAction(action, n); },
+      [metrics](const std::string& type, const std::string& status) {
+        metrics->TaskCompleted(type, status);
+      });
   c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(),
                                                  [metrics] { metrics->DlqMessage(); });
 

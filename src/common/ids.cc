@@ -10,35 +10,33 @@ namespace export_center {
 namespace {
 
 constexpr int64_t kEpochMs = 1704067200000;  // 2024-01-01T00:00:00Z
-
-uint64_t RandomU64() {
-  uint64_t v = 0;
-  RAND_bytes(reinterpret_cast<unsigned char*>(&v), sizeof v);
-  return v;
-}
-
 }  // namespace
 
-int64_t NextId() {
-  static std::mutex mu;
-  static const int64_t node = static_cast<int64_t>(RandomU64() & 0x3FF);
-  static int64_t last_ms = 0;
-  static int64_t sequence = 0;
-  std::lock_guard lock(mu);
+IdGenerator::IdGenerator(int node) : node_(((node % kNodeCount) + kNodeCount) % kNodeCount) {}
+
+int64_t IdGenerator::Next() {
+  std::lock_guard lock(mu_);
   // The process clock only makes ids unique and ordered; it never decides
   // correctness (leases and deadlines use the database clock).
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count() - kEpochMs;
-  if (now <= last_ms) {
-    now = last_ms;
-    sequence = (sequence + 1) & 0xFFF;
-    if (sequence == 0) now = ++last_ms;  // sequence exhausted: borrow the next millisecond
+  if (now <= last_ms_) {
+    now = last_ms_;
+    sequence_ = (sequence_ + 1) & 0xFFF;
+    if (sequence_ == 0) now = ++last_ms_;  // sequence exhausted: borrow the next millisecond
   } else {
-    sequence = 0;
+    sequence_ = 0;
   }
-  last_ms = now;
-  return (now << 22) | (node << 12) | sequence;
+  last_ms_ = now;
+  return (now << 22) | (int64_t{node_} << 12) | sequence_;
+}
+
+int IdNodeOf(int64_t id) { return static_cast<int>((id >> 12) & (IdGenerator::kNodeCount - 1)); }
+
+int64_t NextId() {
+  static IdGenerator generator(0);
+  return generator.Next();
 }
 
 std::string NewUuid() {

@@ -2,6 +2,7 @@
 // Identifiers: 64-bit task/outbox ids and UUIDs for event ids.
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,8 +10,30 @@
 namespace export_center {
 
 // Snowflake-style ids: 41 bits of milliseconds since 2024-01-01, 10 bits of
-// random node id chosen at start-up, 12 bits of sequence. Unique across
-// processes with high probability and roughly time-ordered; thread-safe.
+// node, 12 bits of sequence; roughly time-ordered. Ids of two generators
+// never collide while their nodes differ, so the node must not be chosen at
+// random: the task store takes it from the database (docs/store.md#ids).
+// Thread-safe.
+class IdGenerator {
+ public:
+  static constexpr int kNodeCount = 1024;  // 10 bits
+
+  explicit IdGenerator(int node);  // node modulo kNodeCount
+  int64_t Next();
+  int node() const { return node_; }
+
+ private:
+  const int node_;
+  std::mutex mu_;
+  int64_t last_ms_ = 0;   // GUARDED_BY(mu_)
+  int64_t sequence_ = 0;  // GUARDED_BY(mu_)
+};
+
+// The node part of an id made by IdGenerator.
+int IdNodeOf(int64_t id);
+
+// A process-wide generator on node 0, for fakes and tools that have no
+// database; production ids come from the store's IdGenerator.
 int64_t NextId();
 
 // Random version-4 UUID, lower case with dashes.

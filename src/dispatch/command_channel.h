@@ -9,6 +9,9 @@
 // A delivery ends in exactly one of Ack (processed, whatever the outcome) or
 // Reject (could not even decode it: poison). A rejected delivery is redelivered
 // until the channel's delivery limit, then handed to the dead-letter handler.
+// A dead letter is removed only when the handler acknowledges it; a rejected
+// dead letter is delivered to the handler again, without limit (its own
+// database failure must never drop one).
 
 #include <chrono>
 #include <functional>
@@ -24,6 +27,7 @@ struct Delivery {
   std::string payload;                  // possibly corrupt
   task::CommandProperties properties;   // set by the publisher beside the payload
   int delivery_count = 1;               // 1 on first delivery
+  std::string message_id;               // the channel's own id, for audit logs
 };
 
 enum class DeliveryOutcome { kAck, kReject };
@@ -43,9 +47,11 @@ class CommandChannel {
                           const std::function<DeliveryOutcome(const Delivery&)>& handler) = 0;
 
   // Dead letters: deliveries rejected more than the delivery limit. Blocks up
-  // to `wait`; the handler's return is ignored (dead letters are always acked).
-  virtual bool ConsumeDeadLetter(std::chrono::milliseconds wait,
-                                 const std::function<void(const Delivery&)>& handler) = 0;
+  // to `wait`. kAck removes the dead letter; kReject keeps it to be handed
+  // over again (the handler could not record it).
+  virtual bool ConsumeDeadLetter(
+      std::chrono::milliseconds wait,
+      const std::function<DeliveryOutcome(const Delivery&)>& handler) = 0;
 
   // Wakes every blocked ConsumeOne/ConsumeDeadLetter and makes them return false.
   virtual void Close() = 0;

@@ -36,6 +36,9 @@ class Consumer {
   // Handles one delivery on the calling thread. Public for tests.
   DeliveryOutcome Handle(const Delivery& delivery);
 
+  // True once Stop() has told running attempts to stop (after the grace).
+  bool ShutdownSignalled() const { return shutdown_.IsSet(); }
+
  private:
   void Loop();
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <optional>
 
 #include "common/ids.h"
 #include "task/command.h"
@@ -10,9 +11,30 @@
 namespace export_center::dispatch {
 namespace {
 
+// How long the worker waits before taking a dead letter back after its own
+// database failed, so an outage is not a busy loop.
+constexpr auto kRetryDelay = std::chrono::seconds(1);
+
 std::string Property(const Delivery& d, std::string_view name) {
   auto it = d.properties.find(std::string(name));
   return it == d.properties.end() ? std::string() : it->second;
+}
+
+std::optional<int32_t> ParseVersion(const std::string& text) {
+  int32_t version = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || ptr != text.data() + text.size() || version < 1) return std::nullopt;
+  return version;
+}
+
+// The properties as sent, for the operator who has to find the message.
+std::string RawProperties(const Delivery& d) {
+  std::string out;
+  for (const auto& [key, value] : d.properties) {
+    if (!out.empty()) out += ", ";
+    out += key + "=" + value;
+  }
+  return "{" + out + "}";
 }
 
 }  // namespace
@@ -27,35 +49,63 @@ void DlqHandler::Start() {
   if (worker_.joinable()) return;
   worker_ = std::thread([this] {
     while (!stopping_) {
-      channel_->ConsumeDeadLetter(std::chrono::milliseconds(200), [this](const Delivery& d) {
-        Status s = Handle(d);
-        if (!s.ok()) spdlog::error("dead letter not quarantined: {}", s.ToString());
+      bool retry_later = false;
+      channel_->ConsumeDeadLetter(std::chrono::milliseconds(200), [&](const Delivery& d) {
+        DeliveryOutcome outcome = Handle(d);
+        retry_later = outcome == DeliveryOutcome::kReject;
+        return outcome;
       });
+      if (retry_later) WaitBeforeRetry();
     }
   });
 }
 
+void DlqHandler::WaitBeforeRetry() {
+  std::unique_lock lock(mu_);
+  stop_cv_.wait_for(lock, kRetryDelay, [this] { return stopping_.load(); });
+}
+
 void DlqHandler::Stop() {
-  stopping_ = true;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
   if (worker_.joinable()) worker_.join();
 }
 
-Status DlqHandler::Handle(const Delivery& delivery) {
+DeliveryOutcome DlqHandler::Handle(const Delivery& delivery) {
   if (on_dead_letter_) on_dead_letter_();  // counted whether or not it can be located
   auto task_id = ParseId(Property(delivery, task::kPropTaskId));
-  const std::string version_text = Property(delivery, task::kPropDispatchVersion);
-  int32_t version = 0;
-  auto [ptr, ec] =
-      std::from_chars(version_text.data(), version_text.data() + version_text.size(), version);
-  if (!task_id || ec != std::errc() || ptr != version_text.data() + version_text.size() ||
-      version < 1) {
-    return InvalidArgument("dead letter without usable taskId/dispatchVersion properties");
-  }
+  auto version = ParseVersion(Property(delivery, task::kPropDispatchVersion));
   const std::string event_id = Property(delivery, task::kPropEventId);
-  spdlog::error("task {} v{} event {}: poison command quarantined after {} deliveries", *task_id,
-                version, event_id, delivery.delivery_count);
-  return store_->QuarantineCommand(*task_id, version, event_id,
-                                   "the export command could not be decoded and was quarantined");
+  if (!task_id || !version || event_id.empty()) {
+    // Nothing to quarantine: keeping it would only make the handler's own
+    // dead-letter loop. The operator gets everything needed to find it.
+    spdlog::critical("dead letter without usable taskId/dispatchVersion/eventId properties, "
+                     "acknowledged unhandled: message id {} properties {} after {} deliveries",
+                     delivery.message_id, RawProperties(delivery), delivery.delivery_count);
+    return DeliveryOutcome::kAck;
+  }
+  Status s = store_->QuarantineCommand(
+      *task_id, *version, event_id, "the export command could not be decoded and was quarantined");
+  if (s.ok()) {
+    spdlog::error("task {} v{} event {}: poison command quarantined after {} deliveries "
+                  "(message id {})",
+                  *task_id, *version, event_id, delivery.delivery_count, delivery.message_id);
+    return DeliveryOutcome::kAck;
+  }
+  if (s.code() == StatusCode::kConflict) {
+    spdlog::error("task {} v{} event {}: dead letter of an old or foreign command, acknowledged "
+                  "(message id {}): {}",
+                  *task_id, *version, event_id, delivery.message_id, s.message());
+    return DeliveryOutcome::kAck;
+  }
+  // The handler's own database failure: never drop the dead letter
+  // (docs/task-lifecycle.md#dead-letters-and-quarantine).
+  spdlog::error("task {} v{} event {}: quarantine failed, dead letter kept for a retry: {}",
+                *task_id, *version, event_id, s.ToString());
+  return DeliveryOutcome::kReject;
 }
 
 }  // namespace export_center::dispatch

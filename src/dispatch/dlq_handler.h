@@ -5,10 +5,15 @@
 // trusted; the task and version come from the properties the publisher put
 // beside it. In one transaction the outbox row becomes QUARANTINED — so the
 // reconciler never re-sends the same broken payload — and the task FAILED.
+// A dead letter is acknowledged only once that is done, or when it is known
+// to be old or foreign, or cannot be located at all (logged CRITICAL); when
+// the quarantine itself fails it is kept and handed over again.
 // Threads: one owned worker thread.
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "dispatch/command_channel.h"
@@ -27,13 +32,18 @@ class DlqHandler {
 
   void Start();
   void Stop();
-  // Handles one dead letter. Public for tests.
-  Status Handle(const Delivery& delivery);
+  // Handles one dead letter: kAck when it is done with it, kReject when the
+  // quarantine failed and the dead letter must come back. Public for tests.
+  DeliveryOutcome Handle(const Delivery& delivery);
 
  private:
+  void WaitBeforeRetry();
+
   store::TaskStore* store_;
   CommandChannel* channel_;
   std::function<void()> on_dead_letter_;
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
   std::atomic<bool> stopping_{false};
   std::thread worker_;
 };

@@ -3,6 +3,8 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <string>
 
 namespace export_center::dispatch {
 namespace {
@@ -15,7 +17,7 @@ class EmbeddedCommandChannel final : public CommandChannel {
   Status Publish(const std::string& payload, const task::CommandProperties& properties) override {
     std::lock_guard lock(mu_);
     if (closed_) return Unavailable("embedded channel is closed");
-    queue_.push_back(Delivery{payload, properties, 1});
+    queue_.push_back(Delivery{payload, properties, 1, "embedded-" + std::to_string(++published_)});
     ready_.notify_one();
     return Status::Ok();
   }
@@ -29,10 +31,15 @@ class EmbeddedCommandChannel final : public CommandChannel {
   }
 
   bool ConsumeDeadLetter(std::chrono::milliseconds wait,
-                         const std::function<void(const Delivery&)>& handler) override {
+                         const std::function<DeliveryOutcome(const Delivery&)>& handler) override {
     std::optional<Delivery> delivery = Pop(dead_letters_, wait);
     if (!delivery) return false;
-    handler(*delivery);
+    if (handler(*delivery) == DeliveryOutcome::kReject) {
+      // Not recorded by the handler: a dead letter is never dropped.
+      std::lock_guard lock(mu_);
+      dead_letters_.push_back(std::move(*delivery));
+      ready_.notify_all();
+    }
     return true;
   }
 
@@ -71,6 +78,7 @@ class EmbeddedCommandChannel final : public CommandChannel {
   std::deque<Delivery> queue_;         // GUARDED_BY(mu_)
   std::deque<Delivery> dead_letters_;  // GUARDED_BY(mu_)
   bool closed_ = false;                // GUARDED_BY(mu_)
+  int64_t published_ = 0;              // GUARDED_BY(mu_)
 };
 
 }  // namespace

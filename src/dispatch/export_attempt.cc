@@ -88,8 +88,16 @@ class AttemptRunner {
   // checks the deadline with the database clock.
   Status CheckpointBeforePage() {
     EC_RETURN_IF_ERROR(CheckAbort());
-    return RenewalVerdict(deps_.store->RenewLease(attempt_, deps_.consumer.lease_seconds),
-                          deps_.consumer.max_duration_seconds);
+    auto renewed = deps_.store->RenewLease(attempt_, deps_.consumer.lease_seconds);
+    if (!renewed.ok()) {
+      // One failed renewal does not end the export: the watchdog retries
+      // until its safety margin and sets the abort signal if they all fail
+      // (docs/task-lifecycle.md#lease-and-heartbeat).
+      spdlog::warn("task {} v{}: lease renewal before a page failed: {}", task_.id,
+                   task_.dispatch_version, renewed.status().ToString());
+      return Status::Ok();
+    }
+    return RenewalVerdict(renewed, deps_.consumer.max_duration_seconds);
   }
 
   AttemptResult Execute() {
@@ -200,7 +208,10 @@ class AttemptRunner {
     }
     if (result.terminal_state) {
       const std::string code(task::ToString(*result.terminal_state));
-      return Finish(*result.terminal_state, code, s.message(), AttemptEnd::kFailed);
+      const AttemptEnd end = *result.terminal_state == task::TaskState::kStale
+                                 ? AttemptEnd::kStale
+                                 : AttemptEnd::kInconsistent;
+      return Finish(*result.terminal_state, code, s.message(), end);
     }
     if (result.failure_code) {
       return Finish(task::TaskState::kFailed, *result.failure_code, s.message(),
@@ -222,6 +233,11 @@ class AttemptRunner {
     const bool still_ours = now.ok() && now->status == task::TaskState::kRunning &&
                             now->dispatch_version == attempt_.dispatch_version &&
                             now->lease_owner == attempt_.instance;
+    if (still_ours && now->cancel_requested) {
+      // The commit refuses a cancelled task (docs/task-lifecycle.md#cancellation).
+      return Finish(task::TaskState::kCancelled, "CANCELLED", "cancelled by the user",
+                    AttemptEnd::kCancelled);
+    }
     if (still_ours) {
       return Retry(DeadlineExceeded("execution exceeded the maximum duration of " +
                                     std::to_string(deps_.consumer.max_duration_seconds) + " s"));
@@ -246,6 +262,7 @@ class AttemptRunner {
     switch (*outcome) {
       case store::RetryOutcome::kRescheduled: return AttemptEnd::kRetried;
       case store::RetryOutcome::kFailedMaxAttempts: return AttemptEnd::kFailed;
+      case store::RetryOutcome::kCancelled: return AttemptEnd::kCancelled;
       case store::RetryOutcome::kLost: return AttemptEnd::kLost;
     }
     return AttemptEnd::kLost;
@@ -273,10 +290,14 @@ std::string_view ToString(AttemptEnd end) {
     case AttemptEnd::kRetried: return "RETRIED";
     case AttemptEnd::kFailed: return "FAILED";
     case AttemptEnd::kCancelled: return "CANCELLED";
+    case AttemptEnd::kStale: return "STALE";
+    case AttemptEnd::kInconsistent: return "INCONSISTENT";
     case AttemptEnd::kLost: return "LOST";
   }
   return "UNKNOWN";
 }
+
+bool IsFinal(AttemptEnd end) { return end != AttemptEnd::kRetried && end != AttemptEnd::kLost; }
 
 AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
                             const AbortSignal& shutdown) {

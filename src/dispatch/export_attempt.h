@@ -29,9 +29,14 @@ using RowSourceFactory = std::function<StatusOr<std::unique_ptr<source::RowSourc
 using WriterFactory = std::function<StatusOr<std::unique_ptr<render::Writer>>(
     task::FileFormat, ByteSink*, const render::WriterOptions&)>;
 
-// How an attempt ended, for metrics and logs.
-enum class AttemptEnd { kSucceeded, kRetried, kFailed, kCancelled, kLost };
+// How an attempt ended, for metrics and logs. kSucceeded, kFailed,
+// kCancelled, kStale and kInconsistent are the task's final state (ToString
+// is its name); kRetried (handed back for an automatic retry) and kLost
+// (superseded, wrote nothing) leave the task to a later attempt.
+enum class AttemptEnd { kSucceeded, kRetried, kFailed, kCancelled, kStale, kInconsistent, kLost };
 std::string_view ToString(AttemptEnd end);
+// Whether the attempt ended the task (export_task_completed_total counts these).
+bool IsFinal(AttemptEnd end);
 
 struct AttemptDeps {
   store::TaskStore* store = nullptr;

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace export_center::dispatch {
 
 Status RenewalVerdict(const StatusOr<store::RenewOutcome>& outcome, int max_duration_seconds) {
@@ -42,20 +44,63 @@ void LeaseWatchdog::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void LeaseWatchdog::Run() {
-  std::unique_lock lock(mu_);
-  while (!stop_cv_.wait_for(lock, std::chrono::seconds(heartbeat_seconds_),
-                            [this] { return stopping_; })) {
-    lock.unlock();
-    Status verdict =
-        RenewalVerdict(store_->RenewLease(attempt_, lease_seconds_), max_duration_seconds_);
-    lock.lock();
-    if (!verdict.ok()) {
-      spdlog::error("task {} v{}: watchdog stops the attempt: {}", attempt_.task_id,
-                    attempt_.dispatch_version, verdict.ToString());
-      abort_->Set(verdict);
-      return;
+std::chrono::milliseconds LeaseWatchdog::SafetyMargin(int lease_seconds) {
+  return std::max(std::chrono::milliseconds(1000), std::chrono::milliseconds(lease_seconds) * 200);
+}
+
+std::chrono::milliseconds LeaseWatchdog::RetryInterval(int heartbeat_seconds) {
+  return std::clamp(std::chrono::milliseconds(heartbeat_seconds) * 200,
+                    std::chrono::milliseconds(1000), std::chrono::milliseconds(5000));
+}
+
+// The lease was renewed to "database now + lease" at some instant after
+// `renewed_at` was read, so renewed_at + lease is a safe underestimate of
+// lease_until measured with this process's monotonic clock; no time is
+// compared with the database's.
+bool LeaseWatchdog::RenewOnce(std::chrono::steady_clock::time_point* renewed_at, bool* failing) {
+  const auto before = std::chrono::steady_clock::now();
+  auto outcome = store_->RenewLease(attempt_, lease_seconds_);
+  if (outcome.ok()) {
+    Status verdict = RenewalVerdict(outcome, max_duration_seconds_);
+    if (!verdict.ok()) return Abort(verdict);
+    if (*failing) {
+      spdlog::info("task {} v{}: lease renewed again", attempt_.task_id, attempt_.dispatch_version);
     }
+    *renewed_at = before;
+    *failing = false;
+    return true;
+  }
+  *failing = true;
+  const auto give_up_at =
+      *renewed_at + std::chrono::seconds(lease_seconds_) - SafetyMargin(lease_seconds_);
+  if (std::chrono::steady_clock::now() + RetryInterval(heartbeat_seconds_) < give_up_at) {
+    spdlog::warn("task {} v{}: lease renewal failed, retrying: {}", attempt_.task_id,
+                 attempt_.dispatch_version, outcome.status().ToString());
+    return true;
+  }
+  return Abort(RenewalVerdict(outcome, max_duration_seconds_));
+}
+
+bool LeaseWatchdog::Abort(const Status& verdict) {
+  spdlog::error("task {} v{}: watchdog stops the attempt: {}", attempt_.task_id,
+                attempt_.dispatch_version, verdict.ToString());
+  abort_->Set(verdict);
+  return false;
+}
+
+void LeaseWatchdog::Run() {
+  // The claim has just set lease_until = now + lease.
+  auto renewed_at = std::chrono::steady_clock::now();
+  bool failing = false;
+  std::unique_lock lock(mu_);
+  while (true) {
+    const auto wait = failing ? RetryInterval(heartbeat_seconds_)
+                              : std::chrono::milliseconds(std::chrono::seconds(heartbeat_seconds_));
+    if (stop_cv_.wait_for(lock, wait, [this] { return stopping_; })) return;
+    lock.unlock();
+    const bool go_on = RenewOnce(&renewed_at, &failing);
+    lock.lock();
+    if (!go_on) return;
   }
 }
 

@@ -4,9 +4,13 @@
 // (docs/task-lifecycle.md#lease-and-heartbeat). The renewal statement also
 // carries the execution deadline (docs/task-lifecycle.md#execution-deadline),
 // so a renewal that fails because the deadline passed stops the attempt too.
-// Any failure — lease lost, deadline passed, database error — sets the abort
-// signal; the watchdog never swallows an error.
+// Lease lost or deadline passed sets the abort signal at once. A renewal that
+// fails on a database error is retried (every RetryInterval) while the lease
+// it last renewed still has more than SafetyMargin to run; past that the
+// abort signal is set, so the attempt stops before another instance may take
+// the task. The watchdog never swallows an error: it only defers it.
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -27,8 +31,18 @@ class LeaseWatchdog {
 
   void Stop();
 
+  // Time left before lease_until at which failing renewals give up:
+  // lease/5, at least one second (60 s of the default 300 s lease).
+  static std::chrono::milliseconds SafetyMargin(int lease_seconds);
+  // Pause between renewals after one failed: a fifth of a heartbeat, 1..5 s.
+  static std::chrono::milliseconds RetryInterval(int heartbeat_seconds);
+
  private:
   void Run();
+  // Renews once. Returns false (after setting the abort signal) when the
+  // attempt must stop; `renewed_at` moves on success.
+  bool RenewOnce(std::chrono::steady_clock::time_point* renewed_at, bool* failing);
+  bool Abort(const Status& verdict);  // sets the abort signal; returns false
 
   store::TaskStore* store_;
   const store::Attempt attempt_;

@@ -36,12 +36,14 @@ int CountOrLog(const char* duty, const StatusOr<T>& result) {
 Reconciler::Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
                        const config::ReconcilerConfig& config,
                        std::function<void()> on_redispatch,
-                       std::function<void(const std::string&, int)> on_action)
+                       std::function<void(const std::string&, int)> on_action,
+                       std::function<void(const std::string&, const std::string&)> on_task_ended)
     : store_(store),
       storage_(storage),
       config_(config),
       on_redispatch_(std::move(on_redispatch)),
-      on_action_(std::move(on_action)) {}
+      on_action_(std::move(on_action)),
+      on_task_ended_(std::move(on_task_ended)) {}
 
 Reconciler::~Reconciler() { Stop(); }
 
@@ -113,9 +115,14 @@ int Reconciler::RecoverLeases() {
   auto recovered = store_->RecoverExpiredLeases(20);
   if (!recovered.ok()) return CountOrLog("lease_recover", recovered);
   for (const auto& r : *recovered) {
-    spdlog::warn("task {} v{}: lease expired, {}", r.task_id, r.old_version,
-                 r.failed ? "failed after max attempts" : "retrying with a new version");
+    const char* outcome = r.cancelled ? "cancelled as the user asked"
+                          : r.failed  ? "failed after max attempts"
+                                      : "retrying with a new version";
+    spdlog::warn("task {} v{}: lease expired, {}", r.task_id, r.old_version, outcome);
     if (r.object_key) (void)storage_->Delete(*r.object_key);
+    if ((r.failed || r.cancelled) && on_task_ended_) {
+      on_task_ended_(r.export_type, r.cancelled ? "CANCELLED" : "FAILED");
+    }
   }
   return static_cast<int>(recovered->size());
 }

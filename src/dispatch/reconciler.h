@@ -6,7 +6,8 @@
 //   redispatch      case A: a PENDING task without an outbox row for its version gets one
 //                   case B: a long-SENT row of a still-PENDING task is re-sent
 //                   (neither changes dispatch_version: a queued task must not starve)
-//   lease_recover   RUNNING past its lease: retry with version+1, or FAILED
+//   lease_recover   RUNNING past its lease: retry with version+1, or FAILED,
+//                   or CANCELLED when a cancel was requested
 //   outbox_release  CLAIMED rows past their lease go back to PENDING
 //   expire          delete the file first, then SUCCEEDED → EXPIRED
 //   orphan_clean    stored files their task does not own (at once once the
@@ -32,10 +33,13 @@ namespace export_center::dispatch {
 class Reconciler {
  public:
   // `on_redispatch` wakes the publisher; `on_action(action, count)` feeds
-  // export_reconciler_action_total. Both may be empty.
+  // export_reconciler_action_total; `on_task_ended(type, status)` is called
+  // for each task lease recovery ended (FAILED, CANCELLED) and feeds
+  // export_task_completed_total. Each may be empty.
   Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
              const config::ReconcilerConfig& config, std::function<void()> on_redispatch,
-             std::function<void(const std::string&, int)> on_action);
+             std::function<void(const std::string&, int)> on_action,
+             std::function<void(const std::string&, const std::string&)> on_task_ended = {});
   ~Reconciler();
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
@@ -66,6 +70,7 @@ class Reconciler {
   const config::ReconcilerConfig config_;
   std::function<void()> on_redispatch_;
   std::function<void(const std::string&, int)> on_action_;
+  std::function<void(const std::string&, const std::string&)> on_task_ended_;
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;  // GUARDED_BY(mu_)

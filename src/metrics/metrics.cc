@@ -93,9 +93,11 @@ void ExportMetrics::TaskCreated(const std::string& type) {
   task_created_.Add({{"type", type}}).Increment();
 }
 
-void ExportMetrics::TaskCompleted(const std::string& type, const std::string& status,
-                                  double seconds) {
+void ExportMetrics::TaskCompleted(const std::string& type, const std::string& status) {
   task_completed_.Add({{"type", type}, {"status", status}}).Increment();
+}
+
+void ExportMetrics::AttemptDuration(const std::string& type, double seconds) {
   task_duration_.Add({{"type", type}}, TaskBuckets()).Observe(seconds);
 }
 

@@ -35,11 +35,13 @@ class ExportMetrics {
 
   // export_task_created_total{type}: a create transaction committed.
   void TaskCreated(const std::string& type);
-  // export_task_completed_total{type,status} and export_task_duration_seconds{type}:
-  // an attempt ended as `status` after `seconds` of execution. app/ passes the
-  // attempt's end (dispatch::AttemptEnd): SUCCEEDED, RETRIED (automatic retry),
-  // FAILED (STALE and INCONSISTENT included), CANCELLED or LOST (superseded).
-  void TaskCompleted(const std::string& type, const std::string& status, double seconds);
+  // export_task_completed_total{type,status}: a task reached its final
+  // status — SUCCEEDED, FAILED, CANCELLED, STALE or INCONSISTENT — whoever
+  // ended it (an attempt, or the reconciler's lease recovery).
+  void TaskCompleted(const std::string& type, const std::string& status);
+  // export_task_duration_seconds{type}: execution time of one attempt,
+  // however it ended (also when handed back for a retry).
+  void AttemptDuration(const std::string& type, double seconds);
   // export_task_queue_age_seconds: wait of the oldest PENDING task (0 if none).
   void SetTaskQueueAge(double seconds);
   // export_outbox_pending, export_outbox_oldest_age_seconds, export_outbox_max_attempt.

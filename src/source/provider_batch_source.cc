@@ -290,6 +290,12 @@ Status ProviderBatchSource::CheckSchema(const json& data) {
     schema_hash_ = hash->get<std::string>();
     EC_ASSIGN_OR_RETURN(snapshot_token_,
                         OptionalText(data, "snapshotToken", kMaxSnapshotTokenChars, false));
+    // Every later batch must read the snapshot the first one fixed; without
+    // a token the file could mix data of several moments
+    // (docs/provider-contract.md). A contract error, so not retried.
+    if (!snapshot_token_ || snapshot_token_->empty()) {
+      return InvalidArgument("provider's first batch lacks a snapshotToken");
+    }
   }
   return Status::Ok();
 }

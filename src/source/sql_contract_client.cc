@@ -149,6 +149,17 @@ class HttpSqlContractClient : public SqlContractClient {
 
  private:
   StatusOr<json> Call(const std::string& op, const json& body) {
+    const auto started = std::chrono::steady_clock::now();
+    StatusOr<json> result = CallOnce(op, body);
+    if (options_.on_call) {
+      const auto elapsed = std::chrono::steady_clock::now() - started;
+      options_.on_call(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(),
+                       result.status().code());
+    }
+    return result;
+  }
+
+  StatusOr<json> CallOnce(const std::string& op, const json& body) {
     EC_RETURN_IF_ERROR(EnsureClient());
     std::string path = "/dispatch/" + op + "?queryId=" + httplib::detail::encode_query_param(options_.query_id);
     httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},

@@ -16,6 +16,7 @@
 // Thread-safety: one client per attempt, one thread.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -91,6 +92,10 @@ struct SqlContractClientOptions {
   std::string query_id;
   config::ProviderClientConfig client;
   std::string log_context;  // "taskId=… exportType=…" for log lines
+  // Called after every /dispatch/* call, success or not, with its duration
+  // and outcome; app/ feeds the provider call metrics with it
+  // (docs/observability.md#metrics). May be empty.
+  std::function<void(int64_t duration_ms, StatusCode code)> on_call;
 };
 
 std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(const SqlContractClientOptions& options);

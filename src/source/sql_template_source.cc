@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "registry/registry.h"
 #include "source/sql_template/sql_scanner.h"
 #include "source/sql_template/sql_template.h"
 
@@ -185,6 +186,7 @@ class SqlTemplateSource : public RowSource {
   Status CheckContract();
   Status CheckDollars();
   sql_template::RenderOptions EnrichRenderOptions() const;
+  StatusOr<std::string> RecordedContractVersion();
   Status ResolveColumns(const std::vector<std::string>& result_columns);
   Status PlanEnrichment();
   Status CheckCounts();
@@ -232,7 +234,7 @@ class SqlTemplateSource : public RowSource {
 Status SqlTemplateSource::Prepare() {
   EC_ASSIGN_OR_RETURN(params_, TemplateParameters(options_.parameters_json, options_.tenant_id,
                                                   options_.app_code, options_.requested_by));
-  EC_RETURN_IF_ERROR(sql_template::CheckQueryEnabled(options_.query_id, options_.enabled_query_ids));
+  EC_RETURN_IF_ERROR(sql_template::CheckQueryEnabled(options_.query_id, options_.registered_query_ids));
   EC_ASSIGN_OR_RETURN(contract_, client_->GetSqlTemplate(params_));
   EC_RETURN_IF_ERROR(CheckContract());
   render_options_.untrusted = UntrustedParameters(params_, options_.parameter_specs);
@@ -273,13 +275,11 @@ Status SqlTemplateSource::CheckContract() {
                            " is not supported; allowed: METADATA, EXCEL_TEMPLATE");
   }
   if (contract_.support_version) {
-    if (!options_.contract_version) {
-      spdlog::warn("sql-template taskId={} has no recorded contract version; skipping the check",
-                   options_.task_id);
-    } else if (*options_.contract_version != contract_.version) {
+    EC_ASSIGN_OR_RETURN(std::string recorded, RecordedContractVersion());
+    if (recorded != contract_.version) {
       return Terminal(task::TaskState::kStale,
                       InvalidArgument("the export's query logic was upgraded (contract version " +
-                                      *options_.contract_version + " → " + contract_.version +
+                                      recorded + " → " + contract_.version +
                                       "); please export again"));
     }
   }
@@ -317,6 +317,21 @@ Status SqlTemplateSource::Unsafe(const sql_template::UnsafeDollar& unsafe,
   spdlog::error("SECURITY: sql-template taskId={} exportType={} queryId={} refused: {}",
                 options_.task_id, options_.export_type, options_.query_id, message);
   return InvalidArgument(message);
+}
+
+// The version to compare with. A task whose version could not be fetched at
+// create is pinned now, before any page, so a retry after an upgrade still
+// ends STALE (docs/task-lifecycle.md#stale-and-inconsistent).
+StatusOr<std::string> SqlTemplateSource::RecordedContractVersion() {
+  if (options_.contract_version) return *options_.contract_version;
+  if (!options_.pin_contract_version) {
+    return Internal("no contract version was recorded for the task and none can be pinned");
+  }
+  auto pinned = options_.pin_contract_version(contract_.version);
+  if (!pinned.ok()) return pinned.status().WithContext("pinning the contract version");
+  spdlog::info("sql-template taskId={} pinned contract version {} at its first attempt",
+               options_.task_id, *pinned);
+  return pinned;
 }
 
 Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_columns) {
@@ -732,13 +747,21 @@ std::unique_ptr<RowSource> NewSqlTemplateSource(const SqlTemplateSourceOptions& 
   return std::make_unique<SqlTemplateSource>(options, std::move(client), std::move(datasource));
 }
 
+std::set<std::string> RegisteredQueryIds(const registry::RegistrySnapshot& snapshot) {
+  std::set<std::string> ids;
+  for (const auto& [name, def] : snapshot.definitions) {
+    if (def.source == registry::SourceKind::kSqlTemplate) ids.insert(def.query_id);
+  }
+  return ids;
+}
+
 SqlTemplateSourceOptions MakeSqlTemplateSourceOptions(const registry::ExportDefinition& definition,
                                                       const task::Task& task,
-                                                      std::set<std::string> enabled_query_ids) {
+                                                      std::set<std::string> registered_query_ids) {
   SqlTemplateSourceOptions o;
   o.export_type = definition.name;
   o.query_id = definition.query_id;
-  o.enabled_query_ids = std::move(enabled_query_ids);
+  o.registered_query_ids = std::move(registered_query_ids);
   o.task_id = task.id;
   o.tenant_id = task.tenant_id;
   o.app_code = task.app_code;

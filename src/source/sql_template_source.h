@@ -29,6 +29,7 @@
 // connection trouble are Unavailable; everything else is permanent. Not
 // thread-safe: one attempt, one thread.
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,18 +41,29 @@
 #include "source/row_source.h"
 #include "source/sql_contract_client.h"
 
+namespace export_center::registry {
+struct RegistrySnapshot;
+}  // namespace export_center::registry
+
 namespace export_center::source {
 
 struct SqlTemplateSourceOptions {
   std::string export_type;  // for logs
   std::string query_id;
-  std::set<std::string> enabled_query_ids;  // the enabled sql-template definitions
+  // The queryIds the registered sql-template definitions name, enabled or
+  // not: disabling a type stops new tasks, not queued ones
+  // (docs/task-lifecycle.md#when-definition-values-take-effect).
+  std::set<std::string> registered_query_ids;
   int64_t task_id = 0;
   std::string tenant_id;
   task::AppCode app_code = task::AppCode::kPlatform;
   std::string requested_by;
   std::string parameters_json = "{}";
   std::optional<std::string> contract_version;  // recorded at create
+  // Records the contract's version on the task when none was recorded at
+  // create and returns the version now recorded (TaskStore::PinContractVersion),
+  // so a versioned contract is pinned before the first page runs.
+  std::function<StatusOr<std::string>(const std::string& version)> pin_contract_version;
   bool strict = true;                           // definition `consistency`
   int batch_size = 500;
   int64_t max_rows = 200000;
@@ -95,9 +107,12 @@ std::unique_ptr<RowSource> NewSqlTemplateSource(const SqlTemplateSourceOptions& 
                                                 std::unique_ptr<SqlContractClient> client,
                                                 std::shared_ptr<ReadOnlyDatasource> datasource);
 
+// The queryIds of every registered sql-template definition, enabled or not.
+std::set<std::string> RegisteredQueryIds(const registry::RegistrySnapshot& snapshot);
+
 // Builds the options from the registry entry and the task.
 SqlTemplateSourceOptions MakeSqlTemplateSourceOptions(const registry::ExportDefinition& definition,
                                                       const task::Task& task,
-                                                      std::set<std::string> enabled_query_ids);
+                                                      std::set<std::string> registered_query_ids);
 
 }  // namespace export_center::source

@@ -97,6 +97,23 @@ Migration InitialSchema() {
   };
 }
 
+// Version 2: the counter that hands each store its id node
+// (docs/store.md#ids). One row; every store takes the next value at start.
+Migration IdNodeCounter() {
+  return {
+      2,
+      "export_id_node: the node part of generated ids",
+      {
+          "CREATE TABLE IF NOT EXISTS export_id_node ("
+          " name VARCHAR(64) NOT NULL PRIMARY KEY,"
+          " next_node BIGINT NOT NULL,"
+          " updated_at BIGINT NOT NULL)",
+          "{INSERT_IGNORE} export_id_node (name, next_node, updated_at)"
+          " VALUES ('ID_NODE', 0, {NOW}){ON_CONFLICT_IGNORE}",
+      },
+  };
+}
+
 constexpr char kInsertGuardRow[] =
     "{INSERT_IGNORE} export_task_guard (name, created_at)"
     " VALUES ('GLOBAL_CREATE', {NOW}){ON_CONFLICT_IGNORE}";
@@ -125,7 +142,7 @@ Status Apply(Database& db, const Migration& m) {
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
-  static const std::vector<Migration> kMigrations = {InitialSchema()};
+  static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter()};
   return kMigrations;
 }
 

@@ -1,10 +1,12 @@
 #include "store/sql_task_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -84,6 +86,8 @@ constexpr char kTopic[] = "export-center.commands";
 constexpr char kCodeRetriesExhausted[] = "RETRIES_EXHAUSTED";
 constexpr char kCodeLeaseLost[] = "LEASE_LOST";
 constexpr char kCodeQuarantined[] = "COMMAND_QUARANTINED";
+constexpr char kCodeCancelled[] = "CANCELLED";
+constexpr char kCancelledMessage[] = "cancelled by the user";
 
 // Longest message stored; longer ones are cut at a UTF-8 boundary.
 constexpr size_t kMaxMessageBytes = 1000;
@@ -224,6 +228,8 @@ class SqlTaskStore final : public TaskStore {
                                const std::string& message) override;
   StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
                                        int64_t backoff_ms) override;
+  StatusOr<std::string> PinContractVersion(const Attempt& attempt,
+                                           const std::string& version) override;
 
   // ---- reconciler ----
   StatusOr<int> RedispatchMissingOutbox(int grace_seconds, int limit) override;
@@ -245,6 +251,11 @@ class SqlTaskStore final : public TaskStore {
  private:
   std::string Sql(std::string_view text) const { return d_.Expand(text); }
 
+  // Takes this store's id node from the database on first use, in its own
+  // transaction before the caller opens one (docs/store.md#ids).
+  Status EnsureIdNode();
+  int64_t NewId() { return ids_.load(std::memory_order_acquire)->Next(); }
+
   Status Write(const std::function<Status(Connection&)>& fn) {
     return db_->WithTransaction(TxMode::kWrite, fn);
   }
@@ -253,6 +264,9 @@ class SqlTaskStore final : public TaskStore {
   }
 
   StatusOr<std::optional<Task>> ReadTask(Connection& c, int64_t task_id, bool for_update);
+  // RUNNING → an end state, conditional on the attempt, inside a transaction.
+  Status EndAttempt(Connection& c, const Attempt& a, TaskState to_state, const std::string& code,
+                    const std::string& message);
   StatusOr<Task> ReadExistingTask(Connection& c, int64_t task_id);
   // Inserts the command row of the task's current (PENDING) version, due at
   // the task's own next_retry_at, so the publisher never sends it early
@@ -270,9 +284,25 @@ class SqlTaskStore final : public TaskStore {
 
   std::shared_ptr<Database> db_;
   const Dialect d_;
+  std::mutex ids_mu_;
+  std::unique_ptr<IdGenerator> ids_owner_;  // GUARDED_BY(ids_mu_)
+  std::atomic<IdGenerator*> ids_{nullptr};  // set once by EnsureIdNode
 };
 
 // ---- helpers ----------------------------------------------------------------
+
+Status SqlTaskStore::EndAttempt(Connection& c, const Attempt& a, TaskState to_state,
+                                const std::string& code, const std::string& message) {
+  return c
+      .Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
+                " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
+                " object_key = NULL, updated_at = {NOW}"
+                " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                " AND lease_owner = ?"),
+            {task::ToString(to_state), code, Truncate(message), a.task_id, a.dispatch_version,
+             a.instance})
+      .status();
+}
 
 StatusOr<std::optional<Task>> SqlTaskStore::ReadTask(Connection& c, int64_t task_id,
                                                      bool for_update) {
@@ -308,7 +338,7 @@ StatusOr<int64_t> SqlTaskStore::InsertCommand(Connection& c, int64_t task_id, in
           " t.next_retry_at, {NOW}, {NOW}"
           " FROM export_task t WHERE t.id = ? AND t.dispatch_version = ? AND t.status = 'PENDING'"
           "{ON_CONFLICT_IGNORE}"),
-      {NextId(), command.event_id, kTopic, std::to_string(task_id), task::EncodeCommand(command),
+      {NewId(), command.event_id, kTopic, std::to_string(task_id), task::EncodeCommand(command),
        task_id, version});
 }
 
@@ -326,6 +356,28 @@ Status SqlTaskStore::InsertCommandOrFail(Connection& c, const Task& t,
 // ---- schema -----------------------------------------------------------------
 
 Status SqlTaskStore::Migrate() { return store::Migrate(*db_); }
+
+// A counter, not random bits: two stores on one database get different nodes
+// until 1024 more stores have started, so their ids cannot collide.
+Status SqlTaskStore::EnsureIdNode() {
+  if (ids_.load(std::memory_order_acquire) != nullptr) return Status::Ok();
+  std::lock_guard lock(ids_mu_);
+  if (ids_owner_ != nullptr) return Status::Ok();
+  int64_t node = 0;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_id_node SET next_node ="
+                                              " next_node + 1, updated_at = {NOW}"
+                                              " WHERE name = 'ID_NODE'")));
+    if (n != 1) return Internal("export_id_node has no ID_NODE row; run `export-center migrate`");
+    EC_ASSIGN_OR_RETURN(Rows rows,
+                        c.Query("SELECT next_node FROM export_id_node WHERE name = 'ID_NODE'"));
+    node = rows.at(0).Int(0) - 1;
+    return Status::Ok();
+  }));
+  ids_owner_ = std::make_unique<IdGenerator>(static_cast<int>(node % IdGenerator::kNodeCount));
+  ids_.store(ids_owner_.get(), std::memory_order_release);
+  return Status::Ok();
+}
 
 Status SqlTaskStore::CheckGuardRow() {
   auto rows = db_->Query("SELECT COUNT(*) FROM export_task_guard WHERE name = 'GLOBAL_CREATE'");
@@ -351,10 +403,11 @@ StatusOr<std::optional<Task>> SqlTaskStore::FindDuplicate(Connection& c, const N
       Rows rows,
       c.Query(Sql(std::string("SELECT ") + kTaskColumns +
                   " FROM export_task WHERE requested_by = ? AND export_type = ?"
-                  " AND params_hash = ? AND tenant_id = ? AND app_code = ? AND status IN " +
+                  " AND params_hash = ? AND format = ? AND tenant_id = ? AND app_code = ?"
+                  " AND status IN " +
                   kActive +
                   " AND requested_at >= {NOW} - ? ORDER BY requested_at DESC, id DESC LIMIT 1"),
-              {t.requested_by, t.export_type, t.params_hash, t.tenant_id,
+              {t.requested_by, t.export_type, t.params_hash, task::ToString(t.format), t.tenant_id,
                task::ToString(t.app_code), int64_t{window_seconds} * 1000}));
   if (rows.empty()) return std::optional<Task>();
   EC_ASSIGN_OR_RETURN(Task found, TaskFromRow(rows[0]));
@@ -391,6 +444,7 @@ Status SqlTaskStore::CheckActiveLimits(Connection& c, const NewTask& t,
 }
 
 StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateLimits& limits) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
   CreateResult result;
   Status status = Write([&](Connection& c) -> Status {
     // Every create serialises on this one row (docs/task-lifecycle.md#creating-a-task):
@@ -405,7 +459,7 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
       return Status::Ok();
     }
     EC_RETURN_IF_ERROR(CheckActiveLimits(c, nt, limits));
-    const int64_t id = NextId();
+    const int64_t id = NewId();
     EC_RETURN_IF_ERROR(
         c.Exec(Sql("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
                    " task_name, format, parameters_json, params_hash, status, processed_rows,"
@@ -504,6 +558,7 @@ StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
 }
 
 StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& trace_id) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
   Task result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
@@ -718,8 +773,9 @@ StatusOr<bool> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t processed_
 
 StatusOr<bool> SqlTaskStore::CommitSuccess(const Attempt& a, const FileResult& f,
                                            int retention_days) {
-  // The deadline is part of the final statement (docs/task-lifecycle.md#conditional-commit):
-  // a check in C++ could pass and then cross the deadline before the write.
+  // The deadline and the cancel flag are part of the final statement
+  // (docs/task-lifecycle.md#conditional-commit): a check in C++ could pass and
+  // then a cancel or the deadline could arrive before the write.
   EC_ASSIGN_OR_RETURN(
       int64_t n,
       db_->Exec(
@@ -729,7 +785,8 @@ StatusOr<bool> SqlTaskStore::CommitSuccess(const Attempt& a, const FileResult& f
               " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
               " updated_at = {NOW}"
               " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-              " AND lease_owner = ? AND execution_deadline_at > {NOW}"),
+              " AND lease_owner = ? AND execution_deadline_at > {NOW}"
+              " AND cancel_requested = 0"),
           {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
            int64_t{retention_days} * 86'400'000, a.task_id, a.dispatch_version, a.instance}));
   return n == 1;
@@ -755,12 +812,39 @@ StatusOr<bool> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
   return n == 1;
 }
 
+StatusOr<std::string> SqlTaskStore::PinContractVersion(const Attempt& a,
+                                                       const std::string& version) {
+  std::string pinned;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    // Only an unset version is written: once pinned, a later attempt compares
+    // against it and a changed contract ends the task STALE.
+    EC_RETURN_IF_ERROR(
+        c.Exec(Sql("UPDATE export_task SET contract_version = ?, updated_at = {NOW}"
+                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                   " AND lease_owner = ? AND contract_version IS NULL"),
+               {version, a.task_id, a.dispatch_version, a.instance})
+            .status());
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT contract_version FROM export_task"
+                                           " WHERE id = ? AND status = 'RUNNING'"
+                                           " AND dispatch_version = ? AND lease_owner = ?",
+                                           {a.task_id, a.dispatch_version, a.instance}));
+    if (rows.empty() || !rows[0].OptText(0)) {
+      return Conflict("lease lost: task " + std::to_string(a.task_id) + " version " +
+                      std::to_string(a.dispatch_version) + " is no longer ours");
+    }
+    pinned = *rows[0].OptText(0);
+    return Status::Ok();
+  }));
+  return pinned;
+}
+
 StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::string& message,
                                                    int64_t backoff_ms) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
   RetryOutcome outcome = RetryOutcome::kLost;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
-    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(Sql("SELECT attempt_count, max_attempts, export_type"
-                                               " FROM export_task WHERE id = ?"
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(Sql("SELECT attempt_count, max_attempts, export_type,"
+                                               " cancel_requested FROM export_task WHERE id = ?"
                                                " AND status = 'RUNNING' AND dispatch_version = ?"
                                                " AND lease_owner = ?{FOR_UPDATE}"),
                                            {a.task_id, a.dispatch_version, a.instance}));
@@ -769,16 +853,15 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
       return Status::Ok();
     }
     const std::string msg = Truncate(message);
+    if (rows[0].Int(3) != 0) {
+      // A cancel requested during the attempt wins over a retry
+      // (docs/task-lifecycle.md#cancellation): the user asked to stop.
+      EC_RETURN_IF_ERROR(EndAttempt(c, a, TaskState::kCancelled, kCodeCancelled, kCancelledMessage));
+      outcome = RetryOutcome::kCancelled;
+      return Status::Ok();
+    }
     if (rows[0].Int(0) >= rows[0].Int(1)) {
-      EC_RETURN_IF_ERROR(
-          c.Exec(Sql("UPDATE export_task SET status = 'FAILED',"
-                     " failure_code = ?, failure_message = ?,"
-                     " completed_at = {NOW}, lease_owner = NULL,"
-                     " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
-                     " WHERE id = ? AND status = 'RUNNING'"
-                     " AND dispatch_version = ? AND lease_owner = ?"),
-                 {kCodeRetriesExhausted, msg, a.task_id, a.dispatch_version, a.instance})
-              .status());
+      EC_RETURN_IF_ERROR(EndAttempt(c, a, TaskState::kFailed, kCodeRetriesExhausted, msg));
       outcome = RetryOutcome::kFailedMaxAttempts;
       return Status::Ok();
     }
@@ -808,6 +891,7 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
 // ---- reconciler ---------------------------------------------------------------
 
 StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
   int inserted = 0;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     inserted = 0;
@@ -856,10 +940,21 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
   RecoveredLease rec;
   rec.task_id = row.Int(0);
   rec.old_version = static_cast<int32_t>(row.Int(1));
-  rec.failed = row.Int(2) >= row.Int(3);
+  rec.cancelled = row.Int(6) != 0;
+  rec.failed = !rec.cancelled && row.Int(2) >= row.Int(3);
   rec.object_key = row.OptText(4);
+  rec.export_type = row.Text(5);
   int64_t n = 0;
-  if (rec.failed) {
+  if (rec.cancelled) {
+    // The user asked to stop: a dead worker is no reason to run it again.
+    EC_ASSIGN_OR_RETURN(
+        n, c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED', failure_code = ?,"
+                      " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                      " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
+                      " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                      " AND lease_until <= {NOW}"),
+                  {kCodeCancelled, kCancelledMessage, rec.task_id, rec.old_version}));
+  } else if (rec.failed) {
     EC_ASSIGN_OR_RETURN(
         n, c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
                       " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
@@ -897,13 +992,14 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
 }
 
 StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int limit) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
   std::vector<RecoveredLease> out;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     out.clear();
     EC_ASSIGN_OR_RETURN(
         Rows rows,
         c.Query(Sql("SELECT id, dispatch_version, attempt_count, max_attempts, object_key,"
-                    " export_type FROM export_task"
+                    " export_type, cancel_requested FROM export_task"
                     " WHERE status = 'RUNNING' AND lease_until <= {NOW}"
                     " ORDER BY lease_until, id LIMIT ?"),
                 {limit}));
@@ -962,6 +1058,10 @@ StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
 
 Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                        const std::string& event_id, const std::string& reason) {
+  // Both updates change exactly one row or the transaction rolls back
+  // (docs/task-lifecycle.md#dead-letters-and-quarantine): a QUARANTINED row
+  // beside a task left PENDING would strand the task, since the reconciler no
+  // longer re-sends it.
   return Write([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(
         int64_t n, c.Exec(Sql("UPDATE export_outbox SET status = 'QUARANTINED', last_error = ?,"
@@ -970,6 +1070,8 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
                               " AND status IN ('SENT', 'PENDING', 'CLAIMED')"),
                           {Truncate("quarantined by the DLQ handler: " + reason), event_id, task_id,
                            dispatch_version}));
+    const std::string what = "event " + event_id + " of task " + std::to_string(task_id) +
+                             " version " + std::to_string(dispatch_version);
     if (n == 0) {
       EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM export_outbox"
                                              " WHERE event_id = ? AND task_id = ?"
@@ -977,20 +1079,24 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
                                              {event_id, task_id, dispatch_version}));
       if (rows.at(0).Int(0) > 0) return Status::Ok();  // a repeat of an earlier quarantine
       // An old or foreign message must never quarantine the current version.
-      return Conflict("no outbox row for event " + event_id + " of task " +
-                      std::to_string(task_id) + " version " + std::to_string(dispatch_version) +
-                      "; an old or foreign message");
+      return Conflict("no outbox row for " + what + "; an old or foreign message");
     }
-    return c
-        .Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
-                  " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
-                  " lease_until = NULL, updated_at = {NOW}"
-                  " WHERE id = ? AND dispatch_version = ? AND status IN " +
-                  std::string(kActive)),
-              {kCodeQuarantined,
-               "the export command message was corrupt; please start the export again", task_id,
-               dispatch_version})
-        .status();
+    // Only a PENDING task of that version: a command that never decoded cannot
+    // have started an attempt, and a RUNNING one belongs to someone else.
+    EC_ASSIGN_OR_RETURN(
+        int64_t failed,
+        c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
+                   " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                   " lease_until = NULL, updated_at = {NOW}"
+                   " WHERE id = ? AND dispatch_version = ? AND status = 'PENDING'"),
+               {kCodeQuarantined,
+                "the export command message was corrupt; please start the export again", task_id,
+                dispatch_version}));
+    if (failed != 1) {
+      return Conflict("task of " + what +
+                      " is no longer PENDING at that version; nothing quarantined");
+    }
+    return Status::Ok();
   });
 }
 
@@ -999,9 +1105,13 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
 StatusOr<TaskStore::Gauges> SqlTaskStore::ReadGauges() {
   Gauges g;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    // The oldest age counts from when a row became due, not from created_at:
+    // a row re-sent by the reconciler or written for a retry still in its
+    // back-off is not late (docs/observability.md#metrics).
     EC_ASSIGN_OR_RETURN(Rows outbox,
                         c.Query(Sql("SELECT COUNT(*), COALESCE(MAX(attempt_count), 0),"
-                                    " COALESCE(({NOW} - MIN(created_at)) / 1000, 0)"
+                                    " COALESCE(({NOW} - MIN(CASE WHEN next_retry_at <= {NOW}"
+                                    " THEN next_retry_at END)) / 1000, 0)"
                                     " FROM export_outbox WHERE status IN ('PENDING', 'CLAIMED')")));
     g.outbox_pending = outbox.at(0).Int(0);
     g.outbox_max_attempt = outbox.at(0).Int(1);

@@ -125,15 +125,20 @@ struct FileResult {
   int64_t total_rows = 0;
 };
 
-enum class RetryOutcome { kRescheduled, kFailedMaxAttempts, kLost };
+// kCancelled: a cancel was requested during the attempt, so the task ended
+// CANCELLED instead of going back to PENDING.
+enum class RetryOutcome { kRescheduled, kFailedMaxAttempts, kCancelled, kLost };
 
 // ---- reconciler -------------------------------------------------------------
 
 struct RecoveredLease {
   int64_t task_id = 0;
   int32_t old_version = 0;
-  bool failed = false;  // true: max attempts reached → FAILED; false: PENDING, version+1
+  bool failed = false;     // true: max attempts reached → FAILED
+  bool cancelled = false;  // true: a cancel was requested → CANCELLED
+                           // neither: PENDING, version+1
   std::optional<std::string> object_key;  // partial file to delete, if recorded
+  std::string export_type;
 };
 
 struct ExpiredArtifact {
@@ -213,20 +218,27 @@ class TaskStore {
   // Conflict when the attempt no longer holds the task (lease lost).
   virtual StatusOr<bool> UpdateProgress(const Attempt& attempt, int64_t processed_rows,
                                         std::optional<int64_t> total_rows) = 0;
-  // RUNNING → SUCCEEDED, conditional on the attempt and the deadline; sets
-  // expires_at = now + retention. false: nothing changed, caller deletes its file.
+  // RUNNING → SUCCEEDED, conditional on the attempt, the deadline and no
+  // cancel request; sets expires_at = now + retention. false: nothing
+  // changed, caller deletes its file.
   virtual StatusOr<bool> CommitSuccess(const Attempt& attempt, const FileResult& file,
                                        int retention_days) = 0;
   // RUNNING → to_state (FAILED, CANCELLED, STALE, INCONSISTENT), conditional on the attempt.
   virtual StatusOr<bool> FinishAttempt(const Attempt& attempt, task::TaskState to_state,
                                        const std::string& failure_code,
                                        const std::string& message) = 0;
-  // Transient failure (docs/task-lifecycle.md#automatic-retry): if
-  // attempt_count < max_attempts then PENDING, version+1,
-  // next_retry_at=now+backoff, new outbox row due at the same instant — one
-  // transaction; else FAILED with the message.
+  // Transient failure (docs/task-lifecycle.md#automatic-retry): if a cancel
+  // was requested, CANCELLED; else if attempt_count < max_attempts then
+  // PENDING, version+1, next_retry_at=now+backoff, new outbox row due at the
+  // same instant — one transaction; else FAILED with the message.
   virtual StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
                                                int64_t backoff_ms) = 0;
+  // sql-template route: records `version` as the task's contract_version if
+  // none was recorded at create, and returns the version now recorded (the
+  // one to compare with; docs/task-lifecycle.md#stale-and-inconsistent).
+  // Conflict when the attempt no longer holds the task.
+  virtual StatusOr<std::string> PinContractVersion(const Attempt& attempt,
+                                                   const std::string& version) = 0;
 
   // ---- reconciler (docs/task-lifecycle.md#reconciler-duties) ----
   // Case A: PENDING tasks due for grace seconds with no outbox row for their
@@ -236,7 +248,8 @@ class TaskStore {
   // PENDING (same version). Returns rows changed.
   virtual StatusOr<int> ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
                                               int limit) = 0;
-  // RUNNING with lease_until <= now: PENDING + version+1 + new outbox, or FAILED.
+  // RUNNING with lease_until <= now: CANCELLED when a cancel was requested,
+  // else PENDING + version+1 + new outbox, or FAILED at max attempts.
   virtual StatusOr<std::vector<RecoveredLease>> RecoverExpiredLeases(int limit) = 0;
   // CLAIMED outbox rows whose lease expired go back to PENDING, due now.
   virtual StatusOr<int> ReleaseStaleClaimedOutbox(int limit) = 0;
@@ -248,11 +261,13 @@ class TaskStore {
   virtual StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) = 0;
 
   // ---- dead letters (docs/task-lifecycle.md#dead-letters-and-quarantine) ----
-  // One transaction: the outbox row of (task, version) → QUARANTINED and the
-  // task, if still PENDING/RUNNING at that version → FAILED with the reason.
-  // Repeating it is Ok. Conflict when no PENDING/CLAIMED/SENT row matches
-  // (event, task, version): an old or foreign message — audit it and
-  // acknowledge, never quarantine the current version.
+  // One transaction: the outbox row of (event, task, version) → QUARANTINED
+  // and the task, PENDING at that version → FAILED with the reason; each
+  // update must change exactly one row, else nothing changes. Repeating it
+  // is Ok. Conflict when no PENDING/CLAIMED/SENT row matches or the task is
+  // no longer PENDING at that version: an old or foreign message — audit it
+  // and acknowledge, never quarantine the current version. Other errors:
+  // the dead letter must not be acknowledged (it is retried).
   virtual Status QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                    const std::string& event_id, const std::string& reason) = 0;
 

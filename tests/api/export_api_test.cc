@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -21,6 +23,7 @@
 
 #include "api/auth.h"
 #include "api/download_token.h"
+#include "registry/registry.h"
 #include "tests/fakes/fake_export_storage.h"
 #include "tests/fakes/fake_task_store.h"
 
@@ -792,8 +795,59 @@ TEST_F(ExportApiTest, StoreOutageIs500WithRetryHint) {
 }
 
 TEST_F(ExportApiTest, CreateWithRegistryHotReloadUsesTheCurrentSnapshot) {
-  // Registry readers take a snapshot per request; a type added later is visible.
-  EXPECT_EQ(Create(alice_, {{"exportType", "NEW_TYPE"}}).code(), "400");
+  // A registry loaded from a file, so that it can really be reloaded.
+  const std::string head = R"(
+auth:
+  jwt-hs256-secret: test-secret-0123456789abcdef0123456789
+  download-url-secret: test-download-0123456789abcdef0123456789
+provider-services:
+  customer-service:
+    base-url: http://127.0.0.1:8081
+    internal-token: token-1234567890
+definitions:
+  CUSTOMER_LIST:
+    provider-service: customer-service
+    provider-path: /internal/exports/v1/CUSTOMER_LIST/batches
+    required-permission: platform:customer:export
+)";
+  const std::string added = R"(  NEW_TYPE:
+    provider-service: customer-service
+    provider-path: /internal/exports/v1/NEW_TYPE/batches
+    required-permission: platform:customer:export
+)";
+  auto parsed = registry::ParseRegistry(YAML::Load(head));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  server_->stop();
+  thread_.join();
+  registry_ = std::make_unique<registry::Registry>(*parsed);
+  Start();
+  const std::string exporter =
+      Token("alice", "t1", task::AppCode::kPlatform, {"platform:customer:export"});
+  EXPECT_EQ(Create(exporter, {{"exportType", "NEW_TYPE"}}).code(), "400");
+
+  // Registry readers take a snapshot per request: after the reload the new
+  // type is accepted without a restart.
+  const std::string path = ::testing::TempDir() + "ec_api_reload_" + std::to_string(::getpid()) +
+                           ".yaml";
+  std::ofstream(path, std::ios::trunc) << head << added;
+  ASSERT_TRUE(registry_->Reload(path).ok());
+  std::remove(path.c_str());
+  Reply created = Create(exporter, {{"exportType", "NEW_TYPE"}});
+  ASSERT_EQ(created.code(), "200") << created.raw;
+  EXPECT_EQ(created.body["data"]["exportType"], "NEW_TYPE");
+}
+
+// docs/task-lifecycle.md#when-definition-values-take-effect: `enabled` is
+// checked again at manual retry.
+TEST_F(ExportApiTest, ManualRetryOfADisabledTypeIsRefusedWithItsCode) {
+  task::Task failed = PutTask("alice", TaskState::kFailed);
+  failed.export_type = "OLD_TYPE";
+  store_.Put(failed);
+  Reply r = Post(kTasks + "/" + Id(failed) + "/retry", alice_);
+  EXPECT_EQ(r.code(), "400") << r.raw;
+  EXPECT_NE(r.body["message"].get<std::string>().find("disabled"), std::string::npos) << r.raw;
+  EXPECT_EQ(store_.GetTask(failed.id)->status, TaskState::kFailed) << "nothing retried";
+  EXPECT_EQ(store_.outbox_size(), 0u);
 }
 
 }  // namespace

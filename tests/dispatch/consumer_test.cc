@@ -16,6 +16,7 @@
 
 #include "dispatch/dlq_handler.h"
 #include "dispatch/embedded_command_channel.h"
+#include "dispatch/lease_watchdog.h"
 #include "dispatch/outbox_publisher.h"
 #include "render/csv_writer.h"
 #include "render/xlsx_template_writer.h"
@@ -23,6 +24,7 @@
 #include "storage/local_export_storage.h"
 #include "store/database.h"
 #include "store/sqlite/sqlite_task_store.h"
+#include "tests/dispatch/faulty_task_store.h"
 
 namespace export_center::dispatch {
 namespace {
@@ -39,6 +41,7 @@ struct Script {
   std::map<size_t, std::function<void()>> hook_at;   // page index → side effect
   std::shared_ptr<const std::string> excel_template;  // as an SQL contract may supply
   std::optional<std::string> failure_code;            // as the SQL source's UNSAFE_TEMPLATE
+  std::optional<task::TaskState> terminal_state;      // as the sql-template source sets
   int sources_made = 0;
 };
 
@@ -50,6 +53,9 @@ class ScriptedSource : public source::RowSource {
     return script_->excel_template;
   }
   std::optional<std::string> failure_code() const override { return script_->failure_code; }
+  std::optional<task::TaskState> terminal_state() const override {
+    return script_->terminal_state;
+  }
   StatusOr<source::Page> NextPage() override {
     const size_t i = next_++;
     if (auto hook = script_->hook_at.find(i); hook != script_->hook_at.end()) hook->second();
@@ -386,7 +392,9 @@ TEST_F(ConsumerTest, PoisonCommandIsDeadLetteredAndQuarantinedFromItsProperties)
   int dlq_count = 0;
   DlqHandler dlq(store_.get(), channel_.get(), [&] { ++dlq_count; });
   ASSERT_TRUE(channel_->ConsumeDeadLetter(100ms, [&](const Delivery& d) {
-    EXPECT_TRUE(dlq.Handle(d).ok());
+    DeliveryOutcome outcome = dlq.Handle(d);
+    EXPECT_EQ(outcome, DeliveryOutcome::kAck);
+    return outcome;
   }));
   EXPECT_EQ(dlq_count, 1);
   EXPECT_EQ(Task(id).status, TaskState::kFailed);
@@ -399,13 +407,13 @@ TEST_F(ConsumerTest, DeadLetterOfAnOldVersionOrWithoutPropertiesHarmsNoTask) {
   const int64_t id = CreateTask();
   const auto v1 = store_->ListOutboxForTask(id).value().at(0);
   DlqHandler dlq(store_.get(), channel_.get(), {});
-  // No usable properties: logged, nothing touched.
-  EXPECT_FALSE(dlq.Handle(Delivery{"garbage", {}, 3}).ok());
+  // No usable properties: logged CRITICAL and acknowledged, nothing touched.
+  EXPECT_EQ(dlq.Handle(Delivery{"garbage", {{"taskId", "x"}}, 3, "m-1"}), DeliveryOutcome::kAck);
   // Wrong event id for the current version: not this task's command.
   Delivery foreign{"garbage",
                    {{"taskId", std::to_string(id)}, {"dispatchVersion", "1"}, {"eventId", "nope"}},
                    3};
-  EXPECT_FALSE(dlq.Handle(foreign).ok());
+  EXPECT_EQ(dlq.Handle(foreign), DeliveryOutcome::kAck);
   task::Task t = Task(id);
   EXPECT_EQ(t.status, TaskState::kPending);
   EXPECT_EQ(store_->ListOutboxForTask(id).value().at(0).status, v1.status);
@@ -421,7 +429,7 @@ class RefusingChannel : public CommandChannel {
     return false;
   }
   bool ConsumeDeadLetter(std::chrono::milliseconds,
-                         const std::function<void(const Delivery&)>&) override {
+                         const std::function<DeliveryOutcome(const Delivery&)>&) override {
     return false;
   }
   void Close() override {}
@@ -459,8 +467,10 @@ TEST_F(ConsumerTest, ShutdownStopsARunningExportAtASafePointAndHandsItBack) {
   consumer.Start();
   while (!in_page) std::this_thread::sleep_for(5ms);
   std::thread stopper([&] { consumer.Stop(); });
-  std::this_thread::sleep_for(50ms);
-  release = true;  // the page returns; the next safe point sees the shutdown
+  // Release the page only once the attempt has been told to stop, so the
+  // next safe point is sure to see it.
+  while (!consumer.ShutdownSignalled()) std::this_thread::sleep_for(1ms);
+  release = true;
   stopper.join();
   task::Task t = Task(id);
   EXPECT_EQ(t.status, TaskState::kPending);
@@ -563,10 +573,285 @@ TEST_F(ConsumerTest, ThirtyFailedSendsLeaveTheRowPendingAtTheLastBackoffStep) {
     ASSERT_EQ(publisher.PublishDueOnce(), 1) << "send " << i + 1;
     ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET next_retry_at = 0").ok());  // skip the wait
   }
+  // The last send failed after the skip above: its back-off is still in the row.
+  const int64_t before = store_->DatabaseNowMs().value();
+  ASSERT_EQ(publisher.PublishDueOnce(), 1) << "send 31";
+  const int64_t after = store_->DatabaseNowMs().value();
   auto row = store_->ListOutboxForTask(id).value().at(0);
   EXPECT_EQ(row.status, store::OutboxStatus::kPending);
-  EXPECT_EQ(row.attempt_count, 30);
+  EXPECT_EQ(row.attempt_count, 31);
+  // Past the end of publisher.backoff-seconds the last step (15 min) repeats.
+  const int64_t last_step_ms = int64_t{config::PublisherConfig{}.backoff_seconds.back()} * 1000;
+  EXPECT_GE(row.next_retry_at, before + last_step_ms);
+  EXPECT_LE(row.next_retry_at, after + last_step_ms);
   EXPECT_EQ(Task(id).dispatch_version, 1);  // send failures never touch the task
+}
+
+// ---- claim misses (docs/task-lifecycle.md#claim-branches) --------------------------
+
+TEST_F(ConsumerTest, EveryClaimMissBranchIsAcknowledgedAndChangesNothing) {
+  Consumer consumer(channel_.get(), Deps());
+  const int64_t id = CreateTask();
+  const std::string event = store_->ListOutboxForTask(id).value().at(0).event_id;
+  auto deliver = [&](int64_t task_id, int32_t version) {
+    task::Command c;
+    c.event_id = event;
+    c.task_id = task_id;
+    c.export_type = "TEST_LIST";
+    c.dispatch_version = version;
+    c.occurred_at = "2025-01-01T00:00:00.000Z";
+    c.trace_id = "t";
+    return consumer.Handle(Delivery{task::EncodeCommand(c), task::PropertiesOf(c), 1, "m"});
+  };
+  auto set = [&](const std::string& assignments) {
+    ASSERT_TRUE(db_->Exec("UPDATE export_task SET " + assignments + " WHERE id = ?", {id}).ok());
+  };
+  const int64_t now = store_->DatabaseNowMs().value();
+  struct Branch {
+    std::string name;
+    std::string state;  // assignments that put the task in the branch
+    int64_t task_id;
+    int32_t version;
+  };
+  const std::vector<Branch> branches = {
+      {"TASK_MISSING", "status = 'PENDING'", id + 1, 1},
+      {"NEWER_VERSION", "dispatch_version = 2", id, 1},
+      {"OLDER_VERSION", "dispatch_version = 1", id, 2},
+      {"RUNNING_LEASE_LIVE",
+       "status = 'RUNNING', lease_owner = 'other', lease_until = " + std::to_string(now + 300000),
+       id, 1},
+      {"RUNNING_LEASE_EXPIRED",
+       "status = 'RUNNING', lease_owner = 'other', lease_until = " + std::to_string(now - 1000), id,
+       1},
+      {"PENDING_BACKOFF",
+       "status = 'PENDING', lease_owner = NULL, lease_until = NULL, next_retry_at = " +
+           std::to_string(now + 900000),
+       id, 1},
+      {"FINISHED", "status = 'SUCCEEDED', next_retry_at = 0", id, 1},
+  };
+  for (const Branch& b : branches) {
+    set(b.state);
+    const task::Task before = Task(id);
+    EXPECT_EQ(deliver(b.task_id, b.version), DeliveryOutcome::kAck) << b.name;
+    const task::Task after = Task(id);
+    EXPECT_EQ(after.status, before.status) << b.name;
+    EXPECT_EQ(after.dispatch_version, before.dispatch_version) << b.name;
+    EXPECT_EQ(after.attempt_count, before.attempt_count) << b.name;
+    EXPECT_EQ(after.lease_owner, before.lease_owner) << b.name;
+    EXPECT_EQ(store_->ListOutboxForTask(id).value().size(), 1u) << b.name << ": nothing re-sent";
+  }
+  EXPECT_EQ(script_.sources_made, 0);
+  EXPECT_FALSE(channel_->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kAck; }))
+      << "a claim miss never puts anything back on the channel";
+}
+
+// ---- dead letters (docs/task-lifecycle.md#dead-letters-and-quarantine) ------------
+
+TEST_F(ConsumerTest, FailedQuarantineKeepsTheDeadLetterAndRetriesIt) {
+  FaultyTaskStore faulty(store_.get());
+  faulty.failing_quarantines = 2;
+  const int64_t id = CreateTask();
+  const auto outbox = store_->ListOutboxForTask(id).value().at(0);
+  task::CommandProperties props = {{"taskId", std::to_string(id)},
+                                   {"dispatchVersion", "1"},
+                                   {"eventId", outbox.event_id},
+                                   {"schemaVersion", "1"}};
+  auto channel = NewEmbeddedCommandChannel(1);
+  ASSERT_TRUE(channel->Publish("{\"schemaVersion\": ", props).ok());
+  ASSERT_TRUE(channel->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kReject; }));
+  DlqHandler dlq(&faulty, channel.get(), {});
+  std::vector<DeliveryOutcome> outcomes;
+  while (channel->ConsumeDeadLetter(20ms, [&](const Delivery& d) {
+    outcomes.push_back(dlq.Handle(d));
+    return outcomes.back();
+  })) {
+  }
+  EXPECT_EQ(outcomes, (std::vector<DeliveryOutcome>{DeliveryOutcome::kReject,
+                                                    DeliveryOutcome::kReject,
+                                                    DeliveryOutcome::kAck}));
+  EXPECT_EQ(Task(id).status, TaskState::kFailed);
+  EXPECT_EQ(store_->ListOutboxForTask(id).value().at(0).status, store::OutboxStatus::kQuarantined);
+}
+
+TEST_F(ConsumerTest, DlqWorkerRetriesAFailedQuarantineUntilItSucceeds) {
+  FaultyTaskStore faulty(store_.get());
+  faulty.failing_quarantines = 1;
+  const int64_t id = CreateTask();
+  const auto outbox = store_->ListOutboxForTask(id).value().at(0);
+  auto channel = NewEmbeddedCommandChannel(1);
+  ASSERT_TRUE(channel->Publish("{", {{"taskId", std::to_string(id)},
+                                     {"dispatchVersion", "1"},
+                                     {"eventId", outbox.event_id}})
+                  .ok());
+  ASSERT_TRUE(channel->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kReject; }));
+  std::atomic<int> received{0};
+  DlqHandler dlq(&faulty, channel.get(), [&] { ++received; });
+  dlq.Start();
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (Task(id).status != TaskState::kFailed && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(10ms);
+  }
+  dlq.Stop();
+  EXPECT_EQ(Task(id).status, TaskState::kFailed);
+  EXPECT_EQ(received.load(), 2) << "handed over twice: the failed try and the retry";
+}
+
+// ---- lease renewal (docs/task-lifecycle.md#lease-and-heartbeat) --------------------
+
+TEST(LeaseWatchdogMargins, DefaultsLeaveAMinuteOfTheLease) {
+  EXPECT_EQ(LeaseWatchdog::SafetyMargin(300), 60s);
+  EXPECT_EQ(LeaseWatchdog::SafetyMargin(2), 1s);
+  EXPECT_EQ(LeaseWatchdog::RetryInterval(60), 5s);
+  EXPECT_EQ(LeaseWatchdog::RetryInterval(1), 1s);
+}
+
+TEST_F(ConsumerTest, OneFailedLeaseRenewalDoesNotStopTheExport) {
+  FaultyTaskStore faulty(store_.get());
+  faulty.failing_renewals = 1;  // the renewal before the first page
+  script_.pages = {Rows(1, 2), Rows(3, 2)};
+  AttemptDeps deps = Deps();
+  deps.store = &faulty;
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kSucceeded) << t.failure_message.value_or("");
+  EXPECT_EQ(t.dispatch_version, 1);
+  EXPECT_EQ(faulty.failing_renewals.load(), 0) << "the failing renewal really happened";
+}
+
+TEST_F(ConsumerTest, WatchdogRetriesAFailedRenewalInsideTheLease) {
+  FaultyTaskStore faulty(store_.get());
+  script_.pages = {Rows(1, 2)};
+  script_.hook_at[0] = [&] {
+    faulty.failing_renewals = 1;  // the watchdog's next renewal fails once
+    const int calls = faulty.renew_calls.load();
+    // A slow page: wait for the failed renewal and its retry.
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (faulty.renew_calls.load() < calls + 2 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(5ms);
+    }
+    EXPECT_GE(faulty.renew_calls.load(), calls + 2);
+  };
+  AttemptDeps deps = Deps();
+  deps.store = &faulty;
+  deps.consumer.lease_seconds = 5;
+  deps.consumer.heartbeat_seconds = 1;
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kSucceeded) << t.failure_message.value_or("");
+  EXPECT_EQ(t.dispatch_version, 1);
+}
+
+TEST_F(ConsumerTest, WatchdogRenewalErrorsAbortTheAttemptAtTheSafetyMargin) {
+  FaultyTaskStore faulty(store_.get());
+  script_.pages = {Rows(1, 2), Rows(3, 2)};
+  int failed_renewals = 0;
+  std::chrono::steady_clock::duration gave_up_after{};
+  script_.hook_at[0] = [&] {
+    // The database stops answering renewals while a slow page is read. Wait
+    // until the watchdog has given up: no renewal for longer than its retry
+    // interval.
+    const auto start = std::chrono::steady_clock::now();
+    const int calls_before = faulty.renew_calls.load();
+    faulty.failing_renewals = -1;
+    int last = calls_before;
+    auto last_change = start;
+    while (std::chrono::steady_clock::now() - last_change < 1500ms &&
+           std::chrono::steady_clock::now() - start < 10s) {
+      std::this_thread::sleep_for(10ms);
+      if (faulty.renew_calls.load() != last) {
+        last = faulty.renew_calls.load();
+        last_change = std::chrono::steady_clock::now();
+      }
+    }
+    failed_renewals = last - calls_before;
+    gave_up_after = last_change - start;
+  };
+  AttemptDeps deps = Deps();
+  deps.store = &faulty;
+  deps.consumer.lease_seconds = 5;  // safety margin 1 s, retries every 1 s
+  deps.consumer.heartbeat_seconds = 1;
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  PublishAndConsume(consumer);
+  EXPECT_GE(failed_renewals, 2) << "a failed renewal is retried before giving up";
+  EXPECT_LT(gave_up_after, 4s) << "gave up before the lease (5 s) ran out";
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kPending) << "handed back as a transient failure";
+  EXPECT_EQ(t.dispatch_version, 2);
+  EXPECT_NE(t.failure_message.value_or("").find("lease renewal failed"), std::string::npos)
+      << t.failure_message.value_or("");
+  EXPECT_EQ(StoredFiles(), 0u);
+}
+
+TEST_F(ConsumerTest, AttemptEndNamesTheFinalTaskStatus) {
+  std::vector<AttemptEnd> ends;
+  AttemptDeps deps = Deps();
+  deps.on_end = [&](const task::Task&, AttemptEnd end, double) { ends.push_back(end); };
+  Consumer consumer(channel_.get(), deps);
+  script_.pages = {Rows(1, 2)};
+  script_.fail_at[0] = InvalidArgument("the contract version changed");
+  script_.terminal_state = TaskState::kStale;
+  const int64_t stale = CreateTask("u1");
+  PublishAndConsume(consumer);
+  EXPECT_EQ(Task(stale).status, TaskState::kStale);
+  script_.terminal_state = TaskState::kInconsistent;
+  const int64_t inconsistent = CreateTask("u2");
+  PublishAndConsume(consumer);
+  EXPECT_EQ(Task(inconsistent).status, TaskState::kInconsistent);
+  script_.terminal_state.reset();
+  script_.fail_at[0] = Unavailable("HTTP 503");
+  const int64_t retried = CreateTask("u3");
+  PublishAndConsume(consumer);
+  EXPECT_EQ(Task(retried).status, TaskState::kPending);
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(ToString(ends[0]), "STALE");
+  EXPECT_EQ(ToString(ends[1]), "INCONSISTENT");
+  EXPECT_EQ(ends[2], AttemptEnd::kRetried);
+  EXPECT_TRUE(IsFinal(ends[0]));
+  EXPECT_TRUE(IsFinal(ends[1]));
+  EXPECT_FALSE(IsFinal(ends[2])) << "a retry is not a completed task";
+  EXPECT_FALSE(IsFinal(AttemptEnd::kLost));
+}
+
+// ---- cancellation on every path (docs/task-lifecycle.md#cancellation) ---------------
+
+TEST_F(ConsumerTest, CancelRequestedBeforeATransientFailureEndsCancelledNotPending) {
+  script_.pages = {Rows(1, 2), Rows(3, 2)};
+  int64_t id = 0;
+  script_.hook_at[1] = [&] { ASSERT_TRUE(store_->RequestCancel(id).ok()); };
+  script_.fail_at[1] = Unavailable("provider answered HTTP 503");
+  std::vector<AttemptEnd> ends;
+  AttemptDeps deps = Deps();
+  deps.on_end = [&](const task::Task&, AttemptEnd end, double) { ends.push_back(end); };
+  Consumer consumer(channel_.get(), deps);
+  id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kCancelled);
+  EXPECT_EQ(t.dispatch_version, 1) << "not handed back for a retry";
+  EXPECT_EQ(store_->ListOutboxForTask(id).value().size(), 1u) << "no command for a retry";
+  EXPECT_EQ(ends, std::vector<AttemptEnd>{AttemptEnd::kCancelled});
+  EXPECT_EQ(StoredFiles(), 0u);
+}
+
+TEST_F(ConsumerTest, CancelRequestedDuringTheFinalWriteIsHonouredByTheCommit) {
+  script_.pages = {Rows(1, 2)};
+  int64_t id = 0;
+  AttemptDeps deps = WithSlowFinish(Deps(), [&] {
+    // After the last page's cancel check, before the commit statement.
+    ASSERT_TRUE(store_->RequestCancel(id).ok());
+  });
+  Consumer consumer(channel_.get(), deps);
+  id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kCancelled);
+  EXPECT_FALSE(t.object_key.has_value());
+  EXPECT_EQ(StoredFiles(), 0u) << "the file of a cancelled export is deleted";
 }
 
 TEST(MakeFileName, DropsSeparatorsControlAndBidiCharacters) {

@@ -34,9 +34,34 @@ TEST(EmbeddedCommandChannel, RejectedCommandIsRedeliveredThenDeadLettered) {
   }
   EXPECT_EQ(counts, (std::vector<int>{1, 2, 3}));
   Delivery dead;
-  ASSERT_TRUE(channel->ConsumeDeadLetter(100ms, [&](const Delivery& d) { dead = d; }));
+  ASSERT_TRUE(channel->ConsumeDeadLetter(100ms, [&](const Delivery& d) {
+    dead = d;
+    return DeliveryOutcome::kAck;
+  }));
   EXPECT_EQ(dead.payload, "{broken");
   EXPECT_EQ(dead.properties.at("taskId"), "9");
+  EXPECT_FALSE(dead.message_id.empty());
+  EXPECT_FALSE(channel->ConsumeDeadLetter(20ms, [](const Delivery&) {
+    return DeliveryOutcome::kAck;
+  })) << "an acknowledged dead letter is gone";
+}
+
+TEST(EmbeddedCommandChannel, RejectedDeadLetterIsHandedOverAgain) {
+  auto channel = NewEmbeddedCommandChannel(1);
+  ASSERT_TRUE(channel->Publish("{broken", {{"taskId", "9"}}).ok());
+  ASSERT_TRUE(channel->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kReject; }));
+  std::vector<std::string> seen;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(channel->ConsumeDeadLetter(100ms, [&](const Delivery& d) {
+      seen.push_back(d.message_id);
+      return i < 2 ? DeliveryOutcome::kReject : DeliveryOutcome::kAck;
+    })) << "dead letter dropped after handover " << i;
+  }
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], seen[2]);  // the same message each time
+  EXPECT_FALSE(channel->ConsumeDeadLetter(20ms, [](const Delivery&) {
+    return DeliveryOutcome::kAck;
+  }));
 }
 
 TEST(EmbeddedCommandChannel, CloseWakesBlockedConsumers) {

@@ -69,8 +69,20 @@ class ReconcilerTest : public ::testing::Test {
   }
 
   Reconciler MakeReconciler() {
-    return Reconciler(store_.get(), storage_.get(), config_, [this] { ++wakes_; },
-                      [this](const std::string& action, int n) { actions_[action] += n; });
+    return Reconciler(
+        store_.get(), storage_.get(), config_, [this] { ++wakes_; },
+        [this](const std::string& action, int n) { actions_[action] += n; },
+        [this](const std::string& type, const std::string& status) {
+          ended_.push_back(type + " " + status);
+        });
+  }
+
+  // Publishes the task's command: its outbox row is SENT.
+  void Send(int64_t id) {
+    auto rows = store_->ListOutboxForTask(id).value();
+    ASSERT_EQ(rows.size(), 1u);
+    ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET status = 'SENT', sent_at = next_retry_at"
+                          " WHERE id = ?", {rows[0].id}).ok());
   }
 
   fs::path dir_;
@@ -81,6 +93,7 @@ class ReconcilerTest : public ::testing::Test {
   int users_ = 0;
   int wakes_ = 0;
   std::map<std::string, int> actions_;
+  std::vector<std::string> ended_;  // "type status" per task lease recovery ended
 };
 
 TEST_F(ReconcilerTest, PartialFileOfARunningTaskIsKept) {
@@ -184,6 +197,73 @@ TEST_F(ReconcilerTest, ResendAfterRestartReturnsSentRowsOfPendingTasksWithTheSam
   EXPECT_EQ(rows[0].dispatch_version, 1);
   EXPECT_EQ(store_->GetTask(id).value().dispatch_version, 1);
   EXPECT_EQ(wakes_, 1);
+}
+
+// ---- re-sending (docs/task-lifecycle.md#reconciler-duties) ---------------------------
+
+TEST_F(ReconcilerTest, NothingIsReSentWhileATaskWaitsOutA15MinuteBackoff) {
+  // Case B candidate: SENT an hour ago; case A candidate: no outbox row at all.
+  const int64_t sent = CreateTask();
+  Send(sent);
+  const int64_t missing = CreateTask();
+  ASSERT_TRUE(db_->Exec("DELETE FROM export_outbox WHERE task_id = ?", {missing}).ok());
+  const int64_t now = store_->DatabaseNowMs().value();
+  // Both wait out a 15-minute retry back-off that ends 10 s from now.
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET next_retry_at = ?", {now + 10000}).ok());
+  ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET sent_at = ?", {now - 3600000}).ok());
+  auto reconciler = MakeReconciler();
+  EXPECT_EQ(reconciler.RunOnce()["redispatch"], 0);
+  EXPECT_EQ(store_->ListOutboxForTask(sent).value().at(0).status, store::OutboxStatus::kSent);
+  EXPECT_TRUE(store_->ListOutboxForTask(missing).value().empty());
+  // Once the back-off and the grace are over, both are re-sent.
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET next_retry_at = ?",
+                        {now - int64_t{config_.redispatch_grace_seconds} * 1000 - 1000})
+                  .ok());
+  EXPECT_EQ(reconciler.RunOnce()["redispatch"], 2);
+}
+
+TEST_F(ReconcilerTest, AReSendIgnoresMaxAttemptsAndKeepsTheVersion) {
+  const int64_t id = CreateTask();
+  Send(id);
+  // Every execution attempt is used up; re-sending is not an attempt.
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET attempt_count = max_attempts,"
+                        " next_retry_at = next_retry_at - 3600000").ok());
+  ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET sent_at = sent_at - 3600000").ok());
+  auto reconciler = MakeReconciler();
+  EXPECT_EQ(reconciler.RunOnce()["redispatch"], 1);
+  auto row = store_->ListOutboxForTask(id).value().at(0);
+  EXPECT_EQ(row.status, store::OutboxStatus::kPending);
+  EXPECT_EQ(row.dispatch_version, 1);
+  task::Task t = store_->GetTask(id).value();
+  EXPECT_EQ(t.status, TaskState::kPending);
+  EXPECT_EQ(t.attempt_count, t.max_attempts);
+}
+
+// ---- lease recovery ends what it must (docs/task-lifecycle.md#lease-recovery) ------
+
+TEST_F(ReconcilerTest, LeaseRecoveryOfACancelRequestedTaskEndsItCancelled) {
+  const int64_t id = CreateTask();
+  ASSERT_TRUE(store_->ClaimTask({id, 1, "dead", 300, 1800}).value().claimed);
+  ASSERT_EQ(store_->RequestCancel(id).value(), TaskState::kRunning);
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET lease_until = lease_until - 600000").ok());
+  auto reconciler = MakeReconciler();
+  EXPECT_EQ(reconciler.RunOnce()["lease_recover"], 1);
+  task::Task t = store_->GetTask(id).value();
+  EXPECT_EQ(t.status, TaskState::kCancelled);
+  EXPECT_EQ(t.dispatch_version, 1);
+  EXPECT_EQ(store_->ListOutboxForTask(id).value().size(), 1u) << "no command for a new version";
+  EXPECT_EQ(ended_, std::vector<std::string>{"TEST_LIST CANCELLED"});
+}
+
+TEST_F(ReconcilerTest, LeaseRecoveryAtMaxAttemptsCountsAFailedTask) {
+  const int64_t id = CreateTask();
+  ASSERT_TRUE(store_->ClaimTask({id, 1, "dead", 300, 1800}).value().claimed);
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET attempt_count = max_attempts,"
+                        " lease_until = lease_until - 600000").ok());
+  auto reconciler = MakeReconciler();
+  EXPECT_EQ(reconciler.RunOnce()["lease_recover"], 1);
+  EXPECT_EQ(store_->GetTask(id).value().status, TaskState::kFailed);
+  EXPECT_EQ(ended_, std::vector<std::string>{"TEST_LIST FAILED"});
 }
 
 }  // namespace

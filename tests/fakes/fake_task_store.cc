@@ -275,6 +275,11 @@ StatusOr<std::vector<store::ExpiredArtifact>> FakeTaskStore::ListExpiredArtifact
 }
 StatusOr<bool> FakeTaskStore::MarkExpired(int64_t) { return NotFaked("MarkExpired"); }
 StatusOr<int> FakeTaskStore::PurgeSentOutbox(int, int) { return NotFaked("PurgeSentOutbox"); }
+StatusOr<std::string> FakeTaskStore::PinContractVersion(const store::Attempt&,
+                                                        const std::string&) {
+  return NotFaked("PinContractVersion");
+}
+
 Status FakeTaskStore::QuarantineCommand(int64_t, int32_t, const std::string&,
                                         const std::string&) {
   return NotFaked("QuarantineCommand");

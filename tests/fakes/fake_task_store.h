@@ -73,6 +73,8 @@ class FakeTaskStore : public store::TaskStore {
   StatusOr<std::vector<store::ExpiredArtifact>> ListExpiredArtifacts(int limit) override;
   StatusOr<bool> MarkExpired(int64_t task_id) override;
   StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override;
+  StatusOr<std::string> PinContractVersion(const store::Attempt& attempt,
+                                           const std::string& version) override;
   Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
                            const std::string& reason) override;
   StatusOr<Gauges> ReadGauges() override;

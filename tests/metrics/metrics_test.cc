@@ -28,7 +28,8 @@ TEST(ExportMetrics, TextContainsLabelsAfterUpdates) {
   ExportMetrics m;
   m.TaskCreated("CUSTOMER_LIST");
   m.TaskCreated("CUSTOMER_LIST");
-  m.TaskCompleted("CUSTOMER_LIST", "SUCCEEDED", 12.5);
+  m.TaskCompleted("CUSTOMER_LIST", "SUCCEEDED");
+  m.AttemptDuration("CUSTOMER_LIST", 12.5);
   m.SetTaskQueueAge(42);
   m.SetOutboxGauges(7, 130.5, 11);
   m.ProviderRequest("customer-service", "CUSTOMER_LIST", 0.3);

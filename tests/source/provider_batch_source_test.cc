@@ -406,6 +406,20 @@ TEST_F(ProviderBatchSourceTest, MalformedAnswersArePermanent) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
 }
 
+TEST_F(ProviderBatchSourceTest, FirstBatchWithoutASnapshotTokenIsAPermanentContractError) {
+  for (const char* variant : {"missing", "null", "empty"}) {
+    Status s = RunWith([variant](int, const json&, httplib::Response& res) {
+      json d = Data({Row(1)}, false, nullptr);
+      if (std::string(variant) == "missing") d.erase("snapshotToken");
+      if (std::string(variant) == "null") d["snapshotToken"] = nullptr;
+      if (std::string(variant) == "empty") d["snapshotToken"] = "";
+      Answer(res, d);
+    });
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << variant << ": " << s.ToString();
+    EXPECT_NE(s.message().find("snapshotToken"), std::string::npos) << s.ToString();
+  }
+}
+
 TEST_F(ProviderBatchSourceTest, UnknownKeysAreIgnoredAndMissingKeysAreEmpty) {
   provider_.OnBatch([](int, const json&, httplib::Response& res) {
     json row = Row(2);

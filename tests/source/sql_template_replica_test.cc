@@ -315,7 +315,7 @@ class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
     SqlTemplateSourceOptions o;
     o.export_type = "ORDER_LIST";
     o.query_id = "ORDER_LIST";
-    o.enabled_query_ids = {"ORDER_LIST"};
+    o.registered_query_ids = {"ORDER_LIST"};
     o.task_id = 7;
     o.tenant_id = tenant;
     o.requested_by = "u1";

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "registry/registry.h"
 #include "sdk/sql_scenario.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
 #ifdef EXPORT_CENTER_WITH_POSTGRES
@@ -100,6 +101,8 @@ struct TestScenario : sdk::SqlScenario {
   std::mutex mu;
   int64_t version = 1;
   int64_t count_delta = 0;  // list count = real count + delta
+  int delta_calls = -1;     // how many CountForList answers carry the delta; -1: all
+  std::atomic<int> count_calls{0};
   bool support_count = true;
   std::string order_by = "id";
   std::function<void(sdk::SqlTemplateResult*)> tweak;
@@ -130,7 +133,9 @@ struct TestScenario : sdk::SqlScenario {
     return r;
   }
   sdk::Result<int64_t> CountForList(const json& params) override {
-    return real_count(params) + count_delta;
+    const int call = count_calls++;
+    const bool lagging = delta_calls < 0 || call < delta_calls;
+    return real_count(params) + (lagging ? count_delta : 0);
   }
   sdk::Result<int64_t> GetVersion(const json&) override { return version; }
   sdk::Result<std::vector<json>> Enrich(const sdk::SqlEnrichRequest& request) override {
@@ -182,7 +187,7 @@ class SqlTemplateSourceTest : public ::testing::Test {
     SqlTemplateSourceOptions o;
     o.export_type = "ORDER_LIST";
     o.query_id = "ORDER_LIST";
-    o.enabled_query_ids = {"ORDER_LIST"};
+    o.registered_query_ids = {"ORDER_LIST"};
     o.task_id = 42;
     o.tenant_id = "t1";
     o.requested_by = "u1";
@@ -314,6 +319,17 @@ TEST_F(SqlTemplateSourceTest, CountMismatchStrictIsInconsistentLenientContinues)
   auto rows = Drain(*lenient);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
+
+  // Replica lag: the first list count is off, the re-check agrees — strict
+  // mode exports everything.
+  scenario_->count_calls = 0;
+  scenario_->delta_calls = 1;
+  auto cleared = Make(Options());
+  auto all = Drain(*cleared);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->size(), static_cast<size_t>(kOrders / 2));
+  EXPECT_FALSE(cleared->terminal_state().has_value());
+  EXPECT_GE(scenario_->count_calls.load(), 2) << "the count was checked again";
 }
 
 TEST_F(SqlTemplateSourceTest, RowInsertedMidExportStrictIsInconsistent) {
@@ -340,7 +356,7 @@ TEST_F(SqlTemplateSourceTest, ContractErrorsAreClassified) {
   EXPECT_EQ(Make(Options(), "wrong-token")->NextPage().status().code(),
             StatusCode::kPermissionDenied);
   auto o = Options();
-  o.enabled_query_ids.insert("NOPE");
+  o.registered_query_ids.insert("NOPE");
   o.query_id = "NOPE";
   EXPECT_EQ(Make(o, kToken, "NOPE")->NextPage().status().code(), StatusCode::kNotFound);
   scenario_->tweak = [](sdk::SqlTemplateResult*) { throw std::runtime_error("db down"); };
@@ -349,8 +365,62 @@ TEST_F(SqlTemplateSourceTest, ContractErrorsAreClassified) {
 
 TEST_F(SqlTemplateSourceTest, DisabledQueryIdIsRejected) {
   auto o = Options();
-  o.enabled_query_ids.clear();
-  EXPECT_FALSE(Make(o)->NextPage().ok());
+  o.registered_query_ids.clear();
+  auto page = Make(o)->NextPage();
+  EXPECT_EQ(page.status().code(), StatusCode::kPermissionDenied) << page.status().ToString();
+  EXPECT_NE(page.status().message().find("ORDER_LIST"), std::string::npos);
+}
+
+// docs/task-lifecycle.md#when-definition-values-take-effect: disabling a type
+// stops new tasks, not the ones already queued.
+TEST_F(SqlTemplateSourceTest, QueuedTaskOfADisabledTypeStillRuns) {
+  registry::RegistrySnapshot snapshot;
+  registry::ExportDefinition def;
+  def.name = "ORDER_LIST";
+  def.source = registry::SourceKind::kSqlTemplate;
+  def.query_id = "ORDER_LIST";
+  def.enabled = false;
+  snapshot.definitions[def.name] = def;
+  registry::ExportDefinition provider_def;
+  provider_def.name = "OTHER";
+  provider_def.query_id = "NOT_SQL";
+  snapshot.definitions[provider_def.name] = provider_def;
+  EXPECT_EQ(RegisteredQueryIds(snapshot), std::set<std::string>{"ORDER_LIST"});
+  auto o = Options();
+  o.registered_query_ids = RegisteredQueryIds(snapshot);
+  auto rows = Drain(*Make(o));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
+}
+
+// docs/task-lifecycle.md#stale-and-inconsistent: no version recorded at
+// create → pinned before the first page, so STALE is never skipped.
+TEST_F(SqlTemplateSourceTest, UnrecordedContractVersionIsPinnedBeforeTheFirstPage) {
+  auto o = Options();
+  o.contract_version.reset();
+  std::vector<std::string> pinned;
+  o.pin_contract_version = [&](const std::string& version) -> StatusOr<std::string> {
+    pinned.push_back(version);
+    return version;
+  };
+  auto first = Make(o);
+  auto page = first->NextPage();
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(pinned, std::vector<std::string>{"1"});
+
+  // Another attempt pinned "1" already; the contract is at 2 now.
+  scenario_->version = 2;
+  o.pin_contract_version = [](const std::string&) -> StatusOr<std::string> {
+    return std::string("1");
+  };
+  auto later = Make(o);
+  EXPECT_FALSE(later->NextPage().ok());
+  EXPECT_EQ(later->terminal_state(), task::TaskState::kStale);
+
+  // Nowhere to pin: refused, not skipped.
+  o.pin_contract_version = nullptr;
+  auto unpinnable = Make(o);
+  EXPECT_EQ(unpinnable->NextPage().status().code(), StatusCode::kInternal);
 }
 
 TEST_F(SqlTemplateSourceTest, UnsafeTemplateIsRejected) {

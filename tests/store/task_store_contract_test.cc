@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/ids.h"
 #include "store/database.h"
 #include "store/migrations.h"
 #include "store/sql_task_store.h"
@@ -236,6 +237,25 @@ class TaskStoreContractTest : public ::testing::TestWithParam<std::string> {
   void Exec(const std::string& sql, const SqlParams& params = {}) {
     auto n = db_->Exec(sql, params);
     ASSERT_TRUE(n.ok()) << n.status().ToString();
+  }
+
+  // Makes every `event` (INSERT or UPDATE) on `table` fail inside the
+  // database, as a broken statement in the middle of a transaction would.
+  void FailEvery(const std::string& event, const std::string& table) {
+    const std::string name = "ec_fail_" + table;
+    if (GetParam() == "sqlite") {
+      Exec("CREATE TRIGGER " + name + " BEFORE " + event + " ON " + table +
+           " BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+      return;
+    }
+    Exec("CREATE OR REPLACE FUNCTION ec_fail() RETURNS trigger LANGUAGE plpgsql AS"
+         " $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$");
+    Exec("CREATE TRIGGER " + name + " BEFORE " + event + " ON " + table +
+         " FOR EACH ROW EXECUTE FUNCTION ec_fail()");
+  }
+  void StopFailing(const std::string& table) {
+    const std::string name = "ec_fail_" + table;
+    Exec(GetParam() == "sqlite" ? "DROP TRIGGER " + name : "DROP TRIGGER " + name + " ON " + table);
   }
 
   static Attempt AttemptOf(const Task& t, const std::string& instance = "w1") {
@@ -1067,7 +1087,7 @@ TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {
   EXPECT_EQ(empty.task_queue_age_seconds, 0);
   Task a = Create("alice", "orders");
   Task b = Create("bob", "orders");
-  Shift("export_outbox", "created_at", -120 * kSecond, a.id);
+  Shift("export_outbox", "next_retry_at", -120 * kSecond, a.id);
   Shift("export_task", "next_retry_at", -30 * kSecond, b.id);
   int64_t id = Outbox(b.id)[0].id;
   ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
@@ -1077,6 +1097,207 @@ TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {
   EXPECT_GE(g.outbox_oldest_age_seconds, 120);
   EXPECT_EQ(g.outbox_max_attempt, 1);
   EXPECT_GE(g.task_queue_age_seconds, 30);
+}
+
+// ---- hardening: each test below names the rule it holds ---------------------------
+
+// Ids (docs/store.md#ids): the node comes from the database, so two stores on
+// one database never share one.
+TEST_P(TaskStoreContractTest, StoresOnOneDatabaseGetDifferentIdNodes) {
+  std::vector<std::unique_ptr<TaskStore>> stores;
+  std::set<int> nodes = {IdNodeOf(Create("alice").id)};
+  for (int i = 0; i < 3; ++i) {
+    stores.push_back(NewSqlTaskStore(db_));
+    ASSERT_OK_AND_ASSIGN(CreateResult r,
+                         stores.back()->CreateTask(MakeTask("u" + std::to_string(i), "t"), {}));
+    nodes.insert(IdNodeOf(r.task.id));
+    EXPECT_EQ(IdNodeOf(Outbox(r.task.id)[0].id), IdNodeOf(r.task.id)) << "one node per store";
+  }
+  EXPECT_EQ(nodes.size(), 4u);
+  EXPECT_EQ(Count("SELECT next_node FROM export_id_node WHERE name = 'ID_NODE'"), 4);
+}
+
+// Dedupe includes the format (docs/task-lifecycle.md#creating-a-task).
+TEST_P(TaskStoreContractTest, SameRequestInAnotherFormatIsANewTask) {
+  NewTask xlsx = MakeTask("alice", "orders", R"({"a":1})");
+  xlsx.format = task::FileFormat::kXlsx;
+  NewTask csv = xlsx;
+  csv.format = task::FileFormat::kCsv;
+  Task first = Create(xlsx);
+  ASSERT_OK_AND_ASSIGN(CreateResult second, store_->CreateTask(csv, {}));
+  EXPECT_FALSE(second.deduplicated);
+  EXPECT_NE(second.task.id, first.id);
+  EXPECT_EQ(second.task.format, task::FileFormat::kCsv);
+  ASSERT_OK_AND_ASSIGN(CreateResult again, store_->CreateTask(csv, {}));
+  EXPECT_TRUE(again.deduplicated);
+  EXPECT_EQ(again.task.id, second.task.id);
+}
+
+TEST_P(TaskStoreContractTest, CreateRollsBackWholeWhenAnInsertFails) {
+  FailEvery("INSERT", "export_outbox");
+  EXPECT_FALSE(store_->CreateTask(MakeTask("alice", "orders"), {}).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task"), 0) << "no task without its command";
+  StopFailing("export_outbox");
+  FailEvery("INSERT", "export_task");
+  EXPECT_FALSE(store_->CreateTask(MakeTask("alice", "orders"), {}).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox"), 0) << "no command without its task";
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task"), 0);
+  StopFailing("export_task");
+  EXPECT_GT(Create().id, 0) << "the guard row was released";
+}
+
+TEST_P(TaskStoreContractTest, TwoPublishersClaimingOneRowAtOnceHaveOneWinner) {
+  for (int round = 0; round < 10; ++round) {
+    Task t = Create(MakeTask("user" + std::to_string(round), "orders"), Unlimited());
+    const int64_t row = Outbox(t.id)[0].id;
+    std::atomic<int> ready{0};
+    std::atomic<int> winners{0};
+    auto claim = [&](const std::string& instance) {
+      ++ready;
+      while (ready.load() < 2) std::this_thread::yield();  // start together
+      for (int attempt = 0; attempt < 50; ++attempt) {
+        auto won = store_->ClaimOutbox(row, instance, 60);
+        if (!won.ok() && won.status().IsTransient()) continue;
+        ASSERT_TRUE(won.ok()) << won.status().ToString();
+        if (won->has_value()) ++winners;
+        break;
+      }
+    };
+    std::thread a(claim, "p1");
+    std::thread b(claim, "p2");
+    a.join();
+    b.join();
+    EXPECT_EQ(winners.load(), 1) << "round " << round;
+    EXPECT_EQ(Outbox(t.id)[0].attempt_count, 1) << "round " << round;
+  }
+}
+
+// Quarantine (docs/task-lifecycle.md#dead-letters-and-quarantine).
+TEST_P(TaskStoreContractTest, QuarantineNeverFailsARunningTask) {
+  Task t = Create();
+  OutboxEntry row = Outbox(t.id)[0];
+  ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_EQ(store_->QuarantineCommand(t.id, 1, row.event_id, "bad JSON").code(),
+            StatusCode::kConflict);
+  EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
+  EXPECT_EQ(Outbox(t.id)[0].status, OutboxStatus::kPending) << "both updates or neither";
+}
+
+TEST_P(TaskStoreContractTest, QuarantineOfAFinishedTaskChangesNothing) {
+  Task t = Create();
+  OutboxEntry row = Outbox(t.id)[0];
+  ASSERT_EQ(*store_->RequestCancel(t.id), TaskState::kCancelled);
+  EXPECT_EQ(store_->QuarantineCommand(t.id, 1, row.event_id, "bad JSON").code(),
+            StatusCode::kConflict);
+  EXPECT_EQ(Get(t.id).status, TaskState::kCancelled);
+  EXPECT_EQ(Outbox(t.id)[0].status, OutboxStatus::kPending);
+}
+
+TEST_P(TaskStoreContractTest, FailedQuarantineTransactionRollsBack) {
+  Task t = Create();
+  OutboxEntry row = Outbox(t.id)[0];
+  FailEvery("UPDATE", "export_task");
+  Status s = store_->QuarantineCommand(t.id, 1, row.event_id, "bad JSON");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.code(), StatusCode::kConflict) << "a database failure, not an old message: retry";
+  EXPECT_EQ(Outbox(t.id)[0].status, OutboxStatus::kPending) << "the outbox update rolled back";
+  StopFailing("export_task");
+  ASSERT_OK(store_->QuarantineCommand(t.id, 1, row.event_id, "bad JSON"));
+  EXPECT_EQ(Get(t.id).status, TaskState::kFailed);
+  EXPECT_EQ(Outbox(t.id)[0].status, OutboxStatus::kQuarantined);
+}
+
+// Cancel is honoured on every path (docs/task-lifecycle.md#cancellation).
+TEST_P(TaskStoreContractTest, ScheduleRetryOfACancelRequestedAttemptEndsCancelled) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_EQ(*store_->RequestCancel(t.id), TaskState::kRunning);
+  ASSERT_OK_AND_ASSIGN(RetryOutcome o, store_->ScheduleRetry(AttemptOf(t), "provider 503", 0));
+  EXPECT_EQ(o, RetryOutcome::kCancelled);
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kCancelled);
+  EXPECT_EQ(after.dispatch_version, 1);
+  EXPECT_FALSE(after.lease_owner.has_value());
+  EXPECT_EQ(Outbox(t.id).size(), 1u);
+}
+
+TEST_P(TaskStoreContractTest, CommitRefusesACancelRequestedAttempt) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_EQ(*store_->RequestCancel(t.id), TaskState::kRunning);
+  EXPECT_FALSE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
+}
+
+TEST_P(TaskStoreContractTest, LeaseRecoveryOfACancelRequestedTaskEndsCancelled) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_EQ(*store_->RequestCancel(t.id), TaskState::kRunning);
+  Shift("export_task", "lease_until", -301 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<RecoveredLease> recovered, store_->RecoverExpiredLeases(10));
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_TRUE(recovered[0].cancelled);
+  EXPECT_FALSE(recovered[0].failed);
+  EXPECT_EQ(recovered[0].export_type, "orders");
+  Task after = Get(t.id);
+  EXPECT_EQ(after.status, TaskState::kCancelled);
+  EXPECT_EQ(after.dispatch_version, 1);
+  EXPECT_EQ(Outbox(t.id).size(), 1u);
+}
+
+// The outbox row's attempt_count counts sends of that row only
+// (docs/dispatch.md#the-outbox-row).
+TEST_P(TaskStoreContractTest, ARetrysNewOutboxRowStartsAtAttemptCountZero) {
+  Task t = Create();
+  const int64_t v1 = Outbox(t.id)[0].id;
+  for (int i = 0; i < 3; ++i) {  // three failed sends of the first command
+    ASSERT_TRUE(store_->ClaimOutbox(v1, "p", 60)->has_value());
+    ASSERT_TRUE(*store_->MarkOutboxFailed(v1, "p", "down", 0));
+  }
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_EQ(*store_->ScheduleRetry(AttemptOf(t), "503", 0), RetryOutcome::kRescheduled);
+  std::vector<OutboxEntry> rows = Outbox(t.id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].attempt_count, 3);
+  EXPECT_EQ(rows[1].dispatch_version, 2);
+  EXPECT_EQ(rows[1].attempt_count, 0);
+}
+
+// A versioned contract is pinned before its first page
+// (docs/task-lifecycle.md#stale-and-inconsistent).
+TEST_P(TaskStoreContractTest, ContractVersionIsPinnedOnceByTheAttempt) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  ASSERT_OK_AND_ASSIGN(std::string pinned, store_->PinContractVersion(AttemptOf(t), "v3"));
+  EXPECT_EQ(pinned, "v3");
+  EXPECT_EQ(Get(t.id).contract_version, "v3");
+  ASSERT_OK_AND_ASSIGN(std::string again, store_->PinContractVersion(AttemptOf(t), "v4"));
+  EXPECT_EQ(again, "v3") << "a recorded version is never overwritten";
+  EXPECT_EQ(store_->PinContractVersion(AttemptOf(t, "w2"), "v4").status().code(),
+            StatusCode::kConflict);
+  NewTask recorded = MakeTask("bob", "orders");
+  recorded.contract_version = "v1";
+  Task r = Create(recorded);
+  ASSERT_TRUE(Claim(r.id).claimed);
+  EXPECT_EQ(*store_->PinContractVersion(AttemptOf(r), "v2"), "v1");
+}
+
+// outbox_oldest_age measures the oldest DUE row (docs/observability.md#metrics).
+TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
+  Task waiting = Create("alice");
+  // Created long ago, but its back-off has ten minutes to run: not late.
+  Shift("export_outbox", "created_at", -3600 * kSecond, waiting.id);
+  Shift("export_outbox", "next_retry_at", 600 * kSecond, waiting.id);
+  Task resent = Create("bob");
+  // Created long ago and re-sent just now by the reconciler: not late either.
+  Shift("export_outbox", "created_at", -3600 * kSecond, resent.id);
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges fresh, store_->ReadGauges());
+  EXPECT_EQ(fresh.outbox_pending, 2);
+  EXPECT_LT(fresh.outbox_oldest_age_seconds, 60);
+  Shift("export_outbox", "next_retry_at", -200 * kSecond, resent.id);
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges late, store_->ReadGauges());
+  EXPECT_GE(late.outbox_oldest_age_seconds, 200);
+  EXPECT_LT(late.outbox_oldest_age_seconds, 300);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TaskStoreContractTest,
