@@ -54,8 +54,9 @@ AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
                             const AbortSignal& shutdown);
 
 // The download file name: the definition's file-name-pattern expanded
-// (registry::ExpandFileName), path separators, control and bidi characters
-// removed, plus "." and the extension ("xlsx", "csv.gz", ...).
+// (registry::ExpandFileName) without path separators, control and bidi
+// characters or invalid UTF-8 (utf8::DropUnsafeFileNameChars), "export" when
+// nothing is left, plus "." and the extension ("xlsx", "csv.gz", ...).
 std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,
                          const std::string& extension);
 
