@@ -1,8 +1,8 @@
-// Copied from shared/bench-anchors/gen.h: the reference row generator, so the
-// bench writes rows that shared/bench-anchors/verify.py can check.
+// A copy of the reference row generator of the benchmark anchors, which live
+// outside this repository: there the same algorithm also exists in Java and
+// Python, and a verifier cross-checks every written row against the Python
+// one. Keeping this copy identical keeps the bench's files checkable by it.
 // Deterministic "customer list" row generator (C++ reference).
-// Identical algorithm in Gen.java and gen.py; verify.py cross-checks every
-// written row against gen.py.
 //
 // Row i (0-based data row):  5 splitmix64 draws d0..d4 from state i*0xD1B54A32D192ED03
 //   id          = 10_000_000_000 + i + 1                          (int64)

@@ -1,5 +1,5 @@
 // xlsx_bench: our XlsxWriter / CsvWriter against libxlsxwriter (constant_memory)
-// on the shared "customer list" rows (shared/bench-anchors/gen.h).
+// on the benchmark anchors' "customer list" rows (gen.h).
 //
 // usage: xlsx_bench [--out DIR] [--level N] [--only ours|lxw|csv|csvgz|template|split] [ROWS...]
 //        (default 200000 1000000)
@@ -190,7 +190,7 @@ int RunOurs(const std::string& path, uint64_t rows, int level, Mode mode) {
   export_center::CountingSink sink(&file, 0);
   render::WriterOptions options;
   options.sheet_name = "客户列表";
-  options.timezone = "UTC";  // like libxlsxwriter's worksheet_write_unixtime and verify.py
+  options.timezone = "UTC";  // like libxlsxwriter's worksheet_write_unixtime and the verifier
   options.deflate_level = level;
   std::unique_ptr<render::Writer> writer;
   switch (mode) {
@@ -224,7 +224,8 @@ int RunOurs(const std::string& path, uint64_t rows, int level, Mode mode) {
   return writer->Finish().ok() ? 1 : 0;
 }
 
-// Our own libxlsxwriter driver, same calls as shared/bench-anchors/lxw_writer.cpp.
+// Our own libxlsxwriter driver, making the same calls as the anchors' reference
+// driver (kept outside this repository).
 int RunLxw(const std::string& path, uint64_t rows) {
   lxw_workbook_options opt;
   std::memset(&opt, 0, sizeof opt);

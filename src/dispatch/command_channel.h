@@ -1,9 +1,11 @@
 #pragma once
 // CommandChannel: carries commands from the outbox publisher to consumers.
 //
-// At-least-once, no delaying, no re-ordering guarantees (SPEC §1.4). Backends:
-// EmbeddedCommandChannel (in-process queue, embedded_channel.h) and later
-// RabbitMqCommandChannel (dispatch/rabbitmq/).
+// At-least-once, no delaying, no re-ordering guarantees (SPEC §1.4). The one
+// backend today is EmbeddedCommandChannel (an in-process queue,
+// embedded_command_channel.h). A broker-backed channel would be another
+// implementation of this seam, in its own folder beside it, chosen in app/
+// (backends.cc), which refuses any channel.kind but "embedded" for now.
 //
 // A delivery ends in exactly one of Ack (processed, whatever the outcome) or
 // Reject (could not even decode it: poison). A rejected delivery is redelivered

@@ -1,5 +1,5 @@
 #pragma once
-// ExportAttempt: runs one claimed attempt of one task from first page to the
+// RunExportAttempt: runs one claimed attempt of one task from first page to the
 // conditional commit (seed 000 §8.3–§8.4, §9).
 //
 // Under a lease watchdog it pulls pages from a RowSource, writes them through
