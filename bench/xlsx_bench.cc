@@ -190,7 +190,7 @@ int RunOurs(const std::string& path, uint64_t rows, int level, Mode mode) {
   export_center::CountingSink sink(&file, 0);
   render::WriterOptions options;
   options.sheet_name = "客户列表";
-  options.timezone = "UTC";  // like libxlsxwriter's worksheet_write_unixtime and verify.py
+  options.timezone = "UTC";  // like libxlsxwriter's worksheet_write_unixtime and the verifier
   options.deflate_level = level;
   std::unique_ptr<render::Writer> writer;
   switch (mode) {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/utf8.h"
+
 namespace export_center::api {
 namespace {
 
@@ -39,67 +41,14 @@ bool IsAttrChar(unsigned char c) {
 
 }  // namespace
 
-size_t DecodeUtf8(std::string_view s, char32_t* cp) {
-  if (s.empty()) return 0;
-  auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  unsigned char c = b(0);
-  size_t len;
-  char32_t v;
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  } else if ((c & 0xE0) == 0xC0) {
-    len = 2, v = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3, v = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4, v = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (s.size() < len) return 0;
-  for (size_t i = 1; i < len; ++i) {
-    if ((b(i) & 0xC0) != 0x80) return 0;
-    v = (v << 6) | (b(i) & 0x3F);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (v < kMin[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-  *cp = v;
-  return len;
-}
-
-bool IsControlOrBidi(char32_t cp) {
-  if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return true;
-  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
-         (cp >= 0x2066 && cp <= 0x2069);
-}
-
-std::string SanitizeFileName(std::string_view name, std::string_view fallback) {
-  std::string out;
-  while (!name.empty()) {
-    char32_t cp = 0;
-    size_t n = DecodeUtf8(name, &cp);
-    if (n == 0) {  // invalid byte: drop it and resynchronise
-      name.remove_prefix(1);
-      continue;
-    }
-    if (cp != '/' && cp != '\\' && !IsControlOrBidi(cp)) out.append(name.substr(0, n));
-    name.remove_prefix(n);
-  }
-  size_t start = out.find_first_not_of(" .");
-  size_t end = out.find_last_not_of(' ');
-  if (start == std::string::npos) return std::string(fallback);
-  return out.substr(start, end - start + 1);
-}
-
 std::string ContentDisposition(std::string_view file_name) {
   std::string ascii;
   std::string encoded;
   std::string_view rest = file_name;
   while (!rest.empty()) {
     char32_t cp = 0;
-    size_t n = DecodeUtf8(rest, &cp);
-    if (n == 0) n = 1, cp = 0xFFFD;
+    size_t n = utf8::Decode(rest, &cp);
+    if (n == 0) n = 1, cp = utf8::kReplacementChar;
     ascii.push_back(cp < 0x80 && cp >= 0x20 && cp != '"' && cp != '\\' ? static_cast<char>(cp)
                                                                         : '_');
     rest.remove_prefix(n);

@@ -20,6 +20,7 @@
 #include "api/strict_json.h"
 #include "api/task_json.h"
 #include "common/ids.h"
+#include "common/utf8.h"
 
 namespace export_center::api {
 namespace {
@@ -78,15 +79,17 @@ std::optional<int> ParseIntParam(const std::string& text, int lo, int hi) {
 
 // taskName: 1-100 characters, not blank, no control characters.
 Status CheckTaskName(const std::string& name) {
-  size_t chars = CountCodePoints(name);
+  size_t chars = utf8::CountCodePoints(name);
   if (chars < 1 || chars > 100) return InvalidArgument("taskName must be 1-100 characters");
   bool blank = true;
   std::string_view rest = name;
   while (!rest.empty()) {
     char32_t cp = 0;
-    size_t n = DecodeUtf8(rest, &cp);
+    size_t n = utf8::Decode(rest, &cp);
     if (n == 0) return InvalidArgument("taskName is not valid UTF-8");
-    if (IsControlOrBidi(cp)) return InvalidArgument("taskName must not contain control characters");
+    if (utf8::IsControlOrBidi(cp)) {
+      return InvalidArgument("taskName must not contain control characters");
+    }
     if (cp != ' ' && cp != 0x3000) blank = false;
     rest.remove_prefix(n);
   }
@@ -544,7 +547,7 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
     if (!s.ok()) spdlog::warn("recording a download of task {} failed: {}", t.id, s.ToString());
   }
   std::string fallback = "export-" + id + "." + std::string(task::FileExtension(t.format));
-  std::string name = SanitizeFileName(
+  std::string name = utf8::SanitizeFileName(
       t.file_name.value_or(t.task_name + "." + std::string(task::FileExtension(t.format))),
       fallback);
   std::string content_type = t.content_type.value_or(std::string(task::ContentType(t.format)));

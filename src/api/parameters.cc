@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "api/strict_json.h"
+#include "common/utf8.h"
 
 namespace export_center::api {
 namespace {
@@ -15,7 +15,7 @@ struct Walk {
 };
 
 Status CheckString(const std::string& s, const std::string& where, const Walk& w) {
-  if (CountCodePoints(s) > static_cast<size_t>(w.limits.max_parameter_string_chars)) {
+  if (utf8::CountCodePoints(s) > static_cast<size_t>(w.limits.max_parameter_string_chars)) {
     return InvalidArgument("parameter " + where + " is longer than " +
                            std::to_string(w.limits.max_parameter_string_chars) + " characters");
   }

@@ -133,10 +133,4 @@ Status CheckJsonContentType(std::string_view content_type) {
   return Status::Ok();
 }
 
-size_t CountCodePoints(std::string_view utf8) {
-  return static_cast<size_t>(std::count_if(utf8.begin(), utf8.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
-}
-
 }  // namespace export_center::api

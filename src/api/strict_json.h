@@ -6,7 +6,6 @@
 // validating SAX pass rejects them first, together with non-finite numbers
 // and absurd nesting; the DOM is built only after the body passed.
 
-#include <cstddef>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +26,5 @@ StatusOr<nlohmann::json> ParseStrictJson(std::string_view text);
 // OK for "application/json" with optional parameters where a charset, if
 // given, is UTF-8 (case-insensitive). InvalidArgument otherwise.
 Status CheckJsonContentType(std::string_view content_type);
-
-// Number of Unicode code points in valid UTF-8 (continuation bytes skipped).
-size_t CountCodePoints(std::string_view utf8);
 
 }  // namespace export_center::api

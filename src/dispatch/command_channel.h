@@ -2,9 +2,10 @@
 // CommandChannel: carries commands from the outbox publisher to consumers.
 //
 // At-least-once, no delaying, no re-ordering guarantees
-// (docs/guarantees.md#the-channel-does-no-delaying). Backends:
-// EmbeddedCommandChannel (in-process queue, embedded_command_channel.h) and later
-// RabbitMqCommandChannel (dispatch/rabbitmq/).
+// (docs/guarantees.md#the-channel-does-no-delaying). The one backend today is
+// EmbeddedCommandChannel (an in-process queue, embedded_command_channel.h). A
+// broker-backed channel is another implementation of this seam, in its own
+// folder beside it, chosen in app/ (backends.cc).
 //
 // A delivery ends in exactly one of Ack (processed, whatever the outcome) or
 // Reject (could not even decode it: poison). A rejected delivery is redelivered

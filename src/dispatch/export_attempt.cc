@@ -6,6 +6,7 @@
 #include <chrono>
 #include <random>
 
+#include "common/utf8.h"
 #include "dispatch/backoff.h"
 #include "dispatch/lease_watchdog.h"
 
@@ -27,26 +28,6 @@ struct AttemptResult {
 double UnitRandom() {
   thread_local std::mt19937_64 rng(std::random_device{}());
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-}
-
-bool IsBidiOrControl(char32_t c) {
-  return c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0) || (c >= 0x202A && c <= 0x202E) ||
-         (c >= 0x2066 && c <= 0x2069) || c == 0x200E || c == 0x200F || c == 0x061C;
-}
-
-// Drops path separators, control and bidi characters from UTF-8 text.
-std::string SanitizeFileName(const std::string& in) {
-  std::string out;
-  for (size_t i = 0; i < in.size();) {
-    unsigned char b = static_cast<unsigned char>(in[i]);
-    size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
-    if (i + len > in.size()) break;
-    char32_t c = len == 1 ? b : (b & (0xFF >> (len + 1)));
-    for (size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(in[i + k]) & 0x3F);
-    if (!(len == 1 && (b == '/' || b == '\\')) && !IsBidiOrControl(c)) out.append(in, i, len);
-    i += len;
-  }
-  return out.empty() ? "export" : out;
 }
 
 class AttemptRunner {
@@ -308,7 +289,11 @@ std::string MakeFileName(const registry::ExportDefinition& def, const task::Task
                          const std::string& extension) {
   const std::string name = registry::ExpandFileName(
       def, {task.task_name, task.export_type, task.id, task.requested_at});
-  return SanitizeFileName(name) + "." + extension;
+  // Only what is unsafe goes here; the download route trims leading dots and
+  // spaces (utf8::SanitizeFileName) when it builds the header.
+  std::string base = utf8::DropUnsafeFileNameChars(name);
+  if (base.empty()) base = "export";
+  return base + "." + extension;
 }
 
 std::string FailureCode(const Status& status) {

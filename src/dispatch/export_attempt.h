@@ -1,5 +1,5 @@
 #pragma once
-// ExportAttempt: runs one claimed attempt of one task from first page to the
+// RunExportAttempt: runs one claimed attempt of one task from first page to the
 // conditional commit (docs/task-lifecycle.md#running-an-attempt).
 //
 // Under a lease watchdog it pulls pages from a RowSource, writes them through
@@ -59,8 +59,9 @@ AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
                             const AbortSignal& shutdown);
 
 // The download file name: the definition's file-name-pattern expanded
-// (registry::ExpandFileName), path separators, control and bidi characters
-// removed, plus "." and the extension ("xlsx", "csv.gz", ...).
+// (registry::ExpandFileName) without path separators, control and bidi
+// characters or invalid UTF-8 (utf8::DropUnsafeFileNameChars), "export" when
+// nothing is left, plus "." and the extension ("xlsx", "csv.gz", ...).
 std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,
                          const std::string& extension);
 

@@ -2,11 +2,17 @@
 // ExportMetrics: every metric of export-center in one place
 // (docs/observability.md), exposed as Prometheus text at /metrics.
 //
-// One instance per process, created by app/ and handed to api/, dispatch/ and
-// source/ by reference. Every method is thread-safe (prometheus-cpp families
+// One instance per process, owned by app/ (export_center_app.cc); only app/
+// includes this header. api/, dispatch/ and source/ get plain callbacks from
+// app/ (ExportApi::Deps::on_created, AttemptDeps::on_end,
+// ProviderBatchOptions::on_batch, the Reconciler's on_action and the
+// DlqHandler's on_dead_letter) that call the counters below, and app/ sets
+// the gauges from TaskStore::ReadGauges and ExportStorage::List each time
+// /metrics is scraped. Every method is thread-safe (prometheus-cpp families
 // lock on first use of a label set; counters and gauges are atomic), cheap,
-// and never fails. Label values are export types, statuses, service names and
-// reconciler actions: small, bounded sets; never ids or user input.
+// and never fails. Label values are export types, attempt outcomes, provider
+// service names and reconciler actions: small, bounded sets; never ids or
+// user input.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -20,7 +26,10 @@
 
 namespace export_center::metrics {
 
-// Reconciler actions (export_reconciler_action_total{action}).
+// Reconciler actions (export_reconciler_action_total{action}) whose series
+// exist at 0 from start-up. The Reconciler passes its own action names;
+// besides these it reports "outbox_purge", whose series appears on the first
+// purge.
 inline constexpr const char* kActionRedispatch = "redispatch";
 inline constexpr const char* kActionLeaseRecover = "lease_recover";
 inline constexpr const char* kActionOutboxRelease = "outbox_release";
@@ -33,7 +42,8 @@ class ExportMetrics {
   ExportMetrics(const ExportMetrics&) = delete;
   ExportMetrics& operator=(const ExportMetrics&) = delete;
 
-  // export_task_created_total{type}: a create transaction committed.
+  // export_task_created_total{type}: a create transaction committed a new
+  // task (a deduplicated submission is not counted).
   void TaskCreated(const std::string& type);
   // export_task_completed_total{type,status}: a task reached its final
   // status — SUCCEEDED, FAILED, CANCELLED, STALE or INCONSISTENT — whoever
@@ -43,24 +53,31 @@ class ExportMetrics {
   // however it ended (also when handed back for a retry).
   void AttemptDuration(const std::string& type, double seconds);
   // export_task_queue_age_seconds: wait of the oldest PENDING task (0 if none).
+  // Set at each scrape, like the other gauges.
   void SetTaskQueueAge(double seconds);
   // export_outbox_pending, export_outbox_oldest_age_seconds, export_outbox_max_attempt.
   void SetOutboxGauges(int64_t pending, double oldest_age_seconds, int64_t max_attempt);
-  // export_provider_request_seconds{service,type}: one batch call, success or not.
+  // export_provider_request_seconds{service,type}: one batch call of the
+  // provider route, success or not. The sql-template route's contract calls
+  // are not timed here.
   void ProviderRequest(const std::string& service, const std::string& type, double seconds);
   // export_provider_failure_total{service,type}: a batch call that failed.
   void ProviderFailure(const std::string& service, const std::string& type);
-  // export_reconciler_action_total{action}: `n` rows acted on in one pass.
+  // export_reconciler_action_total{action}: `n` rows acted on in one pass;
+  // n <= 0 records nothing. The start-up resend is not counted.
   void ReconcilerAction(const std::string& action, int64_t n = 1);
-  // export_dlq_messages_total: every message the DLQ handler receives.
+  // export_dlq_messages_total: every message the DLQ handler receives, whether
+  // or not it names a task it can quarantine.
   void DlqMessage();
-  // export_storage_bytes: bytes currently held by export files.
+  // export_storage_bytes: bytes held by export files (ExportStorage::List
+  // summed at each scrape).
   void SetStorageBytes(int64_t bytes);
 
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
 
-  // For components that register extra metrics on the same endpoint.
+  // For a component that wants to add metrics to the same endpoint; none
+  // does today.
   prometheus::Registry& registry() { return *registry_; }
 
  private:

@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "common/utf8.h"
 #include "config/config.h"
 #include "config/yaml_reader.h"
 #include "render/xlsx_template_writer.h"
@@ -140,13 +141,6 @@ std::string Keys(const std::map<std::string, ProviderService>& services) {
   std::set<std::string> names;
   for (const auto& entry : services) names.insert(entry.first);
   return Keys(names);
-}
-
-// Counts UTF-8 code points: titles are limited in characters, not bytes.
-size_t Utf8Length(const std::string& text) {
-  size_t n = 0;
-  for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
-  return n;
 }
 
 void CheckFileNamePattern(const std::string& pattern, const std::string& path, ErrorList* errors) {
@@ -357,7 +351,8 @@ void CheckFiles(ExportDefinition* def, const std::string& path, ErrorList* error
 void CheckDefinition(const ExportDefinition& def, const std::string& path, bool has_permission,
                      bool has_consistency, const Context& ctx) {
   ErrorList* errors = ctx.errors;
-  if (def.title.empty() || HasControlChar(def.title) || Utf8Length(def.title) > kMaxTitleChars) {
+  if (def.title.empty() || HasControlChar(def.title) ||
+      utf8::CountCodePoints(def.title) > kMaxTitleChars) {
     errors->Add(path + ".title", "must be 1..100 characters without control characters",
                 "a short human title");
   }

@@ -7,8 +7,6 @@
 namespace export_center::render::internal {
 namespace {
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
 // U+FFFE and U+FFFF are valid UTF-8 but not XML 1.0 characters.
 bool IsNonCharacter(std::string_view s, size_t i) {
   return s[i] == '\xEF' && s[i + 1] == '\xBF' && (s[i + 2] == '\xBE' || s[i + 2] == '\xBF');
@@ -79,9 +77,9 @@ std::string_view CleanText(std::string_view text, std::string* scratch) {
       ++i;
       continue;
     }
-    const size_t n = Utf8Length(text, i);
+    const size_t n = utf8::SequenceLength(text, i);
     if (n == 0) {
-      scratch->append(kReplacement);
+      scratch->append(utf8::kReplacement);
       ++i;
     } else {
       if (!(n == 3 && IsNonCharacter(text, i))) scratch->append(text.substr(i, n));
@@ -104,22 +102,6 @@ bool NeedsFormulaGuard(std::string_view text) {
     default:
       return false;
   }
-}
-
-std::string_view TruncateUtf16(std::string_view text, size_t max_units) {
-  // Every UTF-8 character has at least as many bytes as UTF-16 units.
-  if (text.size() <= max_units) return text;
-  size_t units = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const size_t bytes = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    const size_t need = bytes == 4 ? 2 : 1;  // astral characters are surrogate pairs
-    if (units + need > max_units) break;
-    units += need;
-    i += bytes;
-  }
-  return text.substr(0, i);
 }
 
 int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {

@@ -9,42 +9,18 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "common/utf8.h"
 
 namespace export_center::render::internal {
 
 // Excel's cell limit, counted in UTF-16 units as Excel counts.
 constexpr size_t kMaxCellUnits = 32767;
 
-// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0
-// when it is invalid (bad lead, truncated, overlong, surrogate, > U+10FFFF).
-inline size_t Utf8Length(std::string_view s, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const auto cont = [](unsigned char c) { return (c & 0xC0) == 0x80; };
-  const unsigned char c = at(0);
-  const size_t left = s.size() - i;
-  if (c >= 0xE1 && c <= 0xEC) {  // most CJK: checked first, it is the common case
-    return left >= 3 && cont(at(1)) && cont(at(2)) ? 3 : 0;
-  }
-  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && cont(at(1)) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (left < 3 || !cont(at(1)) || !cont(at(2))) return 0;
-    if (c == 0xE0 && at(1) < 0xA0) return 0;  // overlong
-    if (c == 0xED && at(1) > 0x9F) return 0;  // UTF-16 surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (left < 4 || !cont(at(1)) || !cont(at(2)) || !cont(at(3))) return 0;
-    if (c == 0xF0 && at(1) < 0x90) return 0;  // overlong
-    if (c == 0xF4 && at(1) > 0x8F) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-// Like Utf8Length, but also 0 for U+FFFE and U+FFFF, which are valid UTF-8
-// yet not XML 1.0 characters: the length of a sequence CleanText keeps as is.
+// Like utf8::SequenceLength, but also 0 for U+FFFE and U+FFFF, which are
+// valid UTF-8 yet not XML 1.0 characters: the length of a sequence CleanText
+// keeps as is.
 inline size_t CleanSequenceLength(std::string_view s, size_t i) {
-  const size_t n = Utf8Length(s, i);
+  const size_t n = utf8::SequenceLength(s, i);
   if (n == 3 && s[i] == '\xEF' && s[i + 1] == '\xBF' && (s[i + 2] == '\xBE' || s[i + 2] == '\xBF')) {
     return 0;
   }
@@ -63,10 +39,6 @@ size_t CleanPrefixLength(std::string_view text);
 
 // Whether GuardFormula would prefix `text` (first byte one of = + - @ \t \r).
 bool NeedsFormulaGuard(std::string_view text);
-
-// The longest prefix of valid UTF-8 `text` with at most `max_units` UTF-16
-// units, never splitting a character.
-std::string_view TruncateUtf16(std::string_view text, size_t max_units);
 
 // Days since 1970-01-01 <-> proleptic Gregorian civil date.
 int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day);

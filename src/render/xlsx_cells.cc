@@ -3,6 +3,8 @@
 #include <charconv>
 #include <variant>
 
+#include "common/utf8.h"
+
 namespace export_center::render::internal {
 namespace {
 
@@ -75,7 +77,7 @@ void AppendInlineStringBody(std::string_view text, std::string* scratch, int* tr
                             std::string* out) {
   const std::string_view clean = CleanText(text, scratch);
   const bool guard = NeedsFormulaGuard(clean);
-  const std::string_view cut = TruncateUtf16(clean, kMaxCellUnits - guard);
+  const std::string_view cut = utf8::TruncateUtf16Units(clean, kMaxCellUnits - guard);
   if (cut.size() < clean.size()) ++*truncated;
   const bool preserve = !cut.empty() && (IsWhitespace(cut.front()) || IsWhitespace(cut.back()));
   out->append(preserve ? " t=\"inlineStr\"><is><t xml:space=\"preserve\">"

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/utf8.h"
 #include "render/cell_text.h"
 #include "render/xlsx_cells.h"
 #include "render/zip_stream.h"
@@ -17,7 +18,6 @@ namespace {
 
 using internal::CleanText;
 using internal::NeedsFormulaGuard;
-using internal::TruncateUtf16;
 using internal::AppendXmlText;
 using internal::IsDecimalText;
 
@@ -117,14 +117,14 @@ std::string SanitizeSheetName(const std::string& name) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "history") s += "_";
   if (s.empty()) s = "Sheet1";
-  return std::string(TruncateUtf16(s, kMaxSheetNameUnits));
+  return std::string(utf8::TruncateUtf16Units(s, kMaxSheetNameUnits));
 }
 
 // "Name", then "Name (2)", "Name (3)"… cut so the suffix always fits.
 std::string SheetName(const std::string& base, size_t number) {
   if (number == 1) return base;
   const std::string suffix = " (" + std::to_string(number) + ")";
-  std::string head(TruncateUtf16(base, kMaxSheetNameUnits - suffix.size()));
+  std::string head(utf8::TruncateUtf16Units(base, kMaxSheetNameUnits - suffix.size()));
   while (!head.empty() && head.back() == '\'') head.pop_back();
   return head + suffix;
 }
@@ -471,7 +471,7 @@ Status XlsxWriter::AppendCell(size_t col, bool gap, const task::CellValue& value
 void XlsxWriter::AppendStringCell(size_t col, bool gap, std::string_view text) {
   const std::string_view clean = CleanText(text, &scratch_);
   const bool guard = NeedsFormulaGuard(clean);
-  const std::string_view cut = TruncateUtf16(clean, internal::kMaxCellUnits - guard);
+  const std::string_view cut = utf8::TruncateUtf16Units(clean, internal::kMaxCellUnits - guard);
   if (cut.size() < clean.size()) ++truncated_;
   const bool preserve = !cut.empty() && (IsWhitespace(cut.front()) || IsWhitespace(cut.back()));
   buf_ += preserve ? " t=\"inlineStr\"><is><t xml:space=\"preserve\">" : " t=\"inlineStr\"><is><t>";

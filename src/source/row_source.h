@@ -2,7 +2,9 @@
 // RowSource: pulls the rows of one export attempt, page by page.
 //
 // Backends: ProviderBatchSource (HTTP cursor batches, provider_batch_source.h)
-// and SqlTemplateSource (the sql-template route, sql_template_source.h). The consumer calls
+// and SqlTemplateSource (the sql-template route, sql_template_source.h: pages
+// of a rendered SQL template run on a read-only datasource, with the engine in
+// sql_template/). app/ picks one per export type. The consumer calls
 // NextPage until has_more is false, checking its abort flag, the deadline and
 // cancellation before and after each page.
 //

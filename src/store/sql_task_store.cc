@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "common/utf8.h"
 #include "store/migrations.h"
 #include "task/command.h"
 
@@ -92,12 +93,8 @@ constexpr char kCancelledMessage[] = "cancelled by the user";
 // Longest message stored; longer ones are cut at a UTF-8 boundary.
 constexpr size_t kMaxMessageBytes = 1000;
 
-std::string Truncate(std::string text) {
-  if (text.size() <= kMaxMessageBytes) return text;
-  size_t cut = kMaxMessageBytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  text.resize(cut);
-  return text;
+std::string Truncate(const std::string& text) {
+  return std::string(utf8::TruncateBytes(text, kMaxMessageBytes));
 }
 
 // Informational only (the command's occurredAt): never compared.

@@ -5,24 +5,6 @@
 namespace export_center::api {
 namespace {
 
-TEST(FileName, DropsSeparatorsControlAndBidi) {
-  EXPECT_EQ(SanitizeFileName("客户列表_20240501.xlsx", "x"), "客户列表_20240501.xlsx");
-  EXPECT_EQ(SanitizeFileName("../../etc/passwd", "x"), "etcpasswd");
-  EXPECT_EQ(SanitizeFileName("a\\b/c.csv", "x"), "abc.csv");
-  EXPECT_EQ(SanitizeFileName("bad\r\nname\t.csv", "x"), "badname.csv");
-  EXPECT_EQ(SanitizeFileName("invoice\u202Excod.exe", "x"), "invoicexcod.exe");
-  EXPECT_EQ(SanitizeFileName("a\u2066b\u200Fc\u061C.xlsx", "x"), "abc.xlsx");
-  EXPECT_EQ(SanitizeFileName("\x80\xC2\x85ok.csv", "x"), "ok.csv");  // invalid byte, C1 NEL
-  EXPECT_EQ(SanitizeFileName("bad\xff.csv", "x"), "bad.csv");
-}
-
-TEST(FileName, FallsBackWhenNothingIsLeft) {
-  EXPECT_EQ(SanitizeFileName("", "export-1.xlsx"), "export-1.xlsx");
-  EXPECT_EQ(SanitizeFileName("///", "export-1.xlsx"), "export-1.xlsx");
-  EXPECT_EQ(SanitizeFileName(" .. ", "export-1.xlsx"), "export-1.xlsx");
-  EXPECT_EQ(SanitizeFileName(".hidden.csv", "x"), "hidden.csv");
-}
-
 TEST(ContentDisposition, Rfc5987WithAsciiFallback) {
   EXPECT_EQ(ContentDisposition("report.csv"),
             "attachment; filename=\"report.csv\"; filename*=UTF-8''report.csv");
@@ -72,16 +54,6 @@ TEST(Range, Unsatisfiable) {
   EXPECT_EQ(DecideRange("bytes=0-", 0).kind, RangeDecision::kUnsatisfiable);
   EXPECT_EQ(DecideRange("bytes=99999999999999999999999-", 100).kind,
             RangeDecision::kUnsatisfiable);
-}
-
-TEST(Utf8, DecodesAndRejects) {
-  char32_t cp = 0;
-  EXPECT_EQ(DecodeUtf8("客", &cp), 3u);
-  EXPECT_EQ(cp, U'客');
-  EXPECT_EQ(DecodeUtf8("\xC0\xAF", &cp), 0u);        // overlong '/'
-  EXPECT_EQ(DecodeUtf8("\xED\xA0\x80", &cp), 0u);    // surrogate
-  EXPECT_EQ(DecodeUtf8("\xF4\x90\x80\x80", &cp), 0u);  // above U+10FFFF
-  EXPECT_EQ(DecodeUtf8("\xE5\xAE", &cp), 0u);        // truncated
 }
 
 }  // namespace

@@ -1,11 +1,17 @@
-// Route tests: a real httplib::Server on 127.0.0.1 (port 0) with the
-// in-memory fakes behind it, driven by a real httplib::Client. One test (or
-// a few) per rule of docs/http-api.md, bad input included.
+// Route tests: a real httplib::Server on 127.0.0.1 (port 0) driven by a real
+// httplib::Client, with the real embedded backends behind it: the SQLite task
+// store and local storage in a temp directory. Two thin wrappers add what the
+// tests need on top: FailingDatabase takes the database down, and
+// ReadRecordingStorage shows that downloads stream in chunks. Tests arrange
+// tasks and move time by writing rows through the Database, as the store's
+// contract suite does. One test (or a few) per route of docs/http-api.md, bad
+// input included.
 
 #include "api/export_api.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,7 +19,9 @@
 #include <cstdio>
 #include <fstream>
 #include <chrono>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,8 +32,14 @@
 #include "api/auth.h"
 #include "api/download_token.h"
 #include "registry/registry.h"
-#include "tests/fakes/fake_export_storage.h"
-#include "tests/fakes/fake_task_store.h"
+#include "storage/export_storage.h"
+#include "storage/local_export_storage.h"
+#include "store/database.h"
+#include "store/sql_task_store.h"
+#include "store/sqlite/sqlite_database.h"
+#include "store/task_store.h"
+#include "tests/fakes/failing_database.h"
+#include "tests/fakes/read_recording_storage.h"
 
 namespace export_center::api {
 namespace {
@@ -84,6 +98,18 @@ registry::RegistrySnapshot MakeSnapshot() {
 class ExportApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    char tmpl[] = "/tmp/ec-export-api-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    auto db = store::OpenSqliteDatabase(dir_ + "/tasks.db");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
+    database_ = std::make_shared<fakes::FailingDatabase>(db_);
+    store_ = store::NewSqlTaskStore(database_);
+    ASSERT_TRUE(store_->Migrate().ok());
+    auto local = storage::NewLocalExportStorage(dir_ + "/files");
+    ASSERT_TRUE(local.ok()) << local.status().ToString();
+    storage_ = std::make_unique<fakes::ReadRecordingStorage>(std::move(local).value());
     registry_ = std::make_unique<registry::Registry>(MakeSnapshot());
     auth_.jwt_hs256_secret = kSecret;
     auth_.download_url_secret = kDownloadSecret;
@@ -99,14 +125,21 @@ class ExportApiTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    server_->stop();
+    if (server_) server_->stop();
     if (thread_.joinable()) thread_.join();
+    client_.reset();
+    api_.reset();
+    store_.reset();
+    database_.reset();
+    db_.reset();
+    storage_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
   void Start() {
     ExportApi::Deps deps;
-    deps.store = &store_;
-    deps.storage = &storage_;
+    deps.store = store_.get();
+    deps.storage = storage_.get();
     deps.registry = registry_.get();
     deps.server.threads = 4;
     deps.server.public_base_url = "http://files.example.test/";
@@ -171,6 +204,73 @@ class ExportApiTest : public ::testing::Test {
     return r.body["data"].value("id", "");
   }
 
+  // ---- arranging and reading state beside the API ----
+
+  // The database clock, which every time comparison of the store uses.
+  int64_t DbNowMs() {
+    auto now = store_->DatabaseNowMs();
+    EXPECT_TRUE(now.ok()) << now.status().ToString();
+    return now.ok() ? *now : 0;
+  }
+
+  // Writes `t` into export_task as is, replacing a row with the same id.
+  void StoreTask(const task::Task& t) {
+    Status s = db_->WithTransaction(store::TxMode::kWrite, [&](store::Connection& c) -> Status {
+      EC_RETURN_IF_ERROR(c.Exec("DELETE FROM export_task WHERE id = ?", {t.id}).status());
+      return c
+          .Exec("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
+                " task_name, format, parameters_json, params_hash, status, file_name, object_key,"
+                " content_type, size_bytes, total_rows, processed_rows, failure_code,"
+                " failure_message, dispatch_version, attempt_count, max_attempts, next_retry_at,"
+                " lease_owner, lease_until, last_heartbeat_at, execution_deadline_at,"
+                " cancel_requested, contract_version, download_count, last_downloaded_at,"
+                " requested_at, started_at, completed_at, expires_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                {t.id, t.tenant_id, task::ToString(t.app_code), t.requested_by, t.export_type,
+                 t.task_name, task::ToString(t.format), t.parameters_json, t.params_hash,
+                 task::ToString(t.status), t.file_name, t.object_key, t.content_type,
+                 t.size_bytes, t.total_rows, t.processed_rows, t.failure_code,
+                 t.failure_message, t.dispatch_version, t.attempt_count, t.max_attempts,
+                 t.next_retry_at, t.lease_owner, t.lease_until, t.last_heartbeat_at,
+                 t.execution_deadline_at, t.cancel_requested ? 1 : 0, t.contract_version,
+                 t.download_count, t.last_downloaded_at, t.requested_at, t.started_at,
+                 t.completed_at, t.expires_at, t.updated_at})
+          .status();
+    });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // The stored task, read past the API.
+  std::optional<task::Task> StoredTask(int64_t id) {
+    auto t = store_->GetTask(id);
+    if (!t.ok()) return std::nullopt;
+    return *t;
+  }
+
+  // Rows in export_outbox: one per command the API asked to be sent.
+  int64_t OutboxRows() {
+    auto rows = db_->Query("SELECT COUNT(*) FROM export_outbox");
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? rows->at(0).Int(0) : -1;
+  }
+
+  // Lets time pass for one task: its requested_at moves `delta_ms` back.
+  void RequestedEarlier(const std::string& id, int64_t delta_ms) {
+    auto n = db_->Exec("UPDATE export_task SET requested_at = requested_at - ? WHERE id = ?",
+                       {delta_ms, std::stoll(id)});
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    ASSERT_EQ(*n, 1);
+  }
+
+  // Stores a committed file under `key`.
+  void PutObject(const std::string& key, const std::string& bytes) {
+    auto writer = storage_->Create(key);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ASSERT_TRUE((*writer)->Append(bytes).ok());
+    ASSERT_TRUE((*writer)->Commit().ok());
+  }
+
   // Puts a task straight into the store, with a file when SUCCEEDED.
   task::Task PutTask(const std::string& user, TaskState state, const std::string& tenant = "t1",
                      const std::string& file_bytes = "") {
@@ -182,15 +282,15 @@ class ExportApiTest : public ::testing::Test {
     t.task_name = "客户列表";
     t.parameters_json = "{}";
     t.status = state;
-    t.requested_at = store_.now_ms() + t.id;  // distinct, increasing
+    t.requested_at = DbNowMs() + t.id;  // distinct, increasing
     if (state == TaskState::kSucceeded) {
-      t.object_key = "exports/2024/05/01/" + std::to_string(t.id) + "/f.xlsx";
+      t.object_key = storage::MakeObjectKey(t.id, "xlsx");
       t.file_name = "客户列表_20240501.xlsx";
       t.content_type = std::string(task::ContentType(task::FileFormat::kXlsx));
       t.size_bytes = static_cast<int64_t>(file_bytes.size());
-      storage_.Put(*t.object_key, file_bytes);
+      PutObject(*t.object_key, file_bytes);
     }
-    store_.Put(t);
+    StoreTask(t);
     return t;
   }
 
@@ -220,8 +320,11 @@ class ExportApiTest : public ::testing::Test {
   int64_t NextTaskId() { return ++next_id_; }
   static std::string Id(const task::Task& t) { return std::to_string(t.id); }
 
-  fakes::FakeTaskStore store_;
-  fakes::FakeExportStorage storage_;
+  std::string dir_;
+  std::shared_ptr<store::Database> db_;                // the SQLite database itself
+  std::shared_ptr<fakes::FailingDatabase> database_;   // what the store sees
+  std::unique_ptr<store::TaskStore> store_;            // SqlTaskStore over database_
+  std::unique_ptr<fakes::ReadRecordingStorage> storage_;
   std::unique_ptr<registry::Registry> registry_;
   config::AuthConfig auth_;
   std::unique_ptr<ExportApi> api_;
@@ -242,12 +345,12 @@ TEST_F(ExportApiTest, HealthReadinessMetricsAndPage) {
   EXPECT_EQ(health.http, 200);
   EXPECT_EQ(health.code(), "200");
   EXPECT_EQ(Get("/readyz", "").http, 200);
-  store_.SetUnavailable(true);
+  database_->SetUnavailable(true);
   Reply down = Get("/readyz", "");
   EXPECT_EQ(down.http, 503);
   EXPECT_EQ(down.code(), "500");
   EXPECT_EQ(Get("/healthz", "").http, 200);
-  store_.SetUnavailable(false);
+  database_->SetUnavailable(false);
 
   auto metrics = client_->Get("/metrics");
   ASSERT_TRUE(metrics);
@@ -292,7 +395,7 @@ TEST_F(ExportApiTest, OversizedBodyIsHttp413WithEnvelope) {
   Reply r = Create(alice_, body);
   EXPECT_EQ(r.http, 413);
   EXPECT_EQ(r.code(), "413");
-  EXPECT_EQ(store_.outbox_size(), 0u);
+  EXPECT_EQ(OutboxRows(), 0);
 }
 
 TEST_F(ExportApiTest, RequestIdIsEchoedOrMinted) {
@@ -317,7 +420,7 @@ TEST_F(ExportApiTest, MissingOrBadTokenIs401InTheEnvelope) {
                          alice_.substr(alice_.find('.') + 1, alice_.rfind('.') - alice_.find('.')) ;
   EXPECT_EQ(Get(kTasks, none_alg).code(), "401");
   EXPECT_EQ(Create("", {{"exportType", "CUSTOMER_LIST"}}).code(), "401");
-  EXPECT_EQ(store_.outbox_size(), 0u);
+  EXPECT_EQ(OutboxRows(), 0);
 }
 
 // ---- create ---------------------------------------------------------------------
@@ -340,9 +443,9 @@ TEST_F(ExportApiTest, CreateReturnsTheTaskAndWakesThePublisher) {
   EXPECT_EQ(wakes_.load(), 1);
   ASSERT_EQ(created_types_.size(), 1u);
   EXPECT_EQ(created_types_[0], "CUSTOMER_LIST");
-  EXPECT_EQ(store_.outbox_size(), 1u);
+  EXPECT_EQ(OutboxRows(), 1);
 
-  auto stored = store_.Peek(std::stoll(d["id"].get<std::string>()));
+  auto stored = StoredTask(std::stoll(d["id"].get<std::string>()));
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->parameters_json, R"({"keyword":"柏悦","status":"ACTIVE"})");
   EXPECT_EQ(stored->params_hash.size(), 64u);
@@ -375,9 +478,9 @@ TEST_F(ExportApiTest, DuplicateSubmissionReturnsTheSameTask) {
   EXPECT_EQ(again.body["data"]["id"], first);
   EXPECT_EQ(again.body["data"]["deduplicated"], true);
   EXPECT_EQ(wakes_.load(), 1);
-  EXPECT_EQ(store_.outbox_size(), 1u);
-  // After the window a new task is made.
-  store_.AdvanceMs(61000);
+  EXPECT_EQ(OutboxRows(), 1);
+  // After the 60 s window a new task is made.
+  RequestedEarlier(first, 61000);
   Reply later = Create(alice_, {{"exportType", "CUSTOMER_LIST"},
                                 {"parameters", {{"keyword", "a"}, {"status", "ACTIVE"}}}});
   EXPECT_NE(later.body["data"]["id"], first);
@@ -411,7 +514,7 @@ TEST_F(ExportApiTest, MalformedBodiesAre400) {
   EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST"})", "text/plain"), "400");
   EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST"})", "application/x-www-form-urlencoded"), "400");
   EXPECT_EQ(code(R"({"exportType":"CUSTOMER_LIST","providerUrl":"http://x"})"), "400");
-  EXPECT_EQ(store_.outbox_size(), 0u);
+  EXPECT_EQ(OutboxRows(), 0);
   EXPECT_EQ(wakes_.load(), 0);
 }
 
@@ -473,7 +576,7 @@ TEST_F(ExportApiTest, ParameterLimits) {
   EXPECT_EQ(code(big), "400");  // > 4 KB
   EXPECT_EQ(code({{"undeclared", "x"}}), "400");
   EXPECT_EQ(code({{"status", "DELETED"}}), "400");
-  EXPECT_EQ(store_.outbox_size(), 0u);
+  EXPECT_EQ(OutboxRows(), 0);
   // The edges themselves are fine.
   EXPECT_EQ(code({{"filter", {{"a", 1}}}, {"keyword", std::string(256, 'a')}}), "200");
 }
@@ -485,7 +588,7 @@ TEST_F(ExportApiTest, GetShowsTheTaskWithProgress) {
   t.processed_rows = 150;
   t.total_rows = 600;
   t.started_at = 1714552200123;
-  store_.Put(t);
+  StoreTask(t);
   Reply r = Get(kTasks + "/" + Id(t), alice_);
   ASSERT_EQ(r.code(), "200") << r.raw;
   const json& d = r.body["data"];
@@ -604,14 +707,15 @@ TEST_F(ExportApiTest, DownloadStreamsTheFileWithRfc5987Name) {
       << raw.substr(0, raw.find("\r\n\r\n"));
   EXPECT_EQ(r->get_header_value("Content-Length"), std::to_string(bytes.size()));
   EXPECT_EQ(r->get_header_value("Accept-Ranges"), "bytes");
-  EXPECT_LE(storage_.max_read_length(), 64u * 1024);  // streamed in chunks
-  EXPECT_EQ(store_.Peek(t.id)->download_count, 2);
+  EXPECT_GT(storage_->max_read_length(), 0u);          // read through the wrapper
+  EXPECT_LE(storage_->max_read_length(), 64u * 1024);  // streamed in chunks
+  EXPECT_EQ(StoredTask(t.id)->download_count, 2);
 }
 
 TEST_F(ExportApiTest, DownloadFileNameIsSanitized) {
   task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "data");
   t.file_name = "../evil\u202Egnp.xlsx\r\nX-Injected: 1";
-  store_.Put(t);
+  StoreTask(t);
   auto r = client_->Get((kTasks + "/" + Id(t) + "/download").c_str(), Headers(alice_));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -651,7 +755,7 @@ TEST_F(ExportApiTest, DownloadHonoursRanges) {
   EXPECT_EQ(multi->status, 200);  // multi-range is ignored
   EXPECT_EQ(multi->body, bytes);
   // Resumed chunks do not count as new downloads.
-  EXPECT_EQ(store_.Peek(t.id)->download_count, 2);  // "0-9" and the multi-range whole file
+  EXPECT_EQ(StoredTask(t.id)->download_count, 2);  // "0-9" and the multi-range whole file
 }
 
 TEST_F(ExportApiTest, DownloadErrorsUseRealHttpStatuses) {
@@ -672,7 +776,7 @@ TEST_F(ExportApiTest, DownloadErrorsUseRealHttpStatuses) {
   EXPECT_EQ(status("424242", alice_), 404);
   EXPECT_EQ(status(Id(running), alice_), 409);
   EXPECT_EQ(status(Id(expired), alice_), 410);
-  ASSERT_TRUE(storage_.Delete(*ok.object_key).ok());
+  ASSERT_TRUE(storage_->Delete(*ok.object_key).ok());
   EXPECT_EQ(status(Id(ok), alice_), 410);
 }
 
@@ -696,7 +800,7 @@ TEST_F(ExportApiTest, SignedDownloadUrl) {
   EXPECT_EQ(ranged->body, "signed");
 
   // Forged: a grant signed with another secret, or a tampered token.
-  DownloadGrant grant{t.id, "t1", "alice", store_.now_ms() + 60000};
+  DownloadGrant grant{t.id, "t1", "alice", DbNowMs() + 60000};
   auto forged = client_->Get((kBase + "/downloads/" + SignDownloadGrant("wrong", grant)).c_str());
   EXPECT_EQ(forged->status, 403);
   EXPECT_EQ(json::parse(forged->body)["code"], "403");
@@ -711,7 +815,7 @@ TEST_F(ExportApiTest, SignedDownloadUrl) {
   EXPECT_EQ(expired->status, 410);
   EXPECT_EQ(json::parse(expired->body)["code"], "410");
   // A grant for another tenant's view of the task, or a missing task.
-  DownloadGrant other{t.id, "t2", "eve", store_.now_ms() + 600000};
+  DownloadGrant other{t.id, "t2", "eve", DbNowMs() + 600000};
   EXPECT_EQ(client_->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, other)).c_str())
                 ->status,
             404);
@@ -737,7 +841,7 @@ TEST_F(ExportApiTest, ManualRetry) {
   EXPECT_EQ(r.body["data"]["status"], "PENDING");
   EXPECT_EQ(r.body["data"]["dispatchVersion"], 2);
   EXPECT_EQ(wakes_.load(), 1);
-  EXPECT_EQ(store_.outbox_size(), 1u);
+  EXPECT_EQ(OutboxRows(), 1);
   EXPECT_TRUE(created_types_.empty());  // a retry is not a new task
 
   EXPECT_EQ(Post(kTasks + "/" + Id(failed) + "/retry", alice_).code(), "409");  // now PENDING
@@ -787,7 +891,7 @@ TEST_F(ExportApiTest, BodilessPostsDoNotWaitForABody) {
 }
 
 TEST_F(ExportApiTest, StoreOutageIs500WithRetryHint) {
-  store_.SetUnavailable(true);
+  database_->SetUnavailable(true);
   Reply r = Get(kTasks, alice_);
   EXPECT_EQ(r.http, 200);
   EXPECT_EQ(r.code(), "500");
@@ -841,13 +945,13 @@ definitions:
 // checked again at manual retry.
 TEST_F(ExportApiTest, ManualRetryOfADisabledTypeIsRefusedWithItsCode) {
   task::Task failed = PutTask("alice", TaskState::kFailed);
-  failed.export_type = "OLD_TYPE";
-  store_.Put(failed);
+  auto n = db_->Exec("UPDATE export_task SET export_type = 'OLD_TYPE' WHERE id = ?", {failed.id});
+  ASSERT_TRUE(n.ok() && *n == 1) << n.status().ToString();
   Reply r = Post(kTasks + "/" + Id(failed) + "/retry", alice_);
   EXPECT_EQ(r.code(), "400") << r.raw;
   EXPECT_NE(r.body["message"].get<std::string>().find("disabled"), std::string::npos) << r.raw;
-  EXPECT_EQ(store_.GetTask(failed.id)->status, TaskState::kFailed) << "nothing retried";
-  EXPECT_EQ(store_.outbox_size(), 0u);
+  EXPECT_EQ(StoredTask(failed.id)->status, TaskState::kFailed) << "nothing retried";
+  EXPECT_EQ(OutboxRows(), 0);
 }
 
 }  // namespace

@@ -77,12 +77,5 @@ TEST(StrictJson, ContentType) {
   EXPECT_FALSE(CheckJsonContentType("application/json; charset=latin1").ok());
 }
 
-TEST(StrictJson, CountsCodePoints) {
-  EXPECT_EQ(CountCodePoints(""), 0u);
-  EXPECT_EQ(CountCodePoints("abc"), 3u);
-  EXPECT_EQ(CountCodePoints("客户列表"), 4u);
-  EXPECT_EQ(CountCodePoints("a😀b"), 3u);
-}
-
 }  // namespace
 }  // namespace export_center::api

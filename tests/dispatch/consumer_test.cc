@@ -866,5 +866,17 @@ TEST(MakeFileName, DropsSeparatorsControlAndBidiCharacters) {
   EXPECT_EQ(name, "客户列表..x_42.xlsx");
 }
 
+TEST(MakeFileName, DropsInvalidUtf8) {
+  task::Task t;
+  t.id = 42;
+  t.task_name = "bad\xFF\xC0\xAF\xED\xA0\x80name\xE5\xAE";  // stray, overlong '/', surrogate, cut
+  t.export_type = "CUSTOMER_LIST";
+  registry::ExportDefinition def;
+  def.file_name_pattern = "{taskName}";
+  EXPECT_EQ(MakeFileName(def, t, "csv"), "badname.csv");
+  t.task_name = "\xFF\xFE";
+  EXPECT_EQ(MakeFileName(def, t, "csv"), "export.csv");
+}
+
 }  // namespace
 }  // namespace export_center::dispatch

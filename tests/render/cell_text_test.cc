@@ -42,13 +42,6 @@ TEST(CleanText, DropsForbiddenAndReplacesInvalid) {
   EXPECT_EQ(CleanText("ok\xE4\xB8", &scratch), "ok\xEF\xBF\xBD\xEF\xBF\xBD");  // cut short
 }
 
-TEST(TruncateUtf16, CountsSurrogatePairs) {
-  EXPECT_EQ(TruncateUtf16("abc", 2), "ab");
-  EXPECT_EQ(TruncateUtf16("上海市", 2), "上海");
-  EXPECT_EQ(TruncateUtf16("a😀", 2), "a");  // the pair does not fit
-  EXPECT_EQ(TruncateUtf16("a😀", 3), "a😀");
-}
-
 TEST(Civil, DaysRoundTrip) {
   for (int64_t days = -800000; days <= 3000000; days += 97) {
     int64_t y;

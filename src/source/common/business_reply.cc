@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/utf8.h"
+
 namespace export_center::source {
 namespace {
 
@@ -16,9 +18,7 @@ std::string CleanBusinessMessage(std::string_view text) {
     out += c;
   }
   if (out.size() > kMaxMessageBytes) {
-    size_t cut = kMaxMessageBytes;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    out = out.substr(0, cut) + "...";
+    out = std::string(utf8::TruncateBytes(out, kMaxMessageBytes)) + "...";
   }
   return out;
 }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "common/utf8.h"
+
 namespace export_center::sql_template {
 
 struct Expression::Node {
@@ -60,14 +62,16 @@ bool IsIdentStart(char c) {
 }
 bool IsIdentPart(char c) { return IsIdentStart(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
-// Decodes one UTF-8 sequence into UTF-16 units.
+// Java strings are UTF-16; these convert at the edges of the methods that
+// index them (length, charAt, substring, indexOf). A lone surrogate, as
+// charAt or substring can make, survives the round trip in its three-byte
+// form (utf8::DecodeAllowingSurrogates); an invalid byte becomes U+FFFD.
+
+// Decodes the character at s[i] into UTF-16 units and moves i past it.
 void AppendUtf16(std::u16string& out, std::string_view s, size_t& i) {
-  unsigned char c = s[i];
-  uint32_t cp = c;
-  int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-  if (extra > 0) cp = c & (0x3F >> extra);
-  for (int k = 0; k < extra && i + 1 < s.size(); ++k) cp = (cp << 6) | (s[++i] & 0x3F);
-  ++i;
+  char32_t cp = utf8::kReplacementChar;
+  const size_t n = utf8::DecodeAllowingSurrogates(s.substr(i), &cp);
+  i += n == 0 ? 1 : n;
   if (cp >= 0x10000) {
     cp -= 0x10000;
     out += static_cast<char16_t>(0xD800 + (cp >> 10));
@@ -86,27 +90,11 @@ std::u16string ToUtf16(std::string_view s) {
 std::string FromUtf16(std::u16string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    uint32_t cp = s[i];
+    char32_t cp = s[i];
     if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < s.size()) {
       cp = 0x10000 + ((cp - 0xD800) << 10) + (s[++i] - 0xDC00);
     }
-    std::string tmp;
-    if (cp < 0x80) {
-      tmp += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      tmp += static_cast<char>(0xC0 | (cp >> 6));
-      tmp += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      tmp += static_cast<char>(0xE0 | (cp >> 12));
-      tmp += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      tmp += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      tmp += static_cast<char>(0xF0 | (cp >> 18));
-      tmp += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      tmp += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      tmp += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-    out += tmp;
+    utf8::Append(cp, &out);
   }
   return out;
 }

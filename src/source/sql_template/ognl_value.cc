@@ -6,29 +6,9 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/utf8.h"
+
 namespace export_center::sql_template {
-
-namespace {
-
-void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-}  // namespace
 
 Value Value::Bool(bool b) {
   Value v;
@@ -62,7 +42,7 @@ Value Value::Char(char16_t unit) {
   Value v;
   v.kind_ = Kind::kChar;
   v.int_ = unit;
-  AppendUtf8(v.str_, unit);
+  utf8::Append(unit, &v.str_);
   return v;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "common/utf8.h"
 #include "source/sql_template/ognl_value.h"
 
 namespace export_center::sql_template {
@@ -50,11 +51,11 @@ std::string Upper(std::string_view s) {
   return out;
 }
 
-uint32_t DecodeUtf8(std::string_view s, size_t i) {
-  unsigned char c = s[i];
-  int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-  uint32_t cp = extra > 0 ? (c & (0x3F >> extra)) : c;
-  for (int k = 1; k <= extra && i + k < s.size(); ++k) cp = (cp << 6) | (s[i + k] & 0x3F);
+// The character at s[i] for an error message; U+FFFD when the bytes there
+// are not valid UTF-8.
+char32_t CharacterAt(std::string_view s, size_t i) {
+  char32_t cp = utf8::kReplacementChar;
+  utf8::Decode(s.substr(i), &cp);
   return cp;
 }
 
@@ -71,7 +72,7 @@ class Lexer {
       } else if (u >= 0x80) {
         char buf[64];
         std::snprintf(buf, sizeof(buf), "non-ASCII character U+%04X outside a literal",
-                      DecodeUtf8(sql_, pos_));
+                      static_cast<unsigned>(CharacterAt(sql_, pos_)));
         return Unsafe(std::string(buf) + " (look-alike letters cannot form keywords)", pos_);
       } else if (u < 0x20 || u == 0x7F) {
         return Unsafe("control character 0x" + Hex(u), pos_);

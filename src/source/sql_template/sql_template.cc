@@ -1,5 +1,6 @@
 #include "source/sql_template/sql_template.h"
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <map>
@@ -8,6 +9,7 @@
 #include <pugixml.hpp>
 #include <unordered_map>
 
+#include "common/utf8.h"
 #include "source/sql_template/ognl_expression.h"
 #include "source/sql_template/ognl_value.h"
 
@@ -839,16 +841,13 @@ class TaintChecker {
 };
 
 std::string Position(std::string_view text, size_t offset) {
-  size_t line = 1;
-  size_t column = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
-      ++column;
-    }
-  }
+  const std::string_view before = text.substr(0, std::min(offset, text.size()));
+  const size_t newline = before.rfind('\n');
+  const std::string_view this_line =
+      newline == std::string_view::npos ? before : before.substr(newline + 1);
+  // Columns count characters, as an editor shows them, not bytes.
+  const size_t line = 1 + static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
+  const size_t column = 1 + utf8::CountCodePoints(this_line);
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 

@@ -68,6 +68,16 @@ TEST(OgnlExpression, AndOrReturnOperands) {
   EXPECT_TRUE(Truthy("!s", Json{{"s", "abc"}}));  // Boolean.parseBoolean("abc") is false
 }
 
+TEST(OgnlExpression, StringsCountUtf16UnitsLikeJava) {
+  Json p = {{"s", "a客😀"}};
+  EXPECT_EQ(Eval("s.length()", p).int_value(), 4);  // 😀 is a surrogate pair
+  EXPECT_EQ(Eval("s.indexOf(\"😀\")", p).int_value(), 2);
+  EXPECT_EQ(Eval("s.substring(1, 4)", p).string_value(), "客😀");
+  // Half a pair is one lone surrogate, as in Java, and still one unit long.
+  EXPECT_EQ(Eval("s.substring(2, 3).length()", p).int_value(), 1);
+  EXPECT_EQ(Eval("s.charAt(3)", p).int_value(), 0xDE00);
+}
+
 TEST(OgnlExpression, PropertyPathsAndMethods) {
   Json p = {{"u", {{"name", " Bob "}, {"tags", {"a", "b"}}, {"m", {{"k", 1}}}}}};
   EXPECT_EQ(Eval("u.name.trim()", p).string_value(), "Bob");
