@@ -24,7 +24,7 @@
 #include "storage/local_export_storage.h"
 #include "store/database.h"
 #include "store/sqlite/sqlite_task_store.h"
-#include "tests/dispatch/faulty_task_store.h"
+#include "faulty_task_store.h"  // beside this test
 
 namespace export_center::dispatch {
 namespace {
