@@ -35,21 +35,25 @@ LeaseWatchdog::~LeaseWatchdog() { Stop(); }
 
 void LeaseWatchdog::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void LeaseWatchdog::Run() {
-  std::unique_lock lock(mu_);
-  while (!stop_cv_.wait_for(lock, std::chrono::seconds(heartbeat_seconds_),
-                            [this] { return stopping_; })) {
-    lock.unlock();
+  while (true) {
+    {  // Sleeps for the heartbeat; Stop() ends it early.
+      MutexLock lock(&mu_);
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(heartbeat_seconds_);
+      while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
+      }
+      if (stopping_) return;
+    }
     Status verdict =
         RenewalVerdict(store_->RenewLease(attempt_, lease_seconds_), max_duration_seconds_);
-    lock.lock();
     if (!verdict.ok()) {
       spdlog::error("task {} v{}: watchdog stops the attempt: {}", attempt_.task_id,
                     attempt_.dispatch_version, verdict.ToString());

@@ -6,10 +6,9 @@
 // Any failure — lease lost, deadline passed, database error — sets the abort
 // signal; the watchdog never swallows an error.
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "dispatch/abort_signal.h"
 #include "store/task_store.h"
 
@@ -24,10 +23,10 @@ class LeaseWatchdog {
   LeaseWatchdog(const LeaseWatchdog&) = delete;
   LeaseWatchdog& operator=(const LeaseWatchdog&) = delete;
 
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);
 
   store::TaskStore* store_;
   const store::Attempt attempt_;
@@ -35,9 +34,9 @@ class LeaseWatchdog {
   const int heartbeat_seconds_;
   const int max_duration_seconds_;
   AbortSignal* abort_;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -16,13 +16,12 @@
 //
 // Threads: one owned worker thread. RunOnce() may be called from tests.
 
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "config/config.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
@@ -41,7 +40,7 @@ class Reconciler {
   Reconciler& operator=(const Reconciler&) = delete;
 
   void Start();
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
   // Runs every duty once. Returns the count per action name.
   std::map<std::string, int> RunOnce();
@@ -52,7 +51,7 @@ class Reconciler {
   int ResendAfterRestart();
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);
   int Redispatch();
   int RecoverLeases();
   int ExpireFiles();
@@ -66,9 +65,9 @@ class Reconciler {
   const config::ReconcilerConfig config_;
   std::function<void()> on_redispatch_;
   std::function<void(const std::string&, int)> on_action_;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread worker_;
 };
 
