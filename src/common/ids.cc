@@ -4,7 +4,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace export_center {
 namespace {
@@ -17,28 +18,34 @@ uint64_t RandomU64() {
   return v;
 }
 
+// NextId's state: the last millisecond it used and the sequence within it.
+struct IdState {
+  Mutex mu;
+  int64_t last_ms GUARDED_BY(mu) = 0;
+  int64_t sequence GUARDED_BY(mu) = 0;
+};
+
 }  // namespace
 
 int64_t NextId() {
-  static std::mutex mu;
   static const int64_t node = static_cast<int64_t>(RandomU64() & 0x3FF);
-  static int64_t last_ms = 0;
-  static int64_t sequence = 0;
-  std::lock_guard lock(mu);
+  static IdState state;
+  MutexLock lock(&state.mu);
   // The process clock only makes ids unique and ordered; it never decides
   // correctness (leases and deadlines use the database clock).
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count() - kEpochMs;
-  if (now <= last_ms) {
-    now = last_ms;
-    sequence = (sequence + 1) & 0xFFF;
-    if (sequence == 0) now = ++last_ms;  // sequence exhausted: borrow the next millisecond
+  if (now <= state.last_ms) {
+    now = state.last_ms;
+    state.sequence = (state.sequence + 1) & 0xFFF;
+    // Sequence exhausted: borrow the next millisecond.
+    if (state.sequence == 0) now = ++state.last_ms;
   } else {
-    sequence = 0;
+    state.sequence = 0;
   }
-  last_ms = now;
-  return (now << 22) | (node << 12) | sequence;
+  state.last_ms = now;
+  return (now << 22) | (node << 12) | state.sequence;
 }
 
 std::string NewUuid() {
