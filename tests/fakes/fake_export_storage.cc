@@ -42,22 +42,22 @@ class FakeObjectReader : public storage::ObjectReader {
 };
 
 void FakeExportStorage::Put(const std::string& key, std::string bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   objects_[key] = std::make_shared<const std::string>(std::move(bytes));
 }
 
 uint64_t FakeExportStorage::max_read_length() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return max_read_length_;
 }
 
 size_t FakeExportStorage::object_count() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return objects_.size();
 }
 
 void FakeExportStorage::NoteRead(uint64_t length) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   max_read_length_ = std::max(max_read_length_, length);
 }
 
@@ -66,25 +66,25 @@ StatusOr<std::unique_ptr<storage::ObjectWriter>> FakeExportStorage::Create(const
 }
 
 StatusOr<std::unique_ptr<storage::ObjectReader>> FakeExportStorage::Open(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return NotFound("no object " + key);
   return std::unique_ptr<storage::ObjectReader>(new FakeObjectReader(this, it->second));
 }
 
 Status FakeExportStorage::Delete(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   objects_.erase(key);
   return Status::Ok();
 }
 
 StatusOr<bool> FakeExportStorage::Exists(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return objects_.count(key) > 0;
 }
 
 StatusOr<std::vector<storage::StoredObject>> FakeExportStorage::List() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<storage::StoredObject> out;
   for (const auto& [key, data] : objects_) out.push_back({key, data->size(), 0});
   return out;

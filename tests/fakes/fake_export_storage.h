@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "storage/export_storage.h"
 
 namespace export_center::fakes {
@@ -33,9 +33,9 @@ class FakeExportStorage : public storage::ExportStorage {
   friend class FakeObjectReader;
   void NoteRead(uint64_t length);
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const std::string>> objects_;  // GUARDED_BY(mu_)
-  uint64_t max_read_length_ = 0;                                      // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<const std::string>> objects_ GUARDED_BY(mu_);
+  uint64_t max_read_length_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace export_center::fakes
