@@ -9,6 +9,8 @@ PACKAGES=(
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
   postgresql mariadb-server libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip libreoffice-calc-nogui
+  # scripts/check-thread-safety.sh
+  clang-14
 )
 
 missing=()
