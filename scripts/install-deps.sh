@@ -9,8 +9,8 @@ PACKAGES=(
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
   postgresql mariadb-server libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip libreoffice-calc-nogui
-  # scripts/check-thread-safety.sh
-  clang-14
+  # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
+  clang-14 clang-format-14
 )
 
 missing=()
