@@ -10,6 +10,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
   postgresql mariadb-server libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
+  # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
+  clang-14 clang-format-14
 )
 
 missing=()

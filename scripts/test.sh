@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Runs every test from nothing: installs Debian packages, builds, runs CTest.
-# CTest runs the unit tests, the store contract suite against SQLite and a real
-# PostgreSQL server the tests start on loopback, and the end-to-end tests that
-# start the built binaries and read the files with openpyxl and LibreOffice.
+# Runs every test from nothing: installs Debian packages, builds, runs the
+# static checks, runs CTest. The thread-safety check runs clang's
+# -Wthread-safety over the sources (it reads build/compile_commands.json, so it
+# comes after the build). CTest runs the unit tests, the store contract suite
+# against SQLite and a real PostgreSQL server the tests start on loopback, and
+# the end-to-end tests that start the built binaries and read the files with
+# openpyxl and LibreOffice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 # The layering of docs/layout.md: fails on an include the table does not allow.
 python3 scripts/check-deps.py
 ./scripts/build.sh
+# NOT YET ENABLED: the commit that formats the whole tree uncomments the next
+# line; until then most files would fail it (run it by hand meanwhile).
+# ./scripts/check-format.sh
+./scripts/check-thread-safety.sh
 cd build
 ctest --output-on-failure -j "${EXPORT_CENTER_TEST_JOBS:-2}" --timeout 900

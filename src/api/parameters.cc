@@ -86,8 +86,10 @@ bool IsAllowed(const json& v, const std::vector<std::string>& allowed) {
 
 Status CheckDeclared(const json& params, const registry::ExportDefinition& def) {
   for (const auto& [key, value] : params.items()) {
-    auto spec = std::find_if(def.parameters.begin(), def.parameters.end(),
-                             [&](const registry::ParameterSpec& p) { return p.name == key; });
+    // `&key = key`: clang before 16 cannot capture a structured binding itself.
+    auto spec =
+        std::find_if(def.parameters.begin(), def.parameters.end(),
+                     [&key = key](const registry::ParameterSpec& p) { return p.name == key; });
     if (spec == def.parameters.end()) {
       return InvalidArgument("parameter " + key + " is not accepted by export type " + def.name);
     }

@@ -4,7 +4,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace export_center {
 namespace {
@@ -15,7 +16,7 @@ constexpr int64_t kEpochMs = 1704067200000;  // 2024-01-01T00:00:00Z
 IdGenerator::IdGenerator(int node) : node_(((node % kNodeCount) + kNodeCount) % kNodeCount) {}
 
 int64_t IdGenerator::Next() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   // The process clock only makes ids unique and ordered; it never decides
   // correctness (leases and deadlines use the database clock).
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -2,10 +2,11 @@
 // Identifiers: 64-bit task/outbox ids and UUIDs for event ids.
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/mutex.h"
 
 namespace export_center {
 
@@ -24,9 +25,9 @@ class IdGenerator {
 
  private:
   const int node_;
-  std::mutex mu_;
-  int64_t last_ms_ = 0;   // GUARDED_BY(mu_)
-  int64_t sequence_ = 0;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  int64_t last_ms_ GUARDED_BY(mu_) = 0;
+  int64_t sequence_ GUARDED_BY(mu_) = 0;
 };
 
 // The node part of an id made by IdGenerator.

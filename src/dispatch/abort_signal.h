@@ -5,32 +5,32 @@
 // Thread-safe; the first reason wins.
 
 #include <atomic>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace export_center::dispatch {
 
 class AbortSignal {
  public:
-  void Set(Status reason) {
-    std::lock_guard lock(mu_);
+  void Set(Status reason) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (set_.load()) return;
     reason_ = std::move(reason);
     set_.store(true);
   }
   bool IsSet() const { return set_.load(std::memory_order_relaxed); }
   // OK while not set.
-  Status Check() const {
+  Status Check() const EXCLUDES(mu_) {
     if (!IsSet()) return Status::Ok();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return reason_;
   }
 
  private:
   std::atomic<bool> set_{false};
-  mutable std::mutex mu_;
-  Status reason_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  Status reason_ GUARDED_BY(mu_);
 };
 
 }  // namespace export_center::dispatch

@@ -37,10 +37,10 @@ LeaseWatchdog::~LeaseWatchdog() { Stop(); }
 
 void LeaseWatchdog::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -92,16 +92,18 @@ void LeaseWatchdog::Run() {
   // The claim has just set lease_until = now + lease.
   auto renewed_at = std::chrono::steady_clock::now();
   bool failing = false;
-  std::unique_lock lock(mu_);
-  while (true) {
-    const auto wait = failing ? RetryInterval(heartbeat_seconds_)
-                              : std::chrono::milliseconds(std::chrono::seconds(heartbeat_seconds_));
-    if (stop_cv_.wait_for(lock, wait, [this] { return stopping_; })) return;
-    lock.unlock();
-    const bool go_on = RenewOnce(&renewed_at, &failing);
-    lock.lock();
-    if (!go_on) return;
+  while (!WaitOrStop(failing ? RetryInterval(heartbeat_seconds_)
+                             : std::chrono::milliseconds(std::chrono::seconds(heartbeat_seconds_)))) {
+    if (!RenewOnce(&renewed_at, &failing)) return;
   }
+}
+
+bool LeaseWatchdog::WaitOrStop(std::chrono::milliseconds wait) {
+  MutexLock lock(&mu_);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
+  }
+  return stopping_;
 }
 
 }  // namespace export_center::dispatch

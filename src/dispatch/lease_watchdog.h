@@ -11,10 +11,9 @@
 // the task. The watchdog never swallows an error: it only defers it.
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "dispatch/abort_signal.h"
 #include "store/task_store.h"
 
@@ -38,7 +37,9 @@ class LeaseWatchdog {
   static std::chrono::milliseconds RetryInterval(int heartbeat_seconds);
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);
+  // Sleeps for `wait`, or less when Stop() is called; true when stopping.
+  bool WaitOrStop(std::chrono::milliseconds wait) EXCLUDES(mu_);
   // Renews once. Returns false (after setting the abort signal) when the
   // attempt must stop; `renewed_at` moves on success.
   bool RenewOnce(std::chrono::steady_clock::time_point* renewed_at, bool* failing);
@@ -50,9 +51,9 @@ class LeaseWatchdog {
   const int heartbeat_seconds_;
   const int max_duration_seconds_;
   AbortSignal* abort_;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -20,30 +20,32 @@ void OutboxPublisher::Start() {
 
 void OutboxPublisher::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   if (worker_.joinable()) worker_.join();
 }
 
 void OutboxPublisher::Wake() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     woken_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
 }
 
 void OutboxPublisher::Run() {
   while (true) {
     const int claimed = PublishDueOnce();
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     // A full batch means more rows may be due: go again without waiting.
     if (claimed >= config_.batch_size) continue;
-    wake_.wait_for(lock, std::chrono::milliseconds(config_.poll_interval_ms),
-                   [this] { return woken_ || stopping_; });
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.poll_interval_ms);
+    while (!woken_ && !stopping_ && wake_.WaitUntil(&mu_, deadline)) {
+    }
     woken_ = false;
     if (stopping_) return;
   }

@@ -11,11 +11,10 @@
 //
 // Threads: one owned worker thread; Wake() and Stop() from any thread.
 
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "config/config.h"
 #include "dispatch/command_channel.h"
 #include "store/task_store.h"
@@ -31,16 +30,16 @@ class OutboxPublisher {
   OutboxPublisher& operator=(const OutboxPublisher&) = delete;
 
   void Start();
-  void Stop();
+  void Stop() EXCLUDES(mu_);
   // Asks for a publishing round now (after a local commit).
-  void Wake();
+  void Wake() EXCLUDES(mu_);
 
   // One round: claims and sends up to batch-size due rows. Returns how many
   // rows were claimed. Public for tests.
   int PublishDueOnce();
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);
   void SendOne(const store::OutboxEntry& entry);
 
   store::TaskStore* store_;
@@ -48,10 +47,10 @@ class OutboxPublisher {
   const config::PublisherConfig config_;
   const std::string instance_;
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool woken_ = false;    // GUARDED_BY(mu_)
-  bool stopping_ = false; // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar wake_;
+  bool woken_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread worker_;
 };
 

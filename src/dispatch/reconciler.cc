@@ -54,21 +54,26 @@ void Reconciler::Start() {
 
 void Reconciler::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (worker_.joinable()) worker_.join();
 }
 
 void Reconciler::Run() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
     RunOnce();
-    lock.lock();
-    stop_cv_.wait_for(lock, std::chrono::seconds(config_.interval_seconds),
-                      [this] { return stopping_; });
+    // Sleeps for the interval; Stop() ends it early.
+    MutexLock lock(&mu_);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(config_.interval_seconds);
+    while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
+    }
   }
 }
 

@@ -17,13 +17,12 @@
 //
 // Threads: one owned worker thread. RunOnce() may be called from tests.
 
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "config/config.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
@@ -45,7 +44,7 @@ class Reconciler {
   Reconciler& operator=(const Reconciler&) = delete;
 
   void Start();
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
   // Runs every duty once. Returns the count per action name.
   std::map<std::string, int> RunOnce();
@@ -56,7 +55,7 @@ class Reconciler {
   int ResendAfterRestart();
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);
   int Redispatch();
   int RecoverLeases();
   int ExpireFiles();
@@ -71,9 +70,9 @@ class Reconciler {
   std::function<void()> on_redispatch_;
   std::function<void(const std::string&, int)> on_action_;
   std::function<void(const std::string&, const std::string&)> on_task_ended_;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread worker_;
 };
 

@@ -29,7 +29,7 @@ ConfigWatcher::~ConfigWatcher() { Stop(); }
 void ConfigWatcher::Start() {
   if (thread_.joinable()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = false;
   }
   last_ = Observe();
@@ -38,10 +38,10 @@ void ConfigWatcher::Start() {
 
 void ConfigWatcher::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -58,9 +58,14 @@ ConfigWatcher::FileState ConfigWatcher::Observe() const {
 }
 
 void ConfigWatcher::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-    lock.unlock();
+  while (true) {
+    {  // Sleeps for the interval; Stop() ends it early.
+      MutexLock lock(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + interval_;
+      while (!stopping_ && wake_.WaitUntil(&mu_, deadline)) {
+      }
+      if (stopping_) return;
+    }
     FileState now = Observe();
     // A vanished file is most likely mid-replace; wait for it to reappear.
     if (now.exists && !(now == last_)) {
@@ -69,7 +74,6 @@ void ConfigWatcher::Run() {
     } else if (!now.exists) {
       last_ = now;
     }
-    lock.lock();
   }
 }
 

@@ -10,13 +10,12 @@
 // callback runs on the watcher thread.
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "registry/registry.h"
 
@@ -36,9 +35,9 @@ class ConfigWatcher {
   ConfigWatcher& operator=(const ConfigWatcher&) = delete;
 
   // Records the file's current state (not reloaded) and starts polling.
-  void Start();
+  void Start() EXCLUDES(mu_);
   // Stops and joins the thread; idempotent.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
  private:
   struct FileState {
@@ -48,16 +47,16 @@ class ConfigWatcher {
     bool operator==(const FileState&) const = default;
   };
   FileState Observe() const;
-  void Run();
+  void Run() EXCLUDES(mu_);
 
   Registry* registry_;
   const std::string path_;
   const std::chrono::milliseconds interval_;
   Callback on_reload_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
-  FileState last_;         // watcher thread only after Start()
+  Mutex mu_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  FileState last_;  // watcher thread only after Start()
   std::thread thread_;
 };
 

@@ -497,7 +497,7 @@ Registry::Registry(RegistrySnapshot initial)
     : current_(std::make_shared<const RegistrySnapshot>(std::move(initial))) {}
 
 std::shared_ptr<const RegistrySnapshot> Registry::Current() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return current_;
 }
 
@@ -510,7 +510,7 @@ Status Registry::Reload(const std::string& config_path) {
     return Combine(config_path, {app.ok() ? Status::Ok() : app.status(),
                                  next.ok() ? Status::Ok() : next.status()});
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!SameServices(current_->services, next->services)) {
     return Combine(config_path,
                    {InvalidArgument("provider-services: differs from the allow-list loaded at "

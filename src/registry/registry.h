@@ -12,11 +12,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "registry/export_definition.h"
 
@@ -59,18 +59,18 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  std::shared_ptr<const RegistrySnapshot> Current() const;
+  std::shared_ptr<const RegistrySnapshot> Current() const EXCLUDES(mu_);
   // Loads `config_path`, validates the WHOLE file (config::ParseConfig plus
   // ParseRegistry, so a file that would fail the next start-up is refused
   // now), and swaps in its definitions. provider-services is a deploy-time
   // allow-list: if the file's set differs from the current one the reload is
   // refused. On any error keeps the old set and returns InvalidArgument (or
   // NotFound for a missing file) listing every problem. Thread-safe.
-  Status Reload(const std::string& config_path);
+  Status Reload(const std::string& config_path) EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const RegistrySnapshot> current_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::shared_ptr<const RegistrySnapshot> current_ GUARDED_BY(mu_);
 };
 
 }  // namespace export_center::registry

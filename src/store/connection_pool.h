@@ -8,14 +8,13 @@
 // broken network connection is replaced on the next Acquire().
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace export_center::store {
@@ -50,18 +49,22 @@ class ConnectionPool {
 
   // Waits up to `timeout` for a free connection (opening one if the pool is
   // below its size). Unavailable on timeout or when opening fails.
-  StatusOr<Lease> Acquire(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return !idle_.empty() || open_ < max_; })) {
-      return Unavailable("all " + std::to_string(max_) + " database connections are busy");
+  StatusOr<Lease> Acquire(std::chrono::milliseconds timeout) EXCLUDES(mu_) {
+    {
+      MutexLock lock(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      while (idle_.empty() && open_ >= max_ && cv_.WaitUntil(&mu_, deadline)) {
+      }
+      if (idle_.empty() && open_ >= max_) {
+        return Unavailable("all " + std::to_string(max_) + " database connections are busy");
+      }
+      if (!idle_.empty()) {
+        std::unique_ptr<Conn> conn = std::move(idle_.back());
+        idle_.pop_back();
+        return Lease(this, std::move(conn));
+      }
+      ++open_;  // reserve the slot, then connect without holding the lock
     }
-    if (!idle_.empty()) {
-      std::unique_ptr<Conn> conn = std::move(idle_.back());
-      idle_.pop_back();
-      return Lease(this, std::move(conn));
-    }
-    ++open_;  // reserve the slot, then connect without holding the lock
-    lock.unlock();
     StatusOr<std::unique_ptr<Conn>> conn = factory_();
     if (!conn.ok()) {
       Forget();
@@ -71,29 +74,29 @@ class ConnectionPool {
   }
 
  private:
-  void Release(std::unique_ptr<Conn> conn) {
+  void Release(std::unique_ptr<Conn> conn) EXCLUDES(mu_) {
     if (conn == nullptr || !conn->healthy()) {
       conn.reset();
       Forget();
       return;
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     idle_.push_back(std::move(conn));
-    cv_.notify_one();
+    cv_.Signal();
   }
 
-  void Forget() {
-    std::lock_guard lock(mu_);
+  void Forget() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     --open_;
-    cv_.notify_one();
+    cv_.Signal();
   }
 
   const int max_;
   const Factory factory_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<Conn>> idle_;  // guarded by mu_
-  int open_ = 0;                             // guarded by mu_: idle + leased
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<std::unique_ptr<Conn>> idle_ GUARDED_BY(mu_);
+  int open_ GUARDED_BY(mu_) = 0;  // idle + leased
 };
 
 }  // namespace export_center::store
