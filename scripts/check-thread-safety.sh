@@ -106,7 +106,8 @@ def sees_annotations(path):
             names = include_re.findall(f.read())
         for name in names:
             for base in [os.path.dirname(path)] + include_dirs:
-                header = os.path.normpath(os.path.join(base, name))
+                # realpath: include roots are symlinks (cmake/ComponentHeaders.cmake).
+                header = os.path.realpath(os.path.join(base, name))
                 if os.path.isfile(header):
                     if sees_annotations(header):
                         sees[path] = True
