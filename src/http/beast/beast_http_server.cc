@@ -1,5 +1,9 @@
 #include "http/beast/beast_http_server.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -107,6 +111,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     beast::error_code ec;
     // Small answers go out at once instead of waiting for the peer's delayed ACK.
     stream_.socket().set_option(tcp::no_delay(true), ec);
+    // Report the socket writable once less than a chunk is left unsent, rather
+    // than when half the (auto-grown, up to MiBs) send buffer is free: a slow
+    // reader then takes each chunk within the send deadline, and the kernel
+    // holds about one chunk per stream instead of megabytes.
+    int lowat = static_cast<int>(options().stream_chunk_bytes);
+    ::setsockopt(stream_.socket().native_handle(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
+                 sizeof lowat);
     ReadHeader();
   }
 
