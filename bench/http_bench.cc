@@ -280,7 +280,9 @@ class Crowd {
         if (c.fd < 0) {
           c.fd = Dial(port_, c.address);
           c.sent = 0;
-          if (c.fd >= 0 && c.slow) c.sent = ::send(c.fd, kPartial.data(), 20, MSG_NOSIGNAL) > 0 ? 20 : 0;
+          if (c.fd >= 0 && c.slow && ::send(c.fd, kPartial.data(), 20, MSG_NOSIGNAL) > 0) {
+            c.sent = 20;
+          }
         } else if (c.slow && trickle) {
           char byte = c.sent < kPartial.size() ? kPartial[c.sent] : 'a';
           if (::send(c.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) ++c.sent;

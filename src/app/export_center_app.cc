@@ -81,13 +81,14 @@ void RaiseFileLimit(int max_connections) {
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
   if (lim.rlim_cur < lim.rlim_max) {
     lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) getrlimit(RLIMIT_NOFILE, &lim);
   }
   // Databases, storage and logs need descriptors too.
   constexpr rlim_t kReserve = 256;
-  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < static_cast<rlim_t>(max_connections) + kReserve) {
-    spdlog::warn("open-file limit {} is below server.max-connections {} + {}; connections may "
-                 "fail to be accepted first",
+  const rlim_t needed = static_cast<rlim_t>(max_connections) + kReserve;
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < needed) {
+    spdlog::warn("open-file limit {} is below server.max-connections {} + {}; accepting may "
+                 "fail before the cap is reached",
                  static_cast<uint64_t>(lim.rlim_cur), max_connections, kReserve);
   }
 }

@@ -22,7 +22,8 @@ TEST(ConnectionLimiter, CapsPerAddressAndInTotal) {
 TEST(ConnectionLimiter, Ipv6CountsPerSlash64) {
   EXPECT_EQ(ConnectionLimiter::KeyOf("2001:db8:1:2:aaaa::1"),
             ConnectionLimiter::KeyOf("2001:db8:1:2:bbbb::9"));
-  EXPECT_NE(ConnectionLimiter::KeyOf("2001:db8:1:2::1"), ConnectionLimiter::KeyOf("2001:db8:1:3::1"));
+  EXPECT_NE(ConnectionLimiter::KeyOf("2001:db8:1:2::1"),
+            ConnectionLimiter::KeyOf("2001:db8:1:3::1"));
   EXPECT_EQ(ConnectionLimiter::KeyOf("192.0.2.7"), "192.0.2.7");
   EXPECT_EQ(ConnectionLimiter::KeyOf("::ffff:192.0.2.7"), "::ffff:192.0.2.7");
 }

@@ -320,7 +320,8 @@ void Connection::StartStream(HttpResponse res) {
   stream_msg_->body().data = nullptr;
   stream_msg_->body().more = true;
   serializer_.emplace(*stream_msg_);
-  chunk_.reserve(std::min<uint64_t>(options().stream_chunk_bytes, std::max<uint64_t>(remaining_, 1)));
+  chunk_.reserve(
+      std::min<uint64_t>(options().stream_chunk_bytes, std::max<uint64_t>(remaining_, 1)));
   streaming_ = true;
   ++core_->open_streams;
   core_->stream_buffer_bytes += static_cast<int64_t>(chunk_.capacity());
