@@ -44,26 +44,26 @@ nlohmann::json ErrorEnvelope(const Status& status) {
   return ErrorEnvelope(EnvelopeCode(status.code()), EnvelopeMessage(status));
 }
 
-void WriteEnvelope(httplib::Response& res, int http_status, const nlohmann::json& envelope) {
+void WriteEnvelope(http::HttpResponse& res, int http_status, const nlohmann::json& envelope) {
   res.status = http_status;
   // 'replace' keeps a response well-formed even if a message holds bad UTF-8.
-  res.set_content(envelope.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json; charset=utf-8");
+  res.SetContent(envelope.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                 "application/json; charset=utf-8");
 }
 
-void WriteSuccess(httplib::Response& res, nlohmann::json data) {
+void WriteSuccess(http::HttpResponse& res, nlohmann::json data) {
   WriteEnvelope(res, 200, SuccessEnvelope(std::move(data)));
 }
 
-void WriteStatus(httplib::Response& res, const Status& status) {
+void WriteStatus(http::HttpResponse& res, const Status& status) {
   WriteEnvelope(res, 200, ErrorEnvelope(status));
 }
 
-void WriteHttpError(httplib::Response& res, int code, const std::string& message) {
+void WriteHttpError(http::HttpResponse& res, int code, const std::string& message) {
   WriteEnvelope(res, code, ErrorEnvelope(code, message));
 }
 
-void WriteHttpStatus(httplib::Response& res, const Status& status) {
+void WriteHttpStatus(http::HttpResponse& res, const Status& status) {
   WriteEnvelope(res, EnvelopeCode(status.code()), ErrorEnvelope(status));
 }
 

@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <string>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "http/http_response.h"
 
 namespace export_center::api {
 
@@ -35,14 +35,14 @@ nlohmann::json ErrorEnvelope(int code, const std::string& message);
 nlohmann::json ErrorEnvelope(const Status& status);
 
 // Writes the envelope as the JSON body with the given HTTP status.
-void WriteEnvelope(httplib::Response& res, int http_status, const nlohmann::json& envelope);
+void WriteEnvelope(http::HttpResponse& res, int http_status, const nlohmann::json& envelope);
 // HTTP 200 with a success envelope.
-void WriteSuccess(httplib::Response& res, nlohmann::json data);
+void WriteSuccess(http::HttpResponse& res, nlohmann::json data);
 // HTTP 200 with the envelope code of `status` (non-download endpoints).
-void WriteStatus(httplib::Response& res, const Status& status);
+void WriteStatus(http::HttpResponse& res, const Status& status);
 // The HTTP status equals the envelope code (download endpoints, HTTP-layer errors).
-void WriteHttpError(httplib::Response& res, int code, const std::string& message);
-void WriteHttpStatus(httplib::Response& res, const Status& status);
+void WriteHttpError(http::HttpResponse& res, int code, const std::string& message);
+void WriteHttpStatus(http::HttpResponse& res, const Status& status);
 
 // 64-bit ids and counters travel as JSON strings so JavaScript keeps every digit.
 inline nlohmann::json Int64String(int64_t v) { return std::to_string(v); }

@@ -21,22 +21,19 @@
 #include "api/task_json.h"
 #include "common/ids.h"
 #include "common/utf8.h"
+#include "http/router.h"
 
 namespace export_center::api {
 namespace {
 
 using json = nlohmann::json;
-using httplib::Request;
-using httplib::Response;
-using HandlerResponse = httplib::Server::HandlerResponse;
+using http::HttpRequest;
+using http::HttpResponse;
+using Request = http::HttpRequest;
+using Response = http::HttpResponse;
 
-constexpr size_t kStreamChunkBytes = 64 * 1024;
 constexpr char kRequestIdHeader[] = "X-Request-Id";
 constexpr char kDownloadsPrefix[] = "/api/platform/v1/files/downloads/";
-
-// httplib runs a request start to finish on one worker thread, so the start
-// time can live in a thread_local between the pre-routing hook and the logger.
-thread_local std::chrono::steady_clock::time_point t_request_start;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -112,26 +109,40 @@ json DefinitionToJson(const registry::ExportDefinition& def) {
           {"parameters", std::move(params)}};
 }
 
-struct Route {
-  std::string method;
-  std::regex pattern;
+// Streams [offset, offset+length) of a stored object; the server asks for
+// each chunk only after the previous one was sent, so a 50 MB file never
+// sits in memory, however slow the client.
+class ObjectBodySource : public http::BodySource {
+ public:
+  ObjectBodySource(std::shared_ptr<storage::ObjectReader> reader, uint64_t offset,
+                   int64_t task_id)
+      : reader_(std::move(reader)), next_(offset), task_id_(task_id) {}
+
+  Status Next(size_t max_bytes, std::string* out) override {
+    Status s = reader_->ReadAt(next_, max_bytes, out);
+    if (!s.ok()) {
+      spdlog::error("download of task {} stopped: {}", task_id_, s.ToString());
+      return s;
+    }
+    next_ += out->size();
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<storage::ObjectReader> reader_;
+  uint64_t next_;
+  const int64_t task_id_;
 };
 
-// Streams [offset, offset+length) of the object in chunks so a 50 MB file
-// never sits in memory.
-httplib::ContentProvider ChunkedReader(std::shared_ptr<storage::ObjectReader> reader,
-                                       uint64_t base, int64_t task_id) {
-  return [reader = std::move(reader), base, task_id](size_t offset, size_t length,
-                                                     httplib::DataSink& sink) {
-    std::string chunk;
-    Status s = reader->ReadAt(base + offset, std::min<uint64_t>(length, kStreamChunkBytes), &chunk);
-    if (!s.ok() || chunk.empty()) {
-      spdlog::error("download of task {} stopped: {}", task_id,
-                    s.ok() ? "short read" : s.ToString());
-      return false;
-    }
-    return sink.write(chunk.data(), chunk.size());
-  };
+// The message of an HTTP-layer refusal the server makes before any handler.
+std::string RejectMessage(int status, int max_body_bytes) {
+  switch (status) {
+    case 400: return "malformed HTTP request";
+    case 413: return "request body exceeds " + std::to_string(max_body_bytes) + " bytes";
+    case 431: return "request header too large";
+    case 503: return "too many connections; please retry shortly";
+    default: return status < 500 ? "bad request" : "internal error; please contact support";
+  }
 }
 
 }  // namespace
@@ -140,16 +151,17 @@ httplib::ContentProvider ChunkedReader(std::shared_ptr<storage::ObjectReader> re
 // the envelope helpers.
 class ExportApi::Handlers {
  public:
-  explicit Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {}
+  explicit Handlers(ExportApi& api);
 
-  void Register(httplib::Server& s);
+  HttpResponse Handle(HttpRequest& req);
+  HttpResponse Reject(const HttpRequest& req, int status);
 
  private:
   // ---- plumbing ----
-  void Add(httplib::Server& s, const std::string& method, const std::string& pattern,
-           httplib::Server::Handler h);
-  HandlerResponse OnError(const Request& req, Response& res);
-  void Log(const Request& req, const Response& res) const;
+  void Add(const std::string& method, const std::string& pattern, http::Router::Handler h);
+  void NoRoute(const Request& req, const http::Router::Match& match, Response& res) const;
+  void Log(const Request& req, const Response& res,
+           std::chrono::steady_clock::time_point start) const;
   StatusOr<Principal> Authenticate(const Request& req) const;
   // NotFound unless the task exists and the caller may see it (docs/http-api.md#access-rules).
   StatusOr<task::Task> LoadVisibleTask(const Principal& p, const std::string& id_text) const;
@@ -175,134 +187,97 @@ class ExportApi::Handlers {
 
   ExportApi& api_;
   const Deps& deps_;
-  std::vector<Route> routes_;
+  http::Router router_;
 };
 
-void ExportApi::Handlers::Add(httplib::Server& s, const std::string& method,
-                              const std::string& pattern, httplib::Server::Handler h) {
-  routes_.push_back({method, std::regex(pattern)});
-  auto guarded = [h = std::move(h)](const Request& req, Response& res) {
+ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
+  using namespace std::placeholders;
+  const std::string id = "/{id}";
+  Add("POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
+  Add("GET", Base("/export-tasks"), std::bind(&Handlers::ListTasks, this, _1, _2));
+  Add("GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
+  Add("GET", Base("/export-tasks") + id + "/download",
+      std::bind(&Handlers::Download, this, _1, _2));
+  Add("POST", Base("/export-tasks") + id + "/download-url",
+      std::bind(&Handlers::CreateDownloadUrl, this, _1, _2));
+  Add("POST", Base("/export-tasks") + id + "/retry", std::bind(&Handlers::Retry, this, _1, _2));
+  Add("POST", Base("/export-tasks") + id + "/cancel", std::bind(&Handlers::Cancel, this, _1, _2));
+  Add("GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
+  Add("GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
+  Add("GET", "/healthz", [](const Request&, Response& res) {
+    WriteSuccess(res, {{"status", "UP"}});
+  });
+  Add("GET", "/readyz", [this](const Request&, Response& res) { Readyz(res); });
+  Add("GET", "/metrics", [this](const Request&, Response& res) {
+    res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
+                   "text/plain; version=0.0.4; charset=utf-8");
+  });
+  Add("GET", "/", [](const Request&, Response& res) {
+    res.SetHeader("Cache-Control", "no-cache");
+    res.SetContent(std::string(DownloadCenterHtml()), "text/html; charset=utf-8");
+  });
+}
+
+void ExportApi::Handlers::Add(const std::string& method, const std::string& pattern,
+                              http::Router::Handler h) {
+  router_.Add(method, pattern, [h = std::move(h)](const Request& req, Response& res) {
     try {
       h(req, res);
     } catch (const std::exception& e) {
       // Library exceptions stop here; the client sees the envelope, the log the cause.
-      spdlog::error("request {} failed: {}", res.get_header_value(kRequestIdHeader), e.what());
-      std::string request_id = res.get_header_value(kRequestIdHeader);
+      std::string request_id = res.Header(kRequestIdHeader);
+      spdlog::error("request {} failed: {}", request_id, e.what());
       res = Response();
-      res.set_header(kRequestIdHeader, request_id);
+      res.SetHeader(kRequestIdHeader, request_id);
       WriteHttpError(res, 500, "internal error; please contact support");
     }
-  };
-  if (method == "GET") s.Get(pattern, guarded);
-  if (method == "POST") s.Post(pattern, guarded);
-  if (method == "POST_NO_BODY") {
-    routes_.back().method = "POST";
-    // These actions take no body. A plain handler makes httplib wait for a
-    // body until its read timeout when a client (curl -X POST) sends neither
-    // Content-Length nor chunked encoding; a content-reader handler lets us
-    // skip that and only drain a body that was announced.
-    s.Post(pattern, [guarded](const Request& req, Response& res,
-                              const httplib::ContentReader& reader) {
-      if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
-        if (!reader([](const char*, size_t) { return true; })) {
-          if (res.status == 413) return WriteHttpError(res, 413, "request body too large");
-          return WriteHttpError(res, 400, "could not read the request body");
-        }
-      }
-      guarded(req, res);
-    });
-  }
-}
-
-void ExportApi::Handlers::Register(httplib::Server& s) {
-  using namespace std::placeholders;
-  s.set_payload_max_length(static_cast<size_t>(deps_.limits.max_body_bytes));
-  if (deps_.server.threads > 0) {
-    int n = deps_.server.threads;
-    s.new_task_queue = [n] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
-  }
-  s.set_pre_routing_handler([](const Request& req, Response& res) {
-    t_request_start = std::chrono::steady_clock::now();
-    res.set_header(kRequestIdHeader, AcceptRequestId(req.get_header_value(kRequestIdHeader)));
-    // httplib would apply Range to every response body; only the download
-    // endpoints honour Range, and they read the header themselves.
-    const_cast<Request&>(req).ranges.clear();
-    return HandlerResponse::Unhandled;
-  });
-  s.set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const Request& req, Response& res) { return OnError(req, res); }));
-  s.set_logger([this](const Request& req, const Response& res) { Log(req, res); });
-
-  const std::string id = "/([^/]+)";
-  Add(s, "POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
-  Add(s, "GET", Base("/export-tasks"), std::bind(&Handlers::ListTasks, this, _1, _2));
-  Add(s, "GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
-  Add(s, "GET", Base("/export-tasks") + id + "/download",
-      std::bind(&Handlers::Download, this, _1, _2));
-  Add(s, "POST_NO_BODY", Base("/export-tasks") + id + "/download-url",
-      std::bind(&Handlers::CreateDownloadUrl, this, _1, _2));
-  Add(s, "POST_NO_BODY", Base("/export-tasks") + id + "/retry",
-      std::bind(&Handlers::Retry, this, _1, _2));
-  Add(s, "POST_NO_BODY", Base("/export-tasks") + id + "/cancel",
-      std::bind(&Handlers::Cancel, this, _1, _2));
-  Add(s, "GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
-  Add(s, "GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
-  Add(s, "GET", "/healthz", [](const Request&, Response& res) {
-    WriteSuccess(res, {{"status", "UP"}});
-  });
-  Add(s, "GET", "/readyz", [this](const Request&, Response& res) { Readyz(res); });
-  Add(s, "GET", "/metrics", [this](const Request&, Response& res) {
-    res.set_content(deps_.metrics_text ? deps_.metrics_text() : std::string(),
-                    "text/plain; version=0.0.4; charset=utf-8");
-  });
-  Add(s, "GET", "/", [](const Request&, Response& res) {
-    res.set_header("Cache-Control", "no-cache");
-    res.set_content(std::string(DownloadCenterHtml()), "text/html; charset=utf-8");
   });
 }
 
-HandlerResponse ExportApi::Handlers::OnError(const Request& req, Response& res) {
-  if (!res.body.empty()) return HandlerResponse::Unhandled;  // a handler already answered
-  switch (res.status) {
-    case 404: {
-      std::vector<std::string> allowed;
-      for (const auto& r : routes_) {
-        if (std::regex_match(req.path, r.pattern)) allowed.push_back(r.method);
-      }
-      if (allowed.empty()) {
-        WriteHttpError(res, 404, "no such endpoint: " + LoggablePath(req.path));
-        break;
-      }
-      if (std::find(allowed.begin(), allowed.end(), "GET") != allowed.end()) {
-        allowed.push_back("HEAD");
-      }
-      std::string allow;
-      for (const auto& m : allowed) allow += (allow.empty() ? "" : ", ") + m;
-      res.set_header("Allow", allow);
-      WriteHttpError(res, 405, "method " + req.method + " is not allowed here; use " + allow);
-      break;
-    }
-    case 413:
-      WriteHttpError(res, 413, "request body exceeds " +
-                                   std::to_string(deps_.limits.max_body_bytes) + " bytes");
-      break;
-    case 416:
-      WriteHttpError(res, 416, "invalid Range header");
-      break;
-    default:
-      WriteHttpError(res, res.status, res.status < 500 ? "bad request" : "internal error");
+HttpResponse ExportApi::Handlers::Handle(HttpRequest& req) {
+  const auto start = std::chrono::steady_clock::now();
+  Response res;
+  res.SetHeader(kRequestIdHeader, AcceptRequestId(req.Header(kRequestIdHeader)));
+  http::Router::Match match = router_.Find(req.method, req.path);
+  if (match.handler != nullptr) {
+    req.path_params = std::move(match.params);
+    (*match.handler)(req, res);
+  } else {
+    NoRoute(req, match, res);
   }
-  return HandlerResponse::Handled;
+  Log(req, res, start);
+  return res;
 }
 
-void ExportApi::Handlers::Log(const Request& req, const Response& res) const {
+HttpResponse ExportApi::Handlers::Reject(const HttpRequest& req, int status) {
+  Response res;
+  res.SetHeader(kRequestIdHeader, AcceptRequestId(req.Header(kRequestIdHeader)));
+  WriteHttpError(res, status, RejectMessage(status, deps_.limits.max_body_bytes));
+  Log(req, res, std::chrono::steady_clock::now());
+  return res;
+}
+
+void ExportApi::Handlers::NoRoute(const Request& req, const http::Router::Match& match,
+                                  Response& res) const {
+  if (match.allowed.empty()) {
+    return WriteHttpError(res, 404, "no such endpoint: " + LoggablePath(req.path));
+  }
+  std::string allow;
+  for (const auto& m : match.allowed) allow += (allow.empty() ? "" : ", ") + m;
+  res.SetHeader("Allow", allow);
+  WriteHttpError(res, 405, "method " + req.method + " is not allowed here; use " + allow);
+}
+
+void ExportApi::Handlers::Log(const Request& req, const Response& res,
+                              std::chrono::steady_clock::time_point start) const {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now() - t_request_start)
+                std::chrono::steady_clock::now() - start)
                 .count();
-  std::string request_id = res.get_header_value(kRequestIdHeader);
+  const std::string& request_id = res.Header(kRequestIdHeader);
   spdlog::info("http request_id={} method={} path={} status={} code={} ms={}",
-               request_id.empty() ? "-" : request_id, req.method, LoggablePath(req.path),
-               res.status, EnvelopeCodeOf(res), ms);
+               request_id.empty() ? "-" : request_id, req.method.empty() ? "-" : req.method,
+               req.path.empty() ? "-" : LoggablePath(req.path), res.status, EnvelopeCodeOf(res),
+               ms);
 }
 
 StatusOr<Principal> ExportApi::Handlers::Authenticate(const Request& req) const {
@@ -310,7 +285,7 @@ StatusOr<Principal> ExportApi::Handlers::Authenticate(const Request& req) const 
     spdlog::error("authentication is not configured: {}", api_.init_status_.ToString());
     return Internal("authentication is not configured");
   }
-  return api_.verifier_->Authenticate(req.get_header_value("Authorization"));
+  return api_.verifier_->Authenticate(req.Header("Authorization"));
 }
 
 StatusOr<task::Task> ExportApi::Handlers::LoadVisibleTask(const Principal& p,
@@ -340,14 +315,14 @@ void ExportApi::Handlers::NotifyCreated(const std::string& type) const {
 void ExportApi::Handlers::CreateTask(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
-  auto data = DoCreate(req, *p, res.get_header_value(kRequestIdHeader));
+  auto data = DoCreate(req, *p, res.Header(kRequestIdHeader));
   if (!data.ok()) return WriteStatus(res, data.status());
   WriteSuccess(res, std::move(data).value());
 }
 
 StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal& p,
                                              const std::string& request_id) {
-  EC_RETURN_IF_ERROR(CheckJsonContentType(req.get_header_value("Content-Type")));
+  EC_RETURN_IF_ERROR(CheckJsonContentType(req.Header("Content-Type")));
   EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
   if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
@@ -432,22 +407,22 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
   q.tenant_id = p.tenant;
   q.app_code = p.app;
   if (!p.HasPerm(kDownloadAllPermission)) q.requested_by = p.user;
-  if (req.has_param("status")) {
-    q.status = task::ParseTaskState(req.get_param_value("status"));
-    if (!q.status) return InvalidArgument("unknown status " + req.get_param_value("status"));
+  if (req.HasQuery("status")) {
+    q.status = task::ParseTaskState(req.Query("status"));
+    if (!q.status) return InvalidArgument("unknown status " + req.Query("status"));
   }
-  if (req.has_param("exportType")) {
-    std::string type = req.get_param_value("exportType");
+  if (req.HasQuery("exportType")) {
+    std::string type = req.Query("exportType");
     if (type.empty() || type.size() > 128) return InvalidArgument("invalid exportType filter");
     q.export_type = type;
   }
-  if (req.has_param("page")) {
-    auto page = ParseIntParam(req.get_param_value("page"), 1, 1000000);
+  if (req.HasQuery("page")) {
+    auto page = ParseIntParam(req.Query("page"), 1, 1000000);
     if (!page) return InvalidArgument("page must be a whole number from 1");
     q.page = *page;
   }
-  if (req.has_param("size")) {
-    auto size = ParseIntParam(req.get_param_value("size"), 1, 100);
+  if (req.HasQuery("size")) {
+    auto size = ParseIntParam(req.Query("size"), 1, 100);
     if (!size) return InvalidArgument("size must be a whole number from 1 to 100");
     q.size = *size;
   }
@@ -465,7 +440,7 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
 void ExportApi::Handlers::GetTask(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.matches[1]);
+  auto t = LoadVisibleTask(*p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
   WriteSuccess(res, TaskToJson(*t));
 }
@@ -475,7 +450,7 @@ void ExportApi::Handlers::GetTask(const Request& req, Response& res) {
 void ExportApi::Handlers::Download(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteHttpStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.matches[1]);
+  auto t = LoadVisibleTask(*p, req.PathParam(0));
   if (!t.ok()) return WriteHttpStatus(res, t.status());
   StreamTask(req, res, *t);
 }
@@ -483,7 +458,7 @@ void ExportApi::Handlers::Download(const Request& req, Response& res) {
 void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.matches[1]);
+  auto t = LoadVisibleTask(*p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
   if (t->status != task::TaskState::kSucceeded) {
     return WriteStatus(res, Conflict("task " + std::to_string(t->id) + " is " +
@@ -501,7 +476,7 @@ void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
 }
 
 void ExportApi::Handlers::SignedDownload(const Request& req, Response& res) {
-  auto grant = OpenDownloadGrant(api_.download_secret_, req.matches[1].str());
+  auto grant = OpenDownloadGrant(api_.download_secret_, req.PathParam(0));
   if (!grant.ok()) return WriteHttpStatus(res, grant.status());
   if (grant->expires_at_ms <= NowMs()) {
     return WriteHttpError(res, 410, "this download link has expired; request a new one");
@@ -535,9 +510,9 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
   }
   std::shared_ptr<storage::ObjectReader> reader = std::move(opened).value();
   const uint64_t size = reader->size();
-  RangeDecision range = DecideRange(req.get_header_value("Range"), size);
+  RangeDecision range = DecideRange(req.Header("Range"), size);
   if (range.kind == RangeDecision::kUnsatisfiable) {
-    res.set_header("Content-Range", "bytes */" + std::to_string(size));
+    res.SetHeader("Content-Range", "bytes */" + std::to_string(size));
     return WriteHttpError(res, 416, "requested range not satisfiable; the file has " +
                                         std::to_string(size) + " bytes");
   }
@@ -551,22 +526,21 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
       t.file_name.value_or(t.task_name + "." + std::string(task::FileExtension(t.format))),
       fallback);
   std::string content_type = t.content_type.value_or(std::string(task::ContentType(t.format)));
-  res.set_header("Content-Disposition", ContentDisposition(name));
-  res.set_header("Accept-Ranges", "bytes");
-  res.set_header("Cache-Control", "private, no-store");
-  res.set_header("X-Content-Type-Options", "nosniff");
+  res.SetHeader("Content-Disposition", ContentDisposition(name));
+  res.SetHeader("Accept-Ranges", "bytes");
+  res.SetHeader("Cache-Control", "private, no-store");
+  res.SetHeader("X-Content-Type-Options", "nosniff");
   uint64_t offset = 0, length = size;
   res.status = 200;
   if (range.kind == RangeDecision::kPartial) {
     offset = range.offset, length = range.length;
     res.status = 206;
-    res.set_header("Content-Range", "bytes " + std::to_string(offset) + "-" +
+    res.SetHeader("Content-Range", "bytes " + std::to_string(offset) + "-" +
                                         std::to_string(offset + length - 1) + "/" +
                                         std::to_string(size));
   }
-  if (length == 0) return res.set_content(std::string(), content_type);  // httplib needs length > 0
-  res.set_content_provider(static_cast<size_t>(length), content_type,
-                           ChunkedReader(std::move(reader), offset, t.id));
+  res.SetStream(std::make_shared<ObjectBodySource>(std::move(reader), offset, t.id), length,
+                content_type);
 }
 
 // ---- retry / cancel ------------------------------------------------------------
@@ -574,7 +548,7 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
 void ExportApi::Handlers::Retry(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = DoRetry(req, *p, res.get_header_value(kRequestIdHeader));
+  auto t = DoRetry(req, *p, res.Header(kRequestIdHeader));
   if (!t.ok()) return WriteStatus(res, t.status());
   spdlog::info("task retried task_id={} exportType={} tenantId={} dispatchVersion={}", t->id,
                t->export_type, t->tenant_id, t->dispatch_version);
@@ -584,7 +558,7 @@ void ExportApi::Handlers::Retry(const Request& req, Response& res) {
 
 StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Principal& p,
                                                   const std::string& request_id) {
-  EC_ASSIGN_OR_RETURN(task::Task t, LoadVisibleTask(p, req.matches[1]));
+  EC_ASSIGN_OR_RETURN(task::Task t, LoadVisibleTask(p, req.PathParam(0)));
   // Permission and `enabled` are checked again at manual retry
   // (docs/task-lifecycle.md#when-definition-values-take-effect).
   auto snapshot = Snapshot();
@@ -603,7 +577,7 @@ StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Prin
 void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.matches[1]);
+  auto t = LoadVisibleTask(*p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
   auto state = deps_.store->RequestCancel(t->id);
   if (!state.ok()) {
@@ -667,6 +641,10 @@ StatusOr<std::unique_ptr<ExportApi>> ExportApi::Create(Deps deps) {
 
 ExportApi::~ExportApi() = default;
 
-void ExportApi::Register(httplib::Server& server) { handlers_->Register(server); }
+HttpResponse ExportApi::Handle(HttpRequest& request) { return handlers_->Handle(request); }
+
+HttpResponse ExportApi::Reject(const HttpRequest& request, int status) {
+  return handlers_->Reject(request, status);
+}
 
 }  // namespace export_center::api

@@ -1,16 +1,18 @@
 #pragma once
 // ExportApi: the HTTP API of export-center (docs/http-api.md).
 //
-// Registers every route on a cpp-httplib Server: the task endpoints under
+// An http::HttpService: routes the task endpoints under
 // /api/platform/v1/files, the two download endpoints (real HTTP statuses),
-// /healthz, /readyz, /metrics and the download-center page at /. It also
-// installs the error handler (unknown route 404, wrong method 405, body over
-// limits.max_body_bytes 413, all with the envelope), the body-size limit and a
-// request logger (request id, method, path, status; never tokens or
-// parameters).
+// /healthz, /readyz, /metrics and the download-center page at /. It answers
+// unknown routes 404 and wrong methods 405, and gives the envelope to the
+// server's own refusals (body over limits.max_body_bytes 413, malformed 400,
+// header too large 431, over the connection caps 503). Every request is
+// logged (request id, method, path, status; never tokens or parameters).
+// Downloads are streamed: the server pulls the file chunk by chunk.
 //
-// Talks only to seams: TaskStore, ExportStorage, Registry. Thread-safe: the
-// handlers run on httplib's worker threads and share no mutable state.
+// Talks only to seams: TaskStore, ExportStorage, Registry, http::HttpServer.
+// Thread-safe: the handlers run on the server's worker threads and share no
+// mutable state.
 //
 // Wiring (src/app):
 //   api::ExportApi::Deps deps;
@@ -20,17 +22,16 @@
 //   deps.on_created = [&](const std::string& type) { metrics.TaskCreated(type); };
 //   deps.metrics_text = [&] { return metrics.Render(); };
 //   EC_ASSIGN_OR_RETURN(auto api, api::ExportApi::Create(std::move(deps)));
-//   httplib::Server http; api->Register(http); http.listen(cfg.server.host, cfg.server.port);
+//   auto server = http::NewBeastHttpServer(options, api.get()); server->Start();
 
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include <httplib.h>
-
 #include "common/status.h"
 #include "config/config.h"
+#include "http/http_server.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
@@ -67,7 +68,7 @@ struct ExportApiDeps {
   std::function<std::string()> metrics_text;
 };
 
-class ExportApi {
+class ExportApi : public http::HttpService {
  public:
   using Deps = ExportApiDeps;
 
@@ -76,15 +77,15 @@ class ExportApi {
   explicit ExportApi(Deps deps);
   // Like the constructor, but returns the init_status() error instead.
   static StatusOr<std::unique_ptr<ExportApi>> Create(Deps deps);
-  ~ExportApi();
+  ~ExportApi() override;
   ExportApi(const ExportApi&) = delete;
   ExportApi& operator=(const ExportApi&) = delete;
 
   const Status& init_status() const { return init_status_; }
 
-  // Installs routes, handlers and limits on `server`. Call once before listen.
-  // `server` must not outlive this object.
-  void Register(httplib::Server& server);
+  // http::HttpService. The server must not outlive this object.
+  http::HttpResponse Handle(http::HttpRequest& request) override;
+  http::HttpResponse Reject(const http::HttpRequest& request, int status) override;
 
  private:
   class Handlers;

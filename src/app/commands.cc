@@ -152,6 +152,7 @@ StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& toke
                              const DemoExport& demo) {
   httplib::Client client("127.0.0.1", app.port());
   client.set_read_timeout(30);
+  client.set_tcp_nodelay(true);  // as the provider clients: small requests never wait on Nagle
   const std::string base = "/api/platform/v1/files/export-tasks";
   json create = {{"exportType", demo.type},
                  {"format", "XLSX"},

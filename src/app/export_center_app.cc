@@ -1,7 +1,7 @@
 #include "app/export_center_app.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 
@@ -12,6 +12,7 @@
 #include "dispatch/dlq_handler.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
+#include "http/beast/beast_http_server.h"
 #include "metrics/metrics.h"
 #include "registry/config_watcher.h"
 #include "registry/registry.h"
@@ -62,6 +63,42 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config,
     }
   };
   return deps;
+}
+
+http::HttpServerOptions HttpOptions(const config::ServerConfig& s,
+                                    const config::LimitsConfig& limits) {
+  http::HttpServerOptions o;
+  o.host = s.host;
+  o.port = s.port;
+  o.worker_threads = s.threads;
+  o.io_threads = s.io_threads;
+  o.header_timeout = std::chrono::seconds(s.header_timeout_seconds);
+  o.body_timeout = std::chrono::seconds(s.body_timeout_seconds);
+  o.idle_timeout = std::chrono::seconds(s.keep_alive_timeout_seconds);
+  o.send_timeout = std::chrono::seconds(s.send_timeout_seconds);
+  o.max_connections = s.max_connections;
+  o.max_connections_per_address = s.max_connections_per_address;
+  o.max_body_bytes = static_cast<uint64_t>(limits.max_body_bytes);
+  return o;
+}
+
+// Each connection is a file descriptor: lift the soft limit to the hard one
+// so server.max-connections is not cut short by a shell's default of 1024.
+void RaiseFileLimit(int max_connections) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  // Databases, storage and logs need descriptors too.
+  constexpr rlim_t kReserve = 256;
+  const rlim_t needed = static_cast<rlim_t>(max_connections) + kReserve;
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < needed) {
+    spdlog::warn("open-file limit {} is below server.max-connections {} + {}; accepting may "
+                 "fail before the cap is reached",
+                 static_cast<uint64_t>(lim.rlim_cur), max_connections, kReserve);
+  }
 }
 
 }  // namespace
@@ -144,19 +181,10 @@ Status ExportCenterApp::Start() {
   EC_RETURN_IF_ERROR(c.store->Migrate());
   EC_RETURN_IF_ERROR(c.store->CheckGuardRow());
 
-  http_ = std::make_unique<httplib::Server>();
-  const int threads = config_.server.threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  c.api->Register(*http_);
-  port_ = config_.server.port == 0 ? http_->bind_to_any_port(config_.server.host)
-                                   : (http_->bind_to_port(config_.server.host, config_.server.port)
-                                          ? config_.server.port
-                                          : -1);
-  if (port_ < 0) {
-    return Unavailable("cannot listen on " + config_.server.host + ":" +
-                       std::to_string(config_.server.port) + " (address in use?)");
-  }
-  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+  RaiseFileLimit(config_.server.max_connections);
+  http_ = http::NewBeastHttpServer(HttpOptions(config_.server, config_.limits), c.api.get());
+  EC_RETURN_IF_ERROR(http_->Start());
+  port_ = http_->port();
 
   if (config_.reconciler.enabled && config_.channel.kind == "embedded") {
     // The embedded channel lost its queue with the previous process.
@@ -187,8 +215,7 @@ void ExportCenterApp::Stop() {
   c.reconciler->Stop();
   c.channel->Close();
   c.dlq->Stop();
-  http_->stop();
-  if (http_thread_.joinable()) http_thread_.join();
+  http_->Stop();
   spdlog::info("export-center {} stopped", config_.instance_id);
 }
 

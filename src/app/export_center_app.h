@@ -8,14 +8,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "config/config.h"
 #include "common/status.h"
-
-namespace httplib {
-class Server;
-}
+#include "http/http_server.h"
 
 namespace export_center::app {
 
@@ -44,8 +40,7 @@ class ExportCenterApp {
 
   config::AppConfig config_;
   std::unique_ptr<Components> c_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread http_thread_;
+  std::unique_ptr<http::HttpServer> http_;
   int port_ = 0;
   bool started_ = false;
 };

@@ -55,6 +55,13 @@ void ReadServer(MapReader& r, ServerConfig* c) {
   r.Int("port", &c->port, 1, kMaxPort);
   r.Int("threads", &c->threads, 1, 256);
   r.String("public-base-url", &c->public_base_url);
+  r.Int("io-threads", &c->io_threads, 1, 16);
+  r.Int("header-timeout-seconds", &c->header_timeout_seconds, 1, 300);
+  r.Int("body-timeout-seconds", &c->body_timeout_seconds, 1, 3600);
+  r.Int("keep-alive-timeout-seconds", &c->keep_alive_timeout_seconds, 1, 3600);
+  r.Int("send-timeout-seconds", &c->send_timeout_seconds, 1, 3600);
+  r.Int("max-connections", &c->max_connections, 1, 1000000);
+  r.Int("max-connections-per-address", &c->max_connections_per_address, 1, 1000000);
   r.Finish();
 }
 
@@ -228,6 +235,13 @@ void CheckServer(AppConfig* c, ErrorList* errors) {
   }
   while (c->server.public_base_url.size() > 1 && c->server.public_base_url.back() == '/') {
     c->server.public_base_url.pop_back();
+  }
+  if (c->server.max_connections_per_address > c->server.max_connections) {
+    errors->Add("server.max-connections-per-address",
+                std::to_string(c->server.max_connections_per_address) +
+                    " must not exceed server.max-connections (" +
+                    std::to_string(c->server.max_connections) + ")",
+                "1 .. max-connections");
   }
 }
 

@@ -21,8 +21,16 @@ namespace export_center::config {
 struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8080;
-  int threads = 8;
+  int threads = 8;  // workers running the handlers (they block on the database)
   std::string public_base_url;  // for signed download URLs; default http://host:port
+  // Connection handling (docs/http-serving.md): I/O threads, deadlines, caps.
+  int io_threads = 1;
+  int header_timeout_seconds = 10;      // accept or first byte → end of the header
+  int body_timeout_seconds = 30;        // end of the header → end of the body
+  int keep_alive_timeout_seconds = 30;  // idle between requests on one connection
+  int send_timeout_seconds = 60;        // one write: a small answer or a download chunk
+  int max_connections = 4096;
+  int max_connections_per_address = 256;  // IPv6 counts per /64
 };
 
 struct DatabaseConfig {

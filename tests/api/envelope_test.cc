@@ -50,18 +50,18 @@ TEST(Envelope, InternalDetailsStayOutOfTheMessage) {
 }
 
 TEST(Envelope, WritersSetHttpStatus) {
-  httplib::Response res;
+  http::HttpResponse res;
   WriteStatus(res, NotFound("export task 5 not found"));
   EXPECT_EQ(res.status, 200);
   EXPECT_EQ(json::parse(res.body)["code"], "404");
-  EXPECT_EQ(res.get_header_value("Content-Type"), "application/json; charset=utf-8");
+  EXPECT_EQ(res.Header("Content-Type"), "application/json; charset=utf-8");
 
-  httplib::Response dl;
+  http::HttpResponse dl;
   WriteHttpStatus(dl, Unauthenticated("token expired"));
   EXPECT_EQ(dl.status, 401);
   EXPECT_EQ(json::parse(dl.body)["code"], "401");
 
-  httplib::Response gone;
+  http::HttpResponse gone;
   WriteHttpError(gone, 410, "expired");
   EXPECT_EQ(gone.status, 410);
   EXPECT_EQ(json::parse(gone.body)["code"], "410");
@@ -69,7 +69,7 @@ TEST(Envelope, WritersSetHttpStatus) {
 
 TEST(Envelope, BodyStartsWithTheCode) {
   // The access log reads the code from the start of the body.
-  httplib::Response res;
+  http::HttpResponse res;
   WriteSuccess(res, json::object());
   EXPECT_EQ(res.body.rfind("{\"code\":\"200\"", 0), 0u);
 }

@@ -1,4 +1,4 @@
-// Route tests: a real httplib::Server on 127.0.0.1 (port 0) driven by a real
+// Route tests: the real HTTP server (Boost.Beast) on 127.0.0.1 (port 0) driven by a real
 // httplib::Client, with the real embedded backends behind it: the SQLite task
 // store and local storage in a temp directory. Two thin wrappers add what the
 // tests need on top: FailingDatabase takes the database down, and
@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -27,10 +28,12 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "api/auth.h"
 #include "api/download_token.h"
+#include "http/beast/beast_http_server.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "storage/local_export_storage.h"
@@ -40,6 +43,7 @@
 #include "store/task_store.h"
 #include "tests/fakes/failing_database.h"
 #include "tests/fakes/read_recording_storage.h"
+#include "tests/support/raw_connection.h"
 
 namespace export_center::api {
 namespace {
@@ -125,8 +129,7 @@ class ExportApiTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
+    if (server_) server_->Stop();
     client_.reset();
     api_.reset();
     store_.reset();
@@ -149,12 +152,12 @@ class ExportApiTest : public ::testing::Test {
     deps.metrics_text = [] { return std::string("export_task_created_total 3\n"); };
     api_ = std::make_unique<ExportApi>(std::move(deps));
     ASSERT_TRUE(api_->init_status().ok()) << api_->init_status().ToString();
-    server_ = std::make_unique<httplib::Server>();
-    api_->Register(*server_);
-    port_ = server_->bind_to_any_port("127.0.0.1");
+    http::HttpServerOptions options;
+    options.worker_threads = 4;
+    server_ = http::NewBeastHttpServer(options, api_.get());
+    ASSERT_TRUE(server_->Start().ok());
+    port_ = server_->port();
     ASSERT_GT(port_, 0);
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
-    while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
   }
 
@@ -328,9 +331,8 @@ class ExportApiTest : public ::testing::Test {
   std::unique_ptr<registry::Registry> registry_;
   config::AuthConfig auth_;
   std::unique_ptr<ExportApi> api_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<http::HttpServer> server_;
   std::unique_ptr<httplib::Client> client_;
-  std::thread thread_;
   int port_ = 0;
   std::atomic<int> wakes_{0};
   std::vector<std::string> created_types_;
@@ -890,6 +892,82 @@ TEST_F(ExportApiTest, BodilessPostsDoNotWaitForABody) {
             413);
 }
 
+// ---- serving: connections, streams, refusals (docs/http-serving.md) --------------
+
+TEST_F(ExportApiTest, KeepAliveRequestsAreFast) {
+  // httplib's client leaves Nagle on, like many clients: the server must not
+  // split a response into writes that wait for a delayed ACK.
+  ASSERT_EQ(Get("/healthz", "").http, 200);
+  std::vector<double> ms;
+  for (int i = 0; i < 20; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(Get(kTasks, alice_).code(), "200");
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::sort(ms.begin(), ms.end());
+  EXPECT_LT(ms[ms.size() / 2], 5.0) << "median keep-alive request took " << ms[ms.size() / 2];
+}
+
+TEST_F(ExportApiTest, RequestAfter64IdleConnectionsAnswersWithinASecond) {
+  std::vector<std::unique_ptr<testing::RawConnection>> idle;
+  for (int i = 0; i < 64; ++i) idle.push_back(testing::RawConnection::Open(port_));
+  for (int i = 0; i < 64; ++i) {
+    idle.push_back(testing::RawConnection::Open(port_));
+    ASSERT_TRUE(idle.back()->Send("GET /healthz HTTP/1.1\r\nHo"));  // half a request
+  }
+  auto start = std::chrono::steady_clock::now();
+  httplib::Client fresh("127.0.0.1", port_);
+  auto r = fresh.Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST_F(ExportApiTest, SlowDownloadHoldsNoWorkerAndOneChunk) {
+  std::string bytes(16 * 1024 * 1024, 'x');
+  for (size_t i = 0; i < bytes.size(); i += 997) bytes[i] = static_cast<char>('a' + i % 26);
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  // Four slow readers, as many as the server has workers.
+  std::vector<std::unique_ptr<testing::RawConnection>> slow;
+  for (int i = 0; i < 4; ++i) {
+    slow.push_back(testing::RawConnection::Open(port_, "", /*receive_buffer_bytes=*/4096));
+    ASSERT_TRUE(slow.back()->Send("GET " + kTasks + "/" + Id(t) +
+                                  "/download HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+                                  "Authorization: Bearer " + alice_ + "\r\n\r\n"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Get(kTasks + "/" + Id(t), alice_).code(), "200");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  http::HttpServerStats stats = server_->stats();
+  EXPECT_EQ(stats.open_streams, 4);
+  EXPECT_LE(stats.stream_buffer_bytes, 4 * 64 * 1024);
+  EXPECT_LE(storage_->max_read_length(), 64u * 1024);
+
+  std::string all;
+  EXPECT_EQ(slow[0]->WaitForClose(std::chrono::seconds(20), &all),
+            testing::RawConnection::End::kEof);
+  EXPECT_EQ(testing::BodyOf(all), bytes);
+}
+
+TEST_F(ExportApiTest, ServerRefusalsCarryTheEnvelope) {
+  http::HttpRequest head;
+  head.method = "POST";
+  head.path = kTasks;
+  for (int status : {400, 413, 431, 500, 503}) {
+    http::HttpResponse res = api_->Reject(head, status);
+    EXPECT_EQ(res.status, status);
+    json body = json::parse(res.body);
+    EXPECT_EQ(body["code"], std::to_string(status));
+    EXPECT_FALSE(body["message"].get<std::string>().empty());
+    EXPECT_FALSE(res.Header("X-Request-Id").empty());
+  }
+  EXPECT_EQ(json::parse(api_->Reject(head, 413).body)["message"],
+            "request body exceeds 65536 bytes");
+}
+
 TEST_F(ExportApiTest, StoreOutageIs500WithRetryHint) {
   database_->SetUnavailable(true);
   Reply r = Get(kTasks, alice_);
@@ -921,8 +999,7 @@ definitions:
 )";
   auto parsed = registry::ParseRegistry(YAML::Load(head));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  server_->stop();
-  thread_.join();
+  server_->Stop();
   registry_ = std::make_unique<registry::Registry>(*parsed);
   Start();
   const std::string exporter =

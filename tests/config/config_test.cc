@@ -57,6 +57,11 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_EQ(c->server.host, "127.0.0.1");
   EXPECT_EQ(c->server.port, 8080);
   EXPECT_EQ(c->server.public_base_url, "http://127.0.0.1:8080");
+  EXPECT_EQ(c->server.threads, 8);
+  EXPECT_EQ(c->server.io_threads, 1);
+  EXPECT_EQ(c->server.header_timeout_seconds, 10);
+  EXPECT_EQ(c->server.max_connections, 4096);
+  EXPECT_EQ(c->server.max_connections_per_address, 256);
   EXPECT_EQ(c->database.kind, "sqlite");
   EXPECT_EQ(c->database.sqlite_path, "var/export-center.db");
   EXPECT_EQ(c->storage.root, "var/files");
@@ -95,7 +100,17 @@ TEST_F(ConfigTest, EveryKeyOverrides) {
   download-url-ttl-seconds: 60
 instance-id: worker-7
 logging: {level: debug}
-server: {host: 0.0.0.0, port: 9000, threads: 4}
+server:
+  host: 0.0.0.0
+  port: 9000
+  threads: 4
+  io-threads: 2
+  header-timeout-seconds: 5
+  body-timeout-seconds: 20
+  keep-alive-timeout-seconds: 15
+  send-timeout-seconds: 40
+  max-connections: 2000
+  max-connections-per-address: 100
 database: {kind: postgres, sqlite-path: x.db, postgres-url: "postgresql://u:p@db:5432/ec", pool-size: 16}
 storage: {kind: local, root: /data/files}
 limits:
@@ -146,6 +161,13 @@ datasources:
   EXPECT_EQ(c->server.port, 9000);
   EXPECT_EQ(c->server.threads, 4);
   EXPECT_EQ(c->server.public_base_url, "http://127.0.0.1:9000");  // wildcard → loopback
+  EXPECT_EQ(c->server.io_threads, 2);
+  EXPECT_EQ(c->server.header_timeout_seconds, 5);
+  EXPECT_EQ(c->server.body_timeout_seconds, 20);
+  EXPECT_EQ(c->server.keep_alive_timeout_seconds, 15);
+  EXPECT_EQ(c->server.send_timeout_seconds, 40);
+  EXPECT_EQ(c->server.max_connections, 2000);
+  EXPECT_EQ(c->server.max_connections_per_address, 100);
   EXPECT_EQ(c->database.kind, "postgres");
   EXPECT_EQ(c->database.postgres_url, "postgresql://u:p@db:5432/ec");
   EXPECT_EQ(c->database.pool_size, 16);
@@ -247,6 +269,15 @@ TEST_F(ConfigTest, EmptyEnvironmentVariableIsIgnored) {
   StatusOr<AppConfig> c = Parse(kMinimal);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->auth.jwt_hs256_secret, "test-secret-0123456789abcdef0123456789");
+}
+
+TEST_F(ConfigTest, ConnectionCapsAreConsistent) {
+  ExpectProblem(std::string(kMinimal) +
+                    "server: {max-connections: 100, max-connections-per-address: 101}\n",
+                "server.max-connections-per-address: 101 must not exceed server.max-connections "
+                "(100)");
+  ExpectProblem(std::string(kMinimal) + "server: {header-timeout-seconds: 0}\n",
+                "server.header-timeout-seconds: 0 is out of range; allowed: [1, 300]");
 }
 
 TEST_F(ConfigTest, RangeErrors) {

@@ -1,0 +1,571 @@
+#include "http/beast/beast_http_server.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include "http/connection_limiter.h"
+#include "http/worker_pool.h"
+
+namespace export_center::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+// First read of a keep-alive connection's next request: a small request fits.
+constexpr size_t kFirstReadBytes = 4096;
+// Idle connections keep their buffer; one that grew for a big request shrinks.
+constexpr size_t kKeepBufferBytes = 16 * 1024;
+// Lingering close: how much unread input to swallow, and for how long, so the
+// peer reads our answer instead of a reset.
+constexpr size_t kDrainBytes = 1024 * 1024;
+constexpr std::chrono::milliseconds kDrainTime{2000};
+
+class Connection;
+
+// What the server and its connections share. Outlives every connection.
+struct ServerCore {
+  ServerCore(const HttpServerOptions& o, HttpService* s)
+      : options(o), service(s), limiter(o.max_connections, o.max_connections_per_address) {}
+
+  const HttpServerOptions options;
+  HttpService* const service;
+  WorkerPool* workers = nullptr;
+  ConnectionLimiter limiter;
+  std::atomic<int64_t> rejected{0}, timed_out{0}, requests{0}, open_streams{0},
+      stream_buffer_bytes{0};
+  std::mutex mu;
+  std::set<Connection*> connections;  // guarded by mu; for Stop
+};
+
+bool IsTimeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
+
+// Malformed input, as opposed to the peer going away in the middle.
+bool IsBadRequest(const beast::error_code& ec) {
+  static const auto& kHttpErrors = bhttp::make_error_code(bhttp::error::bad_method).category();
+  return ec.category() == kHttpErrors && ec != bhttp::error::end_of_stream &&
+         ec != bhttp::error::partial_message;
+}
+
+// "::ffff:1.2.3.4" → "1.2.3.4", so one client has one spelling on a dual-stack socket.
+std::string PeerAddress(const tcp::socket& socket) {
+  beast::error_code ec;
+  auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return "";
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
+
+// Header names the server owns: handlers do not frame the message.
+bool IsFramingHeader(std::string_view name) {
+  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Connection") ||
+         EqualsIgnoreCase(name, "Transfer-Encoding");
+}
+
+// One accepted socket: reads requests one after another, hands each to the
+// workers, writes the answer. All its handlers run on its strand.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, ServerCore* core, std::string peer, std::string limit_key)
+      : core_(core),
+        stream_(std::move(socket)),
+        peer_(std::move(peer)),
+        limit_key_(std::move(limit_key)) {
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->connections.insert(this);
+  }
+
+  ~Connection() {
+    EndStream();
+    core_->limiter.Release(limit_key_);
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->connections.erase(this);
+  }
+
+  void Start() {
+    beast::error_code ec;
+    // Small answers go out at once instead of waiting for the peer's delayed ACK.
+    stream_.socket().set_option(tcp::no_delay(true), ec);
+    // Report the socket writable once less than a chunk is left unsent, rather
+    // than when half the (auto-grown, up to MiBs) send buffer is free: a slow
+    // reader then takes each chunk within the send deadline, and the kernel
+    // holds about one chunk per stream instead of megabytes.
+    int lowat = static_cast<int>(options().stream_chunk_bytes);
+    ::setsockopt(stream_.socket().native_handle(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
+                 sizeof lowat);
+    ReadHeader();
+  }
+
+  // Only from Stop, when no I/O thread runs.
+  void CloseNow() {
+    beast::error_code ec;
+    stream_.socket().close(ec);
+  }
+
+ private:
+  const HttpServerOptions& options() const { return core_->options; }
+
+  // ---- reading ----
+  void WaitForNextRequest();
+  void ReadHeader();
+  void OnHeader(beast::error_code ec);
+  void ReadBody();
+  void OnBody(beast::error_code ec);
+  void FillHead();
+  void Dispatch();
+  // ---- writing ----
+  void Respond(HttpResponse res);
+  template <class Body>
+  void FillHeader(bhttp::response<Body>& msg, const HttpResponse& res) const;
+  void WriteWhole(HttpResponse res);
+  void AfterResponse(beast::error_code ec);
+  void StartStream(HttpResponse res);
+  void NextChunk();
+  void OnChunk(Status status);
+  void EndStream();
+  // ---- closing ----
+  void Reject(int status);
+  void Fail(beast::error_code ec);
+  void CloseGracefully();
+  void Drain(size_t drained);
+
+  ServerCore* const core_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  HttpRequest request_;  // the request being read
+  const std::string peer_;
+  const std::string limit_key_;
+  unsigned version_ = 11;
+  bool keep_alive_ = false;
+  bool head_ = false;
+  bool drain_on_close_ = false;  // input may be left unread
+  std::optional<bhttp::response<bhttp::string_body>> whole_;
+  // A streamed body: its header message, serializer, source and one chunk.
+  std::optional<bhttp::response<bhttp::buffer_body>> stream_msg_;
+  std::optional<bhttp::response_serializer<bhttp::buffer_body>> serializer_;
+  std::shared_ptr<BodySource> source_;
+  uint64_t remaining_ = 0;
+  std::string chunk_;
+  bool streaming_ = false;
+};
+
+void Connection::WaitForNextRequest() {
+  if (buffer_.size() > 0) return ReadHeader();  // a pipelined request is already here
+  if (buffer_.capacity() > kKeepBufferBytes) buffer_.shrink_to_fit();
+  stream_.expires_after(options().idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            self->buffer_.commit(n);
+                            if (ec) return self->Fail(ec);
+                            self->ReadHeader();
+                          });
+}
+
+void Connection::ReadHeader() {
+  request_ = HttpRequest();
+  request_.peer_address = peer_;
+  parser_.emplace();
+  parser_->header_limit(options().max_header_bytes);
+  parser_->body_limit(options().max_body_bytes);
+  // One deadline for the whole header: a client trickling a byte at a time
+  // (slowloris) is cut off as surely as a silent one.
+  stream_.expires_after(options().header_timeout);
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                           [self = shared_from_this()](beast::error_code ec, size_t) {
+                             self->OnHeader(ec);
+                           });
+}
+
+void Connection::OnHeader(beast::error_code ec) {
+  if (ec == bhttp::error::header_limit) return Reject(431);
+  if (ec == bhttp::error::body_limit) {
+    FillHead();
+    return Reject(413);
+  }
+  if (IsBadRequest(ec)) return Reject(400);
+  if (ec) return Fail(ec);
+  FillHead();
+  if (parser_->is_done()) return Dispatch();
+  const auto& expect = parser_->get()[bhttp::field::expect];
+  if (EqualsIgnoreCase(expect, "100-continue")) {
+    stream_.expires_after(options().send_timeout);
+    return asio::async_write(stream_, asio::buffer(kContinue, sizeof kContinue - 1),
+                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                               if (ec) return self->Fail(ec);
+                               self->ReadBody();
+                             });
+  }
+  ReadBody();
+}
+
+void Connection::ReadBody() {
+  stream_.expires_after(options().body_timeout);
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      self->OnBody(ec);
+                    });
+}
+
+void Connection::OnBody(beast::error_code ec) {
+  if (ec == bhttp::error::body_limit) return Reject(413);
+  if (IsBadRequest(ec)) return Reject(400);
+  if (ec) return Fail(ec);
+  Dispatch();
+}
+
+void Connection::FillHead() {
+  const auto& m = parser_->get();
+  request_.method = std::string(m.method_string());
+  request_.target = std::string(m.target());
+  ParseTarget(request_.target, &request_.path, &request_.query);
+  for (const auto& field : m) {
+    request_.headers.Add(std::string(field.name_string()), std::string(field.value()));
+  }
+  version_ = m.version();
+  keep_alive_ = m.keep_alive();
+  head_ = m.method() == bhttp::verb::head;
+}
+
+void Connection::Dispatch() {
+  stream_.expires_never();  // the handler's time is not the client's fault
+  request_.body = std::move(parser_->get().body());
+  parser_.reset();
+  ++core_->requests;
+  core_->workers->Post([self = shared_from_this(), request = std::move(request_)]() mutable {
+    HttpResponse res;
+    try {
+      res = self->core_->service->Handle(request);
+    } catch (const std::exception& e) {
+      spdlog::error("http handler for {} {} threw: {}", request.method, request.path, e.what());
+      res = self->core_->service->Reject(request, 500);
+    }
+    asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+      self->Respond(std::move(res));
+    });
+  });
+}
+
+void Connection::Respond(HttpResponse res) {
+  if (res.stream && !head_) return StartStream(std::move(res));
+  WriteWhole(std::move(res));
+}
+
+template <class Body>
+void Connection::FillHeader(bhttp::response<Body>& msg, const HttpResponse& res) const {
+  msg.version(version_);
+  msg.result(static_cast<unsigned>(res.status));
+  for (const auto& [name, value] : res.headers.fields()) {
+    // A CR or LF would let a value start a header of its own.
+    if (IsFramingHeader(name) || value.find_first_of("\r\n") != std::string::npos) continue;
+    msg.insert(name, value);
+  }
+  msg.keep_alive(keep_alive_);
+}
+
+void Connection::WriteWhole(HttpResponse res) {
+  whole_.emplace();
+  FillHeader(*whole_, res);
+  if (head_) {
+    whole_->content_length(res.stream ? res.stream_length : res.body.size());
+  } else {
+    whole_->body() = std::move(res.body);
+    whole_->prepare_payload();
+  }
+  stream_.expires_after(options().send_timeout);
+  bhttp::async_write(stream_, *whole_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->whole_.reset();
+                       self->AfterResponse(ec);
+                     });
+}
+
+void Connection::AfterResponse(beast::error_code ec) {
+  if (ec) return Fail(ec);
+  if (!keep_alive_) return CloseGracefully();
+  WaitForNextRequest();
+}
+
+void Connection::StartStream(HttpResponse res) {
+  source_ = std::move(res.stream);
+  remaining_ = res.stream_length;
+  stream_msg_.emplace();
+  FillHeader(*stream_msg_, res);
+  stream_msg_->content_length(remaining_);
+  stream_msg_->body().data = nullptr;
+  stream_msg_->body().more = true;
+  serializer_.emplace(*stream_msg_);
+  chunk_.reserve(
+      std::min<uint64_t>(options().stream_chunk_bytes, std::max<uint64_t>(remaining_, 1)));
+  streaming_ = true;
+  ++core_->open_streams;
+  core_->stream_buffer_bytes += static_cast<int64_t>(chunk_.capacity());
+  stream_.expires_after(options().send_timeout);
+  bhttp::async_write_header(stream_, *serializer_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->Fail(ec);
+                              self->NextChunk();
+                            });
+}
+
+// Back-pressure: the next chunk is read only once the previous one is written.
+void Connection::NextChunk() {
+  if (remaining_ == 0) {
+    stream_msg_->body().data = nullptr;
+    stream_msg_->body().size = 0;
+    stream_msg_->body().more = false;
+    stream_.expires_after(options().send_timeout);
+    return bhttp::async_write(stream_, *serializer_,
+                              [self = shared_from_this()](beast::error_code ec, size_t) {
+                                self->EndStream();
+                                self->AfterResponse(ec);
+                              });
+  }
+  size_t want = static_cast<size_t>(std::min<uint64_t>(options().stream_chunk_bytes, remaining_));
+  core_->workers->Post([self = shared_from_this(), want] {
+    self->chunk_.clear();
+    Status status = self->source_->Next(want, &self->chunk_);
+    asio::post(self->stream_.get_executor(), [self, status] { self->OnChunk(status); });
+  });
+}
+
+void Connection::OnChunk(Status status) {
+  if (!status.ok() || chunk_.empty()) {
+    // Content-Length was promised: closing tells the client the body is short.
+    spdlog::error("http stream to {} stopped with {} bytes unsent: {}", peer_, remaining_,
+                  status.ok() ? "the source ended early" : status.ToString());
+    return Fail(beast::error_code());
+  }
+  if (chunk_.size() > remaining_) chunk_.resize(static_cast<size_t>(remaining_));
+  remaining_ -= chunk_.size();
+  stream_msg_->body().data = chunk_.data();
+  stream_msg_->body().size = chunk_.size();
+  stream_msg_->body().more = remaining_ > 0;
+  stream_.expires_after(options().send_timeout);
+  bhttp::async_write(stream_, *serializer_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec == bhttp::error::need_buffer) ec = {};  // chunk written, want more
+                       if (ec) return self->Fail(ec);
+                       if (self->remaining_ > 0) return self->NextChunk();
+                       self->EndStream();
+                       self->AfterResponse(ec);
+                     });
+}
+
+void Connection::EndStream() {
+  if (!streaming_) return;
+  streaming_ = false;
+  --core_->open_streams;
+  core_->stream_buffer_bytes -= static_cast<int64_t>(chunk_.capacity());
+  std::string().swap(chunk_);
+  serializer_.reset();
+  stream_msg_.reset();
+  source_.reset();
+}
+
+void Connection::Reject(int status) {
+  keep_alive_ = false;
+  drain_on_close_ = true;
+  WriteWhole(core_->service->Reject(request_, status));
+}
+
+void Connection::Fail(beast::error_code ec) {
+  if (IsTimeout(ec)) ++core_->timed_out;
+  EndStream();
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();
+}
+
+// FIN after the answer; unread input is swallowed for a moment first, since
+// closing a socket with unread bytes sends a reset that can destroy the answer
+// before the client has read it.
+void Connection::CloseGracefully() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  if (!drain_on_close_) return stream_.close();
+  stream_.expires_after(kDrainTime);
+  Drain(0);
+}
+
+void Connection::Drain(size_t drained) {
+  buffer_.consume(buffer_.size());
+  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                          [self = shared_from_this(), drained](beast::error_code ec, size_t n) {
+                            if (ec || drained + n > kDrainBytes) return self->stream_.close();
+                            self->Drain(drained + n);
+                          });
+}
+
+// ---- the server ------------------------------------------------------------
+
+class BeastHttpServer final : public HttpServer {
+ public:
+  BeastHttpServer(const HttpServerOptions& options, HttpService* service)
+      : core_(options, service),
+        io_(std::max(1, options.io_threads)),
+        workers_(std::max(1, options.worker_threads)),
+        acceptor_(io_),
+        backoff_(io_) {
+    core_.workers = &workers_;
+  }
+  ~BeastHttpServer() override { Stop(); }
+
+  Status Start() override;
+  void Stop() override;
+  int port() const override { return port_; }
+  HttpServerStats stats() const override;
+
+ private:
+  void Accept();
+  void OnAccept(beast::error_code ec, tcp::socket socket);
+  void RefuseOverCap(tcp::socket socket, const std::string& peer);
+
+  // Destroyed last to first: connections still queued in workers_ or io_ go
+  // before the core they point to.
+  ServerCore core_;
+  asio::io_context io_;
+  WorkerPool workers_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer backoff_;
+  std::vector<std::thread> io_threads_;
+  int port_ = 0;
+  bool stopped_ = false;
+};
+
+Status BeastHttpServer::Start() {
+  const HttpServerOptions& o = core_.options;
+  beast::error_code ec;
+  tcp::resolver resolver(io_);
+  auto results = resolver.resolve(o.host, std::to_string(o.port), tcp::resolver::passive, ec);
+  if (ec || results.empty()) {
+    return Unavailable("cannot resolve server.host " + o.host + ": " + ec.message());
+  }
+  tcp::endpoint endpoint = results.begin()->endpoint();
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " +
+                       ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  Accept();
+  for (int i = 0; i < std::max(1, o.io_threads); ++i) {
+    io_threads_.emplace_back([this] { io_.run(); });
+  }
+  return Status::Ok();
+}
+
+void BeastHttpServer::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  io_.stop();
+  for (auto& t : io_threads_) t.join();
+  io_threads_.clear();
+  workers_.Stop();  // waits for running handlers
+  beast::error_code ignored;
+  acceptor_.close(ignored);
+  // Nothing runs now: close every socket so clients see the end at once.
+  std::lock_guard<std::mutex> lock(core_.mu);
+  for (Connection* c : core_.connections) c->CloseNow();
+}
+
+HttpServerStats BeastHttpServer::stats() const {
+  HttpServerStats s;
+  s.open_connections = core_.limiter.open();
+  s.rejected_connections = core_.rejected;
+  s.timed_out_connections = core_.timed_out;
+  s.requests = core_.requests;
+  s.open_streams = core_.open_streams;
+  s.stream_buffer_bytes = core_.stream_buffer_bytes;
+  return s;
+}
+
+void BeastHttpServer::Accept() {
+  acceptor_.async_accept(asio::make_strand(io_), [this](beast::error_code ec, tcp::socket s) {
+    OnAccept(ec, std::move(s));
+  });
+}
+
+void BeastHttpServer::OnAccept(beast::error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted) return;
+  if (ec) {
+    // Out of file descriptors and the like: pause instead of spinning.
+    spdlog::warn("http accept failed: {}", ec.message());
+    backoff_.expires_after(std::chrono::milliseconds(100));
+    backoff_.async_wait([this](beast::error_code wait_ec) {
+      if (!wait_ec) Accept();
+    });
+    return;
+  }
+  std::string peer = PeerAddress(socket);
+  std::string key = ConnectionLimiter::KeyOf(peer);
+  if (!core_.limiter.TryAcquire(key)) {
+    RefuseOverCap(std::move(socket), peer);
+  } else {
+    std::make_shared<Connection>(std::move(socket), &core_, std::move(peer), std::move(key))
+        ->Start();
+  }
+  Accept();
+}
+
+// Over a cap: a short 503 and a clean close (FIN), without taking a slot or a
+// thread. Bytes the client already sent are read away so the close is no reset.
+void BeastHttpServer::RefuseOverCap(tcp::socket socket, const std::string& peer) {
+  ++core_.rejected;
+  HttpRequest head;
+  head.peer_address = peer;
+  HttpResponse res = core_.service->Reject(head, 503);
+  std::string text = "HTTP/1.1 " + std::to_string(res.status) + " " +
+                     std::string(bhttp::obsolete_reason(bhttp::int_to_status(res.status))) +
+                     "\r\n";
+  for (const auto& [name, value] : res.headers.fields()) {
+    if (IsFramingHeader(name) || value.find_first_of("\r\n") != std::string::npos) continue;
+    text += name + ": " + value + "\r\n";
+  }
+  text += "Content-Length: " + std::to_string(res.body.size()) + "\r\nConnection: close\r\n\r\n";
+  text += res.body;
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  char scratch[4096];
+  for (int i = 0; i < 16 && !ec; ++i) socket.read_some(asio::buffer(scratch), ec);
+  socket.write_some(asio::buffer(text), ec);  // fits the socket buffer of a new connection
+  socket.shutdown(tcp::socket::shutdown_send, ec);
+  socket.close(ec);
+}
+
+}  // namespace
+
+std::unique_ptr<HttpServer> NewBeastHttpServer(const HttpServerOptions& options,
+                                               HttpService* service) {
+  return std::make_unique<BeastHttpServer>(options, service);
+}
+
+}  // namespace export_center::http
