@@ -168,4 +168,11 @@ dispatch::WriterFactory MakeWriterFactory() {
   };
 }
 
+registry::TemplateInspector MakeTemplateInspector() {
+  return [](std::string_view bytes) -> StatusOr<registry::TemplateInfo> {
+    EC_ASSIGN_OR_RETURN(render::XlsxTemplateInfo info, render::InspectXlsxTemplate(bytes));
+    return registry::TemplateInfo{std::move(info.single_values), render::XlsxTemplateBuiltins()};
+  };
+}
+
 }  // namespace export_center::app

@@ -14,6 +14,7 @@
 #include "dispatch/command_channel.h"
 #include "dispatch/export_attempt.h"
 #include "metrics/metrics.h"
+#include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 
@@ -37,5 +38,8 @@ using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>
     const std::string& requested_by)>;
 ContractVersionFetcher MakeContractVersionFetcher(const config::ProviderClientConfig& config);
 dispatch::WriterFactory MakeWriterFactory();
+// Checks a definition's XLSX template with the template writer's own reader,
+// so a template it could not fill is refused when the registry is read.
+registry::TemplateInspector MakeTemplateInspector();
 
 }  // namespace export_center::app

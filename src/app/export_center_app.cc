@@ -68,8 +68,9 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   const config::AppConfig& cfg = app->config_;
   Components& c = *app->c_;
   c.metrics = std::make_unique<metrics::ExportMetrics>();
-  EC_ASSIGN_OR_RETURN(auto snapshot, registry::ParseRegistry(cfg.root));
-  c.registry = std::make_unique<registry::Registry>(std::move(snapshot));
+  registry::TemplateInspector inspect_template = MakeTemplateInspector();
+  EC_ASSIGN_OR_RETURN(auto snapshot, registry::ParseRegistry(cfg.root, inspect_template));
+  c.registry = std::make_unique<registry::Registry>(std::move(snapshot), inspect_template);
   if (cfg.database.kind == "sqlite") {
     // A fresh checkout has no var/: create the database's folder.
     std::error_code ignored;

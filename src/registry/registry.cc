@@ -14,7 +14,6 @@
 
 #include "config/config.h"
 #include "config/yaml_reader.h"
-#include "render/xlsx_template_writer.h"
 
 namespace export_center::registry {
 namespace {
@@ -270,6 +269,7 @@ void CheckSource(const ExportDefinition& def, const std::string& path, bool has_
 struct Context {
   const std::map<std::string, ProviderService>& services;
   const std::set<std::string>& datasources;
+  const TemplateInspector& inspect_template;
   ErrorList* errors;
 };
 
@@ -310,7 +310,8 @@ void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consist
 // template-file: a readable .xlsx template (≤ 10 MiB) whose single values are
 // declared parameters or built-ins; split: files needs rows-per-file and
 // cannot be combined with a template. Loads the template bytes into `def`.
-void CheckFiles(ExportDefinition* def, const std::string& path, ErrorList* errors) {
+void CheckFiles(ExportDefinition* def, const std::string& path,
+                const TemplateInspector& inspect_template, ErrorList* errors) {
   if (def->rows_per_file == -1) {
     errors->Add(path + ".rows-per-file", "is required with split: files", "[1, 1048575]");
   } else if (def->rows_per_file == -2) {
@@ -335,14 +336,17 @@ void CheckFiles(ExportDefinition* def, const std::string& path, ErrorList* error
     errors->Add(where, Quote(def->template_file) + " is larger than 10 MiB", "a smaller template");
     return;
   }
-  StatusOr<render::XlsxTemplateInfo> info = render::InspectXlsxTemplate(*bytes);
+  if (!inspect_template) {
+    errors->Add(where, Quote(def->template_file) + " cannot be checked: no template reader");
+    return;
+  }
+  StatusOr<TemplateInfo> info = inspect_template(*bytes);
   if (!info.ok()) {
     errors->Add(where, Quote(def->template_file) + ": " + info.status().message(),
                 "an .xlsx with one row of {.column} markers and {name} single values");
     return;
   }
-  std::set<std::string> known(render::XlsxTemplateBuiltins().begin(),
-                              render::XlsxTemplateBuiltins().end());
+  std::set<std::string> known(info->builtins.begin(), info->builtins.end());
   for (const ParameterSpec& p : def->parameters) known.insert(p.name);
   for (const std::string& name : info->single_values) {
     if (known.count(name) == 0) {
@@ -399,7 +403,7 @@ std::optional<ExportDefinition> ParseDefinition(const std::string& name, const Y
   r.Finish();
   if (!r.valid()) return std::nullopt;
   CheckDefinition(def, path, has_permission, has_consistency, ctx);
-  CheckFiles(&def, path, ctx.errors);
+  CheckFiles(&def, path, ctx.inspect_template, ctx.errors);
   return def;
 }
 
@@ -443,7 +447,8 @@ const ProviderService* RegistrySnapshot::FindService(const std::string& name) co
   return it == services.end() ? nullptr : &it->second;
 }
 
-StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root) {
+StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root,
+                                         const TemplateInspector& inspect_template) {
   ErrorList errors;
   RegistrySnapshot snapshot;
   try {
@@ -451,7 +456,7 @@ StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root) {
     // Other top-level keys belong to config::ParseConfig, which rejects unknown ones.
     snapshot.services = ParseServices(top.Get("provider-services"), &errors);
     std::set<std::string> datasources = DatasourceNames(top.Get("datasources"));
-    Context ctx{snapshot.services, datasources, &errors};
+    Context ctx{snapshot.services, datasources, inspect_template, &errors};
     MapReader definitions(top.Get("definitions"), "definitions", &errors);
     for (const auto& [name, node] : definitions.entries()) {
       std::optional<ExportDefinition> def = ParseDefinition(name, node, ctx);
@@ -498,8 +503,9 @@ std::string ExpandFileName(const ExportDefinition& def, const FileNameVars& vars
   return out;
 }
 
-Registry::Registry(RegistrySnapshot initial)
-    : current_(std::make_shared<const RegistrySnapshot>(std::move(initial))) {}
+Registry::Registry(RegistrySnapshot initial, TemplateInspector inspect_template)
+    : inspect_template_(std::move(inspect_template)),
+      current_(std::make_shared<const RegistrySnapshot>(std::move(initial))) {}
 
 std::shared_ptr<const RegistrySnapshot> Registry::Current() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -510,7 +516,7 @@ Status Registry::Reload(const std::string& config_path) {
   StatusOr<YAML::Node> root = config::LoadYamlFile(config_path);
   if (!root.ok()) return root.status();
   StatusOr<config::AppConfig> app = config::ParseConfig(*root, config_path);
-  StatusOr<RegistrySnapshot> next = ParseRegistry(*root);
+  StatusOr<RegistrySnapshot> next = ParseRegistry(*root, inspect_template_);
   if (!app.ok() || !next.ok()) {
     return Combine(config_path, {app.ok() ? Status::Ok() : app.status(),
                                  next.ok() ? Status::Ok() : next.status()});

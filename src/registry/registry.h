@@ -9,10 +9,13 @@
 // one attempt. Thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -29,6 +32,18 @@ struct RegistrySnapshot {
   const ProviderService* FindService(const std::string& name) const;
 };
 
+// What checking a definition's `template-file` needs to know about an XLSX
+// template: the `{name}` single values it uses and the built-ins every
+// template may use. app/ supplies the inspector from render/, so registry/
+// does not depend on the writers.
+struct TemplateInfo {
+  std::vector<std::string> single_values;
+  std::vector<std::string> builtins;
+};
+// Reads template bytes. InvalidArgument, clearly worded, when the writers
+// could not fill them.
+using TemplateInspector = std::function<StatusOr<TemplateInfo>(std::string_view template_bytes)>;
+
 // Parses and validates the two sections from a YAML root node. All problems are
 // reported together, one per line, each with its key path, e.g.
 // "definitions.CUSTOMER_LIST.batch-size: 20 is out of range; allowed: [50, 1000]".
@@ -36,7 +51,10 @@ struct RegistrySnapshot {
 // root's `datasources` section. A provider service's internal-token is
 // overridden by the env var EXPORT_CENTER_PROVIDER_TOKEN_<NAME_UPPER_SNAKE>
 // (customer-service -> EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE).
-StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root);
+// `inspect_template` checks each `template-file`; when empty, a definition
+// naming one is reported as a problem.
+StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root,
+                                         const TemplateInspector& inspect_template);
 
 // The placeholders a definition's file-name-pattern may use.
 //   {taskName} {exportType} {taskId} {date} = yyyyMMdd  {time} = HHmmss
@@ -54,7 +72,8 @@ std::string ExpandFileName(const ExportDefinition& def, const FileNameVars& vars
 
 class Registry {
  public:
-  explicit Registry(RegistrySnapshot initial);
+  // `inspect_template` is handed to ParseRegistry on every Reload.
+  explicit Registry(RegistrySnapshot initial, TemplateInspector inspect_template = nullptr);
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
@@ -68,6 +87,7 @@ class Registry {
   Status Reload(const std::string& config_path);
 
  private:
+  const TemplateInspector inspect_template_;
   mutable std::mutex mu_;
   std::shared_ptr<const RegistrySnapshot> current_;  // GUARDED_BY(mu_)
 };

@@ -45,7 +45,7 @@ TEST(ConfigWatcher, PicksUpAFileChangeAndSurvivesAnInvalidOne) {
   std::filesystem::create_directories(dir);
   std::string path = (dir / "config.yaml").string();
   std::ofstream(path, std::ios::trunc) << ConfigWithBatchSize(100);
-  Registry registry(ParseRegistry(YAML::LoadFile(path)).value());
+  Registry registry(ParseRegistry(YAML::LoadFile(path), nullptr).value());
 
   std::atomic<int> attempts{0};
   std::atomic<int> failures{0};

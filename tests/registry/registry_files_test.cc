@@ -7,6 +7,7 @@
 #include <string>
 
 #include "registry/registry.h"
+#include "render/xlsx_template_writer.h"
 #include "render/zip_stream.h"
 
 namespace export_center::registry {
@@ -72,8 +73,13 @@ class RegistryFiles : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string File(const std::string& name) const { return (dir_ / name).string(); }
 
+  // Templates are checked by the template writer's reader, as app/ wires it.
   static StatusOr<RegistrySnapshot> Parse(const std::string& extra) {
-    return ParseRegistry(YAML::Load(std::string(kBase) + extra));
+    auto inspect = [](std::string_view bytes) -> StatusOr<TemplateInfo> {
+      EC_ASSIGN_OR_RETURN(render::XlsxTemplateInfo info, render::InspectXlsxTemplate(bytes));
+      return TemplateInfo{info.single_values, render::XlsxTemplateBuiltins()};
+    };
+    return ParseRegistry(YAML::Load(std::string(kBase) + extra), inspect);
   }
   static void ExpectProblem(const std::string& extra, const std::string& text) {
     auto parsed = Parse(extra);
@@ -109,6 +115,16 @@ TEST_F(RegistryFiles, TemplateFileIsLoadedAndChecked) {
                 "definitions.CUSTOMER_LIST.template-file: cannot read");
   ExpectProblem("    template-file: " + ok + "\n    split: files\n    rows-per-file: 10\n",
                 "files cannot be combined with template-file");
+}
+
+TEST_F(RegistryFiles, TemplateFileWithoutAnInspectorIsAProblemNotACrash) {
+  const std::string ok = WriteTemplate(File("ok.xlsx"), {"{title}", "{.id}"});
+  auto parsed =
+      ParseRegistry(YAML::Load(std::string(kBase) + "    template-file: " + ok + "\n"), nullptr);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("template-file: \"" + ok + "\" cannot be checked"),
+            std::string::npos)
+      << parsed.status().message();
 }
 
 TEST_F(RegistryFiles, SplitFilesNeedsRowsPerFile) {

@@ -54,7 +54,7 @@ definitions:
 )";
 
 StatusOr<RegistrySnapshot> Parse(const std::string& yaml) {
-  return ParseRegistry(YAML::Load(yaml));
+  return ParseRegistry(YAML::Load(yaml), nullptr);  // no template files here
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -323,7 +323,7 @@ void ExpectShippedConfigLoads(const std::string& relative) {
   std::string path = std::string(EC_SOURCE_DIR) + "/" + relative;
   StatusOr<config::AppConfig> app = config::LoadConfig(path);
   ASSERT_TRUE(app.ok()) << app.status().ToString();
-  StatusOr<RegistrySnapshot> r = ParseRegistry(app->root);
+  StatusOr<RegistrySnapshot> r = ParseRegistry(app->root, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const ExportDefinition* def = r->Find("CUSTOMER_LIST");
   ASSERT_NE(def, nullptr);
@@ -340,7 +340,7 @@ TEST(Registry, DemoConfigLoads) {
   EXPECT_EQ(app->server.port, 8080);
   EXPECT_EQ(app->customer_service.port, 8081);
   EXPECT_EQ(app->customer_service.seed_customers, 100000);
-  StatusOr<RegistrySnapshot> r = ParseRegistry(app->root);
+  StatusOr<RegistrySnapshot> r = ParseRegistry(app->root, nullptr);
   ASSERT_TRUE(r.ok());
   // The demo center must present the token the demo customer service expects.
   EXPECT_EQ(r->FindService("customer-service")->internal_token,
