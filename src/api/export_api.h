@@ -34,6 +34,7 @@
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
+#include "task/limits.h"
 
 namespace export_center::api {
 
@@ -47,7 +48,7 @@ struct ExportApiDeps {
   registry::Registry* registry = nullptr;      // not owned
   config::ServerConfig server;                 // public_base_url for signed URLs, threads
   config::AuthConfig auth;
-  config::LimitsConfig limits;
+  task::LimitsOptions limits;
   // Called after a task was created (not deduplicated) or manually retried:
   // wakes the outbox publisher so the command goes out at once. Optional.
   std::function<void()> on_task_created;

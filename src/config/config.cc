@@ -81,7 +81,7 @@ void ReadAuth(MapReader& r, AuthConfig* c) {
   r.Finish();
 }
 
-void ReadLimits(MapReader& r, LimitsConfig* c) {
+void ReadLimits(MapReader& r, task::LimitsOptions* c) {
   r.Int("dedupe-window-seconds", &c->dedupe_window_seconds, 0, 3600);
   r.Int("max-active-per-user", &c->max_active_per_user, 1, 100);
   r.Int("max-active-per-type", &c->max_active_per_type, 1, 1000);

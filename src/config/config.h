@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/status.h"
+#include "task/limits.h"
 
 namespace export_center::config {
 
@@ -43,18 +44,6 @@ struct AuthConfig {
   std::string jwt_rs256_private_key_file;  // only for `export-center token`
   std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
-};
-
-struct LimitsConfig {
-  int dedupe_window_seconds = 60;
-  int max_active_per_user = 3;
-  int max_active_per_type = 5;
-  int64_t max_file_bytes = 50LL * 1024 * 1024;
-  int retention_days = 7;
-  int max_body_bytes = 64 * 1024;
-  int max_parameter_keys = 20;
-  int max_parameter_json_bytes = 4096;
-  int max_parameter_string_chars = 256;
 };
 
 struct ConsumerConfig {
@@ -139,7 +128,7 @@ struct AppConfig {
   DatabaseConfig database;
   StorageConfig storage;
   AuthConfig auth;
-  LimitsConfig limits;
+  task::LimitsOptions limits;
   ConsumerConfig consumer;
   PublisherConfig publisher;
   ReconcilerConfig reconciler;

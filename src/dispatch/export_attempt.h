@@ -21,6 +21,7 @@
 #include "source/row_source.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
+#include "task/limits.h"
 
 namespace export_center::dispatch {
 
@@ -40,7 +41,7 @@ struct AttemptDeps {
   RowSourceFactory make_source;
   WriterFactory make_writer;
   config::ConsumerConfig consumer;
-  config::LimitsConfig limits;
+  task::LimitsOptions limits;
   int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;
   // Called once per attempt with its end and duration (metrics); may be empty.

@@ -161,7 +161,7 @@ class ConsumerTest : public ::testing::Test {
   std::unique_ptr<registry::Registry> registry_;
   std::unique_ptr<CommandChannel> channel_;
   registry::ExportDefinition definition_;
-  config::LimitsConfig limits_;
+  task::LimitsOptions limits_;
   Script script_;
 };
 
