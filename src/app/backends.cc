@@ -168,10 +168,10 @@ dispatch::WriterFactory MakeWriterFactory() {
   };
 }
 
-registry::TemplateInspector MakeTemplateInspector() {
-  return [](std::string_view bytes) -> StatusOr<registry::TemplateInfo> {
+config::TemplateInspector MakeTemplateInspector() {
+  return [](std::string_view bytes) -> StatusOr<config::TemplateInfo> {
     EC_ASSIGN_OR_RETURN(render::XlsxTemplateInfo info, render::InspectXlsxTemplate(bytes));
-    return registry::TemplateInfo{std::move(info.single_values), render::XlsxTemplateBuiltins()};
+    return config::TemplateInfo{std::move(info.single_values), render::XlsxTemplateBuiltins()};
   };
 }
 

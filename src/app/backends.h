@@ -11,10 +11,10 @@
 #include <memory>
 
 #include "config/config.h"
+#include "config/registry_yaml.h"
 #include "dispatch/command_channel.h"
 #include "dispatch/export_attempt.h"
 #include "metrics/metrics.h"
-#include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 
@@ -40,6 +40,6 @@ ContractVersionFetcher MakeContractVersionFetcher(const config::ProviderClientCo
 dispatch::WriterFactory MakeWriterFactory();
 // Checks a definition's XLSX template with the template writer's own reader,
 // so a template it could not fill is refused when the registry is read.
-registry::TemplateInspector MakeTemplateInspector();
+config::TemplateInspector MakeTemplateInspector();
 
 }  // namespace export_center::app

@@ -68,9 +68,13 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   const config::AppConfig& cfg = app->config_;
   Components& c = *app->c_;
   c.metrics = std::make_unique<metrics::ExportMetrics>();
-  registry::TemplateInspector inspect_template = MakeTemplateInspector();
-  EC_ASSIGN_OR_RETURN(auto snapshot, registry::ParseRegistry(cfg.root, inspect_template));
-  c.registry = std::make_unique<registry::Registry>(std::move(snapshot), inspect_template);
+  config::TemplateInspector inspect_template = MakeTemplateInspector();
+  EC_ASSIGN_OR_RETURN(auto snapshot, config::LoadRegistry(cfg.path, inspect_template));
+  // A reload re-reads the file and validates all of it, as a restart would.
+  c.registry = std::make_unique<registry::Registry>(
+      std::move(snapshot), [inspect_template](const std::string& path) {
+        return config::LoadRegistryForReload(path, inspect_template);
+      });
   if (cfg.database.kind == "sqlite") {
     // A fresh checkout has no var/: create the database's folder.
     std::error_code ignored;

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "config/yaml_reader.h"
 
@@ -345,26 +344,9 @@ std::string UpperSnake(const std::string& name) {
   return out;
 }
 
-StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("config file " + Quote(path) + " cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    // yaml-cpp marks are zero-based; editors count from one.
-    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                           std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(path + ": cannot parse YAML: " + e.what());
-  }
-}
-
 StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path) {
   AppConfig c;
   c.path = path;
-  c.root = root;
   ErrorList errors;
   try {
     MapReader top(root, "", &errors);
@@ -383,7 +365,7 @@ StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path)
     Section(top, "render", &c.render, ReadRender);
     Section(top, "customer-service", &c.customer_service, ReadCustomerService);
     Section(top, "datasources", &c.datasources, ReadDatasources);
-    // Validated by registry::ParseRegistry; named here so they are not unknown.
+    // Mapped by registry_yaml.cc; named here so they are not unknown.
     top.Get("provider-services");
     top.Get("definitions");
     top.Finish();

@@ -4,8 +4,8 @@
 // LoadConfig reads one YAML file (see config/export-center.sample.yaml),
 // applies environment overrides for secrets, and validates every value. All
 // errors are reported together, each with its key path and what is allowed.
-// The registry sections (provider-services, definitions) are parsed by
-// registry::ParseRegistry from the same root node.
+// The registry sections (provider-services, definitions) are mapped by
+// config/registry_yaml.h from the same file.
 
 #include <cstdint>
 #include <map>
@@ -141,7 +141,6 @@ struct AppConfig {
   // Names of the environment variables that overrode a file value, for the
   // start-up log (never their values).
   std::vector<std::string> env_overrides;
-  YAML::Node root;  // the parsed document, for the registry sections
 };
 
 // Loads, applies env overrides, validates. Relative paths are resolved against
@@ -153,10 +152,6 @@ StatusOr<AppConfig> LoadConfig(const std::string& path);
 // Parses and validates an already-read YAML document (LoadConfig minus the
 // file read); `path` is only recorded. Used by tests and by LoadConfig.
 StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path);
-
-// Reads and parses a YAML file, turning yaml-cpp exceptions into a Status
-// ("PATH:LINE:COLUMN: message" for syntax errors). Shared with Registry::Reload.
-StatusOr<YAML::Node> LoadYamlFile(const std::string& path);
 
 // "customer-service" -> "CUSTOMER_SERVICE": the suffix of per-name env vars.
 std::string UpperSnake(const std::string& name);

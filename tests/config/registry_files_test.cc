@@ -6,12 +6,15 @@
 #include <fstream>
 #include <string>
 
-#include "registry/registry.h"
+#include "config/registry_yaml.h"
 #include "render/xlsx_template_writer.h"
 #include "render/zip_stream.h"
 
-namespace export_center::registry {
+namespace export_center::config {
 namespace {
+
+using registry::ExportDefinition;
+using registry::RegistrySnapshot;
 
 const char kBase[] = R"(
 provider-services:
@@ -79,7 +82,7 @@ class RegistryFiles : public ::testing::Test {
       EC_ASSIGN_OR_RETURN(render::XlsxTemplateInfo info, render::InspectXlsxTemplate(bytes));
       return TemplateInfo{info.single_values, render::XlsxTemplateBuiltins()};
     };
-    return ParseRegistry(YAML::Load(std::string(kBase) + extra), inspect);
+    return ParseRegistry(std::string(kBase) + extra, inspect);
   }
   static void ExpectProblem(const std::string& extra, const std::string& text) {
     auto parsed = Parse(extra);
@@ -119,8 +122,7 @@ TEST_F(RegistryFiles, TemplateFileIsLoadedAndChecked) {
 
 TEST_F(RegistryFiles, TemplateFileWithoutAnInspectorIsAProblemNotACrash) {
   const std::string ok = WriteTemplate(File("ok.xlsx"), {"{title}", "{.id}"});
-  auto parsed =
-      ParseRegistry(YAML::Load(std::string(kBase) + "    template-file: " + ok + "\n"), nullptr);
+  auto parsed = ParseRegistry(std::string(kBase) + "    template-file: " + ok + "\n", nullptr);
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.status().message().find("template-file: \"" + ok + "\" cannot be checked"),
             std::string::npos)
@@ -148,4 +150,4 @@ TEST_F(RegistryFiles, CsvGzip) {
 }
 
 }  // namespace
-}  // namespace export_center::registry
+}  // namespace export_center::config
