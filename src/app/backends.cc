@@ -47,7 +47,7 @@ StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
 }
 
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
-    const config::ChannelConfig& config) {
+    const dispatch::ChannelOptions& config) {
   if (config.kind == "embedded") return dispatch::NewEmbeddedCommandChannel(config.delivery_limit);
   return InvalidArgument("channel.kind: " + config.kind + " is not supported; allowed: embedded");
 }

@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::Database
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
     const config::StorageConfig& config);
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
-    const config::ChannelConfig& config);
+    const dispatch::ChannelOptions& config);
 // `metrics` may be null. `datasources` are the read-only databases the
 // sql-template route may page (config `datasources:`).
 dispatch::RowSourceFactory MakeRowSourceFactory(

@@ -93,7 +93,7 @@ void ReadLimits(MapReader& r, task::LimitsOptions* c) {
   r.Finish();
 }
 
-void ReadConsumer(MapReader& r, ConsumerConfig* c) {
+void ReadConsumer(MapReader& r, dispatch::ConsumerOptions* c) {
   r.Bool("enabled", &c->enabled);
   r.Int("concurrency", &c->concurrency, 1, 64);
   r.Int("lease-seconds", &c->lease_seconds, 10, 3600);
@@ -104,7 +104,7 @@ void ReadConsumer(MapReader& r, ConsumerConfig* c) {
   r.Finish();
 }
 
-void ReadPublisher(MapReader& r, PublisherConfig* c) {
+void ReadPublisher(MapReader& r, dispatch::PublisherOptions* c) {
   r.Bool("enabled", &c->enabled);
   r.Int("poll-interval-ms", &c->poll_interval_ms, 100, 600000);
   r.Int("batch-size", &c->batch_size, 1, 1000);
@@ -113,7 +113,7 @@ void ReadPublisher(MapReader& r, PublisherConfig* c) {
   r.Finish();
 }
 
-void ReadReconciler(MapReader& r, ReconcilerConfig* c) {
+void ReadReconciler(MapReader& r, dispatch::ReconcilerOptions* c) {
   r.Bool("enabled", &c->enabled);
   r.Int("interval-seconds", &c->interval_seconds, 1, 3600);
   r.Int("redispatch-grace-seconds", &c->redispatch_grace_seconds, 1, kDay);
@@ -123,7 +123,7 @@ void ReadReconciler(MapReader& r, ReconcilerConfig* c) {
   r.Finish();
 }
 
-void ReadChannel(MapReader& r, ChannelConfig* c) {
+void ReadChannel(MapReader& r, dispatch::ChannelOptions* c) {
   r.Enum("kind", &c->kind, {"embedded", "rabbitmq"});
   r.Int("delivery-limit", &c->delivery_limit, 1, 100);
   r.String("rabbitmq-url", &c->rabbitmq_url);
@@ -287,7 +287,7 @@ void CheckAuth(const AuthConfig& a, ErrorList* errors) {
 }
 
 void CheckTiming(const AppConfig& c, ErrorList* errors) {
-  const ConsumerConfig& k = c.consumer;
+  const dispatch::ConsumerOptions& k = c.consumer;
   // The watchdog must renew well before the lease runs out, and a lease longer
   // than the deadline would let a dead worker's task sit past its deadline.
   if (k.heartbeat_seconds >= k.lease_seconds) {

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/status.h"
+#include "dispatch/options.h"
 #include "task/limits.h"
 
 namespace export_center::config {
@@ -44,43 +45,6 @@ struct AuthConfig {
   std::string jwt_rs256_private_key_file;  // only for `export-center token`
   std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
-};
-
-struct ConsumerConfig {
-  bool enabled = true;
-  int concurrency = 4;
-  int lease_seconds = 300;
-  int heartbeat_seconds = 60;
-  int max_duration_seconds = 1800;
-  std::vector<int> retry_backoff_seconds = {60, 900};  // ±20 % jitter
-  int shutdown_grace_seconds = 60;
-};
-
-struct PublisherConfig {
-  bool enabled = true;
-  int poll_interval_ms = 5000;
-  int batch_size = 50;
-  int lease_seconds = 60;
-  std::vector<int> backoff_seconds = {5, 15, 60, 300, 900};
-};
-
-struct ReconcilerConfig {
-  bool enabled = true;
-  int interval_seconds = 30;
-  int redispatch_grace_seconds = 60;
-  int sent_stale_seconds = 600;
-  int orphan_grace_seconds = 86400;
-  int sent_retention_seconds = 7 * 86400;
-};
-
-struct ChannelConfig {
-  std::string kind = "embedded";  // embedded | rabbitmq
-  int delivery_limit = 3;
-  // rabbitmq only. URL env EXPORT_CENTER_RABBITMQ_URL (amqp://user:pass@host:port/vhost).
-  std::string rabbitmq_url;
-  std::string exchange = "export-center.command";
-  std::string queue = "export-center.command";
-  std::string dlq_queue = "export-center.command.dlq";
 };
 
 struct ProviderClientConfig {
@@ -129,10 +93,10 @@ struct AppConfig {
   StorageConfig storage;
   AuthConfig auth;
   task::LimitsOptions limits;
-  ConsumerConfig consumer;
-  PublisherConfig publisher;
-  ReconcilerConfig reconciler;
-  ChannelConfig channel;
+  dispatch::ConsumerOptions consumer;
+  dispatch::PublisherOptions publisher;
+  dispatch::ReconcilerOptions reconciler;
+  dispatch::ChannelOptions channel;
   ProviderClientConfig provider;
   RenderConfig render;
   CustomerServiceConfig customer_service;

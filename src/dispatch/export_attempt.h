@@ -14,8 +14,8 @@
 #include <string>
 
 #include "common/byte_sink.h"
-#include "config/config.h"
 #include "dispatch/abort_signal.h"
+#include "dispatch/options.h"
 #include "registry/registry.h"
 #include "render/writer.h"
 #include "source/row_source.h"
@@ -40,7 +40,7 @@ struct AttemptDeps {
   registry::Registry* registry = nullptr;
   RowSourceFactory make_source;
   WriterFactory make_writer;
-  config::ConsumerConfig consumer;
+  ConsumerOptions consumer;
   task::LimitsOptions limits;
   int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;

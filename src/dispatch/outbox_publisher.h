@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
-#include "config/config.h"
 #include "dispatch/command_channel.h"
+#include "dispatch/options.h"
 #include "store/task_store.h"
 
 namespace export_center::dispatch {
@@ -25,7 +25,7 @@ namespace export_center::dispatch {
 class OutboxPublisher {
  public:
   OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
-                  const config::PublisherConfig& config, std::string instance);
+                  const PublisherOptions& config, std::string instance);
   ~OutboxPublisher();
   OutboxPublisher(const OutboxPublisher&) = delete;
   OutboxPublisher& operator=(const OutboxPublisher&) = delete;
@@ -45,7 +45,7 @@ class OutboxPublisher {
 
   store::TaskStore* store_;
   CommandChannel* channel_;
-  const config::PublisherConfig config_;
+  const PublisherOptions config_;
   const std::string instance_;
 
   std::mutex mu_;

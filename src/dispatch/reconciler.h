@@ -23,7 +23,7 @@
 #include <string>
 #include <thread>
 
-#include "config/config.h"
+#include "dispatch/options.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 
@@ -34,7 +34,7 @@ class Reconciler {
   // `on_redispatch` wakes the publisher; `on_action(action, count)` feeds
   // export_reconciler_action_total. Both may be empty.
   Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
-             const config::ReconcilerConfig& config, std::function<void()> on_redispatch,
+             const ReconcilerOptions& config, std::function<void()> on_redispatch,
              std::function<void(const std::string&, int)> on_action);
   ~Reconciler();
   Reconciler(const Reconciler&) = delete;
@@ -63,7 +63,7 @@ class Reconciler {
 
   store::TaskStore* store_;
   storage::ExportStorage* storage_;
-  const config::ReconcilerConfig config_;
+  const ReconcilerOptions config_;
   std::function<void()> on_redispatch_;
   std::function<void(const std::string&, int)> on_action_;
   std::mutex mu_;

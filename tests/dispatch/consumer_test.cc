@@ -142,7 +142,7 @@ class ConsumerTest : public ::testing::Test {
 
   // Publishes due outbox rows and lets one consumer handle what arrives.
   int PublishAndConsume(Consumer& consumer) {
-    OutboxPublisher publisher(store_.get(), channel_.get(), config::PublisherConfig{}, "pub");
+    OutboxPublisher publisher(store_.get(), channel_.get(), PublisherOptions{}, "pub");
     publisher.PublishDueOnce();
     int handled = 0;
     while (channel_->ConsumeOne(20ms, [&](const Delivery& d) { return consumer.Handle(d); })) {
@@ -410,7 +410,7 @@ class RefusingChannel : public CommandChannel {
 TEST_F(ConsumerTest, FailedSendGoesBackToPendingWithTheFirstBackoffStep) {
   const int64_t id = CreateTask();
   RefusingChannel refusing;
-  OutboxPublisher publisher(store_.get(), &refusing, config::PublisherConfig{}, "pub");
+  OutboxPublisher publisher(store_.get(), &refusing, PublisherOptions{}, "pub");
   EXPECT_EQ(publisher.PublishDueOnce(), 1);
   auto row = store_->ListOutboxForTask(id).value().at(0);
   EXPECT_EQ(row.status, store::OutboxStatus::kPending);
@@ -434,7 +434,7 @@ TEST_F(ConsumerTest, ShutdownStopsARunningExportAtASafePointAndHandsItBack) {
   deps.consumer.shutdown_grace_seconds = 0;
   Consumer consumer(channel_.get(), deps);
   const int64_t id = CreateTask();
-  OutboxPublisher publisher(store_.get(), channel_.get(), config::PublisherConfig{}, "pub");
+  OutboxPublisher publisher(store_.get(), channel_.get(), PublisherOptions{}, "pub");
   publisher.PublishDueOnce();
   consumer.Start();
   while (!in_page) std::this_thread::sleep_for(5ms);
@@ -484,7 +484,7 @@ TEST_F(ConsumerTest, WatchdogRenewsTheLeaseThroughASlowFinalWrite) {
   AttemptDeps deps = WithSlowFinish(Deps(), [&] {
     // The final write outlasts the 2 s lease; the reconciler runs meanwhile.
     std::this_thread::sleep_for(3500ms);
-    Reconciler reconciler(store_.get(), storage_.get(), config::ReconcilerConfig{}, {}, {});
+    Reconciler reconciler(store_.get(), storage_.get(), ReconcilerOptions{}, {}, {});
     recovered = reconciler.RunOnce()["lease_recover"];
   });
   deps.consumer.lease_seconds = 2;
@@ -538,7 +538,7 @@ TEST_F(ConsumerTest, CommitPastTheDeadlineFailsDeletesTheFileAndRetriesAsTimeout
 TEST_F(ConsumerTest, ThirtyFailedSendsLeaveTheRowPendingAtTheLastBackoffStep) {
   const int64_t id = CreateTask();
   RefusingChannel refusing;
-  OutboxPublisher publisher(store_.get(), &refusing, config::PublisherConfig{}, "pub");
+  OutboxPublisher publisher(store_.get(), &refusing, PublisherOptions{}, "pub");
   for (int i = 0; i < 30; ++i) {
     ASSERT_EQ(publisher.PublishDueOnce(), 1) << "send " << i + 1;
     ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET next_retry_at = 0").ok());  // skip the wait
