@@ -55,7 +55,7 @@ StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
 namespace {
 
 StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
-    const config::DatasourceConfig& ds) {
+    const source::DatasourceOptions& ds) {
   if (ds.kind == "sqlite") return std::shared_ptr(source::NewSqliteDatasource(ds.sqlite_path));
 #ifdef EXPORT_CENTER_WITH_POSTGRES
   if (ds.kind == "postgres") return std::shared_ptr(source::NewPostgresDatasource(ds.url));
@@ -78,8 +78,8 @@ std::set<std::string> EnabledQueryIds(const registry::RegistrySnapshot& snapshot
 }
 
 StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
-    const config::ProviderClientConfig& client,
-    const std::map<std::string, config::DatasourceConfig>& datasources, const task::Task& task,
+    const source::ProviderClientOptions& client,
+    const std::map<std::string, source::DatasourceOptions>& datasources, const task::Task& task,
     const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot) {
   const registry::ProviderService* service = snapshot.FindService(def.service);
   if (service == nullptr) {
@@ -102,8 +102,8 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
 }  // namespace
 
 dispatch::RowSourceFactory MakeRowSourceFactory(
-    const config::ProviderClientConfig& client, metrics::ExportMetrics* metrics,
-    const std::map<std::string, config::DatasourceConfig>& datasources) {
+    const source::ProviderClientOptions& client, metrics::ExportMetrics* metrics,
+    const std::map<std::string, source::DatasourceOptions>& datasources) {
   return [client, metrics, datasources](const task::Task& task,
                                         const registry::ExportDefinition& def,
                                         const registry::RegistrySnapshot& snapshot)
@@ -128,10 +128,10 @@ dispatch::RowSourceFactory MakeRowSourceFactory(
   };
 }
 
-ContractVersionFetcher MakeContractVersionFetcher(const config::ProviderClientConfig& config) {
+ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOptions& config) {
   // Create must stay fast even when the business service is slow: a short
   // timeout, and the caller treats a failure as "no version recorded".
-  config::ProviderClientConfig quick = config;
+  source::ProviderClientOptions quick = config;
   quick.connect_timeout_ms = std::min(config.connect_timeout_ms, 1000);
   quick.read_timeout_ms = std::min(config.read_timeout_ms, 2000);
   return [quick](const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot,

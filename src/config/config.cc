@@ -133,7 +133,7 @@ void ReadChannel(MapReader& r, dispatch::ChannelOptions* c) {
   r.Finish();
 }
 
-void ReadProvider(MapReader& r, ProviderClientConfig* c) {
+void ReadProvider(MapReader& r, source::ProviderClientOptions* c) {
   r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
   r.Int("read-timeout-ms", &c->read_timeout_ms, 100, 600000);
   r.Int64("max-response-bytes", &c->max_response_bytes, 1024, 64LL * 1024 * 1024);
@@ -157,7 +157,7 @@ void ReadCustomerService(MapReader& r, CustomerServiceConfig* c) {
   r.Finish();
 }
 
-void ReadDatasources(MapReader& r, std::map<std::string, DatasourceConfig>* out) {
+void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptions>* out) {
   static const std::regex kName("^[A-Za-z][A-Za-z0-9_-]{0,63}$");
   for (const auto& [name, node] : r.entries()) {
     std::string path = JoinPath(r.path(), name);
@@ -165,7 +165,7 @@ void ReadDatasources(MapReader& r, std::map<std::string, DatasourceConfig>* out)
       r.errors()->Add(path, "invalid datasource name", "^[A-Za-z][A-Za-z0-9_-]{0,63}$");
     }
     MapReader entry(node, path, r.errors());
-    DatasourceConfig ds;
+    source::DatasourceOptions ds;
     ds.name = name;
     entry.Enum("kind", &ds.kind, {"sqlite", "postgres", "mysql"});
     entry.String("sqlite-path", &ds.sqlite_path);

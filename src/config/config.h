@@ -16,6 +16,7 @@
 
 #include "common/status.h"
 #include "dispatch/options.h"
+#include "source/options.h"
 #include "task/limits.h"
 
 namespace export_center::config {
@@ -47,12 +48,6 @@ struct AuthConfig {
   int download_url_ttl_seconds = 300;
 };
 
-struct ProviderClientConfig {
-  int connect_timeout_ms = 3000;
-  int read_timeout_ms = 15000;
-  int64_t max_response_bytes = 4LL * 1024 * 1024;
-};
-
 // How files are written.
 struct RenderConfig {
   // zlib level for XLSX/zip entries. 1 measured best: ~2.7x faster than 6 for
@@ -72,15 +67,6 @@ struct CustomerServiceConfig {
   int64_t contract_version = 1;   // sql-template contract version; env CUSTOMER_SERVICE_CONTRACT_VERSION
 };
 
-// A read-only database the sql-template route may query (seed 002 §4.4),
-// named by a definition's `datasource`. Key: datasources.NAME.
-struct DatasourceConfig {
-  std::string name;         // the map key
-  std::string kind;         // sqlite | postgres | mysql (required)
-  std::string sqlite_path;  // sqlite
-  std::string url;          // postgres | mysql; env EXPORT_CENTER_DATASOURCE_URL_<NAME_UPPER_SNAKE>
-};
-
 struct LoggingConfig {
   std::string level = "info";  // trace | debug | info | warn | error
 };
@@ -97,10 +83,10 @@ struct AppConfig {
   dispatch::PublisherOptions publisher;
   dispatch::ReconcilerOptions reconciler;
   dispatch::ChannelOptions channel;
-  ProviderClientConfig provider;
+  source::ProviderClientOptions provider;
   RenderConfig render;
   CustomerServiceConfig customer_service;
-  std::map<std::string, DatasourceConfig> datasources;
+  std::map<std::string, source::DatasourceOptions> datasources;
   LoggingConfig logging;
   // Names of the environment variables that overrode a file value, for the
   // start-up log (never their values).

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "config/config.h"
 #include "registry/export_definition.h"
+#include "source/options.h"
 #include "task/table.h"
 
 namespace export_center::source {
@@ -88,7 +88,7 @@ class SqlContractClient {
 struct SqlContractClientOptions {
   registry::ProviderService service;  // base_url and internal_token
   std::string query_id;
-  config::ProviderClientConfig client;
+  ProviderClientOptions client;
   std::string log_context;  // "taskId=… exportType=…" for log lines
 };
 
