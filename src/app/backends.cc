@@ -24,7 +24,7 @@
 
 namespace export_center::app {
 
-StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::DatabaseConfig& config) {
+StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseOptions& config) {
   if (config.kind == "sqlite") return store::OpenSqliteTaskStore(config.sqlite_path);
 #ifdef EXPORT_CENTER_WITH_POSTGRES
   if (config.kind == "postgres") {
@@ -41,7 +41,7 @@ StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::Database
 }
 
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
-    const config::StorageConfig& config) {
+    const storage::StorageOptions& config) {
   if (config.kind == "local") return storage::NewLocalExportStorage(config.root);
   return InvalidArgument("storage.kind: " + config.kind + " is not supported; allowed: local");
 }

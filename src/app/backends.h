@@ -10,7 +10,6 @@
 
 #include <memory>
 
-#include "config/config.h"
 #include "config/registry_yaml.h"
 #include "dispatch/command_channel.h"
 #include "dispatch/export_attempt.h"
@@ -22,9 +21,9 @@
 
 namespace export_center::app {
 
-StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::DatabaseConfig& config);
+StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseOptions& config);
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
-    const config::StorageConfig& config);
+    const storage::StorageOptions& config);
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
     const dispatch::ChannelOptions& config);
 // `metrics` may be null. `datasources` are the read-only databases the

@@ -57,7 +57,7 @@ void ReadServer(MapReader& r, ServerConfig* c) {
   r.Finish();
 }
 
-void ReadDatabase(MapReader& r, DatabaseConfig* c) {
+void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
   r.Enum("kind", &c->kind, {"sqlite", "postgres"});
   r.String("sqlite-path", &c->sqlite_path);
   r.String("postgres-url", &c->postgres_url);
@@ -65,7 +65,7 @@ void ReadDatabase(MapReader& r, DatabaseConfig* c) {
   r.Finish();
 }
 
-void ReadStorage(MapReader& r, StorageConfig* c) {
+void ReadStorage(MapReader& r, storage::StorageOptions* c) {
   r.Enum("kind", &c->kind, {"local"});
   r.String("root", &c->root);
   r.Finish();
@@ -140,7 +140,7 @@ void ReadProvider(MapReader& r, source::ProviderClientOptions* c) {
   r.Finish();
 }
 
-void ReadRender(MapReader& r, RenderConfig* c) {
+void ReadRender(MapReader& r, render::RenderOptions* c) {
   r.Int("deflate-level", &c->deflate_level, 1, 9);
   r.Finish();
 }

@@ -16,7 +16,10 @@
 
 #include "common/status.h"
 #include "dispatch/options.h"
+#include "render/writer.h"
 #include "source/options.h"
+#include "storage/export_storage.h"
+#include "store/task_store.h"
 #include "task/limits.h"
 
 namespace export_center::config {
@@ -28,31 +31,12 @@ struct ServerConfig {
   std::string public_base_url;  // for signed download URLs; default http://host:port
 };
 
-struct DatabaseConfig {
-  std::string kind = "sqlite";          // sqlite | postgres
-  std::string sqlite_path = "var/export-center.db";
-  std::string postgres_url;             // postgresql://user:pass@host:port/db; env EXPORT_CENTER_DATABASE_URL
-  int pool_size = 8;
-};
-
-struct StorageConfig {
-  std::string kind = "local";
-  std::string root = "var/files";
-};
-
 struct AuthConfig {
   std::string jwt_hs256_secret;         // env EXPORT_CENTER_JWT_SECRET
   std::string jwt_rs256_public_key_file;
   std::string jwt_rs256_private_key_file;  // only for `export-center token`
   std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
-};
-
-// How files are written.
-struct RenderConfig {
-  // zlib level for XLSX/zip entries. 1 measured best: ~2.7x faster than 6 for
-  // a file ~20 % larger (docs/xlsx.md).
-  int deflate_level = 1;
 };
 
 // The sample business service (examples/customer-service) reads this section.
@@ -75,8 +59,8 @@ struct AppConfig {
   std::string path;  // the file it was loaded from
   std::string instance_id;  // default hostname:pid
   ServerConfig server;
-  DatabaseConfig database;
-  StorageConfig storage;
+  store::DatabaseOptions database;
+  storage::StorageOptions storage;
   AuthConfig auth;
   task::LimitsOptions limits;
   dispatch::ConsumerOptions consumer;
@@ -84,7 +68,7 @@ struct AppConfig {
   dispatch::ReconcilerOptions reconciler;
   dispatch::ChannelOptions channel;
   source::ProviderClientOptions provider;
-  RenderConfig render;
+  render::RenderOptions render;
   CustomerServiceConfig customer_service;
   std::map<std::string, source::DatasourceOptions> datasources;
   LoggingConfig logging;
