@@ -29,8 +29,8 @@
 
 #include <httplib.h>
 
+#include "api/options.h"
 #include "common/status.h"
-#include "config/config.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
@@ -46,8 +46,8 @@ struct ExportApiDeps {
   store::TaskStore* store = nullptr;           // not owned; outlives the server
   storage::ExportStorage* storage = nullptr;   // not owned
   registry::Registry* registry = nullptr;      // not owned
-  config::ServerConfig server;                 // public_base_url for signed URLs, threads
-  config::AuthConfig auth;
+  ServerOptions server;                        // public_base_url for signed URLs, threads
+  AuthOptions auth;
   task::LimitsOptions limits;
   // Called after a task was created (not deduplicated) or manually retried:
   // wakes the outbox publisher so the command goes out at once. Optional.

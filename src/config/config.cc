@@ -49,7 +49,7 @@ void ReadLogging(MapReader& r, LoggingConfig* c) {
   r.Finish();
 }
 
-void ReadServer(MapReader& r, ServerConfig* c) {
+void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.String("host", &c->host);
   r.Int("port", &c->port, 1, kMaxPort);
   r.Int("threads", &c->threads, 1, 256);
@@ -71,7 +71,7 @@ void ReadStorage(MapReader& r, storage::StorageOptions* c) {
   r.Finish();
 }
 
-void ReadAuth(MapReader& r, AuthConfig* c) {
+void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.String("jwt-hs256-secret", &c->jwt_hs256_secret);
   r.String("jwt-rs256-public-key-file", &c->jwt_rs256_public_key_file);
   r.String("jwt-rs256-private-key-file", &c->jwt_rs256_private_key_file);
@@ -268,7 +268,7 @@ void CheckStores(const AppConfig& c, ErrorList* errors) {
   }
 }
 
-void CheckAuth(const AuthConfig& a, ErrorList* errors) {
+void CheckAuth(const api::AuthOptions& a, ErrorList* errors) {
   if (a.jwt_hs256_secret.empty() && a.jwt_rs256_public_key_file.empty()) {
     errors->Add("auth.jwt-hs256-secret",
                 "one of auth.jwt-hs256-secret (or EXPORT_CENTER_JWT_SECRET) and "

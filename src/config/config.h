@@ -14,6 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "api/options.h"
 #include "common/status.h"
 #include "dispatch/options.h"
 #include "render/writer.h"
@@ -23,21 +24,6 @@
 #include "task/limits.h"
 
 namespace export_center::config {
-
-struct ServerConfig {
-  std::string host = "127.0.0.1";
-  int port = 8080;
-  int threads = 8;
-  std::string public_base_url;  // for signed download URLs; default http://host:port
-};
-
-struct AuthConfig {
-  std::string jwt_hs256_secret;         // env EXPORT_CENTER_JWT_SECRET
-  std::string jwt_rs256_public_key_file;
-  std::string jwt_rs256_private_key_file;  // only for `export-center token`
-  std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
-  int download_url_ttl_seconds = 300;
-};
 
 // The sample business service (examples/customer-service) reads this section.
 struct CustomerServiceConfig {
@@ -58,10 +44,10 @@ struct LoggingConfig {
 struct AppConfig {
   std::string path;  // the file it was loaded from
   std::string instance_id;  // default hostname:pid
-  ServerConfig server;
+  api::ServerOptions server;
   store::DatabaseOptions database;
   storage::StorageOptions storage;
-  AuthConfig auth;
+  api::AuthOptions auth;
   task::LimitsOptions limits;
   dispatch::ConsumerOptions consumer;
   dispatch::PublisherOptions publisher;

@@ -220,7 +220,7 @@ class ExportApiTest : public ::testing::Test {
   fakes::FakeTaskStore store_;
   fakes::FakeExportStorage storage_;
   std::unique_ptr<registry::Registry> registry_;
-  config::AuthConfig auth_;
+  AuthOptions auth_;
   std::unique_ptr<ExportApi> api_;
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<httplib::Client> client_;

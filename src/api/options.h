@@ -1,0 +1,28 @@
+#pragma once
+// The options of api/: where the HTTP server listens and how callers and
+// download URLs are authenticated.
+//
+// A header of its own because export_api.h pulls in cpp-httplib and the
+// store, storage and registry seams, which config/ (it fills these) and its
+// users do not need.
+
+#include <string>
+
+namespace export_center::api {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int threads = 8;
+  std::string public_base_url;  // for signed download URLs; default http://host:port
+};
+
+struct AuthOptions {
+  std::string jwt_hs256_secret;         // env EXPORT_CENTER_JWT_SECRET
+  std::string jwt_rs256_public_key_file;
+  std::string jwt_rs256_private_key_file;  // only for `export-center token`
+  std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
+  int download_url_ttl_seconds = 300;
+};
+
+}  // namespace export_center::api
