@@ -25,18 +25,6 @@
 
 namespace export_center::config {
 
-// The sample business service (examples/customer-service) reads this section.
-struct CustomerServiceConfig {
-  std::string host = "127.0.0.1";
-  int port = 8081;
-  std::string sqlite_path = "var/customer-service.db";
-  std::string internal_token;   // env CUSTOMER_SERVICE_INTERNAL_TOKEN
-  std::string snapshot_secret;  // signs snapshotToken
-  int seed_customers = 100000;
-  int64_t seed_orders = 200000;   // ORDER_LIST rows; env CUSTOMER_SERVICE_SEED_ORDERS
-  int64_t contract_version = 1;   // sql-template contract version; env CUSTOMER_SERVICE_CONTRACT_VERSION
-};
-
 struct LoggingConfig {
   std::string level = "info";  // trace | debug | info | warn | error
 };
@@ -55,7 +43,6 @@ struct AppConfig {
   dispatch::ChannelOptions channel;
   source::ProviderClientOptions provider;
   render::RenderOptions render;
-  CustomerServiceConfig customer_service;
   std::map<std::string, source::DatasourceOptions> datasources;
   LoggingConfig logging;
   // Names of the environment variables that overrode a file value, for the

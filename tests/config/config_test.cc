@@ -82,10 +82,6 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_EQ(c->provider.read_timeout_ms, 15000);
   EXPECT_EQ(c->channel.kind, "embedded");
   EXPECT_TRUE(c->publisher.enabled && c->consumer.enabled && c->reconciler.enabled);
-  EXPECT_EQ(c->customer_service.port, 8081);
-  EXPECT_EQ(c->customer_service.seed_customers, 100000);
-  EXPECT_EQ(c->customer_service.seed_orders, 200000);
-  EXPECT_EQ(c->customer_service.contract_version, 1);
   EXPECT_EQ(c->logging.level, "info");
   EXPECT_TRUE(c->datasources.empty());
   EXPECT_TRUE(c->env_overrides.empty());
@@ -190,14 +186,6 @@ datasources:
   EXPECT_EQ(c->provider.connect_timeout_ms, 1000);
   EXPECT_EQ(c->provider.read_timeout_ms, 2000);
   EXPECT_EQ(c->provider.max_response_bytes, 2048);
-  EXPECT_EQ(c->customer_service.host, "0.0.0.0");
-  EXPECT_EQ(c->customer_service.port, 9001);
-  EXPECT_EQ(c->customer_service.sqlite_path, "cs.db");
-  EXPECT_EQ(c->customer_service.internal_token, "tok");
-  EXPECT_EQ(c->customer_service.snapshot_secret, "snap");
-  EXPECT_EQ(c->customer_service.seed_customers, 10);
-  EXPECT_EQ(c->customer_service.seed_orders, 25);
-  EXPECT_EQ(c->customer_service.contract_version, 7);
   ASSERT_EQ(c->datasources.size(), 2u);
   EXPECT_EQ(c->datasources["orders-replica"].kind, "postgres");
   EXPECT_EQ(c->datasources["orders-replica"].url, "postgresql://r@replica/orders");
@@ -231,10 +219,11 @@ datasources:
   EXPECT_EQ(c->database.postgres_url, "postgresql://env@db/ec");
   EXPECT_EQ(c->auth.jwt_hs256_secret, "env-jwt-secret-0123456789abcdef0123456789");
   EXPECT_EQ(c->auth.download_url_secret, "env-download-secret-0123456789abcdef01234");
-  EXPECT_EQ(c->customer_service.internal_token, "env-token");
   EXPECT_EQ(c->channel.rabbitmq_url, "amqp://env@mq/");
   EXPECT_EQ(c->datasources["orders-replica"].url, "mysql://env@replica/orders");
-  EXPECT_EQ(c->env_overrides.size(), 6u);
+  // CUSTOMER_SERVICE_INTERNAL_TOKEN belongs to the sample service, which
+  // reads it itself (tests/sdk/customer_service_config_test.cc).
+  EXPECT_EQ(c->env_overrides.size(), 5u);
 }
 
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {
@@ -260,10 +249,6 @@ TEST_F(ConfigTest, RangeErrors) {
                 "consumer.concurrency: 65 is out of range; allowed: [1, 64]");
   ExpectProblem(std::string(kMinimal) + "consumer: {concurrency: 0}\n",
                 "consumer.concurrency: 0 is out of range; allowed: [1, 64]");
-  ExpectProblem(std::string(kMinimal) + "customer-service: {contract-version: 0}\n",
-                "customer-service.contract-version: 0 is out of range; allowed: [1, 9007199254740992]");
-  ExpectProblem(std::string(kMinimal) + "customer-service: {seed-orders: -1}\n",
-                "customer-service.seed-orders: -1 is out of range; allowed: [0, 10000000]");
   ExpectProblem(std::string(kMinimal) + "limits: {max-file-bytes: 10}\n",
                 "limits.max-file-bytes: 10 is out of range; allowed: [1024, 10737418240]");
   ExpectProblem(std::string(kMinimal) + "publisher: {backoff-seconds: [5, 0]}\n",
@@ -375,6 +360,14 @@ TEST_F(ConfigTest, AllProblemsReportedTogetherOnePerLine) {
   EXPECT_NE(m.find("\nconsumer.concurrency: 99 is out of range"), std::string::npos) << m;
   EXPECT_NE(m.find("\nauth.jwt-hs256-secret: "), std::string::npos) << m;
   EXPECT_NE(m.find("\nauth.download-url-secret: "), std::string::npos) << m;
+}
+
+// The sample service's section is its own business: accepted, never read.
+// Its checks are in tests/sdk/customer_service_config_test.cc.
+TEST_F(ConfigTest, CustomerServiceSectionIsAcceptedAndSkipped) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                "customer-service: {contract-version: 0, seed-orders: -1}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
 
 TEST_F(ConfigTest, RegistrySectionsAreKnownKeys) {

@@ -334,13 +334,10 @@ TEST(Registry, DemoConfigLoads) {
   StatusOr<AppConfig> app = LoadConfig(path);
   ASSERT_TRUE(app.ok());
   EXPECT_EQ(app->server.port, 8080);
-  EXPECT_EQ(app->customer_service.port, 8081);
-  EXPECT_EQ(app->customer_service.seed_customers, 100000);
+  // The sample service's side of demo.yaml, and that the center presents the
+  // token it expects: tests/sdk/customer_service_config_test.cc.
   StatusOr<RegistrySnapshot> r = LoadRegistry(path, nullptr);
   ASSERT_TRUE(r.ok());
-  // The demo center must present the token the demo customer service expects.
-  EXPECT_EQ(r->FindService("customer-service")->internal_token,
-            app->customer_service.internal_token);
   const ExportDefinition* def = r->Find("CUSTOMER_LIST");
   ASSERT_EQ(def->parameters.size(), 2u);
   EXPECT_EQ(def->parameters[1].allowed, (std::vector<std::string>{"ACTIVE", "INACTIVE", "FROZEN"}));
