@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "config/config_internal.h"
 #include "config/yaml_reader.h"
 
 namespace export_center::config {
@@ -323,7 +324,7 @@ std::string UpperSnake(const std::string& name) {
   return out;
 }
 
-StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path) {
+StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& path) {
   AppConfig c;
   c.path = path;
   ErrorList errors;
@@ -362,9 +363,14 @@ StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path)
   return c;
 }
 
+StatusOr<AppConfig> ParseConfig(std::string_view yaml, const std::string& path) {
+  EC_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(yaml, path));
+  return ParseConfigNode(root, path);
+}
+
 StatusOr<AppConfig> LoadConfig(const std::string& path) {
   EC_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path));
-  return ParseConfig(root, path);
+  return ParseConfigNode(root, path);
 }
 
 }  // namespace export_center::config

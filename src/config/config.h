@@ -5,14 +5,17 @@
 // applies environment overrides for secrets, and validates every value. All
 // errors are reported together, each with its key path and what is allowed.
 // The registry sections (provider-services, definitions) are mapped by
-// config/registry_yaml.h from the same file.
+// config/registry_yaml.h from the same file; the customer-service section
+// belongs to the sample service and is skipped.
+//
+// Each section fills the options struct of the component that reads it
+// (dispatch::ConsumerOptions for `consumer:`, ...): config/ only maps YAML
+// onto them, and is the only component that knows the file exists.
 
-#include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "api/options.h"
 #include "common/status.h"
@@ -25,6 +28,7 @@
 
 namespace export_center::config {
 
+// The process's own setting, read by app/ alone: no component to own it.
 struct LoggingConfig {
   std::string level = "info";  // trace | debug | info | warn | error
 };
@@ -56,9 +60,9 @@ struct AppConfig {
 // file as NotFound.
 StatusOr<AppConfig> LoadConfig(const std::string& path);
 
-// Parses and validates an already-read YAML document (LoadConfig minus the
-// file read); `path` is only recorded. Used by tests and by LoadConfig.
-StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path);
+// Parses and validates YAML text (LoadConfig minus the file read); `path` is
+// recorded and names the text in messages. Used by tests.
+StatusOr<AppConfig> ParseConfig(std::string_view yaml, const std::string& path);
 
 // "customer-service" -> "CUSTOMER_SERVICE": the suffix of per-name env vars.
 std::string UpperSnake(const std::string& name);

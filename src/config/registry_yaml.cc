@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "config/config.h"
+#include "config/config_internal.h"
 #include "config/yaml_reader.h"
 
 namespace export_center::config {
@@ -450,7 +451,7 @@ StatusOr<RegistrySnapshot> LoadRegistry(const std::string& path,
 StatusOr<RegistrySnapshot> LoadRegistryForReload(const std::string& path,
                                                  const TemplateInspector& inspect_template) {
   EC_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path));
-  StatusOr<AppConfig> app = ParseConfig(root, path);
+  StatusOr<AppConfig> app = ParseConfigNode(root, path);
   StatusOr<RegistrySnapshot> next = ParseRegistryNode(root, inspect_template);
   if (!app.ok() || !next.ok()) {
     return registry::ReloadRefused(path, {app.ok() ? Status::Ok() : app.status(),

@@ -21,7 +21,7 @@ auth:
 )";
 
 StatusOr<AppConfig> Parse(const std::string& yaml) {
-  return ParseConfig(YAML::Load(yaml), "test.yaml");
+  return ParseConfig(yaml, "test.yaml");
 }
 
 // Expects failure with a line of the message starting with `line`.
