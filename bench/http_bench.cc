@@ -130,7 +130,7 @@ Fixture MakeFixture() {
   if (!f.store->Migrate().ok()) Die("migrate");
   f.storage = Must(ec::storage::NewLocalExportStorage(f.dir + "/files"), "open storage");
   f.registry = std::make_unique<ec::registry::Registry>(ec::registry::RegistrySnapshot{});
-  ec::config::AuthConfig auth;
+  ec::api::AuthOptions auth;
   auth.jwt_hs256_secret = kJwtSecret;
   auth.download_url_secret = kDownloadSecret;
   ec::api::ExportApi::Deps deps;

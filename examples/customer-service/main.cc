@@ -6,11 +6,8 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <exception>
 #include <memory>
 #include <string>
 #include <thread>
@@ -21,73 +18,10 @@
 #include "order_scenario.h"
 #include "sdk/provider_server.h"
 #include "sdk/sql_scenario.h"
+#include "service_config.h"
 
 namespace customer_service {
 namespace {
-
-struct Config {
-  std::string host = "127.0.0.1";
-  int port = 8081;  // 0 picks a free port (printed on start-up)
-  std::string sqlite_path = "var/customer-service.db";
-  std::string internal_token;
-  std::string snapshot_secret;
-  int64_t seed_customers = 100000;
-  int64_t seed_orders = 200000;    // ORDER_LIST (sql-template route)
-  int64_t contract_version = 1;    // reported by /dispatch/version
-};
-
-// yaml-cpp throws; this is the edge where that stops.
-bool LoadConfig(const std::string& path, Config* config, std::string* error) {
-  try {
-    YAML::Node root = YAML::LoadFile(path);
-    YAML::Node section = root["customer-service"];
-    if (!section || !section.IsMap()) {
-      *error = path + ": no customer-service section";
-      return false;
-    }
-    if (section["host"]) config->host = section["host"].as<std::string>();
-    if (section["port"]) config->port = section["port"].as<int>();
-    if (section["sqlite-path"]) config->sqlite_path = section["sqlite-path"].as<std::string>();
-    if (section["internal-token"])
-      config->internal_token = section["internal-token"].as<std::string>();
-    if (section["snapshot-secret"])
-      config->snapshot_secret = section["snapshot-secret"].as<std::string>();
-    if (section["seed-customers"]) config->seed_customers = section["seed-customers"].as<int64_t>();
-    if (section["seed-orders"]) config->seed_orders = section["seed-orders"].as<int64_t>();
-    if (section["contract-version"])
-      config->contract_version = section["contract-version"].as<int64_t>();
-  } catch (const std::exception& e) {
-    *error = path + ": " + e.what();
-    return false;
-  }
-  if (const char* env = std::getenv("CUSTOMER_SERVICE_INTERNAL_TOKEN"); env && *env) {
-    config->internal_token = env;
-  }
-  if (const char* env = std::getenv("CUSTOMER_SERVICE_SNAPSHOT_SECRET"); env && *env) {
-    config->snapshot_secret = env;
-  }
-  // The env wins over the file, so a test can restart the service with
-  // another contract version without rewriting the shared config.
-  if (const char* env = std::getenv("CUSTOMER_SERVICE_SEED_ORDERS"); env && *env) {
-    config->seed_orders = std::atoll(env);
-  }
-  if (const char* env = std::getenv("CUSTOMER_SERVICE_CONTRACT_VERSION"); env && *env) {
-    config->contract_version = std::atoll(env);
-  }
-  if (config->internal_token.empty())
-    *error = "customer-service.internal-token is required";
-  else if (config->snapshot_secret.size() < 16)
-    *error = "customer-service.snapshot-secret needs >= 16 characters";
-  else if (config->port < 0 || config->port > 65535)
-    *error = "customer-service.port must be 0..65535";
-  else if (config->seed_customers < 0 || config->seed_customers > 10000000)
-    *error = "customer-service.seed-customers must be 0..10000000";
-  else if (config->seed_orders < 0 || config->seed_orders > 10000000)
-    *error = "customer-service.seed-orders must be 0..10000000";
-  else if (config->contract_version < 1)
-    *error = "customer-service.contract-version must be >= 1";
-  return error->empty();
-}
 
 bool ParseArgs(int argc, char** argv, std::string* config_path) {
   for (int i = 1; i < argc; ++i) {

@@ -217,7 +217,7 @@ void TokenVerifier::KeyDeleter::operator()(void* key) const {
 
 TokenVerifier::~TokenVerifier() = default;
 
-StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(const config::AuthConfig& auth) {
+StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(const AuthOptions& auth) {
   std::unique_ptr<TokenVerifier> v(new TokenVerifier());
   v->hs256_secret_ = auth.jwt_hs256_secret;
   if (!auth.jwt_rs256_public_key_file.empty()) {
@@ -279,7 +279,7 @@ StatusOr<Principal> TokenVerifier::Verify(std::string_view jwt, int64_t now_seco
   return PrincipalFromClaims(claims, now_seconds);
 }
 
-StatusOr<std::string> MintToken(const config::AuthConfig& auth, const Principal& principal,
+StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& principal,
                                 std::chrono::seconds ttl) {
   const bool rs256 = !auth.jwt_rs256_private_key_file.empty();
   if (!rs256 && auth.jwt_hs256_secret.empty()) {

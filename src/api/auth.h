@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "api/options.h"
 #include "common/status.h"
-#include "config/config.h"
 #include "registry/export_definition.h"
 #include "task/task.h"
 
@@ -56,7 +56,7 @@ class TokenVerifier {
  public:
   // Reads the RS256 public key (PEM SubjectPublicKeyInfo) when configured.
   // InvalidArgument when neither algorithm is configured or the key is unusable.
-  static StatusOr<std::unique_ptr<TokenVerifier>> Create(const config::AuthConfig& auth);
+  static StatusOr<std::unique_ptr<TokenVerifier>> Create(const AuthOptions& auth);
   ~TokenVerifier();
   TokenVerifier(const TokenVerifier&) = delete;
   TokenVerifier& operator=(const TokenVerifier&) = delete;
@@ -86,7 +86,7 @@ class TokenVerifier {
 // token, useful in tests). RS256 when a private key file is configured, else
 // HS256 with the secret; InvalidArgument when neither is. For
 // `export-center token` and tests.
-StatusOr<std::string> MintToken(const config::AuthConfig& auth, const Principal& principal,
+StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& principal,
                                 std::chrono::seconds ttl);
 
 // ---- access rules ----------------------------------------------------------

@@ -29,12 +29,13 @@
 #include <optional>
 #include <string>
 
+#include "api/options.h"
 #include "common/status.h"
-#include "config/config.h"
 #include "http/http_server.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
+#include "task/limits.h"
 
 namespace export_center::api {
 
@@ -46,9 +47,9 @@ struct ExportApiDeps {
   store::TaskStore* store = nullptr;           // not owned; outlives the server
   storage::ExportStorage* storage = nullptr;   // not owned
   registry::Registry* registry = nullptr;      // not owned
-  config::ServerConfig server;                 // public_base_url for signed URLs, threads
-  config::AuthConfig auth;
-  config::LimitsConfig limits;
+  ServerOptions server;                        // public_base_url for signed URLs, threads
+  AuthOptions auth;
+  task::LimitsOptions limits;
   // Called after a task was created (not deduplicated) or manually retried:
   // wakes the outbox publisher so the command goes out at once. Optional.
   std::function<void()> on_task_created;

@@ -10,7 +10,7 @@ namespace {
 using json = nlohmann::json;
 
 struct Walk {
-  const config::LimitsConfig& limits;
+  const task::LimitsOptions& limits;
   int keys = 0;
 };
 
@@ -112,7 +112,7 @@ Status CheckDeclared(const json& params, const registry::ExportDefinition& def) 
 
 StatusOr<std::string> CanonicalParameters(const json& params,
                                           const registry::ExportDefinition& def,
-                                          const config::LimitsConfig& limits) {
+                                          const task::LimitsOptions& limits) {
   if (!params.is_null() && !params.is_object()) {
     return InvalidArgument("parameters must be a JSON object");
   }

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "config/config.h"
 #include "registry/export_definition.h"
+#include "task/limits.h"
 
 namespace export_center::api {
 
@@ -26,6 +26,6 @@ namespace export_center::api {
 // InvalidArgument naming the offending parameter.
 StatusOr<std::string> CanonicalParameters(const nlohmann::json& params,
                                           const registry::ExportDefinition& def,
-                                          const config::LimitsConfig& limits);
+                                          const task::LimitsOptions& limits);
 
 }  // namespace export_center::api

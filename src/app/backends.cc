@@ -24,7 +24,7 @@
 
 namespace export_center::app {
 
-StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::DatabaseConfig& config) {
+StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseOptions& config) {
   if (config.kind == "sqlite") return store::OpenSqliteTaskStore(config.sqlite_path);
 #ifdef EXPORT_CENTER_WITH_POSTGRES
   if (config.kind == "postgres") {
@@ -41,13 +41,13 @@ StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::Database
 }
 
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
-    const config::StorageConfig& config) {
+    const storage::StorageOptions& config) {
   if (config.kind == "local") return storage::NewLocalExportStorage(config.root);
   return InvalidArgument("storage.kind: " + config.kind + " is not supported; allowed: local");
 }
 
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
-    const config::ChannelConfig& config) {
+    const dispatch::ChannelOptions& config) {
   if (config.kind == "embedded") return dispatch::NewEmbeddedCommandChannel(config.delivery_limit);
   return InvalidArgument("channel.kind: " + config.kind + " is not supported; allowed: embedded");
 }
@@ -55,7 +55,7 @@ StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
 namespace {
 
 StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
-    const config::DatasourceConfig& ds) {
+    const source::DatasourceOptions& ds) {
   if (ds.kind == "sqlite") return std::shared_ptr(source::NewSqliteDatasource(ds.sqlite_path));
 #ifdef EXPORT_CENTER_WITH_POSTGRES
   if (ds.kind == "postgres") return std::shared_ptr(source::NewPostgresDatasource(ds.url));
@@ -70,9 +70,9 @@ StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
 }
 
 StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
-    const config::ProviderClientConfig& client, metrics::ExportMetrics* metrics,
+    const source::ProviderClientOptions& client, metrics::ExportMetrics* metrics,
     const PinContractVersionFn& pin,
-    const std::map<std::string, config::DatasourceConfig>& datasources, const task::Task& task,
+    const std::map<std::string, source::DatasourceOptions>& datasources, const task::Task& task,
     const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot) {
   const registry::ProviderService* service = snapshot.FindService(def.service);
   if (service == nullptr) {
@@ -108,8 +108,8 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
 }  // namespace
 
 dispatch::RowSourceFactory MakeRowSourceFactory(
-    const config::ProviderClientConfig& client, metrics::ExportMetrics* metrics,
-    const std::map<std::string, config::DatasourceConfig>& datasources,
+    const source::ProviderClientOptions& client, metrics::ExportMetrics* metrics,
+    const std::map<std::string, source::DatasourceOptions>& datasources,
     PinContractVersionFn pin_contract_version) {
   return [client, metrics, datasources, pin = std::move(pin_contract_version)](
              const task::Task& task,
@@ -136,10 +136,10 @@ dispatch::RowSourceFactory MakeRowSourceFactory(
   };
 }
 
-ContractVersionFetcher MakeContractVersionFetcher(const config::ProviderClientConfig& config) {
+ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOptions& config) {
   // Create must stay fast even when the business service is slow: a short
   // timeout, and the caller treats a failure as "no version recorded".
-  config::ProviderClientConfig quick = config;
+  source::ProviderClientOptions quick = config;
   quick.connect_timeout_ms = std::min(config.connect_timeout_ms, 1000);
   quick.read_timeout_ms = std::min(config.read_timeout_ms, 2000);
   return [quick](const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot,
@@ -173,6 +173,13 @@ dispatch::WriterFactory MakeWriterFactory() {
       case task::FileFormat::kCsv: return render::NewCsvWriter(sink, options);  // gzip inside
     }
     return InvalidArgument("unknown file format");
+  };
+}
+
+config::TemplateInspector MakeTemplateInspector() {
+  return [](std::string_view bytes) -> StatusOr<config::TemplateInfo> {
+    EC_ASSIGN_OR_RETURN(render::XlsxTemplateInfo info, render::InspectXlsxTemplate(bytes));
+    return config::TemplateInfo{std::move(info.single_values), render::XlsxTemplateBuiltins()};
   };
 }
 

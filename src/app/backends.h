@@ -11,20 +11,22 @@
 
 #include <memory>
 
-#include "config/config.h"
+#include "config/registry_yaml.h"
 #include "dispatch/command_channel.h"
 #include "dispatch/export_attempt.h"
+#include "dispatch/options.h"
 #include "metrics/metrics.h"
+#include "source/options.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 
 namespace export_center::app {
 
-StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const config::DatabaseConfig& config);
+StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseOptions& config);
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
-    const config::StorageConfig& config);
+    const storage::StorageOptions& config);
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
-    const config::ChannelConfig& config);
+    const dispatch::ChannelOptions& config);
 // `metrics` may be null. `datasources` are the read-only databases the
 // sql-template route may page (config `datasources:`).
 // `pin_contract_version(task, version)` records a sql-template task's
@@ -33,8 +35,8 @@ StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
 using PinContractVersionFn =
     std::function<StatusOr<std::string>(const task::Task&, const std::string&)>;
 dispatch::RowSourceFactory MakeRowSourceFactory(
-    const config::ProviderClientConfig& config, metrics::ExportMetrics* metrics,
-    const std::map<std::string, config::DatasourceConfig>& datasources = {},
+    const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
+    const std::map<std::string, source::DatasourceOptions>& datasources = {},
     PinContractVersionFn pin_contract_version = {});
 // Fetches a sql-template type's contract version (POST /dispatch/version) for
 // recording on the task at create. nullopt for provider types.
@@ -42,7 +44,10 @@ using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>
     const registry::ExportDefinition&, const registry::RegistrySnapshot&,
     const std::string& parameters_json, const std::string& tenant_id, task::AppCode app_code,
     const std::string& requested_by)>;
-ContractVersionFetcher MakeContractVersionFetcher(const config::ProviderClientConfig& config);
+ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOptions& config);
 dispatch::WriterFactory MakeWriterFactory();
+// Checks a definition's XLSX template with the template writer's own reader,
+// so a template it could not fill is refused when the registry is read.
+config::TemplateInspector MakeTemplateInspector();
 
 }  // namespace export_center::app

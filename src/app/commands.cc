@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <regex>
 #include <thread>
 #include <vector>
 
@@ -78,25 +80,79 @@ std::string SelfDirectory() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
-StatusOr<pid_t> SpawnCustomerService(const std::string& config_path) {
+using Deadline = std::chrono::steady_clock::time_point;
+
+// The customer service as a child process, with the read end of its stdout.
+struct Child {
+  pid_t pid = -1;
+  int stdout_fd = -1;
+};
+
+StatusOr<Child> SpawnCustomerService(const std::string& config_path) {
   const std::string binary = SelfDirectory() + "/customer-service";
   if (!std::filesystem::exists(binary)) {
     return NotFound("customer-service binary not found next to export-center: " + binary);
   }
+  int out[2];
+  if (pipe(out) != 0) return Internal("pipe failed");
   pid_t pid = fork();
-  if (pid < 0) return Internal("fork failed");
+  if (pid < 0) {
+    close(out[0]);
+    close(out[1]);
+    return Internal("fork failed");
+  }
   if (pid == 0) {
     sigset_t none;
     sigemptyset(&none);
     pthread_sigmask(SIG_SETMASK, &none, nullptr);
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
     execl(binary.c_str(), binary.c_str(), "--config", config_path.c_str(), nullptr);
     _exit(127);
   }
-  return pid;
+  close(out[1]);
+  return Child{pid, out[0]};
 }
 
-Status WaitForPort(const std::string& host, int port, pid_t child, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
+// Where the service listens, from the line it prints once it accepts
+// connections ("customer-service listening on http://HOST:PORT"), echoed to
+// our stdout. Only the service reads its section of the config file, so the
+// center learns the address from the service itself.
+struct Address {
+  std::string host;
+  int port = 0;
+};
+
+StatusOr<Address> WaitForListeningLine(const Child& child, Deadline deadline) {
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{child.stdout_fd, POLLIN, 0};
+    if (poll(&ready, 1, 200) > 0) {
+      char buf[256];
+      ssize_t n = read(child.stdout_fd, buf, sizeof buf);
+      if (n <= 0) return Unavailable("customer-service exited during start-up");
+      text.append(buf, static_cast<size_t>(n));
+      size_t end = text.find('\n');
+      if (end == std::string::npos) continue;
+      const std::string line = text.substr(0, end);
+      std::cout << line << std::endl;
+      static const std::regex kListening(R"(listening on http://([^\s:/]+):([0-9]{1,5}))");
+      std::smatch m;
+      if (!std::regex_search(line, m, kListening)) {
+        return Internal("unexpected first line from customer-service: " + line);
+      }
+      return Address{m[1].str(), std::stoi(m[2].str())};
+    }
+    int status = 0;
+    if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
+      return Unavailable("customer-service exited during start-up");
+    }
+  }
+  return Unavailable("customer-service did not start listening in time");
+}
+
+Status WaitForPort(const std::string& host, int port, pid_t child, Deadline deadline) {
   while (std::chrono::steady_clock::now() < deadline) {
     httplib::Client probe(host, port);
     probe.set_connection_timeout(1);
@@ -243,15 +299,19 @@ int RunDemo(const std::string& config_path) {
   sigset_t signals = BlockHandledSignals();
   auto config = Load(config_path);
   if (!config.ok()) return Fail(config.status());
-  std::filesystem::create_directories(
-      std::filesystem::path(config->customer_service.sqlite_path).parent_path());
-  auto child = SpawnCustomerService(config_path);
-  if (!child.ok()) return Fail(child.status());
+  // The service creates its database's folder and reads its own section.
+  auto spawned = SpawnCustomerService(config_path);
+  if (!spawned.ok()) return Fail(spawned.status());
+  const pid_t child = spawned->pid;
   std::cout << "starting the customer service (first start seeds its database)..." << std::endl;
-  Status up = WaitForPort(config->customer_service.host, config->customer_service.port, *child,
-                          std::chrono::seconds(180));
+  const Deadline deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  StatusOr<Address> address = WaitForListeningLine(*spawned, deadline);
+  // The service prints nothing more on stdout (and ignores SIGPIPE).
+  close(spawned->stdout_fd);
+  Status up = address.ok() ? WaitForPort(address->host, address->port, child, deadline)
+                           : address.status();
   if (!up.ok()) {
-    StopChild(*child);
+    StopChild(child);
     return Fail(up);
   }
   TokenOptions demo_user{
@@ -259,18 +319,18 @@ int RunDemo(const std::string& config_path) {
   auto token = MintDevToken(*config, demo_user);
   auto app = StartApp(std::move(*config));
   if (!app.ok() || !token.ok()) {
-    StopChild(*child);
+    StopChild(child);
     return Fail(!app.ok() ? app.status() : token.status());
   }
   Status exported = RunDemoExports(**app, *token);
   if (!exported.ok()) {
     (*app)->Stop();
-    StopChild(*child);
+    StopChild(child);
     return Fail(exported);
   }
   WaitForStopSignal(signals, **app);
   (*app)->Stop();
-  StopChild(*child);
+  StopChild(child);
   return 0;
 }
 

@@ -65,8 +65,8 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config,
   return deps;
 }
 
-http::HttpServerOptions HttpOptions(const config::ServerConfig& s,
-                                    const config::LimitsConfig& limits) {
+http::HttpServerOptions HttpOptions(const api::ServerOptions& s,
+                                    const task::LimitsOptions& limits) {
   http::HttpServerOptions o;
   o.host = s.host;
   o.port = s.port;
@@ -113,8 +113,13 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   const config::AppConfig& cfg = app->config_;
   Components& c = *app->c_;
   c.metrics = std::make_unique<metrics::ExportMetrics>();
-  EC_ASSIGN_OR_RETURN(auto snapshot, registry::ParseRegistry(cfg.root));
-  c.registry = std::make_unique<registry::Registry>(std::move(snapshot));
+  config::TemplateInspector inspect_template = MakeTemplateInspector();
+  EC_ASSIGN_OR_RETURN(auto snapshot, config::LoadRegistry(cfg.path, inspect_template));
+  // A reload re-reads the file and validates all of it, as a restart would.
+  c.registry = std::make_unique<registry::Registry>(
+      std::move(snapshot), [inspect_template](const std::string& path) {
+        return config::LoadRegistryForReload(path, inspect_template);
+      });
   if (cfg.database.kind == "sqlite") {
     // A fresh checkout has no var/: create the database's folder.
     std::error_code ignored;

@@ -4,139 +4,31 @@
 // LoadConfig reads one YAML file (see config/export-center.sample.yaml),
 // applies environment overrides for secrets, and validates every value. All
 // errors are reported together, each with its key path and what is allowed.
-// The registry sections (provider-services, definitions) are parsed by
-// registry::ParseRegistry from the same root node.
+// The registry sections (provider-services, definitions) are mapped by
+// config/registry_yaml.h from the same file; the customer-service section
+// belongs to the sample service and is skipped.
+//
+// Each section fills the options struct of the component that reads it
+// (dispatch::ConsumerOptions for `consumer:`, ...): config/ only maps YAML
+// onto them, and is the only component that knows the file exists.
 
-#include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
+#include "api/options.h"
 #include "common/status.h"
+#include "dispatch/options.h"
+#include "render/writer.h"
+#include "source/options.h"
+#include "storage/export_storage.h"
+#include "store/task_store.h"
+#include "task/limits.h"
 
 namespace export_center::config {
 
-struct ServerConfig {
-  std::string host = "127.0.0.1";
-  int port = 8080;
-  int threads = 8;  // workers running the handlers (they block on the database)
-  std::string public_base_url;  // for signed download URLs; default http://host:port
-  // Connection handling (docs/http-serving.md): I/O threads, deadlines, caps.
-  int io_threads = 1;
-  int header_timeout_seconds = 10;      // accept or first byte → end of the header
-  int body_timeout_seconds = 30;        // end of the header → end of the body
-  int keep_alive_timeout_seconds = 30;  // idle between requests on one connection
-  int send_timeout_seconds = 60;        // one write: a small answer or a download chunk
-  int max_connections = 4096;
-  int max_connections_per_address = 256;  // IPv6 counts per /64
-};
-
-struct DatabaseConfig {
-  std::string kind = "sqlite";          // sqlite | postgres
-  std::string sqlite_path = "var/export-center.db";
-  std::string postgres_url;             // postgresql://user:pass@host:port/db; env EXPORT_CENTER_DATABASE_URL
-  int pool_size = 8;
-};
-
-struct StorageConfig {
-  std::string kind = "local";
-  std::string root = "var/files";
-};
-
-struct AuthConfig {
-  std::string jwt_hs256_secret;         // env EXPORT_CENTER_JWT_SECRET
-  std::string jwt_rs256_public_key_file;
-  std::string jwt_rs256_private_key_file;  // only for `export-center token`
-  std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
-  int download_url_ttl_seconds = 300;
-};
-
-struct LimitsConfig {
-  int dedupe_window_seconds = 60;
-  int max_active_per_user = 3;
-  int max_active_per_type = 5;
-  int64_t max_file_bytes = 50LL * 1024 * 1024;
-  int retention_days = 7;
-  int max_body_bytes = 64 * 1024;
-  int max_parameter_keys = 20;
-  int max_parameter_json_bytes = 4096;
-  int max_parameter_string_chars = 256;
-};
-
-struct ConsumerConfig {
-  bool enabled = true;
-  int concurrency = 4;
-  int lease_seconds = 300;
-  int heartbeat_seconds = 60;
-  int max_duration_seconds = 1800;
-  std::vector<int> retry_backoff_seconds = {60, 900};  // ±20 % jitter
-  int shutdown_grace_seconds = 60;
-};
-
-struct PublisherConfig {
-  bool enabled = true;
-  int poll_interval_ms = 5000;
-  int batch_size = 50;
-  int lease_seconds = 60;
-  std::vector<int> backoff_seconds = {5, 15, 60, 300, 900};
-};
-
-struct ReconcilerConfig {
-  bool enabled = true;
-  int interval_seconds = 30;
-  int redispatch_grace_seconds = 60;
-  int sent_stale_seconds = 600;
-  int orphan_grace_seconds = 86400;
-  int sent_retention_seconds = 7 * 86400;
-};
-
-struct ChannelConfig {
-  std::string kind = "embedded";  // embedded | rabbitmq
-  int delivery_limit = 3;
-  // rabbitmq only. URL env EXPORT_CENTER_RABBITMQ_URL (amqp://user:pass@host:port/vhost).
-  std::string rabbitmq_url;
-  std::string exchange = "export-center.command";
-  std::string queue = "export-center.command";
-  std::string dlq_queue = "export-center.command.dlq";
-};
-
-struct ProviderClientConfig {
-  int connect_timeout_ms = 3000;
-  int read_timeout_ms = 15000;
-  int64_t max_response_bytes = 4LL * 1024 * 1024;
-};
-
-// How files are written.
-struct RenderConfig {
-  // zlib level for XLSX/zip entries. 1 measured best: ~2.7x faster than 6 for
-  // a file ~20 % larger (docs/xlsx.md).
-  int deflate_level = 1;
-};
-
-// The sample business service (examples/customer-service) reads this section.
-struct CustomerServiceConfig {
-  std::string host = "127.0.0.1";
-  int port = 8081;
-  std::string sqlite_path = "var/customer-service.db";
-  std::string internal_token;   // env CUSTOMER_SERVICE_INTERNAL_TOKEN
-  std::string snapshot_secret;  // signs snapshotToken
-  int seed_customers = 100000;
-  int64_t seed_orders = 200000;   // ORDER_LIST rows; env CUSTOMER_SERVICE_SEED_ORDERS
-  int64_t contract_version = 1;   // sql-template contract version; env CUSTOMER_SERVICE_CONTRACT_VERSION
-};
-
-// A read-only database the sql-template route may query
-// (docs/sql-template-route.md#read-only-datasources),
-// named by a definition's `datasource`. Key: datasources.NAME.
-struct DatasourceConfig {
-  std::string name;         // the map key
-  std::string kind;         // sqlite | postgres | mysql (required)
-  std::string sqlite_path;  // sqlite
-  std::string url;          // postgres | mysql; env EXPORT_CENTER_DATASOURCE_URL_<NAME_UPPER_SNAKE>
-};
-
+// The process's own setting, read by app/ alone: no component to own it.
 struct LoggingConfig {
   std::string level = "info";  // trace | debug | info | warn | error
 };
@@ -144,24 +36,22 @@ struct LoggingConfig {
 struct AppConfig {
   std::string path;  // the file it was loaded from
   std::string instance_id;  // default hostname:pid
-  ServerConfig server;
-  DatabaseConfig database;
-  StorageConfig storage;
-  AuthConfig auth;
-  LimitsConfig limits;
-  ConsumerConfig consumer;
-  PublisherConfig publisher;
-  ReconcilerConfig reconciler;
-  ChannelConfig channel;
-  ProviderClientConfig provider;
-  RenderConfig render;
-  CustomerServiceConfig customer_service;
-  std::map<std::string, DatasourceConfig> datasources;
+  api::ServerOptions server;
+  store::DatabaseOptions database;
+  storage::StorageOptions storage;
+  api::AuthOptions auth;
+  task::LimitsOptions limits;
+  dispatch::ConsumerOptions consumer;
+  dispatch::PublisherOptions publisher;
+  dispatch::ReconcilerOptions reconciler;
+  dispatch::ChannelOptions channel;
+  source::ProviderClientOptions provider;
+  render::RenderOptions render;
+  std::map<std::string, source::DatasourceOptions> datasources;
   LoggingConfig logging;
   // Names of the environment variables that overrode a file value, for the
   // start-up log (never their values).
   std::vector<std::string> env_overrides;
-  YAML::Node root;  // the parsed document, for the registry sections
 };
 
 // Loads, applies env overrides, validates. Relative paths are resolved against
@@ -170,13 +60,9 @@ struct AppConfig {
 // file as NotFound.
 StatusOr<AppConfig> LoadConfig(const std::string& path);
 
-// Parses and validates an already-read YAML document (LoadConfig minus the
-// file read); `path` is only recorded. Used by tests and by LoadConfig.
-StatusOr<AppConfig> ParseConfig(const YAML::Node& root, const std::string& path);
-
-// Reads and parses a YAML file, turning yaml-cpp exceptions into a Status
-// ("PATH:LINE:COLUMN: message" for syntax errors). Shared with Registry::Reload.
-StatusOr<YAML::Node> LoadYamlFile(const std::string& path);
+// Parses and validates YAML text (LoadConfig minus the file read); `path` is
+// recorded and names the text in messages. Used by tests.
+StatusOr<AppConfig> ParseConfig(std::string_view yaml, const std::string& path);
 
 // "customer-service" -> "CUSTOMER_SERVICE": the suffix of per-name env vars.
 std::string UpperSnake(const std::string& name);

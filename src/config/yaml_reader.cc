@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 namespace export_center::config {
 namespace {
@@ -257,6 +259,26 @@ bool MapReader::Enum(std::string_view key, std::string* out,
   }
   *out = std::move(value);
   return true;
+}
+
+StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& path) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    // yaml-cpp marks are zero-based; editors count from one.
+    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ": cannot parse YAML: " + e.what());
+  }
+}
+
+StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("config file " + Quote(path) + " cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseYaml(text.str(), path);
 }
 
 void MapReader::Finish() {

@@ -1,7 +1,8 @@
 #pragma once
 // Helpers that read typed values out of a YAML mapping and collect every
 // problem instead of stopping at the first one, so an operator fixes a config
-// file in one pass. Shared by config/ and registry/.
+// file in one pass. Private to config/: only its .cc files include it, so
+// yaml-cpp stays out of every other component.
 //
 // Every problem is one line "key.path: what is wrong; allowed: ...". yaml-cpp
 // exceptions never escape these helpers. Not thread-safe; one reader per parse.
@@ -99,5 +100,13 @@ bool ReadString(const YAML::Node& node, std::string_view path, ErrorList* errors
 
 // "a, b, c".
 std::string JoinList(const std::vector<std::string>& items);
+
+// Parses YAML text, turning yaml-cpp exceptions into a Status ("PATH:LINE:COLUMN:
+// message" for syntax errors; `path` only names the text in messages).
+StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& path);
+
+// Reads and parses a YAML file: NotFound when it cannot be opened, otherwise
+// as ParseYaml.
+StatusOr<YAML::Node> LoadYamlFile(const std::string& path);
 
 }  // namespace export_center::config

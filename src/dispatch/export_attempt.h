@@ -14,13 +14,14 @@
 #include <string>
 
 #include "common/byte_sink.h"
-#include "config/config.h"
 #include "dispatch/abort_signal.h"
+#include "dispatch/options.h"
 #include "registry/registry.h"
 #include "render/writer.h"
 #include "source/row_source.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
+#include "task/limits.h"
 
 namespace export_center::dispatch {
 
@@ -44,8 +45,8 @@ struct AttemptDeps {
   registry::Registry* registry = nullptr;
   RowSourceFactory make_source;
   WriterFactory make_writer;
-  config::ConsumerConfig consumer;
-  config::LimitsConfig limits;
+  ConsumerOptions consumer;
+  task::LimitsOptions limits;
   int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;
   // Called once per attempt with its end and duration (metrics); may be empty.

@@ -8,7 +8,7 @@
 namespace export_center::dispatch {
 
 OutboxPublisher::OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
-                                 const config::PublisherConfig& config, std::string instance)
+                                 const PublisherOptions& config, std::string instance)
     : store_(store), channel_(channel), config_(config), instance_(std::move(instance)) {}
 
 OutboxPublisher::~OutboxPublisher() { Stop(); }

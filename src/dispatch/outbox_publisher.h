@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "common/mutex.h"
-#include "config/config.h"
 #include "dispatch/command_channel.h"
+#include "dispatch/options.h"
 #include "store/task_store.h"
 
 namespace export_center::dispatch {
@@ -24,7 +24,7 @@ namespace export_center::dispatch {
 class OutboxPublisher {
  public:
   OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
-                  const config::PublisherConfig& config, std::string instance);
+                  const PublisherOptions& config, std::string instance);
   ~OutboxPublisher();
   OutboxPublisher(const OutboxPublisher&) = delete;
   OutboxPublisher& operator=(const OutboxPublisher&) = delete;
@@ -44,7 +44,7 @@ class OutboxPublisher {
 
   store::TaskStore* store_;
   CommandChannel* channel_;
-  const config::PublisherConfig config_;
+  const PublisherOptions config_;
   const std::string instance_;
 
   Mutex mu_;

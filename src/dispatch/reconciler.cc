@@ -34,8 +34,7 @@ int CountOrLog(const char* duty, const StatusOr<T>& result) {
 }  // namespace
 
 Reconciler::Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
-                       const config::ReconcilerConfig& config,
-                       std::function<void()> on_redispatch,
+                       const ReconcilerOptions& config, std::function<void()> on_redispatch,
                        std::function<void(const std::string&, int)> on_action,
                        std::function<void(const std::string&, const std::string&)> on_task_ended)
     : store_(store),

@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "common/mutex.h"
-#include "config/config.h"
+#include "dispatch/options.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 
@@ -36,7 +36,7 @@ class Reconciler {
   // for each task lease recovery ended (FAILED, CANCELLED) and feeds
   // export_task_completed_total. Each may be empty.
   Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
-             const config::ReconcilerConfig& config, std::function<void()> on_redispatch,
+             const ReconcilerOptions& config, std::function<void()> on_redispatch,
              std::function<void(const std::string&, int)> on_action,
              std::function<void(const std::string&, const std::string&)> on_task_ended = {});
   ~Reconciler();
@@ -66,7 +66,7 @@ class Reconciler {
 
   store::TaskStore* store_;
   storage::ExportStorage* storage_;
-  const config::ReconcilerConfig config_;
+  const ReconcilerOptions config_;
   std::function<void()> on_redispatch_;
   std::function<void(const std::string&, int)> on_action_;
   std::function<void(const std::string&, const std::string&)> on_task_ended_;

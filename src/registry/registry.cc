@@ -2,401 +2,11 @@
 
 #include <cctz/time_zone.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <optional>
-#include <regex>
-#include <set>
 #include <utility>
-
-#include "common/utf8.h"
-#include "config/config.h"
-#include "config/yaml_reader.h"
-#include "render/xlsx_template_writer.h"
 
 namespace export_center::registry {
 namespace {
-
-using config::ErrorList;
-using config::JoinList;
-using config::JoinPath;
-using config::MapReader;
-using config::Quote;
-
-constexpr size_t kMaxParameters = 20;
-constexpr size_t kMaxTitleChars = 100;
-const char kTypePattern[] = "^[A-Z][A-Z0-9_]{0,63}$";
-const char kServicePattern[] = "^[a-z][a-z0-9-]{0,63}$";
-const char kPathPattern[] = "^/internal/exports/v1/[A-Z0-9_]+/batches$";
-const char kPermissionPattern[] = "^[a-z]+:[a-z-]+:[a-z-]+$";
-const char kQueryIdPattern[] = "^[A-Za-z0-9_.:-]{1,128}$";
-const char kParameterPattern[] = "^[A-Za-z][A-Za-z0-9_]{0,63}$";
-const std::vector<std::string> kParameterTypes = {"STRING", "INTEGER", "BOOLEAN", "DATE",
-                                                  "STRING_LIST"};
-const std::vector<std::string> kPlaceholders = {"taskName", "exportType", "taskId", "date", "time"};
-
-bool Matches(const std::string& text, const char* pattern) {
-  return std::regex_match(text, std::regex(pattern));
-}
-
-bool HasControlChar(const std::string& text) {
-  for (unsigned char ch : text) {
-    if (ch < 0x20 || ch == 0x7f) return true;
-  }
-  return false;
-}
-
-// ---- provider-services ----
-
-// http(s)://host[:port] and nothing else: a path, query or user info in the
-// allow-list would let a config edit smuggle a different target past review.
-void CheckBaseUrl(const std::string& url, const std::string& path, ErrorList* errors) {
-  const char kAllowed[] = "http(s)://host[:port] with no path, query or user info";
-  static const std::regex kScheme("^https?://.*");
-  if (!std::regex_match(url, kScheme)) {
-    errors->Add(path, Quote(url) + " must start with http:// or https://", kAllowed);
-    return;
-  }
-  std::string authority = url.substr(url.find("://") + 3);
-  if (authority.find('@') != std::string::npos) {
-    errors->Add(path, Quote(url) + " must not contain user info", kAllowed);
-    return;
-  }
-  if (authority.find_first_of("/?#") != std::string::npos) {
-    errors->Add(path, Quote(url) + " must not have a path, query or fragment", kAllowed);
-    return;
-  }
-  static const std::regex kHostPort(R"(^([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:([0-9]{1,5}))?$)");
-  std::smatch m;
-  if (!std::regex_match(authority, m, kHostPort)) {
-    errors->Add(path, Quote(url) + " has an invalid host or port", kAllowed);
-    return;
-  }
-  if (m[3].matched) {
-    int port = std::stoi(m[3].str());
-    if (port < 1 || port > 65535)
-      errors->Add(path, "port " + m[3].str() + " is out of range", "[1, 65535]");
-  }
-}
-
-ProviderService ParseService(const std::string& name, const YAML::Node& node,
-                             const std::string& path, ErrorList* errors) {
-  ProviderService s;
-  s.name = name;
-  if (!Matches(name, kServicePattern)) {
-    errors->Add(path, "invalid provider service name", kServicePattern);
-  }
-  MapReader r(node, path, errors);
-  bool has_url = r.String("base-url", &s.base_url);
-  r.String("internal-token", &s.internal_token);
-  r.Finish();
-  if (!r.valid()) return s;
-  if (has_url) {
-    CheckBaseUrl(s.base_url, path + ".base-url", errors);
-  } else {
-    errors->Add(path + ".base-url", "is required", "http(s)://host[:port]");
-  }
-  // Secrets belong in the environment; the file value is the fallback.
-  std::string env = "EXPORT_CENTER_PROVIDER_TOKEN_" + config::UpperSnake(name);
-  if (const char* token = std::getenv(env.c_str()); token != nullptr && *token != '\0') {
-    s.internal_token = token;
-  }
-  if (s.internal_token.empty()) {
-    errors->Add(path + ".internal-token", "is required (or set " + env + ")",
-                "the X-Internal-Service-Token the service expects");
-  }
-  return s;
-}
-
-std::map<std::string, ProviderService> ParseServices(const YAML::Node& node, ErrorList* errors) {
-  std::map<std::string, ProviderService> services;
-  MapReader r(node, "provider-services", errors);
-  for (const auto& [name, value] : r.entries()) {
-    services[name] = ParseService(name, value, JoinPath("provider-services", name), errors);
-  }
-  return services;
-}
-
-// ---- definitions ----
-
-// Names of the `datasources` entries; config/ validates their contents.
-std::set<std::string> DatasourceNames(const YAML::Node& node) {
-  std::set<std::string> names;
-  if (!node.IsMap()) return names;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    if (it->first.IsScalar()) names.insert(it->first.Scalar());
-  }
-  return names;
-}
-
-std::string Keys(const std::set<std::string>& names) {
-  std::vector<std::string> keys(names.begin(), names.end());
-  return keys.empty() ? "(none defined)" : JoinList(keys);
-}
-
-std::string Keys(const std::map<std::string, ProviderService>& services) {
-  std::set<std::string> names;
-  for (const auto& entry : services) names.insert(entry.first);
-  return Keys(names);
-}
-
-void CheckFileNamePattern(const std::string& pattern, const std::string& path, ErrorList* errors) {
-  std::string allowed = "text with placeholders {" + JoinList(kPlaceholders) + "}";
-  if (pattern.empty() || pattern.size() > 200 || HasControlChar(pattern) ||
-      pattern.find_first_of("/\\") != std::string::npos) {
-    errors->Add(path, "must be 1..200 characters without control characters or / \\", allowed);
-    return;
-  }
-  size_t pos = 0;
-  while ((pos = pattern.find('{', pos)) != std::string::npos) {
-    size_t end = pattern.find('}', pos);
-    if (end == std::string::npos) {
-      errors->Add(path, "unclosed '{' in " + Quote(pattern), allowed);
-      return;
-    }
-    std::string name = pattern.substr(pos + 1, end - pos - 1);
-    if (std::find(kPlaceholders.begin(), kPlaceholders.end(), name) == kPlaceholders.end()) {
-      errors->Add(path, "unknown placeholder {" + name + "}", allowed);
-    }
-    pos = end + 1;
-  }
-}
-
-ParameterSpec ParseParameter(const YAML::Node& node, const std::string& path, ErrorList* errors) {
-  ParameterSpec p;
-  MapReader r(node, path, errors);
-  bool has_name = r.String("name", &p.name);
-  r.Enum("type", &p.type, kParameterTypes);
-  bool has_title = r.String("title", &p.title);
-  r.Bool("required", &p.required);
-  bool has_allowed = r.StringList("allowed", &p.allowed);
-  r.Finish();
-  if (!r.valid()) return p;
-  if (!has_name) {
-    errors->Add(path + ".name", "is required", kParameterPattern);
-  } else if (!Matches(p.name, kParameterPattern)) {
-    errors->Add(path + ".name", Quote(p.name) + " is not a valid parameter name",
-                kParameterPattern);
-  }
-  if (!has_title) p.title = p.name;
-  if (has_allowed) {
-    if (p.type == "BOOLEAN" || p.type == "DATE") {
-      errors->Add(path + ".allowed", "is not supported for type " + p.type,
-                  "STRING, STRING_LIST, INTEGER");
-    }
-    if (p.allowed.empty())
-      errors->Add(path + ".allowed", "must not be an empty list", "one or more values");
-    std::set<std::string> seen;
-    for (const std::string& value : p.allowed) {
-      if (value.empty())
-        errors->Add(path + ".allowed", "contains an empty value", "non-empty strings");
-      if (!seen.insert(value).second)
-        errors->Add(path + ".allowed", "contains " + Quote(value) + " twice", "unique values");
-    }
-  }
-  return p;
-}
-
-void ParseParameters(const YAML::Node& node, const std::string& path, ExportDefinition* def,
-                     ErrorList* errors) {
-  if (!node.IsDefined() || node.IsNull()) return;
-  if (!node.IsSequence()) {
-    errors->Add(path, "expected a list of parameters", "- {name, type, title, required, allowed}");
-    return;
-  }
-  if (node.size() > kMaxParameters) {
-    errors->Add(path, std::to_string(node.size()) + " parameters are too many",
-                "at most " + std::to_string(kMaxParameters));
-  }
-  std::set<std::string> names;
-  for (size_t i = 0; i < node.size(); ++i) {
-    std::string item_path = path + "[" + std::to_string(i) + "]";
-    ParameterSpec p = ParseParameter(node[i], item_path, errors);
-    if (!p.name.empty() && !names.insert(p.name).second) {
-      errors->Add(item_path + ".name", Quote(p.name) + " is declared twice", "unique names");
-    }
-    def->parameters.push_back(std::move(p));
-  }
-}
-
-// The source-specific fields: provider needs a path of its own type, and
-// sql-template needs a query id and a datasource from the allow-list.
-void CheckSource(const ExportDefinition& def, const std::string& path, bool has_consistency,
-                 const std::set<std::string>& datasources, ErrorList* errors) {
-  if (def.source == SourceKind::kProvider) {
-    std::string expected = "/internal/exports/v1/" + def.name + "/batches";
-    if (def.path.empty()) {
-      errors->Add(path + ".provider-path", "is required for source provider", expected);
-    } else if (!Matches(def.path, kPathPattern)) {
-      errors->Add(path + ".provider-path", Quote(def.path) + " does not match " + kPathPattern,
-                  expected);
-    } else if (def.path != expected) {
-      errors->Add(path + ".provider-path",
-                  "the type in " + Quote(def.path) + " differs from the key " + def.name, expected);
-    }
-    if (!def.query_id.empty())
-      errors->Add(path + ".query-id", "is only for source sql-template", "omit it");
-    if (!def.datasource.empty())
-      errors->Add(path + ".datasource", "is only for source sql-template", "omit it");
-    if (has_consistency)
-      errors->Add(path + ".consistency", "is only for source sql-template", "omit it");
-    return;
-  }
-  if (!def.path.empty())
-    errors->Add(path + ".provider-path", "is only for source provider", "omit it");
-  if (def.query_id.empty()) {
-    errors->Add(path + ".query-id", "is required for source sql-template", kQueryIdPattern);
-  } else if (!Matches(def.query_id, kQueryIdPattern)) {
-    errors->Add(path + ".query-id", Quote(def.query_id) + " is not a valid query id",
-                kQueryIdPattern);
-  }
-  if (def.datasource.empty()) {
-    errors->Add(path + ".datasource", "is required for source sql-template", Keys(datasources));
-  } else if (datasources.count(def.datasource) == 0) {
-    errors->Add(path + ".datasource", Quote(def.datasource) + " is not defined in datasources",
-                Keys(datasources));
-  }
-}
-
-struct Context {
-  const std::map<std::string, ProviderService>& services;
-  const std::set<std::string>& datasources;
-  ErrorList* errors;
-};
-
-void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consistency,
-                          bool* has_permission) {
-  std::string source = "provider";
-  std::string app_scope = "PLATFORM";
-  r.String("title", &def->title);
-  if (r.Enum("source", &source, {"provider", "sql-template"})) {
-    def->source = source == "provider" ? SourceKind::kProvider : SourceKind::kSqlTemplate;
-  }
-  r.String("provider-service", &def->service);
-  r.String("provider-path", &def->path);
-  r.String("query-id", &def->query_id);
-  r.String("datasource", &def->datasource);
-  *has_consistency = r.Enum("consistency", &def->consistency, {"strict", "lenient"});
-  *has_permission = r.String("required-permission", &def->required_permission);
-  if (r.Enum("app-scope", &app_scope, {"PLATFORM", "MERCHANT"})) {
-    def->app_scope = *task::ParseAppCode(app_scope);
-  }
-  r.Bool("enabled", &def->enabled);
-  r.Int64("max-rows", &def->max_rows, 1, 500000);
-  int max_attempts = def->max_attempts;
-  if (r.Int("max-attempts", &max_attempts, 1, 5)) def->max_attempts = max_attempts;
-  r.Int("batch-size", &def->batch_size, 50, 1000);
-  r.String("file-name-pattern", &def->file_name_pattern);
-  r.String("timezone", &def->timezone);
-  r.String("template-file", &def->template_file);
-  std::string split = "sheets";
-  if (r.Enum("split", &split, {"sheets", "files"}) && split == "files") def->rows_per_file = -1;
-  int64_t rows_per_file = 0;
-  if (r.Int64("rows-per-file", &rows_per_file, 1, 1048575)) {
-    def->rows_per_file = def->rows_per_file == -1 ? rows_per_file : -2;
-  }
-  r.Bool("csv-gzip", &def->csv_gzip);
-}
-
-// template-file: a readable .xlsx template (≤ 10 MiB) whose single values are
-// declared parameters or built-ins; split: files needs rows-per-file and
-// cannot be combined with a template. Loads the template bytes into `def`.
-void CheckFiles(ExportDefinition* def, const std::string& path, ErrorList* errors) {
-  if (def->rows_per_file == -1) {
-    errors->Add(path + ".rows-per-file", "is required with split: files", "[1, 1048575]");
-  } else if (def->rows_per_file == -2) {
-    errors->Add(path + ".rows-per-file", "is only for split: files", "omit it or add split: files");
-  }
-  if (def->template_file.empty()) return;
-  if (def->rows_per_file > 0) {
-    errors->Add(path + ".split", "files cannot be combined with template-file",
-                "split: sheets (the default) with a template");
-  }
-  const std::string where = path + ".template-file";
-  std::ifstream in(def->template_file, std::ios::binary);
-  if (!in) {
-    errors->Add(where, "cannot read " + Quote(def->template_file),
-                "a readable .xlsx path (relative paths start at the working directory)");
-    return;
-  }
-  constexpr size_t kMaxTemplateBytes = 10u << 20;
-  auto bytes = std::make_shared<std::string>();
-  bytes->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (bytes->size() > kMaxTemplateBytes) {
-    errors->Add(where, Quote(def->template_file) + " is larger than 10 MiB", "a smaller template");
-    return;
-  }
-  StatusOr<render::XlsxTemplateInfo> info = render::InspectXlsxTemplate(*bytes);
-  if (!info.ok()) {
-    errors->Add(where, Quote(def->template_file) + ": " + info.status().message(),
-                "an .xlsx with one row of {.column} markers and {name} single values");
-    return;
-  }
-  std::set<std::string> known(render::XlsxTemplateBuiltins().begin(),
-                              render::XlsxTemplateBuiltins().end());
-  for (const ParameterSpec& p : def->parameters) known.insert(p.name);
-  for (const std::string& name : info->single_values) {
-    if (known.count(name) == 0) {
-      errors->Add(where, Quote(def->template_file) + " uses {" + name +
-                             "}, which is neither a declared parameter nor a built-in",
-                  Keys(known));
-    }
-  }
-  def->template_bytes = std::move(bytes);
-}
-
-void CheckDefinition(const ExportDefinition& def, const std::string& path, bool has_permission,
-                     bool has_consistency, const Context& ctx) {
-  ErrorList* errors = ctx.errors;
-  if (def.title.empty() || HasControlChar(def.title) ||
-      utf8::CountCodePoints(def.title) > kMaxTitleChars) {
-    errors->Add(path + ".title", "must be 1..100 characters without control characters",
-                "a short human title");
-  }
-  if (def.service.empty()) {
-    errors->Add(path + ".provider-service", "is required", Keys(ctx.services));
-  } else if (ctx.services.count(def.service) == 0) {
-    errors->Add(path + ".provider-service", Quote(def.service) + " is not in provider-services",
-                Keys(ctx.services));
-  }
-  CheckSource(def, path, has_consistency, ctx.datasources, errors);
-  if (!has_permission || def.required_permission.empty()) {
-    errors->Add(path + ".required-permission", "is required", kPermissionPattern);
-  } else if (!Matches(def.required_permission, kPermissionPattern)) {
-    errors->Add(path + ".required-permission",
-                Quote(def.required_permission) + " is not a valid permission", kPermissionPattern);
-  }
-  CheckFileNamePattern(def.file_name_pattern, path + ".file-name-pattern", errors);
-  cctz::time_zone tz;
-  if (!cctz::load_time_zone(def.timezone, &tz)) {
-    errors->Add(path + ".timezone", Quote(def.timezone) + " is not a known time zone",
-                "an IANA name such as Asia/Shanghai or UTC");
-  }
-}
-
-std::optional<ExportDefinition> ParseDefinition(const std::string& name, const YAML::Node& node,
-                                                const Context& ctx) {
-  std::string path = JoinPath("definitions", name);
-  if (!Matches(name, kTypePattern)) {
-    ctx.errors->Add(path, "invalid export type name", kTypePattern);
-  }
-  ExportDefinition def;
-  def.name = name;
-  def.title = name;
-  MapReader r(node, path, ctx.errors);
-  bool has_consistency = false;
-  bool has_permission = false;
-  ReadDefinitionFields(r, &def, &has_consistency, &has_permission);
-  ParseParameters(r.Get("parameters"), path + ".parameters", &def, ctx.errors);
-  r.Finish();
-  if (!r.valid()) return std::nullopt;
-  CheckDefinition(def, path, has_permission, has_consistency, ctx);
-  CheckFiles(&def, path, ctx.errors);
-  return def;
-}
 
 std::string TwoDigits(int value) { return (value < 10 ? "0" : "") + std::to_string(value); }
 
@@ -413,19 +23,6 @@ bool SameServices(const std::map<std::string, ProviderService>& a,
   return true;
 }
 
-// Joins the messages of failed statuses, one problem per line.
-Status Combine(const std::string& path, const std::vector<Status>& statuses) {
-  std::string text;
-  for (const Status& s : statuses) {
-    if (s.ok()) continue;
-    if (!text.empty()) text += '\n';
-    text += s.message();
-  }
-  if (text.empty()) return Status::Ok();
-  return InvalidArgument("reload of " + path + " refused, keeping the current export types:\n" +
-                         text);
-}
-
 }  // namespace
 
 const ExportDefinition* RegistrySnapshot::Find(const std::string& type) const {
@@ -438,30 +35,22 @@ const ProviderService* RegistrySnapshot::FindService(const std::string& name) co
   return it == services.end() ? nullptr : &it->second;
 }
 
-StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root) {
-  ErrorList errors;
-  RegistrySnapshot snapshot;
-  try {
-    MapReader top(root, "", &errors);
-    // Other top-level keys belong to config::ParseConfig, which rejects unknown ones.
-    snapshot.services = ParseServices(top.Get("provider-services"), &errors);
-    std::set<std::string> datasources = DatasourceNames(top.Get("datasources"));
-    Context ctx{snapshot.services, datasources, &errors};
-    MapReader definitions(top.Get("definitions"), "definitions", &errors);
-    for (const auto& [name, node] : definitions.entries()) {
-      std::optional<ExportDefinition> def = ParseDefinition(name, node, ctx);
-      if (def) snapshot.definitions[name] = std::move(*def);
-    }
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(std::string("cannot read the export-type registry: ") + e.what());
+const std::vector<std::string>& FileNamePlaceholders() {
+  static const std::vector<std::string> kPlaceholders = {"taskName", "exportType", "taskId",
+                                                         "date", "time"};
+  return kPlaceholders;
+}
+
+Status ReloadRefused(const std::string& config_path, const std::vector<Status>& problems) {
+  std::string text;
+  for (const Status& s : problems) {
+    if (s.ok()) continue;
+    if (!text.empty()) text += '\n';
+    text += s.message();
   }
-  if (!errors.empty()) {
-    size_t n = errors.lines().size();
-    return InvalidArgument("invalid export-type registry (" + std::to_string(n) +
-                           (n == 1 ? " problem):\n" : " problems):\n") +
-                           errors.ToStatus().message());
-  }
-  return snapshot;
+  if (text.empty()) return Status::Ok();
+  return InvalidArgument("reload of " + config_path +
+                         " refused, keeping the current export types:\n" + text);
 }
 
 std::string ExpandFileName(const ExportDefinition& def, const FileNameVars& vars) {
@@ -493,8 +82,9 @@ std::string ExpandFileName(const ExportDefinition& def, const FileNameVars& vars
   return out;
 }
 
-Registry::Registry(RegistrySnapshot initial)
-    : current_(std::make_shared<const RegistrySnapshot>(std::move(initial))) {}
+Registry::Registry(RegistrySnapshot initial, SnapshotLoader load)
+    : load_(std::move(load)),
+      current_(std::make_shared<const RegistrySnapshot>(std::move(initial))) {}
 
 std::shared_ptr<const RegistrySnapshot> Registry::Current() const {
   MutexLock lock(&mu_);
@@ -502,20 +92,15 @@ std::shared_ptr<const RegistrySnapshot> Registry::Current() const {
 }
 
 Status Registry::Reload(const std::string& config_path) {
-  StatusOr<YAML::Node> root = config::LoadYamlFile(config_path);
-  if (!root.ok()) return root.status();
-  StatusOr<config::AppConfig> app = config::ParseConfig(*root, config_path);
-  StatusOr<RegistrySnapshot> next = ParseRegistry(*root);
-  if (!app.ok() || !next.ok()) {
-    return Combine(config_path, {app.ok() ? Status::Ok() : app.status(),
-                                 next.ok() ? Status::Ok() : next.status()});
-  }
+  if (!load_) return Internal("export-type registry: no loader to reload " + config_path);
+  StatusOr<RegistrySnapshot> next = load_(config_path);
+  if (!next.ok()) return next.status();
   MutexLock lock(&mu_);
   if (!SameServices(current_->services, next->services)) {
-    return Combine(config_path,
-                   {InvalidArgument("provider-services: differs from the allow-list loaded at "
-                                    "start-up; allowed: changes to definitions only (restart "
-                                    "to change provider-services)")});
+    return ReloadRefused(config_path,
+                         {InvalidArgument("provider-services: differs from the allow-list loaded "
+                                          "at start-up; allowed: changes to definitions only "
+                                          "(restart to change provider-services)")});
   }
   current_ = std::make_shared<const RegistrySnapshot>(std::move(next).value());
   return Status::Ok();

@@ -3,18 +3,18 @@
 // (docs/configuration.md#export-type-registry-hot-reloaded).
 //
 // Loaded from the `provider-services` and `definitions` sections of the YAML
-// config and validated in full; an invalid file fails
-// start-up with messages naming each key path. Reload() swaps the whole set
-// atomically or, if the new file is invalid, keeps the old set and returns the
-// error. Readers take a snapshot (shared_ptr) and keep it for one request or
-// one attempt. Thread-safe.
+// config and validated in full by config/registry_yaml.h; an
+// invalid file fails start-up with messages naming each key path. Reload()
+// swaps the whole set atomically or, if the new file is invalid, keeps the old
+// set and returns the error. Readers take a snapshot (shared_ptr) and keep it
+// for one request or one attempt. Thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
+#include <vector>
 
 #include "common/mutex.h"
 #include "common/status.h"
@@ -30,15 +30,6 @@ struct RegistrySnapshot {
   const ProviderService* FindService(const std::string& name) const;
 };
 
-// Parses and validates the two sections from a YAML root node. All problems are
-// reported together, one per line, each with its key path, e.g.
-// "definitions.CUSTOMER_LIST.batch-size: 20 is out of range; allowed: [50, 1000]".
-// Definitions naming a `datasource` are checked against the keys of the
-// root's `datasources` section. A provider service's internal-token is
-// overridden by the env var EXPORT_CENTER_PROVIDER_TOKEN_<NAME_UPPER_SNAKE>
-// (customer-service -> EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE).
-StatusOr<RegistrySnapshot> ParseRegistry(const YAML::Node& root);
-
 // The placeholders a definition's file-name-pattern may use.
 //   {taskName} {exportType} {taskId} {date} = yyyyMMdd  {time} = HHmmss
 // Date and time are taken in the definition's timezone.
@@ -52,23 +43,37 @@ struct FileNameVars {
 // unknown placeholder cannot get past validation; should one appear it is
 // kept literally.
 std::string ExpandFileName(const ExportDefinition& def, const FileNameVars& vars);
+// The placeholder names ExpandFileName knows, for validating patterns.
+const std::vector<std::string>& FileNamePlaceholders();
+
+// Reads the registry anew for Reload, given the config file's path. app/
+// passes one that validates the whole file (config::LoadRegistryForReload);
+// its error is what Reload returns.
+using SnapshotLoader = std::function<StatusOr<RegistrySnapshot>(const std::string& config_path)>;
+
+// The error of a refused reload: InvalidArgument "reload of PATH refused,
+// keeping the current export types:" and then the message of every failed
+// status in `problems`, one problem per line. OK when none failed.
+Status ReloadRefused(const std::string& config_path, const std::vector<Status>& problems);
 
 class Registry {
  public:
-  explicit Registry(RegistrySnapshot initial);
+  // `load` reads the file on Reload; without one Reload fails.
+  explicit Registry(RegistrySnapshot initial, SnapshotLoader load = nullptr);
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
   std::shared_ptr<const RegistrySnapshot> Current() const EXCLUDES(mu_);
-  // Loads `config_path`, validates the WHOLE file (config::ParseConfig plus
-  // ParseRegistry, so a file that would fail the next start-up is refused
-  // now), and swaps in its definitions. provider-services is a deploy-time
-  // allow-list: if the file's set differs from the current one the reload is
-  // refused. On any error keeps the old set and returns InvalidArgument (or
-  // NotFound for a missing file) listing every problem. Thread-safe.
+  // Loads `config_path` with the loader (which validates the WHOLE file, so
+  // a file that would fail the next start-up is refused now), and swaps in
+  // its definitions. provider-services is a deploy-time allow-list: if the
+  // file's set differs from the current one the reload is refused. On any
+  // error keeps the old set and returns InvalidArgument (or NotFound for a
+  // missing file) listing every problem. Thread-safe.
   Status Reload(const std::string& config_path) EXCLUDES(mu_);
 
  private:
+  const SnapshotLoader load_;
   mutable Mutex mu_;
   std::shared_ptr<const RegistrySnapshot> current_ GUARDED_BY(mu_);
 };

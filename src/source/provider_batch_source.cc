@@ -360,7 +360,7 @@ Status ProviderBatchSource::AdvanceCursor(const json& data, bool has_more) {
 ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
                                               const registry::ExportDefinition& definition,
                                               const task::Task& task,
-                                              const config::ProviderClientConfig& client) {
+                                              const ProviderClientOptions& client) {
   ProviderBatchOptions o;
   o.service = service;
   o.path = definition.path;
@@ -380,7 +380,7 @@ ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& s
 ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
                                               const registry::ExportDefinition& definition,
                                               const SourceRequest& request,
-                                              const config::ProviderClientConfig& client) {
+                                              const ProviderClientOptions& client) {
   ProviderBatchOptions o = MakeProviderBatchOptions(service, definition, *request.task, client);
   o.batch_size = request.batch_size;
   o.max_rows = request.max_rows;

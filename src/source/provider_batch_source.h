@@ -26,8 +26,8 @@
 #include <memory>
 #include <string>
 
-#include "config/config.h"
 #include "registry/export_definition.h"
+#include "source/options.h"
 #include "source/row_source.h"
 
 namespace export_center::source {
@@ -56,7 +56,7 @@ struct ProviderBatchOptions {
 
   int batch_size = 500;       // `limit` of each call; more rows is a provider error
   int64_t max_rows = 200000;  // the export fails before passing this many rows
-  config::ProviderClientConfig client;
+  ProviderClientOptions client;
 
   // Optional: called once per batch call, on the calling thread.
   std::function<void(const ProviderBatchStats&)> on_batch;
@@ -66,14 +66,14 @@ struct ProviderBatchOptions {
 ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
                                               const registry::ExportDefinition& definition,
                                               const task::Task& task,
-                                              const config::ProviderClientConfig& client);
+                                              const ProviderClientOptions& client);
 
 // Same, with the attempt's batch size and row cap taken from `request`
 // (REQUIRES: request.task is set).
 ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& service,
                                               const registry::ExportDefinition& definition,
                                               const SourceRequest& request,
-                                              const config::ProviderClientConfig& client);
+                                              const ProviderClientOptions& client);
 
 // Returns a source that performs no I/O until the first NextPage.
 std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options);

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "config/config.h"
 #include "registry/export_definition.h"
+#include "source/options.h"
 #include "task/table.h"
 
 namespace export_center::source {
@@ -90,7 +90,7 @@ class SqlContractClient {
 struct SqlContractClientOptions {
   registry::ProviderService service;  // base_url and internal_token
   std::string query_id;
-  config::ProviderClientConfig client;
+  ProviderClientOptions client;
   std::string log_context;  // "taskId=… exportType=…" for log lines
   // Called after every /dispatch/* call, success or not, with its duration
   // and outcome; app/ feeds the provider call metrics with it

@@ -18,6 +18,12 @@
 
 namespace export_center::storage {
 
+// Which backend keeps the files and where (app/ opens the matching one).
+struct StorageOptions {
+  std::string kind = "local";
+  std::string root = "var/files";
+};
+
 // A file being written. Bytes become visible under the key only on Commit;
 // Abort (or destruction without Commit) deletes what was written.
 class ObjectWriter : public ByteSink {

@@ -24,6 +24,14 @@
 
 namespace export_center::store {
 
+// Which database holds the tasks (app/ opens the matching TaskStore).
+struct DatabaseOptions {
+  std::string kind = "sqlite";          // sqlite | postgres
+  std::string sqlite_path = "var/export-center.db";
+  std::string postgres_url;             // postgresql://user:pass@host:port/db; env EXPORT_CENTER_DATABASE_URL
+  int pool_size = 8;
+};
+
 // ---- create -----------------------------------------------------------------
 
 struct NewTask {

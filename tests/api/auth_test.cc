@@ -26,8 +26,8 @@ int64_t Now() {
       .count();
 }
 
-config::AuthConfig HsConfig() {
-  config::AuthConfig c;
+AuthOptions HsConfig() {
+  AuthOptions c;
   c.jwt_hs256_secret = kSecret;
   return c;
 }
@@ -48,7 +48,7 @@ std::string Craft(const json& header, const json& claims, const std::string& key
   return signed_part + "." + Base64UrlEncode(HmacSha256(key, signed_part));
 }
 
-std::unique_ptr<TokenVerifier> Verifier(const config::AuthConfig& c) {
+std::unique_ptr<TokenVerifier> Verifier(const AuthOptions& c) {
   auto v = TokenVerifier::Create(c);
   EXPECT_TRUE(v.ok()) << v.status().ToString();
   return std::move(v).value();
@@ -210,7 +210,7 @@ TEST(Auth, DuplicateClaimsAreRejected) {
 
 TEST(Auth, Rs256RoundTrip) {
   RsaFiles keys = MakeRsaFiles("rs256_round_trip");
-  config::AuthConfig c;
+  AuthOptions c;
   c.jwt_rs256_public_key_file = keys.public_pem_path;
   c.jwt_rs256_private_key_file = keys.private_pem_path;
   auto token = MintToken(c, Alice(), seconds(600));
@@ -222,7 +222,7 @@ TEST(Auth, Rs256RoundTrip) {
   EXPECT_EQ(p->user, "alice");
 
   RsaFiles other = MakeRsaFiles("rs256_other");
-  config::AuthConfig wrong;
+  AuthOptions wrong;
   wrong.jwt_rs256_public_key_file = other.public_pem_path;
   EXPECT_FALSE(Verifier(wrong)->Authenticate("Bearer " + *token).ok());
 }
@@ -230,7 +230,7 @@ TEST(Auth, Rs256RoundTrip) {
 TEST(Auth, Hs256IsRefusedWhenOnlyRs256IsConfigured) {
   // The classic confusion attack: HMAC keyed with the (public) RSA key.
   RsaFiles keys = MakeRsaFiles("rs256_confusion");
-  config::AuthConfig c;
+  AuthOptions c;
   c.jwt_rs256_public_key_file = keys.public_pem_path;
   auto v = Verifier(c);
   EXPECT_TRUE(v->rs256_enabled());
@@ -241,11 +241,11 @@ TEST(Auth, Hs256IsRefusedWhenOnlyRs256IsConfigured) {
 }
 
 TEST(Auth, ConfigErrors) {
-  EXPECT_FALSE(TokenVerifier::Create(config::AuthConfig{}).ok());
-  config::AuthConfig missing;
+  EXPECT_FALSE(TokenVerifier::Create(AuthOptions{}).ok());
+  AuthOptions missing;
   missing.jwt_rs256_public_key_file = "/nonexistent/key.pem";
   EXPECT_FALSE(TokenVerifier::Create(missing).ok());
-  EXPECT_FALSE(MintToken(config::AuthConfig{}, Alice(), seconds(60)).ok());
+  EXPECT_FALSE(MintToken(AuthOptions{}, Alice(), seconds(60)).ok());
 }
 
 TEST(Access, TaskVisibility) {

@@ -329,7 +329,7 @@ class ExportApiTest : public ::testing::Test {
   std::unique_ptr<store::TaskStore> store_;            // SqlTaskStore over database_
   std::unique_ptr<fakes::ReadRecordingStorage> storage_;
   std::unique_ptr<registry::Registry> registry_;
-  config::AuthConfig auth_;
+  AuthOptions auth_;
   std::unique_ptr<ExportApi> api_;
   std::unique_ptr<http::HttpServer> server_;
   std::unique_ptr<httplib::Client> client_;

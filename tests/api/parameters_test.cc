@@ -24,7 +24,7 @@ registry::ExportDefinition Def() {
 }
 
 StatusOr<std::string> Check(const json& params) {
-  return CanonicalParameters(params, Def(), config::LimitsConfig{});
+  return CanonicalParameters(params, Def(), task::LimitsOptions{});
 }
 
 TEST(Parameters, CanonicalFormSortsKeysAndDropsNulls) {
@@ -111,9 +111,9 @@ TEST(Parameters, TypesAndAllowedValues) {
 TEST(Parameters, RequiredParameters) {
   registry::ExportDefinition d = Def();
   d.parameters[0].required = true;
-  EXPECT_FALSE(CanonicalParameters(json::object(), d, config::LimitsConfig{}).ok());
-  EXPECT_FALSE(CanonicalParameters({{"keyword", nullptr}}, d, config::LimitsConfig{}).ok());
-  EXPECT_TRUE(CanonicalParameters({{"keyword", "x"}}, d, config::LimitsConfig{}).ok());
+  EXPECT_FALSE(CanonicalParameters(json::object(), d, task::LimitsOptions{}).ok());
+  EXPECT_FALSE(CanonicalParameters({{"keyword", nullptr}}, d, task::LimitsOptions{}).ok());
+  EXPECT_TRUE(CanonicalParameters({{"keyword", "x"}}, d, task::LimitsOptions{}).ok());
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "config/registry_yaml.h"
+
 namespace export_center::config {
 namespace {
 
@@ -19,7 +21,7 @@ auth:
 )";
 
 StatusOr<AppConfig> Parse(const std::string& yaml) {
-  return ParseConfig(YAML::Load(yaml), "test.yaml");
+  return ParseConfig(yaml, "test.yaml");
 }
 
 // Expects failure with a line of the message starting with `line`.
@@ -39,7 +41,7 @@ class ConfigTest : public ::testing::Test {
     for (const char* name :
          {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
           "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-          "EXPORT_CENTER_RABBITMQ_URL", "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA"}) {
+          "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA"}) {
       unsetenv(name);
     }
   }
@@ -85,10 +87,6 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_EQ(c->provider.read_timeout_ms, 15000);
   EXPECT_EQ(c->channel.kind, "embedded");
   EXPECT_TRUE(c->publisher.enabled && c->consumer.enabled && c->reconciler.enabled);
-  EXPECT_EQ(c->customer_service.port, 8081);
-  EXPECT_EQ(c->customer_service.seed_customers, 100000);
-  EXPECT_EQ(c->customer_service.seed_orders, 200000);
-  EXPECT_EQ(c->customer_service.contract_version, 1);
   EXPECT_EQ(c->logging.level, "info");
   EXPECT_TRUE(c->datasources.empty());
   EXPECT_TRUE(c->env_overrides.empty());
@@ -139,7 +137,7 @@ reconciler:
   sent-stale-seconds: 100
   orphan-grace-seconds: 3600
   sent-retention-seconds: 7200
-channel: {kind: rabbitmq, delivery-limit: 5, rabbitmq-url: "amqp://g:g@mq:5672/%2f", exchange: ex, queue: q, dlq-queue: dq}
+channel: {kind: embedded, delivery-limit: 5}
 provider: {connect-timeout-ms: 1000, read-timeout-ms: 2000, max-response-bytes: 2048}
 customer-service:
   host: 0.0.0.0
@@ -201,23 +199,11 @@ datasources:
   EXPECT_EQ(c->reconciler.sent_stale_seconds, 100);
   EXPECT_EQ(c->reconciler.orphan_grace_seconds, 3600);
   EXPECT_EQ(c->reconciler.sent_retention_seconds, 7200);
-  EXPECT_EQ(c->channel.kind, "rabbitmq");
+  EXPECT_EQ(c->channel.kind, "embedded");
   EXPECT_EQ(c->channel.delivery_limit, 5);
-  EXPECT_EQ(c->channel.rabbitmq_url, "amqp://g:g@mq:5672/%2f");
-  EXPECT_EQ(c->channel.exchange, "ex");
-  EXPECT_EQ(c->channel.queue, "q");
-  EXPECT_EQ(c->channel.dlq_queue, "dq");
   EXPECT_EQ(c->provider.connect_timeout_ms, 1000);
   EXPECT_EQ(c->provider.read_timeout_ms, 2000);
   EXPECT_EQ(c->provider.max_response_bytes, 2048);
-  EXPECT_EQ(c->customer_service.host, "0.0.0.0");
-  EXPECT_EQ(c->customer_service.port, 9001);
-  EXPECT_EQ(c->customer_service.sqlite_path, "cs.db");
-  EXPECT_EQ(c->customer_service.internal_token, "tok");
-  EXPECT_EQ(c->customer_service.snapshot_secret, "snap");
-  EXPECT_EQ(c->customer_service.seed_customers, 10);
-  EXPECT_EQ(c->customer_service.seed_orders, 25);
-  EXPECT_EQ(c->customer_service.contract_version, 7);
   ASSERT_EQ(c->datasources.size(), 2u);
   EXPECT_EQ(c->datasources["orders-replica"].kind, "postgres");
   EXPECT_EQ(c->datasources["orders-replica"].url, "postgresql://r@replica/orders");
@@ -238,11 +224,9 @@ TEST_F(ConfigTest, EnvironmentOverridesSecrets) {
   setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
   setenv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", "env-download-secret-0123456789abcdef01234", 1);
   setenv("CUSTOMER_SERVICE_INTERNAL_TOKEN", "env-token", 1);
-  setenv("EXPORT_CENTER_RABBITMQ_URL", "amqp://env@mq/", 1);
   setenv("EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "mysql://env@replica/orders", 1);
   StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
 database: {kind: postgres}
-channel: {kind: rabbitmq}
 customer-service: {internal-token: file-token}
 datasources:
   orders-replica: {kind: mysql}
@@ -251,10 +235,10 @@ datasources:
   EXPECT_EQ(c->database.postgres_url, "postgresql://env@db/ec");
   EXPECT_EQ(c->auth.jwt_hs256_secret, "env-jwt-secret-0123456789abcdef0123456789");
   EXPECT_EQ(c->auth.download_url_secret, "env-download-secret-0123456789abcdef01234");
-  EXPECT_EQ(c->customer_service.internal_token, "env-token");
-  EXPECT_EQ(c->channel.rabbitmq_url, "amqp://env@mq/");
   EXPECT_EQ(c->datasources["orders-replica"].url, "mysql://env@replica/orders");
-  EXPECT_EQ(c->env_overrides.size(), 6u);
+  // CUSTOMER_SERVICE_INTERNAL_TOKEN belongs to the sample service, which
+  // reads it itself (tests/sdk/customer_service_config_test.cc).
+  EXPECT_EQ(c->env_overrides.size(), 4u);
 }
 
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {
@@ -289,10 +273,6 @@ TEST_F(ConfigTest, RangeErrors) {
                 "consumer.concurrency: 65 is out of range; allowed: [1, 64]");
   ExpectProblem(std::string(kMinimal) + "consumer: {concurrency: 0}\n",
                 "consumer.concurrency: 0 is out of range; allowed: [1, 64]");
-  ExpectProblem(std::string(kMinimal) + "customer-service: {contract-version: 0}\n",
-                "customer-service.contract-version: 0 is out of range; allowed: [1, 9007199254740992]");
-  ExpectProblem(std::string(kMinimal) + "customer-service: {seed-orders: -1}\n",
-                "customer-service.seed-orders: -1 is out of range; allowed: [0, 10000000]");
   ExpectProblem(std::string(kMinimal) + "limits: {max-file-bytes: 10}\n",
                 "limits.max-file-bytes: 10 is out of range; allowed: [1024, 10737418240]");
   ExpectProblem(std::string(kMinimal) + "publisher: {backoff-seconds: [5, 0]}\n",
@@ -317,7 +297,12 @@ TEST_F(ConfigTest, TypeErrors) {
   ExpectProblem(std::string(kMinimal) + "database: {kind: oracle}\n",
                 "database.kind: \"oracle\" is not supported; allowed: sqlite, postgres");
   ExpectProblem(std::string(kMinimal) + "channel: {kind: kafka}\n",
-                "channel.kind: \"kafka\" is not supported; allowed: embedded, rabbitmq");
+                "channel.kind: \"kafka\" is not supported; allowed: embedded");
+  // A channel that is not built is refused by the config check, not at start-up.
+  ExpectProblem(std::string(kMinimal) + "channel: {kind: rabbitmq}\n",
+                "channel.kind: \"rabbitmq\" is not supported; allowed: embedded");
+  ExpectProblem(std::string(kMinimal) + "channel: {rabbitmq-url: \"amqp://x\"}\n",
+                "channel.rabbitmq-url: unknown key");
   ExpectProblem(
       std::string(kMinimal) + "logging: {level: loud}\n",
       "logging.level: \"loud\" is not supported; allowed: trace, debug, info, warn, error");
@@ -366,8 +351,6 @@ TEST_F(ConfigTest, RequiredConnectionStrings) {
                 "EXPORT_CENTER_DATABASE_URL)");
   ExpectProblem(std::string(kMinimal) + "database: {sqlite-path: \"\"}\n",
                 "database.sqlite-path: must not be empty when database.kind is sqlite");
-  ExpectProblem(std::string(kMinimal) + "channel: {kind: rabbitmq}\n",
-                "channel.rabbitmq-url: is required when channel.kind is rabbitmq");
   ExpectProblem(std::string(kMinimal) + "datasources: {ro: {kind: mysql}}\n",
                 "datasources.ro.url: is required when kind is mysql (or set "
                 "EXPORT_CENTER_DATASOURCE_URL_RO)");
@@ -406,10 +389,22 @@ TEST_F(ConfigTest, AllProblemsReportedTogetherOnePerLine) {
   EXPECT_NE(m.find("\nauth.download-url-secret: "), std::string::npos) << m;
 }
 
-TEST_F(ConfigTest, RegistrySectionsAreKnownKeys) {
-  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + "provider-services: {}\ndefinitions: {}\n");
+// The sample service's section is its own business: accepted, never read.
+// Its checks are in tests/sdk/customer_service_config_test.cc.
+TEST_F(ConfigTest, CustomerServiceSectionIsAcceptedAndSkipped) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                "customer-service: {contract-version: 0, seed-orders: -1}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_TRUE(c->root["definitions"].IsMap());
+}
+
+TEST_F(ConfigTest, RegistrySectionsAreKnownKeys) {
+  const std::string yaml = std::string(kMinimal) + "provider-services: {}\ndefinitions: {}\n";
+  StatusOr<AppConfig> c = Parse(yaml);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // They are left to the registry mapping, which reads the same document.
+  StatusOr<registry::RegistrySnapshot> r = ParseRegistry(yaml, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->definitions.empty());
 }
 
 class ConfigFileTest : public ConfigTest {

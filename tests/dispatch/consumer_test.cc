@@ -151,7 +151,7 @@ class ConsumerTest : public ::testing::Test {
 
   // Publishes due outbox rows and lets one consumer handle what arrives.
   int PublishAndConsume(Consumer& consumer) {
-    OutboxPublisher publisher(store_.get(), channel_.get(), config::PublisherConfig{}, "pub");
+    OutboxPublisher publisher(store_.get(), channel_.get(), PublisherOptions{}, "pub");
     publisher.PublishDueOnce();
     int handled = 0;
     while (channel_->ConsumeOne(20ms, [&](const Delivery& d) { return consumer.Handle(d); })) {
@@ -170,7 +170,7 @@ class ConsumerTest : public ::testing::Test {
   std::unique_ptr<registry::Registry> registry_;
   std::unique_ptr<CommandChannel> channel_;
   registry::ExportDefinition definition_;
-  config::LimitsConfig limits_;
+  task::LimitsOptions limits_;
   Script script_;
 };
 
@@ -438,7 +438,7 @@ class RefusingChannel : public CommandChannel {
 TEST_F(ConsumerTest, FailedSendGoesBackToPendingWithTheFirstBackoffStep) {
   const int64_t id = CreateTask();
   RefusingChannel refusing;
-  OutboxPublisher publisher(store_.get(), &refusing, config::PublisherConfig{}, "pub");
+  OutboxPublisher publisher(store_.get(), &refusing, PublisherOptions{}, "pub");
   EXPECT_EQ(publisher.PublishDueOnce(), 1);
   auto row = store_->ListOutboxForTask(id).value().at(0);
   EXPECT_EQ(row.status, store::OutboxStatus::kPending);
@@ -462,7 +462,7 @@ TEST_F(ConsumerTest, ShutdownStopsARunningExportAtASafePointAndHandsItBack) {
   deps.consumer.shutdown_grace_seconds = 0;
   Consumer consumer(channel_.get(), deps);
   const int64_t id = CreateTask();
-  OutboxPublisher publisher(store_.get(), channel_.get(), config::PublisherConfig{}, "pub");
+  OutboxPublisher publisher(store_.get(), channel_.get(), PublisherOptions{}, "pub");
   publisher.PublishDueOnce();
   consumer.Start();
   while (!in_page) std::this_thread::sleep_for(5ms);
@@ -514,7 +514,7 @@ TEST_F(ConsumerTest, WatchdogRenewsTheLeaseThroughASlowFinalWrite) {
   AttemptDeps deps = WithSlowFinish(Deps(), [&] {
     // The final write outlasts the 2 s lease; the reconciler runs meanwhile.
     std::this_thread::sleep_for(3500ms);
-    Reconciler reconciler(store_.get(), storage_.get(), config::ReconcilerConfig{}, {}, {});
+    Reconciler reconciler(store_.get(), storage_.get(), ReconcilerOptions{}, {}, {});
     recovered = reconciler.RunOnce()["lease_recover"];
   });
   deps.consumer.lease_seconds = 2;
@@ -568,7 +568,7 @@ TEST_F(ConsumerTest, CommitPastTheDeadlineFailsDeletesTheFileAndRetriesAsTimeout
 TEST_F(ConsumerTest, ThirtyFailedSendsLeaveTheRowPendingAtTheLastBackoffStep) {
   const int64_t id = CreateTask();
   RefusingChannel refusing;
-  OutboxPublisher publisher(store_.get(), &refusing, config::PublisherConfig{}, "pub");
+  OutboxPublisher publisher(store_.get(), &refusing, PublisherOptions{}, "pub");
   for (int i = 0; i < 30; ++i) {
     ASSERT_EQ(publisher.PublishDueOnce(), 1) << "send " << i + 1;
     ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET next_retry_at = 0").ok());  // skip the wait
@@ -581,7 +581,7 @@ TEST_F(ConsumerTest, ThirtyFailedSendsLeaveTheRowPendingAtTheLastBackoffStep) {
   EXPECT_EQ(row.status, store::OutboxStatus::kPending);
   EXPECT_EQ(row.attempt_count, 31);
   // Past the end of publisher.backoff-seconds the last step (15 min) repeats.
-  const int64_t last_step_ms = int64_t{config::PublisherConfig{}.backoff_seconds.back()} * 1000;
+  const int64_t last_step_ms = int64_t{dispatch::PublisherOptions{}.backoff_seconds.back()} * 1000;
   EXPECT_GE(row.next_retry_at, before + last_step_ms);
   EXPECT_LE(row.next_retry_at, after + last_step_ms);
   EXPECT_EQ(Task(id).dispatch_version, 1);  // send failures never touch the task

@@ -89,7 +89,7 @@ class ReconcilerTest : public ::testing::Test {
   std::unique_ptr<store::TaskStore> store_;
   std::shared_ptr<store::Database> db_;
   std::unique_ptr<storage::ExportStorage> storage_;
-  config::ReconcilerConfig config_;
+  ReconcilerOptions config_;
   int users_ = 0;
   int wakes_ = 0;
   std::map<std::string, int> actions_;

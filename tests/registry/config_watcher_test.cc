@@ -9,6 +9,8 @@
 #include <fstream>
 #include <thread>
 
+#include "config/registry_yaml.h"
+
 namespace export_center::registry {
 namespace {
 
@@ -45,7 +47,10 @@ TEST(ConfigWatcher, PicksUpAFileChangeAndSurvivesAnInvalidOne) {
   std::filesystem::create_directories(dir);
   std::string path = (dir / "config.yaml").string();
   std::ofstream(path, std::ios::trunc) << ConfigWithBatchSize(100);
-  Registry registry(ParseRegistry(YAML::LoadFile(path)).value());
+  // Read and reloaded the way app/ wires it.
+  Registry registry(config::LoadRegistry(path, nullptr).value(), [](const std::string& p) {
+    return config::LoadRegistryForReload(p, nullptr);
+  });
 
   std::atomic<int> attempts{0};
   std::atomic<int> failures{0};

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "pq/pq.h"
 #include "store/connection_pool.h"
 #include "store/postgres/postgres_error.h"
 
@@ -16,15 +17,10 @@ namespace {
 // How long a caller waits for a pooled connection before Unavailable.
 constexpr std::chrono::seconds kAcquireTimeout{30};
 
-// Built-in type oids (pg_type.h); fixed since PostgreSQL 7.
-constexpr Oid kInt8Oid = 20;
-constexpr Oid kTextOid = 25;
-constexpr Oid kFloat8Oid = 701;
-
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+using pq::kFloat8Oid;
+using pq::kInt8Oid;
+using pq::kTextOid;
+using pq::ResultPtr;
 
 // Parameters as libpq wants them: parallel arrays of types and text values.
 struct BoundParams {
@@ -102,7 +98,7 @@ class PostgresConnection final : public Connection {
 
  private:
   StatusOr<ResultPtr> Run(std::string_view sql, const SqlParams& params) {
-    const std::string text = ToPostgresPlaceholders(sql);
+    const std::string text = pq::ToPostgresPlaceholders(sql);
     BoundParams bound(params);
     ResultPtr res(PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()),
                                bound.types.data(), bound.values.data(), nullptr, nullptr,
@@ -166,27 +162,6 @@ class PostgresDatabase final : public Database {
 };
 
 }  // namespace
-
-std::string ToPostgresPlaceholders(std::string_view sql) {
-  std::string out;
-  out.reserve(sql.size() + 16);
-  int next = 1;
-  char quote = 0;  // ' or " while inside a literal or quoted identifier
-  for (char ch : sql) {
-    if (quote != 0) {
-      if (ch == quote) quote = 0;  // a doubled quote re-enters on the next char
-      out += ch;
-    } else if (ch == '\'' || ch == '"') {
-      quote = ch;
-      out += ch;
-    } else if (ch == '?') {
-      out += '$' + std::to_string(next++);
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
 
 StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size) {
   auto db = std::make_unique<PostgresDatabase>(url, pool_size);

@@ -9,7 +9,6 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "common/status.h"
 #include "store/database.h"
@@ -20,8 +19,5 @@ namespace export_center::store {
 // to `pool_size` connections. Fails with Unavailable when the server cannot
 // be reached.
 StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size);
-
-// Rewrites `?` placeholders to `$1, $2, ...`, leaving quoted text alone.
-std::string ToPostgresPlaceholders(std::string_view sql);
 
 }  // namespace export_center::store

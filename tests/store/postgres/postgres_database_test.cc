@@ -7,12 +7,6 @@
 namespace export_center::store {
 namespace {
 
-TEST(PostgresPlaceholdersTest, NumbersQuestionMarksOutsideQuotes) {
-  EXPECT_EQ(ToPostgresPlaceholders("SELECT ? , '?', \"a?\", ?"), "SELECT $1 , '?', \"a?\", $2");
-  EXPECT_EQ(ToPostgresPlaceholders("x = 'it''s ?' AND y = ?"), "x = 'it''s ?' AND y = $1");
-  EXPECT_EQ(ToPostgresPlaceholders("no params"), "no params");
-}
-
 TEST(PostgresErrorTest, MapsSqlStatesInOnePlace) {
   EXPECT_EQ(PostgresStatusCode("40001"), StatusCode::kUnavailable);
   EXPECT_EQ(PostgresStatusCode("40P01"), StatusCode::kUnavailable);

@@ -4,22 +4,13 @@
 
 #include <memory>
 
-#include "store/postgres/postgres_database.h"
+#include "pq/pq.h"
 
 namespace export_center::source {
 namespace {
 
-constexpr unsigned kInt8Oid = 20;
-constexpr unsigned kFloat8Oid = 701;
-constexpr unsigned kBoolOid = 16;
-
-struct ConnCloser {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-struct ResultClearer {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using ResultPtr = std::unique_ptr<PGresult, ResultClearer>;
+using pq::ConnPtr;
+using pq::ResultPtr;
 
 // Connection classes (08), resources (53), shutdown (57) and no answer at all
 // are worth a later retry; anything else is the statement's fault.
@@ -66,11 +57,11 @@ class PostgresDatasource : public ReadOnlyDatasource {
   }
 
  private:
-  StatusOr<std::unique_ptr<PGconn, ConnCloser>> Connect() const {
+  StatusOr<ConnPtr> Connect() const {
     const char* keys[] = {"dbname", "connect_timeout", nullptr};
     std::string timeout = std::to_string(connect_timeout_s_);
     const char* values[] = {url_.c_str(), timeout.c_str(), nullptr};
-    std::unique_ptr<PGconn, ConnCloser> conn(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
+    ConnPtr conn(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
     if (!conn || PQstatus(conn.get()) != CONNECTION_OK) {
       return Unavailable("postgres datasource connect: " +
                          std::string(conn ? PQerrorMessage(conn.get()) : "out of memory"));
@@ -82,19 +73,19 @@ class PostgresDatasource : public ReadOnlyDatasource {
                                  const std::vector<nlohmann::json>& params) {
     std::vector<std::string> texts(params.size());
     std::vector<const char*> values(params.size(), nullptr);
-    std::vector<unsigned> types(params.size(), 0);  // 0: let the server infer (dates, numerics)
+    std::vector<Oid> types(params.size(), 0);  // 0: let the server infer (dates, numerics)
     for (size_t i = 0; i < params.size(); ++i) {
       const auto& v = params[i];
       if (v.is_null()) continue;
       if (v.is_boolean()) {
         texts[i] = v.get<bool>() ? "t" : "f";
-        types[i] = kBoolOid;
+        types[i] = pq::kBoolOid;
       } else if (v.is_number_integer()) {
         texts[i] = v.dump();
-        types[i] = kInt8Oid;
+        types[i] = pq::kInt8Oid;
       } else if (v.is_number()) {
         texts[i] = v.dump();
-        types[i] = kFloat8Oid;
+        types[i] = pq::kFloat8Oid;
       } else if (v.is_string()) {
         texts[i] = v.get<std::string>();
       } else {
@@ -102,10 +93,9 @@ class PostgresDatasource : public ReadOnlyDatasource {
       }
       values[i] = texts[i].c_str();
     }
-    std::string text = store::ToPostgresPlaceholders(sql);
-    ResultPtr res(PQexecParams(conn, text.c_str(), static_cast<int>(params.size()),
-                               reinterpret_cast<const Oid*>(types.data()), values.data(), nullptr,
-                               nullptr, 0));
+    std::string text = pq::ToPostgresPlaceholders(sql);
+    ResultPtr res(PQexecParams(conn, text.c_str(), static_cast<int>(params.size()), types.data(),
+                               values.data(), nullptr, nullptr, 0));
     if (!res) return PgError("", PQerrorMessage(conn), "query");
     if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
       return PgError(PQresultErrorField(res.get(), PG_DIAG_SQLSTATE),

@@ -6,11 +6,15 @@
 #include <fstream>
 #include <string>
 
-#include "registry/registry.h"
+#include "config/registry_yaml.h"
+#include "render/xlsx_template_writer.h"
 #include "render/zip_stream.h"
 
-namespace export_center::registry {
+namespace export_center::config {
 namespace {
+
+using registry::ExportDefinition;
+using registry::RegistrySnapshot;
 
 const char kBase[] = R"(
 provider-services:
@@ -72,8 +76,13 @@ class RegistryFiles : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string File(const std::string& name) const { return (dir_ / name).string(); }
 
+  // Templates are checked by the template writer's reader, as app/ wires it.
   static StatusOr<RegistrySnapshot> Parse(const std::string& extra) {
-    return ParseRegistry(YAML::Load(std::string(kBase) + extra));
+    auto inspect = [](std::string_view bytes) -> StatusOr<TemplateInfo> {
+      EC_ASSIGN_OR_RETURN(render::XlsxTemplateInfo info, render::InspectXlsxTemplate(bytes));
+      return TemplateInfo{info.single_values, render::XlsxTemplateBuiltins()};
+    };
+    return ParseRegistry(std::string(kBase) + extra, inspect);
   }
   static void ExpectProblem(const std::string& extra, const std::string& text) {
     auto parsed = Parse(extra);
@@ -111,6 +120,15 @@ TEST_F(RegistryFiles, TemplateFileIsLoadedAndChecked) {
                 "files cannot be combined with template-file");
 }
 
+TEST_F(RegistryFiles, TemplateFileWithoutAnInspectorIsAProblemNotACrash) {
+  const std::string ok = WriteTemplate(File("ok.xlsx"), {"{title}", "{.id}"});
+  auto parsed = ParseRegistry(std::string(kBase) + "    template-file: " + ok + "\n", nullptr);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("template-file: \"" + ok + "\" cannot be checked"),
+            std::string::npos)
+      << parsed.status().message();
+}
+
 TEST_F(RegistryFiles, SplitFilesNeedsRowsPerFile) {
   auto parsed = Parse("    split: files\n    rows-per-file: 100000\n");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
@@ -132,4 +150,4 @@ TEST_F(RegistryFiles, CsvGzip) {
 }
 
 }  // namespace
-}  // namespace export_center::registry
+}  // namespace export_center::config

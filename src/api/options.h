@@ -1,0 +1,36 @@
+#pragma once
+// The options of api/: where the HTTP server listens and how callers and
+// download URLs are authenticated.
+//
+// A header of its own because export_api.h pulls in the HTTP serving seam and
+// the store, storage and registry seams, which config/ (it fills these) and its
+// users do not need.
+
+#include <string>
+
+namespace export_center::api {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int threads = 8;  // workers running the handlers (they block on the database)
+  std::string public_base_url;  // for signed download URLs; default http://host:port
+  // Connection handling (docs/http-serving.md): I/O threads, deadlines, caps.
+  int io_threads = 1;
+  int header_timeout_seconds = 10;      // accept or first byte → end of the header
+  int body_timeout_seconds = 30;        // end of the header → end of the body
+  int keep_alive_timeout_seconds = 30;  // idle between requests on one connection
+  int send_timeout_seconds = 60;        // one write: a small answer or a download chunk
+  int max_connections = 4096;
+  int max_connections_per_address = 256;  // IPv6 counts per /64
+};
+
+struct AuthOptions {
+  std::string jwt_hs256_secret;         // env EXPORT_CENTER_JWT_SECRET
+  std::string jwt_rs256_public_key_file;
+  std::string jwt_rs256_private_key_file;  // only for `export-center token`
+  std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
+  int download_url_ttl_seconds = 300;
+};
+
+}  // namespace export_center::api

@@ -1,0 +1,29 @@
+#pragma once
+// The options of source/: the HTTP client both routes use to call a business
+// service (provider batches, the SQL contract) and the read-only databases
+// the sql-template route may page.
+//
+// A header of its own because two client headers share ProviderClientOptions
+// and config/, which fills both, needs neither client's declarations.
+
+#include <cstdint>
+#include <string>
+
+namespace export_center::source {
+
+struct ProviderClientOptions {
+  int connect_timeout_ms = 3000;
+  int read_timeout_ms = 15000;
+  int64_t max_response_bytes = 4LL * 1024 * 1024;
+};
+
+// A read-only database the sql-template route may query (docs/sql-template-route.md),
+// named by a definition's `datasource`. Key: datasources.NAME.
+struct DatasourceOptions {
+  std::string name;         // the map key
+  std::string kind;         // sqlite | postgres | mysql (required)
+  std::string sqlite_path;  // sqlite
+  std::string url;          // postgres | mysql; env EXPORT_CENTER_DATASOURCE_URL_<NAME_UPPER_SNAKE>
+};
+
+}  // namespace export_center::source

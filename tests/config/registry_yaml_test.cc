@@ -1,0 +1,434 @@
+#include "config/registry_yaml.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config/config.h"
+
+namespace export_center::config {
+namespace {
+
+using registry::ExportDefinition;
+using registry::Registry;
+using registry::RegistrySnapshot;
+using registry::SourceKind;
+
+// A valid registry; each test breaks one thing with a substitution.
+const char kValid[] = R"(
+provider-services:
+  customer-service:
+    base-url: http://127.0.0.1:8081
+    internal-token: token-1234567890
+  order-service:
+    base-url: https://orders.internal:9443
+    internal-token: token-abcdef
+datasources:
+  orders-replica:
+    kind: sqlite
+    sqlite-path: var/orders.db
+definitions:
+  CUSTOMER_LIST:
+    title: 客户列表
+    source: provider
+    provider-service: customer-service
+    provider-path: /internal/exports/v1/CUSTOMER_LIST/batches
+    required-permission: platform:customer:export
+    app-scope: PLATFORM
+    enabled: true
+    max-rows: 200000
+    max-attempts: 3
+    batch-size: 500
+    timezone: Asia/Shanghai
+    parameters:
+      - {name: keyword, type: STRING, title: 关键字}
+      - {name: status, type: STRING, allowed: [ACTIVE, INACTIVE, FROZEN]}
+  ORDER_SQL:
+    source: sql-template
+    provider-service: order-service
+    query-id: order.list
+    datasource: orders-replica
+    consistency: lenient
+    required-permission: merchant:order:export
+    app-scope: MERCHANT
+)";
+
+StatusOr<RegistrySnapshot> Parse(const std::string& yaml) {
+  return ParseRegistry(yaml, nullptr);  // no template files here
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+// Parses `yaml`, expects failure and a message line starting with `line`.
+void ExpectProblem(const std::string& yaml, const std::string& line) {
+  StatusOr<RegistrySnapshot> result = Parse(yaml);
+  ASSERT_FALSE(result.ok()) << "expected: " << line;
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("\n" + line), std::string::npos)
+      << "expected line: " << line << "\ngot:\n"
+      << result.status().message();
+}
+
+TEST(Registry, ValidRegistryParses) {
+  StatusOr<RegistrySnapshot> r = Parse(kValid);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ExportDefinition* def = r->Find("CUSTOMER_LIST");
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->title, "客户列表");
+  EXPECT_EQ(def->source, SourceKind::kProvider);
+  EXPECT_EQ(def->service, "customer-service");
+  EXPECT_EQ(def->batch_size, 500);
+  EXPECT_EQ(def->app_scope, task::AppCode::kPlatform);
+  ASSERT_EQ(def->parameters.size(), 2u);
+  EXPECT_EQ(def->parameters[0].title, "关键字");
+  EXPECT_EQ(def->parameters[1].title, "status");  // defaults to the name
+  EXPECT_EQ(def->parameters[1].allowed.size(), 3u);
+  const ExportDefinition* sql = r->Find("ORDER_SQL");
+  ASSERT_NE(sql, nullptr);
+  EXPECT_EQ(sql->source, SourceKind::kSqlTemplate);
+  EXPECT_EQ(sql->title, "ORDER_SQL");
+  EXPECT_EQ(sql->consistency, "lenient");
+  EXPECT_EQ(sql->app_scope, task::AppCode::kMerchant);
+  EXPECT_EQ(sql->max_rows, 200000);
+  EXPECT_EQ(sql->max_attempts, 3);
+  EXPECT_EQ(r->Find("NOPE"), nullptr);
+  ASSERT_NE(r->FindService("order-service"), nullptr);
+  EXPECT_EQ(r->FindService("order-service")->base_url, "https://orders.internal:9443");
+  EXPECT_EQ(r->FindService("nope"), nullptr);
+}
+
+TEST(Registry, EmptyDocumentIsAnEmptyRegistry) {
+  StatusOr<RegistrySnapshot> r = Parse("");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->definitions.empty());
+}
+
+TEST(Registry, ProviderServiceMustBeAllowListed) {
+  ExpectProblem(Replace(kValid, "provider-service: customer-service", "provider-service: evil"),
+                "definitions.CUSTOMER_LIST.provider-service: \"evil\" is not in provider-services; "
+                "allowed: customer-service, order-service");
+}
+
+TEST(Registry, ProviderPathPattern) {
+  ExpectProblem(Replace(kValid, "/internal/exports/v1/CUSTOMER_LIST/batches", "/internal/x"),
+                "definitions.CUSTOMER_LIST.provider-path: \"/internal/x\" does not match");
+}
+
+TEST(Registry, ProviderPathTypeMustEqualKey) {
+  ExpectProblem(Replace(kValid, "/v1/CUSTOMER_LIST/", "/v1/ORDER_LIST/"),
+                "definitions.CUSTOMER_LIST.provider-path: the type in");
+}
+
+TEST(Registry, ProviderPathRequiredForProvider) {
+  ExpectProblem(Replace(kValid, "provider-path: /internal/exports/v1/CUSTOMER_LIST/batches", ""),
+                "definitions.CUSTOMER_LIST.provider-path: is required for source provider");
+}
+
+TEST(Registry, KeyPattern) {
+  ExpectProblem(
+      Replace(kValid, "  CUSTOMER_LIST:\n", "  customer_list:\n"),
+      "definitions.customer_list: invalid export type name; allowed: ^[A-Z][A-Z0-9_]{0,63}$");
+}
+
+TEST(Registry, PermissionRequiredAndPattern) {
+  ExpectProblem(Replace(kValid, "    required-permission: platform:customer:export\n", ""),
+                "definitions.CUSTOMER_LIST.required-permission: is required");
+  ExpectProblem(
+      Replace(kValid, "platform:customer:export", "Platform:customer"),
+      "definitions.CUSTOMER_LIST.required-permission: \"Platform:customer\" is not a valid");
+  ExpectProblem(Replace(kValid, "platform:customer:export", "\"\""),
+                "definitions.CUSTOMER_LIST.required-permission: is required");
+}
+
+TEST(Registry, AppScope) {
+  ExpectProblem(Replace(kValid, "app-scope: PLATFORM", "app-scope: ADMIN"),
+                "definitions.CUSTOMER_LIST.app-scope: \"ADMIN\" is not supported; allowed: "
+                "PLATFORM, MERCHANT");
+}
+
+TEST(Registry, Ranges) {
+  ExpectProblem(Replace(kValid, "max-rows: 200000", "max-rows: 500001"),
+                "definitions.CUSTOMER_LIST.max-rows: 500001 is out of range; allowed: [1, 500000]");
+  ExpectProblem(Replace(kValid, "max-rows: 200000", "max-rows: 0"),
+                "definitions.CUSTOMER_LIST.max-rows: 0 is out of range");
+  ExpectProblem(Replace(kValid, "batch-size: 500", "batch-size: 20"),
+                "definitions.CUSTOMER_LIST.batch-size: 20 is out of range; allowed: [50, 1000]");
+  ExpectProblem(Replace(kValid, "batch-size: 500", "batch-size: 1001"),
+                "definitions.CUSTOMER_LIST.batch-size: 1001 is out of range");
+  ExpectProblem(Replace(kValid, "max-attempts: 3", "max-attempts: 6"),
+                "definitions.CUSTOMER_LIST.max-attempts: 6 is out of range; allowed: [1, 5]");
+  ExpectProblem(Replace(kValid, "max-attempts: 3", "max-attempts: 0"),
+                "definitions.CUSTOMER_LIST.max-attempts: 0 is out of range");
+}
+
+TEST(Registry, WrongTypes) {
+  ExpectProblem(Replace(kValid, "batch-size: 500", "batch-size: lots"),
+                "definitions.CUSTOMER_LIST.batch-size: \"lots\" is not an integer");
+  ExpectProblem(
+      Replace(kValid, "enabled: true", "enabled: yes"),
+      "definitions.CUSTOMER_LIST.enabled: \"yes\" is not a boolean; allowed: true, false");
+}
+
+TEST(Registry, Timezone) {
+  ExpectProblem(Replace(kValid, "timezone: Asia/Shanghai", "timezone: Mars/Olympus"),
+                "definitions.CUSTOMER_LIST.timezone: \"Mars/Olympus\" is not a known time zone");
+}
+
+TEST(Registry, SqlTemplateNeedsQueryIdAndDatasource) {
+  std::string yaml = Replace(kValid, "    query-id: order.list\n", "");
+  yaml = Replace(yaml, "    datasource: orders-replica\n", "");
+  ExpectProblem(yaml, "definitions.ORDER_SQL.query-id: is required for source sql-template");
+  ExpectProblem(yaml, "definitions.ORDER_SQL.datasource: is required for source sql-template");
+}
+
+TEST(Registry, SqlTemplateDatasourceMustBeDefined) {
+  ExpectProblem(Replace(kValid, "datasource: orders-replica", "datasource: prod-primary"),
+                "definitions.ORDER_SQL.datasource: \"prod-primary\" is not defined in datasources; "
+                "allowed: orders-replica");
+}
+
+TEST(Registry, ConsistencyValues) {
+  ExpectProblem(
+      Replace(kValid, "consistency: lenient", "consistency: loose"),
+      "definitions.ORDER_SQL.consistency: \"loose\" is not supported; allowed: strict, lenient");
+}
+
+TEST(Registry, ProviderOnlyAndSqlOnlyFieldsDoNotMix) {
+  ExpectProblem(Replace(kValid, "    title: 客户列表\n", "    title: 客户列表\n    query-id: q1\n"),
+                "definitions.CUSTOMER_LIST.query-id: is only for source sql-template");
+  ExpectProblem(
+      Replace(
+          kValid, "    query-id: order.list\n",
+          "    query-id: order.list\n    provider-path: /internal/exports/v1/ORDER_SQL/batches\n"),
+      "definitions.ORDER_SQL.provider-path: is only for source provider");
+}
+
+TEST(Registry, SourceValues) {
+  ExpectProblem(Replace(kValid, "source: provider", "source: http"),
+                "definitions.CUSTOMER_LIST.source: \"http\" is not supported; allowed: provider, "
+                "sql-template");
+}
+
+TEST(Registry, UnknownDefinitionKey) {
+  ExpectProblem(Replace(kValid, "batch-size: 500", "batch-sise: 500"),
+                "definitions.CUSTOMER_LIST.batch-sise: unknown key (did you mean 'batch-size'?); "
+                "allowed: title,");
+}
+
+TEST(Registry, DuplicateDefinitionKey) {
+  std::string yaml =
+      Replace(kValid, "  ORDER_SQL:\n", "  CUSTOMER_LIST:\n    title: x\n  ORDER_SQL:\n");
+  ExpectProblem(yaml, "definitions.CUSTOMER_LIST: duplicate key");
+}
+
+TEST(Registry, ParameterRules) {
+  ExpectProblem(Replace(kValid, "{name: status, type: STRING", "{name: keyword, type: STRING"),
+                "definitions.CUSTOMER_LIST.parameters[1].name: \"keyword\" is declared twice");
+  ExpectProblem(Replace(kValid, "{name: keyword, type: STRING,", "{name: keyword, type: FLOAT,"),
+                "definitions.CUSTOMER_LIST.parameters[0].type: \"FLOAT\" is not supported; "
+                "allowed: STRING, INTEGER");
+  ExpectProblem(
+      Replace(kValid, "{name: keyword,", "{name: 1bad,"),
+      "definitions.CUSTOMER_LIST.parameters[0].name: \"1bad\" is not a valid parameter name");
+  ExpectProblem(Replace(kValid, "{name: keyword, type: STRING, title: 关键字}", "{type: STRING}"),
+                "definitions.CUSTOMER_LIST.parameters[0].name: is required");
+  ExpectProblem(Replace(kValid, "{name: keyword, type: STRING, title: 关键字}",
+                        "{name: keyword, colour: red}"),
+                "definitions.CUSTOMER_LIST.parameters[0].colour: unknown key");
+  ExpectProblem(Replace(kValid, "allowed: [ACTIVE, INACTIVE, FROZEN]", "allowed: [ACTIVE, ACTIVE]"),
+                "definitions.CUSTOMER_LIST.parameters[1].allowed: contains \"ACTIVE\" twice");
+}
+
+TEST(Registry, AtMostTwentyParameters) {
+  std::string params;
+  for (int i = 0; i < 21; ++i) params += "      - {name: p" + std::to_string(i) + "}\n";
+  std::string yaml =
+      Replace(kValid, "      - {name: keyword, type: STRING, title: 关键字}\n", params);
+  ExpectProblem(
+      yaml,
+      "definitions.CUSTOMER_LIST.parameters: 22 parameters are too many; allowed: at most 20");
+}
+
+TEST(Registry, ServiceBaseUrlRules) {
+  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:8081/api"),
+                "provider-services.customer-service.base-url: \"http://127.0.0.1:8081/api\" must "
+                "not have a path");
+  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:8081?x=1"),
+                "provider-services.customer-service.base-url: \"http://127.0.0.1:8081?x=1\" must "
+                "not have a path, query");
+  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://user:pw@127.0.0.1:8081"),
+                "provider-services.customer-service.base-url: \"http://user:pw@127.0.0.1:8081\" "
+                "must not contain user info");
+  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "ftp://127.0.0.1"),
+                "provider-services.customer-service.base-url: \"ftp://127.0.0.1\" must start with "
+                "http:// or https://");
+  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:99999"),
+                "provider-services.customer-service.base-url: port 99999 is out of range");
+}
+
+TEST(Registry, ServiceNeedsToken) {
+  ExpectProblem(Replace(kValid, "    internal-token: token-1234567890\n", ""),
+                "provider-services.customer-service.internal-token: is required (or set "
+                "EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE)");
+}
+
+TEST(Registry, ServiceTokenFromEnvironment) {
+  setenv("EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE", "from-env", 1);
+  StatusOr<RegistrySnapshot> r =
+      Parse(Replace(kValid, "    internal-token: token-1234567890\n", ""));
+  unsetenv("EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->FindService("customer-service")->internal_token, "from-env");
+}
+
+TEST(Registry, FileNamePattern) {
+  ExpectProblem(
+      Replace(kValid, "    timezone: Asia/Shanghai\n",
+              "    timezone: Asia/Shanghai\n    file-name-pattern: \"{taskName}_{user}\"\n"),
+      "definitions.CUSTOMER_LIST.file-name-pattern: unknown placeholder {user}");
+  ExpectProblem(Replace(kValid, "    timezone: Asia/Shanghai\n",
+                        "    timezone: Asia/Shanghai\n    file-name-pattern: \"../{taskName}\"\n"),
+                "definitions.CUSTOMER_LIST.file-name-pattern: must be 1..200 characters");
+}
+
+TEST(Registry, AllProblemsReportedTogether) {
+  std::string yaml = Replace(kValid, "batch-size: 500", "batch-size: 20");
+  yaml = Replace(yaml, "app-scope: PLATFORM", "app-scope: X");
+  yaml = Replace(yaml, "max-attempts: 3", "max-attempts: 9");
+  StatusOr<RegistrySnapshot> r = Parse(yaml);
+  ASSERT_FALSE(r.ok());
+  const std::string& m = r.status().message();
+  EXPECT_NE(m.find("(3 problems)"), std::string::npos) << m;
+  EXPECT_NE(m.find("batch-size"), std::string::npos);
+  EXPECT_NE(m.find("app-scope"), std::string::npos);
+  EXPECT_NE(m.find("max-attempts"), std::string::npos);
+}
+
+// The shipped configs must load, both as a config and as a registry.
+void ExpectShippedConfigLoads(const std::string& relative) {
+  std::string path = std::string(EC_SOURCE_DIR) + "/" + relative;
+  StatusOr<AppConfig> app = LoadConfig(path);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  StatusOr<RegistrySnapshot> r = LoadRegistry(path, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ExportDefinition* def = r->Find("CUSTOMER_LIST");
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->title, "客户列表");
+  EXPECT_EQ(def->required_permission, "platform:customer:export");
+  ASSERT_NE(r->FindService("customer-service"), nullptr);
+}
+
+TEST(Registry, DemoConfigLoads) {
+  ExpectShippedConfigLoads("config/demo.yaml");
+  const std::string path = std::string(EC_SOURCE_DIR) + "/config/demo.yaml";
+  StatusOr<AppConfig> app = LoadConfig(path);
+  ASSERT_TRUE(app.ok());
+  EXPECT_EQ(app->server.port, 8080);
+  // The sample service's side of demo.yaml, and that the center presents the
+  // token it expects: tests/sdk/customer_service_config_test.cc.
+  StatusOr<RegistrySnapshot> r = LoadRegistry(path, nullptr);
+  ASSERT_TRUE(r.ok());
+  const ExportDefinition* def = r->Find("CUSTOMER_LIST");
+  ASSERT_EQ(def->parameters.size(), 2u);
+  EXPECT_EQ(def->parameters[1].allowed, (std::vector<std::string>{"ACTIVE", "INACTIVE", "FROZEN"}));
+}
+
+TEST(Registry, SampleConfigLoads) { ExpectShippedConfigLoads("config/export-center.sample.yaml"); }
+
+// ---- Reload ----
+
+const char kConfigHead[] = R"(
+auth:
+  jwt-hs256-secret: test-secret-0123456789abcdef0123456789
+  download-url-secret: test-download-0123456789abcdef0123456789
+)";
+
+// The loader app/ hands to the registry.
+registry::SnapshotLoader ReloadLoader() {
+  return [](const std::string& path) { return LoadRegistryForReload(path, nullptr); };
+}
+
+class RegistryReloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ec_registry_reload_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "config.yaml").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& registry_yaml) {
+    std::ofstream(path_, std::ios::trunc) << kConfigHead << registry_yaml;
+  }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(RegistryReloadTest, InvalidFileKeepsOldSetAndValidFileSwaps) {
+  Registry registry(Parse(kValid).value(), ReloadLoader());
+  auto before = registry.Current();
+
+  Write(Replace(kValid, "batch-size: 500", "batch-size: 20"));
+  Status s = registry.Reload(path_);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("definitions.CUSTOMER_LIST.batch-size: 20 is out of range"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(registry.Current(), before);
+
+  Write(Replace(kValid, "batch-size: 500", "batch-size: 100"));
+  ASSERT_TRUE(registry.Reload(path_).ok());
+  EXPECT_NE(registry.Current(), before);
+  EXPECT_EQ(registry.Current()->Find("CUSTOMER_LIST")->batch_size, 100);
+  EXPECT_EQ(before->Find("CUSTOMER_LIST")->batch_size, 500);  // old snapshot untouched
+}
+
+TEST_F(RegistryReloadTest, SyntaxErrorReportsLineAndKeepsOldSet) {
+  Registry registry(Parse(kValid).value(), ReloadLoader());
+  auto before = registry.Current();
+  std::ofstream(path_, std::ios::trunc) << "definitions:\n  A: [unclosed\n";
+  Status s = registry.Reload(path_);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find(path_ + ":"), std::string::npos) << s.message();
+  EXPECT_EQ(registry.Current(), before);
+}
+
+TEST_F(RegistryReloadTest, MissingFileKeepsOldSet) {
+  Registry registry(Parse(kValid).value(), ReloadLoader());
+  auto before = registry.Current();
+  EXPECT_EQ(registry.Reload(path_ + ".missing").code(), StatusCode::kNotFound);
+  EXPECT_EQ(registry.Current(), before);
+}
+
+TEST_F(RegistryReloadTest, TopLevelTypoIsRefusedNotAnEmptyRegistry) {
+  Registry registry(Parse(kValid).value(), ReloadLoader());
+  Write(Replace(kValid, "definitions:", "definitons:"));
+  Status s = registry.Reload(path_);
+  EXPECT_NE(s.message().find("definitons: unknown key (did you mean 'definitions'?)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(registry.Current()->definitions.size(), 2u);
+}
+
+TEST_F(RegistryReloadTest, ProviderServicesChangeNeedsRestart) {
+  Registry registry(Parse(kValid).value(), ReloadLoader());
+  Write(Replace(kValid, "http://127.0.0.1:8081", "http://10.0.0.9:8081"));
+  Status s = registry.Reload(path_);
+  EXPECT_NE(s.message().find("provider-services: differs from the allow-list"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(registry.Current()->FindService("customer-service")->base_url, "http://127.0.0.1:8081");
+}
+
+}  // namespace
+}  // namespace export_center::config
