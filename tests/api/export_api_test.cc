@@ -34,6 +34,7 @@
 #include "api/auth.h"
 #include "api/download_token.h"
 #include "http/beast/beast_http_server.h"
+#include "config/registry_yaml.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "storage/local_export_storage.h"
@@ -997,10 +998,12 @@ definitions:
     provider-path: /internal/exports/v1/NEW_TYPE/batches
     required-permission: platform:customer:export
 )";
-  auto parsed = registry::ParseRegistry(YAML::Load(head));
+  // As app/ wires it: config/ maps the file, and reloads re-read it whole.
+  auto parsed = config::ParseRegistry(head, nullptr);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   server_->Stop();
-  registry_ = std::make_unique<registry::Registry>(*parsed);
+  registry_ = std::make_unique<registry::Registry>(
+      *parsed, [](const std::string& path) { return config::LoadRegistryForReload(path, nullptr); });
   Start();
   const std::string exporter =
       Token("alice", "t1", task::AppCode::kPlatform, {"platform:customer:export"});
