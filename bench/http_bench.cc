@@ -21,8 +21,10 @@
 // machine's cores, as they would on a small host.
 
 #include <arpa/inet.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,9 +43,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
-#include <spdlog/spdlog.h>
 
 #include "api/auth.h"
 #include "api/export_api.h"
@@ -154,9 +153,7 @@ class HttplibServer {
   explicit HttplibServer(ec::http::HttpService* service) : service_(service) {
     server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
     server_.set_payload_max_length(64 * 1024);
-    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-      Serve(req, res);
-    };
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) { Serve(req, res); };
     server_.Get(".*", handler);
     server_.Post(".*", handler);
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -183,15 +180,14 @@ class HttplibServer {
     std::string type = out.Header("Content-Type");
     if (!out.stream) return res.set_content(out.body, type);
     auto source = out.stream;
-    res.set_content_provider(out.stream_length, type,
-                             [source](size_t, size_t length, httplib::DataSink& sink) {
-                               std::string chunk;
-                               if (!source->Next(std::min<size_t>(length, 65536), &chunk).ok() ||
-                                   chunk.empty()) {
-                                 return false;
-                               }
-                               return sink.write(chunk.data(), chunk.size());
-                             });
+    res.set_content_provider(
+        out.stream_length, type, [source](size_t, size_t length, httplib::DataSink& sink) {
+          std::string chunk;
+          if (!source->Next(std::min<size_t>(length, 65536), &chunk).ok() || chunk.empty()) {
+            return false;
+          }
+          return sink.write(chunk.data(), chunk.size());
+        });
   }
 
   ec::http::HttpService* service_;
@@ -307,8 +303,8 @@ class Crowd {
 class SlowDownloads {
  public:
   SlowDownloads(int port, int n, const std::string& path, const std::string& token) {
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " +
-                      token + "\r\n\r\n";
+    std::string req =
+        "GET " + path + " HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + token + "\r\n\r\n";
     for (int i = 0; i < n; ++i) {
       int fd = Dial(port, "127.0.2." + std::to_string(2 + i / 200), /*rcvbuf=*/8192);
       if (fd >= 0 && ::send(fd, req.data(), req.size(), MSG_NOSIGNAL) > 0) fds_.push_back(fd);
@@ -344,7 +340,7 @@ class SlowDownloads {
 
 struct Load {
   double rps = 0, p50_ms = 0, p99_ms = 0;
-  long errors = 0;  // socket errors, timeouts and non-2xx answers
+  long errors = 0;          // socket errors, timeouts and non-2xx answers
   std::string error_lines;  // wrk's own words for them
   bool ran = false;
 };
@@ -379,8 +375,8 @@ double ToMs(double v, const char* unit) {
 
 Load Wrk(int port, const std::string& path, const std::string& token, int connections,
          int seconds) {
-  std::string cmd = "wrk -t2 -c" + std::to_string(connections) + " -d" +
-                    std::to_string(seconds) + "s --timeout 2s --latency";
+  std::string cmd = "wrk -t2 -c" + std::to_string(connections) + " -d" + std::to_string(seconds) +
+                    "s --timeout 2s --latency";
   if (!token.empty()) cmd += " -H 'Authorization: Bearer " + token + "'";
   cmd += " http://127.0.0.1:" + std::to_string(port) + path + " 2>&1";
   Load load;
@@ -394,8 +390,8 @@ Load Wrk(int port, const std::string& path, const std::string& token, int connec
     if (std::sscanf(line, " 50%% %lf%7s", &v, unit) == 2) load.p50_ms = ToMs(v, unit);
     if (std::sscanf(line, " 99%% %lf%7s", &v, unit) == 2) load.p99_ms = ToMs(v, unit);
     if (std::sscanf(line, "Requests/sec: %lf", &v) == 1) load.rps = v, load.ran = true;
-    if (std::sscanf(line, "  Socket errors: connect %ld, read %ld, write %ld, timeout %ld", &a,
-                    &b, &c, &d) == 4) {
+    if (std::sscanf(line, "  Socket errors: connect %ld, read %ld, write %ld, timeout %ld", &a, &b,
+                    &c, &d) == 4) {
       load.errors += a + b + c + d;
       load.error_lines += line;
     }
@@ -435,7 +431,7 @@ struct Args {
   int duration = 10;
   int hold = 60;
   bool baseline = true;
-  std::string only;  // plain | crowd | downloads; empty: all
+  std::string only;    // plain | crowd | downloads; empty: all
   int io_threads = 1;  // the deployment defaults
   int workers = 8;
   bool Runs(const std::string& scenario) const { return only.empty() || only == scenario; }
@@ -445,14 +441,21 @@ Args Parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--duration" && i + 1 < argc) a.duration = std::atoi(argv[++i]);
-    else if (s == "--hold" && i + 1 < argc) a.hold = std::atoi(argv[++i]);
-    else if (s == "--skip-baseline") a.baseline = false;
-    else if (s == "--only" && i + 1 < argc) a.only = argv[++i];
-    else if (s == "--io-threads" && i + 1 < argc) a.io_threads = std::atoi(argv[++i]);
-    else if (s == "--workers" && i + 1 < argc) a.workers = std::atoi(argv[++i]);
-    else Die("usage: http_bench [--duration S] [--hold S] [--skip-baseline] "
-             "[--only plain|crowd|downloads] [--io-threads N] [--workers N]");
+    if (s == "--duration" && i + 1 < argc)
+      a.duration = std::atoi(argv[++i]);
+    else if (s == "--hold" && i + 1 < argc)
+      a.hold = std::atoi(argv[++i]);
+    else if (s == "--skip-baseline")
+      a.baseline = false;
+    else if (s == "--only" && i + 1 < argc)
+      a.only = argv[++i];
+    else if (s == "--io-threads" && i + 1 < argc)
+      a.io_threads = std::atoi(argv[++i]);
+    else if (s == "--workers" && i + 1 < argc)
+      a.workers = std::atoi(argv[++i]);
+    else
+      Die("usage: http_bench [--duration S] [--hold S] [--skip-baseline] "
+          "[--only plain|crowd|downloads] [--io-threads N] [--workers N]");
   }
   return a;
 }
@@ -486,8 +489,8 @@ int main(int argc, char** argv) {
     Die("wrk is not installed (scripts/install-deps.sh)");
   }
   Fixture f = MakeFixture();
-  const std::string download = "/api/platform/v1/files/export-tasks/" +
-                               std::to_string(f.task_id) + "/download";
+  const std::string download =
+      "/api/platform/v1/files/export-tasks/" + std::to_string(f.task_id) + "/download";
   std::printf("%-44s %-8s %9s %8s %9s %7s %6s\n", "scenario (50 keep-alive conns, wrk)", "server",
               "req/s", "p50 ms", "p99 ms", "errors", "RSS MB");
 
@@ -518,9 +521,8 @@ int main(int argc, char** argv) {
     auto s = server->stats();
     return "conns " + std::to_string(s.open_connections) + ", rejected " +
            std::to_string(s.rejected_connections) + ", timed out " +
-           std::to_string(s.timed_out_connections) + ", streams " +
-           std::to_string(s.open_streams) + " holding " +
-           std::to_string(s.stream_buffer_bytes / 1024) + " KiB";
+           std::to_string(s.timed_out_connections) + ", streams " + std::to_string(s.open_streams) +
+           " holding " + std::to_string(s.stream_buffer_bytes / 1024) + " KiB";
   };
   size_t b = 0;
   auto base = [&]() -> const Row* { return b < baseline.size() ? &baseline[b++] : nullptr; };
@@ -531,8 +533,8 @@ int main(int argc, char** argv) {
   }
   if (args.Runs("crowd")) {
     Crowd crowd(server->port(), 1000, 200);
-    for (auto& r : Measure("1000 idle + 200 slowloris", "beast", server->port(), f,
-                           args.duration, gauges)) {
+    for (auto& r :
+         Measure("1000 idle + 200 slowloris", "beast", server->port(), f, args.duration, gauges)) {
       Print(r, base());
     }
     std::printf("  crowd: %d held, %d reopened after the server's deadlines\n", crowd.open(),
@@ -550,8 +552,8 @@ int main(int argc, char** argv) {
     auto start = Clock::now();
     int rounds = 0;
     while (Clock::now() - start < std::chrono::seconds(args.hold) || rounds == 0) {
-      for (auto& r : Measure("500 slow downloads held", "beast", server->port(), f,
-                             args.duration, gauges)) {
+      for (auto& r :
+           Measure("500 slow downloads held", "beast", server->port(), f, args.duration, gauges)) {
         Print(r, nullptr);
       }
       ++rounds;

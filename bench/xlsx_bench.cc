@@ -7,6 +7,7 @@
 // thread samples the sizes of deleted-but-open files (where libxlsxwriter's
 // tmpfile() spools rows) to report temp disk use. Not run by the tests.
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xlsxwriter.h>
@@ -19,7 +20,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/stat.h>
 #include <thread>
 #include <vector>
 
@@ -113,9 +113,8 @@ class FileSink final : public ByteSink {
 
 std::vector<task::Column> Columns() {
   using T = task::ColumnType;
-  const T types[12] = {T::kInteger, T::kString,  T::kString,  T::kString,
-                       T::kString,  T::kString,  T::kString,  T::kDecimal,
-                       T::kDecimal, T::kBoolean, T::kDateTime, T::kDate};
+  const T types[12] = {T::kInteger, T::kString,  T::kString,  T::kString,  T::kString,   T::kString,
+                       T::kString,  T::kDecimal, T::kDecimal, T::kBoolean, T::kDateTime, T::kDate};
   std::vector<task::Column> cols;
   for (int c = 0; c < 12; ++c) {
     cols.push_back({.key = "c" + std::to_string(c), .title = gen::HEADERS[c], .type = types[c]});
@@ -170,7 +169,8 @@ class StringSink final : public ByteSink {
 std::shared_ptr<const std::string> MakeTemplate() {
   StringSink sink;
   std::vector<task::Column> cols;
-  for (int c = 0; c < 12; ++c) cols.push_back({.key = "t" + std::to_string(c), .title = gen::HEADERS[c]});
+  for (int c = 0; c < 12; ++c)
+    cols.push_back({.key = "t" + std::to_string(c), .title = gen::HEADERS[c]});
   auto w = render::NewXlsxWriter(&sink, render::WriterOptions{});
   if (!w->Begin(cols).ok()) return nullptr;
   task::Row list(12), blank(12), footer(12);
@@ -202,8 +202,8 @@ int RunOurs(const std::string& path, uint64_t rows, int level, Mode mode) {
       writer = render::NewCsvWriter(&sink, options);
       break;
     case Mode::kTemplate:
-      writer = render::NewXlsxTemplateWriter(&sink, options, MakeTemplate(),
-                                             R"({"taskName": "bench"})");
+      writer =
+          render::NewXlsxTemplateWriter(&sink, options, MakeTemplate(), R"({"taskName": "bench"})");
       break;
     case Mode::kSplit:
       options.rows_per_file = 200000;
@@ -296,10 +296,10 @@ Result InChild(const std::string& path, Fn fn) {
 
 // One line per writer; with libxlsxwriter's figures, the ratios to it too.
 void Print(const char* name, uint64_t rows, const Result& r, const Result* lxw) {
-  std::printf("%-16s rows=%-8llu %s %7.2f s %10.0f rows/s  rss %6.1f MB  temp %7.1f MB  file %7.1f MB",
-              name, static_cast<unsigned long long>(rows), r.ok ? "ok  " : "FAIL", r.seconds,
-              rows / r.seconds, r.peak_rss_kb / 1024.0, r.temp_bytes / 1048576.0,
-              r.file_bytes / 1048576.0);
+  std::printf(
+      "%-16s rows=%-8llu %s %7.2f s %10.0f rows/s  rss %6.1f MB  temp %7.1f MB  file %7.1f MB",
+      name, static_cast<unsigned long long>(rows), r.ok ? "ok  " : "FAIL", r.seconds,
+      rows / r.seconds, r.peak_rss_kb / 1024.0, r.temp_bytes / 1048576.0, r.file_bytes / 1048576.0);
   if (lxw != nullptr && lxw->ok && r.ok) {
     std::printf("  vs lxw: speed %.2fx size %.3fx", lxw->seconds / r.seconds,
                 static_cast<double>(r.file_bytes) / static_cast<double>(lxw->file_bytes));

@@ -90,19 +90,20 @@ json SqlTemplateResultToJson(const SqlTemplateResult& r) {
     enrich.push_back(
         {{"group", e.group}, {"keyColumn", e.key_column}, {"sql", e.sql}, {"columns", e.columns}});
   }
-  return json{{"sqlTemplate", r.sql_template},
-              {"columns", std::move(columns)},
-              {"orderBy", r.order_by},
-              {"tenant", r.tenant},
-              {"schema", r.schema},
-              {"version", r.version},
-              {"templateType", r.template_type},
-              {"excelTemplate", r.excel_template.empty() ? json(nullptr) : json(Base64(r.excel_template))},
-              {"paramSchema", r.param_schema},
-              {"supportCountForList", r.support_count_for_list},
-              {"supportVersion", r.support_version},
-              {"needEnrich", r.need_enrich},
-              {"enrichSqls", std::move(enrich)}};
+  return json{
+      {"sqlTemplate", r.sql_template},
+      {"columns", std::move(columns)},
+      {"orderBy", r.order_by},
+      {"tenant", r.tenant},
+      {"schema", r.schema},
+      {"version", r.version},
+      {"templateType", r.template_type},
+      {"excelTemplate", r.excel_template.empty() ? json(nullptr) : json(Base64(r.excel_template))},
+      {"paramSchema", r.param_schema},
+      {"supportCountForList", r.support_count_for_list},
+      {"supportVersion", r.support_version},
+      {"needEnrich", r.need_enrich},
+      {"enrichSqls", std::move(enrich)}};
 }
 
 void RegisterSqlScenarios(httplib::Server& server, std::string token,

@@ -160,11 +160,11 @@ void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& re
   if (!ReadCount(body, "fail503", 1000000, &fail) || !ReadCount(body, "hangMs", 600000, &hang_ms) ||
       !ReadCount(body, "hangCount", 1000000, &hang_count) ||
       !ReadCount(body, "enrichFail", 1000000, &enrich_fail) ||
-      !ReadFlag(body, "criticalEnrich", &critical) ||
-      !ReadFlag(body, "brokenEnrichSql", &broken)) {
+      !ReadFlag(body, "criticalEnrich", &critical) || !ReadFlag(body, "brokenEnrichSql", &broken)) {
     return Reply(res, 400,
-                 sdk::ErrorEnvelope(400, "fail503, hangMs, hangCount, enrichFail: non-negative "
-                                         "integers; criticalEnrich, brokenEnrichSql: booleans"));
+                 sdk::ErrorEnvelope(400,
+                                    "fail503, hangMs, hangCount, enrichFail: non-negative "
+                                    "integers; criticalEnrich, brokenEnrichSql: booleans"));
   }
   fail503_ = fail;
   hang_ms_ = hang_ms;
@@ -177,12 +177,9 @@ void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& re
 
 void FaultInjector::Stats(httplib::Response& res) {
   std::lock_guard lock(mu_);
-  json data = {{"batchCalls", batch_calls_},
-               {"fail503Pending", fail503_},
-               {"hangPending", hang_count_},
-               {"hangMs", hang_ms_},
-               {"enrichFailPending", enrich_fail_},
-               {"criticalEnrich", critical_enrich_},
+  json data = {{"batchCalls", batch_calls_},           {"fail503Pending", fail503_},
+               {"hangPending", hang_count_},           {"hangMs", hang_ms_},
+               {"enrichFailPending", enrich_fail_},    {"criticalEnrich", critical_enrich_},
                {"brokenEnrichSql", broken_enrich_sql_}};
   Reply(res, 200, json{{"code", "200"}, {"message", "success"}, {"data", data}}.dump());
 }

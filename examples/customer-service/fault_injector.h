@@ -36,11 +36,11 @@ class FaultInjector {
   void Stats(httplib::Response& res);
 
   std::mutex mu_;
-  int64_t batch_calls_ = 0;  // guarded by mu_
-  int64_t fail503_ = 0;      // guarded by mu_
-  int64_t hang_ms_ = 0;      // guarded by mu_
-  int64_t hang_count_ = 0;   // guarded by mu_
-  int64_t enrich_fail_ = 0;  // guarded by mu_
+  int64_t batch_calls_ = 0;         // guarded by mu_
+  int64_t fail503_ = 0;             // guarded by mu_
+  int64_t hang_ms_ = 0;             // guarded by mu_
+  int64_t hang_count_ = 0;          // guarded by mu_
+  int64_t enrich_fail_ = 0;         // guarded by mu_
   bool critical_enrich_ = false;    // guarded by mu_
   bool broken_enrich_sql_ = false;  // guarded by mu_
 };

@@ -53,8 +53,8 @@ int Run(const Config& config) {
     std::fprintf(stderr, "customer-service: seeded %lld customers\n",
                  static_cast<long long>(seeded));
 
-  int64_t orders = SeedOrdersIfEmpty(config.sqlite_path, config.seed_orders,
-                                     config.seed_customers, &error);
+  int64_t orders =
+      SeedOrdersIfEmpty(config.sqlite_path, config.seed_orders, config.seed_customers, &error);
   if (orders < 0) {
     std::fprintf(stderr, "customer-service: %s\n", error.c_str());
     return 1;

@@ -47,7 +47,9 @@ const char* kChannels[] = {"WEB", "APP", "STORE"};
 
 struct Db {
   sqlite3* db = nullptr;
-  explicit Db(const std::string& path, int flags) { sqlite3_open_v2(path.c_str(), &db, flags, nullptr); }
+  explicit Db(const std::string& path, int flags) {
+    sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  }
   ~Db() { sqlite3_close_v2(db); }
 };
 
@@ -174,7 +176,8 @@ SELECT o.id AS id, o.order_no AS order_no, o.customer_code AS customer_code,
 FROM orders o
 <where>
   o.tenant_id = #{tenantId}
-  )SQL" + condition + R"SQL(
+  )SQL" + condition +
+         R"SQL(
 </where>
 </script>)SQL";
 }
@@ -223,7 +226,8 @@ int64_t SeedOrdersIfEmpty(const std::string& path, int64_t orders, int64_t custo
   sqlite3_finalize(st);
   if (have > 0 || orders <= 0 || customers <= 0) return 0;
   sqlite3_exec(db.db, "BEGIN", nullptr, nullptr, nullptr);
-  sqlite3_prepare_v2(db.db, "INSERT INTO orders VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, nullptr);
+  sqlite3_prepare_v2(db.db, "INSERT INTO orders VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
+                     nullptr);
   const int64_t base_ms = 1704038400000;  // 2024-01-01T00:00:00+08:00
   for (int64_t j = 1; j <= orders; ++j) {
     int64_t customer = (j * 7919) % customers + 1;
@@ -242,7 +246,8 @@ int64_t SeedOrdersIfEmpty(const std::string& path, int64_t orders, int64_t custo
     sqlite3_bind_text(st, 3, no, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 4, customer);
     sqlite3_bind_text(st, 5, code, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 6, kStatuses[(j / 3) % 5], -1, SQLITE_STATIC);  // not in step with the tenant
+    sqlite3_bind_text(st, 6, kStatuses[(j / 3) % 5], -1,
+                      SQLITE_STATIC);  // not in step with the tenant
     sqlite3_bind_text(st, 7, kChannels[j % 3], -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 8, (j * 7717) % 10000000 + 100);
     sqlite3_bind_int64(st, 9, j % 20 + 1);
@@ -267,8 +272,9 @@ std::shared_ptr<export_center::sdk::SqlScenario> NewOrderListScenario(const std:
   return std::make_shared<OrderListScenario>(path, sql_enrich, version);
 }
 
-std::shared_ptr<export_center::sdk::SqlScenario> NewSplicedOrderScenario(
-    const std::string& path, const std::string& spliced, int64_t version) {
+std::shared_ptr<export_center::sdk::SqlScenario> NewSplicedOrderScenario(const std::string& path,
+                                                                         const std::string& spliced,
+                                                                         int64_t version) {
   return std::make_shared<SplicedOrderScenario>(path, spliced, version);
 }
 

@@ -11,9 +11,9 @@
 namespace customer_service {
 namespace {
 
-const char* const kKeys[] = {"host",           "port",           "sqlite-path",
-                             "internal-token", "snapshot-secret", "seed-customers",
-                             "seed-orders",    "contract-version"};
+const char* const kKeys[] = {
+    "host",           "port",        "sqlite-path",     "internal-token", "snapshot-secret",
+    "seed-customers", "seed-orders", "contract-version"};
 
 // The largest integer a JSON reader keeps exactly: the contract version goes
 // over the wire.

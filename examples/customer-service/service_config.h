@@ -19,8 +19,8 @@ struct Config {
   std::string internal_token;
   std::string snapshot_secret;
   int64_t seed_customers = 100000;
-  int64_t seed_orders = 200000;    // ORDER_LIST (sql-template route)
-  int64_t contract_version = 1;    // reported by /dispatch/version
+  int64_t seed_orders = 200000;  // ORDER_LIST (sql-template route)
+  int64_t contract_version = 1;  // reported by /dispatch/version
 };
 
 // Reads the section of the YAML file at `path`, applies the environment and

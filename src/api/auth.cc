@@ -10,9 +10,8 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "api/strict_json.h"
 
@@ -50,8 +49,8 @@ StatusOr<std::string> ReadFile(const std::string& path) {
 using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 
 PkeyPtr ReadPem(const std::string& pem, bool private_key) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
-                                               &BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
   EVP_PKEY* key = nullptr;
   if (bio) {
     key = private_key ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
@@ -71,8 +70,8 @@ StatusOr<std::string> RsaSign(EVP_PKEY* key, std::string_view data) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   size_t len = 0;
   if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) != 1 ||
-      EVP_DigestSign(ctx.get(), nullptr, &len,
-                     reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1) {
+      EVP_DigestSign(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(data.data()),
+                     data.size()) != 1) {
     return Internal("RS256 signing failed");
   }
   std::string sig(len, '\0');
@@ -87,9 +86,8 @@ StatusOr<std::string> RsaSign(EVP_PKEY* key, std::string_view data) {
 bool RsaVerify(EVP_PKEY* key, std::string_view data, const std::string& sig) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   return ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) == 1 &&
-         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig.data()),
-                          sig.size(), reinterpret_cast<const unsigned char*>(data.data()),
-                          data.size()) == 1;
+         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
+                          reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1;
 }
 
 // Decodes one base64url segment holding a JSON object.

@@ -31,8 +31,18 @@ std::string_view TrimSpaces(std::string_view s) {
 bool IsAttrChar(unsigned char c) {
   if (std::isalnum(c)) return true;
   switch (c) {
-    case '!': case '#': case '$': case '&': case '+': case '-': case '.':
-    case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '&':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -50,7 +60,7 @@ std::string ContentDisposition(std::string_view file_name) {
     size_t n = utf8::Decode(rest, &cp);
     if (n == 0) n = 1, cp = utf8::kReplacementChar;
     ascii.push_back(cp < 0x80 && cp >= 0x20 && cp != '"' && cp != '\\' ? static_cast<char>(cp)
-                                                                        : '_');
+                                                                       : '_');
     rest.remove_prefix(n);
   }
   for (unsigned char c : file_name) {

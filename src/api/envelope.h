@@ -10,9 +10,8 @@
 // envelope codes in exactly one place: EnvelopeCode().
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 #include "http/http_response.h"

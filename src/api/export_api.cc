@@ -1,15 +1,14 @@
 #include "api/export_api.h"
 
 #include <openssl/rand.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "api/auth.h"
 #include "api/download_center_page.h"
@@ -114,8 +113,7 @@ json DefinitionToJson(const registry::ExportDefinition& def) {
 // sits in memory, however slow the client.
 class ObjectBodySource : public http::BodySource {
  public:
-  ObjectBodySource(std::shared_ptr<storage::ObjectReader> reader, uint64_t offset,
-                   int64_t task_id)
+  ObjectBodySource(std::shared_ptr<storage::ObjectReader> reader, uint64_t offset, int64_t task_id)
       : reader_(std::move(reader)), next_(offset), task_id_(task_id) {}
 
   Status Next(size_t max_bytes, std::string* out) override {
@@ -137,11 +135,16 @@ class ObjectBodySource : public http::BodySource {
 // The message of an HTTP-layer refusal the server makes before any handler.
 std::string RejectMessage(int status, int max_body_bytes) {
   switch (status) {
-    case 400: return "malformed HTTP request";
-    case 413: return "request body exceeds " + std::to_string(max_body_bytes) + " bytes";
-    case 431: return "request header too large";
-    case 503: return "too many connections; please retry shortly";
-    default: return status < 500 ? "bad request" : "internal error; please contact support";
+    case 400:
+      return "malformed HTTP request";
+    case 413:
+      return "request body exceeds " + std::to_string(max_body_bytes) + " bytes";
+    case 431:
+      return "request header too large";
+    case 503:
+      return "too many connections; please retry shortly";
+    default:
+      return status < 500 ? "bad request" : "internal error; please contact support";
   }
 }
 
@@ -270,8 +273,8 @@ void ExportApi::Handlers::NoRoute(const Request& req, const http::Router::Match&
 
 void ExportApi::Handlers::Log(const Request& req, const Response& res,
                               std::chrono::steady_clock::time_point start) const {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now() - start)
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
                 .count();
   const std::string& request_id = res.Header(kRequestIdHeader);
   spdlog::info("http request_id={} method={} path={} status={} code={} ms={}",
@@ -377,8 +380,8 @@ StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal
   }
   // The request id doubles as the trace id of the task's first command.
   nt.trace_id = request_id;
-  store::CreateLimits limits{deps_.limits.dedupe_window_seconds,
-                             deps_.limits.max_active_per_user, deps_.limits.max_active_per_type};
+  store::CreateLimits limits{deps_.limits.dedupe_window_seconds, deps_.limits.max_active_per_user,
+                             deps_.limits.max_active_per_type};
   auto created = deps_.store->CreateTask(nt, limits);
   if (!created.ok()) {
     if (created.status().code() == StatusCode::kLimitExceeded) return created.status();
@@ -470,9 +473,9 @@ void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
   std::string base = deps_.server.public_base_url;
   if (base.empty()) base = "http://" + deps_.server.host + ":" + std::to_string(deps_.server.port);
   while (!base.empty() && base.back() == '/') base.pop_back();
-  WriteSuccess(res, {{"url", base + Base("/downloads/") +
-                                 SignDownloadGrant(api_.download_secret_, grant)},
-                     {"expiresAt", FormatIsoMillis(grant.expires_at_ms)}});
+  WriteSuccess(
+      res, {{"url", base + Base("/downloads/") + SignDownloadGrant(api_.download_secret_, grant)},
+            {"expiresAt", FormatIsoMillis(grant.expires_at_ms)}});
 }
 
 void ExportApi::Handlers::SignedDownload(const Request& req, Response& res) {
@@ -497,8 +500,9 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
     return WriteHttpError(res, 410, "the file of task " + id + " has expired");
   }
   if (t.status != task::TaskState::kSucceeded || !t.object_key) {
-    return WriteHttpError(res, 409, "task " + id + " is " + std::string(task::ToString(t.status)) +
-                                        "; its file is not ready");
+    return WriteHttpError(
+        res, 409,
+        "task " + id + " is " + std::string(task::ToString(t.status)) + "; its file is not ready");
   }
   auto opened = deps_.storage->Open(*t.object_key);
   if (!opened.ok()) {
@@ -513,8 +517,9 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
   RangeDecision range = DecideRange(req.Header("Range"), size);
   if (range.kind == RangeDecision::kUnsatisfiable) {
     res.SetHeader("Content-Range", "bytes */" + std::to_string(size));
-    return WriteHttpError(res, 416, "requested range not satisfiable; the file has " +
-                                        std::to_string(size) + " bytes");
+    return WriteHttpError(
+        res, 416,
+        "requested range not satisfiable; the file has " + std::to_string(size) + " bytes");
   }
   // A download counts once, not once per resumed chunk.
   if (req.method != "HEAD" && (range.kind == RangeDecision::kWhole || range.offset == 0)) {
@@ -536,8 +541,8 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
     offset = range.offset, length = range.length;
     res.status = 206;
     res.SetHeader("Content-Range", "bytes " + std::to_string(offset) + "-" +
-                                        std::to_string(offset + length - 1) + "/" +
-                                        std::to_string(size));
+                                       std::to_string(offset + length - 1) + "/" +
+                                       std::to_string(size));
   }
   res.SetStream(std::make_shared<ObjectBodySource>(std::move(reader), offset, t.id), length,
                 content_type);
@@ -568,7 +573,8 @@ StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Prin
   }
   EC_RETURN_IF_ERROR(CheckCanRun(p, *def));
   if (!task::CanManualRetry(t.status)) {
-    return Conflict("task " + std::to_string(t.id) + " is " + std::string(task::ToString(t.status)) +
+    return Conflict("task " + std::to_string(t.id) + " is " +
+                    std::string(task::ToString(t.status)) +
                     "; only FAILED, CANCELLED, STALE or INCONSISTENT tasks can be retried");
   }
   return deps_.store->ManualRetry(t.id, request_id);
@@ -627,8 +633,9 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
     unsigned char random[32];
     RAND_bytes(random, sizeof random);
     download_secret_.assign(reinterpret_cast<char*>(random), sizeof random);
-    spdlog::warn("auth.download_url_secret is not set; signed download URLs are valid only on "
-                 "this instance until it restarts");
+    spdlog::warn(
+        "auth.download_url_secret is not set; signed download URLs are valid only on "
+        "this instance until it restarts");
   }
   handlers_ = std::make_unique<Handlers>(*this);
 }

@@ -44,10 +44,10 @@ class TokenVerifier;
 inline constexpr char kApiBase[] = "/api/platform/v1/files";
 
 struct ExportApiDeps {
-  store::TaskStore* store = nullptr;           // not owned; outlives the server
-  storage::ExportStorage* storage = nullptr;   // not owned
-  registry::Registry* registry = nullptr;      // not owned
-  ServerOptions server;                        // public_base_url for signed URLs, threads
+  store::TaskStore* store = nullptr;          // not owned; outlives the server
+  storage::ExportStorage* storage = nullptr;  // not owned
+  registry::Registry* registry = nullptr;     // not owned
+  ServerOptions server;                       // public_base_url for signed URLs, threads
   AuthOptions auth;
   task::LimitsOptions limits;
   // Called after a task was created (not deduplicated) or manually retried:

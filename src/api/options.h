@@ -13,7 +13,7 @@ namespace export_center::api {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
-  int threads = 8;  // workers running the handlers (they block on the database)
+  int threads = 8;              // workers running the handlers (they block on the database)
   std::string public_base_url;  // for signed download URLs; default http://host:port
   // Connection handling (docs/http-serving.md): I/O threads, deadlines, caps.
   int io_threads = 1;
@@ -26,10 +26,10 @@ struct ServerOptions {
 };
 
 struct AuthOptions {
-  std::string jwt_hs256_secret;         // env EXPORT_CENTER_JWT_SECRET
+  std::string jwt_hs256_secret;  // env EXPORT_CENTER_JWT_SECRET
   std::string jwt_rs256_public_key_file;
   std::string jwt_rs256_private_key_file;  // only for `export-center token`
-  std::string download_url_secret;      // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
+  std::string download_url_secret;         // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
 };
 

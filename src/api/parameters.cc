@@ -110,8 +110,7 @@ Status CheckDeclared(const json& params, const registry::ExportDefinition& def) 
 
 }  // namespace
 
-StatusOr<std::string> CanonicalParameters(const json& params,
-                                          const registry::ExportDefinition& def,
+StatusOr<std::string> CanonicalParameters(const json& params, const registry::ExportDefinition& def,
                                           const task::LimitsOptions& limits) {
   if (!params.is_null() && !params.is_object()) {
     return InvalidArgument("parameters must be a JSON object");

@@ -12,9 +12,8 @@
 // no whitespace, UTF-8 unescaped, top-level nulls dropped (null means "not
 // given"). Its SHA-256 is the dedupe key params_hash.
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 #include "registry/export_definition.h"

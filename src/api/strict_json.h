@@ -6,9 +6,8 @@
 // validating SAX pass rejects them first, together with non-finite numbers
 // and absurd nesting; the DOM is built only after the body passed.
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "common/status.h"
 

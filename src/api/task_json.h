@@ -8,10 +8,9 @@
 // unknown.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "task/task.h"
 

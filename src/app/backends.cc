@@ -85,8 +85,9 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
                            " is not configured");
   }
   EC_ASSIGN_OR_RETURN(auto datasource, OpenDatasource(ds->second));
-  source::SqlContractClientOptions c{*service, def.query_id, client,
-                                     "taskId=" + std::to_string(task.id) + " exportType=" + def.name};
+  source::SqlContractClientOptions c{
+      *service, def.query_id, client,
+      "taskId=" + std::to_string(task.id) + " exportType=" + def.name};
   if (metrics != nullptr) {
     // A contract call is the sql-template route's provider call: same metrics.
     c.on_call = [metrics, name = service->name, type = def.name](int64_t ms, StatusCode code) {
@@ -112,9 +113,8 @@ dispatch::RowSourceFactory MakeRowSourceFactory(
     const std::map<std::string, source::DatasourceOptions>& datasources,
     PinContractVersionFn pin_contract_version) {
   return [client, metrics, datasources, pin = std::move(pin_contract_version)](
-             const task::Task& task,
-                                        const registry::ExportDefinition& def,
-                                        const registry::RegistrySnapshot& snapshot)
+             const task::Task& task, const registry::ExportDefinition& def,
+             const registry::RegistrySnapshot& snapshot)
              -> StatusOr<std::unique_ptr<source::RowSource>> {
     if (def.source == registry::SourceKind::kSqlTemplate) {
       return MakeSqlTemplateSource(client, metrics, pin, datasources, task, def, snapshot);
@@ -158,8 +158,8 @@ ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOp
 }
 
 dispatch::WriterFactory MakeWriterFactory() {
-  return [](task::FileFormat format, ByteSink* sink, const render::WriterOptions& options)
-             -> StatusOr<std::unique_ptr<render::Writer>> {
+  return [](task::FileFormat format, ByteSink* sink,
+            const render::WriterOptions& options) -> StatusOr<std::unique_ptr<render::Writer>> {
     // The options carry the definition's file keys (template-file, split,
     // csv-gzip); render::OutputKindFor names the file these writers make.
     switch (format) {
@@ -170,7 +170,8 @@ dispatch::WriterFactory MakeWriterFactory() {
         }
         if (options.rows_per_file > 0) return render::NewXlsxSplitWriter(sink, options);
         return render::NewXlsxWriter(sink, options);
-      case task::FileFormat::kCsv: return render::NewCsvWriter(sink, options);  // gzip inside
+      case task::FileFormat::kCsv:
+        return render::NewCsvWriter(sink, options);  // gzip inside
     }
     return InvalidArgument("unknown file format");
   };

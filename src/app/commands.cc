@@ -1,7 +1,6 @@
 #include "app/commands.h"
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 #include <vector>
@@ -240,8 +240,9 @@ std::string Plain(const json& task, const char* key) {
 
 void PrintDemoExport(const std::string& base, const std::string& type, const json& task) {
   const std::string id = task["id"].get<std::string>();
-  std::cout << "\n" << type << " export " << id << " SUCCEEDED: "
-            << Plain(task, "totalRows") << " rows, " << Plain(task, "sizeBytes") << " bytes\n"
+  std::cout << "\n"
+            << type << " export " << id << " SUCCEEDED: " << Plain(task, "totalRows") << " rows, "
+            << Plain(task, "sizeBytes") << " bytes\n"
             << "  file:         " << task.value("filePath", json("")).get<std::string>() << "\n"
             << "  download URL: " << base << "/api/platform/v1/files/export-tasks/" << id
             << "/download\n";
@@ -308,8 +309,8 @@ int RunDemo(const std::string& config_path) {
   StatusOr<Address> address = WaitForListeningLine(*spawned, deadline);
   // The service prints nothing more on stdout (and ignores SIGPIPE).
   close(spawned->stdout_fd);
-  Status up = address.ok() ? WaitForPort(address->host, address->port, child, deadline)
-                           : address.status();
+  Status up =
+      address.ok() ? WaitForPort(address->host, address->port, child, deadline) : address.status();
   if (!up.ok()) {
     StopChild(child);
     return Fail(up);

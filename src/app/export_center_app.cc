@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "api/export_api.h"
-#include "common/ids.h"
 #include "app/backends.h"
+#include "common/ids.h"
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
 #include "dispatch/outbox_publisher.h"
@@ -36,9 +36,8 @@ struct ExportCenterApp::Components {
 
 namespace {
 
-dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config,
-                                      ExportCenterApp* /*unused*/, store::TaskStore* store,
-                                      storage::ExportStorage* storage,
+dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCenterApp* /*unused*/,
+                                      store::TaskStore* store, storage::ExportStorage* storage,
                                       registry::Registry* registry,
                                       metrics::ExportMetrics* metrics) {
   dispatch::AttemptDeps deps;
@@ -95,9 +94,10 @@ void RaiseFileLimit(int max_connections) {
   constexpr rlim_t kReserve = 256;
   const rlim_t needed = static_cast<rlim_t>(max_connections) + kReserve;
   if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < needed) {
-    spdlog::warn("open-file limit {} is below server.max-connections {} + {}; accepting may "
-                 "fail before the cap is reached",
-                 static_cast<uint64_t>(lim.rlim_cur), max_connections, kReserve);
+    spdlog::warn(
+        "open-file limit {} is below server.max-connections {} + {}; accepting may "
+        "fail before the cap is reached",
+        static_cast<uint64_t>(lim.rlim_cur), max_connections, kReserve);
   }
 }
 

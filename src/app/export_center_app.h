@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "config/config.h"
 #include "common/status.h"
+#include "config/config.h"
 #include "http/http_server.h"
 
 namespace export_center::app {

@@ -8,9 +8,9 @@
 //                                   print {"sql": ..., "bindings": [...]} for a template;
 //                                   a ${} reading an --untrusted name fails
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <set>
 #include <string>

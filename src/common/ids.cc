@@ -21,7 +21,8 @@ int64_t IdGenerator::Next() {
   // correctness (leases and deadlines use the database clock).
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
-                    .count() - kEpochMs;
+                    .count() -
+                kEpochMs;
   if (now <= last_ms_) {
     now = last_ms_;
     sequence_ = (sequence_ + 1) & 0xFFF;

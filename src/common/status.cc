@@ -4,17 +4,28 @@ namespace export_center {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kUnauthenticated: return "Unauthenticated";
-    case StatusCode::kPermissionDenied: return "PermissionDenied";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kConflict: return "Conflict";
-    case StatusCode::kLimitExceeded: return "LimitExceeded";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
-    case StatusCode::kCancelled: return "Cancelled";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kUnauthenticated:
+      return "Unauthenticated";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kConflict:
+      return "Conflict";
+    case StatusCode::kLimitExceeded:
+      return "LimitExceeded";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::kCancelled:
+      return "Cancelled";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

@@ -34,7 +34,7 @@ struct LoggingConfig {
 };
 
 struct AppConfig {
-  std::string path;  // the file it was loaded from
+  std::string path;         // the file it was loaded from
   std::string instance_id;  // default hostname:pid
   api::ServerOptions server;
   store::DatabaseOptions database;

@@ -3,9 +3,9 @@
 // a reload maps the process settings and the registry from one parsed
 // document (registry_yaml.cc). No other component includes it.
 
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "common/status.h"
 #include "config/config.h"

@@ -344,8 +344,9 @@ void CheckFiles(ExportDefinition* def, const std::string& path,
   for (const ParameterSpec& p : def->parameters) known.insert(p.name);
   for (const std::string& name : info->single_values) {
     if (known.count(name) == 0) {
-      errors->Add(where, Quote(def->template_file) + " uses {" + name +
-                             "}, which is neither a declared parameter nor a built-in",
+      errors->Add(where,
+                  Quote(def->template_file) + " uses {" + name +
+                      "}, which is neither a declared parameter nor a built-in",
                   Keys(known));
     }
   }
@@ -355,7 +356,8 @@ void CheckFiles(ExportDefinition* def, const std::string& path,
 void CheckDefinition(const ExportDefinition& def, const std::string& path, bool has_permission,
                      bool has_consistency, const Context& ctx) {
   ErrorList* errors = ctx.errors;
-  if (def.title.empty() || HasControlChar(def.title) || utf8::CountCodePoints(def.title) > kMaxTitleChars) {
+  if (def.title.empty() || HasControlChar(def.title) ||
+      utf8::CountCodePoints(def.title) > kMaxTitleChars) {
     errors->Add(path + ".title", "must be 1..100 characters without control characters",
                 "a short human title");
   }
@@ -448,8 +450,8 @@ StatusOr<RegistrySnapshot> LoadRegistryForReload(const std::string& path,
   StatusOr<AppConfig> app = ParseConfigNode(root, path);
   StatusOr<RegistrySnapshot> next = ParseRegistryNode(root, inspect_template);
   if (!app.ok() || !next.ok()) {
-    return registry::ReloadRefused(path, {app.ok() ? Status::Ok() : app.status(),
-                                          next.ok() ? Status::Ok() : next.status()});
+    return registry::ReloadRefused(
+        path, {app.ok() ? Status::Ok() : app.status(), next.ok() ? Status::Ok() : next.status()});
   }
   return next;
 }

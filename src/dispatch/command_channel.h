@@ -25,10 +25,10 @@
 namespace export_center::dispatch {
 
 struct Delivery {
-  std::string payload;                  // possibly corrupt
-  task::CommandProperties properties;   // set by the publisher beside the payload
-  int delivery_count = 1;               // 1 on first delivery
-  std::string message_id;               // the channel's own id, for audit logs
+  std::string payload;                 // possibly corrupt
+  task::CommandProperties properties;  // set by the publisher beside the payload
+  int delivery_count = 1;              // 1 on first delivery
+  std::string message_id;              // the channel's own id, for audit logs
 };
 
 enum class DeliveryOutcome { kAck, kReject };

@@ -82,23 +82,26 @@ DeliveryOutcome DlqHandler::Handle(const Delivery& delivery) {
   if (!task_id || !version || event_id.empty()) {
     // Nothing to quarantine: keeping it would only make the handler's own
     // dead-letter loop. The operator gets everything needed to find it.
-    spdlog::critical("dead letter without usable taskId/dispatchVersion/eventId properties, "
-                     "acknowledged unhandled: message id {} properties {} after {} deliveries",
-                     delivery.message_id, RawProperties(delivery), delivery.delivery_count);
+    spdlog::critical(
+        "dead letter without usable taskId/dispatchVersion/eventId properties, "
+        "acknowledged unhandled: message id {} properties {} after {} deliveries",
+        delivery.message_id, RawProperties(delivery), delivery.delivery_count);
     return DeliveryOutcome::kAck;
   }
   Status s = store_->QuarantineCommand(
       *task_id, *version, event_id, "the export command could not be decoded and was quarantined");
   if (s.ok()) {
-    spdlog::error("task {} v{} event {}: poison command quarantined after {} deliveries "
-                  "(message id {})",
-                  *task_id, *version, event_id, delivery.delivery_count, delivery.message_id);
+    spdlog::error(
+        "task {} v{} event {}: poison command quarantined after {} deliveries "
+        "(message id {})",
+        *task_id, *version, event_id, delivery.delivery_count, delivery.message_id);
     return DeliveryOutcome::kAck;
   }
   if (s.code() == StatusCode::kConflict) {
-    spdlog::error("task {} v{} event {}: dead letter of an old or foreign command, acknowledged "
-                  "(message id {}): {}",
-                  *task_id, *version, event_id, delivery.message_id, s.message());
+    spdlog::error(
+        "task {} v{} event {}: dead letter of an old or foreign command, acknowledged "
+        "(message id {}): {}",
+        *task_id, *version, event_id, delivery.message_id, s.message());
     return DeliveryOutcome::kAck;
   }
   // The handler's own database failure: never drop the dead letter

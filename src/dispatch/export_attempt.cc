@@ -1,9 +1,9 @@
 #include "dispatch/export_attempt.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "common/utf8.h"
@@ -22,7 +22,7 @@ struct AttemptResult {
   Status status;
   store::FileResult file;
   std::optional<task::TaskState> terminal_state;  // set by the source: STALE, INCONSISTENT
-  std::optional<std::string> failure_code;         // set by the source: UNSAFE_TEMPLATE
+  std::optional<std::string> failure_code;        // set by the source: UNSAFE_TEMPLATE
 };
 
 double UnitRandom() {
@@ -43,8 +43,8 @@ class AttemptRunner {
     AttemptEnd end;
     {
       LeaseWatchdog watchdog(deps_.store, attempt_, deps_.consumer.lease_seconds,
-                             deps_.consumer.heartbeat_seconds,
-                             deps_.consumer.max_duration_seconds, &abort_);
+                             deps_.consumer.heartbeat_seconds, deps_.consumer.max_duration_seconds,
+                             &abort_);
       AttemptResult result = Execute();
       // The watchdog keeps renewing until the final write below is done.
       end = Conclude(result);
@@ -52,7 +52,8 @@ class AttemptRunner {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     spdlog::info("task {} v{} type {} tenant {}: attempt ended {} in {:.2f}s", task_.id,
-                 task_.dispatch_version, task_.export_type, task_.tenant_id, ToString(end), seconds);
+                 task_.dispatch_version, task_.export_type, task_.tenant_id, ToString(end),
+                 seconds);
     if (deps_.on_end) deps_.on_end(task_, end, seconds);
     return end;
   }
@@ -141,8 +142,8 @@ class AttemptRunner {
 
   // The writer is made after the first page: only then are the columns — and
   // a template the source may supply — known.
-  Status OpenWriter(const source::RowSource& source, ByteSink* sink,
-                    render::WriterOptions options, std::unique_ptr<render::Writer>* writer) {
+  Status OpenWriter(const source::RowSource& source, ByteSink* sink, render::WriterOptions options,
+                    std::unique_ptr<render::Writer>* writer) {
     if (task_.format == task::FileFormat::kXlsx) UseTemplate(source.excel_template(), &options);
     EC_ASSIGN_OR_RETURN(*writer, deps_.make_writer(task_.format, sink, options));
     return (*writer)->Begin(source.columns());
@@ -155,15 +156,16 @@ class AttemptRunner {
     int64_t processed = 0;
     std::unique_ptr<render::Writer>& writer = *writer_out;
     // A cancel requested while the command waited in the queue stops us here.
-    EC_ASSIGN_OR_RETURN(bool cancelled_early, deps_.store->UpdateProgress(attempt_, 0, std::nullopt));
+    EC_ASSIGN_OR_RETURN(bool cancelled_early,
+                        deps_.store->UpdateProgress(attempt_, 0, std::nullopt));
     if (cancelled_early) return Cancelled("cancelled by the user");
     while (true) {
       EC_RETURN_IF_ERROR(CheckpointBeforePage());
       EC_ASSIGN_OR_RETURN(source::Page page, source.NextPage());
       if (writer == nullptr) EC_RETURN_IF_ERROR(OpenWriter(source, sink, options, &writer));
       if (processed + static_cast<int64_t>(page.rows.size()) > max_rows) {
-        return LimitExceeded("the export has more than the maximum of " +
-                             std::to_string(max_rows) + " rows");
+        return LimitExceeded("the export has more than the maximum of " + std::to_string(max_rows) +
+                             " rows");
       }
       for (size_t i = 0; i < page.rows.size(); ++i) {
         if (i % kRowsBetweenAbortChecks == 0) EC_RETURN_IF_ERROR(CheckAbort());
@@ -208,7 +210,8 @@ class AttemptRunner {
     // Not committed: the file must not outlive the attempt
     // (docs/task-lifecycle.md#conditional-commit).
     Status deleted = deps_.storage->Delete(file.object_key);
-    if (!deleted.ok()) spdlog::error("task {}: cannot delete {}: {}", task_.id, file.object_key, deleted.ToString());
+    if (!deleted.ok())
+      spdlog::error("task {}: cannot delete {}: {}", task_.id, file.object_key, deleted.ToString());
     if (!committed.ok()) return Retry(committed.status());
     auto now = deps_.store->GetTask(task_.id);
     const bool still_ours = now.ok() && now->status == task::TaskState::kRunning &&
@@ -230,10 +233,9 @@ class AttemptRunner {
 
   AttemptEnd Retry(const Status& cause) {
     const bool interrupted = shutdown_.IsSet();
-    const int64_t backoff =
-        interrupted ? 0
-                    : RetryBackoffMs(deps_.consumer.retry_backoff_seconds, task_.attempt_count,
-                                     UnitRandom());
+    const int64_t backoff = interrupted ? 0
+                                        : RetryBackoffMs(deps_.consumer.retry_backoff_seconds,
+                                                         task_.attempt_count, UnitRandom());
     auto outcome = deps_.store->ScheduleRetry(attempt_, cause.message(), backoff);
     if (!outcome.ok()) {
       spdlog::error("task {}: cannot schedule retry ({}); lease recovery will", task_.id,
@@ -241,10 +243,14 @@ class AttemptRunner {
       return AttemptEnd::kLost;
     }
     switch (*outcome) {
-      case store::RetryOutcome::kRescheduled: return AttemptEnd::kRetried;
-      case store::RetryOutcome::kFailedMaxAttempts: return AttemptEnd::kFailed;
-      case store::RetryOutcome::kCancelled: return AttemptEnd::kCancelled;
-      case store::RetryOutcome::kLost: return AttemptEnd::kLost;
+      case store::RetryOutcome::kRescheduled:
+        return AttemptEnd::kRetried;
+      case store::RetryOutcome::kFailedMaxAttempts:
+        return AttemptEnd::kFailed;
+      case store::RetryOutcome::kCancelled:
+        return AttemptEnd::kCancelled;
+      case store::RetryOutcome::kLost:
+        return AttemptEnd::kLost;
     }
     return AttemptEnd::kLost;
   }
@@ -267,13 +273,20 @@ class AttemptRunner {
 
 std::string_view ToString(AttemptEnd end) {
   switch (end) {
-    case AttemptEnd::kSucceeded: return "SUCCEEDED";
-    case AttemptEnd::kRetried: return "RETRIED";
-    case AttemptEnd::kFailed: return "FAILED";
-    case AttemptEnd::kCancelled: return "CANCELLED";
-    case AttemptEnd::kStale: return "STALE";
-    case AttemptEnd::kInconsistent: return "INCONSISTENT";
-    case AttemptEnd::kLost: return "LOST";
+    case AttemptEnd::kSucceeded:
+      return "SUCCEEDED";
+    case AttemptEnd::kRetried:
+      return "RETRIED";
+    case AttemptEnd::kFailed:
+      return "FAILED";
+    case AttemptEnd::kCancelled:
+      return "CANCELLED";
+    case AttemptEnd::kStale:
+      return "STALE";
+    case AttemptEnd::kInconsistent:
+      return "INCONSISTENT";
+    case AttemptEnd::kLost:
+      return "LOST";
   }
   return "UNKNOWN";
 }
@@ -287,8 +300,8 @@ AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
 
 std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,
                          const std::string& extension) {
-  const std::string name = registry::ExpandFileName(
-      def, {task.task_name, task.export_type, task.id, task.requested_at});
+  const std::string name =
+      registry::ExpandFileName(def, {task.task_name, task.export_type, task.id, task.requested_at});
   // Only what is unsafe goes here; the download route trims leading dots and
   // spaces (utf8::SanitizeFileName) when it builds the header.
   std::string base = utf8::DropUnsafeFileNameChars(name);
@@ -298,14 +311,22 @@ std::string MakeFileName(const registry::ExportDefinition& def, const task::Task
 
 std::string FailureCode(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kInvalidArgument: return "INVALID_DATA";
-    case StatusCode::kPermissionDenied: return "PROVIDER_REJECTED";
-    case StatusCode::kUnauthenticated: return "PROVIDER_REJECTED";
-    case StatusCode::kNotFound: return "NOT_FOUND";
-    case StatusCode::kLimitExceeded: return "LIMIT_EXCEEDED";
-    case StatusCode::kDeadlineExceeded: return "TIMEOUT";
-    case StatusCode::kUnavailable: return "UNAVAILABLE";
-    default: return "INTERNAL";
+    case StatusCode::kInvalidArgument:
+      return "INVALID_DATA";
+    case StatusCode::kPermissionDenied:
+      return "PROVIDER_REJECTED";
+    case StatusCode::kUnauthenticated:
+      return "PROVIDER_REJECTED";
+    case StatusCode::kNotFound:
+      return "NOT_FOUND";
+    case StatusCode::kLimitExceeded:
+      return "LIMIT_EXCEEDED";
+    case StatusCode::kDeadlineExceeded:
+      return "TIMEOUT";
+    case StatusCode::kUnavailable:
+      return "UNAVAILABLE";
+    default:
+      return "INTERNAL";
   }
 }
 

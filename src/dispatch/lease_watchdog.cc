@@ -92,8 +92,9 @@ void LeaseWatchdog::Run() {
   // The claim has just set lease_until = now + lease.
   auto renewed_at = std::chrono::steady_clock::now();
   bool failing = false;
-  while (!WaitOrStop(failing ? RetryInterval(heartbeat_seconds_)
-                             : std::chrono::milliseconds(std::chrono::seconds(heartbeat_seconds_)))) {
+  while (!WaitOrStop(failing
+                         ? RetryInterval(heartbeat_seconds_)
+                         : std::chrono::milliseconds(std::chrono::seconds(heartbeat_seconds_)))) {
     if (!RenewOnce(&renewed_at, &failing)) return;
   }
 }

@@ -61,7 +61,8 @@ int OutboxPublisher::PublishDueOnce() {
   for (int64_t id : *due) {
     auto entry = store_->ClaimOutbox(id, instance_, config_.lease_seconds);
     if (!entry.ok()) {
-      spdlog::warn("outbox publisher: claim of outbox {} failed: {}", id, entry.status().ToString());
+      spdlog::warn("outbox publisher: claim of outbox {} failed: {}", id,
+                   entry.status().ToString());
       continue;
     }
     if (!entry->has_value()) continue;  // another instance claimed it first

@@ -23,8 +23,8 @@ namespace export_center::dispatch {
 
 class OutboxPublisher {
  public:
-  OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
-                  const PublisherOptions& config, std::string instance);
+  OutboxPublisher(store::TaskStore* store, CommandChannel* channel, const PublisherOptions& config,
+                  std::string instance);
   ~OutboxPublisher();
   OutboxPublisher(const OutboxPublisher&) = delete;
   OutboxPublisher& operator=(const OutboxPublisher&) = delete;

@@ -86,8 +86,8 @@ std::map<std::string, int> Reconciler::RunOnce() {
   counts["orphan_clean"] = CleanOrphans();
   counts["outbox_purge"] = CountOrLog(
       "outbox_purge", store_->PurgeSentOutbox(config_.sent_retention_seconds, kPurgeBatch));
-  bool wake = counts["redispatch"] > 0 || counts["lease_recover"] > 0 ||
-              counts["outbox_release"] > 0;
+  bool wake =
+      counts["redispatch"] > 0 || counts["lease_recover"] > 0 || counts["outbox_release"] > 0;
   for (const auto& [action, n] : counts) {
     if (n == 0) continue;
     spdlog::info("reconciler {}: {}", action, n);
@@ -109,9 +109,9 @@ int Reconciler::ResendAfterRestart() {
 int Reconciler::Redispatch() {
   int missing = CountOrLog(
       "redispatch", store_->RedispatchMissingOutbox(config_.redispatch_grace_seconds, kBatch));
-  int stale = CountOrLog("redispatch",
-                         store_->ResendStaleSentOutbox(config_.sent_stale_seconds,
-                                                       config_.redispatch_grace_seconds, 20));
+  int stale =
+      CountOrLog("redispatch", store_->ResendStaleSentOutbox(config_.sent_stale_seconds,
+                                                             config_.redispatch_grace_seconds, 20));
   return missing + stale;
 }
 
@@ -191,7 +191,8 @@ bool Reconciler::IsOrphan(const storage::StoredObject& object, int64_t grace_cut
   auto task_id = storage::TaskIdOfObjectKey(object.key);
   auto task = task_id ? store_->GetTask(*task_id) : StatusOr<task::Task>(NotFound("no task id"));
   if (!task.ok()) {
-    return task.status().code() == StatusCode::kNotFound && object.modified_at_ms <= grace_cutoff_ms;
+    return task.status().code() == StatusCode::kNotFound &&
+           object.modified_at_ms <= grace_cutoff_ms;
   }
   if (task->status == task::TaskState::kRunning) return false;
   return !(task->status == task::TaskState::kSucceeded && task->object_key == object.key);

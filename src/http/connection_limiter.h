@@ -28,7 +28,7 @@ class ConnectionLimiter {
   const int max_total_;
   const int max_per_address_;
   mutable std::mutex mu_;
-  int total_ = 0;                     // guarded by mu_
+  int total_ = 0;                       // guarded by mu_
   std::map<std::string, int> per_key_;  // guarded by mu_
 };
 

@@ -34,9 +34,9 @@ class HeaderMap {
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 struct HttpRequest {
-  std::string method;  // as sent: "GET", "POST", ...
-  std::string target;  // the raw request-target, query included
-  std::string path;    // percent-decoded path of the target
+  std::string method;                             // as sent: "GET", "POST", ...
+  std::string target;                             // the raw request-target, query included
+  std::string path;                               // percent-decoded path of the target
   std::multimap<std::string, std::string> query;  // decoded, '+' as space
   HeaderMap headers;
   std::string body;

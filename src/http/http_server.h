@@ -39,7 +39,7 @@ class HttpService {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 0;  // 0: any free port (see HttpServer::port)
+  int port = 0;            // 0: any free port (see HttpServer::port)
   int worker_threads = 8;  // run HttpService::Handle and BodySource::Next
   int io_threads = 1;      // accept, read, write; never block
   // From a new connection's accept, or a request's first byte, to the end of
@@ -62,7 +62,7 @@ struct HttpServerOptions {
 // Counters for tests, benchmarks and metrics; a snapshot.
 struct HttpServerStats {
   int64_t open_connections = 0;
-  int64_t rejected_connections = 0;  // over a cap
+  int64_t rejected_connections = 0;   // over a cap
   int64_t timed_out_connections = 0;  // header, body, idle or send deadline
   int64_t requests = 0;               // handed to the service
   int64_t open_streams = 0;           // streamed bodies being written

@@ -28,9 +28,9 @@ struct ExportDefinition {
   std::string name;   // the map key, e.g. CUSTOMER_LIST
   std::string title;  // default task name, e.g. 客户列表
   SourceKind source = SourceKind::kProvider;
-  std::string service;  // must name an entry of provider-services
-  std::string path;     // provider: /internal/exports/v1/{NAME}/batches
-  std::string query_id; // sql-template
+  std::string service;   // must name an entry of provider-services
+  std::string path;      // provider: /internal/exports/v1/{NAME}/batches
+  std::string query_id;  // sql-template
   std::string datasource;
   std::string consistency = "strict";  // sql-template: strict | lenient
   std::string required_permission;

@@ -36,8 +36,8 @@ const ProviderService* RegistrySnapshot::FindService(const std::string& name) co
 }
 
 const std::vector<std::string>& FileNamePlaceholders() {
-  static const std::vector<std::string> kPlaceholders = {"taskName", "exportType", "taskId",
-                                                         "date", "time"};
+  static const std::vector<std::string> kPlaceholders = {"taskName", "exportType", "taskId", "date",
+                                                         "time"};
   return kPlaceholders;
 }
 

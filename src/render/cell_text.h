@@ -21,7 +21,8 @@ constexpr size_t kMaxCellUnits = 32767;
 // keeps as is.
 inline size_t CleanSequenceLength(std::string_view s, size_t i) {
   const size_t n = utf8::SequenceLength(s, i);
-  if (n == 3 && s[i] == '\xEF' && s[i + 1] == '\xBF' && (s[i + 2] == '\xBE' || s[i + 2] == '\xBF')) {
+  if (n == 3 && s[i] == '\xEF' && s[i + 1] == '\xBF' &&
+      (s[i + 2] == '\xBE' || s[i + 2] == '\xBF')) {
     return 0;
   }
   return n;

@@ -11,8 +11,8 @@ class GzipSink::Impl {
  public:
   Impl(ByteSink* inner, int level) : inner_(inner), out_(256 * 1024, '\0') {
     // windowBits 15 + 16: a gzip wrapper instead of zlib's.
-    ok_ = deflateInit2(&z_, std::clamp(level, 0, 9), Z_DEFLATED, 15 + 16, 8,
-                       Z_DEFAULT_STRATEGY) == Z_OK;
+    ok_ = deflateInit2(&z_, std::clamp(level, 0, 9), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) ==
+          Z_OK;
   }
   ~Impl() {
     if (ok_) deflateEnd(&z_);

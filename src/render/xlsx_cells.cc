@@ -88,9 +88,8 @@ void AppendInlineStringBody(std::string_view text, std::string* scratch, int* tr
 }
 
 Status AppendTypedCell(std::string_view ref, std::string_view style_attr,
-                       const task::CellValue& value, const task::Column& column,
-                       LocalClock* clock, std::string* scratch, int* truncated,
-                       std::string* out) {
+                       const task::CellValue& value, const task::Column& column, LocalClock* clock,
+                       std::string* scratch, int* truncated, std::string* out) {
   char buf[40];
   if (const auto* s = std::get_if<std::string>(&value)) {
     if (s->empty()) return Status::Ok();

@@ -23,8 +23,8 @@ bool IsDecimalText(std::string_view s);
 // `style_attr` is ` s="N"` or empty. Null and "" write nothing. Counts cut
 // cells in *truncated. InvalidArgument for a malformed decimal or date.
 Status AppendTypedCell(std::string_view ref, std::string_view style_attr,
-                       const task::CellValue& value, const task::Column& column,
-                       LocalClock* clock, std::string* scratch, int* truncated, std::string* out);
+                       const task::CellValue& value, const task::Column& column, LocalClock* clock,
+                       std::string* scratch, int* truncated, std::string* out);
 
 // `value` as the text a CSV field would hold (for placeholders embedded in
 // longer text): digits, TRUE/FALSE, yyyy-MM-dd, yyyy-MM-dd HH:mm:ss; "" for null.

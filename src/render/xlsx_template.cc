@@ -236,7 +236,8 @@ bool ParseCellRef(std::string_view ref, int* col, int64_t* row) {
 
 std::string ColumnName(int col) {
   std::string s;
-  for (int n = col + 1; n > 0; n = (n - 1) / 26) s.insert(s.begin(), static_cast<char>('A' + (n - 1) % 26));
+  for (int n = col + 1; n > 0; n = (n - 1) / 26)
+    s.insert(s.begin(), static_cast<char>('A' + (n - 1) % 26));
   return s;
 }
 
@@ -337,10 +338,11 @@ Status LoadSheet(const std::string& part, const std::string& xml,
   sheet->part = part;
   sheet->doc = std::make_unique<pugi::xml_document>();
   const auto parsed = sheet->doc->load_buffer(
-      xml.data(), xml.size(), pugi::parse_default | pugi::parse_ws_pcdata | pugi::parse_declaration);
+      xml.data(), xml.size(),
+      pugi::parse_default | pugi::parse_ws_pcdata | pugi::parse_declaration);
   if (!parsed) {
-    return InvalidArgument("template: " + part + " is not well-formed XML: " +
-                           parsed.description());
+    return InvalidArgument("template: " + part +
+                           " is not well-formed XML: " + parsed.description());
   }
   for (pugi::xml_node n : sheet->doc->document_element().children()) {
     if (LocalName(n) == "sheetData") sheet->sheet_data = n;

@@ -3,10 +3,9 @@
 // placeholder syntax, cell references and the parsed sheets (pugixml).
 // Internal to render/; xlsx_template_writer.h is the public face.
 
-#include <pugixml.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <pugixml.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,8 +19,8 @@ struct PackagePart {
   std::string name;
   uint16_t method = 0;  // 0 stored, 8 deflate (others are rejected)
   uint32_t crc = 0;
-  uint64_t size = 0;        // uncompressed
-  std::string compressed;   // the stored bytes, for a byte-for-byte copy
+  uint64_t size = 0;       // uncompressed
+  std::string compressed;  // the stored bytes, for a byte-for-byte copy
 };
 
 // Reads the central directory and each part's raw bytes with libzip.

@@ -39,10 +39,14 @@ bool IsWorksheet(const std::string& name) {
 std::string AttrEscape(std::string_view v) {
   std::string out;
   for (char c : v) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -249,8 +253,7 @@ Status XlsxTemplateWriter::CompileListRow() {
   return Status::Ok();
 }
 
-std::string XlsxTemplateWriter::TokensText(const std::vector<Token>& tokens,
-                                           const task::Row* row) {
+std::string XlsxTemplateWriter::TokensText(const std::vector<Token>& tokens, const task::Row* row) {
   std::string text;
   for (const Token& t : tokens) {
     if (t.kind == Token::kText) {
@@ -288,7 +291,8 @@ Status XlsxTemplateWriter::FillCells(TemplateSheet& sheet, int64_t min_row, int6
                                                  &scratch_, &truncated_, &xml));
     if (xml.empty()) xml = "<c r=\"" + AttrEscape(ref) + "\"" + style + "/>";
     pugi::xml_document fragment;
-    if (!fragment.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_ws_pcdata)) {
+    if (!fragment.load_buffer(xml.data(), xml.size(),
+                              pugi::parse_default | pugi::parse_ws_pcdata)) {
       return Internal("template: generated cell XML does not parse");
     }
     pugi::xml_node parent = cell.node.parent();
@@ -386,13 +390,14 @@ Status XlsxTemplateWriter::WriteRow(const task::Row& row) {
   EC_RETURN_IF_ERROR(status_);
   if (state_ != State::kWriting) return Check(Internal("xlsx template: WriteRow out of order"));
   if (row.size() != columns_.size()) {
-    return InvalidArgument("xlsx template: row has " + std::to_string(row.size()) +
-                           " values for " + std::to_string(columns_.size()) + " columns");
+    return InvalidArgument("xlsx template: row has " + std::to_string(row.size()) + " values for " +
+                           std::to_string(columns_.size()) + " columns");
   }
   const int64_t r = list_row_ + rows_;
   const int64_t tail = last_tail_row_ > list_row_ ? last_tail_row_ - list_row_ : 0;
   if (r + tail > kMaxRow) {
-    return Check(LimitExceeded("template: at most " + std::to_string(kMaxRow - tail - list_row_ + 1) +
+    return Check(LimitExceeded("template: at most " +
+                               std::to_string(kMaxRow - tail - list_row_ + 1) +
                                " list rows fit on the sheet (Excel's 1 048 576 rows)"));
   }
   const size_t mark = buf_.size();
@@ -420,7 +425,8 @@ Status XlsxTemplateWriter::ShiftTail(const RowShift& shift) {
       int col;
       int64_t r;
       if (internal::ParseCellRef(c.attribute("r").value(), &col, &r)) {
-        c.attribute("r").set_value((internal::ColumnName(col) + std::to_string(shift.Row(r))).c_str());
+        c.attribute("r").set_value(
+            (internal::ColumnName(col) + std::to_string(shift.Row(r))).c_str());
       }
       pugi::xml_node f = c.child("f");
       if (!f) continue;
@@ -454,8 +460,7 @@ void XlsxTemplateWriter::ShiftRefsAfterSheetData(const RowShift& shift) {
         int64_t r1, r2;
         const std::string ref = m.attribute("ref").value();
         const size_t colon = ref.find(':');
-        if (colon != std::string::npos &&
-            internal::ParseCellRef(ref.substr(0, colon), &c1, &r1) &&
+        if (colon != std::string::npos && internal::ParseCellRef(ref.substr(0, colon), &c1, &r1) &&
             internal::ParseCellRef(ref.substr(colon + 1), &c2, &r2) && r1 == list_row_ &&
             r2 == list_row_) {
           // Merged inside the list row: repeated on every list row.
@@ -529,7 +534,8 @@ void XlsxTemplateWriter::AppendBlankListRow() {
   const std::string number = std::to_string(list_row_);
   buf_ += "<row r=\"" + number + "\"" + row_attrs_ + ">";
   for (const ListCell& cell : list_cells_) {
-    if (!cell.style_attr.empty()) buf_ += "<c r=\"" + cell.letters + number + "\"" + cell.style_attr + "/>";
+    if (!cell.style_attr.empty())
+      buf_ += "<c r=\"" + cell.letters + number + "\"" + cell.style_attr + "/>";
   }
   buf_ += "</row>";
 }
@@ -572,8 +578,8 @@ Status XlsxTemplateWriter::WriteOtherParts() {
     if (part.name == kWorkbook && formulas_shifted_) {
       EC_ASSIGN_OR_RETURN(std::string xml, internal::PartText(part));
       pugi::xml_document doc;
-      if (doc.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_declaration |
-                                                       pugi::parse_ws_pcdata)) {
+      if (doc.load_buffer(xml.data(), xml.size(),
+                          pugi::parse_default | pugi::parse_declaration | pugi::parse_ws_pcdata)) {
         pugi::xml_node root = doc.document_element();
         pugi::xml_node calc;
         for (pugi::xml_node n : root.children()) {
@@ -596,8 +602,8 @@ Status XlsxTemplateWriter::WriteOtherParts() {
         continue;
       }
     }
-    EC_RETURN_IF_ERROR(zip_.AddRawEntry(part.name, part.method, part.crc, part.size,
-                                        part.compressed));
+    EC_RETURN_IF_ERROR(
+        zip_.AddRawEntry(part.name, part.method, part.crc, part.size, part.compressed));
   }
   return Status::Ok();
 }

@@ -16,10 +16,10 @@
 namespace export_center::render {
 namespace {
 
-using internal::CleanText;
-using internal::NeedsFormulaGuard;
 using internal::AppendXmlText;
+using internal::CleanText;
 using internal::IsDecimalText;
+using internal::NeedsFormulaGuard;
 
 // Row XML collects here and goes to the deflater in chunks of about this size:
 // big enough to amortise the call, small enough to keep memory flat.

@@ -152,8 +152,8 @@ Status ZipStreamWriter::BeginEntry(std::string_view name, ZipMethod method) {
   if (entry_open_ || finished_) return Fail(Internal("zip: BeginEntry out of order"));
   if (name.empty() || name.size() > kMax16) return Fail(Internal("zip: bad entry name"));
   const uint16_t code = method == ZipMethod::kStored ? kMethodStored : kMethodDeflate;
-  entries_.push_back(Entry{std::string(name), 0, 0, 0, offset_, code,
-                           kFlagDataDescriptor | kFlagUtf8});
+  entries_.push_back(
+      Entry{std::string(name), 0, 0, 0, offset_, code, kFlagDataDescriptor | kFlagUtf8});
   entry_open_ = true;
   // Sizes are unknown yet (bit 3): zero here, real values in the descriptor.
   std::string h;
@@ -213,9 +213,8 @@ Status ZipStreamWriter::AddRawEntry(std::string_view name, uint16_t method, uint
   if (uncompressed_size >= kMax32 || compressed.size() >= kMax32) {
     return Fail(InvalidArgument("zip: raw entry too large"));
   }
-  entries_.push_back(
-      Entry{std::string(name), crc, compressed.size(), uncompressed_size, offset_, method,
-            kFlagUtf8});
+  entries_.push_back(Entry{std::string(name), crc, compressed.size(), uncompressed_size, offset_,
+                           method, kFlagUtf8});
   // Sizes are known: they go in the local header and no descriptor follows.
   std::string h;
   Put32(&h, kLocalHeaderSig);

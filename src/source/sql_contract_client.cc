@@ -161,13 +161,14 @@ class HttpSqlContractClient : public SqlContractClient {
 
   StatusOr<json> CallOnce(const std::string& op, const json& body) {
     EC_RETURN_IF_ERROR(EnsureClient());
-    std::string path = "/dispatch/" + op + "?queryId=" + httplib::detail::encode_query_param(options_.query_id);
+    std::string path =
+        "/dispatch/" + op + "?queryId=" + httplib::detail::encode_query_param(options_.query_id);
     httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},
                                 {"Accept", "application/json"}};
     auto res = client_->Post(path, headers, body.dump(), "application/json");
     if (!res) {
-      return Unavailable("contract call /dispatch/" + op + " failed: " +
-                         httplib::to_string(res.error()));
+      return Unavailable("contract call /dispatch/" + op +
+                         " failed: " + httplib::to_string(res.error()));
     }
     if (static_cast<int64_t>(res->body.size()) > options_.client.max_response_bytes) {
       return InvalidArgument("contract answer exceeds " +
@@ -189,9 +190,10 @@ class HttpSqlContractClient : public SqlContractClient {
       Status s = BusinessError(code, "contract /dispatch/" + op + " answered", message);
       if (code == 401 || code == 403) {
         // A rejected token is a security event, not just a failure.
-        spdlog::error("SECURITY: business service {} rejected the internal token on /dispatch/{} "
-                      "queryId={} {}",
-                      options_.service.name, op, options_.query_id, options_.log_context);
+        spdlog::error(
+            "SECURITY: business service {} rejected the internal token on /dispatch/{} "
+            "queryId={} {}",
+            options_.service.name, op, options_.query_id, options_.log_context);
       }
       return s;
     }
@@ -208,7 +210,8 @@ class HttpSqlContractClient : public SqlContractClient {
     }
     client_ = std::make_unique<httplib::Client>(base);
     const auto& c = options_.client;
-    client_->set_connection_timeout(c.connect_timeout_ms / 1000, (c.connect_timeout_ms % 1000) * 1000);
+    client_->set_connection_timeout(c.connect_timeout_ms / 1000,
+                                    (c.connect_timeout_ms % 1000) * 1000);
     client_->set_read_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
     client_->set_write_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
     client_->set_follow_location(false);  // the allow-list vouches only for base_url
@@ -241,7 +244,8 @@ StatusOr<SqlContract> ParseSqlContract(const json& data) {
   c.template_type = Text(data, "templateType");
   if (c.template_type.empty()) c.template_type = "METADATA";
   if (c.template_type != "METADATA" && c.template_type != "EXCEL_TEMPLATE") {
-    return InvalidArgument("templateType " + c.template_type + " is not METADATA or EXCEL_TEMPLATE");
+    return InvalidArgument("templateType " + c.template_type +
+                           " is not METADATA or EXCEL_TEMPLATE");
   }
   std::string excel = Text(data, "excelTemplate");
   if (!excel.empty()) {
@@ -255,7 +259,8 @@ StatusOr<SqlContract> ParseSqlContract(const json& data) {
   return c;
 }
 
-std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(const SqlContractClientOptions& options) {
+std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(
+    const SqlContractClientOptions& options) {
   return std::make_unique<HttpSqlContractClient>(options);
 }
 

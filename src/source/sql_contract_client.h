@@ -55,8 +55,8 @@ struct SqlContract {
   std::string order_by;
   std::string tenant;
   std::string schema;
-  std::string version;        // int or string on the wire, kept as text
-  std::string template_type;  // METADATA | EXCEL_TEMPLATE
+  std::string version;         // int or string on the wire, kept as text
+  std::string template_type;   // METADATA | EXCEL_TEMPLATE
   std::string excel_template;  // decoded bytes; empty unless EXCEL_TEMPLATE
   nlohmann::json param_schema;
   bool support_count_for_list = false;
@@ -98,6 +98,7 @@ struct SqlContractClientOptions {
   std::function<void(int64_t duration_ms, StatusCode code)> on_call;
 };
 
-std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(const SqlContractClientOptions& options);
+std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(
+    const SqlContractClientOptions& options);
 
 }  // namespace export_center::source

@@ -28,7 +28,8 @@ std::string Lower(std::string_view s) {
 
 // A scanned statement may end in one ';', which must not end up inside "(…) _t".
 std::string StripTrailingSemicolon(std::string sql) {
-  while (!sql.empty() && (std::isspace(static_cast<unsigned char>(sql.back())) || sql.back() == ';')) {
+  while (!sql.empty() &&
+         (std::isspace(static_cast<unsigned char>(sql.back())) || sql.back() == ';')) {
     sql.pop_back();
   }
   return sql;
@@ -152,15 +153,17 @@ struct ColumnPlan {
 
 struct EnrichGroupPlan {
   EnrichSqlDef def;
-  int key_index = -1;               // main result column of the key
-  std::vector<size_t> targets;      // output column indexes it fills
+  int key_index = -1;           // main result column of the key
+  std::vector<size_t> targets;  // output column indexes it fills
 };
 
 class SqlTemplateSource : public RowSource {
  public:
   SqlTemplateSource(SqlTemplateSourceOptions options, std::unique_ptr<SqlContractClient> client,
                     std::shared_ptr<ReadOnlyDatasource> datasource)
-      : options_(std::move(options)), client_(std::move(client)), datasource_(std::move(datasource)) {}
+      : options_(std::move(options)),
+        client_(std::move(client)),
+        datasource_(std::move(datasource)) {}
 
   const std::vector<task::Column>& columns() const override { return columns_; }
   std::optional<task::TaskState> terminal_state() const override { return terminal_state_; }
@@ -196,7 +199,8 @@ class SqlTemplateSource : public RowSource {
   Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
   Status EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows);
   Status EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows);
-  Status EnrichGroup(const EnrichGroupPlan& group, const ResultSet& raw, std::vector<task::Row>* rows);
+  Status EnrichGroup(const EnrichGroupPlan& group, const ResultSet& raw,
+                     std::vector<task::Row>* rows);
   Status EnrichFailed(const std::vector<size_t>& targets, const Status& cause);
   Status CheckFinalCount();
   Status Terminal(task::TaskState state, Status status) {
@@ -234,7 +238,8 @@ class SqlTemplateSource : public RowSource {
 Status SqlTemplateSource::Prepare() {
   EC_ASSIGN_OR_RETURN(params_, TemplateParameters(options_.parameters_json, options_.tenant_id,
                                                   options_.app_code, options_.requested_by));
-  EC_RETURN_IF_ERROR(sql_template::CheckQueryEnabled(options_.query_id, options_.registered_query_ids));
+  EC_RETURN_IF_ERROR(
+      sql_template::CheckQueryEnabled(options_.query_id, options_.registered_query_ids));
   EC_ASSIGN_OR_RETURN(contract_, client_->GetSqlTemplate(params_));
   EC_RETURN_IF_ERROR(CheckContract());
   render_options_.untrusted = UntrustedParameters(params_, options_.parameter_specs);
@@ -277,10 +282,10 @@ Status SqlTemplateSource::CheckContract() {
   if (contract_.support_version) {
     EC_ASSIGN_OR_RETURN(std::string recorded, RecordedContractVersion());
     if (recorded != contract_.version) {
-      return Terminal(task::TaskState::kStale,
-                      InvalidArgument("the export's query logic was upgraded (contract version " +
-                                      recorded + " → " + contract_.version +
-                                      "); please export again"));
+      return Terminal(
+          task::TaskState::kStale,
+          InvalidArgument("the export's query logic was upgraded (contract version " + recorded +
+                          " → " + contract_.version + "); please export again"));
     }
   }
   return Status::Ok();
@@ -393,14 +398,16 @@ Status SqlTemplateSource::PlanEnrichment() {
     return Status::Ok();
   }
   if (!contract_.need_enrich) {
-    return InvalidArgument("configuration error: columns are marked enrich but the contract "
-                           "declares neither needEnrich nor enrichSqls");
+    return InvalidArgument(
+        "configuration error: columns are marked enrich but the contract "
+        "declares neither needEnrich nor enrichSqls");
   }
   for (const auto& p : plan_) {
     if (!p.contract.key_column) continue;
     if (callback_key_index_ >= 0 || p.result_index < 0) {
-      return InvalidArgument("configuration error: callback enrichment needs exactly one "
-                             "keyColumn that the query returns");
+      return InvalidArgument(
+          "configuration error: callback enrichment needs exactly one "
+          "keyColumn that the query returns");
     }
     callback_key_index_ = p.result_index;
   }
@@ -415,7 +422,8 @@ StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
   EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query("SELECT COUNT(*) FROM (" + sql_ + ") _t",
                                                        bindings_, contract_.schema));
   int64_t n = 0;
-  if (rs.rows.size() != 1 || rs.rows[0].empty() || !rs.rows[0][0] || !ParseInt(*rs.rows[0][0], &n)) {
+  if (rs.rows.size() != 1 || rs.rows[0].empty() || !rs.rows[0][0] ||
+      !ParseInt(*rs.rows[0][0], &n)) {
     return Internal("derived COUNT(*) returned no number");
   }
   return n;
@@ -434,8 +442,8 @@ Status SqlTemplateSource::CheckCounts() {
       EC_ASSIGN_OR_RETURN(list, client_->CountForList(params_));
     }
     if (list != total_) {
-      std::string detail = "export count " + std::to_string(total_) + " differs from the list count " +
-                           std::to_string(list);
+      std::string detail = "export count " + std::to_string(total_) +
+                           " differs from the list count " + std::to_string(list);
       if (options_.strict) {
         spdlog::error("ALERT: sql-template inconsistent taskId={} queryId={}: {}", options_.task_id,
                       options_.query_id, detail);
@@ -466,7 +474,8 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
   Page page;
   page.rows.reserve(raw.rows.size());
   for (size_t i = 0; i < raw.rows.size(); ++i) {
-    EC_ASSIGN_OR_RETURN(task::Row row, ConvertRow(raw.rows[i], offset_ + static_cast<int64_t>(i) + 1));
+    EC_ASSIGN_OR_RETURN(task::Row row,
+                        ConvertRow(raw.rows[i], offset_ + static_cast<int64_t>(i) + 1));
     page.rows.push_back(std::move(row));
   }
   EC_RETURN_IF_ERROR(Enrich(raw, &page.rows));
@@ -474,7 +483,8 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
   page.has_more = page.rows.size() == static_cast<size_t>(options_.batch_size);
   page.total_rows = total_;
   if (offset_ > options_.max_rows) {
-    return LimitExceeded("export exceeds the max-rows limit of " + std::to_string(options_.max_rows));
+    return LimitExceeded("export exceeds the max-rows limit of " +
+                         std::to_string(options_.max_rows));
   }
   if (!page.has_more) {
     EC_RETURN_IF_ERROR(CheckFinalCount());
@@ -483,8 +493,8 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
   return page;
 }
 
-StatusOr<task::Row> SqlTemplateSource::ConvertRow(const std::vector<std::optional<std::string>>& raw,
-                                                  int64_t n) {
+StatusOr<task::Row> SqlTemplateSource::ConvertRow(
+    const std::vector<std::optional<std::string>>& raw, int64_t n) {
   task::Row row;
   row.reserve(plan_.size());
   for (const auto& p : plan_) {
@@ -503,8 +513,9 @@ StatusOr<task::Row> SqlTemplateSource::ConvertRow(const std::vector<std::optiona
 // only trace is a total that differs from the pre-flight count.
 Status SqlTemplateSource::CheckFinalCount() {
   if (offset_ == total_) return Status::Ok();
-  std::string detail = "exported " + std::to_string(offset_) + " rows but the pre-flight count was " +
-                       std::to_string(total_) + ": the data changed during the export";
+  std::string detail = "exported " + std::to_string(offset_) +
+                       " rows but the pre-flight count was " + std::to_string(total_) +
+                       ": the data changed during the export";
   if (options_.strict) {
     spdlog::error("ALERT: sql-template inconsistent taskId={} queryId={}: {}", options_.task_id,
                   options_.query_id, detail);
@@ -532,9 +543,10 @@ Status SqlTemplateSource::EnrichFailed(const std::vector<size_t>& targets, const
   }
   if (!warned_enrich_) {
     warned_enrich_ = true;
-    spdlog::warn("ALERT: sql-template enrichment failed taskId={} queryId={}; non-critical "
-                 "cells are left blank: {}",
-                 options_.task_id, options_.query_id, cause.ToString());
+    spdlog::warn(
+        "ALERT: sql-template enrichment failed taskId={} queryId={}; non-critical "
+        "cells are left blank: {}",
+        options_.task_id, options_.query_id, cause.ToString());
   }
   return Status::Ok();
 }
@@ -600,7 +612,8 @@ Status SqlTemplateSource::EnrichGroup(const EnrichGroupPlan& g, const ResultSet&
   text_column.key = g.def.key_column;
   for (const auto& r : raw.rows) {
     const auto& key = r[g.key_index];
-    if (key && seen.insert(*key).second) keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
+    if (key && seen.insert(*key).second)
+      keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
   }
   if (keys.empty()) return Status::Ok();
   params["keys"] = keys;
@@ -610,7 +623,8 @@ Status SqlTemplateSource::EnrichGroup(const EnrichGroupPlan& g, const ResultSet&
   EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query(StripTrailingSemicolon(rendered->sql),
                                                        rendered->bindings, contract_.schema));
   std::map<std::string, int> label;
-  for (size_t i = 0; i < rs.columns.size(); ++i) label.emplace(Lower(rs.columns[i]), static_cast<int>(i));
+  for (size_t i = 0; i < rs.columns.size(); ++i)
+    label.emplace(Lower(rs.columns[i]), static_cast<int>(i));
   auto key_it = label.find(Lower(g.def.key_column));
   if (key_it == label.end()) {
     return InvalidArgument("enrich group " + g.def.group + " does not return " + g.def.key_column);
@@ -709,8 +723,8 @@ StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
       if (ParseInt(t, &v)) return task::CellValue{v};
       // A whole number printed as a decimal ("12.00", numeric columns).
       auto d = task::ParseDecimal(t, 0);
-      if (d.ok() && ParseInt(d->digits, &v) && task::ParseDecimal(t, 10)->digits ==
-                                                   task::ParseDecimal(d->digits, 10)->digits) {
+      if (d.ok() && ParseInt(d->digits, &v) &&
+          task::ParseDecimal(t, 10)->digits == task::ParseDecimal(d->digits, 10)->digits) {
         return task::CellValue{v};
       }
       return BadValue(column, t);

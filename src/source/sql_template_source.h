@@ -64,7 +64,7 @@ struct SqlTemplateSourceOptions {
   // create and returns the version now recorded (TaskStore::PinContractVersion),
   // so a versioned contract is pinned before the first page runs.
   std::function<StatusOr<std::string>(const std::string& version)> pin_contract_version;
-  bool strict = true;                           // definition `consistency`
+  bool strict = true;  // definition `consistency`
   int batch_size = 500;
   int64_t max_rows = 200000;
   std::string timezone = "Asia/Shanghai";  // for DATETIME values without an offset

@@ -266,7 +266,7 @@ Status LocalExportStorage::DeletePartial(const PartialObject& partial) {
 
 // A temp file sits in exports/yyyy/MM/dd/{taskId}/; the folder names its task.
 std::optional<PartialObject> LocalExportStorage::AsPartial(const std::string& path,
-                                                          const struct stat& st) const {
+                                                           const struct stat& st) const {
   const std::string folder = Base(Parent(path));
   auto task_id = ParseId(folder);
   if (!task_id) return std::nullopt;

@@ -815,12 +815,11 @@ StatusOr<std::string> SqlTaskStore::PinContractVersion(const Attempt& a,
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     // Only an unset version is written: once pinned, a later attempt compares
     // against it and a changed contract ends the task STALE.
-    EC_RETURN_IF_ERROR(
-        c.Exec(Sql("UPDATE export_task SET contract_version = ?, updated_at = {NOW}"
-                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                   " AND lease_owner = ? AND contract_version IS NULL"),
-               {version, a.task_id, a.dispatch_version, a.instance})
-            .status());
+    EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_task SET contract_version = ?, updated_at = {NOW}"
+                                  " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                                  " AND lease_owner = ? AND contract_version IS NULL"),
+                              {version, a.task_id, a.dispatch_version, a.instance})
+                           .status());
     EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT contract_version FROM export_task"
                                            " WHERE id = ? AND status = 'RUNNING'"
                                            " AND dispatch_version = ? AND lease_owner = ?",
@@ -853,7 +852,8 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
     if (rows[0].Int(3) != 0) {
       // A cancel requested during the attempt wins over a retry
       // (docs/task-lifecycle.md#cancellation): the user asked to stop.
-      EC_RETURN_IF_ERROR(EndAttempt(c, a, TaskState::kCancelled, kCodeCancelled, kCancelledMessage));
+      EC_RETURN_IF_ERROR(
+          EndAttempt(c, a, TaskState::kCancelled, kCodeCancelled, kCancelledMessage));
       outcome = RetryOutcome::kCancelled;
       return Status::Ok();
     }
@@ -944,13 +944,13 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
   int64_t n = 0;
   if (rec.cancelled) {
     // The user asked to stop: a dead worker is no reason to run it again.
-    EC_ASSIGN_OR_RETURN(
-        n, c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED', failure_code = ?,"
-                      " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
-                      " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
-                      " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                      " AND lease_until <= {NOW}"),
-                  {kCodeCancelled, kCancelledMessage, rec.task_id, rec.old_version}));
+    EC_ASSIGN_OR_RETURN(n,
+                        c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED', failure_code = ?,"
+                                   " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                                   " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
+                                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                                   " AND lease_until <= {NOW}"),
+                               {kCodeCancelled, kCancelledMessage, rec.task_id, rec.old_version}));
   } else if (rec.failed) {
     EC_ASSIGN_OR_RETURN(
         n, c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"

@@ -26,9 +26,9 @@ namespace export_center::store {
 
 // Which database holds the tasks (app/ opens the matching TaskStore).
 struct DatabaseOptions {
-  std::string kind = "sqlite";          // sqlite | postgres
+  std::string kind = "sqlite";  // sqlite | postgres
   std::string sqlite_path = "var/export-center.db";
-  std::string postgres_url;             // postgresql://user:pass@host:port/db; env EXPORT_CENTER_DATABASE_URL
+  std::string postgres_url;  // postgresql://user:pass@host:port/db; env EXPORT_CENTER_DATABASE_URL
   int pool_size = 8;
 };
 
@@ -87,13 +87,13 @@ struct OutboxEntry {
 // Every branch acknowledges the command.
 enum class ClaimMiss {
   kTaskMissing,
-  kNewerVersion,      // task.dispatch_version > command's
-  kOlderVersion,      // task.dispatch_version < command's (cannot happen normally)
-  kFinished,          // SUCCEEDED/FAILED/EXPIRED/CANCELLED/STALE/INCONSISTENT
-  kRunningLeaseLive,  // another instance holds a live lease
+  kNewerVersion,         // task.dispatch_version > command's
+  kOlderVersion,         // task.dispatch_version < command's (cannot happen normally)
+  kFinished,             // SUCCEEDED/FAILED/EXPIRED/CANCELLED/STALE/INCONSISTENT
+  kRunningLeaseLive,     // another instance holds a live lease
   kRunningLeaseExpired,  // left to the reconciler
-  kPendingBackoff,    // PENDING and next_retry_at > now
-  kLostRace,          // PENDING and due, yet the update hit 0 rows
+  kPendingBackoff,       // PENDING and next_retry_at > now
+  kLostRace,             // PENDING and due, yet the update hit 0 rows
 };
 std::string_view ToString(ClaimMiss miss);
 
@@ -107,8 +107,8 @@ struct ClaimRequest {
 
 struct ClaimResult {
   bool claimed = false;
-  std::optional<ClaimMiss> miss;     // set when !claimed
-  std::optional<task::Task> task;    // the task as read after the attempt (absent if missing)
+  std::optional<ClaimMiss> miss;   // set when !claimed
+  std::optional<task::Task> task;  // the task as read after the attempt (absent if missing)
 };
 
 // Identifies one execution attempt: every write of a running attempt is
@@ -121,8 +121,8 @@ struct Attempt {
 
 enum class RenewOutcome {
   kRenewed,
-  kLost,              // version/owner/status changed: abort, do not commit
-  kDeadlinePassed,    // execution_deadline_at <= now: abort as transient timeout
+  kLost,            // version/owner/status changed: abort, do not commit
+  kDeadlinePassed,  // execution_deadline_at <= now: abort as transient timeout
 };
 
 struct FileResult {
@@ -142,9 +142,9 @@ enum class RetryOutcome { kRescheduled, kFailedMaxAttempts, kCancelled, kLost };
 struct RecoveredLease {
   int64_t task_id = 0;
   int32_t old_version = 0;
-  bool failed = false;     // true: max attempts reached → FAILED
-  bool cancelled = false;  // true: a cancel was requested → CANCELLED
-                           // neither: PENDING, version+1
+  bool failed = false;                    // true: max attempts reached → FAILED
+  bool cancelled = false;                 // true: a cancel was requested → CANCELLED
+                                          // neither: PENDING, version+1
   std::optional<std::string> object_key;  // partial file to delete, if recorded
   std::string export_type;
 };

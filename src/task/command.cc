@@ -37,7 +37,8 @@ StatusOr<Command> DecodeCommand(std::string_view payload) {
   };
   Command c;
   const auto* schema = field("schemaVersion");
-  if (!schema || !schema->is_number_integer()) return InvalidArgument("command lacks schemaVersion");
+  if (!schema || !schema->is_number_integer())
+    return InvalidArgument("command lacks schemaVersion");
   c.schema_version = schema->get<int>();
   if (c.schema_version != kCommandSchemaVersion) {
     return InvalidArgument("unsupported command schemaVersion " + std::to_string(c.schema_version));
@@ -61,7 +62,8 @@ StatusOr<Command> DecodeCommand(std::string_view payload) {
   c.task_id = *id;
   c.export_type = type->get<std::string>();
   c.dispatch_version = version->get<int32_t>();
-  if (const auto* at = field("occurredAt"); at && at->is_string()) c.occurred_at = at->get<std::string>();
+  if (const auto* at = field("occurredAt"); at && at->is_string())
+    c.occurred_at = at->get<std::string>();
   if (const auto* tr = field("traceId"); tr && tr->is_string()) c.trace_id = tr->get<std::string>();
   return c;
 }

@@ -5,13 +5,12 @@
 // parsed once, by ParseWireValue, into CellValue. Writers never see JSON.
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "common/status.h"
 
@@ -25,8 +24,8 @@ struct Column {
   std::string key;
   std::string title;
   ColumnType type = ColumnType::kString;
-  int width = 0;   // in characters; 0 = writer's default
-  int scale = 2;   // DECIMAL digits after the point
+  int width = 0;       // in characters; 0 = writer's default
+  int scale = 2;       // DECIMAL digits after the point
   std::string format;  // optional number format override
 };
 
@@ -44,8 +43,7 @@ struct DateTime {
   int64_t epoch_ms = 0;  // UTC instant; writers show it in the export's time zone
 };
 
-using CellValue =
-    std::variant<std::monostate, std::string, int64_t, Decimal, bool, Date, DateTime>;
+using CellValue = std::variant<std::monostate, std::string, int64_t, Decimal, bool, Date, DateTime>;
 using Row = std::vector<CellValue>;  // one value per column, in column order
 
 // Validates a column list from a provider: 1..100 columns, unique non-empty

@@ -48,8 +48,8 @@ bool IsAllowedTransition(TaskState from, TaskState to) {
     case S::kPending:
       return to == S::kRunning || to == S::kCancelled || to == S::kFailed;  // FAILED: quarantine
     case S::kRunning:
-      return to == S::kSucceeded || to == S::kPending || to == S::kFailed ||
-             to == S::kCancelled || to == S::kStale || to == S::kInconsistent;
+      return to == S::kSucceeded || to == S::kPending || to == S::kFailed || to == S::kCancelled ||
+             to == S::kStale || to == S::kInconsistent;
     case S::kSucceeded:
       return to == S::kExpired;
     case S::kFailed:
@@ -63,9 +63,7 @@ bool IsAllowedTransition(TaskState from, TaskState to) {
   return false;
 }
 
-std::string_view ToString(FileFormat format) {
-  return format == FileFormat::kCsv ? "CSV" : "XLSX";
-}
+std::string_view ToString(FileFormat format) { return format == FileFormat::kCsv ? "CSV" : "XLSX"; }
 
 std::optional<FileFormat> ParseFileFormat(std::string_view text) {
   if (text == "XLSX") return FileFormat::kXlsx;
@@ -83,7 +81,9 @@ std::string_view ContentType(FileFormat format) {
              : "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 }
 
-std::string_view ToString(AppCode app) { return app == AppCode::kMerchant ? "MERCHANT" : "PLATFORM"; }
+std::string_view ToString(AppCode app) {
+  return app == AppCode::kMerchant ? "MERCHANT" : "PLATFORM";
+}
 
 std::optional<AppCode> ParseAppCode(std::string_view text) {
   if (text == "PLATFORM") return AppCode::kPlatform;

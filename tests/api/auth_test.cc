@@ -1,5 +1,6 @@
 #include "api/auth.h"
 
+#include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
@@ -7,8 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "api/download_token.h"
@@ -63,7 +62,8 @@ struct RsaFiles {
 
 RsaFiles MakeRsaFiles(const std::string& name) {
   EVP_PKEY* key = EVP_RSA_gen(2048);
-  RsaFiles files{testing::TempDir() + name + "_pub.pem", testing::TempDir() + name + "_key.pem", ""};
+  RsaFiles files{testing::TempDir() + name + "_pub.pem", testing::TempDir() + name + "_key.pem",
+                 ""};
   FILE* f = std::fopen(files.public_pem_path.c_str(), "w");
   PEM_write_PUBKEY(f, key);
   std::fclose(f);
@@ -83,11 +83,11 @@ TEST(Base64Url, RoundTripsAndIsStrict) {
     EXPECT_EQ(*back, s);
   }
   EXPECT_EQ(Base64UrlEncode("\xfb\xff"), "-_8");
-  EXPECT_FALSE(Base64UrlDecode("Zm9v=").has_value());   // padding
-  EXPECT_FALSE(Base64UrlDecode("+/8").has_value());     // standard alphabet
-  EXPECT_FALSE(Base64UrlDecode("Zm9 v").has_value());   // whitespace
-  EXPECT_FALSE(Base64UrlDecode("Z").has_value());       // impossible length
-  EXPECT_FALSE(Base64UrlDecode("Zh").has_value());      // non-zero unused bits
+  EXPECT_FALSE(Base64UrlDecode("Zm9v=").has_value());  // padding
+  EXPECT_FALSE(Base64UrlDecode("+/8").has_value());    // standard alphabet
+  EXPECT_FALSE(Base64UrlDecode("Zm9 v").has_value());  // whitespace
+  EXPECT_FALSE(Base64UrlDecode("Z").has_value());      // impossible length
+  EXPECT_FALSE(Base64UrlDecode("Zh").has_value());     // non-zero unused bits
   EXPECT_TRUE(Base64UrlDecode("Zg").has_value());
 }
 
@@ -144,18 +144,20 @@ TEST(Auth, ForgedSignatureIsRejected) {
 }
 
 TEST(Auth, AlgNoneIsRejected) {
-  std::string unsigned_token = Base64UrlEncode(json{{"alg", "none"}}.dump()) + "." +
-                               Base64UrlEncode(Claims().dump()) + ".";
+  std::string unsigned_token =
+      Base64UrlEncode(json{{"alg", "none"}}.dump()) + "." + Base64UrlEncode(Claims().dump()) + ".";
   auto p = Verifier(HsConfig())->Verify(unsigned_token, Now());
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kUnauthenticated);
-  EXPECT_FALSE(Verifier(HsConfig())->Verify(Craft({{"alg", "None"}}, Claims(), kSecret), Now()).ok());
+  EXPECT_FALSE(
+      Verifier(HsConfig())->Verify(Craft({{"alg", "None"}}, Claims(), kSecret), Now()).ok());
 }
 
 TEST(Auth, UnknownAlgAndCritAreRejected) {
   auto v = Verifier(HsConfig());
   EXPECT_FALSE(v->Verify(Craft({{"alg", "HS512"}}, Claims(), kSecret), Now()).ok());
-  EXPECT_FALSE(v->Verify(Craft({{"alg", "HS256"}, {"crit", {"b64"}}}, Claims(), kSecret), Now()).ok());
+  EXPECT_FALSE(
+      v->Verify(Craft({{"alg", "HS256"}, {"crit", {"b64"}}}, Claims(), kSecret), Now()).ok());
   EXPECT_TRUE(v->Verify(Craft({{"alg", "HS256"}, {"typ", "JWT"}}, Claims(), kSecret), Now()).ok());
 }
 
@@ -258,9 +260,11 @@ TEST(Access, TaskVisibility) {
   EXPECT_FALSE(CanAccessTask(bob, t));
   bob.perms.push_back(std::string(kDownloadAllPermission));
   EXPECT_TRUE(CanAccessTask(bob, t));
-  Principal other_tenant{"alice", "t2", task::AppCode::kPlatform, {std::string(kDownloadAllPermission)}};
+  Principal other_tenant{
+      "alice", "t2", task::AppCode::kPlatform, {std::string(kDownloadAllPermission)}};
   EXPECT_FALSE(CanAccessTask(other_tenant, t));
-  Principal merchant{"alice", "t1", task::AppCode::kMerchant, {std::string(kDownloadAllPermission)}};
+  Principal merchant{
+      "alice", "t1", task::AppCode::kMerchant, {std::string(kDownloadAllPermission)}};
   EXPECT_FALSE(CanAccessTask(merchant, t));
 }
 

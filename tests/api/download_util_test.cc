@@ -52,8 +52,7 @@ TEST(Range, Unsatisfiable) {
   EXPECT_EQ(DecideRange("bytes=100-200", 100).kind, RangeDecision::kUnsatisfiable);
   EXPECT_EQ(DecideRange("bytes=-0", 100).kind, RangeDecision::kUnsatisfiable);
   EXPECT_EQ(DecideRange("bytes=0-", 0).kind, RangeDecision::kUnsatisfiable);
-  EXPECT_EQ(DecideRange("bytes=99999999999999999999999-", 100).kind,
-            RangeDecision::kUnsatisfiable);
+  EXPECT_EQ(DecideRange("bytes=99999999999999999999999-", 100).kind, RangeDecision::kUnsatisfiable);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include "api/export_api.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -17,24 +19,21 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <fstream>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <httplib.h>
-#include <nlohmann/json.hpp>
-
 #include "api/auth.h"
 #include "api/download_token.h"
-#include "http/beast/beast_http_server.h"
 #include "config/registry_yaml.h"
+#include "http/beast/beast_http_server.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "storage/local_export_storage.h"
@@ -164,8 +163,8 @@ class ExportApiTest : public ::testing::Test {
 
   std::string Token(const std::string& user, const std::string& tenant, task::AppCode app,
                     std::vector<std::string> perms, int ttl = 600) {
-    auto t = MintToken(auth_, Principal{user, tenant, app, std::move(perms)},
-                       std::chrono::seconds(ttl));
+    auto t =
+        MintToken(auth_, Principal{user, tenant, app, std::move(perms)}, std::chrono::seconds(ttl));
     EXPECT_TRUE(t.ok());
     return *t;
   }
@@ -222,24 +221,51 @@ class ExportApiTest : public ::testing::Test {
     Status s = db_->WithTransaction(store::TxMode::kWrite, [&](store::Connection& c) -> Status {
       EC_RETURN_IF_ERROR(c.Exec("DELETE FROM export_task WHERE id = ?", {t.id}).status());
       return c
-          .Exec("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
-                " task_name, format, parameters_json, params_hash, status, file_name, object_key,"
-                " content_type, size_bytes, total_rows, processed_rows, failure_code,"
-                " failure_message, dispatch_version, attempt_count, max_attempts, next_retry_at,"
-                " lease_owner, lease_until, last_heartbeat_at, execution_deadline_at,"
-                " cancel_requested, contract_version, download_count, last_downloaded_at,"
-                " requested_at, started_at, completed_at, expires_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                {t.id, t.tenant_id, task::ToString(t.app_code), t.requested_by, t.export_type,
-                 t.task_name, task::ToString(t.format), t.parameters_json, t.params_hash,
-                 task::ToString(t.status), t.file_name, t.object_key, t.content_type,
-                 t.size_bytes, t.total_rows, t.processed_rows, t.failure_code,
-                 t.failure_message, t.dispatch_version, t.attempt_count, t.max_attempts,
-                 t.next_retry_at, t.lease_owner, t.lease_until, t.last_heartbeat_at,
-                 t.execution_deadline_at, t.cancel_requested ? 1 : 0, t.contract_version,
-                 t.download_count, t.last_downloaded_at, t.requested_at, t.started_at,
-                 t.completed_at, t.expires_at, t.updated_at})
+          .Exec(
+              "INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
+              " task_name, format, parameters_json, params_hash, status, file_name, object_key,"
+              " content_type, size_bytes, total_rows, processed_rows, failure_code,"
+              " failure_message, dispatch_version, attempt_count, max_attempts, next_retry_at,"
+              " lease_owner, lease_until, last_heartbeat_at, execution_deadline_at,"
+              " cancel_requested, contract_version, download_count, last_downloaded_at,"
+              " requested_at, started_at, completed_at, expires_at, updated_at)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+              " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              {t.id,
+               t.tenant_id,
+               task::ToString(t.app_code),
+               t.requested_by,
+               t.export_type,
+               t.task_name,
+               task::ToString(t.format),
+               t.parameters_json,
+               t.params_hash,
+               task::ToString(t.status),
+               t.file_name,
+               t.object_key,
+               t.content_type,
+               t.size_bytes,
+               t.total_rows,
+               t.processed_rows,
+               t.failure_code,
+               t.failure_message,
+               t.dispatch_version,
+               t.attempt_count,
+               t.max_attempts,
+               t.next_retry_at,
+               t.lease_owner,
+               t.lease_until,
+               t.last_heartbeat_at,
+               t.execution_deadline_at,
+               t.cancel_requested ? 1 : 0,
+               t.contract_version,
+               t.download_count,
+               t.last_downloaded_at,
+               t.requested_at,
+               t.started_at,
+               t.completed_at,
+               t.expires_at,
+               t.updated_at})
           .status();
     });
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -316,7 +342,8 @@ class ExportApiTest : public ::testing::Test {
     ::send(fd, req.data(), req.size(), 0);
     std::string out;
     char buf[65536];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+      out.append(buf, static_cast<size_t>(n));
     ::close(fd);
     return out;
   }
@@ -325,9 +352,9 @@ class ExportApiTest : public ::testing::Test {
   static std::string Id(const task::Task& t) { return std::to_string(t.id); }
 
   std::string dir_;
-  std::shared_ptr<store::Database> db_;                // the SQLite database itself
-  std::shared_ptr<fakes::FailingDatabase> database_;   // what the store sees
-  std::unique_ptr<store::TaskStore> store_;            // SqlTaskStore over database_
+  std::shared_ptr<store::Database> db_;               // the SQLite database itself
+  std::shared_ptr<fakes::FailingDatabase> database_;  // what the store sees
+  std::unique_ptr<store::TaskStore> store_;           // SqlTaskStore over database_
   std::unique_ptr<fakes::ReadRecordingStorage> storage_;
   std::unique_ptr<registry::Registry> registry_;
   AuthOptions auth_;
@@ -420,7 +447,7 @@ TEST_F(ExportApiTest, MissingOrBadTokenIs401InTheEnvelope) {
   std::string forged = alice_.substr(0, alice_.rfind('.') + 1) + "AAAA";
   EXPECT_EQ(Get(kTasks, forged).code(), "401");
   std::string none_alg = Base64UrlEncode(R"({"alg":"none"})") + "." +
-                         alice_.substr(alice_.find('.') + 1, alice_.rfind('.') - alice_.find('.')) ;
+                         alice_.substr(alice_.find('.') + 1, alice_.rfind('.') - alice_.find('.'));
   EXPECT_EQ(Get(kTasks, none_alg).code(), "401");
   EXPECT_EQ(Create("", {{"exportType", "CUSTOMER_LIST"}}).code(), "401");
   EXPECT_EQ(OutboxRows(), 0);
@@ -459,12 +486,11 @@ TEST_F(ExportApiTest, CreateReturnsTheTaskAndWakesThePublisher) {
 }
 
 TEST_F(ExportApiTest, CreateAcceptsFormatNameAndBom) {
-  std::string body = "\xEF\xBB\xBF" + json{{"exportType", "ORDER_LIST"},
-                                          {"format", "CSV"},
-                                          {"taskName", "五月订单"}}
-                                             .dump();
-  Reply r = ToReply(client_->Post(kTasks.c_str(), Headers(alice_), body,
-                                  "application/json; charset=UTF-8"));
+  std::string body =
+      "\xEF\xBB\xBF" +
+      json{{"exportType", "ORDER_LIST"}, {"format", "CSV"}, {"taskName", "五月订单"}}.dump();
+  Reply r = ToReply(
+      client_->Post(kTasks.c_str(), Headers(alice_), body, "application/json; charset=UTF-8"));
   ASSERT_EQ(r.code(), "200") << r.raw;
   EXPECT_EQ(r.body["data"]["format"], "CSV");
   EXPECT_EQ(r.body["data"]["taskName"], "五月订单");
@@ -474,9 +500,9 @@ TEST_F(ExportApiTest, DuplicateSubmissionReturnsTheSameTask) {
   std::string first = CreateOk(alice_, {{"exportType", "CUSTOMER_LIST"},
                                         {"parameters", {{"keyword", "a"}, {"status", "ACTIVE"}}}});
   // Same canonical parameters, different key order and an explicit null.
-  Reply again = Create(alice_, {{"exportType", "CUSTOMER_LIST"},
-                                {"parameters", {{"status", "ACTIVE"}, {"keyword", "a"},
-                                                {"tags", nullptr}}}});
+  Reply again =
+      Create(alice_, {{"exportType", "CUSTOMER_LIST"},
+                      {"parameters", {{"status", "ACTIVE"}, {"keyword", "a"}, {"tags", nullptr}}}});
   ASSERT_EQ(again.code(), "200");
   EXPECT_EQ(again.body["data"]["id"], first);
   EXPECT_EQ(again.body["data"]["deduplicated"], true);
@@ -490,13 +516,16 @@ TEST_F(ExportApiTest, DuplicateSubmissionReturnsTheSameTask) {
 }
 
 TEST_F(ExportApiTest, ActiveTaskLimitsAre429) {
-  for (int i = 0; i < 3; ++i) CreateOk(alice_, {{"exportType", "CUSTOMER_LIST"},
-                                                {"parameters", {{"keyword", std::to_string(i)}}}});
-  Reply fourth = Create(alice_, {{"exportType", "CUSTOMER_LIST"}, {"parameters", {{"keyword", "x"}}}});
+  for (int i = 0; i < 3; ++i)
+    CreateOk(alice_,
+             {{"exportType", "CUSTOMER_LIST"}, {"parameters", {{"keyword", std::to_string(i)}}}});
+  Reply fourth =
+      Create(alice_, {{"exportType", "CUSTOMER_LIST"}, {"parameters", {{"keyword", "x"}}}});
   EXPECT_EQ(fourth.http, 200);
   EXPECT_EQ(fourth.code(), "429");
-  for (int i = 0; i < 2; ++i) CreateOk(bob_, {{"exportType", "CUSTOMER_LIST"},
-                                              {"parameters", {{"keyword", std::to_string(i)}}}});
+  for (int i = 0; i < 2; ++i)
+    CreateOk(bob_,
+             {{"exportType", "CUSTOMER_LIST"}, {"parameters", {{"keyword", std::to_string(i)}}}});
   Reply sixth = Create(admin_, {{"exportType", "CUSTOMER_LIST"}});
   EXPECT_EQ(sixth.code(), "429");  // 5 active of the type
 }
@@ -569,7 +598,7 @@ TEST_F(ExportApiTest, ParameterLimits) {
   EXPECT_EQ(code(json::array()), "400");
   EXPECT_EQ(code("keyword"), "400");
   EXPECT_EQ(code({{"filter", {{"a", {{"b", 1}}}}}}), "400");  // depth 3
-  EXPECT_EQ(code({{"filter", {{"a", {1}}}}}), "400");          // depth 3 via array
+  EXPECT_EQ(code({{"filter", {{"a", {1}}}}}), "400");         // depth 3 via array
   json twenty_one = json::object();
   for (int i = 0; i < 21; ++i) twenty_one["k" + std::to_string(i)] = "v";
   EXPECT_EQ(code(twenty_one), "400");
@@ -601,10 +630,10 @@ TEST_F(ExportApiTest, GetShowsTheTaskWithProgress) {
   EXPECT_EQ(d["processedRows"], "150");
   EXPECT_EQ(d["totalRows"], "600");
   EXPECT_EQ(d["startedAt"], "2024-05-01T08:30:00.123Z");
-  for (const char* key : {"exportType", "taskName", "format", "parameters", "fileName", "sizeBytes",
-                          "failureCode", "failureMessage", "attemptCount", "maxAttempts",
-                          "dispatchVersion", "cancelRequested", "downloadCount", "requestedAt",
-                          "completedAt", "expiresAt"}) {
+  for (const char* key :
+       {"exportType", "taskName", "format", "parameters", "fileName", "sizeBytes", "failureCode",
+        "failureMessage", "attemptCount", "maxAttempts", "dispatchVersion", "cancelRequested",
+        "downloadCount", "requestedAt", "completedAt", "expiresAt"}) {
     EXPECT_TRUE(d.contains(key)) << key;
   }
 }
@@ -621,7 +650,7 @@ TEST_F(ExportApiTest, MalformedIdsAre400AndUnknownIs404) {
 TEST_F(ExportApiTest, OtherTenantsAndUsersSee404) {
   task::Task t = PutTask("alice", TaskState::kPending);
   EXPECT_EQ(Get(kTasks + "/" + Id(t), bob_).code(), "404");
-  EXPECT_EQ(Get(kTasks + "/" + Id(t), eve_).code(), "404");  // download:all in another tenant
+  EXPECT_EQ(Get(kTasks + "/" + Id(t), eve_).code(), "404");       // download:all in another tenant
   EXPECT_EQ(Get(kTasks + "/" + Id(t), merchant_).code(), "404");  // same user, other app
   EXPECT_EQ(Get(kTasks + "/" + Id(t), admin_).code(), "200");
   // The message is the same as for a task that does not exist.
@@ -814,14 +843,16 @@ TEST_F(ExportApiTest, SignedDownloadUrl) {
 
   // Expired.
   DownloadGrant old{t.id, "t1", "alice", 1000};
-  auto expired = client_->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, old)).c_str());
+  auto expired =
+      client_->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, old)).c_str());
   EXPECT_EQ(expired->status, 410);
   EXPECT_EQ(json::parse(expired->body)["code"], "410");
   // A grant for another tenant's view of the task, or a missing task.
   DownloadGrant other{t.id, "t2", "eve", DbNowMs() + 600000};
-  EXPECT_EQ(client_->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, other)).c_str())
-                ->status,
-            404);
+  EXPECT_EQ(
+      client_->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, other)).c_str())
+          ->status,
+      404);
 }
 
 TEST_F(ExportApiTest, DownloadUrlRules) {
@@ -888,7 +919,8 @@ TEST_F(ExportApiTest, BodilessPostsDoNotWaitForABody) {
   EXPECT_NE(raw.find("\"code\":\"200\""), std::string::npos) << raw;
   // A body that is sent anyway is read and ignored, keeping the connection usable.
   task::Task failed = PutTask("alice", TaskState::kFailed);
-  EXPECT_EQ(Post(kTasks + "/" + Id(failed) + "/retry", alice_, "{\"why\":\"again\"}").code(), "200");
+  EXPECT_EQ(Post(kTasks + "/" + Id(failed) + "/retry", alice_, "{\"why\":\"again\"}").code(),
+            "200");
   EXPECT_EQ(Post(kTasks + "/" + Id(failed) + "/cancel", alice_, std::string(70 * 1024, ' ')).http,
             413);
 }
@@ -903,9 +935,8 @@ TEST_F(ExportApiTest, KeepAliveRequestsAreFast) {
   for (int i = 0; i < 20; ++i) {
     auto start = std::chrono::steady_clock::now();
     ASSERT_EQ(Get(kTasks, alice_).code(), "200");
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
   }
   std::sort(ms.begin(), ms.end());
   EXPECT_LT(ms[ms.size() / 2], 5.0) << "median keep-alive request took " << ms[ms.size() / 2];
@@ -936,7 +967,8 @@ TEST_F(ExportApiTest, SlowDownloadHoldsNoWorkerAndOneChunk) {
     slow.push_back(testing::RawConnection::Open(port_, "", /*receive_buffer_bytes=*/4096));
     ASSERT_TRUE(slow.back()->Send("GET " + kTasks + "/" + Id(t) +
                                   "/download HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
-                                  "Authorization: Bearer " + alice_ + "\r\n\r\n"));
+                                  "Authorization: Bearer " +
+                                  alice_ + "\r\n\r\n"));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto start = std::chrono::steady_clock::now();
@@ -1002,8 +1034,9 @@ definitions:
   auto parsed = config::ParseRegistry(head, nullptr);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   server_->Stop();
-  registry_ = std::make_unique<registry::Registry>(
-      *parsed, [](const std::string& path) { return config::LoadRegistryForReload(path, nullptr); });
+  registry_ = std::make_unique<registry::Registry>(*parsed, [](const std::string& path) {
+    return config::LoadRegistryForReload(path, nullptr);
+  });
   Start();
   const std::string exporter =
       Token("alice", "t1", task::AppCode::kPlatform, {"platform:customer:export"});
@@ -1011,8 +1044,8 @@ definitions:
 
   // Registry readers take a snapshot per request: after the reload the new
   // type is accepted without a restart.
-  const std::string path = ::testing::TempDir() + "ec_api_reload_" + std::to_string(::getpid()) +
-                           ".yaml";
+  const std::string path =
+      ::testing::TempDir() + "ec_api_reload_" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path, std::ios::trunc) << head << added;
   ASSERT_TRUE(registry_->Reload(path).ok());
   std::remove(path.c_str());

@@ -19,7 +19,8 @@ registry::ExportDefinition Def() {
       {"tags", "STRING_LIST", "Tags", false, {"A", "B", "C"}},
       {"filter", "OBJECT", "Filter", false, {}},
   };
-  for (int i = 0; i < 25; ++i) d.parameters.push_back({"k" + std::to_string(i), "STRING", "", false, {}});
+  for (int i = 0; i < 25; ++i)
+    d.parameters.push_back({"k" + std::to_string(i), "STRING", "", false, {}});
   return d;
 }
 

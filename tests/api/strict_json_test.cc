@@ -46,9 +46,9 @@ TEST(StrictJson, RejectsMalformedInput) {
   EXPECT_FALSE(ParseStrictJson("{").ok());
   EXPECT_FALSE(ParseStrictJson("{'a': 1}").ok());
   EXPECT_FALSE(ParseStrictJson(R"({"a": 1,})").ok());
-  EXPECT_FALSE(ParseStrictJson("{\"a\": \"\xff\"}").ok());       // invalid UTF-8
-  EXPECT_FALSE(ParseStrictJson(R"({"a": "\ud800"})").ok());     // lone surrogate
-  EXPECT_FALSE(ParseStrictJson("{\"a\": \"x\ny\"}").ok());       // raw control char
+  EXPECT_FALSE(ParseStrictJson("{\"a\": \"\xff\"}").ok());   // invalid UTF-8
+  EXPECT_FALSE(ParseStrictJson(R"({"a": "\ud800"})").ok());  // lone surrogate
+  EXPECT_FALSE(ParseStrictJson("{\"a\": \"x\ny\"}").ok());   // raw control char
 }
 
 TEST(StrictJson, IgnoresOneLeadingBom) {

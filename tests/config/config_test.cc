@@ -20,9 +20,7 @@ auth:
   download-url-secret: test-download-0123456789abcdef0123456789
 )";
 
-StatusOr<AppConfig> Parse(const std::string& yaml) {
-  return ParseConfig(yaml, "test.yaml");
-}
+StatusOr<AppConfig> Parse(const std::string& yaml) { return ParseConfig(yaml, "test.yaml"); }
 
 // Expects failure with a line of the message starting with `line`.
 void ExpectProblem(const std::string& yaml, const std::string& line) {
@@ -38,10 +36,9 @@ void ExpectProblem(const std::string& yaml, const std::string& line) {
 class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name :
-         {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
-          "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-          "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA"}) {
+    for (const char* name : {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
+                             "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
+                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA"}) {
       unsetenv(name);
     }
   }
@@ -256,10 +253,10 @@ TEST_F(ConfigTest, EmptyEnvironmentVariableIsIgnored) {
 }
 
 TEST_F(ConfigTest, ConnectionCapsAreConsistent) {
-  ExpectProblem(std::string(kMinimal) +
-                    "server: {max-connections: 100, max-connections-per-address: 101}\n",
-                "server.max-connections-per-address: 101 must not exceed server.max-connections "
-                "(100)");
+  ExpectProblem(
+      std::string(kMinimal) + "server: {max-connections: 100, max-connections-per-address: 101}\n",
+      "server.max-connections-per-address: 101 must not exceed server.max-connections "
+      "(100)");
   ExpectProblem(std::string(kMinimal) + "server: {header-timeout-seconds: 0}\n",
                 "server.header-timeout-seconds: 0 is out of range; allowed: [1, 300]");
 }
@@ -392,8 +389,8 @@ TEST_F(ConfigTest, AllProblemsReportedTogetherOnePerLine) {
 // The sample service's section is its own business: accepted, never read.
 // Its checks are in tests/sdk/customer_service_config_test.cc.
 TEST_F(ConfigTest, CustomerServiceSectionIsAcceptedAndSkipped) {
-  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
-                                "customer-service: {contract-version: 0, seed-orders: -1}\n");
+  StatusOr<AppConfig> c =
+      Parse(std::string(kMinimal) + "customer-service: {contract-version: 0, seed-orders: -1}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
 

@@ -61,7 +61,8 @@ std::string WriteTemplate(const std::string& path, const std::vector<std::string
        "<workbook xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\"/>");
   part("xl/worksheets/sheet1.xml",
        "<worksheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\">"
-       "<sheetData>" + rows + "</sheetData></worksheet>");
+       "<sheetData>" +
+           rows + "</sheetData></worksheet>");
   EXPECT_TRUE(zip.Finish().ok());
   return path;
 }

@@ -1,7 +1,6 @@
 #include "config/registry_yaml.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdlib>

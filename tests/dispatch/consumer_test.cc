@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <atomic>
 #include <random>
 #include <thread>
 
@@ -18,13 +18,13 @@
 #include "dispatch/embedded_command_channel.h"
 #include "dispatch/lease_watchdog.h"
 #include "dispatch/outbox_publisher.h"
+#include "dispatch/reconciler.h"
+#include "faulty_task_store.h"  // beside this test
 #include "render/csv_writer.h"
 #include "render/xlsx_template_writer.h"
-#include "dispatch/reconciler.h"
 #include "storage/local_export_storage.h"
 #include "store/database.h"
 #include "store/sqlite/sqlite_task_store.h"
-#include "faulty_task_store.h"  // beside this test
 
 namespace export_center::dispatch {
 namespace {
@@ -37,8 +37,8 @@ struct Script {
   std::vector<task::Column> columns = {{"id", "编号", task::ColumnType::kInteger, 10, 0, ""},
                                        {"name", "名称", task::ColumnType::kString, 20, 0, ""}};
   std::vector<std::vector<task::Row>> pages;
-  std::map<size_t, Status> fail_at;                  // page index → error
-  std::map<size_t, std::function<void()>> hook_at;   // page index → side effect
+  std::map<size_t, Status> fail_at;                   // page index → error
+  std::map<size_t, std::function<void()>> hook_at;    // page index → side effect
   std::shared_ptr<const std::string> excel_template;  // as an SQL contract may supply
   std::optional<std::string> failure_code;            // as the SQL source's UNSAFE_TEMPLATE
   std::optional<task::TaskState> terminal_state;      // as the sql-template source sets
@@ -53,9 +53,7 @@ class ScriptedSource : public source::RowSource {
     return script_->excel_template;
   }
   std::optional<std::string> failure_code() const override { return script_->failure_code; }
-  std::optional<task::TaskState> terminal_state() const override {
-    return script_->terminal_state;
-  }
+  std::optional<task::TaskState> terminal_state() const override { return script_->terminal_state; }
   StatusOr<source::Page> NextPage() override {
     const size_t i = next_++;
     if (auto hook = script_->hook_at.find(i); hook != script_->hook_at.end()) hook->second();
@@ -118,9 +116,9 @@ class ConsumerTest : public ::testing::Test {
     deps.store = store_.get();
     deps.storage = storage_.get();
     deps.registry = registry_.get();
-    deps.make_source = [this](const task::Task&, const registry::ExportDefinition&,
-                              const registry::RegistrySnapshot&)
-        -> StatusOr<std::unique_ptr<source::RowSource>> {
+    deps.make_source =
+        [this](const task::Task&, const registry::ExportDefinition&,
+               const registry::RegistrySnapshot&) -> StatusOr<std::unique_ptr<source::RowSource>> {
       ++script_.sources_made;
       return std::unique_ptr<source::RowSource>(new ScriptedSource(&script_));
     };
@@ -212,8 +210,8 @@ TEST_F(ConsumerTest, DefinitionFileOptionsReachTheWriterAndTheStoredName) {
 
 // Runs a python snippet with Debian's python3 (openpyxl); returns its stdout.
 std::string Python(const std::string& script) {
-  const std::string path = std::filesystem::temp_directory_path() /
-                           ("ec-py-" + std::to_string(::getpid()) + ".py");
+  const std::string path =
+      std::filesystem::temp_directory_path() / ("ec-py-" + std::to_string(::getpid()) + ".py");
   { std::ofstream(path) << script; }
   std::string out;
   FILE* pipe = ::popen(("/usr/bin/python3 " + path).c_str(), "r");
@@ -231,15 +229,18 @@ std::string ReadFile(const std::filesystem::path& path) {
 
 TEST_F(ConsumerTest, TheSourcesExcelTemplateIsFilledInsteadOfThePlainLayout) {
   const auto tpl = dir_ / "template.xlsx";
-  Python("import openpyxl\nwb = openpyxl.Workbook(); ws = wb.active\n"
-         "ws['A1'] = '{taskName}'; ws['A3'] = '{.id}'; ws['B3'] = '{.name}'\n"
-         "ws['A5'] = 'footer'\nwb.save('" + tpl.string() + "')\n");
+  Python(
+      "import openpyxl\nwb = openpyxl.Workbook(); ws = wb.active\n"
+      "ws['A1'] = '{taskName}'; ws['A3'] = '{.id}'; ws['B3'] = '{.name}'\n"
+      "ws['A5'] = 'footer'\nwb.save('" +
+      tpl.string() + "')\n");
   script_.excel_template = std::make_shared<const std::string>(ReadFile(tpl));
   ASSERT_GT(script_.excel_template->size(), 100u) << "openpyxl made no template";
   script_.pages = {Rows(1, 2), Rows(3, 1)};
   AttemptDeps deps = Deps();
-  deps.make_writer = [](task::FileFormat, ByteSink* sink, const render::WriterOptions& o)
-      -> StatusOr<std::unique_ptr<render::Writer>> {
+  deps.make_writer =
+      [](task::FileFormat, ByteSink* sink,
+         const render::WriterOptions& o) -> StatusOr<std::unique_ptr<render::Writer>> {
     EXPECT_NE(o.xlsx_template, nullptr);
     return render::NewXlsxTemplateWriter(sink, o, o.xlsx_template, o.template_values_json);
   };
@@ -499,8 +500,9 @@ class SlowFinishWriter : public render::Writer {
 };
 
 AttemptDeps WithSlowFinish(AttemptDeps deps, std::function<void()> on_finish) {
-  deps.make_writer = [on_finish](task::FileFormat, ByteSink* sink, const render::WriterOptions& o)
-      -> StatusOr<std::unique_ptr<render::Writer>> {
+  deps.make_writer =
+      [on_finish](task::FileFormat, ByteSink* sink,
+                  const render::WriterOptions& o) -> StatusOr<std::unique_ptr<render::Writer>> {
     return std::unique_ptr<render::Writer>(
         new SlowFinishWriter(render::NewCsvWriter(sink, o), on_finish));
   };
@@ -535,7 +537,9 @@ TEST_F(ConsumerTest, LostLeaseAbortsAtTheNextSafePointAndWritesNothing) {
   script_.hook_at[1] = [&] {
     // Another instance recovered the task meanwhile.
     ASSERT_TRUE(db_->Exec("UPDATE export_task SET dispatch_version = 2, lease_owner = 'other'"
-                          " WHERE id = ?", {id}).ok());
+                          " WHERE id = ?",
+                          {id})
+                    .ok());
   };
   Consumer consumer(channel_.get(), Deps());
   id = CreateTask();
@@ -552,8 +556,8 @@ TEST_F(ConsumerTest, CommitPastTheDeadlineFailsDeletesTheFileAndRetriesAsTimeout
   int64_t id = 0;
   AttemptDeps deps = WithSlowFinish(Deps(), [&] {
     // The deadline passes between the last check and the commit statement.
-    ASSERT_TRUE(db_->Exec("UPDATE export_task SET execution_deadline_at = 0 WHERE id = ?", {id})
-                    .ok());
+    ASSERT_TRUE(
+        db_->Exec("UPDATE export_task SET execution_deadline_at = 0 WHERE id = ?", {id}).ok());
   });
   Consumer consumer(channel_.get(), deps);
   id = CreateTask();
@@ -666,9 +670,9 @@ TEST_F(ConsumerTest, FailedQuarantineKeepsTheDeadLetterAndRetriesIt) {
     return outcomes.back();
   })) {
   }
-  EXPECT_EQ(outcomes, (std::vector<DeliveryOutcome>{DeliveryOutcome::kReject,
-                                                    DeliveryOutcome::kReject,
-                                                    DeliveryOutcome::kAck}));
+  EXPECT_EQ(outcomes,
+            (std::vector<DeliveryOutcome>{DeliveryOutcome::kReject, DeliveryOutcome::kReject,
+                                          DeliveryOutcome::kAck}));
   EXPECT_EQ(Task(id).status, TaskState::kFailed);
   EXPECT_EQ(store_->ListOutboxForTask(id).value().at(0).status, store::OutboxStatus::kQuarantined);
 }
@@ -679,9 +683,10 @@ TEST_F(ConsumerTest, DlqWorkerRetriesAFailedQuarantineUntilItSucceeds) {
   const int64_t id = CreateTask();
   const auto outbox = store_->ListOutboxForTask(id).value().at(0);
   auto channel = NewEmbeddedCommandChannel(1);
-  ASSERT_TRUE(channel->Publish("{", {{"taskId", std::to_string(id)},
-                                     {"dispatchVersion", "1"},
-                                     {"eventId", outbox.event_id}})
+  ASSERT_TRUE(channel
+                  ->Publish("{", {{"taskId", std::to_string(id)},
+                                  {"dispatchVersion", "1"},
+                                  {"eventId", outbox.event_id}})
                   .ok());
   ASSERT_TRUE(channel->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kReject; }));
   std::atomic<int> received{0};

@@ -52,16 +52,18 @@ TEST(EmbeddedCommandChannel, RejectedDeadLetterIsHandedOverAgain) {
   ASSERT_TRUE(channel->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kReject; }));
   std::vector<std::string> seen;
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(channel->ConsumeDeadLetter(100ms, [&](const Delivery& d) {
-      seen.push_back(d.message_id);
-      return i < 2 ? DeliveryOutcome::kReject : DeliveryOutcome::kAck;
-    })) << "dead letter dropped after handover " << i;
+    ASSERT_TRUE(channel->ConsumeDeadLetter(100ms,
+                                           [&](const Delivery& d) {
+                                             seen.push_back(d.message_id);
+                                             return i < 2 ? DeliveryOutcome::kReject
+                                                          : DeliveryOutcome::kAck;
+                                           }))
+        << "dead letter dropped after handover " << i;
   }
   EXPECT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen[0], seen[2]);  // the same message each time
-  EXPECT_FALSE(channel->ConsumeDeadLetter(20ms, [](const Delivery&) {
-    return DeliveryOutcome::kAck;
-  }));
+  EXPECT_FALSE(
+      channel->ConsumeDeadLetter(20ms, [](const Delivery&) { return DeliveryOutcome::kAck; }));
 }
 
 TEST(EmbeddedCommandChannel, CloseWakesBlockedConsumers) {

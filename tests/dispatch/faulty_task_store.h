@@ -45,8 +45,8 @@ class FaultyTaskStore : public store::TaskStore {
   StatusOr<bool> MarkOutboxSent(int64_t id, const std::string& instance) override {
     return inner_->MarkOutboxSent(id, instance);
   }
-  StatusOr<bool> MarkOutboxFailed(int64_t id, const std::string& instance,
-                                  const std::string& error, int64_t backoff_ms) override {
+  StatusOr<bool> MarkOutboxFailed(int64_t id, const std::string& instance, const std::string& error,
+                                  int64_t backoff_ms) override {
     return inner_->MarkOutboxFailed(id, instance, error, backoff_ms);
   }
   StatusOr<std::vector<store::OutboxEntry>> ListOutboxForTask(int64_t id) override {
@@ -68,8 +68,8 @@ class FaultyTaskStore : public store::TaskStore {
                                int retention_days) override {
     return inner_->CommitSuccess(a, f, retention_days);
   }
-  StatusOr<bool> FinishAttempt(const store::Attempt& a, task::TaskState to,
-                               const std::string& code, const std::string& message) override {
+  StatusOr<bool> FinishAttempt(const store::Attempt& a, task::TaskState to, const std::string& code,
+                               const std::string& message) override {
     return inner_->FinishAttempt(a, to, code, message);
   }
   StatusOr<store::RetryOutcome> ScheduleRetry(const store::Attempt& a, const std::string& message,

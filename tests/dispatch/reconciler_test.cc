@@ -82,7 +82,9 @@ class ReconcilerTest : public ::testing::Test {
     auto rows = store_->ListOutboxForTask(id).value();
     ASSERT_EQ(rows.size(), 1u);
     ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET status = 'SENT', sent_at = next_retry_at"
-                          " WHERE id = ?", {rows[0].id}).ok());
+                          " WHERE id = ?",
+                          {rows[0].id})
+                    .ok());
   }
 
   fs::path dir_;
@@ -227,7 +229,8 @@ TEST_F(ReconcilerTest, AReSendIgnoresMaxAttemptsAndKeepsTheVersion) {
   Send(id);
   // Every execution attempt is used up; re-sending is not an attempt.
   ASSERT_TRUE(db_->Exec("UPDATE export_task SET attempt_count = max_attempts,"
-                        " next_retry_at = next_retry_at - 3600000").ok());
+                        " next_retry_at = next_retry_at - 3600000")
+                  .ok());
   ASSERT_TRUE(db_->Exec("UPDATE export_outbox SET sent_at = sent_at - 3600000").ok());
   auto reconciler = MakeReconciler();
   EXPECT_EQ(reconciler.RunOnce()["redispatch"], 1);
@@ -259,7 +262,8 @@ TEST_F(ReconcilerTest, LeaseRecoveryAtMaxAttemptsCountsAFailedTask) {
   const int64_t id = CreateTask();
   ASSERT_TRUE(store_->ClaimTask({id, 1, "dead", 300, 1800}).value().claimed);
   ASSERT_TRUE(db_->Exec("UPDATE export_task SET attempt_count = max_attempts,"
-                        " lease_until = lease_until - 600000").ok());
+                        " lease_until = lease_until - 600000")
+                  .ok());
   auto reconciler = MakeReconciler();
   EXPECT_EQ(reconciler.RunOnce()["lease_recover"], 1);
   EXPECT_EQ(store_->GetTask(id).value().status, TaskState::kFailed);

@@ -44,8 +44,8 @@ TEST(Router, HeadUsesTheGetRoute) {
 TEST(Router, UnknownPathsAndWrongMethods) {
   Router r = MakeRouter();
   // A parameter never matches an empty segment, and trailing slashes differ.
-  for (const char* path : {"/files/tasks//retry", "/files/tasks/", "/nope", "", "files/tasks",
-                           "/files/tasks/1/2"}) {
+  for (const char* path :
+       {"/files/tasks//retry", "/files/tasks/", "/nope", "", "files/tasks", "/files/tasks/1/2"}) {
     Router::Match m = r.Find("GET", path);
     EXPECT_EQ(m.handler, nullptr) << path;
     EXPECT_TRUE(m.allowed.empty()) << path;

@@ -1,7 +1,6 @@
 #include "registry/config_watcher.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <atomic>
@@ -48,9 +47,8 @@ TEST(ConfigWatcher, PicksUpAFileChangeAndSurvivesAnInvalidOne) {
   std::string path = (dir / "config.yaml").string();
   std::ofstream(path, std::ios::trunc) << ConfigWithBatchSize(100);
   // Read and reloaded the way app/ wires it.
-  Registry registry(config::LoadRegistry(path, nullptr).value(), [](const std::string& p) {
-    return config::LoadRegistryForReload(p, nullptr);
-  });
+  Registry registry(config::LoadRegistry(path, nullptr).value(),
+                    [](const std::string& p) { return config::LoadRegistryForReload(p, nullptr); });
 
   std::atomic<int> attempts{0};
   std::atomic<int> failures{0};

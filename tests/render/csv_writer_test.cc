@@ -200,8 +200,8 @@ TEST(CsvWriter, GzipSizeCapCountsCompressedBytes) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
       c = static_cast<char>('a' + x % 26);
     }
-    status = writer->WriteRow({cell, int64_t{k}, std::monostate{}, std::monostate{},
-                               std::monostate{}, std::monostate{}});
+    status = writer->WriteRow(
+        {cell, int64_t{k}, std::monostate{}, std::monostate{}, std::monostate{}, std::monostate{}});
   }
   if (status.ok()) status = writer->Finish().status();
   EXPECT_EQ(status.code(), StatusCode::kLimitExceeded) << status.ToString();
@@ -214,12 +214,19 @@ TEST(CsvWriter, LibreOfficeReadsEveryField) {
   ScratchDir dir;
   std::string long_cell;
   for (int k = 0; k < 10000; ++k) long_cell += "长文本";  // 30 000 characters
-  const std::vector<std::string> texts = {
-      "plain", "comma, inside", "quote \"q\"", "=SUM(A1)", "@x", "😀 emoji", "مرحبا بالعالم",
-      "bad\xff" "utf8", long_cell};
+  const std::vector<std::string> texts = {"plain",
+                                          "comma, inside",
+                                          "quote \"q\"",
+                                          "=SUM(A1)",
+                                          "@x",
+                                          "😀 emoji",
+                                          "مرحبا بالعالم",
+                                          "bad\xff"
+                                          "utf8",
+                                          long_cell};
   const std::vector<std::string> want = {
-      "plain", "comma, inside", "quote \"q\"", "'=SUM(A1)", "'@x", "😀 emoji", "مرحبا بالعالم",
-      "bad\xEF\xBF\xBDutf8", long_cell};
+      "plain",   "comma, inside", "quote \"q\"",         "'=SUM(A1)", "'@x",
+      "😀 emoji", "مرحبا بالعالم", "bad\xEF\xBF\xBDutf8", long_cell};
   std::vector<task::Row> rows;
   for (const auto& t : texts) {
     rows.push_back({t, int64_t{10000000001}, Decimal{"-1234.50"}, true, Date{2024, 3, 5},
@@ -230,13 +237,13 @@ TEST(CsvWriter, LibreOfficeReadsEveryField) {
   int rc = 0;
   // Import as UTF-8 (76), comma separated, every column as text (2) so LibreOffice
   // shows the file's own characters; export the same way.
-  const std::string log = RunCommand(
-      "cd '" + dir.path() + "' && HOME='" + dir.path() +
-          "' timeout 180 soffice --headless -env:UserInstallation=file://" + dir.path() +
-          "/lo-profile --infilter='CSV:44,34,76,1,1/2/2/2/3/2/4/2/5/2/6/2' "
-          "--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76' --outdir '" + dir.path() +
-          "/out' '" + path + "' 2>&1",
-      &rc);
+  const std::string log =
+      RunCommand("cd '" + dir.path() + "' && HOME='" + dir.path() +
+                     "' timeout 180 soffice --headless -env:UserInstallation=file://" + dir.path() +
+                     "/lo-profile --infilter='CSV:44,34,76,1,1/2/2/2/3/2/4/2/5/2/6/2' "
+                     "--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76' --outdir '" +
+                     dir.path() + "/out' '" + path + "' 2>&1",
+                 &rc);
   ASSERT_EQ(rc, 0) << log;
   const json got = json::parse(ReadCsvJson(dir.path() + "/out/lo_in.csv"));
   ASSERT_EQ(got["rows"].size(), texts.size() + 1);

@@ -82,12 +82,12 @@ TEST(XlsxSplitWriter, FilesInOneZipWithManifest) {
   }
   EXPECT_EQ(next, 25);
   // LibreOffice: one start for the three files.
-  out = RunCommand("cd '" + dir.path() + "/x' && HOME='" + dir.path() +
-                       "' timeout 180 soffice --headless -env:UserInstallation=file://" +
-                       dir.path() +
-                       "/lo-profile --convert-to 'csv:Text - txt - csv (StarCalc):44,34,76' "
-                       "--outdir ../lo *.xlsx 2>&1",
-                   &rc);
+  out =
+      RunCommand("cd '" + dir.path() + "/x' && HOME='" + dir.path() +
+                     "' timeout 180 soffice --headless -env:UserInstallation=file://" + dir.path() +
+                     "/lo-profile --convert-to 'csv:Text - txt - csv (StarCalc):44,34,76' "
+                     "--outdir ../lo *.xlsx 2>&1",
+                 &rc);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_EQ(ReadFile(dir.path() + "/lo/客户_003.csv"),
             "序号,名称,金额\n20,名称 20,20.50\n21,名称 21,21.50\n22,名称 22,22.50\n"

@@ -26,8 +26,8 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string Python(const std::string& args, int* rc) {
-  return RunCommand(std::string(test_util::kPython) + " " + TEMPLATE_CHECK_PY + " " + args + " 2>&1",
-                    rc);
+  return RunCommand(
+      std::string(test_util::kPython) + " " + TEMPLATE_CHECK_PY + " " + args + " 2>&1", rc);
 }
 
 // The template of template_check.py, made by openpyxl.
@@ -85,9 +85,8 @@ TEST(XlsxTemplateWriter, MultiAreaTemplateHundredThousandRows) {
   Status s = Fill(path, tpl, kRows);
   ASSERT_TRUE(s.ok()) << s.ToString();
   int rc = 0;
-  std::string out = Python("check '" + dir.File("template.xlsx") + "' '" + path + "' " +
-                               std::to_string(kRows),
-                           &rc);
+  std::string out = Python(
+      "check '" + dir.File("template.xlsx") + "' '" + path + "' " + std::to_string(kRows), &rc);
   EXPECT_EQ(rc, 0) << out;
   const std::string log = RunCommand(
       "cd '" + dir.path() + "' && HOME='" + dir.path() +

@@ -1,14 +1,13 @@
 // The sample service's settings: the customer-service: section, which only
 // examples/customer-service reads (the center skips it).
 
-#include "service_config.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
 #include "config/registry_yaml.h"
+#include "service_config.h"
 
 namespace customer_service {
 namespace {
@@ -81,8 +80,8 @@ TEST_F(ServiceConfigTest, EnvironmentWinsOverTheFile) {
   setenv("CUSTOMER_SERVICE_CONTRACT_VERSION", "4", 1);
   Config c;
   std::string error;
-  ASSERT_TRUE(ParseConfig(std::string(kMinimal) + "  contract-version: 2\n", "test.yaml", &c,
-                          &error))
+  ASSERT_TRUE(
+      ParseConfig(std::string(kMinimal) + "  contract-version: 2\n", "test.yaml", &c, &error))
       << error;
   EXPECT_EQ(c.internal_token, "env-token");
   EXPECT_EQ(c.seed_orders, 30);

@@ -49,7 +49,7 @@ class Replica {
  public:
   virtual ~Replica() = default;
   virtual std::shared_ptr<ReadOnlyDatasource> datasource() = 0;
-  virtual Status Exec(const std::string& sql) = 0;      // in kSchema
+  virtual Status Exec(const std::string& sql) = 0;  // in kSchema
   virtual StatusOr<Table> Direct(const std::string& sql) = 0;
   virtual std::string BoolType() const = 0;
   virtual std::string TimestampType() const = 0;
@@ -168,17 +168,20 @@ std::string SeedSql(const Replica& r, int n) {
   std::string sql =
       "CREATE TABLE orders (id BIGINT PRIMARY KEY, tenant_id VARCHAR(8) NOT NULL, order_no "
       "VARCHAR(20) NOT NULL, customer_code VARCHAR(8) NOT NULL, status VARCHAR(10) NOT NULL, "
-      "amount DECIMAL(22,2) NOT NULL, paid " + r.BoolType() + " NOT NULL, order_date DATE NOT "
-      "NULL, created_at " + r.TimestampType() + " NULL);"
+      "amount DECIMAL(22,2) NOT NULL, paid " +
+      r.BoolType() +
+      " NOT NULL, order_date DATE NOT "
+      "NULL, created_at " +
+      r.TimestampType() +
+      " NULL);"
       "CREATE TABLE customer_names (customer_code VARCHAR(8) PRIMARY KEY, customer_name "
       "VARCHAR(40));";
   for (int i = 1; i <= n; ++i) {
     char row[400];
     std::string created = i % 10 == 0 ? "NULL"
-                                       : "'2024-03-0" + std::to_string(i % 9 + 1) + " 1" +
-                                             std::to_string(i % 10) + ":0" +
-                                             std::to_string(i % 7) + ":5" + std::to_string(i % 9) +
-                                             "'";
+                                      : "'2024-03-0" + std::to_string(i % 9 + 1) + " 1" +
+                                            std::to_string(i % 10) + ":0" + std::to_string(i % 7) +
+                                            ":5" + std::to_string(i % 9) + "'";
     std::snprintf(row, sizeof row,
                   "INSERT INTO orders VALUES (%d, 't%d', 'SO%06d', 'C%03d', '%s', %d%014d.%02d, "
                   "%s, '2024-%02d-%02d', %s);",
@@ -394,8 +397,9 @@ TEST_P(SqlTemplateReplicaTest, SessionIsReadOnlyAndSchemaNamesAreChecked) {
   auto typed = ds->Query("SELECT COUNT(*) FROM orders WHERE id >= ? AND paid = ? AND status = ?",
                          {json(1000), json(true), json("PAID")}, kSchema);
   ASSERT_TRUE(typed.ok()) << typed.status().ToString();
-  auto direct = replica_->Direct("SELECT COUNT(*) FROM orders WHERE id >= 1000 AND paid = TRUE "
-                                 "AND status = 'PAID'");
+  auto direct = replica_->Direct(
+      "SELECT COUNT(*) FROM orders WHERE id >= 1000 AND paid = TRUE "
+      "AND status = 'PAID'");
   ASSERT_TRUE(direct.ok());
   EXPECT_EQ(typed->rows.at(0).at(0).value_or("?"), (*direct)[0][0]);
 }

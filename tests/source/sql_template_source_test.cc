@@ -24,9 +24,10 @@
 #include "sdk/sql_scenario.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
 #ifdef EXPORT_CENTER_WITH_POSTGRES
+#include <libpq-fe.h>
+
 #include "source/datasource/postgres/postgres_datasource.h"
 #include "tests/support/postgres_server.h"
-#include <libpq-fe.h>
 #endif
 
 namespace export_center::source {
@@ -50,9 +51,10 @@ std::string SeedSql(int n) {
                   "'2024-%02d-%02d', %s);",
                   i, i % 2 + 1, i, i % 50, i % 3 == 0 ? "PAID" : "NEW", i * 7, i % 100,
                   i % 3 == 0 ? "TRUE" : "FALSE", i % 12 + 1, i % 28 + 1,
-                  i % 10 == 0 ? "NULL" : ("'2024-03-0" + std::to_string(i % 9 + 1) + " 10:1" +
-                                          std::to_string(i % 10) + ":00'")
-                                             .c_str());
+                  i % 10 == 0 ? "NULL"
+                              : ("'2024-03-0" + std::to_string(i % 9 + 1) + " 10:1" +
+                                 std::to_string(i % 10) + ":00'")
+                                    .c_str());
     sql += row;
   }
   for (int c = 0; c < 50; c += 2) {
@@ -75,7 +77,8 @@ FROM orders
 // Passes every query on and remembers it: tests check what reached the database.
 class RecordingDatasource : public ReadOnlyDatasource {
  public:
-  explicit RecordingDatasource(std::shared_ptr<ReadOnlyDatasource> inner) : inner_(std::move(inner)) {}
+  explicit RecordingDatasource(std::shared_ptr<ReadOnlyDatasource> inner)
+      : inner_(std::move(inner)) {}
   std::string_view kind() const override { return inner_->kind(); }
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<json>& params,
                             std::string_view schema) override {
@@ -239,7 +242,9 @@ std::string CellText(const task::CellValue& v) {
       std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", d.year, d.month, d.day);
       return buf;
     }
-    std::string operator()(const task::DateTime& t) const { return "ms:" + std::to_string(t.epoch_ms); }
+    std::string operator()(const task::DateTime& t) const {
+      return "ms:" + std::to_string(t.epoch_ms);
+    }
   };
   return std::visit(V{}, v);
 }
@@ -279,7 +284,8 @@ TEST_F(SqlTemplateSourceTest, FiltersAndServerSideTenantWins) {
   auto source = Make(Options({{"status", "PAID"}, {"tenantId", "t2"}}));
   auto rows = Drain(*source);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  EXPECT_EQ(static_cast<int64_t>(rows->size()), CountDirect({{"tenantId", "t1"}, {"status", "PAID"}}));
+  EXPECT_EQ(static_cast<int64_t>(rows->size()),
+            CountDirect({{"tenantId", "t1"}, {"status", "PAID"}}));
   for (const auto& r : *rows) {
     EXPECT_EQ(CellText(r[3]), "PAID");
     EXPECT_EQ(std::get<int64_t>(r[0]) % 2, 0);  // the seed gives t1 the even ids
@@ -336,8 +342,9 @@ TEST_F(SqlTemplateSourceTest, RowInsertedMidExportStrictIsInconsistent) {
   auto source = Make(Options());
   auto rows = Drain(*source, [this](int page_no) {
     if (page_no == 1) {
-      Exec("INSERT INTO orders VALUES (100000, 't1', 'SO-NEW', 'C001', 'NEW', 1.00, 0, "
-           "'2024-01-01', NULL)");
+      Exec(
+          "INSERT INTO orders VALUES (100000, 't1', 'SO-NEW', 'C001', 'NEW', 1.00, 0, "
+          "'2024-01-01', NULL)");
     }
   });
   ASSERT_FALSE(rows.ok());
@@ -433,8 +440,10 @@ TEST_F(SqlTemplateSourceTest, UnsafeTemplateIsRejected) {
 
 // Adds an enriched column `customer_name` keyed by customer_code.
 void AddEnrichedColumn(sdk::SqlTemplateResult* r, bool critical, bool key_on_code) {
-  for (auto& c : r->columns) c.key_column = key_on_code ? c.column.key == "customer_code" : c.key_column;
-  r->columns.push_back({{"customer_name", "客户名", sdk::ColumnType::kString}, true, false, critical});
+  for (auto& c : r->columns)
+    c.key_column = key_on_code ? c.column.key == "customer_code" : c.key_column;
+  r->columns.push_back(
+      {{"customer_name", "客户名", sdk::ColumnType::kString}, true, false, critical});
   r->need_enrich = true;
 }
 
@@ -442,7 +451,8 @@ TEST_F(SqlTemplateSourceTest, CallbackEnrichmentAlignsByIndex) {
   scenario_->tweak = [](sdk::SqlTemplateResult* r) { AddEnrichedColumn(r, false, true); };
   scenario_->enrich = [](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
     std::vector<json> out;
-    for (const auto& k : req.keys) out.push_back({{"customer_name", "name of " + k.get<std::string>()}});
+    for (const auto& k : req.keys)
+      out.push_back({{"customer_name", "name of " + k.get<std::string>()}});
     return out;
   };
   auto source = Make(Options());
@@ -473,7 +483,8 @@ TEST_F(SqlTemplateSourceTest, SqlEnrichmentJoinsByKey) {
   scenario_->tweak = [](sdk::SqlTemplateResult* r) {
     AddEnrichedColumn(r, false, false);
     r->need_enrich = false;
-    r->enrich_sqls = {{"names", "customer_code",
+    r->enrich_sqls = {{"names",
+                       "customer_code",
                        "<script>SELECT customer_code, customer_name FROM customer_names WHERE "
                        "customer_code IN <foreach collection=\"keys\" item=\"k\" open=\"(\" "
                        "separator=\",\" close=\")\">#{k}</foreach></script>",
@@ -502,7 +513,9 @@ TEST_F(SqlTemplateSourceTest, SqlEnrichmentFailuresPerCriticality) {
   auto broken = [](bool critical) {
     return [critical](sdk::SqlTemplateResult* r) {
       AddEnrichedColumn(r, critical, false);
-      r->enrich_sqls = {{"names", "customer_code", "SELECT customer_code, nope FROM customer_names",
+      r->enrich_sqls = {{"names",
+                         "customer_code",
+                         "SELECT customer_code, nope FROM customer_names",
                          {"customer_name"}}};
     };
   };
@@ -518,8 +531,10 @@ TEST_F(SqlTemplateSourceTest, EnrichedColumnNoGroupCoversIsAConfigurationError) 
   scenario_->tweak = [](sdk::SqlTemplateResult* r) {
     AddEnrichedColumn(r, false, false);
     r->columns.push_back({{"region", "区域", sdk::ColumnType::kString}, true, false, false});
-    r->enrich_sqls = {{"names", "customer_code",
-                       "SELECT customer_code, customer_name FROM customer_names", {"customer_name"}}};
+    r->enrich_sqls = {{"names",
+                       "customer_code",
+                       "SELECT customer_code, customer_name FROM customer_names",
+                       {"customer_name"}}};
   };
   auto page = Make(Options())->NextPage();
   ASSERT_FALSE(page.ok());
@@ -550,8 +565,9 @@ SELECT id, order_no, customer_code, status, amount, paid, order_date, created_at
 
 TEST_F(SqlTemplateSourceTest, DollarOverAFreeTextParameterFailsPermanentlyBeforeAnySql) {
   scenario_->tweak = SpliceKeyword;
-  auto o = Options({{"keyword", "x' UNION SELECT id, order_no, customer_code, status, amount, "
-                                "paid, order_date, created_at FROM orders WHERE '1' LIKE '1"}});
+  auto o = Options({{"keyword",
+                     "x' UNION SELECT id, order_no, customer_code, status, amount, "
+                     "paid, order_date, created_at FROM orders WHERE '1' LIKE '1"}});
   o.parameter_specs = OrderParameterSpecs();
   auto source = Make(o);
   auto page = source->NextPage();
@@ -624,7 +640,8 @@ TEST_F(SqlTemplateSourceTest, EnrichSqlMayNotSpliceThePageKeys) {
   scenario_->tweak = [](sdk::SqlTemplateResult* r) {
     AddEnrichedColumn(r, false, false);
     r->need_enrich = false;
-    r->enrich_sqls = {{"names", "customer_code",
+    r->enrich_sqls = {{"names",
+                       "customer_code",
                        "<script>SELECT customer_code, customer_name FROM customer_names WHERE "
                        "customer_code IN <foreach collection=\"keys\" item=\"k\" open=\"(\" "
                        "separator=\",\" close=\")\">'${k}'</foreach></script>",
@@ -653,8 +670,11 @@ TEST(UntrustedParametersTest, FreeTextIsUntrustedAndTheRestIsCheckedByValue) {
   using S = std::set<std::string>;
   // Free text is untrusted even when the task does not give it.
   EXPECT_EQ(UntrustedParameters(json::object(), specs), (S{"keyword", "tags"}));
-  EXPECT_EQ(UntrustedParameters(json{{"status", "PAID"}, {"codes", {"A", "B"}}, {"minId", 7},
-                                     {"paid", true}, {"from", "2024-02-29"}},
+  EXPECT_EQ(UntrustedParameters(json{{"status", "PAID"},
+                                     {"codes", {"A", "B"}},
+                                     {"minId", 7},
+                                     {"paid", true},
+                                     {"from", "2024-02-29"}},
                                 specs),
             (S{"keyword", "tags"}));
   // Values are checked again at run time, not trusted from create time.

@@ -248,8 +248,9 @@ class TaskStoreContractTest : public ::testing::TestWithParam<std::string> {
            " BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
       return;
     }
-    Exec("CREATE OR REPLACE FUNCTION ec_fail() RETURNS trigger LANGUAGE plpgsql AS"
-         " $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$");
+    Exec(
+        "CREATE OR REPLACE FUNCTION ec_fail() RETURNS trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$");
     Exec("CREATE TRIGGER " + name + " BEFORE " + event + " ON " + table +
          " FOR EACH ROW EXECUTE FUNCTION ec_fail()");
   }

@@ -4,7 +4,6 @@
 #include <sys/types.h>
 
 #include <cstdlib>
-
 #include <string>
 #include <vector>
 

@@ -2,17 +2,11 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
-#include <optional>
-#include <set>
-#include <thread>
-#include <utility>
-#include <vector>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -20,7 +14,12 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <spdlog/spdlog.h>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "http/connection_limiter.h"
 #include "http/worker_pool.h"
@@ -196,10 +195,9 @@ void Connection::ReadHeader() {
   // One deadline for the whole header: a client trickling a byte at a time
   // (slowloris) is cut off as surely as a silent one.
   stream_.expires_after(options().header_timeout);
-  bhttp::async_read_header(stream_, buffer_, *parser_,
-                           [self = shared_from_this()](beast::error_code ec, size_t) {
-                             self->OnHeader(ec);
-                           });
+  bhttp::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
 }
 
 void Connection::OnHeader(beast::error_code ec) {
@@ -226,10 +224,9 @@ void Connection::OnHeader(beast::error_code ec) {
 
 void Connection::ReadBody() {
   stream_.expires_after(options().body_timeout);
-  bhttp::async_read(stream_, buffer_, *parser_,
-                    [self = shared_from_this()](beast::error_code ec, size_t) {
-                      self->OnBody(ec);
-                    });
+  bhttp::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }
 
 void Connection::OnBody(beast::error_code ec) {
@@ -265,9 +262,8 @@ void Connection::Dispatch() {
       spdlog::error("http handler for {} {} threw: {}", request.method, request.path, e.what());
       res = self->core_->service->Reject(request, 500);
     }
-    asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-      self->Respond(std::move(res));
-    });
+    asio::post(self->stream_.get_executor(),
+               [self, res = std::move(res)]() mutable { self->Respond(std::move(res)); });
   });
 }
 
@@ -298,11 +294,10 @@ void Connection::WriteWhole(HttpResponse res) {
     whole_->prepare_payload();
   }
   stream_.expires_after(options().send_timeout);
-  bhttp::async_write(stream_, *whole_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       self->whole_.reset();
-                       self->AfterResponse(ec);
-                     });
+  bhttp::async_write(stream_, *whole_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->whole_.reset();
+    self->AfterResponse(ec);
+  });
 }
 
 void Connection::AfterResponse(beast::error_code ec) {
@@ -544,8 +539,7 @@ void BeastHttpServer::RefuseOverCap(tcp::socket socket, const std::string& peer)
   head.peer_address = peer;
   HttpResponse res = core_.service->Reject(head, 503);
   std::string text = "HTTP/1.1 " + std::to_string(res.status) + " " +
-                     std::string(bhttp::obsolete_reason(bhttp::int_to_status(res.status))) +
-                     "\r\n";
+                     std::string(bhttp::obsolete_reason(bhttp::int_to_status(res.status))) + "\r\n";
   for (const auto& [name, value] : res.headers.fields()) {
     if (IsFramingHeader(name) || value.find_first_of("\r\n") != std::string::npos) continue;
     text += name + ": " + value + "\r\n";

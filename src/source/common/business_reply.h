@@ -4,11 +4,10 @@
 // envelope code becomes a Status in one place, and the service's message is
 // made safe to store and show.
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 

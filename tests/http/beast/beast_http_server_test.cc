@@ -4,6 +4,8 @@
 
 #include "http/beast/beast_http_server.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,8 +14,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/raw_connection.h"
 
@@ -176,15 +176,17 @@ TEST_F(BeastHttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
 TEST_F(BeastHttpServerTest, BodyAndExpectContinue) {
   Start(Fast());
   auto c = Connect();
-  ASSERT_TRUE(c->Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n"
-                      "Expect: 100-continue\r\n\r\n"));
+  ASSERT_TRUE(
+      c->Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n"
+              "Expect: 100-continue\r\n\r\n"));
   std::string cont = c->ReadResponse(2s);
   EXPECT_EQ(StatusOf(cont), 100) << cont;
   ASSERT_TRUE(c->Send("hello"));
   EXPECT_EQ(BodyOf(c->ReadResponse(2s)), "POST hello q=");
   // Chunked request bodies are read too.
-  ASSERT_TRUE(c->Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-                      "3\r\nabc\r\n0\r\n\r\n"));
+  ASSERT_TRUE(
+      c->Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+              "3\r\nabc\r\n0\r\n\r\n"));
   EXPECT_EQ(BodyOf(c->ReadResponse(2s)), "POST abc q=");
 }
 
@@ -219,8 +221,8 @@ TEST_F(BeastHttpServerTest, ServerRefusalsGoThroughReject) {
   o.max_body_bytes = 1024;
   o.max_header_bytes = 2048;
   Start(o);
-  std::string big = Fetch("GET /hello HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(4096, 'x') +
-                          "\r\n\r\n");
+  std::string big =
+      Fetch("GET /hello HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(4096, 'x') + "\r\n\r\n");
   EXPECT_EQ(StatusOf(big), 431) << big;
   EXPECT_EQ(BodyOf(big), "rejected 431");
   EXPECT_EQ(StatusOf(Fetch("BLAH\r\n\r\n")), 400);
@@ -237,8 +239,10 @@ TEST_F(BeastHttpServerTest, ServerRefusalsGoThroughReject) {
   EXPECT_EQ(BodyOf(all), "rejected 413");
   // The same for a chunked body that grows past the limit.
   auto chunked = Connect();
-  ASSERT_TRUE(chunked->Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-                            "800\r\n" + std::string(2048, 'c') + "\r\n0\r\n\r\n"));
+  ASSERT_TRUE(
+      chunked->Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "800\r\n" +
+                    std::string(2048, 'c') + "\r\n0\r\n\r\n"));
   EXPECT_EQ(StatusOf(chunked->ReadResponse(2s)), 413);
 }
 

@@ -156,7 +156,8 @@ std::vector<std::string> Reads(const std::string& expr) {
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   std::vector<std::string> out;
   if (!parsed.ok()) return out;
-  for (const auto& r : (*parsed)->RootReads()) out.push_back(r.key ? r.name + "." + *r.key : r.name);
+  for (const auto& r : (*parsed)->RootReads())
+    out.push_back(r.key ? r.name + "." + *r.key : r.name);
   return out;
 }
 

@@ -382,13 +382,13 @@ TEST(SqlTemplate, UnknownElementInsideChooseIsAnError) {
   EXPECT_NE(ErrorOf("<script><choose><bind name=\"x\" value=\"1\"/></choose></script>")
                 .find("Unknown element <bind>"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("<script><choose><where>a</where></choose></script>")
-                .find("Unknown element <where>"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("<script><choose><where>a</where></choose></script>").find("Unknown element <where>"),
+      std::string::npos);
   // Text between the branches is still dropped, and <if> counts as a <when>.
-  EXPECT_EQ(Squash(MustRender("<script>x <choose> stray <if test=\"true\">Y</if></choose></script>")
-                       .sql),
-            "x Y");
+  EXPECT_EQ(
+      Squash(MustRender("<script>x <choose> stray <if test=\"true\">Y</if></choose></script>").sql),
+      "x Y");
 }
 
 TEST(SqlTemplate, AdjacentFragmentsInsideWhereAreSpaced) {
@@ -409,10 +409,11 @@ TEST(SqlTemplate, AdjacentFragmentsInsideWhereAreSpaced) {
 
 TEST(SqlTemplate, ForEachInsideWhereIsSpacedLikeMyBatis36) {
   // Each open, separator and item is a fragment of the <where> body.
-  auto r = MustRender("<script>SELECT 1<where><if test=\"true\">id IN</if><foreach "
-                      "collection=\"ids\" item=\"i\" open=\"(\" separator=\",\" close=\")\">"
-                      "#{i}</foreach></where></script>",
-                      Json{{"ids", {1, 2}}});
+  auto r = MustRender(
+      "<script>SELECT 1<where><if test=\"true\">id IN</if><foreach "
+      "collection=\"ids\" item=\"i\" open=\"(\" separator=\",\" close=\")\">"
+      "#{i}</foreach></where></script>",
+      Json{{"ids", {1, 2}}});
   EXPECT_EQ(r.sql, "SELECT 1 WHERE id IN (  ? , ? )");
   EXPECT_EQ(r.bindings, (std::vector<nlohmann::json>{1, 2}));
 }
@@ -442,8 +443,9 @@ TEST(SqlTemplate, DollarOverOtherKeysStillRenders) {
   const char* tpl =
       "<script>SELECT * FROM ${table} <where><if test=\"kw != null\">name LIKE #{kw}</if>"
       "<if test=\"status != null\">AND status = '${status}'</if></where> LIMIT ${n}</script>";
-  auto r = RenderTemplate(tpl, Json{{"table", "orders"}, {"kw", "%a%"}, {"status", "PAID"}, {"n", 5}},
-                          RenderOptions{{"kw"}});
+  auto r =
+      RenderTemplate(tpl, Json{{"table", "orders"}, {"kw", "%a%"}, {"status", "PAID"}, {"n", 5}},
+                     RenderOptions{{"kw"}});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->sql, "SELECT * FROM orders  WHERE name LIKE ? AND status = 'PAID'  LIMIT 5");
   EXPECT_EQ(r->bindings, std::vector<nlohmann::json>{"%a%"});  // #{} is unaffected
@@ -475,9 +477,10 @@ TEST(SqlTemplate, BindDerivedFromAnUntrustedParameterIsRefused) {
                 .find("${b}"),
             std::string::npos);
   // Binding the same parameter with #{} is the safe form.
-  auto ok = RenderTemplate("<script><bind name=\"pattern\" value=\"'%' + kw + '%'\"/>"
-                           "SELECT 1 WHERE a LIKE #{pattern}</script>",
-                           Json{{"kw", "x"}}, RenderOptions{{"kw"}});
+  auto ok = RenderTemplate(
+      "<script><bind name=\"pattern\" value=\"'%' + kw + '%'\"/>"
+      "SELECT 1 WHERE a LIKE #{pattern}</script>",
+      Json{{"kw", "x"}}, RenderOptions{{"kw"}});
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->bindings, std::vector<nlohmann::json>{"%x%"});
 }
@@ -513,8 +516,7 @@ TEST(SqlTemplate, ForEachOverAnUntrustedCollectionTaintsItsItemAndIndex) {
 }
 
 TEST(SqlTemplate, ForEachItemTaintEndsWithTheLoop) {
-  const char* tpl =
-      "<script><foreach collection=\"codes\" item=\"c\">#{c}</foreach> ${c}</script>";
+  const char* tpl = "<script><foreach collection=\"codes\" item=\"c\">#{c}</foreach> ${c}</script>";
   auto r = RenderTemplate(tpl, Json{{"codes", {"a"}}, {"c", 5}}, RenderOptions{{"codes"}});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(Squash(r->sql), "? 5");
@@ -543,10 +545,11 @@ TEST(SqlTemplate, EveryPartOfADollarExpressionCounts) {
 
 TEST(SqlTemplate, BindOfATrustedValueDoesNotLaunderAnUntrustedName) {
   // A static check cannot tell whether the <bind> ran, so the name stays untrusted.
-  EXPECT_NE(UnsafeError("<script><if test=\"x\"><bind name=\"kw\" value=\"'a'\"/></if>${kw}</script>",
-                        Json{{"kw", "b"}}, {"kw"})
-                .find("${kw}"),
-            std::string::npos);
+  EXPECT_NE(
+      UnsafeError("<script><if test=\"x\"><bind name=\"kw\" value=\"'a'\"/></if>${kw}</script>",
+                  Json{{"kw", "b"}}, {"kw"})
+          .find("${kw}"),
+      std::string::npos);
 }
 
 TEST(SqlTemplate, EscapedDollarIsTextNotARead) {

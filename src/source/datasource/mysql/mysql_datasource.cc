@@ -41,8 +41,8 @@ Status MysqlError(unsigned code, const char* sqlstate, std::string_view message,
                      (state.empty() ? "" : "/" + state) + "] " + std::string(message);
   bool client_api_misuse = code >= 2030 && code <= 2036;
   bool client_connection = code >= 2000 && code < 3000 && !client_api_misuse;
-  bool transient_server = code == 1040 || code == 1053 || code == 1205 || code == 1213 ||
-                          code == 1927 || code == 1969;
+  bool transient_server =
+      code == 1040 || code == 1053 || code == 1205 || code == 1213 || code == 1927 || code == 1969;
   if (client_connection || transient_server || state.rfind("08", 0) == 0) {
     return Unavailable(text);
   }
@@ -171,8 +171,8 @@ struct ResultBuffers {
 
 Status BindResults(MYSQL_STMT* stmt, const MYSQL_FIELD* fields, ResultBuffers* b) {
   for (size_t c = 0; c < b->binds.size(); ++c) {
-    unsigned long size = std::clamp<unsigned long>(fields[c].length + 1, kMinCellBuffer,
-                                                   kMaxCellBuffer);
+    unsigned long size =
+        std::clamp<unsigned long>(fields[c].length + 1, kMinCellBuffer, kMaxCellBuffer);
     b->cells[c].assign(size, '\0');
     MYSQL_BIND& bind = b->binds[c];
     std::memset(&bind, 0, sizeof bind);
@@ -256,8 +256,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
     unsigned timeout = static_cast<unsigned>(connect_timeout_s_);
     mysql_options(conn.get(), MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
     mysql_options(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    if (!mysql_real_connect(conn.get(), url_.host.c_str(), url_.user.c_str(),
-                            url_.password.c_str(),
+    if (!mysql_real_connect(conn.get(), url_.host.c_str(), url_.user.c_str(), url_.password.c_str(),
                             url_.database.empty() ? nullptr : url_.database.c_str(), url_.port,
                             nullptr, 0)) {
       // Whatever the code, a failed connect is for a later attempt (as postgres).

@@ -16,8 +16,8 @@ using pq::ResultPtr;
 // are worth a later retry; anything else is the statement's fault.
 Status PgError(const char* sqlstate, std::string_view message, std::string_view what) {
   std::string state = sqlstate ? sqlstate : "";
-  std::string text = "postgres datasource " + std::string(what) + ": [" + state + "] " +
-                     std::string(message);
+  std::string text =
+      "postgres datasource " + std::string(what) + ": [" + state + "] " + std::string(message);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   std::string cls = state.substr(0, 2);
   if (state.empty() || cls == "08" || cls == "53" || cls == "57" || state == "40001" ||
@@ -31,8 +31,8 @@ Status Exec(PGconn* conn, const std::string& sql) {
   ResultPtr res(PQexec(conn, sql.c_str()));
   if (res && PQresultStatus(res.get()) == PGRES_COMMAND_OK) return Status::Ok();
   if (!res) return PgError("", PQerrorMessage(conn), "exec");
-  return PgError(PQresultErrorField(res.get(), PG_DIAG_SQLSTATE),
-                 PQresultErrorMessage(res.get()), "exec");
+  return PgError(PQresultErrorField(res.get(), PG_DIAG_SQLSTATE), PQresultErrorMessage(res.get()),
+                 "exec");
 }
 
 class PostgresDatasource : public ReadOnlyDatasource {
@@ -48,8 +48,8 @@ class PostgresDatasource : public ReadOnlyDatasource {
     EC_ASSIGN_OR_RETURN(auto conn, Connect());
     // Read-only: a backstop behind the scanner, enforced by the server.
     // UTC makes timestamptz text carry "+00", parsed exactly by the source.
-    EC_RETURN_IF_ERROR(Exec(conn.get(),
-                            "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"));
+    EC_RETURN_IF_ERROR(
+        Exec(conn.get(), "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"));
     if (!schema.empty()) {
       EC_RETURN_IF_ERROR(Exec(conn.get(), "SET search_path TO \"" + std::string(schema) + "\""));
     }

@@ -66,8 +66,8 @@ class SqliteDatasource : public ReadOnlyDatasource {
       return InvalidArgument("a sqlite datasource has no schema " + std::string(schema));
     }
     sqlite3* raw = nullptr;
-    int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc =
+        sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
     std::unique_ptr<sqlite3, DbCloser> db(raw);
     if (rc != SQLITE_OK) return Unavailable("cannot open sqlite datasource " + path_);
     sqlite3_busy_timeout(db.get(), busy_timeout_ms_);
