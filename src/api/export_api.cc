@@ -1,6 +1,5 @@
 #include "api/export_api.h"
 
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -631,7 +630,11 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
   if (download_secret_.empty()) {
     // Without a shared secret, links only work on the instance that signed them.
     unsigned char random[32];
-    RAND_bytes(random, sizeof random);
+    if (!SecureRandomBytes(random, sizeof random)) {
+      init_status_ =
+          Internal("no random bytes for the download-URL secret; set auth.download-url-secret");
+      return;
+    }
     download_secret_.assign(reinterpret_cast<char*>(random), sizeof random);
     spdlog::warn(
         "auth.download_url_secret is not set; signed download URLs are valid only on "

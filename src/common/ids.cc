@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/mutex.h"
 
@@ -41,9 +42,17 @@ int64_t NextId() {
   return generator.Next();
 }
 
+bool SecureRandomBytes(void* out, size_t size) {
+  return RAND_bytes(static_cast<unsigned char*>(out), static_cast<int>(size)) == 1;
+}
+
 std::string NewUuid() {
   unsigned char b[16];
-  RAND_bytes(b, sizeof b);
+  if (!SecureRandomBytes(b, sizeof b)) {
+    std::fprintf(stderr, "NewUuid: the random source failed; stopping rather than reuse ids\n");
+    std::fflush(stderr);
+    std::abort();
+  }
   b[6] = (b[6] & 0x0F) | 0x40;
   b[8] = (b[8] & 0x3F) | 0x80;
   char out[37];

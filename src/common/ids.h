@@ -38,7 +38,14 @@ int IdNodeOf(int64_t id);
 int64_t NextId();
 
 // Random version-4 UUID, lower case with dashes.
+// Aborts with a message when the system's random source fails: an event id
+// or object key that could repeat or be guessed is worse than a stopped
+// process (a supervisor restarts it; nothing committed is lost).
 std::string NewUuid();
+
+// Fills `out` with `size` bytes from OpenSSL's CSPRNG. False when it fails
+// (RAND_bytes did not return 1): the bytes must not be used then.
+[[nodiscard]] bool SecureRandomBytes(void* out, size_t size);
 
 // Parses an id as the API accepts it: 1-19 decimal digits, no leading zero,
 // within int64. Anything else is nullopt.

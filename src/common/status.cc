@@ -1,5 +1,8 @@
 #include "common/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace export_center {
 
 std::string_view StatusCodeName(StatusCode code) {
@@ -34,6 +37,14 @@ std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(StatusCodeName(code_)) + ": " + message_;
 }
+
+namespace internal {
+void DieOfValueOnError(const Status& status) {
+  std::fprintf(stderr, "StatusOr::value() on an error: %s\n", status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace internal
 
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;

@@ -77,6 +77,13 @@ inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::mo
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 // Holds either a value or a non-OK Status.
+namespace internal {
+// Prints "StatusOr::value() on an error: <status>" to stderr and aborts, in
+// every build type: reading the value of a failed call is a bug, and going on
+// with a default-constructed value would hide it (docs/conventions.md).
+[[noreturn]] void DieOfValueOnError(const Status& status);
+}  // namespace internal
+
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
@@ -95,16 +102,17 @@ class [[nodiscard]] StatusOr {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
+  // REQUIRES: ok(). On an error aborts with the status, release builds too.
   T& value() & {
-    assert(ok());
+    if (!ok()) internal::DieOfValueOnError(status_);
     return *value_;
   }
   const T& value() const& {
-    assert(ok());
+    if (!ok()) internal::DieOfValueOnError(status_);
     return *value_;
   }
   T&& value() && {
-    assert(ok());
+    if (!ok()) internal::DieOfValueOnError(status_);
     return std::move(*value_);
   }
   T& operator*() & { return value(); }

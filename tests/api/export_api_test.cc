@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/failing_random.h"  // OpenSSL random made to fail
 #include "api/auth.h"
 #include "api/download_token.h"
 #include "config/registry_yaml.h"
@@ -983,6 +984,22 @@ TEST_F(ExportApiTest, SlowDownloadHoldsNoWorkerAndOneChunk) {
   EXPECT_EQ(slow[0]->WaitForClose(std::chrono::seconds(20), &all),
             testing::RawConnection::End::kEof);
   EXPECT_EQ(testing::BodyOf(all), bytes);
+}
+
+// Without a configured secret the API makes one; if the random source fails
+// it must refuse to start rather than sign links with a predictable key.
+TEST_F(ExportApiTest, BrokenRandomSourceWithoutADownloadSecretFailsStartUp) {
+  ExportApi::Deps deps;
+  deps.store = store_.get();
+  deps.storage = storage_.get();
+  deps.registry = registry_.get();
+  deps.auth = auth_;
+  deps.auth.download_url_secret.clear();
+  testing::FailingRandom broken;
+  ExportApi api(std::move(deps));
+  ASSERT_FALSE(api.init_status().ok());
+  EXPECT_NE(api.init_status().message().find("random"), std::string::npos)
+      << api.init_status().ToString();
 }
 
 TEST_F(ExportApiTest, ServerRefusalsCarryTheEnvelope) {
