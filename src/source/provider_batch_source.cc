@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "source/common/business_reply.h"
+#include "source/common/capped_post.h"
 
 namespace export_center::source {
 namespace {
@@ -202,43 +203,22 @@ StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
   const auto deadline =
       Clock::now() + std::chrono::milliseconds(options_.client.connect_timeout_ms +
                                                2LL * options_.client.read_timeout_ms);
-  HttpAnswer answer;
-  bool too_large = false;
-  bool too_slow = false;
-  httplib::Request req;
-  req.method = "POST";
-  req.path = options_.path;
-  req.set_header("X-Internal-Service-Token", options_.service.internal_token);
-  req.set_header("Content-Type", "application/json");
-  req.set_header("Accept", "application/json");
-  req.body = body;
-  req.response_handler = [&](const httplib::Response& res) {
-    answer.status = res.status;
-    // A declared length over the limit fails before a byte is read.
-    std::string length = res.get_header_value("Content-Length");
-    int64_t declared = 0;
-    auto parsed = std::from_chars(length.data(), length.data() + length.size(), declared);
-    if (parsed.ec == std::errc::result_out_of_range || declared > max_bytes) too_large = true;
-    return !too_large;
-  };
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
-    if (static_cast<int64_t>(answer.body.size() + n) > max_bytes) too_large = true;
-    if (Clock::now() > deadline) too_slow = true;
-    if (too_large || too_slow) return false;
-    answer.body.append(data, n);
-    return true;
-  };
-  httplib::Response res;
-  httplib::Error error = httplib::Error::Success;
-  bool sent = client_->send(req, res, error);
-  if (answer.status >= 500) return BusinessError(answer.status, "provider answered HTTP", "");
-  if (too_large) {
-    return InvalidArgument("provider response exceeds " + std::to_string(max_bytes) + " bytes");
+  const httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},
+                                    {"Accept", "application/json"}};
+  CappedAnswer capped =
+      PostCapped(client_.get(), options_.path, headers, body, max_bytes, deadline);
+  if (capped.status >= 500) return BusinessError(capped.status, "provider answered HTTP", "");
+  switch (capped.outcome) {
+    case CappedAnswer::Outcome::kTooLarge:
+      return InvalidArgument("provider response exceeds " + std::to_string(max_bytes) + " bytes");
+    case CappedAnswer::Outcome::kTooSlow:
+      return Unavailable("provider response took too long to arrive");
+    case CappedAnswer::Outcome::kNotSent:
+      return Unavailable("provider call failed: " + httplib::to_string(capped.error));
+    case CappedAnswer::Outcome::kRead:
+      break;
   }
-  if (too_slow) return Unavailable("provider response took too long to arrive");
-  if (!sent) return Unavailable("provider call failed: " + httplib::to_string(error));
-  answer.status = res.status;
-  return answer;
+  return HttpAnswer{capped.status, std::move(capped.body)};
 }
 
 StatusOr<json> ProviderBatchSource::OpenEnvelope(const HttpAnswer& answer) {

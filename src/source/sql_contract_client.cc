@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "source/common/business_reply.h"
+#include "source/common/capped_post.h"
 
 namespace export_center::source {
 namespace {
@@ -165,21 +166,31 @@ class HttpSqlContractClient : public SqlContractClient {
         "/dispatch/" + op + "?queryId=" + httplib::detail::encode_query_param(options_.query_id);
     httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},
                                 {"Accept", "application/json"}};
-    auto res = client_->Post(path, headers, body.dump(), "application/json");
-    if (!res) {
-      return Unavailable("contract call /dispatch/" + op +
-                         " failed: " + httplib::to_string(res.error()));
+    // Capped while reading, like provider batches: a service that streams
+    // without end costs max_response_bytes and a bounded time, not the host.
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(options_.client.connect_timeout_ms +
+                                                    2LL * options_.client.read_timeout_ms);
+    CappedAnswer res = PostCapped(client_.get(), path, headers, body.dump(),
+                                  options_.client.max_response_bytes, deadline);
+    switch (res.outcome) {
+      case CappedAnswer::Outcome::kTooLarge:
+        return InvalidArgument("contract answer exceeds " +
+                               std::to_string(options_.client.max_response_bytes) + " bytes");
+      case CappedAnswer::Outcome::kTooSlow:
+        return Unavailable("contract answer to /dispatch/" + op + " took too long to arrive");
+      case CappedAnswer::Outcome::kNotSent:
+        return Unavailable("contract call /dispatch/" + op +
+                           " failed: " + httplib::to_string(res.error));
+      case CappedAnswer::Outcome::kRead:
+        break;
     }
-    if (static_cast<int64_t>(res->body.size()) > options_.client.max_response_bytes) {
-      return InvalidArgument("contract answer exceeds " +
-                             std::to_string(options_.client.max_response_bytes) + " bytes");
-    }
-    json env = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    json env = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
     bool is_env = !env.is_discarded() && env.is_object();
     std::string message = is_env && env.contains("message") && env["message"].is_string()
                               ? env["message"].get<std::string>()
                               : "";
-    int code = res->status;
+    int code = res.status;
     if (code == 200) {
       if (!is_env) return InvalidArgument("contract answer is not a JSON envelope");
       auto env_code = EnvelopeCode(env);
