@@ -1,5 +1,7 @@
 #include "api/envelope.h"
 
+#include <spdlog/spdlog.h>
+
 #include <utility>
 
 namespace export_center::api {
@@ -31,14 +33,31 @@ int EnvelopeCode(StatusCode code) {
 
 std::string EnvelopeMessage(const Status& status) {
   if (status.ok()) return "success";
-  if (status.IsTransient()) {
-    return "service temporarily unavailable (" + status.message() +
-           "); please retry in a few seconds";
-  }
-  // Internal details (SQL, file paths) stay in the log, not in a browser.
+  // Database errors, host names, constraint names and file paths stay in the
+  // log, never in a browser: a 500-class answer carries a generic message.
+  if (status.IsTransient()) return "service temporarily unavailable; please retry in a few seconds";
   if (EnvelopeCode(status.code()) == 500) return "internal error; please contact support";
   return status.message();
 }
+
+namespace {
+
+// The envelope of `status` for the caller of one request: a 500-class status
+// is logged whole under the request id, and the caller gets the generic
+// message plus that id, which is all support needs to find the detail.
+nlohmann::json RequestErrorEnvelope(const http::HttpResponse& res, const Status& status) {
+  const int code = EnvelopeCode(status.code());
+  std::string message = EnvelopeMessage(status);
+  if (code == 500) {
+    const std::string& request_id = res.Header("X-Request-Id");
+    spdlog::error("request {} failed: {}", request_id.empty() ? "-" : request_id,
+                  status.ToString());
+    if (!request_id.empty()) message += " (request " + request_id + ")";
+  }
+  return ErrorEnvelope(code, message);
+}
+
+}  // namespace
 
 nlohmann::json SuccessEnvelope(nlohmann::json data) {
   return {{"code", "200"}, {"message", "success"}, {"data", std::move(data)}};
@@ -64,7 +83,7 @@ void WriteSuccess(http::HttpResponse& res, nlohmann::json data) {
 }
 
 void WriteStatus(http::HttpResponse& res, const Status& status) {
-  WriteEnvelope(res, 200, ErrorEnvelope(status));
+  WriteEnvelope(res, 200, RequestErrorEnvelope(res, status));
 }
 
 void WriteHttpError(http::HttpResponse& res, int code, const std::string& message) {
@@ -72,7 +91,7 @@ void WriteHttpError(http::HttpResponse& res, int code, const std::string& messag
 }
 
 void WriteHttpStatus(http::HttpResponse& res, const Status& status) {
-  WriteEnvelope(res, EnvelopeCode(status.code()), ErrorEnvelope(status));
+  WriteEnvelope(res, EnvelopeCode(status.code()), RequestErrorEnvelope(res, status));
 }
 
 }  // namespace export_center::api

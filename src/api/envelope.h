@@ -23,8 +23,9 @@ namespace export_center::api {
 // kOk→200.
 int EnvelopeCode(StatusCode code);
 
-// The message shown to a person. Transient failures get a retry hint; internal
-// failures hide their details (they are logged instead).
+// The message shown to a person. Transient failures get a retry hint; neither
+// they nor internal failures show their details (which name databases, hosts,
+// constraints or paths).
 std::string EnvelopeMessage(const Status& status);
 
 // {"code":"200","message":"success","data":data}
@@ -37,7 +38,9 @@ nlohmann::json ErrorEnvelope(const Status& status);
 void WriteEnvelope(http::HttpResponse& res, int http_status, const nlohmann::json& envelope);
 // HTTP 200 with a success envelope.
 void WriteSuccess(http::HttpResponse& res, nlohmann::json data);
-// HTTP 200 with the envelope code of `status` (non-download endpoints).
+// HTTP 200 with the envelope code of `status` (non-download endpoints). A
+// 500-class status is logged with the response's X-Request-Id, and the
+// message names that id instead of the detail; so does WriteHttpStatus.
 void WriteStatus(http::HttpResponse& res, const Status& status);
 // The HTTP status equals the envelope code (download endpoints, HTTP-layer errors).
 void WriteHttpError(http::HttpResponse& res, int code, const std::string& message);

@@ -37,10 +37,33 @@ TEST(Envelope, ErrorShapeCarriesTheCodeAsString) {
   EXPECT_TRUE(e["data"].is_null());
 }
 
-TEST(Envelope, UnavailableGetsARetryHint) {
-  json e = ErrorEnvelope(Unavailable("database is busy"));
+TEST(Envelope, UnavailableGetsARetryHintAndNoDetail) {
+  json e = ErrorEnvelope(Unavailable("could not connect to server at db-7.internal:5432"));
   EXPECT_EQ(e["code"], "500");
-  EXPECT_NE(e["message"].get<std::string>().find("retry"), std::string::npos);
+  const std::string message = e["message"];
+  EXPECT_NE(message.find("retry"), std::string::npos);
+  EXPECT_EQ(message.find("db-7.internal"), std::string::npos) << message;
+}
+
+TEST(Envelope, RequestErrorsNameTheRequestIdNotTheDetail) {
+  http::HttpResponse res;
+  res.SetHeader("X-Request-Id", "req-42");
+  WriteStatus(res, Internal("duplicate key value violates unique constraint \"uk_export_task\""));
+  const std::string message = json::parse(res.body)["message"];
+  EXPECT_EQ(message, "internal error; please contact support (request req-42)");
+
+  http::HttpResponse dl;
+  dl.SetHeader("X-Request-Id", "req-43");
+  WriteHttpStatus(dl, Unavailable("PQ: server closed the connection, host 10.0.0.7"));
+  EXPECT_EQ(dl.status, 500);
+  const std::string dl_message = json::parse(dl.body)["message"];
+  EXPECT_EQ(dl_message.find("10.0.0.7"), std::string::npos) << dl_message;
+  EXPECT_NE(dl_message.find("(request req-43)"), std::string::npos) << dl_message;
+
+  http::HttpResponse bad;
+  bad.SetHeader("X-Request-Id", "req-44");
+  WriteStatus(bad, InvalidArgument("taskName must be 1-100 characters"));
+  EXPECT_EQ(json::parse(bad.body)["message"], "taskName must be 1-100 characters");
 }
 
 TEST(Envelope, InternalDetailsStayOutOfTheMessage) {
