@@ -186,6 +186,7 @@ class ExportApi::Handlers {
   void Cancel(const Request& req, Response& res);
   void ExportTypes(const Request& req, Response& res);
   void Readyz(Response& res);
+  bool MetricsCallerAllowed(const Request& req) const;
 
   ExportApi& api_;
   const Deps& deps_;
@@ -210,7 +211,14 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
     WriteSuccess(res, {{"status", "UP"}});
   });
   Add("GET", "/readyz", [this](const Request&, Response& res) { Readyz(res); });
-  Add("GET", "/metrics", [this](const Request&, Response& res) {
+  Add("GET", "/metrics", [this](const Request& req, Response& res) {
+    if (!MetricsCallerAllowed(req)) {
+      res.SetHeader("WWW-Authenticate", "Bearer");
+      return WriteHttpError(res, 401,
+                            "metrics need Authorization: Bearer <auth.metrics-bearer-token>");
+    }
+    // Cheap and without side effects: counters plus a few gauge queries; the
+    // storage gauge is kept by the reconciler.
     res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
                    "text/plain; version=0.0.4; charset=utf-8");
   });
@@ -607,6 +615,12 @@ void ExportApi::Handlers::ExportTypes(const Request& req, Response& res) {
     if (CanSeeType(*p, def)) types.push_back(DefinitionToJson(def));
   }
   WriteSuccess(res, std::move(types));
+}
+
+// Open unless auth.metrics-bearer-token is set; then only that bearer token.
+bool ExportApi::Handlers::MetricsCallerAllowed(const Request& req) const {
+  const std::string& token = deps_.auth.metrics_bearer_token;
+  return token.empty() || SecureEquals(req.Header("Authorization"), "Bearer " + token);
 }
 
 void ExportApi::Handlers::Readyz(Response& res) {

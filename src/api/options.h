@@ -31,6 +31,10 @@ struct AuthOptions {
   std::string jwt_rs256_private_key_file;  // only for `export-center token`
   std::string download_url_secret;         // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
+  // When set, GET /metrics answers only "Authorization: Bearer <this>" (a
+  // Prometheus scrape config's bearer_token); empty leaves it open, for a
+  // listener only the monitoring network reaches. Env EXPORT_CENTER_METRICS_TOKEN.
+  std::string metrics_bearer_token;
 };
 
 }  // namespace export_center::api

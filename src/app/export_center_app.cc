@@ -142,7 +142,8 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
       [metrics](const std::string& action, int n) { metrics->ReconcilerAction(action, n); },
       [metrics](const std::string& type, const std::string& status) {
         metrics->TaskCompleted(type, status);
-      });
+      },
+      [metrics](int64_t bytes) { metrics->SetStorageBytes(bytes); });
   c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(),
                                                  [metrics] { metrics->DlqMessage(); });
 
@@ -173,11 +174,8 @@ std::string ExportCenterApp::MetricsText() {
                                  gauges->outbox_max_attempt);
     c_->metrics->SetTaskQueueAge(static_cast<double>(gauges->task_queue_age_seconds));
   }
-  if (auto objects = c_->storage->List(); objects.ok()) {
-    int64_t bytes = 0;
-    for (const auto& o : *objects) bytes += static_cast<int64_t>(o.size);
-    c_->metrics->SetStorageBytes(bytes);
-  }
+  // export_storage_bytes is set by the reconciler's sweep: a scrape must not
+  // walk the storage (nor, on local storage, delete stale temp files).
   return c_->metrics->Text();
 }
 

@@ -85,6 +85,7 @@ void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.String("jwt-rs256-private-key-file", &c->jwt_rs256_private_key_file);
   r.String("download-url-secret", &c->download_url_secret);
   r.Int("download-url-ttl-seconds", &c->download_url_ttl_seconds, 10, kDay);
+  r.String("metrics-bearer-token", &c->metrics_bearer_token);
   r.Finish();
 }
 
@@ -182,6 +183,7 @@ void ApplyEnvOverrides(AppConfig* c) {
   ApplyEnv("EXPORT_CENTER_DATABASE_URL", &c->database.postgres_url, c);
   ApplyEnv("EXPORT_CENTER_JWT_SECRET", &c->auth.jwt_hs256_secret, c);
   ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
+  ApplyEnv("EXPORT_CENTER_METRICS_TOKEN", &c->auth.metrics_bearer_token, c);
   for (auto& [name, ds] : c->datasources) {
     ApplyEnv("EXPORT_CENTER_DATASOURCE_URL_" + UpperSnake(name), &ds.url, c);
   }

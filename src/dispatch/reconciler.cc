@@ -36,13 +36,15 @@ int CountOrLog(const char* duty, const StatusOr<T>& result) {
 Reconciler::Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
                        const ReconcilerOptions& config, std::function<void()> on_redispatch,
                        std::function<void(const std::string&, int)> on_action,
-                       std::function<void(const std::string&, const std::string&)> on_task_ended)
+                       std::function<void(const std::string&, const std::string&)> on_task_ended,
+                       std::function<void(int64_t)> on_storage_bytes)
     : store_(store),
       storage_(storage),
       config_(config),
       on_redispatch_(std::move(on_redispatch)),
       on_action_(std::move(on_action)),
-      on_task_ended_(std::move(on_task_ended)) {}
+      on_task_ended_(std::move(on_task_ended)),
+      on_storage_bytes_(std::move(on_storage_bytes)) {}
 
 Reconciler::~Reconciler() { Stop(); }
 
@@ -180,10 +182,15 @@ int Reconciler::CleanOrphanFiles() {
   if (!objects.ok()) return CountOrLog("orphan_clean", objects);
   const int64_t cutoff = NowMs() - static_cast<int64_t>(config_.orphan_grace_seconds) * 1000;
   int cleaned = 0;
+  int64_t kept_bytes = 0;
   for (const auto& object : *objects) {
-    if (!IsOrphan(object, cutoff)) continue;
-    if (storage_->Delete(object.key).ok()) ++cleaned;
+    if (IsOrphan(object, cutoff) && storage_->Delete(object.key).ok()) {
+      ++cleaned;
+    } else {
+      kept_bytes += static_cast<int64_t>(object.size);
+    }
   }
+  if (on_storage_bytes_) on_storage_bytes_(kept_bytes);
   return cleaned;
 }
 

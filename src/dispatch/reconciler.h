@@ -34,11 +34,15 @@ class Reconciler {
   // `on_redispatch` wakes the publisher; `on_action(action, count)` feeds
   // export_reconciler_action_total; `on_task_ended(type, status)` is called
   // for each task lease recovery ended (FAILED, CANCELLED) and feeds
-  // export_task_completed_total. Each may be empty.
+  // export_task_completed_total. `on_storage_bytes(bytes)` reports what the
+  // stored files hold after each orphan sweep (export_storage_bytes): the
+  // sweep lists the storage anyway, so a /metrics scrape never has to.
+  // Each may be empty.
   Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
              const ReconcilerOptions& config, std::function<void()> on_redispatch,
              std::function<void(const std::string&, int)> on_action,
-             std::function<void(const std::string&, const std::string&)> on_task_ended = {});
+             std::function<void(const std::string&, const std::string&)> on_task_ended = {},
+             std::function<void(int64_t)> on_storage_bytes = {});
   ~Reconciler();
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
@@ -70,6 +74,7 @@ class Reconciler {
   std::function<void()> on_redispatch_;
   std::function<void(const std::string&, int)> on_action_;
   std::function<void(const std::string&, const std::string&)> on_task_ended_;
+  std::function<void(int64_t)> on_storage_bytes_;
   Mutex mu_;
   CondVar stop_cv_;
   bool stopping_ GUARDED_BY(mu_) = false;

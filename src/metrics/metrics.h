@@ -7,8 +7,8 @@
 // app/ (ExportApi::Deps::on_created, AttemptDeps::on_end,
 // ProviderBatchOptions::on_batch, the Reconciler's on_action and the
 // DlqHandler's on_dead_letter) that call the counters below, and app/ sets
-// the gauges from TaskStore::ReadGauges and ExportStorage::List each time
-// /metrics is scraped. Every method is thread-safe (prometheus-cpp families
+// the gauges from TaskStore::ReadGauges each time /metrics is scraped; the
+// reconciler's sweep sets the storage gauge. Every method is thread-safe (prometheus-cpp families
 // lock on first use of a label set; counters and gauges are atomic), cheap,
 // and never fails. Label values are export types, attempt outcomes, provider
 // service names and reconciler actions: small, bounded sets; never ids or
@@ -69,8 +69,8 @@ class ExportMetrics {
   // export_dlq_messages_total: every message the DLQ handler receives, whether
   // or not it names a task it can quarantine.
   void DlqMessage();
-  // export_storage_bytes: bytes held by export files (ExportStorage::List
-  // summed at each scrape).
+  // export_storage_bytes: bytes held by export files (summed by each
+  // reconciler orphan sweep, never by a scrape).
   void SetStorageBytes(int64_t bytes);
 
   // The Prometheus text exposition format (version 0.0.4) of every metric.

@@ -1018,6 +1018,24 @@ TEST_F(ExportApiTest, ServerRefusalsCarryTheEnvelope) {
             "request body exceeds 65536 bytes");
 }
 
+TEST_F(ExportApiTest, MetricsCanBeProtectedByABearerToken) {
+  server_->Stop();
+  auth_.metrics_bearer_token = "scrape-token-0123456789";
+  Start();
+  auto anonymous = client_->Get("/metrics");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+  EXPECT_EQ(anonymous->body.find("export_task_created_total"), std::string::npos);
+  auto wrong = client_->Get("/metrics", Headers("not-the-token"));
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  auto scraper = client_->Get(
+      "/metrics", httplib::Headers{{"Authorization", "Bearer scrape-token-0123456789"}});
+  ASSERT_TRUE(scraper);
+  EXPECT_EQ(scraper->status, 200);
+  EXPECT_EQ(scraper->body, "export_task_created_total 3\n");
+}
+
 TEST_F(ExportApiTest, StoreOutageIs500WithRetryHint) {
   database_->SetUnavailable(true);
   Reply r = Get(kTasks, alice_);

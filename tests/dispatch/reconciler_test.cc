@@ -74,7 +74,8 @@ class ReconcilerTest : public ::testing::Test {
         [this](const std::string& action, int n) { actions_[action] += n; },
         [this](const std::string& type, const std::string& status) {
           ended_.push_back(type + " " + status);
-        });
+        },
+        [this](int64_t bytes) { storage_bytes_.push_back(bytes); });
   }
 
   // Publishes the task's command: its outbox row is SENT.
@@ -95,7 +96,8 @@ class ReconcilerTest : public ::testing::Test {
   int users_ = 0;
   int wakes_ = 0;
   std::map<std::string, int> actions_;
-  std::vector<std::string> ended_;  // "type status" per task lease recovery ended
+  std::vector<std::string> ended_;      // "type status" per task lease recovery ended
+  std::vector<int64_t> storage_bytes_;  // each sweep's export_storage_bytes
 };
 
 TEST_F(ReconcilerTest, PartialFileOfARunningTaskIsKept) {
@@ -168,6 +170,20 @@ TEST_F(ReconcilerTest, TheSucceededTasksOwnFileIsKept) {
   EXPECT_EQ(counts["orphan_clean"], 1);
   EXPECT_TRUE(storage_->Exists(key).value());
   EXPECT_FALSE(storage_->Exists(stray).value());
+}
+
+// The storage gauge comes from the sweep, which lists the files anyway, so a
+// /metrics scrape never walks the storage (docs/observability.md#metrics).
+TEST_F(ReconcilerTest, EachSweepReportsTheBytesTheKeptFilesHold) {
+  const int64_t id = CreateTask();
+  ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
+  const std::string key = CommitFile(id);  // 5 bytes
+  ASSERT_TRUE(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value());
+  CommitFile(id);  // a stray 5-byte file the sweep deletes
+  auto reconciler = MakeReconciler();
+  reconciler.RunOnce();
+  ASSERT_FALSE(storage_bytes_.empty());
+  EXPECT_EQ(storage_bytes_.back(), 5) << "the deleted stray no longer counts";
 }
 
 TEST_F(ReconcilerTest, FileOfAnUnknownTaskWaitsOutTheGrace) {
