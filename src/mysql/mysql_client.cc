@@ -75,7 +75,8 @@ Status ParseHostPort(std::string_view rest, Url* out) {
                               [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
     int value = digits ? std::stoi(std::string(*port)) : 0;
     if (value < 1 || value > 65535) {
-      return InvalidArgument("MySQL URL has a bad port \"" + std::string(*port) + "\"");
+      // The value is not shown: in a URL without '@' it may be a password.
+      return InvalidArgument("MySQL URL has a bad port (1..65535 expected)");
     }
     out->port = static_cast<unsigned>(value);
   }

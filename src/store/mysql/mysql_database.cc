@@ -48,6 +48,15 @@ constexpr const char* kSessionSetup[] = {
     "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
 };
 
+// Whether the session behind a connection cannot be used again: the client
+// lost it (2000-2999, except the API-misuse codes that leave it intact), the
+// server killed it (1927) or is shutting down (1053).
+bool SessionIsGone(unsigned code) {
+  const bool api_misuse = code >= 2030 && code <= 2036;
+  const bool client = code >= mysql::kClientMinError && code <= mysql::kClientMaxError;
+  return (client && !api_misuse) || code == 1927 || code == 1053;
+}
+
 mysql::Param ToParam(const SqlValue& value) {
   return std::visit(
       [](const auto& v) -> mysql::Param {
@@ -108,9 +117,7 @@ class MysqlConnection final : public Connection {
                                           : ExecutePrepared(sql, params, &answer);
       last_error_ = error.code;
       if (!error.failed()) return answer;
-      if (error.code >= mysql::kClientMinError && error.code <= mysql::kClientMaxError) {
-        broken_ = true;  // lost connection and friends: do not pool it again
-      }
+      if (SessionIsGone(error.code)) broken_ = true;  // do not pool it again
       if (!(alone && IsRetryableLockConflict(error.code) && attempt < retries_)) {
         return MysqlError(error.code, error.sqlstate, error.message, "exec");
       }
