@@ -87,7 +87,7 @@ Dialect MysqlDialect(MysqlFlavor flavor) {
   d.table_options = std::string(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=") +
                     (flavor == MysqlFlavor::kMariaDb ? "utf8mb4_nopad_bin" : "utf8mb4_0900_bin");
   // Named locks belong to the session and survive the implicit commit of DDL.
-  d.migration_lock = "SELECT GET_LOCK('export_center.migrate', 120)";
+  d.migration_lock = "SELECT GET_LOCK('export_center.migrate', 60)";
   d.migration_unlock = "SELECT RELEASE_LOCK('export_center.migrate')";
   if (flavor == MysqlFlavor::kMysql) {
     d.index_exists_query =

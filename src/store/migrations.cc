@@ -130,7 +130,7 @@ Status WithMigrationLock(Database& db, const std::function<Status(Connection&)>&
     if (d.migration_lock.empty()) return fn(c);
     EC_ASSIGN_OR_RETURN(Rows lock, c.Query(d.migration_lock));
     if (!lock.empty() && lock[0].Text(0) == "0") {
-      return Unavailable("another process has been migrating the schema for minutes; try again");
+      return Unavailable("another process has held the migration lock for a minute; try again");
     }
     Status status = fn(c);
     if (!d.migration_unlock.empty()) {
