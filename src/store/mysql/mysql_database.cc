@@ -78,7 +78,7 @@ class MysqlConnection final : public Connection {
   MysqlConnection& operator=(const MysqlConnection&) = delete;
 
   // A broken connection, or one left inside a transaction, is not reused.
-  bool healthy() const { return !broken_ && AutocommitIdle(); }
+  bool healthy() const { return !broken_ && !aborted_.failed() && AutocommitIdle(); }
 
   StatusOr<Rows> Query(std::string_view sql, const SqlParams& params) override {
     EC_ASSIGN_OR_RETURN(mysql::Answer answer, Run(sql, params));
@@ -107,6 +107,14 @@ class MysqlConnection final : public Connection {
   }
 
   StatusOr<mysql::Answer> Run(std::string_view sql, const SqlParams& params) {
+    // After a deadlock the server has rolled the transaction back and the
+    // session is in autocommit mode: a caller that went on would write
+    // outside any transaction. So every statement fails like the first
+    // until the caller's ROLLBACK.
+    if (aborted_.failed()) {
+      if (sql != "ROLLBACK") return Failure(aborted_);
+      aborted_ = mysql::Error();
+    }
     // A statement outside a transaction that lost a lock conflict was rolled
     // back alone: running it again is safe. Inside a transaction the whole
     // transaction runs again (MysqlDatabase::WithTransaction).
@@ -118,10 +126,15 @@ class MysqlConnection final : public Connection {
       last_error_ = error.code;
       if (!error.failed()) return answer;
       if (SessionIsGone(error.code)) broken_ = true;  // do not pool it again
+      if (!alone && IsRetryableLockConflict(error.code)) aborted_ = error;
       if (!(alone && IsRetryableLockConflict(error.code) && attempt < retries_)) {
-        return MysqlError(error.code, error.sqlstate, error.message, "exec");
+        return Failure(error);
       }
     }
+  }
+
+  static Status Failure(const mysql::Error& error) {
+    return MysqlError(error.code, error.sqlstate, error.message, "exec");
   }
 
   mysql::Error ExecutePrepared(std::string_view sql, const SqlParams& params,
@@ -149,6 +162,7 @@ class MysqlConnection final : public Connection {
   std::unordered_map<std::string, mysql::StmtPtr> statements_;
   unsigned last_error_ = 0;
   bool broken_ = false;
+  mysql::Error aborted_;  // the lock conflict that ended the open transaction
 };
 
 StatusOr<std::unique_ptr<MysqlConnection>> Connect(const mysql::Url& url,
