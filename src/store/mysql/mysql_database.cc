@@ -32,7 +32,7 @@ constexpr unsigned long kMinMariaDbVersion = 100300;
 // READ COMMITTED, not InnoDB's default REPEATABLE READ: under REPEATABLE READ
 // locking reads, UPDATEs found through a range and INSERT ... SELECT take
 // next-key (gap) locks, and the claim and publisher paths (conditional UPDATEs
-// next to INSERT IGNORE into the same index gaps) deadlock each other under
+// next to INSERT IGNORE into the same index gaps) can deadlock each other under
 // load. READ COMMITTED locks only the rows it changes, and an UPDATE that
 // waited for a row lock re-checks its WHERE on the newest committed row
 // (a "semi-consistent read"), which is what the conditional updates rely on —
