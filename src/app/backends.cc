@@ -20,6 +20,7 @@
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
 #include "source/datasource/mysql/mysql_datasource.h"
+#include "store/mysql/mysql_task_store.h"
 #endif
 
 namespace export_center::app {
@@ -31,13 +32,18 @@ StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseO
     return store::OpenPostgresTaskStore(config.postgres_url, config.pool_size);
   }
 #endif
-  return InvalidArgument("database.kind: " + config.kind + " is not built in; allowed: sqlite" +
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-                         ", postgres"
-#else
-                         ""
+#ifdef EXPORT_CENTER_WITH_MYSQL
+  if (config.kind == "mysql") return store::OpenMysqlTaskStore(config.mysql_url, config.pool_size);
 #endif
-  );
+  std::string built_in = "sqlite";
+#ifdef EXPORT_CENTER_WITH_POSTGRES
+  built_in += ", postgres";
+#endif
+#ifdef EXPORT_CENTER_WITH_MYSQL
+  built_in += ", mysql";
+#endif
+  return InvalidArgument("database.kind: " + config.kind +
+                         " is not built in; allowed: " + built_in);
 }
 
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(

@@ -66,9 +66,10 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
 }
 
 void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
-  r.Enum("kind", &c->kind, {"sqlite", "postgres"});
+  r.Enum("kind", &c->kind, {"sqlite", "postgres", "mysql"});
   r.String("sqlite-path", &c->sqlite_path);
   r.String("postgres-url", &c->postgres_url);
+  r.String("mysql-url", &c->mysql_url);
   r.Int("pool-size", &c->pool_size, 1, 256);
   r.Finish();
 }
@@ -180,7 +181,9 @@ void Section(MapReader& root, std::string_view key, T* out, Fn read) {
 // ---- environment overrides: secrets never have to live in the file ----
 
 void ApplyEnvOverrides(AppConfig* c) {
-  ApplyEnv("EXPORT_CENTER_DATABASE_URL", &c->database.postgres_url, c);
+  // One variable for the URL of whichever server database.kind names.
+  ApplyEnv("EXPORT_CENTER_DATABASE_URL",
+           c->database.kind == "mysql" ? &c->database.mysql_url : &c->database.postgres_url, c);
   ApplyEnv("EXPORT_CENTER_JWT_SECRET", &c->auth.jwt_hs256_secret, c);
   ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
   ApplyEnv("EXPORT_CENTER_METRICS_TOKEN", &c->auth.metrics_bearer_token, c);
@@ -231,6 +234,23 @@ void CheckServer(AppConfig* c, ErrorList* errors) {
   }
 }
 
+// The shape only; the store's own parser (store/mysql) has the last word at
+// start-up. The URL is never echoed: it may hold a password.
+void CheckMysqlUrl(const std::string& url, ErrorList* errors) {
+  static const std::regex kMysqlUrl(R"(^(mysql|mariadb)://(.*@)?[^/?@]+/[^/?]+$)");
+  const std::string expected = "mysql://user:password@host:port/database";
+  if (url.empty()) {
+    errors->Add("database.mysql-url",
+                "is required when database.kind is mysql (or set EXPORT_CENTER_DATABASE_URL)",
+                expected);
+  } else if (!std::regex_match(url, kMysqlUrl)) {
+    errors->Add("database.mysql-url",
+                "is not a MySQL URL with a host and a database (value not shown: it may hold a "
+                "password; percent-encode / ? @ in the password)",
+                expected);
+  }
+}
+
 void CheckStores(const AppConfig& c, ErrorList* errors) {
   if (c.database.kind == "sqlite" && c.database.sqlite_path.empty()) {
     errors->Add("database.sqlite-path", "must not be empty when database.kind is sqlite",
@@ -241,6 +261,7 @@ void CheckStores(const AppConfig& c, ErrorList* errors) {
                 "is required when database.kind is postgres (or set EXPORT_CENTER_DATABASE_URL)",
                 "postgresql://user:password@host:port/database");
   }
+  if (c.database.kind == "mysql") CheckMysqlUrl(c.database.mysql_url, errors);
   if (c.storage.root.empty()) errors->Add("storage.root", "must not be empty", "a directory path");
   for (const auto& [name, ds] : c.datasources) {
     std::string path = "datasources." + name;

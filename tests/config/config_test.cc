@@ -342,6 +342,50 @@ TEST_F(ConfigTest, Rs256PublicKeyAloneIsEnough) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
 
+TEST_F(ConfigTest, MysqlTaskStore) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                "database: {kind: mysql, mysql-url: "
+                                "\"mysql://ec:p%40ss@db.internal:3307/export_center\", "
+                                "pool-size: 12}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->database.kind, "mysql");
+  EXPECT_EQ(c->database.mysql_url, "mysql://ec:p%40ss@db.internal:3307/export_center");
+  EXPECT_EQ(c->database.pool_size, 12);
+  EXPECT_TRUE(c->database.postgres_url.empty());
+}
+
+TEST_F(ConfigTest, DatabaseUrlFromTheEnvironmentGoesToTheKindInUse) {
+  setenv("EXPORT_CENTER_DATABASE_URL", "mariadb://env:secret@db/ec", 1);
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                "database: {kind: mysql, mysql-url: \"mysql://file@db/ec\", "
+                                "postgres-url: \"postgresql://pg@db/ec\"}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->database.mysql_url, "mariadb://env:secret@db/ec");
+  EXPECT_EQ(c->database.postgres_url, "postgresql://pg@db/ec") << "not the kind in use";
+  EXPECT_EQ(c->env_overrides, std::vector<std::string>{"EXPORT_CENTER_DATABASE_URL"});
+}
+
+TEST_F(ConfigTest, MysqlUrlIsRequiredAndCheckedWithoutEchoingIt) {
+  ExpectProblem(std::string(kMinimal) + "database: {kind: mysql}\n",
+                "database.mysql-url: is required when database.kind is mysql (or set "
+                "EXPORT_CENTER_DATABASE_URL)");
+  for (const char* bad :
+       {"postgresql://u:hunter2@db/ec", "mysql://u:hunter2@db", "mysql://u:hunter2@db/",
+        "mysql://u:hunter2@db/ec?ssl=1", "u:hunter2@db/ec", "mysql:///ec"}) {
+    SCOPED_TRACE(bad);
+    StatusOr<AppConfig> c =
+        Parse(std::string(kMinimal) + "database: {kind: mysql, mysql-url: \"" + bad + "\"}\n");
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.status().message().find("\ndatabase.mysql-url: is not a MySQL URL with a host and "
+                                        "a database"),
+              std::string::npos)
+        << c.status().message();
+    EXPECT_EQ(c.status().message().find("hunter2"), std::string::npos) << "no password in errors";
+  }
+  ExpectProblem(std::string(kMinimal) + "database: {kind: mysqll}\n",
+                "database.kind: \"mysqll\" is not supported; allowed: sqlite, postgres, mysql");
+}
+
 TEST_F(ConfigTest, RequiredConnectionStrings) {
   ExpectProblem(std::string(kMinimal) + "database: {kind: postgres}\n",
                 "database.postgres-url: is required when database.kind is postgres (or set "
