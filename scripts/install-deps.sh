@@ -13,7 +13,7 @@ PACKAGES=(
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
   # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh)
-  maven default-jdk-headless
+  maven openjdk-17-jdk-headless
 )
 
 missing=()

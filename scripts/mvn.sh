@@ -12,17 +12,21 @@ mkdir -p "$REPO"
 command -v mvn >/dev/null || { echo "mvn.sh: mvn not found (scripts/install-deps.sh installs maven)" >&2; exit 1; }
 common=(-B -Dstyle.color=never -Dmaven.repo.local="$REPO" -Dorg.slf4j.simpleLogger.log.org.apache.maven.cli.transfer.Slf4jMavenTransferListener=warn)
 
+# Debian's Maven 3.8 prints colour resets even in batch mode; logs stay plain.
+plain() { sed 's/\x1b\[[0-9;]*m//g'; }
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 if mvn -o "${common[@]}" "$@" >"$log" 2>&1; then
-  cat "$log"
+  plain <"$log"
   exit 0
 fi
 # Missing artifacts say so in Maven's own words; anything else is a real
 # failure (a compile error, a failed test) and is not retried.
 if grep -qE "offline mode|has not been downloaded from it before|Cannot access .* in offline|were not found in the local repository|is not available in offline" "$log"; then
   echo "mvn.sh: the local repository lacks artifacts; fetching them once" >&2
-  exec mvn "${common[@]}" "$@"
+  set -o pipefail
+  mvn "${common[@]}" "$@" 2>&1 | plain
+  exit $?
 fi
-cat "$log"
+plain <"$log"
 exit 1
