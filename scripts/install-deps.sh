@@ -12,6 +12,8 @@ PACKAGES=(
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
+  # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh)
+  maven openjdk-17-jdk-headless
 )
 
 missing=()

@@ -368,7 +368,14 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.
-    top.Get("customer-service");
+    bool cpp_sample = top.Get("customer-service").IsDefined();
+    // Likewise the Java sample's (examples/order-service-java, ServiceSettings.java).
+    bool java_sample = top.Get("order-service").IsDefined();
+    if (java_sample) c.demo_service = "order-service";
+    if (cpp_sample && java_sample) {
+      errors.Add("order-service", "the demo starts one sample service",
+                 "keep customer-service: or order-service:, not both");
+    }
     Section(top, "datasources", &c.datasources, ReadDatasources);
     // Mapped by registry_yaml.cc; named here so they are not unknown.
     top.Get("provider-services");

@@ -438,6 +438,23 @@ TEST_F(ConfigTest, CustomerServiceSectionIsAcceptedAndSkipped) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
 
+// The Java sample's section (examples/order-service-java reads it) names the
+// sample service the demo starts; a file naming both samples is refused.
+TEST_F(ConfigTest, OrderServiceSectionSelectsTheJavaSampleForTheDemo) {
+  StatusOr<AppConfig> cpp = Parse(std::string(kMinimal) + "customer-service: {port: 1}\n");
+  ASSERT_TRUE(cpp.ok()) << cpp.status().ToString();
+  EXPECT_EQ(cpp->demo_service, "customer-service");
+  StatusOr<AppConfig> java = Parse(std::string(kMinimal) + "order-service: {port: 1}\n");
+  ASSERT_TRUE(java.ok()) << java.status().ToString();
+  EXPECT_EQ(java->demo_service, "order-service");
+  StatusOr<AppConfig> both =
+      Parse(std::string(kMinimal) + "customer-service: {}\norder-service: {}\n");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("order-service: the demo starts one sample service"),
+            std::string::npos)
+      << both.status().message();
+}
+
 TEST_F(ConfigTest, RegistrySectionsAreKnownKeys) {
   const std::string yaml = std::string(kMinimal) + "provider-services: {}\ndefinitions: {}\n";
   StatusOr<AppConfig> c = Parse(yaml);
