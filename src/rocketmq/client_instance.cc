@@ -158,11 +158,10 @@ StatusOr<TopicRoute> ClientInstance::TopicRouteOf(const std::string& topic) {
     }
   }
   StatusOr<TopicRoute> fresh = FetchTopicRoute(topic);
-  if (!fresh.ok() && fresh.status().IsTransient() && stale) return *stale;
-  if (!fresh.ok() && fresh.status().code() == StatusCode::kNotFound) {
-    MutexLock lock(&mu_);
-    routes_.erase(topic);
-  }
+  // NotFound too: the NameServer drops a topic's route while its only broker
+  // is down, which is an outage to ride out, not a deleted topic. A topic
+  // really deleted shows as TOPIC_NOT_EXIST from the broker itself.
+  if (!fresh.ok() && stale) return *stale;
   return fresh;
 }
 

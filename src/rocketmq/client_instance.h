@@ -40,8 +40,8 @@ class ClientInstance {
   // the cache. NotFound when the topic does not exist.
   StatusOr<TopicRoute> FetchTopicRoute(const std::string& topic);
   // The cached route when it is younger than route_refresh_interval, else a
-  // fetched one; when fetching fails for a transient reason, the stale
-  // cached route if there is one.
+  // fetched one; when fetching fails (NameServer down, or no route because
+  // the topic's brokers are down), the stale cached route if there is one.
   StatusOr<TopicRoute> TopicRouteOf(const std::string& topic);
   // The master address of `broker_name` from any cached route.
   std::optional<std::string> MasterAddr(const std::string& broker_name);
