@@ -18,6 +18,7 @@
 #include "rocketmq/admin.h"
 #include "rocketmq/client_options.h"
 #include "rocketmq/remoting/remoting_client.h"
+#include "rocketmq/route_data.h"
 
 namespace export_center::rocketmq {
 
@@ -75,10 +76,6 @@ class ClientInstance {
 Status ResponseStatus(const StatusOr<remoting::RemotingCommand>& response, std::string_view what);
 // A non-SUCCESS response code as a Status (see docs/rocketmq.md#errors).
 Status CodeStatus(int code, std::string_view what, const std::string& remark);
-
-// Parse the NameServer's TopicRouteData and ClusterInfo bodies.
-StatusOr<TopicRoute> ParseTopicRoute(std::string_view body);
-StatusOr<std::vector<BrokerInfo>> ParseClusterInfo(std::string_view body);
 
 // Java's String.hashCode of a UTF-8 string (over its UTF-16 code units): the
 // tag code the broker filters on.
