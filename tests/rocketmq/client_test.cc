@@ -12,7 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -394,6 +396,34 @@ TEST_F(RocketMqTest, SentBackMessagesReachTheDlqAfterMaxReconsumeTimes) {
             (std::map<std::string, std::string>{
                 {"eventId", "ev-not json"}, {"taskId", "not json"}, {"schemaVersion", "1"}}));
   (*handler)->Ack(*dead);
+}
+
+// One message at a time, from Send() to Take() returning it: the latency a
+// command sees through the broker when nothing else is queued.
+TEST_F(RocketMqTest, SendToTakeLatency) {
+  CreateTopic("latency-topic");
+  CreateGroup("latency-group");
+  auto producer = StartProducer();
+  auto consumer = ClusterConsumer::Start(Consumer("latency-group", "latency-topic"));
+  ASSERT_TRUE(consumer.ok());
+  // Wait until the consumer owns all four queues and pulls them.
+  ASSERT_TRUE(producer->Send(Msg("latency-topic", "warm-up", "T"), seconds(5)).ok());
+  ASSERT_EQ(TakeN(**consumer, 1, seconds(30)).size(), 1u);
+  std::vector<double> ms;
+  for (int i = 0; i < 200; ++i) {
+    const auto start = Clock::now();
+    ASSERT_TRUE(producer->Send(Msg("latency-topic", std::to_string(i), "T"), seconds(5)).ok());
+    auto r = (*consumer)->Take(seconds(10));
+    ASSERT_TRUE(r.has_value());
+    (*consumer)->Ack(*r);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100];
+  std::printf("send->take latency over %zu messages: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+              ms.size(), p50, p99, ms.back());
+  // Long-poll pulls are woken by the message's arrival, not by a poll tick.
+  EXPECT_LT(p50, 100.0);
 }
 
 // A blocking one-request exchange on a fresh socket, returning the raw
