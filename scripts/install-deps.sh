@@ -12,6 +12,8 @@ PACKAGES=(
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
+  # S3Proxy, the S3-compatible server of the tests (scripts/install-s3proxy.sh)
+  maven default-jre-headless
 )
 
 missing=()
@@ -29,3 +31,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "install-deps: all packages present"
 fi
+
+# Test servers that come from a package registry rather than Debian.
+"$(dirname "$0")/install-s3proxy.sh"
