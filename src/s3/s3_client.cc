@@ -202,25 +202,34 @@ StatusOr<S3Client::Reply> S3Client::ExecuteOnce(Call& call) {
   req.headers.emplace("Authorization",
                       AuthorizationHeader(signable, options_.credentials,
                                           SigningScope{options_.region, "s3"}, amz_date));
-  if (!call.body.empty() && call.headers.count("content-type") == 0) {
-    req.headers.emplace("Content-Type", "application/octet-stream");
-  }
-  // The body moves into the request and back, so a part is never copied: a
-  // writer's memory stays within the parts it holds (docs/storage.md#s3).
-  req.body = std::move(call.body);
 
   std::unique_ptr<httplib::Client> client = pool_->Acquire();
-  httplib::Response res;
-  httplib::Error error = httplib::Error::Success;
-  const bool sent = client->send(req, res, error);
-  call.body = std::move(req.body);
-  if (!sent) {
+  httplib::Result res = Send(*client, req, call);
+  if (!res) {
     // The connection may be half-dead: do not give it back to the pool.
-    return Unavailable("s3 " + call.what + ": " + httplib::to_string(error) + " (" + base_url_ +
-                       ")");
+    return Unavailable("s3 " + call.what + ": " + httplib::to_string(res.error()) + " (" +
+                       base_url_ + ")");
   }
   pool_->Release(std::move(client));
-  return Reply{res.status, std::move(res.body), std::move(res.headers)};
+  return Reply{res->status, std::move(res->body), std::move(res->headers)};
+}
+
+// A PUT's body (a part: megabytes) is streamed from call.body by a content
+// provider: cpp-httplib copies a Request, body included, while sending it,
+// and a copy per part in flight would break the writer's memory bound
+// (docs/storage.md#s3). Other bodies are small XML.
+httplib::Result S3Client::Send(httplib::Client& client, httplib::Request& req, const Call& call) {
+  if (call.method == "PUT") {
+    const std::string& body = call.body;
+    return client.Put(
+        req.path, req.headers, body.size(),
+        [&body](size_t offset, size_t length, httplib::DataSink& sink) {
+          return sink.write(body.data() + offset, std::min(length, body.size() - offset));
+        },
+        "application/octet-stream");
+  }
+  req.body = call.body;
+  return client.send(req);
 }
 
 StatusOr<S3Client::Reply> S3Client::Execute(Call& call) {
@@ -313,14 +322,16 @@ StatusOr<std::string> S3Client::CreateMultipartUpload(const std::string& key) {
 }
 
 StatusOr<std::string> S3Client::UploadPart(const std::string& key, const std::string& upload_id,
-                                           int part_number, std::string body) {
+                                           int part_number, std::string* body) {
   Call call{"PUT",
             ObjectPath(key),
             {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}},
             {},
-            std::move(body),
+            std::move(*body),
             "UploadPart " + std::to_string(part_number) + " of " + key};
-  EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
+  StatusOr<Reply> sent = Execute(call);
+  *body = std::move(call.body);
+  EC_ASSIGN_OR_RETURN(Reply reply, std::move(sent));
   std::string etag = reply.Header("ETag");
   if (etag.empty()) return Internal("s3 " + call.what + ": no ETag in the answer");
   return etag;

@@ -28,6 +28,12 @@
 #include "common/status.h"
 #include "s3/sigv4.h"
 
+namespace httplib {
+class Client;
+class Result;
+struct Request;
+}  // namespace httplib
+
 namespace export_center::s3 {
 
 struct S3ClientOptions {
@@ -100,9 +106,10 @@ class S3Client {
   // Multipart upload: Create, UploadPart (numbers 1..10000, each but the
   // last >= 5 MiB on AWS), Complete; or Abort.
   StatusOr<std::string> CreateMultipartUpload(const std::string& key);
-  // Returns the part's ETag.
+  // Returns the part's ETag. `*body` is lent: sent, then given back
+  // unchanged, so a writer can reuse its part buffers instead of allocating.
   StatusOr<std::string> UploadPart(const std::string& key, const std::string& upload_id,
-                                   int part_number, std::string body);
+                                   int part_number, std::string* body);
   Status CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
                                  const std::vector<CompletedPart>& parts);
   // Idempotent: an upload that is already gone (NoSuchUpload) is OK.
@@ -130,6 +137,7 @@ class S3Client {
   // but 2xx becomes a Status. `call.body` is lent to the request and restored.
   StatusOr<Reply> Execute(Call& call);
   StatusOr<Reply> ExecuteOnce(Call& call);
+  static httplib::Result Send(httplib::Client& client, httplib::Request& req, const Call& call);
 
   S3ClientOptions options_;
   std::string scheme_;  // "http" or "https"

@@ -39,7 +39,7 @@ class S3ObjectWriter final : public ObjectWriter {
   Status Append(std::string_view bytes) override {
     if (state_ != State::kOpen) return Internal("storage: append to a closed object " + key_);
     while (!bytes.empty()) {
-      if (buffer_.capacity() < part_size_) buffer_.reserve(part_size_);
+      if (buffer_.capacity() < part_size_) TakeBuffer();
       const size_t take = std::min(bytes.size(), part_size_ - buffer_.size());
       buffer_.append(bytes.data(), take);
       bytes.remove_prefix(take);
@@ -106,6 +106,21 @@ class S3ObjectWriter final : public ObjectWriter {
     return s;
   }
 
+  // A sent part's buffer if the uploader has one spare, else a new one: at
+  // most upload_queue_parts + 2 part buffers are ever allocated, and none
+  // is allocated again while the export runs.
+  void TakeBuffer() {
+    {
+      MutexLock lock(&mu_);
+      if (!spare_.empty()) {
+        buffer_ = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+    buffer_.clear();
+    buffer_.reserve(part_size_);
+  }
+
   // Blocks while the queue is full: memory stays bounded however fast the
   // export renders. Returns the uploader's error, if it failed.
   Status Enqueue(std::string part) {
@@ -132,8 +147,7 @@ class S3ObjectWriter final : public ObjectWriter {
         queue_.pop_front();
         cv_.SignalAll();  // room for the next part
       }
-      StatusOr<std::string> etag =
-          client_->UploadPart(key_, upload_id_, part.first, std::move(part.second));
+      StatusOr<std::string> etag = client_->UploadPart(key_, upload_id_, part.first, &part.second);
       MutexLock lock(&mu_);
       if (!etag.ok()) {
         error_ = etag.status();
@@ -141,6 +155,7 @@ class S3ObjectWriter final : public ObjectWriter {
         return;
       }
       done_.push_back(s3::CompletedPart{part.first, *etag});
+      spare_.push_back(std::move(part.second));
     }
   }
 
@@ -165,6 +180,7 @@ class S3ObjectWriter final : public ObjectWriter {
       MutexLock lock(&mu_);
       stop_ = true;
       queue_.clear();
+      spare_.clear();
       cv_.SignalAll();
     }
     // A part in flight finishes (or times out) first, so the abort below
@@ -189,6 +205,7 @@ class S3ObjectWriter final : public ObjectWriter {
   CondVar cv_;
   std::deque<std::pair<int, std::string>> queue_ GUARDED_BY(mu_);
   std::vector<s3::CompletedPart> done_ GUARDED_BY(mu_);
+  std::vector<std::string> spare_ GUARDED_BY(mu_);  // sent parts' buffers, for reuse
   Status error_ GUARDED_BY(mu_);
   bool closing_ GUARDED_BY(mu_) = false;  // no more parts: drain and exit
   bool stop_ GUARDED_BY(mu_) = false;     // aborted: exit now
