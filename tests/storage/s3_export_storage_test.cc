@@ -178,6 +178,22 @@ TEST_F(S3ExportStorageTest, ObjectsAndUploadsThatAreNotOursAreNeverListed) {
   ASSERT_TRUE(client_->DeleteObject("elsewhere/x").ok());
 }
 
+// A store refusing our keys is the store's failure, not the caller's: the seam
+// answers Unavailable (the API's 503, an attempt's retry), never a 403.
+TEST_F(S3ExportStorageTest, StoreRefusingOurKeysIsUnavailable) {
+  S3StorageOptions options = Options();
+  options.secret_key = "not-the-secret";
+  auto storage = NewS3ExportStorage(options).value();
+  const std::string key = MakeObjectKey(5, "csv");
+  auto writer = storage->Create(key).value();
+  ASSERT_TRUE(writer->Append("x").ok());
+  Status committed = writer->Commit();
+  EXPECT_EQ(committed.code(), StatusCode::kUnavailable) << committed.ToString();
+  EXPECT_NE(committed.message().find("SignatureDoesNotMatch"), std::string::npos);
+  EXPECT_EQ(storage->Open(key).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(storage->List().status().code(), StatusCode::kUnavailable);
+}
+
 TEST(NewS3ExportStorage, RejectsUnusableOptions) {
   S3StorageOptions o;
   o.endpoint = "http://127.0.0.1:9";

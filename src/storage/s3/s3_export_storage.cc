@@ -21,6 +21,24 @@ constexpr char kPrefix[] = "exports/";
 // all DeletePartial needs.
 constexpr char kUploadIdMarker[] = "?uploadId=";
 
+// The client's codes become the seam's (export_storage.h): a missing object
+// stays NotFound and a cap LimitExceeded; any other failure of the store —
+// down, refusing our keys, answering nonsense — is Unavailable, like an I/O
+// error of local storage: an attempt retries it, and the API answers 503
+// rather than a 403 that would blame the caller.
+Status StorageError(Status s) {
+  if (s.ok() || s.code() == StatusCode::kNotFound || s.code() == StatusCode::kLimitExceeded) {
+    return s;
+  }
+  return Unavailable(s.message());
+}
+
+template <typename T>
+StatusOr<T> StorageError(StatusOr<T> result) {
+  if (result.ok()) return result;
+  return StorageError(result.status());
+}
+
 Status CheckKey(const std::string& key) {
   if (IsValidObjectKey(key)) return Status::Ok();
   return InvalidArgument("storage: invalid object key \"" + key + "\"");
@@ -92,7 +110,7 @@ class S3ObjectWriter final : public ObjectWriter {
 
   Status Fail(Status status) {
     Abort();
-    return status;
+    return StorageError(std::move(status));
   }
 
   // The first full part starts the multipart upload and its uploader thread.
@@ -226,7 +244,7 @@ class S3ObjectReader final : public ObjectReader {
     length = std::min(length, size_ - offset);
     if (offset < block_offset_ || offset + length > block_offset_ + block_.size()) {
       const uint64_t fetch = std::min(std::max(length, kReadAheadBytes), size_ - offset);
-      EC_RETURN_IF_ERROR(client_->GetObjectRange(key_, offset, fetch, &block_));
+      EC_RETURN_IF_ERROR(StorageError(client_->GetObjectRange(key_, offset, fetch, &block_)));
       block_offset_ = offset;
     }
     const uint64_t start = offset - block_offset_;
@@ -259,13 +277,13 @@ class S3ExportStorage final : public ExportStorage {
 
   StatusOr<std::unique_ptr<ObjectReader>> Open(const std::string& key) override {
     EC_RETURN_IF_ERROR(CheckKey(key));
-    EC_ASSIGN_OR_RETURN(s3::ObjectInfo info, client_->HeadObject(key));
+    EC_ASSIGN_OR_RETURN(s3::ObjectInfo info, StorageError(client_->HeadObject(key)));
     return std::unique_ptr<ObjectReader>(new S3ObjectReader(client_.get(), key, info.size));
   }
 
   Status Delete(const std::string& key) override {
     EC_RETURN_IF_ERROR(CheckKey(key));
-    return client_->DeleteObject(key);
+    return StorageError(client_->DeleteObject(key));
   }
 
   StatusOr<bool> Exists(const std::string& key) override {
@@ -273,14 +291,14 @@ class S3ExportStorage final : public ExportStorage {
     StatusOr<s3::ObjectInfo> info = client_->HeadObject(key);
     if (info.ok()) return true;
     if (info.status().code() == StatusCode::kNotFound) return false;
-    return info.status();
+    return StorageError(info.status());
   }
 
   StatusOr<std::vector<StoredObject>> List() override {
     std::vector<StoredObject> out;
     std::string token;
     do {
-      EC_ASSIGN_OR_RETURN(s3::ObjectPage page, client_->ListObjects(kPrefix, token));
+      EC_ASSIGN_OR_RETURN(s3::ObjectPage page, StorageError(client_->ListObjects(kPrefix, token)));
       for (s3::ObjectInfo& o : page.objects) {
         // Not ours (another tool's object): never listed, never deleted.
         if (!IsValidObjectKey(o.key)) continue;
@@ -295,8 +313,8 @@ class S3ExportStorage final : public ExportStorage {
     std::vector<PartialObject> out;
     std::string key_marker, upload_id_marker;
     while (true) {
-      EC_ASSIGN_OR_RETURN(s3::UploadPage page,
-                          client_->ListMultipartUploads(kPrefix, key_marker, upload_id_marker));
+      EC_ASSIGN_OR_RETURN(s3::UploadPage page, StorageError(client_->ListMultipartUploads(
+                                                   kPrefix, key_marker, upload_id_marker)));
       for (const s3::MultipartUpload& u : page.uploads) {
         std::optional<int64_t> task_id = TaskIdOfObjectKey(u.key);
         if (!task_id) continue;
@@ -318,7 +336,7 @@ class S3ExportStorage final : public ExportStorage {
     }
     const std::string upload_id = partial.name.substr(at + std::strlen(kUploadIdMarker));
     if (upload_id.empty()) return InvalidArgument("storage: no upload id in " + partial.name);
-    return client_->AbortMultipartUpload(key, upload_id);
+    return StorageError(client_->AbortMultipartUpload(key, upload_id));
   }
 
   StatusOr<std::optional<std::string>> PresignedGetUrl(const std::string& key,
