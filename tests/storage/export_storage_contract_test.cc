@@ -20,19 +20,20 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMiB = 1024 * 1024;
 
-// One S3 server for the whole binary, started on first use.
+// One S3 server for the whole binary, started on first use and stopped (by
+// its pid, through the script) when the binary exits.
 testing::S3Server* SharedS3Server(std::string* error) {
   static std::string start_error;
-  static testing::S3Server* server = [] {
+  static std::unique_ptr<testing::S3Server> server = [] {
     auto started = testing::S3Server::Start();
     if (!started.ok()) {
       start_error = started.status().ToString();
-      return static_cast<testing::S3Server*>(nullptr);
+      return std::unique_ptr<testing::S3Server>();
     }
-    return std::move(started).value().release();
+    return std::move(started).value();
   }();
   *error = start_error;
-  return server;
+  return server.get();
 }
 
 S3StorageOptions S3Options(const testing::S3Server& server) {
