@@ -115,9 +115,9 @@ class S3Exports(unittest.TestCase):
         bucket = self.s3.new_bucket(f"test-{len(self.clusters)}-{os.getpid()}")
         over = {"storage": self.s3.storage_config(bucket, **(storage_extra or {}))}
         over.update(overrides or {})
-        c = Cluster(BUILD_DIR, seed=SEED, overrides=over, prefix="ec-s3-it-").start()
-        self.clusters.append(c)
-        return c
+        c = Cluster(BUILD_DIR, seed=SEED, overrides=over, prefix="ec-s3-it-")
+        self.clusters.append(c)  # cleaned up even when a process fails to start
+        return c.start()
 
     @staticmethod
     def restart_with_writer(c, **definition):
