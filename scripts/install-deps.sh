@@ -14,7 +14,8 @@ PACKAGES=(
   openjdk-17-jre-headless maven
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
-  # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh)
+  # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh);
+  # the JDK also runs the RocketMQ broker and S3Proxy of the tests
   openjdk-17-jdk-headless
   libclang-rt-14-dev  # libFuzzer + ASan runtime of the rocketmq decoder fuzzer (tests/rocketmq)
 )
@@ -35,6 +36,8 @@ else
   echo "install-deps: all packages present"
 fi
 
-# The RocketMQ jars for the test broker, fetched once with Maven into
-# ${EXPORT_CENTER_DEPS_DIR:-/var/cache/export-center} (idempotent).
+# Test servers that come from a package registry rather than Debian, fetched once with
+# Maven into ${EXPORT_CENTER_DEPS_DIR:-/var/cache/export-center} (idempotent): the RocketMQ
+# broker and S3Proxy.
 "$(dirname "${BASH_SOURCE[0]}")/install-rocketmq.sh" >/dev/null
+"$(dirname "${BASH_SOURCE[0]}")/install-s3proxy.sh"

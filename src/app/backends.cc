@@ -22,6 +22,9 @@
 #include "source/datasource/mysql/mysql_datasource.h"
 #include "store/mysql/mysql_task_store.h"
 #endif
+#ifdef EXPORT_CENTER_WITH_S3
+#include "storage/s3/s3_export_storage.h"
+#endif
 
 namespace export_center::app {
 
@@ -49,7 +52,16 @@ StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseO
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
     const storage::StorageOptions& config) {
   if (config.kind == "local") return storage::NewLocalExportStorage(config.root);
-  return InvalidArgument("storage.kind: " + config.kind + " is not supported; allowed: local");
+#ifdef EXPORT_CENTER_WITH_S3
+  if (config.kind == "s3") return storage::NewS3ExportStorage(config.s3);
+#endif
+  return InvalidArgument("storage.kind: " + config.kind + " is not built in; allowed: local" +
+#ifdef EXPORT_CENTER_WITH_S3
+                         ", s3"
+#else
+                         ""
+#endif
+  );
 }
 
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "app/backends.h"
 #include "app/export_center_app.h"
 
 namespace export_center::app {
@@ -379,6 +380,25 @@ int RunDemo(const std::string& config_path) {
   WaitForStopSignal(signals, **app);
   (*app)->Stop();
   StopChild(child);
+  return 0;
+}
+
+int RunStorageList(const std::string& config_path) {
+  auto config = Load(config_path);
+  if (!config.ok()) return Fail(config.status());
+  auto storage = OpenExportStorage(config->storage);
+  if (!storage.ok()) return Fail(storage.status());
+  auto objects = (*storage)->List();
+  if (!objects.ok()) return Fail(objects.status());
+  auto partials = (*storage)->ListPartials();
+  if (!partials.ok()) return Fail(partials.status());
+  for (const auto& o : *objects) std::cout << o.key << '\t' << o.size << "\tcomplete\n";
+  for (const auto& p : *partials) {
+    std::cout << p.name << '\t' << (p.size ? std::to_string(*p.size) : "-") << "\tpartial\n";
+  }
+  std::cout.flush();
+  std::cerr << objects->size() << " stored, " << partials->size() << " partial ("
+            << config->storage.kind << ")\n";
   return 0;
 }
 

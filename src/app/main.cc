@@ -4,6 +4,7 @@
 //   token   --config FILE --user U --tenant T --app PLATFORM|MERCHANT --perm P ...
 //                                   print a development JWT
 //   demo    --config FILE          serve + the sample customer service + one export
+//   storage list --config FILE     print every stored object and partial upload/file
 //   sql render --template-file T --params-file P [--untrusted NAME[,NAME...]]
 //                                   print {"sql": ..., "bindings": [...]} for a template;
 //                                   a ${} reading an --untrusted name fails
@@ -82,6 +83,12 @@ int main(int argc, char** argv) {
   token->add_option("--ttl", token_options.ttl_seconds, "lifetime in seconds")
       ->check(CLI::Range(1, 365 * 86400));
 
+  auto* storage = cli.add_subcommand("storage", "storage tools");
+  auto* storage_list = storage->add_subcommand(
+      "list", "print key, size and complete|partial of every stored object");
+  storage_list->add_option("--config", config_path, "YAML configuration file")->required();
+  storage->require_subcommand(1);
+
   auto* sql = cli.add_subcommand("sql", "SQL-template tools");
   auto* render = sql->add_subcommand("render", "render a MyBatis template to SQL + bindings");
   std::string template_file, params_file;
@@ -109,5 +116,6 @@ int main(int argc, char** argv) {
   if (migrate->parsed()) return RunMigrate(config_path);
   if (token->parsed()) return RunToken(config_path, token_options);
   if (demo->parsed()) return ec::app::RunDemo(config_path);
+  if (storage_list->parsed()) return ec::app::RunStorageList(config_path);
   return 1;
 }

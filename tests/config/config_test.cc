@@ -38,7 +38,8 @@ class ConfigTest : public ::testing::Test {
   void TearDown() override {
     for (const char* name : {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
                              "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA"}) {
+                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA",
+                             "EXPORT_CENTER_S3_ACCESS_KEY", "EXPORT_CENTER_S3_SECRET_KEY"}) {
       unsetenv(name);
     }
   }
@@ -236,6 +237,68 @@ datasources:
   // CUSTOMER_SERVICE_INTERNAL_TOKEN belongs to the sample service, which
   // reads it itself (tests/sdk/customer_service_config_test.cc).
   EXPECT_EQ(c->env_overrides.size(), 4u);
+}
+
+TEST_F(ConfigTest, S3StorageIsReadCheckedAndTakesKeysFromTheEnvironment) {
+  const std::string s3 = std::string(kMinimal) + R"(
+storage:
+  kind: s3
+  s3:
+    endpoint: http://127.0.0.1:9000
+    region: eu-west-1
+    bucket: exports
+    access-key: file-access
+    secret-key: file-secret
+    path-style: true
+    part-size-bytes: 16777216
+    upload-queue-parts: 2
+    download: presigned
+    presign-ttl-seconds: 120
+)";
+  StatusOr<AppConfig> c = Parse(s3);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.kind, "s3");
+  EXPECT_EQ(c->storage.s3.endpoint, "http://127.0.0.1:9000");
+  EXPECT_EQ(c->storage.s3.region, "eu-west-1");
+  EXPECT_EQ(c->storage.s3.bucket, "exports");
+  EXPECT_EQ(c->storage.s3.access_key, "file-access");
+  EXPECT_TRUE(c->storage.s3.path_style);
+  EXPECT_EQ(c->storage.s3.part_size_bytes, 16 * 1024 * 1024);
+  EXPECT_EQ(c->storage.s3.upload_queue_parts, 2);
+  EXPECT_EQ(c->storage.s3.download, "presigned");
+  EXPECT_EQ(c->storage.s3.presign_ttl_seconds, 120);
+
+  setenv("EXPORT_CENTER_S3_ACCESS_KEY", "env-access", 1);
+  setenv("EXPORT_CENTER_S3_SECRET_KEY", "env-secret", 1);
+  c = Parse(s3);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.s3.access_key, "env-access");
+  EXPECT_EQ(c->storage.s3.secret_key, "env-secret");
+  unsetenv("EXPORT_CENTER_S3_ACCESS_KEY");
+  unsetenv("EXPORT_CENTER_S3_SECRET_KEY");
+
+  // Defaults, and what is required.
+  StatusOr<AppConfig> d = Parse(kMinimal);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->storage.s3.part_size_bytes, 8 * 1024 * 1024);
+  EXPECT_EQ(d->storage.s3.download, "stream");
+  EXPECT_FALSE(d->storage.s3.path_style);
+  ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
+                "storage.s3.endpoint: is required when storage.kind is s3");
+  ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
+                "storage.s3.bucket: is required when storage.kind is s3");
+  ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
+                "storage.s3.secret-key: is required when storage.kind is s3 (or set "
+                "EXPORT_CENTER_S3_SECRET_KEY)");
+  ExpectProblem(
+      std::string(kMinimal) + "storage: {kind: s3, s3: {endpoint: \"s3.example.com/x\"}}\n",
+      "storage.s3.endpoint: \"s3.example.com/x\" is not an endpoint URL");
+  ExpectProblem(std::string(kMinimal) + "storage: {s3: {part-size-bytes: 1048576}}\n",
+                "storage.s3.part-size-bytes:");
+  ExpectProblem(std::string(kMinimal) + "storage: {s3: {download: direct}}\n",
+                "storage.s3.download:");
+  ExpectProblem(std::string(kMinimal) + "storage: {s3: {bucket-name: x}}\n",
+                "storage.s3.bucket-name:");
 }
 
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {
