@@ -285,12 +285,13 @@ class Fleet:
 
     def stored_objects(self):
         """(key, is_partial) for every object, incomplete upload and partial file."""
+        # `storage list` prints "KEY SIZE complete" or "NAME SIZE|- partial" per line.
         out = self.center("storage", "list", "--config", self.config)
         objects = []
         for line in out.splitlines():
             parts = line.split()
-            if parts:
-                objects.append((parts[0], len(parts) > 2))
+            if len(parts) == 3:
+                objects.append((parts[0], parts[2] != "complete"))
         return objects
 
 
@@ -360,7 +361,7 @@ class Soak:
         names = list(self.fleet.instances)
         broker_kills_left = self.args.broker_kills if self.args.channel == "rocketmq" else 0
         while running.is_set() and len(self.kills) < self.args.kills + self.args.broker_kills:
-            end = time.time() + rng.uniform(3, 7)
+            end = time.time() + rng.uniform(1.5, 4)
             while time.time() < end and running.is_set():
                 time.sleep(0.1)
             if not running.is_set():
@@ -492,12 +493,14 @@ class Soak:
                 bad_files.append(f"task {t['id']}: {n} rows in the file,"
                                  f" {t['processedRows']} processed")
         by_status = collections.Counter(t["status"] for t in tasks)
+        retries = sum(max(0, int(t["attemptCount"]) - 1) for t in tasks)
         print(f"fleet soak: {self.args.instances} instances, db {self.args.db}, storage"
               f" {self.args.storage}, channel {self.args.channel}; exports"
               f" {len(submitted)} submitted by {len(plans)} users, tasks {len(tasks)}"
               f" ({dict(by_status)}), kills {len(self.kills)}"
               f" ({collections.Counter(k if k == 'broker' else 'instance' for k in self.kills)}),"
-              f" {seconds:.0f} s, {len(tasks) / seconds * 60:.0f} exports/min, rows {rows};"
+              f" {seconds:.0f} s, {len(tasks) / seconds * 60:.0f} exports/min, rows {rows},"
+              f" attempts recovered {retries};"
               f" lost {len(lost)}, duplicated {len(duplicated)}, orphaned {len(orphans)},"
               f" failed after every attempt was killed {len(lease_lost)}, missing files"
               f" {len(missing)}, bad files {len(bad_files)}, 429 retries"
@@ -509,6 +512,8 @@ class Soak:
                                                          missing] + bad_files
         if len(self.kills) < self.args.kills:
             problems.append(f"only {len(self.kills)} kills happened")
+        if self.kills and retries == 0:
+            problems.append("no kill hit a running export: nothing was recovered")
         for p in problems[:30]:
             log(p)
         return 0 if not problems else 1
