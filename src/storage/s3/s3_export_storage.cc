@@ -48,8 +48,15 @@ Status CheckKey(const std::string& key) {
 // thread appends and commits; the uploader thread sends parts in order.
 class S3ObjectWriter final : public ObjectWriter {
  public:
-  S3ObjectWriter(s3::S3Client* client, std::string key, size_t part_size, size_t queue_parts)
-      : client_(client), key_(std::move(key)), part_size_(part_size), queue_limit_(queue_parts) {}
+  // The writer shares the client: its uploader thread may outlive the storage
+  // object (a writer abandoned without Commit or Abort still aborts its upload
+  // from the destructor, and a leaked one must not touch a freed client).
+  S3ObjectWriter(std::shared_ptr<s3::S3Client> client, std::string key, size_t part_size,
+                 size_t queue_parts)
+      : client_(std::move(client)),
+        key_(std::move(key)),
+        part_size_(part_size),
+        queue_limit_(queue_parts) {}
   ~S3ObjectWriter() override { Abort(); }
   S3ObjectWriter(const S3ObjectWriter&) = delete;
   S3ObjectWriter& operator=(const S3ObjectWriter&) = delete;
@@ -206,7 +213,7 @@ class S3ObjectWriter final : public ObjectWriter {
     if (uploader_.joinable()) uploader_.join();
   }
 
-  s3::S3Client* const client_;
+  const std::shared_ptr<s3::S3Client> client_;
   const std::string key_;
   const size_t part_size_;
   const size_t queue_limit_;
@@ -233,8 +240,8 @@ class S3ObjectWriter final : public ObjectWriter {
 // a time, S3 answers 1 MiB per request. One download's thread at a time.
 class S3ObjectReader final : public ObjectReader {
  public:
-  S3ObjectReader(s3::S3Client* client, std::string key, uint64_t size)
-      : client_(client), key_(std::move(key)), size_(size) {}
+  S3ObjectReader(std::shared_ptr<s3::S3Client> client, std::string key, uint64_t size)
+      : client_(std::move(client)), key_(std::move(key)), size_(size) {}
 
   uint64_t size() const override { return size_; }
 
@@ -256,7 +263,7 @@ class S3ObjectReader final : public ObjectReader {
   }
 
  private:
-  s3::S3Client* const client_;
+  const std::shared_ptr<s3::S3Client> client_;
   const std::string key_;
   const uint64_t size_;
   std::string block_;
@@ -265,20 +272,20 @@ class S3ObjectReader final : public ObjectReader {
 
 class S3ExportStorage final : public ExportStorage {
  public:
-  S3ExportStorage(std::unique_ptr<s3::S3Client> client, const S3StorageOptions& options)
+  S3ExportStorage(std::shared_ptr<s3::S3Client> client, const S3StorageOptions& options)
       : client_(std::move(client)), options_(options) {}
 
   StatusOr<std::unique_ptr<ObjectWriter>> Create(const std::string& key) override {
     EC_RETURN_IF_ERROR(CheckKey(key));
     return std::unique_ptr<ObjectWriter>(
-        new S3ObjectWriter(client_.get(), key, static_cast<size_t>(options_.part_size_bytes),
+        new S3ObjectWriter(client_, key, static_cast<size_t>(options_.part_size_bytes),
                            static_cast<size_t>(options_.upload_queue_parts)));
   }
 
   StatusOr<std::unique_ptr<ObjectReader>> Open(const std::string& key) override {
     EC_RETURN_IF_ERROR(CheckKey(key));
     EC_ASSIGN_OR_RETURN(s3::ObjectInfo info, StorageError(client_->HeadObject(key)));
-    return std::unique_ptr<ObjectReader>(new S3ObjectReader(client_.get(), key, info.size));
+    return std::unique_ptr<ObjectReader>(new S3ObjectReader(client_, key, info.size));
   }
 
   Status Delete(const std::string& key) override {
@@ -353,7 +360,7 @@ class S3ExportStorage final : public ExportStorage {
   }
 
  private:
-  const std::unique_ptr<s3::S3Client> client_;
+  const std::shared_ptr<s3::S3Client> client_;
   const S3StorageOptions options_;
 };
 
