@@ -10,6 +10,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
   postgresql mariadb-server libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
+  # the throwaway RocketMQ NameServer + broker of the tests (scripts/test-rocketmq.sh)
+  openjdk-17-jre-headless maven
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
 )
@@ -29,3 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "install-deps: all packages present"
 fi
+
+# The RocketMQ jars for the test broker, fetched once with Maven into
+# ${EXPORT_CENTER_DEPS_DIR:-/var/cache/export-center} (idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/install-rocketmq.sh" >/dev/null

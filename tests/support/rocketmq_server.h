@@ -1,0 +1,58 @@
+#pragma once
+// RocketMqServer: a throwaway real RocketMQ NameServer + one broker for one
+// test binary, started by scripts/test-rocketmq.sh (official 5.x jars, Java).
+//
+// Start() makes a temp directory and runs `test-rocketmq.sh start DIR`: a
+// NameServer and a broker (cluster "TestCluster", broker "broker-a") on
+// 127.0.0.1 and free ports, registered with each other. Topics and
+// subscription groups are NOT created automatically (autoCreateTopicEnable and
+// autoCreateSubscriptionGroup are false, as in production): a test creates
+// them. The destructor stops both by their pids and deletes the directory.
+// Only the thread that owns the object may call its methods.
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace export_center::testing {
+
+class RocketMqServer {
+ public:
+  // Unavailable when Java or the RocketMQ jars cannot be had (no java, no
+  // Maven), Internal when the servers fail to start (the log tail is in the
+  // message). Takes a few seconds.
+  static StatusOr<std::unique_ptr<RocketMqServer>> Start();
+
+  ~RocketMqServer();
+  RocketMqServer(const RocketMqServer&) = delete;
+  RocketMqServer& operator=(const RocketMqServer&) = delete;
+
+  // "127.0.0.1:PORT" of the NameServer.
+  const std::string& namesrv_addr() const { return namesrv_addr_; }
+  // "127.0.0.1:PORT" of the broker (as the NameServer lists it).
+  const std::string& broker_addr() const { return broker_addr_; }
+  static constexpr const char* kClusterName = "TestCluster";
+  static constexpr const char* kBrokerName = "broker-a";
+
+  // kill -9 of the broker (the NameServer stays up); returns once the
+  // NameServer no longer lists it.
+  Status Kill();
+  // Starts the killed broker again on the same ports with the same data;
+  // returns once it is registered with the NameServer.
+  Status Restart();
+
+  // The directory holding the configs and logs (DIR/broker.log, DIR/*-home/logs).
+  const std::string& dir() const { return dir_; }
+
+ private:
+  RocketMqServer() = default;
+  Status RunScript(const std::string& command);
+
+  std::string dir_;
+  std::string namesrv_addr_;
+  std::string broker_addr_;
+  bool running_ = false;
+};
+
+}  // namespace export_center::testing
