@@ -198,9 +198,9 @@ void MeasureCreateToRunning(const ChannelFactory& open, int tasks, const std::st
     }
     return std::unique_ptr<ec::source::RowSource>(new EmptySource);
   };
-  deps.make_writer = [](ec::task::FileFormat, ec::ByteSink* sink,
-                        const ec::render::WriterOptions& o)
-      -> ec::StatusOr<std::unique_ptr<ec::render::Writer>> {
+  deps.make_writer =
+      [](ec::task::FileFormat, ec::ByteSink* sink,
+         const ec::render::WriterOptions& o) -> ec::StatusOr<std::unique_ptr<ec::render::Writer>> {
     return ec::render::NewCsvWriter(sink, o);
   };
   dispatch::PublisherOptions publisher_options;  // polls every 5 s; woken by each commit
@@ -241,8 +241,7 @@ void MeasureCreateToRunning(const ChannelFactory& open, int tasks, const std::st
   publisher.Stop();
   channel->Close();
   if (running.load() != tasks) {
-    Die("only " + std::to_string(running.load()) + " of " + std::to_string(tasks) +
-        " tasks ran");
+    Die("only " + std::to_string(running.load()) + " of " + std::to_string(tasks) + " tasks ran");
   }
   out->tasks = tasks;
   out->create_p50_ms = Percentile(latencies, 0.50);
@@ -276,7 +275,8 @@ class ThrowawayBroker {
   }
   ~ThrowawayBroker() {
     const std::string cmd = std::string(EC_TEST_ROCKETMQ_SCRIPT) + " stop " + dir_;
-    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "channel_bench: %s failed\n", cmd.c_str());
+    if (std::system(cmd.c_str()) != 0)
+      std::fprintf(stderr, "channel_bench: %s failed\n", cmd.c_str());
   }
   const std::string& address() const { return address_; }
 

@@ -347,8 +347,7 @@ TEST(Registry, SampleConfigLoads) { ExpectShippedConfigLoads("config/export-cent
 #ifdef EXPORT_CENTER_WITH_ROCKETMQ
 TEST(Registry, RocketMqSampleConfigLoads) {
   ExpectShippedConfigLoads("config/rocketmq.sample.yaml");
-  StatusOr<AppConfig> app =
-      LoadConfig(std::string(EC_SOURCE_DIR) + "/config/rocketmq.sample.yaml");
+  StatusOr<AppConfig> app = LoadConfig(std::string(EC_SOURCE_DIR) + "/config/rocketmq.sample.yaml");
   ASSERT_TRUE(app.ok());
   EXPECT_EQ(app->channel.kind, "rocketmq");
   EXPECT_EQ(app->channel.rocketmq.topic_prefix, "") << "production's explicit empty prefix";

@@ -101,8 +101,8 @@ Status InitRocketMq(const ChannelOptions& options,
   dlq_handler.retry_max_times = kRocketMqUnlimitedRetries;
 
   for (const rocketmq::BrokerInfo& b : masters) {
-    const std::string where = " on broker " + b.broker_name + " (" + b.addr + ", cluster " +
-                              b.cluster + ")";
+    const std::string where =
+        " on broker " + b.broker_name + " (" + b.addr + ", cluster " + b.cluster + ")";
     for (const rocketmq::TopicSpec* t : {&command_topic, &dead_letter_topic}) {
       Status s = Retrying([&] { return admin->CreateOrUpdateTopic(b.addr, *t); }, deadline);
       if (!s.ok()) return s.WithContext("topic " + t->topic + where);
@@ -110,8 +110,8 @@ Status InitRocketMq(const ChannelOptions& options,
              std::to_string(t->write_queues) + " write queues, perm " + std::to_string(t->perm));
     }
     for (const rocketmq::SubscriptionGroupSpec* g : {&worker, &dlq_handler}) {
-      Status s = Retrying([&] { return admin->CreateOrUpdateSubscriptionGroup(b.addr, *g); },
-                          deadline);
+      Status s =
+          Retrying([&] { return admin->CreateOrUpdateSubscriptionGroup(b.addr, *g); }, deadline);
       if (!s.ok()) return s.WithContext("subscription group " + g->group + where);
       report("subscription group " + g->group + where + ": retry max times " +
              std::to_string(g->retry_max_times));

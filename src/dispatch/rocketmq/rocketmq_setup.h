@@ -1,5 +1,6 @@
 #pragma once
-// InitRocketMq: what `export-center rocketmq init` does (docs/deploy.md#export-center-rocketmq-init).
+// InitRocketMq: what `export-center rocketmq init` does
+// (docs/deploy.md#export-center-rocketmq-init).
 //
 // On every master broker of the cluster the NameServers know: the command
 // topic (4 read + 4 write queues, perm 6), the worker subscription group

@@ -40,7 +40,8 @@ class RocketMqBackend final : public ChannelBackend {
     options_.rocketmq.namesrv_addr = server_->namesrv_addr();
     options_.rocketmq.topic_prefix =
         "contract-" + std::to_string(getpid()) + "-" + std::to_string(++round) + "-";
-    Status s = InitRocketMq(options_, [](const std::string&) {}, 60s);
+    Status s = InitRocketMq(
+        options_, [](const std::string&) {}, 60s);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
