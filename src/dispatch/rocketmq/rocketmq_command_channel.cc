@@ -27,8 +27,11 @@ constexpr std::array<std::string_view, 4> kCommandProperties = {
 // (there is no terminal send failure, docs/dispatch.md#the-outbox-row).
 Status SendError(const Status& s, const std::string& topic) {
   if (s.code() == StatusCode::kNotFound) {
-    return Unavailable("RocketMQ topic " + topic +
-                       " does not exist (run `export-center rocketmq init`): " + s.message());
+    // No route: either no broker serving the topic is up, or the topic was
+    // never created. Both heal without losing the row.
+    return Unavailable("no RocketMQ broker serves topic " + topic +
+                       " (a broker is down, or `export-center rocketmq init` was not run): " +
+                       s.message());
   }
   if (s.code() == StatusCode::kUnavailable) return s;
   return Unavailable("RocketMQ send to " + topic + " failed: " + s.ToString());
