@@ -174,6 +174,9 @@ TEST_P(CommandChannelContract, RejectedCommandIsRedeliveredThenDeadLettered) {
   }));
   EXPECT_EQ(dead.payload, "{broken");
   EXPECT_EQ(dead.properties, PropertiesFor(9));
+  EXPECT_EQ(dead.delivery_count, 3) << "the deliveries it had before it was dead-lettered";
+  EXPECT_FALSE(ids.empty());
+  EXPECT_TRUE(ids.count(dead.message_id)) << "one message id from first delivery to dead letter";
   EXPECT_FALSE(dead.message_id.empty());
   ExpectQuiet(*channel, "an acknowledged dead letter is gone, and no fourth delivery");
 }
@@ -187,6 +190,7 @@ TEST_P(CommandChannelContract, DeliveryLimitOfOneDeadLettersAtOnce) {
   }));
   ASSERT_TRUE(TakeDeadLetter(*channel, backend().RedeliveryBound(), [](const Delivery& d) {
     EXPECT_EQ(d.properties.at("taskId"), "10");
+    EXPECT_EQ(d.delivery_count, 1);
     return kAck;
   }));
   ExpectQuiet(*channel, "one delivery only");

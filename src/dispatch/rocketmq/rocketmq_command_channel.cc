@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
@@ -29,15 +30,17 @@ Status SendError(const Status& s, const std::string& topic) {
   if (s.code() == StatusCode::kNotFound) {
     // No route: either no broker serving the topic is up, or the topic was
     // never created. Both heal without losing the row.
-    return Unavailable("no RocketMQ broker serves topic " + topic +
-                       " (a broker is down, or `export-center rocketmq init` was not run): " +
-                       s.message());
+    return Unavailable(
+        "no RocketMQ broker serves topic " + topic +
+        " (a broker is down, or `export-center rocketmq init` was not run): " + s.message());
   }
   if (s.code() == StatusCode::kUnavailable) return s;
   return Unavailable("RocketMQ send to " + topic + " failed: " + s.ToString());
 }
 
-Delivery DeliveryOf(const rocketmq::Received& r) {
+// `dead_letter`: the broker moved it to %DLQ% with reconsume times raised once
+// more, so there reconsume times = the deliveries it had as a command.
+Delivery DeliveryOf(const rocketmq::Received& r, bool dead_letter) {
   Delivery d;
   d.payload = r.message.body;
   for (std::string_view name : kCommandProperties) {
@@ -45,7 +48,8 @@ Delivery DeliveryOf(const rocketmq::Received& r) {
       d.properties[std::string(name)] = *value;
     }
   }
-  d.delivery_count = DeliveryCountOf(r.message.reconsume_times);
+  d.delivery_count = dead_letter ? std::max(r.message.reconsume_times, 1)
+                                 : DeliveryCountOf(r.message.reconsume_times);
   d.message_id = r.message.msg_id;
   return d;
 }
@@ -116,7 +120,7 @@ class RocketMqCommandChannel final : public CommandChannel {
     if (*consumer == nullptr) return false;  // closed
     std::optional<rocketmq::Received> received = (*consumer)->Take(wait);
     if (!received) return false;
-    if (handler(DeliveryOf(*received)) == DeliveryOutcome::kAck) {
+    if (handler(DeliveryOf(*received, which == Which::kDeadLetters)) == DeliveryOutcome::kAck) {
       (*consumer)->Ack(*received);
       return true;
     }
