@@ -244,9 +244,9 @@ class PostgresDb:
         return out
 
     def _psql(self, sql, params, csv_out):
-        args = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url]
+        args = ["psql", "-X", "-v", "ON_ERROR_STOP=1", "-d", self.url]
         if csv_out:
-            args.append("--csv")
+            args += ["-q", "--csv"]  # -q only here: execute reads the "UPDATE n" tag
         args += ["-c", self._bind(sql, params)]
         return subprocess.run(args, check=True, capture_output=True, text=True, timeout=60).stdout
 
