@@ -346,14 +346,13 @@ void CheckRocketMq(const AppConfig& c, ErrorList* errors) {
                 Quote(*r.topic_prefix) + " cannot start a RocketMQ topic or group name",
                 "\"\" or up to 64 letters, digits, - and _");
   }
-  // A send must end well within the outbox claim that made it, or another
+  // A send must end within the outbox claim that made it, or another
   // publisher could claim and send the row while the first send still runs.
-  if (r.send_timeout_ms >= c.publisher.lease_seconds * 1000 / 2) {
+  if (r.send_timeout_ms >= c.publisher.lease_seconds * 1000) {
     errors->Add("channel.rocketmq.send-timeout-ms",
-                std::to_string(r.send_timeout_ms) +
-                    " must be less than half of publisher.lease-seconds (" +
+                std::to_string(r.send_timeout_ms) + " must be less than publisher.lease-seconds (" +
                     std::to_string(c.publisher.lease_seconds) + " s)",
-                "100 .. lease-seconds * 500");
+                "100 .. lease-seconds * 1000 - 1, far below it (default 3000 for a 60 s lease)");
   }
 }
 

@@ -373,9 +373,11 @@ TEST_F(ConfigTest, RocketMqValues) {
   ExpectProblem(head + "topic-prefix: \"test.\", namesrv-addr: \"h:9876\"}}\n",
                 "channel.rocketmq.topic-prefix: \"test.\" cannot start a RocketMQ topic or "
                 "group name");
-  ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876\", send-timeout-ms: 40000}}\n",
-                "channel.rocketmq.send-timeout-ms: 40000 must be less than half of "
-                "publisher.lease-seconds (60 s)");
+  ExpectProblem(std::string(kMinimal) + "publisher: {lease-seconds: 5}\n" +
+                    "channel: {kind: rocketmq, rocketmq: {topic-prefix: \"\", namesrv-addr: "
+                    "\"h:9876\", send-timeout-ms: 5000}}\n",
+                "channel.rocketmq.send-timeout-ms: 5000 must be less than "
+                "publisher.lease-seconds (5 s)");
   ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876\", retries: 3}}\n",
                 "channel.rocketmq.retries: unknown key");
 }

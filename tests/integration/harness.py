@@ -415,9 +415,12 @@ class Cluster:
     def rocketmq_init(self, timeout=120):
         """`export-center rocketmq init` with the center's config: the topics
         and groups its channel needs."""
-        return subprocess.run([os.path.join(self.build_dir, "export-center"), "rocketmq", "init",
-                               "--config", self.config], check=True, capture_output=True,
-                              text=True, timeout=timeout).stdout
+        r = subprocess.run([os.path.join(self.build_dir, "export-center"), "rocketmq", "init",
+                            "--config", self.config], capture_output=True, text=True,
+                           timeout=timeout)
+        if r.returncode != 0:
+            raise RuntimeError(f"rocketmq init failed ({r.returncode}): {r.stderr}{r.stdout}")
+        return r.stdout
 
     def token(self, user, tenant, perms=("platform:customer:export",), app="PLATFORM", ttl=3600):
         args = [os.path.join(self.build_dir, "export-center"), "token", "--config", self.config,
