@@ -193,8 +193,14 @@ class RocketMqCommandChannel final : public CommandChannel {
 StatusOr<std::unique_ptr<CommandChannel>> NewRocketMqCommandChannel(const ChannelOptions& options) {
   // Checked here too, so a bad option fails at start-up, not at the first send.
   EC_RETURN_IF_ERROR(RocketMqClientOptions(options, "check").status());
-  return std::unique_ptr<CommandChannel>(std::make_unique<RocketMqCommandChannel>(
-      options, RocketMqNamesFor(*options.rocketmq.topic_prefix)));
+  RocketMqNames names = RocketMqNamesFor(*options.rocketmq.topic_prefix);
+  spdlog::info(
+      "rocketmq channel: NameServer {}, topic {} (tag {}), producer group {}, worker group {}, "
+      "dead letters {} read by {}",
+      options.rocketmq.namesrv_addr, names.command_topic, kRocketMqCommandTag, names.producer_group,
+      names.worker_group, names.dead_letter_topic, names.dlq_handler_group);
+  return std::unique_ptr<CommandChannel>(
+      std::make_unique<RocketMqCommandChannel>(options, std::move(names)));
 }
 
 }  // namespace export_center::dispatch

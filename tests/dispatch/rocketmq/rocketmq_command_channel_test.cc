@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "dispatch/rocketmq/rocketmq_names.h"
@@ -100,6 +101,32 @@ TEST_F(RocketMqChannelTest, BadOptionsFailAtOpen) {
   options = Options("bad-");
   options.rocketmq.namesrv_addr = "";
   EXPECT_EQ(NewRocketMqCommandChannel(options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(RocketMqChannelTest, PublishOnlyChannelHoldsNoQueues) {
+  // A process with consumer.enabled: false only publishes. Were it a member
+  // of the worker group, it would own half the queues and their commands
+  // would wait for ever.
+  ChannelOptions options = Options("publish-only-");
+  ASSERT_TRUE(InitRocketMq(
+                  options, [](const std::string&) {}, 30s)
+                  .ok());
+  auto publisher = std::move(NewRocketMqCommandChannel(options).value());
+  auto worker = std::move(NewRocketMqCommandChannel(options).value());
+  EXPECT_FALSE(worker->ConsumeOne(2s, [](const Delivery&) { return DeliveryOutcome::kAck; }));
+  constexpr int kCommands = 20;
+  for (int i = 0; i < kCommands; ++i) {
+    ASSERT_TRUE(publisher->Publish("p" + std::to_string(i), {{"taskId", std::to_string(i)}}).ok());
+  }
+  std::set<std::string> seen;
+  const auto deadline = Clock::now() + 20s;
+  while (seen.size() < kCommands && Clock::now() < deadline) {
+    worker->ConsumeOne(200ms, [&](const Delivery& d) {
+      seen.insert(d.payload);
+      return DeliveryOutcome::kAck;
+    });
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kCommands)) << "the worker got every queue";
 }
 
 // Last: it takes the broker down and up.
