@@ -14,6 +14,7 @@ PACKAGES=(
   openjdk-17-jre-headless maven
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
+  libclang-rt-14-dev  # libFuzzer + ASan runtime of the rocketmq decoder fuzzer (tests/rocketmq)
 )
 
 missing=()

@@ -18,6 +18,7 @@
 #include "rocketmq/admin.h"
 #include "rocketmq/client_options.h"
 #include "rocketmq/remoting/remoting_client.h"
+#include "rocketmq/route_data.h"
 
 namespace export_center::rocketmq {
 
@@ -40,8 +41,8 @@ class ClientInstance {
   // the cache. NotFound when the topic does not exist.
   StatusOr<TopicRoute> FetchTopicRoute(const std::string& topic);
   // The cached route when it is younger than route_refresh_interval, else a
-  // fetched one; when fetching fails for a transient reason, the stale
-  // cached route if there is one.
+  // fetched one; when fetching fails (NameServer down, or no route because
+  // the topic's brokers are down), the stale cached route if there is one.
   StatusOr<TopicRoute> TopicRouteOf(const std::string& topic);
   // The master address of `broker_name` from any cached route.
   std::optional<std::string> MasterAddr(const std::string& broker_name);
@@ -75,10 +76,6 @@ class ClientInstance {
 Status ResponseStatus(const StatusOr<remoting::RemotingCommand>& response, std::string_view what);
 // A non-SUCCESS response code as a Status (see docs/rocketmq.md#errors).
 Status CodeStatus(int code, std::string_view what, const std::string& remark);
-
-// Parse the NameServer's TopicRouteData and ClusterInfo bodies.
-StatusOr<TopicRoute> ParseTopicRoute(std::string_view body);
-StatusOr<std::vector<BrokerInfo>> ParseClusterInfo(std::string_view body);
 
 // Java's String.hashCode of a UTF-8 string (over its UTF-16 code units): the
 // tag code the broker filters on.

@@ -531,8 +531,12 @@ class ClusterConsumer::Impl {
     auto fail = [&](const Status& why) {
       q.pull_failures++;
       q.next_pull_at = Clock::now() + PullBackoff(q.pull_failures);
-      spdlog::debug("rocketmq consumer {}: pull {}: {}", options_.group, mq.ToString(),
-                    why.ToString());
+      // Say it once, then now and then: a missing group or topic, or a broker
+      // that stays down, must show in the log without flooding it.
+      if (q.pull_failures == 1 || q.pull_failures % 100 == 0) {
+        spdlog::warn("rocketmq consumer {}: pull {} failed ({} in a row): {}", options_.group,
+                     mq.ToString(), q.pull_failures, why.ToString());
+      }
     };
     if (!r.ok()) return fail(r.status());
     StatusOr<int64_t> next = r->ExtInt("nextBeginOffset");

@@ -43,7 +43,9 @@ class Producer {
   // have been stored, and a retry stores it again (consumers deduplicate).
   // Returns InvalidArgument for a bad message (empty topic or body, reserved
   // or malformed property names, a body over 4 MiB), NotFound when the topic
-  // has no route (it does not exist), Unavailable when no broker took the
+  // does not exist (no route at the NameServer and this producer never had
+  // one — also the case while all its brokers are down, so callers retry
+  // NotFound like Unavailable), Unavailable when no broker took the
   // message within `timeout` (down, busy, refused), DeadlineExceeded never
   // (a timeout is Unavailable: the caller retries later).
   StatusOr<SendResult> Send(const Message& message, std::chrono::milliseconds timeout);
