@@ -20,7 +20,7 @@ namespace export_center::dispatch {
 inline constexpr std::string_view kRocketMqCommandTag = "EXPORT_TASK";
 inline constexpr int kRocketMqCommandQueues = 4;
 // Read/write permission of a topic (PermName: 4 read + 2 write). The broker
-// creates a %DLQ% topic write-only (2), which nobody could consume.
+// creates a %DLQ% topic write-only (2) on 4.x, which nobody could consume.
 inline constexpr int kRocketMqPermReadWrite = 6;
 // The DLQ handler's own retry limit: "effectively unlimited", so that its
 // database failures never push a dead letter into a second-level DLQ

@@ -89,7 +89,7 @@ Status InitRocketMq(const ChannelOptions& options,
 
   const rocketmq::TopicSpec command_topic{names.command_topic, kRocketMqCommandQueues,
                                           kRocketMqCommandQueues, kRocketMqPermReadWrite};
-  // Created by us, read/write: the broker would make it write-only on the
+  // Created by us, read/write: a 4.x broker would make it write-only on the
   // first dead letter, and the DLQ handler could not consume it.
   const rocketmq::TopicSpec dead_letter_topic{names.dead_letter_topic, 1, 1,
                                               kRocketMqPermReadWrite};

@@ -6,7 +6,7 @@
 // topic (4 read + 4 write queues, perm 6), the worker subscription group
 // (retry limit channel.delivery-limit - 1), the DLQ-handler group (retry limit
 // effectively unlimited), and the dead-letter topic %DLQ%<worker group> with
-// perm 6 (the broker would create it write-only). Idempotent: each request
+// perm 6 (a 4.x broker would create it write-only). Idempotent: each request
 // creates or updates in place. Waits up to `wait_for_broker` for a broker to
 // be registered (on a first deploy the NameServer is up before the broker).
 //

@@ -82,7 +82,7 @@ TEST_F(RocketMqChannelTest, InitCreatesTopicsWithReadWritePermissionAndIsIdempot
   auto dlq = admin->GetTopicRoute(names.dead_letter_topic);
   ASSERT_TRUE(dlq.ok()) << dlq.status().ToString();
   ASSERT_EQ(dlq->queues.size(), 1u);
-  EXPECT_EQ(dlq->queues[0].perm, 6) << "a DLQ the broker made itself would be write-only (2)";
+  EXPECT_EQ(dlq->queues[0].perm, 6) << "a DLQ a 4.x broker made itself would be write-only (2)";
 }
 
 TEST_F(RocketMqChannelTest, ChannelOnTopicsThatDoNotExistIsUnavailableNotLost) {
