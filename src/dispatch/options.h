@@ -51,8 +51,9 @@ struct RocketMqChannelOptions {
   // One send to the broker; far below publisher.lease-seconds, so a send never
   // outlives the outbox claim that made it.
   int send_timeout_ms = 3000;
-  // One request of a consumer (pull long-poll excluded) — ack, send-back,
-  // heartbeat, route — and how long ConsumeOne may block on a pull.
+  // Every other request to a NameServer or broker: a consumer's pull (on top
+  // of its long-poll), offset commit, send-back, heartbeat; route look-ups;
+  // `rocketmq init`'s admin requests.
   int consume_timeout_ms = 3000;
 };
 
