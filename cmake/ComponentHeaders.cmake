@@ -17,6 +17,15 @@ function(ec_headers target folder)
   set(source_dir ${CMAKE_SOURCE_DIR}/${folder})
   get_filename_component(parent ${root}/${include_path} DIRECTORY)
   file(MAKE_DIRECTORY ${parent})
+  # A build folder made before the component's EXCLUDE list changed holds the
+  # other shape (one link vs. a folder of links). Remove it first: writing
+  # links "into" an old folder link would replace the sources with links to
+  # themselves.
+  if(IS_SYMLINK ${root}/${include_path})
+    file(REMOVE ${root}/${include_path})
+  elseif(IS_DIRECTORY ${root}/${include_path})
+    file(REMOVE_RECURSE ${root}/${include_path})
+  endif()
   if(NOT H_EXCLUDE)
     if(IS_DIRECTORY ${root}/${include_path} AND NOT IS_SYMLINK ${root}/${include_path})
       file(REMOVE_RECURSE ${root}/${include_path})  # mirrored entry by entry before

@@ -7,3 +7,5 @@ if [ ! -f build/build.ninja ]; then
 fi
 # Two cores: two jobs keep memory and the machine responsive.
 ninja -C build -j "${EXPORT_CENTER_BUILD_JOBS:-2}"
+# The Java SDK and its sample service (Maven; offline once cached).
+./scripts/build-java.sh

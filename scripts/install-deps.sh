@@ -8,12 +8,15 @@ PACKAGES=(
   nlohmann-json3-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3 libpq-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
-  postgresql mariadb-server libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
+  postgresql mariadb-server mariadb-client libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
   # the throwaway RocketMQ NameServer + broker of the tests (scripts/test-rocketmq.sh)
   openjdk-17-jre-headless maven
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
+  # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh);
+  # the JDK also runs the RocketMQ broker and S3Proxy of the tests
+  openjdk-17-jdk-headless
   libclang-rt-14-dev  # libFuzzer + ASan runtime of the rocketmq decoder fuzzer (tests/rocketmq)
 )
 
@@ -33,6 +36,8 @@ else
   echo "install-deps: all packages present"
 fi
 
-# The RocketMQ jars for the test broker, fetched once with Maven into
-# ${EXPORT_CENTER_DEPS_DIR:-/var/cache/export-center} (idempotent).
+# Test servers that come from a package registry rather than Debian, fetched once with
+# Maven into ${EXPORT_CENTER_DEPS_DIR:-/var/cache/export-center} (idempotent): the RocketMQ
+# broker and S3Proxy.
 "$(dirname "${BASH_SOURCE[0]}")/install-rocketmq.sh" >/dev/null
+"$(dirname "${BASH_SOURCE[0]}")/install-s3proxy.sh"

@@ -3,7 +3,8 @@
 # static checks, runs CTest. The thread-safety check runs clang's
 # -Wthread-safety over the sources (it reads build/compile_commands.json, so it
 # comes after the build). CTest runs the unit tests, the store contract suite
-# against SQLite and a real PostgreSQL server the tests start on loopback, and
+# against SQLite and real PostgreSQL and MariaDB servers the tests start on
+# loopback, and
 # the end-to-end tests that start the built binaries and read the files with
 # openpyxl and LibreOffice.
 set -euo pipefail

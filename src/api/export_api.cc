@@ -180,6 +180,9 @@ class ExportApi::Handlers {
   void CreateDownloadUrl(const Request& req, Response& res);
   void SignedDownload(const Request& req, Response& res);
   void StreamTask(const Request& req, Response& res, const task::Task& t);
+  void RedirectToStore(const Request& req, Response& res, const task::Task& t,
+                       const std::string& url);
+  void RecordDownload(int64_t task_id);
   void Retry(const Request& req, Response& res);
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
@@ -511,6 +514,19 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
         res, 409,
         "task " + id + " is " + std::string(task::ToString(t.status)) + "; its file is not ready");
   }
+  std::string fallback = "export-" + id + "." + std::string(task::FileExtension(t.format));
+  std::string name = utf8::SanitizeFileName(
+      t.file_name.value_or(t.task_name + "." + std::string(task::FileExtension(t.format))),
+      fallback);
+  const storage::DownloadHeaders headers{
+      ContentDisposition(name), t.content_type.value_or(std::string(task::ContentType(t.format)))};
+  auto presigned = deps_.storage->PresignedGetUrl(*t.object_key, headers);
+  if (!presigned.ok()) {
+    spdlog::error("presigning the file of task {} failed: {}", t.id, presigned.status().ToString());
+    return WriteHttpStatus(res, presigned.status());
+  }
+  if (*presigned) return RedirectToStore(req, res, t, **presigned);
+
   auto opened = deps_.storage->Open(*t.object_key);
   if (!opened.ok()) {
     if (opened.status().code() == StatusCode::kNotFound) {
@@ -530,15 +546,9 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
   }
   // A download counts once, not once per resumed chunk.
   if (req.method != "HEAD" && (range.kind == RangeDecision::kWhole || range.offset == 0)) {
-    Status s = deps_.store->RecordDownload(t.id);
-    if (!s.ok()) spdlog::warn("recording a download of task {} failed: {}", t.id, s.ToString());
+    RecordDownload(t.id);
   }
-  std::string fallback = "export-" + id + "." + std::string(task::FileExtension(t.format));
-  std::string name = utf8::SanitizeFileName(
-      t.file_name.value_or(t.task_name + "." + std::string(task::FileExtension(t.format))),
-      fallback);
-  std::string content_type = t.content_type.value_or(std::string(task::ContentType(t.format)));
-  res.SetHeader("Content-Disposition", ContentDisposition(name));
+  res.SetHeader("Content-Disposition", headers.content_disposition);
   res.SetHeader("Accept-Ranges", "bytes");
   res.SetHeader("Cache-Control", "private, no-store");
   res.SetHeader("X-Content-Type-Options", "nosniff");
@@ -552,7 +562,37 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
                                        std::to_string(size));
   }
   res.SetStream(std::make_shared<ObjectBodySource>(std::move(reader), offset, t.id), length,
-                content_type);
+                headers.content_type);
+}
+
+// storage.s3.download: presigned (docs/storage.md#downloads). The caller is
+// authorized already; the store serves the bytes (and any Range) itself from
+// a URL that lives storage.s3.presign-ttl-seconds. The file is checked first
+// so a file that is gone still answers 410 here, not the store's 404.
+void ExportApi::Handlers::RedirectToStore(const Request& req, Response& res, const task::Task& t,
+                                          const std::string& url) {
+  auto exists = deps_.storage->Exists(*t.object_key);
+  if (!exists.ok()) {
+    spdlog::error("checking the file of task {} failed: {}", t.id, exists.status().ToString());
+    return WriteHttpStatus(res, exists.status());
+  }
+  if (!*exists) {
+    return WriteHttpError(res, 410,
+                          "the file of task " + std::to_string(t.id) + " is no longer available");
+  }
+  const std::string range = req.Header("Range");
+  if (req.method != "HEAD" && (range.empty() || range.rfind("bytes=0-", 0) == 0)) {
+    RecordDownload(t.id);
+  }
+  res.status = 302;
+  res.SetHeader("Location", url);
+  res.SetHeader("Cache-Control", "private, no-store");
+  res.SetHeader("Referrer-Policy", "no-referrer");
+}
+
+void ExportApi::Handlers::RecordDownload(int64_t task_id) {
+  Status s = deps_.store->RecordDownload(task_id);
+  if (!s.ok()) spdlog::warn("recording a download of task {} failed: {}", task_id, s.ToString());
 }
 
 // ---- retry / cancel ------------------------------------------------------------

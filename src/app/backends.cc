@@ -20,6 +20,10 @@
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
 #include "source/datasource/mysql/mysql_datasource.h"
+#include "store/mysql/mysql_task_store.h"
+#endif
+#ifdef EXPORT_CENTER_WITH_S3
+#include "storage/s3/s3_export_storage.h"
 #endif
 #ifdef EXPORT_CENTER_WITH_ROCKETMQ
 #include "dispatch/rocketmq/rocketmq_command_channel.h"
@@ -35,19 +39,33 @@ StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseO
     return store::OpenPostgresTaskStore(config.postgres_url, config.pool_size);
   }
 #endif
-  return InvalidArgument("database.kind: " + config.kind + " is not built in; allowed: sqlite" +
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-                         ", postgres"
-#else
-                         ""
+#ifdef EXPORT_CENTER_WITH_MYSQL
+  if (config.kind == "mysql") return store::OpenMysqlTaskStore(config.mysql_url, config.pool_size);
 #endif
-  );
+  std::string built_in = "sqlite";
+#ifdef EXPORT_CENTER_WITH_POSTGRES
+  built_in += ", postgres";
+#endif
+#ifdef EXPORT_CENTER_WITH_MYSQL
+  built_in += ", mysql";
+#endif
+  return InvalidArgument("database.kind: " + config.kind +
+                         " is not built in; allowed: " + built_in);
 }
 
 StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
     const storage::StorageOptions& config) {
   if (config.kind == "local") return storage::NewLocalExportStorage(config.root);
-  return InvalidArgument("storage.kind: " + config.kind + " is not supported; allowed: local");
+#ifdef EXPORT_CENTER_WITH_S3
+  if (config.kind == "s3") return storage::NewS3ExportStorage(config.s3);
+#endif
+  return InvalidArgument("storage.kind: " + config.kind + " is not built in; allowed: local" +
+#ifdef EXPORT_CENTER_WITH_S3
+                         ", s3"
+#else
+                         ""
+#endif
+  );
 }
 
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(

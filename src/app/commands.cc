@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "app/backends.h"
 #include "app/export_center_app.h"
 
 namespace export_center::app {
@@ -82,19 +83,59 @@ std::string SelfDirectory() {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
-// The customer service as a child process, with the read end of its stdout.
+// The demo's sample business service as a child process, with the read end of
+// its stdout.
 struct Child {
   pid_t pid = -1;
   int stdout_fd = -1;
 };
 
-StatusOr<Child> SpawnCustomerService(const std::string& config_path) {
+// Which sample service the demo starts and how: the C++ customer-service next
+// to this binary, or the Java order-service-java (examples/order-service-java),
+// which scripts/order-service-java.sh builds with Maven (offline once its
+// cache is warm) and starts. The file's own section names it
+// (config::AppConfig::demo_service); each service reads its section itself.
+struct SampleService {
+  std::string name;
+  std::vector<std::string> argv;
+  // A first Maven build fetches its dependencies: minutes, not seconds.
+  std::chrono::seconds start_timeout{180};
+};
+
+StatusOr<SampleService> FindSampleService(const config::AppConfig& config,
+                                          const std::string& config_path) {
+  std::error_code ec;
+  const std::string absolute_config = std::filesystem::absolute(config_path, ec).string();
+  if (config.demo_service == "order-service") {
+    // The script lives in the source tree: found from the working directory
+    // (scripts/demo-java.sh runs from the repository root) or from a build
+    // folder inside the repository.
+    for (const std::string& root :
+         {std::filesystem::current_path(ec).string(), SelfDirectory() + "/.."}) {
+      const std::string script = root + "/scripts/order-service-java.sh";
+      if (std::filesystem::exists(script, ec)) {
+        return SampleService{"order-service-java",
+                             {"/bin/bash", script, "--config", absolute_config},
+                             std::chrono::seconds(900)};
+      }
+    }
+    return NotFound(
+        "scripts/order-service-java.sh not found: run the Java demo from the "
+        "repository root");
+  }
   const std::string binary = SelfDirectory() + "/customer-service";
-  if (!std::filesystem::exists(binary)) {
+  if (!std::filesystem::exists(binary, ec)) {
     return NotFound("customer-service binary not found next to export-center: " + binary);
   }
+  return SampleService{"customer-service", {binary, "--config", config_path}};
+}
+
+StatusOr<Child> SpawnSampleService(const SampleService& service) {
   int out[2];
   if (pipe(out) != 0) return Internal("pipe failed");
+  std::vector<char*> argv;
+  for (const std::string& arg : service.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
     close(out[0]);
@@ -108,7 +149,7 @@ StatusOr<Child> SpawnCustomerService(const std::string& config_path) {
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    execl(binary.c_str(), binary.c_str(), "--config", config_path.c_str(), nullptr);
+    execv(argv[0], argv.data());
     _exit(127);
   }
   close(out[1]);
@@ -116,54 +157,57 @@ StatusOr<Child> SpawnCustomerService(const std::string& config_path) {
 }
 
 // Where the service listens, from the line it prints once it accepts
-// connections ("customer-service listening on http://HOST:PORT"), echoed to
-// our stdout. Only the service reads its section of the config file, so the
-// center learns the address from the service itself.
+// connections ("<name> listening on http://HOST:PORT"), echoed to our stdout
+// with any line before it. Only the service reads its section of the config
+// file, so the center learns the address from the service itself.
 struct Address {
   std::string host;
   int port = 0;
 };
 
-StatusOr<Address> WaitForListeningLine(const Child& child, Deadline deadline) {
+StatusOr<Address> WaitForListeningLine(const std::string& name, const Child& child,
+                                       Deadline deadline) {
+  static const std::regex kListening(R"(listening on http://([^\s:/]+):([0-9]{1,5}))");
   std::string text;
   while (std::chrono::steady_clock::now() < deadline) {
     pollfd ready{child.stdout_fd, POLLIN, 0};
     if (poll(&ready, 1, 200) > 0) {
       char buf[256];
       ssize_t n = read(child.stdout_fd, buf, sizeof buf);
-      if (n <= 0) return Unavailable("customer-service exited during start-up");
+      if (n <= 0) return Unavailable(name + " exited during start-up");
       text.append(buf, static_cast<size_t>(n));
-      size_t end = text.find('\n');
-      if (end == std::string::npos) continue;
-      const std::string line = text.substr(0, end);
-      std::cout << line << std::endl;
-      static const std::regex kListening(R"(listening on http://([^\s:/]+):([0-9]{1,5}))");
-      std::smatch m;
-      if (!std::regex_search(line, m, kListening)) {
-        return Internal("unexpected first line from customer-service: " + line);
+      for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n')) {
+        const std::string line = text.substr(0, end);
+        text.erase(0, end + 1);
+        std::cout << line << std::endl;
+        std::smatch m;
+        if (std::regex_search(line, m, kListening)) {
+          return Address{m[1].str(), std::stoi(m[2].str())};
+        }
       }
-      return Address{m[1].str(), std::stoi(m[2].str())};
+      continue;
     }
     int status = 0;
     if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
-      return Unavailable("customer-service exited during start-up");
+      return Unavailable(name + " exited during start-up");
     }
   }
-  return Unavailable("customer-service did not start listening in time");
+  return Unavailable(name + " did not start listening in time");
 }
 
-Status WaitForPort(const std::string& host, int port, pid_t child, Deadline deadline) {
+Status WaitForPort(const std::string& name, const std::string& host, int port, pid_t child,
+                   Deadline deadline) {
   while (std::chrono::steady_clock::now() < deadline) {
     httplib::Client probe(host, port);
     probe.set_connection_timeout(1);
     if (auto res = probe.Get("/healthz")) return Status::Ok();
     int status = 0;
     if (waitpid(child, &status, WNOHANG) == child) {
-      return Unavailable("customer-service exited during start-up");
+      return Unavailable(name + " exited during start-up");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return Unavailable("customer-service did not answer on " + host + ":" + std::to_string(port));
+  return Unavailable(name + " did not answer on " + host + ":" + std::to_string(port));
 }
 
 void StopChild(pid_t pid) {
@@ -301,16 +345,20 @@ int RunDemo(const std::string& config_path) {
   auto config = Load(config_path);
   if (!config.ok()) return Fail(config.status());
   // The service creates its database's folder and reads its own section.
-  auto spawned = SpawnCustomerService(config_path);
+  auto service = FindSampleService(*config, config_path);
+  if (!service.ok()) return Fail(service.status());
+  auto spawned = SpawnSampleService(*service);
   if (!spawned.ok()) return Fail(spawned.status());
   const pid_t child = spawned->pid;
-  std::cout << "starting the customer service (first start seeds its database)..." << std::endl;
-  const Deadline deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
-  StatusOr<Address> address = WaitForListeningLine(*spawned, deadline);
+  std::cout << "starting the sample service " << service->name
+            << " (a first start builds it or seeds its database)..." << std::endl;
+  const Deadline deadline = std::chrono::steady_clock::now() + service->start_timeout;
+  StatusOr<Address> address = WaitForListeningLine(service->name, *spawned, deadline);
   // The service prints nothing more on stdout (and ignores SIGPIPE).
   close(spawned->stdout_fd);
-  Status up =
-      address.ok() ? WaitForPort(address->host, address->port, child, deadline) : address.status();
+  Status up = address.ok()
+                  ? WaitForPort(service->name, address->host, address->port, child, deadline)
+                  : address.status();
   if (!up.ok()) {
     StopChild(child);
     return Fail(up);
@@ -332,6 +380,25 @@ int RunDemo(const std::string& config_path) {
   WaitForStopSignal(signals, **app);
   (*app)->Stop();
   StopChild(child);
+  return 0;
+}
+
+int RunStorageList(const std::string& config_path) {
+  auto config = Load(config_path);
+  if (!config.ok()) return Fail(config.status());
+  auto storage = OpenExportStorage(config->storage);
+  if (!storage.ok()) return Fail(storage.status());
+  auto objects = (*storage)->List();
+  if (!objects.ok()) return Fail(objects.status());
+  auto partials = (*storage)->ListPartials();
+  if (!partials.ok()) return Fail(partials.status());
+  for (const auto& o : *objects) std::cout << o.key << '\t' << o.size << "\tcomplete\n";
+  for (const auto& p : *partials) {
+    std::cout << p.name << '\t' << (p.size ? std::to_string(*p.size) : "-") << "\tpartial\n";
+  }
+  std::cout.flush();
+  std::cerr << objects->size() << " stored, " << partials->size() << " partial ("
+            << config->storage.kind << ")\n";
   return 0;
 }
 

@@ -27,4 +27,10 @@ int RunServe(const std::string& config_path);
 // path, the download URL and a dev token, and serves until interrupted.
 int RunDemo(const std::string& config_path);
 
+// `storage list`: one line per object under exports/ of the configured
+// storage, "KEY<TAB>SIZE<TAB>complete", then one per partial file or
+// incomplete multipart upload, "NAME<TAB>SIZE|-<TAB>partial"; a count on
+// stderr. Returns the exit code (2 when the storage cannot be listed).
+int RunStorageList(const std::string& config_path);
+
 }  // namespace export_center::app

@@ -5,6 +5,7 @@
 //                                   print a development JWT
 //   demo    --config FILE          serve + the sample customer service + one export
 //   rocketmq init --config FILE    create the channel's topics and groups (idempotent)
+//   storage list --config FILE     print every stored object and partial upload/file
 //   sql render --template-file T --params-file P [--untrusted NAME[,NAME...]]
 //                                   print {"sql": ..., "bindings": [...]} for a template;
 //                                   a ${} reading an --untrusted name fails
@@ -99,6 +100,11 @@ int main(int argc, char** argv) {
       "init", "create the command topic, the DLQ topic and both consumer groups (idempotent)");
   rocketmq_init->add_option("--config", config_path, "YAML configuration file")->required();
   rocketmq->require_subcommand(1);
+  auto* storage = cli.add_subcommand("storage", "storage tools");
+  auto* storage_list = storage->add_subcommand(
+      "list", "print key, size and complete|partial of every stored object");
+  storage_list->add_option("--config", config_path, "YAML configuration file")->required();
+  storage->require_subcommand(1);
 
   auto* sql = cli.add_subcommand("sql", "SQL-template tools");
   auto* render = sql->add_subcommand("render", "render a MyBatis template to SQL + bindings");
@@ -128,5 +134,6 @@ int main(int argc, char** argv) {
   if (token->parsed()) return RunToken(config_path, token_options);
   if (demo->parsed()) return ec::app::RunDemo(config_path);
   if (rocketmq_init->parsed()) return RunRocketMqInit(config_path);
+  if (storage_list->parsed()) return ec::app::RunStorageList(config_path);
   return 1;
 }

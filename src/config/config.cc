@@ -15,6 +15,7 @@ namespace {
 
 constexpr int64_t kMaxPort = 65535;
 constexpr int64_t kDay = 86400;
+constexpr int64_t kMiB = 1024LL * 1024;
 constexpr int64_t kGiB = 1024LL * 1024 * 1024;
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash (32 bytes).
 constexpr size_t kMinJwtSecretBytes = 32;
@@ -73,16 +74,37 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
 }
 
 void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
-  r.Enum("kind", &c->kind, {"sqlite", "postgres"});
+  r.Enum("kind", &c->kind, {"sqlite", "postgres", "mysql"});
   r.String("sqlite-path", &c->sqlite_path);
   r.String("postgres-url", &c->postgres_url);
+  r.String("mysql-url", &c->mysql_url);
   r.Int("pool-size", &c->pool_size, 1, 256);
   r.Finish();
 }
 
+void ReadS3Storage(MapReader& r, storage::S3StorageOptions* c) {
+  r.String("endpoint", &c->endpoint);
+  r.String("region", &c->region);
+  r.String("bucket", &c->bucket);
+  r.String("access-key", &c->access_key);
+  r.String("secret-key", &c->secret_key);
+  r.Bool("path-style", &c->path_style);
+  // S3 refuses parts under 5 MiB (but the last); 10 000 parts of the maximum
+  // cover any max-file-bytes.
+  r.Int64("part-size-bytes", &c->part_size_bytes, 5 * kMiB, 1024 * kMiB);
+  r.Int("upload-queue-parts", &c->upload_queue_parts, 1, 16);
+  r.Enum("download", &c->download, {"stream", "presigned"});
+  r.Int("presign-ttl-seconds", &c->presign_ttl_seconds, 1, 7 * kDay);
+  r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
+  r.Int("io-timeout-ms", &c->io_timeout_ms, 1000, 600000);
+  r.Finish();
+}
+
 void ReadStorage(MapReader& r, storage::StorageOptions* c) {
-  r.Enum("kind", &c->kind, {"local"});
+  r.Enum("kind", &c->kind, {"local", "s3"});
   r.String("root", &c->root);
+  MapReader s3(r.Get("s3"), JoinPath(r.path(), "s3"), r.errors());
+  ReadS3Storage(s3, &c->s3);
   r.Finish();
 }
 
@@ -201,11 +223,15 @@ void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptio
 // ---- environment overrides: secrets never have to live in the file ----
 
 void ApplyEnvOverrides(AppConfig* c) {
-  ApplyEnv("EXPORT_CENTER_DATABASE_URL", &c->database.postgres_url, c);
+  // One variable for the URL of whichever server database.kind names.
+  ApplyEnv("EXPORT_CENTER_DATABASE_URL",
+           c->database.kind == "mysql" ? &c->database.mysql_url : &c->database.postgres_url, c);
   ApplyEnv("EXPORT_CENTER_JWT_SECRET", &c->auth.jwt_hs256_secret, c);
   ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
   ApplyEnv("EXPORT_CENTER_METRICS_TOKEN", &c->auth.metrics_bearer_token, c);
   ApplyEnv("EXPORT_CENTER_ROCKETMQ_NAMESRV", &c->channel.rocketmq.namesrv_addr, c);
+  ApplyEnv("EXPORT_CENTER_S3_ACCESS_KEY", &c->storage.s3.access_key, c);
+  ApplyEnv("EXPORT_CENTER_S3_SECRET_KEY", &c->storage.s3.secret_key, c);
   for (auto& [name, ds] : c->datasources) {
     ApplyEnv("EXPORT_CENTER_DATASOURCE_URL_" + UpperSnake(name), &ds.url, c);
   }
@@ -253,6 +279,51 @@ void CheckServer(AppConfig* c, ErrorList* errors) {
   }
 }
 
+// The shape only; the store's own parser (store/mysql) has the last word at
+// start-up. The URL is never echoed: it may hold a password.
+void CheckMysqlUrl(const std::string& url, ErrorList* errors) {
+  static const std::regex kMysqlUrl(R"(^(mysql|mariadb)://(.*@)?[^/?@]+/[^/?]+$)");
+  const std::string expected = "mysql://user:password@host:port/database";
+  if (url.empty()) {
+    errors->Add("database.mysql-url",
+                "is required when database.kind is mysql (or set EXPORT_CENTER_DATABASE_URL)",
+                expected);
+  } else if (!std::regex_match(url, kMysqlUrl)) {
+    errors->Add("database.mysql-url",
+                "is not a MySQL URL with a host and a database (value not shown: it may hold a "
+                "password; percent-encode / ? @ in the password)",
+                expected);
+  }
+}
+
+void CheckS3Storage(const storage::S3StorageOptions& s3, ErrorList* errors) {
+  static const std::regex kEndpoint(R"(^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?/?$)");
+  static const std::regex kBucket(R"(^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$)");
+  if (!std::regex_match(s3.endpoint, kEndpoint)) {
+    errors->Add("storage.s3.endpoint",
+                s3.endpoint.empty() ? "is required when storage.kind is s3"
+                                    : Quote(s3.endpoint) + " is not an endpoint URL",
+                "http(s)://host[:port] without a path");
+  }
+  if (!std::regex_match(s3.bucket, kBucket)) {
+    errors->Add("storage.s3.bucket",
+                s3.bucket.empty() ? "is required when storage.kind is s3"
+                                  : Quote(s3.bucket) + " is not a bucket name",
+                "3..63 characters of a-z 0-9 . -");
+  }
+  if (s3.region.empty()) errors->Add("storage.s3.region", "must not be empty", "e.g. us-east-1");
+  if (s3.access_key.empty()) {
+    errors->Add("storage.s3.access-key",
+                "is required when storage.kind is s3 (or set EXPORT_CENTER_S3_ACCESS_KEY)",
+                "the store's access key id");
+  }
+  if (s3.secret_key.empty()) {
+    errors->Add("storage.s3.secret-key",
+                "is required when storage.kind is s3 (or set EXPORT_CENTER_S3_SECRET_KEY)",
+                "the store's secret access key");
+  }
+}
+
 void CheckStores(const AppConfig& c, ErrorList* errors) {
   if (c.database.kind == "sqlite" && c.database.sqlite_path.empty()) {
     errors->Add("database.sqlite-path", "must not be empty when database.kind is sqlite",
@@ -263,7 +334,11 @@ void CheckStores(const AppConfig& c, ErrorList* errors) {
                 "is required when database.kind is postgres (or set EXPORT_CENTER_DATABASE_URL)",
                 "postgresql://user:password@host:port/database");
   }
-  if (c.storage.root.empty()) errors->Add("storage.root", "must not be empty", "a directory path");
+  if (c.database.kind == "mysql") CheckMysqlUrl(c.database.mysql_url, errors);
+  if (c.storage.kind == "local" && c.storage.root.empty()) {
+    errors->Add("storage.root", "must not be empty", "a directory path");
+  }
+  if (c.storage.kind == "s3") CheckS3Storage(c.storage.s3, errors);
   for (const auto& [name, ds] : c.datasources) {
     std::string path = "datasources." + name;
     if (ds.kind.empty()) errors->Add(path + ".kind", "is required", "sqlite, postgres, mysql");
@@ -409,7 +484,14 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.
-    top.Get("customer-service");
+    bool cpp_sample = top.Get("customer-service").IsDefined();
+    // Likewise the Java sample's (examples/order-service-java, ServiceSettings.java).
+    bool java_sample = top.Get("order-service").IsDefined();
+    if (java_sample) c.demo_service = "order-service";
+    if (cpp_sample && java_sample) {
+      errors.Add("order-service", "the demo starts one sample service",
+                 "keep customer-service: or order-service:, not both");
+    }
     Section(top, "datasources", &c.datasources, ReadDatasources);
     // Mapped by registry_yaml.cc; named here so they are not unknown.
     top.Get("provider-services");

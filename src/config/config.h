@@ -49,6 +49,10 @@ struct AppConfig {
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;
   LoggingConfig logging;
+  // The sample business service `export-center demo` starts: "customer-service" (C++,
+  // examples/customer-service) or "order-service" (Java, examples/order-service-java), named
+  // by which of the two sections the file has. Each service reads its own section.
+  std::string demo_service = "customer-service";
   // Names of the environment variables that overrode a file value, for the
   // start-up log (never their values).
   std::vector<std::string> env_overrides;

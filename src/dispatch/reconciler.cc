@@ -152,19 +152,26 @@ int Reconciler::ExpireFiles() {
 
 int Reconciler::CleanOrphans() { return CleanOrphanFiles() + CleanPartialFiles(); }
 
-// A partial file belongs to an attempt that is writing it. Only a RUNNING
-// attempt writes, so once its task is anything else the writer is dead (a
-// crash skipped its clean-up) and the file can go at once — which is how a
-// `kill -9` mid-export leaves nothing behind after recovery.
+// A partial file (or an incomplete multipart upload) belongs to an attempt
+// that is writing it. Only a RUNNING attempt writes, so once its task is
+// anything else the writer is dead (a crash skipped its clean-up) and the
+// partial can go at once — which is how a `kill -9` mid-export leaves nothing
+// behind after recovery. A partial of a task this database does not know
+// waits out orphan_grace_seconds, like a stored file (another installation
+// may share the bucket or volume by mistake).
 int Reconciler::CleanPartialFiles() {
   auto partials = storage_->ListPartials();
   if (!partials.ok()) return CountOrLog("orphan_clean", partials);
+  const int64_t cutoff = NowMs() - static_cast<int64_t>(config_.orphan_grace_seconds) * 1000;
   int cleaned = 0;
   for (const auto& partial : *partials) {
     auto task = store_->GetTask(partial.task_id);
-    const bool writer_may_live =
-        task.ok() ? task->status == task::TaskState::kRunning
-                  : task.status().code() != StatusCode::kNotFound;  // unsure: keep it
+    bool writer_may_live = true;  // unsure (the database failed): keep it
+    if (task.ok()) {
+      writer_may_live = task->status == task::TaskState::kRunning;
+    } else if (task.status().code() == StatusCode::kNotFound) {
+      writer_may_live = partial.modified_at_ms > cutoff;
+    }
     if (writer_may_live) continue;
     if (storage_->DeletePartial(partial).ok()) ++cleaned;
   }

@@ -86,6 +86,12 @@ bool IsValidObjectKey(const std::string& key) {
   return IsUuid(file.substr(0, 36)) && IsExtension(file.substr(37));
 }
 
+StatusOr<std::optional<std::string>> ExportStorage::PresignedGetUrl(
+    const std::string& key, const DownloadHeaders& headers) {
+  if (!IsValidObjectKey(key)) return InvalidArgument("storage: invalid object key \"" + key + "\"");
+  return std::optional<std::string>();
+}
+
 std::optional<int64_t> TaskIdOfObjectKey(const std::string& key) {
   if (!IsValidObjectKey(key)) return std::nullopt;
   return ParseId(Split(key, '/')[4]);

@@ -2,7 +2,8 @@
 // ExportStorage: where finished files live (docs/storage.md).
 //
 // Backends: LocalExportStorage (a directory, possibly a shared volume;
-// local_export_storage.h), later S3-compatible. Object keys are made by the
+// local_export_storage.h) and S3ExportStorage (any S3-compatible object
+// store; s3/s3_export_storage.h). Object keys are made by the
 // center only (MakeObjectKey) and validated on every call, so no key can
 // escape the storage root. All methods are thread-safe.
 
@@ -18,10 +19,33 @@
 
 namespace export_center::storage {
 
+// storage.kind: s3 (docs/storage.md#s3). Credentials come from the file or,
+// winning, from EXPORT_CENTER_S3_ACCESS_KEY / EXPORT_CENTER_S3_SECRET_KEY.
+struct S3StorageOptions {
+  std::string endpoint;  // http(s)://host[:port]
+  std::string region = "us-east-1";
+  std::string bucket;
+  std::string access_key;
+  std::string secret_key;
+  bool path_style = false;  // endpoint/bucket/key instead of bucket.endpoint/key
+  // Bytes per multipart part (S3 wants >= 5 MiB but for the last part), and
+  // how many full parts may wait for the uploader: a writer holds at most
+  // (upload_queue_parts + 2) parts in memory.
+  int64_t part_size_bytes = 8LL * 1024 * 1024;
+  int upload_queue_parts = 1;
+  // "stream": downloads pass through the center; "presigned": the API answers
+  // 302 to a presigned GET valid presign_ttl_seconds.
+  std::string download = "stream";
+  int presign_ttl_seconds = 60;
+  int connect_timeout_ms = 3000;
+  int io_timeout_ms = 60000;
+};
+
 // Which backend keeps the files and where (app/ opens the matching one).
 struct StorageOptions {
   std::string kind = "local";
-  std::string root = "var/files";
+  std::string root = "var/files";  // kind local
+  S3StorageOptions s3;             // kind s3
 };
 
 // A file being written. Bytes become visible under the key only on Commit;
@@ -53,7 +77,15 @@ struct StoredObject {
 struct PartialObject {
   std::string name;  // backend-specific handle, passed back to DeletePartial
   int64_t task_id = 0;
-  int64_t modified_at_ms = 0;
+  int64_t modified_at_ms = 0;    // last write (local) or start of the upload (s3)
+  std::optional<uint64_t> size;  // bytes so far, when the backend knows cheaply
+};
+
+// What a presigned download answers with, so the browser still saves the file
+// under its name and type.
+struct DownloadHeaders {
+  std::string content_disposition;
+  std::string content_type;
 };
 
 class ExportStorage {
@@ -75,6 +107,14 @@ class ExportStorage {
   }
   // Idempotent: deleting a partial that is already gone is OK.
   virtual Status DeletePartial(const PartialObject& partial) { return Status::Ok(); }
+
+  // A short-lived URL from which anyone holding it may GET `key` directly
+  // (Range included), answering with `headers`; the caller has already
+  // authorized the download. nullopt when downloads must stream through the
+  // center: always for local storage, and for s3 unless configured
+  // `download: presigned`. Makes no request; InvalidArgument for a bad key.
+  virtual StatusOr<std::optional<std::string>> PresignedGetUrl(const std::string& key,
+                                                               const DownloadHeaders& headers);
 };
 
 // "exports/{yyyy/MM/dd}/{taskId}/{uuid}.{ext}" with today's UTC date.

@@ -270,7 +270,7 @@ std::optional<PartialObject> LocalExportStorage::AsPartial(const std::string& pa
   const std::string folder = Base(Parent(path));
   auto task_id = ParseId(folder);
   if (!task_id) return std::nullopt;
-  return PartialObject{path, *task_id, MtimeMs(st)};
+  return PartialObject{path, *task_id, MtimeMs(st), static_cast<uint64_t>(st.st_size)};
 }
 
 // Depth-first over the tree; entries that vanish mid-walk (a concurrent

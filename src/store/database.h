@@ -10,7 +10,8 @@
 // a Connection that belongs to the calling thread until the callback returns.
 // A Connection must not be kept or shared beyond the callback.
 // Codes: Unavailable for busy/locked/serialization/connection trouble (retry
-// the whole transaction), Conflict for a unique-key violation, Internal else.
+// the whole transaction), Conflict for a unique-key violation,
+// InvalidArgument for a value too long for its column, Internal else.
 
 #include <cstdint>
 #include <functional>
@@ -99,6 +100,10 @@ class Database {
   // Runs `fn` between BEGIN and COMMIT on one connection. A non-OK Status
   // from `fn` (or from COMMIT) rolls back and is returned unchanged. `fn` must
   // not call back into this Database (a pool of one would deadlock).
+  // A backend may run `fn` again, in a new transaction, when the server
+  // rolled the whole transaction back to break a lock conflict (MySQL: a
+  // deadlock or a lock wait timeout); nothing of the first run was committed.
+  // So `fn` touches nothing but the database and outputs it resets first.
   virtual Status WithTransaction(TxMode mode, const std::function<Status(Connection&)>& fn) = 0;
 
   // Runs `fn` on one connection in autocommit mode: each statement is its own

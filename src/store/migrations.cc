@@ -1,5 +1,9 @@
 #include "store/migrations.h"
 
+#include <functional>
+#include <optional>
+#include <regex>
+
 namespace export_center::store {
 namespace {
 
@@ -7,7 +11,7 @@ constexpr char kCreateVersionTable[] =
     "CREATE TABLE IF NOT EXISTS export_schema_version ("
     " version INTEGER NOT NULL PRIMARY KEY,"
     " description VARCHAR(200) NOT NULL,"
-    " applied_at BIGINT NOT NULL)";
+    " applied_at BIGINT NOT NULL){TABLE_OPTIONS}";
 
 // Version 1: export_task, export_outbox and export_task_guard as described in
 // docs/store.md#schema-migration-1. Times are BIGINT epoch ms written with {NOW}.
@@ -24,7 +28,7 @@ Migration InitialSchema() {
           " export_type VARCHAR(128) NOT NULL,"
           " task_name VARCHAR(400) NOT NULL,"
           " format VARCHAR(8) NOT NULL,"
-          " parameters_json TEXT NOT NULL,"
+          " parameters_json {TEXT} NOT NULL,"
           " params_hash VARCHAR(64) NOT NULL,"
           " status VARCHAR(24) NOT NULL,"
           " file_name VARCHAR(512) NULL,"
@@ -34,7 +38,7 @@ Migration InitialSchema() {
           " total_rows BIGINT NULL,"
           " processed_rows BIGINT NOT NULL DEFAULT 0,"
           " failure_code VARCHAR(64) NULL,"
-          " failure_message TEXT NULL,"
+          " failure_message {TEXT} NULL,"
           " dispatch_version INTEGER NOT NULL DEFAULT 1,"
           " attempt_count INTEGER NOT NULL DEFAULT 0,"
           " max_attempts INTEGER NOT NULL DEFAULT 3,"
@@ -51,7 +55,7 @@ Migration InitialSchema() {
           " started_at BIGINT NULL,"
           " completed_at BIGINT NULL,"
           " expires_at BIGINT NULL,"
-          " updated_at BIGINT NOT NULL)",
+          " updated_at BIGINT NOT NULL){TABLE_OPTIONS}",
           "CREATE INDEX IF NOT EXISTS idx_export_task_dispatch"
           " ON export_task (status, next_retry_at, id)",
           "CREATE INDEX IF NOT EXISTS idx_export_task_lease ON export_task (status, lease_until)",
@@ -70,16 +74,16 @@ Migration InitialSchema() {
           " topic VARCHAR(128) NOT NULL,"
           " tag VARCHAR(128) NOT NULL,"
           " message_key VARCHAR(64) NOT NULL,"
-          " payload_json TEXT NOT NULL,"
+          " payload_json {TEXT} NOT NULL,"
           " status VARCHAR(24) NOT NULL DEFAULT 'PENDING',"
           " attempt_count INTEGER NOT NULL DEFAULT 0,"
           " next_retry_at BIGINT NOT NULL,"
           " lease_owner VARCHAR(128) NULL,"
           " lease_until BIGINT NULL,"
           " sent_at BIGINT NULL,"
-          " last_error TEXT NULL,"
+          " last_error {TEXT} NULL,"
           " created_at BIGINT NOT NULL,"
-          " updated_at BIGINT NOT NULL)",
+          " updated_at BIGINT NOT NULL){TABLE_OPTIONS}",
           // One command per (task, version) is a database fact: the
           // reconciler's re-inserts are idempotent because of it.
           "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_outbox_event ON export_outbox (event_id)",
@@ -92,7 +96,7 @@ Migration InitialSchema() {
 
           "CREATE TABLE IF NOT EXISTS export_task_guard ("
           " name VARCHAR(64) NOT NULL PRIMARY KEY,"
-          " created_at BIGINT NOT NULL)",
+          " created_at BIGINT NOT NULL){TABLE_OPTIONS}",
       },
   };
 }
@@ -107,7 +111,7 @@ Migration IdNodeCounter() {
           "CREATE TABLE IF NOT EXISTS export_id_node ("
           " name VARCHAR(64) NOT NULL PRIMARY KEY,"
           " next_node BIGINT NOT NULL,"
-          " updated_at BIGINT NOT NULL)",
+          " updated_at BIGINT NOT NULL){TABLE_OPTIONS}",
           "{INSERT_IGNORE} export_id_node (name, next_node, updated_at)"
           " VALUES ('ID_NODE', 0, {NOW}){ON_CONFLICT_IGNORE}",
       },
@@ -118,17 +122,65 @@ constexpr char kInsertGuardRow[] =
     "{INSERT_IGNORE} export_task_guard (name, created_at)"
     " VALUES ('GLOBAL_CREATE', {NOW}){ON_CONFLICT_IGNORE}";
 
-Status Apply(Database& db, const Migration& m) {
+// Runs `fn` in one write transaction under the dialect's migration lock, so
+// concurrent processes migrate one at a time.
+Status WithMigrationLock(Database& db, const std::function<Status(Connection&)>& fn) {
   const Dialect& d = db.dialect();
   return db.WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
-    if (!d.migration_lock.empty()) EC_RETURN_IF_ERROR(c.Query(d.migration_lock).status());
+    if (d.migration_lock.empty()) return fn(c);
+    EC_ASSIGN_OR_RETURN(Rows lock, c.Query(d.migration_lock));
+    if (!lock.empty() && lock[0].Text(0) == "0") {
+      return Unavailable("another process has held the migration lock for a minute; try again");
+    }
+    Status status = fn(c);
+    if (!d.migration_unlock.empty()) {
+      Status unlocked = c.Query(d.migration_unlock).status();
+      if (status.ok()) status = unlocked;
+    }
+    return status;
+  });
+}
+
+// "CREATE [UNIQUE] INDEX IF NOT EXISTS name ON table (...)", the only shape
+// of index statement the migrations use.
+struct IndexStatement {
+  std::string table;
+  std::string name;
+  std::string without_if_not_exists;
+};
+std::optional<IndexStatement> ParseCreateIndex(const std::string& statement) {
+  static const std::regex kCreateIndex(
+      R"(^(CREATE (UNIQUE )?INDEX )IF NOT EXISTS ([A-Za-z0-9_]+) ON ([A-Za-z0-9_]+)(.*)$)");
+  std::smatch m;
+  if (!std::regex_match(statement, m, kCreateIndex)) return std::nullopt;
+  return IndexStatement{m[4], m[3], m[1].str() + m[3].str() + " ON " + m[4].str() + m[5].str()};
+}
+
+// One DDL statement. Where the database lacks CREATE INDEX IF NOT EXISTS
+// (MySQL 8), an existing index is looked up instead, so a migration cut short
+// by a crash can run again.
+Status RunStatement(Connection& c, const Dialect& d, const std::string& statement) {
+  std::string sql = d.Expand(statement);
+  if (!d.index_exists_query.empty()) {
+    if (std::optional<IndexStatement> index = ParseCreateIndex(sql)) {
+      EC_ASSIGN_OR_RETURN(Rows rows, c.Query(d.index_exists_query, {index->table, index->name}));
+      if (rows.at(0).Int(0) > 0) return Status::Ok();
+      sql = index->without_if_not_exists;
+    }
+  }
+  return c.Exec(sql).status();
+}
+
+Status Apply(Database& db, const Migration& m) {
+  const Dialect& d = db.dialect();
+  return WithMigrationLock(db, [&](Connection& c) -> Status {
     // Another process may have applied it while we waited for the lock.
     EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM export_schema_version"
                                            " WHERE version = ?",
                                            {m.version}));
     if (rows.at(0).Int(0) > 0) return Status::Ok();
     for (const std::string& statement : m.statements) {
-      Status s = c.Exec(d.Expand(statement)).status();
+      Status s = RunStatement(c, d, statement);
       if (!s.ok()) return s.WithContext("migration " + std::to_string(m.version));
     }
     return c
@@ -156,10 +208,8 @@ StatusOr<int> CurrentSchemaVersion(Database& db) {
 
 Status Migrate(Database& db) {
   const Dialect& d = db.dialect();
-  EC_RETURN_IF_ERROR(db.WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
-    if (!d.migration_lock.empty()) EC_RETURN_IF_ERROR(c.Query(d.migration_lock).status());
-    return c.Exec(kCreateVersionTable).status();
-  }));
+  EC_RETURN_IF_ERROR(WithMigrationLock(
+      db, [&](Connection& c) { return c.Exec(d.Expand(kCreateVersionTable)).status(); }));
   EC_ASSIGN_OR_RETURN(int current, CurrentSchemaVersion(db));
   for (const Migration& m : AllMigrations()) {
     if (m.version > current) EC_RETURN_IF_ERROR(Apply(db, m));

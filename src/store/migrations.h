@@ -3,10 +3,14 @@
 //
 // export_schema_version holds one row per applied migration. Migrate() applies
 // the missing ones in order, each in its own write transaction together with
-// its version row, so a crash leaves either all or none of a migration. The
-// same DDL text serves every database (BIGINT, VARCHAR, TEXT, INTEGER).
-// Concurrent Migrate() calls from several processes are serialised by the
-// write transaction (SQLite) or an advisory lock (PostgreSQL).
+// its version row, so a crash leaves either all or none of a migration —
+// except on MySQL/MariaDB, where every DDL statement commits by itself; there
+// each statement is idempotent (IF NOT EXISTS, or an existence check where
+// MySQL 8 has no IF NOT EXISTS) and the next run finishes the migration. The
+// same DDL text serves every database (BIGINT, VARCHAR, INTEGER, and the
+// dialect's {TEXT} and {TABLE_OPTIONS}). Concurrent Migrate() calls from
+// several processes are serialised by the write transaction (SQLite), an
+// advisory lock (PostgreSQL) or a named lock (MySQL).
 
 #include <string>
 #include <vector>

@@ -506,6 +506,7 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
   const int64_t page = std::max(q.page, 1);
   ListPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out = ListPage();
     EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
     out.total = count.at(0).Int(0);
     SqlParams page_params = params;
@@ -612,6 +613,7 @@ StatusOr<std::optional<OutboxEntry>> SqlTaskStore::ClaimOutbox(int64_t outbox_id
                                                                int lease_seconds) {
   std::optional<OutboxEntry> result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    result.reset();
     EC_ASSIGN_OR_RETURN(
         int64_t n, c.Exec(Sql("UPDATE export_outbox SET status = 'CLAIMED', lease_owner = ?,"
                               " lease_until = {NOW} + ?, attempt_count = attempt_count + 1,"

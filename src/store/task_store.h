@@ -26,9 +26,11 @@ namespace export_center::store {
 
 // Which database holds the tasks (app/ opens the matching TaskStore).
 struct DatabaseOptions {
-  std::string kind = "sqlite";  // sqlite | postgres
+  std::string kind = "sqlite";  // sqlite | postgres | mysql
   std::string sqlite_path = "var/export-center.db";
-  std::string postgres_url;  // postgresql://user:pass@host:port/db; env EXPORT_CENTER_DATABASE_URL
+  // The URL of the kind in use; env EXPORT_CENTER_DATABASE_URL replaces it.
+  std::string postgres_url;  // postgresql://user:pass@host:port/db
+  std::string mysql_url;     // mysql://user:pass@host:port/db (MySQL 8 or MariaDB 10.11)
   int pool_size = 8;
 };
 

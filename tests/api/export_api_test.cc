@@ -856,6 +856,55 @@ TEST_F(ExportApiTest, SignedDownloadUrl) {
       404);
 }
 
+// storage.s3.download: presigned — the same checks, then a 302 to the store.
+TEST_F(ExportApiTest, PresigningStorageGetsARedirectAfterTheSameChecks) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "bytes in the store");
+  task::Task running = PutTask("alice", TaskState::kRunning);
+  task::Task expired = PutTask("alice", TaskState::kExpired);
+  storage_->PresignAs("https://store.example.test/b/");
+  const std::string path = kTasks + "/" + Id(t) + "/download";
+  auto r = client_->Get(path.c_str(), Headers(alice_));  // httplib does not follow redirects
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 302);
+  EXPECT_EQ(r->get_header_value("Location"), "https://store.example.test/b/" + *t.object_key);
+  EXPECT_EQ(r->get_header_value("Cache-Control"), "private, no-store");
+  const storage::DownloadHeaders signed_headers = storage_->last_presigned_headers();
+  EXPECT_EQ(signed_headers.content_disposition,
+            "attachment; filename=\"_____20240501.xlsx\"; "
+            "filename*=UTF-8''%E5%AE%A2%E6%88%B7%E5%88%97%E8%A1%A8_20240501.xlsx");
+  EXPECT_EQ(signed_headers.content_type,
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
+  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  // A resumed download (Range past 0) is redirected but not counted again.
+  auto resumed = client_->Get(path.c_str(), Headers(alice_, {{"Range", "bytes=5-"}}));
+  EXPECT_EQ(resumed->status, 302);
+  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  EXPECT_EQ(storage_->max_read_length(), 0u);  // the center read no byte
+
+  // Who may download, and what is ready, are decided here as before.
+  auto status = [&](const std::string& id, const std::string& token) {
+    return client_->Get((kTasks + "/" + id + "/download").c_str(), Headers(token))->status;
+  };
+  EXPECT_EQ(status(Id(t), ""), 401);
+  EXPECT_EQ(status(Id(t), bob_), 404);
+  EXPECT_EQ(status(Id(t), eve_), 404);
+  EXPECT_EQ(status(Id(running), alice_), 409);
+  EXPECT_EQ(status(Id(expired), alice_), 410);
+
+  // The signed-URL endpoint redirects too.
+  Reply link = Post(kTasks + "/" + Id(t) + "/download-url", alice_);
+  ASSERT_EQ(link.code(), "200") << link.raw;
+  std::string url = link.body["data"]["url"];
+  auto via_link = client_->Get(url.substr(std::string("http://files.example.test").size()).c_str());
+  EXPECT_EQ(via_link->status, 302);
+  EXPECT_EQ(via_link->get_header_value("Location"),
+            "https://store.example.test/b/" + *t.object_key);
+
+  // A file that is gone answers 410 here, not the store's 404 later.
+  ASSERT_TRUE(storage_->Delete(*t.object_key).ok());
+  EXPECT_EQ(status(Id(t), alice_), 410);
+}
+
 TEST_F(ExportApiTest, DownloadUrlRules) {
   task::Task running = PutTask("alice", TaskState::kRunning);
   task::Task done = PutTask("alice", TaskState::kSucceeded, "t1", "x");

@@ -42,10 +42,11 @@ void ExpectProblem(const std::string& yaml, const std::string& line) {
 class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name :
-         {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
-          "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-          "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "EXPORT_CENTER_ROCKETMQ_NAMESRV"}) {
+    for (const char* name : {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
+                             "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
+                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA",
+                             "EXPORT_CENTER_S3_ACCESS_KEY", "EXPORT_CENTER_S3_SECRET_KEY",
+                             "EXPORT_CENTER_ROCKETMQ_NAMESRV"}) {
       unsetenv(name);
     }
   }
@@ -245,6 +246,68 @@ datasources:
   EXPECT_EQ(c->env_overrides.size(), 4u);
 }
 
+TEST_F(ConfigTest, S3StorageIsReadCheckedAndTakesKeysFromTheEnvironment) {
+  const std::string s3 = std::string(kMinimal) + R"(
+storage:
+  kind: s3
+  s3:
+    endpoint: http://127.0.0.1:9000
+    region: eu-west-1
+    bucket: exports
+    access-key: file-access
+    secret-key: file-secret
+    path-style: true
+    part-size-bytes: 16777216
+    upload-queue-parts: 2
+    download: presigned
+    presign-ttl-seconds: 120
+)";
+  StatusOr<AppConfig> c = Parse(s3);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.kind, "s3");
+  EXPECT_EQ(c->storage.s3.endpoint, "http://127.0.0.1:9000");
+  EXPECT_EQ(c->storage.s3.region, "eu-west-1");
+  EXPECT_EQ(c->storage.s3.bucket, "exports");
+  EXPECT_EQ(c->storage.s3.access_key, "file-access");
+  EXPECT_TRUE(c->storage.s3.path_style);
+  EXPECT_EQ(c->storage.s3.part_size_bytes, 16 * 1024 * 1024);
+  EXPECT_EQ(c->storage.s3.upload_queue_parts, 2);
+  EXPECT_EQ(c->storage.s3.download, "presigned");
+  EXPECT_EQ(c->storage.s3.presign_ttl_seconds, 120);
+
+  setenv("EXPORT_CENTER_S3_ACCESS_KEY", "env-access", 1);
+  setenv("EXPORT_CENTER_S3_SECRET_KEY", "env-secret", 1);
+  c = Parse(s3);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.s3.access_key, "env-access");
+  EXPECT_EQ(c->storage.s3.secret_key, "env-secret");
+  unsetenv("EXPORT_CENTER_S3_ACCESS_KEY");
+  unsetenv("EXPORT_CENTER_S3_SECRET_KEY");
+
+  // Defaults, and what is required.
+  StatusOr<AppConfig> d = Parse(kMinimal);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->storage.s3.part_size_bytes, 8 * 1024 * 1024);
+  EXPECT_EQ(d->storage.s3.download, "stream");
+  EXPECT_FALSE(d->storage.s3.path_style);
+  ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
+                "storage.s3.endpoint: is required when storage.kind is s3");
+  ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
+                "storage.s3.bucket: is required when storage.kind is s3");
+  ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
+                "storage.s3.secret-key: is required when storage.kind is s3 (or set "
+                "EXPORT_CENTER_S3_SECRET_KEY)");
+  ExpectProblem(
+      std::string(kMinimal) + "storage: {kind: s3, s3: {endpoint: \"s3.example.com/x\"}}\n",
+      "storage.s3.endpoint: \"s3.example.com/x\" is not an endpoint URL");
+  ExpectProblem(std::string(kMinimal) + "storage: {s3: {part-size-bytes: 1048576}}\n",
+                "storage.s3.part-size-bytes:");
+  ExpectProblem(std::string(kMinimal) + "storage: {s3: {download: direct}}\n",
+                "storage.s3.download:");
+  ExpectProblem(std::string(kMinimal) + "storage: {s3: {bucket-name: x}}\n",
+                "storage.s3.bucket-name:");
+}
+
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {
   setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
   setenv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", "env-download-secret-0123456789abcdef01234", 1);
@@ -433,6 +496,50 @@ TEST_F(ConfigTest, Rs256PublicKeyAloneIsEnough) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
 
+TEST_F(ConfigTest, MysqlTaskStore) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                "database: {kind: mysql, mysql-url: "
+                                "\"mysql://ec:p%40ss@db.internal:3307/export_center\", "
+                                "pool-size: 12}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->database.kind, "mysql");
+  EXPECT_EQ(c->database.mysql_url, "mysql://ec:p%40ss@db.internal:3307/export_center");
+  EXPECT_EQ(c->database.pool_size, 12);
+  EXPECT_TRUE(c->database.postgres_url.empty());
+}
+
+TEST_F(ConfigTest, DatabaseUrlFromTheEnvironmentGoesToTheKindInUse) {
+  setenv("EXPORT_CENTER_DATABASE_URL", "mariadb://env:secret@db/ec", 1);
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                "database: {kind: mysql, mysql-url: \"mysql://file@db/ec\", "
+                                "postgres-url: \"postgresql://pg@db/ec\"}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->database.mysql_url, "mariadb://env:secret@db/ec");
+  EXPECT_EQ(c->database.postgres_url, "postgresql://pg@db/ec") << "not the kind in use";
+  EXPECT_EQ(c->env_overrides, std::vector<std::string>{"EXPORT_CENTER_DATABASE_URL"});
+}
+
+TEST_F(ConfigTest, MysqlUrlIsRequiredAndCheckedWithoutEchoingIt) {
+  ExpectProblem(std::string(kMinimal) + "database: {kind: mysql}\n",
+                "database.mysql-url: is required when database.kind is mysql (or set "
+                "EXPORT_CENTER_DATABASE_URL)");
+  for (const char* bad :
+       {"postgresql://u:hunter2@db/ec", "mysql://u:hunter2@db", "mysql://u:hunter2@db/",
+        "mysql://u:hunter2@db/ec?ssl=1", "u:hunter2@db/ec", "mysql:///ec"}) {
+    SCOPED_TRACE(bad);
+    StatusOr<AppConfig> c =
+        Parse(std::string(kMinimal) + "database: {kind: mysql, mysql-url: \"" + bad + "\"}\n");
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.status().message().find("\ndatabase.mysql-url: is not a MySQL URL with a host and "
+                                        "a database"),
+              std::string::npos)
+        << c.status().message();
+    EXPECT_EQ(c.status().message().find("hunter2"), std::string::npos) << "no password in errors";
+  }
+  ExpectProblem(std::string(kMinimal) + "database: {kind: mysqll}\n",
+                "database.kind: \"mysqll\" is not supported; allowed: sqlite, postgres, mysql");
+}
+
 TEST_F(ConfigTest, RequiredConnectionStrings) {
   ExpectProblem(std::string(kMinimal) + "database: {kind: postgres}\n",
                 "database.postgres-url: is required when database.kind is postgres (or set "
@@ -483,6 +590,23 @@ TEST_F(ConfigTest, CustomerServiceSectionIsAcceptedAndSkipped) {
   StatusOr<AppConfig> c =
       Parse(std::string(kMinimal) + "customer-service: {contract-version: 0, seed-orders: -1}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
+}
+
+// The Java sample's section (examples/order-service-java reads it) names the
+// sample service the demo starts; a file naming both samples is refused.
+TEST_F(ConfigTest, OrderServiceSectionSelectsTheJavaSampleForTheDemo) {
+  StatusOr<AppConfig> cpp = Parse(std::string(kMinimal) + "customer-service: {port: 1}\n");
+  ASSERT_TRUE(cpp.ok()) << cpp.status().ToString();
+  EXPECT_EQ(cpp->demo_service, "customer-service");
+  StatusOr<AppConfig> java = Parse(std::string(kMinimal) + "order-service: {port: 1}\n");
+  ASSERT_TRUE(java.ok()) << java.status().ToString();
+  EXPECT_EQ(java->demo_service, "order-service");
+  StatusOr<AppConfig> both =
+      Parse(std::string(kMinimal) + "customer-service: {}\norder-service: {}\n");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("order-service: the demo starts one sample service"),
+            std::string::npos)
+      << both.status().message();
 }
 
 TEST_F(ConfigTest, RegistrySectionsAreKnownKeys) {

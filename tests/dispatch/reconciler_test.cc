@@ -125,6 +125,22 @@ TEST_F(ReconcilerTest, PartialFileIsDeletedOnceTheDeadAttemptsLeaseIsRecovered) 
   EXPECT_TRUE(storage_->ListPartials().value().empty());
 }
 
+// Another installation sharing the volume or bucket: its partials wait out
+// the orphan grace like its stored files.
+TEST_F(ReconcilerTest, PartialOfATaskThisDatabaseDoesNotKnowWaitsTheGrace) {
+  auto writer = storage_->Create(storage::MakeObjectKey(987654, "csv")).value();
+  ASSERT_TRUE(writer->Append("someone else's export").ok());
+  auto reconciler = MakeReconciler();
+  reconciler.RunOnce();
+  ASSERT_EQ(storage_->ListPartials().value().size(), 1u);  // within the grace: kept
+  const std::string partial = storage_->ListPartials().value()[0].name;
+  const auto two_hours_ago = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  fs::last_write_time(partial, two_hours_ago);  // older than the 1 h grace
+  reconciler.RunOnce();
+  EXPECT_TRUE(storage_->ListPartials().value().empty());
+  writer.release();  // its file is gone; the "process" died  NOLINT
+}
+
 TEST_F(ReconcilerTest, ExpiryDeletesTheFileFirstThenMarksExpired) {
   const int64_t id = CreateTask();
   ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);

@@ -46,4 +46,13 @@ Status ReadRecordingStorage::DeletePartial(const storage::PartialObject& partial
   return inner_->DeletePartial(partial);
 }
 
+StatusOr<std::optional<std::string>> ReadRecordingStorage::PresignedGetUrl(
+    const std::string& key, const storage::DownloadHeaders& headers) {
+  EC_ASSIGN_OR_RETURN(std::optional<std::string> inner, inner_->PresignedGetUrl(key, headers));
+  MutexLock lock(&mu_);
+  last_headers_ = headers;
+  if (presign_base_.empty()) return inner;
+  return std::optional<std::string>(presign_base_ + key);
+}
+
 }  // namespace export_center::fakes

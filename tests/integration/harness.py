@@ -7,7 +7,7 @@ Beyond the HTTP helpers, a Cluster can take config overrides (a nested dict
 deep-merged into the default config), kill -9 and restart the center, start
 extra centers on the same database and storage, and read or rewrite the
 task/outbox rows directly (SQLite through python's sqlite3, PostgreSQL through
-psql) for fault injection.
+psql, MySQL/MariaDB through the mariadb client) for fault injection.
 """
 import copy
 import csv
@@ -268,6 +268,74 @@ class PostgresDb:
         return int(m.group(2)) if m else 0
 
 
+class MariaDb:
+    """The same calls against MySQL/MariaDB through the mariadb command-line
+    client (no python driver needed). `?` placeholders are replaced by quoted
+    literals; NULL reads as None. Sessions run in UTC, as the center's do."""
+
+    kind = "mysql"
+    NOW = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+    URL = re.compile(r"(?:mysql|mariadb)://(?:([^:@/]*)(?::([^@/]*))?@)?"
+                     r"([^:/@]+)(?::([0-9]+))?/([A-Za-z0-9_]+)")
+    UNESCAPE = {"n": "\n", "t": "\t", "0": "\0", "\\": "\\"}
+
+    def __init__(self, url):
+        m = self.URL.fullmatch(url)
+        if not m:
+            raise ValueError(f"not a MySQL URL the tests understand: {url}")
+        self.user, password, self.host, port, self.database = m.groups()
+        self.user = self.user or "root"
+        self.password = password or ""
+        self.port = port or "3306"
+
+    @staticmethod
+    def _literal(value):
+        if isinstance(value, str):
+            return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+        return _sql_literal(value)
+
+    def _bind(self, sql, params):
+        parts = sql.split("?")
+        if len(parts) - 1 != len(params):
+            raise ValueError(f"{len(params)} parameters for {len(parts) - 1} placeholders")
+        out = parts[0]
+        for value, part in zip(params, parts[1:]):
+            out += self._literal(value) + part
+        return out
+
+    def _client(self, sql):
+        args = ["mariadb", "--no-defaults", "--protocol=tcp", "-h", self.host, "-P", self.port,
+                "-u", self.user, "--batch", "--default-character-set=utf8mb4", self.database,
+                "-e", "SET time_zone = '+00:00'; " + sql]
+        env = {**os.environ, "MYSQL_PWD": self.password}
+        return subprocess.run(args, check=True, capture_output=True, text=True, timeout=60,
+                              env=env).stdout
+
+    def _cell(self, text):
+        if text == "NULL":
+            return None
+        if INTEGER.fullmatch(text):
+            return int(text)
+        return re.sub(r"\\(.)", lambda m: self.UNESCAPE.get(m.group(1), m.group(1)), text)
+
+    def query(self, sql, params=()):
+        return self._rows(self._bind(sql, params))
+
+    def _rows(self, bound_sql):
+        lines = self._client(bound_sql).split("\n")
+        lines = [line for line in lines if line]
+        if not lines:
+            return []
+        header = lines[0].split("\t")
+        return [dict(zip(header, (self._cell(v) for v in line.split("\t"))))
+                for line in lines[1:]]
+
+    def execute(self, sql, params=()):
+        """One statement (autocommit); returns the rows it changed."""
+        rows = self._rows(self._bind(sql, params) + "; SELECT ROW_COUNT() AS n")
+        return rows[-1]["n"] if rows else 0
+
+
 def parse_metrics(text):
     """Prometheus text -> {name: summed value over every label set}."""
     out = {}
@@ -341,6 +409,8 @@ class Cluster:
         database = self.config_dict(self.overrides)["database"]
         if database.get("kind") == "postgres":
             return PostgresDb(database["postgres-url"])
+        if database.get("kind") == "mysql":
+            return MariaDb(database["mysql-url"])
         return SqliteDb(database["sqlite-path"])
 
     # ---- processes -------------------------------------------------------------

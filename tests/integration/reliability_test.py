@@ -80,6 +80,20 @@ class Reliability(unittest.TestCase):
         self.token = c.token("rel-user", "1")
         return c
 
+    def throwaway_server(self, script_name, prefix):
+        """Starts a database server with scripts/<script_name> in a temp folder
+        and returns its URL; stopped by its pid after the cluster (LIFO cleanup)."""
+        folder = tempfile.mkdtemp(prefix=prefix)
+        script = os.path.join(REPO, "scripts", script_name)
+
+        def stop():
+            subprocess.run([script, "stop", folder], check=False)
+            shutil.rmtree(folder, ignore_errors=True)
+
+        self.addCleanup(stop)
+        out = subprocess.check_output([script, "start", folder], text=True)
+        return out.strip().splitlines()[-1]
+
     def create(self, c, parameters, token=None):
         r = c.create(token or self.token, parameters=parameters)
         self.assertEqual(r["code"], "200", r)
@@ -125,9 +139,27 @@ class Reliability(unittest.TestCase):
     # ---- 1. kill -9 mid-export ---------------------------------------------------
 
     def test_kill_9_mid_export_recovers_by_lease_and_succeeds_once(self):
+        self.kill_9_mid_export(self.cluster({"provider": {"read-timeout-ms": 30000}}))
+
+    def test_kill_9_mid_export_on_mariadb(self):
+        """The same kill -9 with the center's tables in MariaDB (database.kind
+        mysql): claim, lease recovery, outbox and reconciler on MySQL SQL."""
+        url = self.throwaway_server("test-mariadb.sh", "ec-rel-maria-")
+        c = self.cluster({"database": {"kind": "mysql", "mysql-url": url},
+                          "provider": {"read-timeout-ms": 30000}}, start_center=False)
+        migrate = [os.path.join(c.build_dir, "export-center"), "migrate", "--config", c.config]
+        for _ in range(2):  # idempotent
+            out = subprocess.run(migrate, capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("schema is up to date (mysql)", out.stdout)
+        c.start_center()
+        self.kill_9_mid_export(c)
+        self.assertEqual(c.db().kind, "mysql")
+        self.assertFalse(os.path.exists(os.path.join(c.dir, "center.db")), "no SQLite beside it")
+
+    def kill_9_mid_export(self, c):
         # The first batch hangs 20 s (read timeout 30 s): the attempt is mid-export
         # when the center dies.
-        c = self.cluster({"provider": {"read-timeout-ms": 30000}})
         c.faults(hangMs=20000, hangCount=1)
         params = {"keyword": "科技"}
         task_id = self.create(c, params)
@@ -379,15 +411,7 @@ class Reliability(unittest.TestCase):
             if os.environ.get("CI", "false") not in ("", "false"):
                 self.fail("libfaketime is not installed (scripts/install-deps.sh)")
             self.skipTest("libfaketime is not installed (scripts/install-deps.sh)")
-        pg_dir = tempfile.mkdtemp(prefix="ec-rel-pg-")
-        script = os.path.join(REPO, "scripts", "test-postgres.sh")
-        url = subprocess.check_output([script, "start", pg_dir], text=True).strip().splitlines()[-1]
-
-        def stop_postgres():
-            subprocess.run([script, "stop", pg_dir], check=False)
-            shutil.rmtree(pg_dir, ignore_errors=True)
-
-        self.addCleanup(stop_postgres)  # runs after the cluster's cleanup (LIFO)
+        url = self.throwaway_server("test-postgres.sh", "ec-rel-pg-")
         # A runs exports; its reconciler is off so that every reconciler action
         # below is B's (B's log names what it did).
         c = self.cluster({"database": {"kind": "postgres", "postgres-url": url},

@@ -22,6 +22,33 @@ TEST(DialectTest, SqliteHoldsTheWriteLockInsteadOfRowLocks) {
   EXPECT_NE(d.now_ms.find("strftime"), std::string::npos);
 }
 
+TEST(DialectTest, MysqlIgnoresDuplicatesWithInsertIgnoreAndDeclaresUtf8mb4Tables) {
+  for (MysqlFlavor flavor : {MysqlFlavor::kMysql, MysqlFlavor::kMariaDb}) {
+    Dialect d = MysqlDialect(flavor);
+    EXPECT_EQ(d.name, "mysql");
+    EXPECT_EQ(d.Expand("{INSERT_IGNORE} t (a) VALUES ({NOW}){ON_CONFLICT_IGNORE}"),
+              "INSERT IGNORE INTO t (a) VALUES (CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED))");
+    EXPECT_EQ(d.Expand("SELECT 1{FOR_UPDATE}"), "SELECT 1 FOR UPDATE");
+    EXPECT_TRUE(d.Expand("CREATE TABLE t (a {TEXT}){TABLE_OPTIONS}")
+                    .starts_with("CREATE TABLE t (a MEDIUMTEXT) ENGINE=InnoDB DEFAULT "
+                                 "CHARSET=utf8mb4 COLLATE="));
+    EXPECT_FALSE(d.migration_lock.empty());
+    EXPECT_FALSE(d.migration_unlock.empty());
+  }
+  EXPECT_NE(MysqlDialect(MysqlFlavor::kMariaDb).table_options.find("utf8mb4_nopad_bin"),
+            std::string::npos);
+  EXPECT_NE(MysqlDialect(MysqlFlavor::kMysql).table_options.find("utf8mb4_0900_bin"),
+            std::string::npos);
+  EXPECT_TRUE(MysqlDialect(MysqlFlavor::kMariaDb).index_exists_query.empty());
+  EXPECT_FALSE(MysqlDialect(MysqlFlavor::kMysql).index_exists_query.empty())
+      << "MySQL 8 has no CREATE INDEX IF NOT EXISTS";
+  // The other databases keep plain TEXT and no table options.
+  EXPECT_EQ(SqliteDialect().Expand("CREATE TABLE t (a {TEXT}){TABLE_OPTIONS}"),
+            "CREATE TABLE t (a TEXT)");
+  EXPECT_EQ(PostgresDialect().Expand("CREATE TABLE t (a {TEXT}){TABLE_OPTIONS}"),
+            "CREATE TABLE t (a TEXT)");
+}
+
 TEST(SqliteErrorTest, MapsBusyToUnavailableAndUniqueToConflict) {
   EXPECT_EQ(SqliteError(SQLITE_BUSY, nullptr, "x").code(), StatusCode::kUnavailable);
   EXPECT_EQ(SqliteError(SQLITE_LOCKED, nullptr, "x").code(), StatusCode::kUnavailable);

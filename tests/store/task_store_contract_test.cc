@@ -1,5 +1,6 @@
 // The TaskStore contract (task_store.h), run against every backend: SQLite on
-// a temp file and a real PostgreSQL server started once for this binary.
+// a temp file, and a real PostgreSQL server and a real MariaDB server, each
+// started once for this binary (a fresh database per test).
 //
 // Time never passes by sleeping: tests move a clock by rewriting a stored
 // timestamp through the Database, e.g. lease_until - 301000 makes a 300 s
@@ -31,8 +32,13 @@
 #include "store/postgres/postgres_database.h"
 #include "store/postgres/postgres_task_store.h"
 #include "tests/support/postgres_server.h"
-#include "tests/support/server_process.h"
 #endif
+#ifdef EC_TEST_WITH_MYSQL
+#include "store/mysql/mysql_database.h"
+#include "store/mysql/mysql_task_store.h"
+#include "tests/support/mariadb_server.h"
+#endif
+#include "tests/support/server_process.h"
 
 namespace export_center::store {
 namespace {
@@ -91,6 +97,37 @@ class PostgresEnvironment : public ::testing::Environment {
 };
 #endif
 
+#ifdef EC_TEST_WITH_MYSQL
+// Likewise one MariaDB server for the whole binary.
+class MariaDbEnvironment : public ::testing::Environment {
+ public:
+  static testing::MariaDbServer* Server(std::string* why) {
+    std::lock_guard lock(mu_);
+    if (!tried_) {
+      tried_ = true;
+      auto started = testing::MariaDbServer::Start("contract");
+      if (started.ok()) {
+        server_ = std::move(started).value();
+      } else {
+        error_ = started.status().ToString();
+      }
+    }
+    *why = error_;
+    return server_.get();
+  }
+  void TearDown() override {
+    std::lock_guard lock(mu_);
+    server_.reset();
+  }
+
+ private:
+  static inline std::mutex mu_;
+  static inline bool tried_ = false;
+  static inline std::unique_ptr<testing::MariaDbServer> server_;
+  static inline std::string error_;
+};
+#endif
+
 // A fresh, empty database of the named backend. `skip` is set (and nullptr
 // returned) when the backend cannot run here.
 class Backend {
@@ -102,6 +139,12 @@ class Backend {
 
   std::shared_ptr<Database> OpenFresh(std::string* skip) {
     if (name_ == "sqlite") return OpenSqlite();
+    if (name_ == "postgres") return OpenPostgres(skip);
+    return OpenMysql(skip);
+  }
+
+ private:
+  std::shared_ptr<Database> OpenPostgres(std::string* skip) {
 #ifdef EC_TEST_WITH_POSTGRES
     testing::PostgresServer* server = PostgresEnvironment::Server(skip);
     if (server == nullptr) return nullptr;
@@ -118,7 +161,25 @@ class Backend {
 #endif
   }
 
- private:
+  std::shared_ptr<Database> OpenMysql(std::string* skip) {
+#ifdef EC_TEST_WITH_MYSQL
+    testing::MariaDbServer* server = MariaDbEnvironment::Server(skip);
+    if (server == nullptr) return nullptr;
+    static std::atomic<int> counter{0};
+    auto url = server->CreateDatabase("t" + std::to_string(++counter));
+    EXPECT_TRUE(url.ok()) << url.status().ToString();
+    if (!url.ok()) return nullptr;
+    MysqlDatabaseOptions options;
+    options.pool_size = 12;
+    auto db = OpenMysqlDatabase(*url, options);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    return db.ok() ? std::shared_ptr<Database>(std::move(db).value()) : nullptr;
+#else
+    *skip = "built without MySQL";
+    return nullptr;
+#endif
+  }
+
   std::shared_ptr<Database> OpenSqlite() {
     if (dir_.empty()) {
       char tmpl[] = "/tmp/ec-store-test-XXXXXX";
@@ -248,6 +309,11 @@ class TaskStoreContractTest : public ::testing::TestWithParam<std::string> {
            " BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
       return;
     }
+    if (GetParam() == "mysql") {
+      Exec("CREATE TRIGGER " + name + " BEFORE " + event + " ON " + table +
+           " FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'");
+      return;
+    }
     Exec(
         "CREATE OR REPLACE FUNCTION ec_fail() RETURNS trigger LANGUAGE plpgsql AS"
         " $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$");
@@ -256,7 +322,8 @@ class TaskStoreContractTest : public ::testing::TestWithParam<std::string> {
   }
   void StopFailing(const std::string& table) {
     const std::string name = "ec_fail_" + table;
-    Exec(GetParam() == "sqlite" ? "DROP TRIGGER " + name : "DROP TRIGGER " + name + " ON " + table);
+    Exec(GetParam() == "postgres" ? "DROP TRIGGER " + name + " ON " + table
+                                  : "DROP TRIGGER " + name);
   }
 
   static Attempt AttemptOf(const Task& t, const std::string& instance = "w1") {
@@ -1302,7 +1369,8 @@ TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TaskStoreContractTest,
-                         ::testing::Values(std::string("sqlite"), std::string("postgres")),
+                         ::testing::Values(std::string("sqlite"), std::string("postgres"),
+                                           std::string("mysql")),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
@@ -1355,6 +1423,24 @@ TEST(StoreFactoriesTest, PostgresFactoryReportsAnUnreachableServerAsUnavailable)
 }
 #endif
 
+#ifdef EC_TEST_WITH_MYSQL
+TEST(StoreFactoriesTest, MysqlFactoryReportsAnUnreachableServerAsUnavailable) {
+  ASSERT_OK_AND_ASSIGN(int port, testing::FreeLoopbackPort());
+  auto store = OpenMysqlTaskStore("mysql://root@127.0.0.1:" + std::to_string(port) + "/none", 2);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable) << store.status().ToString();
+}
+
+TEST(StoreFactoriesTest, MysqlFactoryRejectsABadUrlBeforeConnecting) {
+  for (const char* url : {"postgresql://root@127.0.0.1/x", "mysql://root@127.0.0.1:3306",
+                          "mysql://root@127.0.0.1:99999/x", "mysql://root@127.0.0.1/x?tls=1"}) {
+    auto store = OpenMysqlTaskStore(url, 2);
+    ASSERT_FALSE(store.ok()) << url;
+    EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument) << store.status().ToString();
+  }
+}
+#endif
+
 // ---- the claim-miss table as a pure function --------------------------------------
 
 TEST(ClassifyClaimMissTest, CoversEveryRowOfTheSeedTable) {
@@ -1388,6 +1474,9 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
 #ifdef EC_TEST_WITH_POSTGRES
   ::testing::AddGlobalTestEnvironment(new export_center::store::PostgresEnvironment());
+#endif
+#ifdef EC_TEST_WITH_MYSQL
+  ::testing::AddGlobalTestEnvironment(new export_center::store::MariaDbEnvironment());
 #endif
   return RUN_ALL_TESTS();
 }

@@ -60,8 +60,17 @@ StatusOr<std::unique_ptr<MariaDbServer>> MariaDbServer::Start(const std::string&
   EC_RETURN_IF_ERROR(server->Launch());
   EC_RETURN_IF_ERROR(server->Exec("CREATE DATABASE `" + database + "` CHARACTER SET utf8mb4"));
   server->database_ = database;
-  server->url_ = "mysql://root@127.0.0.1:" + std::to_string(server->port_) + "/" + database;
+  server->url_ = server->UrlFor(database);
   return server;
+}
+
+StatusOr<std::string> MariaDbServer::CreateDatabase(const std::string& name) {
+  EC_RETURN_IF_ERROR(Exec("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4", "mysql"));
+  return UrlFor(name);
+}
+
+std::string MariaDbServer::UrlFor(const std::string& name) const {
+  return "mysql://root@127.0.0.1:" + std::to_string(port_) + "/" + name;
 }
 
 Status MariaDbServer::Launch() {

@@ -36,6 +36,11 @@ class MariaDbServer {
   // Runs `sql` (several statements allowed) as root in `database`.
   Status Exec(const std::string& sql, const std::string& database = "");
 
+  // Creates database `name` (utf8mb4) and returns its URL.
+  StatusOr<std::string> CreateDatabase(const std::string& name);
+  // URL of database `name` on this server (which must exist).
+  std::string UrlFor(const std::string& name) const;
+
  private:
   MariaDbServer() = default;
   Status Launch();

@@ -192,6 +192,12 @@ class Lexer {
     auto res = std::from_chars(digits.data(), digits.data() + digits.size(), v, radix);
     if (res.ec != std::errc()) throw SyntaxError{start, "number out of range"};
     bool fits_int = v <= std::numeric_limits<int32_t>::max();
+    // OGNL reads a literal without a suffix with Integer.valueOf: a larger one
+    // is a NumberFormatException there, so it is here (write 4000000000L).
+    if (!is_long && !fits_int && suffix != 'h' && suffix != 'H') {
+      throw SyntaxError{start, "NumberFormatException: For input string: \"" + digits + "\"" +
+                                   (radix != 10 ? " under radix " + std::to_string(radix) : "")};
+    }
     t.literal = (!is_long && fits_int) ? Value::Int(static_cast<int32_t>(v)) : Value::Long(v);
     return t;
   }
@@ -690,7 +696,9 @@ class Evaluator {
   StatusOr<Value> Property(const Node& n, const std::string& name, const Value& target) {
     switch (target.kind()) {
       case Value::Kind::kNull:
-        return EvalError(n, "source is null for getProperty(null, \"" + name + "\")");
+        // OGNL's chains are null-safe for properties (MyBatis 3.5 with OGNL
+        // 3.4: `a.b` of a null `a` is null); a method call on null still fails.
+        return Value::Null();
       case Value::Kind::kMap:
         // OGNL's MapPropertyAccessor answers these names itself.
         if (name == "size") return Value::Int(static_cast<int32_t>(target.Size()));
@@ -727,9 +735,7 @@ class Evaluator {
   StatusOr<Value> Index(const Node& n) {
     EC_ASSIGN_OR_RETURN(Value target, Eval(*n.kids[0]));
     EC_ASSIGN_OR_RETURN(Value index, Eval(*n.kids[1]));
-    if (target.is_null()) {
-      return EvalError(n, "source is null for getProperty(null, \"" + index.ToJavaString() + "\")");
-    }
+    if (target.is_null()) return Value::Null();  // null-safe, as Property()
     if (target.kind() == Value::Kind::kMap) {
       // Map.get with a Character key never matches a String key: map['k'] is null.
       if (index.kind() != Value::Kind::kString) return Value::Null();

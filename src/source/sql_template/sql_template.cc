@@ -130,13 +130,31 @@ class TreeBuilder {
   std::unique_ptr<SqlNode> Contents(const pugi::xml_node& parent) {
     auto mixed = std::make_unique<SqlNode>();
     mixed->offset = Offset(parent);
+    // MyBatis reads mappers with a DOM parser that drops comments, so the text
+    // on both sides of a comment is one text node there (one fragment, no
+    // joining space); a CDATA section stays a node of its own.
+    std::string text;
+    size_t text_offset = 0;
+    bool pending = false;
+    auto flush = [&] {
+      if (pending) mixed->children.push_back(TextNode(text, text_offset));
+      text.clear();
+      pending = false;
+    };
     for (pugi::xml_node child : parent.children()) {
-      if (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata) {
+      if (child.type() == pugi::node_pcdata) {
+        if (!pending) text_offset = Offset(child);
+        text += child.value();
+        pending = true;
+      } else if (child.type() == pugi::node_cdata) {
+        flush();
         mixed->children.push_back(TextNode(child.value(), Offset(child)));
       } else if (child.type() == pugi::node_element) {
+        flush();
         mixed->children.push_back(Element(child));
       }
     }
+    flush();
     return mixed;
   }
 

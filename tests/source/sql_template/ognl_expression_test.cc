@@ -135,9 +135,24 @@ TEST(OgnlExpression, Errors) {
   EXPECT_FALSE(Expression::Parse("'open").ok());
   MapResolver root(Json{{"s", "abc"}});
   EXPECT_FALSE((*Expression::Parse("s > 1"))->Evaluate(root).ok());     // NumberFormatException
-  EXPECT_FALSE((*Expression::Parse("x.y"))->Evaluate(root).ok());       // property of null
+  EXPECT_FALSE((*Expression::Parse("x.size()"))->Evaluate(root).ok());  // method of null
+  // An integer literal is an int unless suffixed: OGNL's Integer.valueOf fails.
+  EXPECT_FALSE(Expression::Parse("4000000000 > 1").ok());
+  EXPECT_FALSE(Expression::Parse("0x80000000 > 1").ok());
+  EXPECT_TRUE(Expression::Parse("4000000000L > 1").ok());
   EXPECT_FALSE((*Expression::Parse("s.nope()"))->Evaluate(root).ok());  // no such method
   EXPECT_FALSE((*Expression::Parse("1 / 0"))->Evaluate(root).ok());
+}
+
+// Property chains are null-safe as in MyBatis 3.5 (OGNL 3.4): found by the
+// MyBatis conformance test (tests/source/sql_template/mybatis_conformance).
+TEST(OgnlExpression, PropertyOfNullIsNull) {
+  MapResolver root(Json{{"a", nullptr}, {"m", Json::object()}});
+  for (const char* e : {"x.y", "a.b", "a.b.c", "a[0]", "a['k']", "m.k.z"}) {
+    auto v = (*Expression::Parse(e))->Evaluate(root);
+    ASSERT_TRUE(v.ok()) << e << ": " << v.status().message();
+    EXPECT_TRUE(v->is_null()) << e;
+  }
 }
 
 TEST(OgnlValue, JavaDoubleToString) {

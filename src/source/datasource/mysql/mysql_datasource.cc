@@ -1,234 +1,58 @@
 #include "source/datasource/mysql/mysql_datasource.h"
 
-#include <mysql.h>
-
-#include <algorithm>
-#include <cctype>
-#include <cstring>
 #include <memory>
-#include <mutex>
-#include <optional>
+#include <utility>
+#include <vector>
+
+#include "mysql/mysql_client.h"
 
 namespace export_center::source {
 namespace {
-
-struct ConnCloser {
-  void operator()(MYSQL* m) const { mysql_close(m); }
-};
-struct StmtCloser {
-  void operator()(MYSQL_STMT* s) const { mysql_stmt_close(s); }
-};
-struct ResultFreer {
-  void operator()(MYSQL_RES* r) const { mysql_free_result(r); }
-};
-using ConnPtr = std::unique_ptr<MYSQL, ConnCloser>;
-using StmtPtr = std::unique_ptr<MYSQL_STMT, StmtCloser>;
-
-// Result cells start in a buffer this size; longer values are fetched again
-// at their real length, so TEXT columns do not cost 4 GiB of buffer each.
-constexpr unsigned long kMinCellBuffer = 64;
-constexpr unsigned long kMaxCellBuffer = 4096;
 
 // The one place MySQL/MariaDB errors become a Status. Lost or refused
 // connections (client errors 2000-2999 except the prepared-statement API
 // misuse codes 2030-2036, SQLSTATE class 08), shutdown, too many connections,
 // lock waits, deadlocks and killed statements are worth a later retry;
 // anything else is the statement's fault.
-Status MysqlError(unsigned code, const char* sqlstate, std::string_view message,
-                  std::string_view what) {
-  std::string state = sqlstate ? sqlstate : "";
-  std::string text = "mysql datasource " + std::string(what) + ": [" + std::to_string(code) +
-                     (state.empty() ? "" : "/" + state) + "] " + std::string(message);
+Status DatasourceError(const mysql::Error& e, std::string_view what) {
+  std::string text = "mysql datasource " + std::string(what) + ": " + e.ToString();
+  const unsigned code = e.code;
   bool client_api_misuse = code >= 2030 && code <= 2036;
-  bool client_connection = code >= 2000 && code < 3000 && !client_api_misuse;
+  bool client_connection =
+      code >= mysql::kClientMinError && code <= mysql::kClientMaxError && !client_api_misuse;
   bool transient_server =
       code == 1040 || code == 1053 || code == 1205 || code == 1213 || code == 1927 || code == 1969;
-  if (client_connection || transient_server || state.rfind("08", 0) == 0) {
+  if (client_connection || transient_server || e.sqlstate.rfind("08", 0) == 0) {
     return Unavailable(text);
   }
   return InvalidArgument(text);
 }
 
-Status ConnError(MYSQL* m, std::string_view what) {
-  return MysqlError(mysql_errno(m), mysql_sqlstate(m), mysql_error(m), what);
-}
-
-Status StmtError(MYSQL_STMT* s, std::string_view what) {
-  return MysqlError(mysql_stmt_errno(s), mysql_stmt_sqlstate(s), mysql_stmt_error(s), what);
-}
-
-struct MysqlUrl {
-  std::string host = "127.0.0.1";
-  unsigned port = 3306;
-  std::string user;
-  std::string password;
-  std::string database;
-};
-
-std::string PercentDecode(std::string_view in) {
-  std::string out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    bool escape = in[i] == '%' && i + 2 < in.size() &&
-                  std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
-                  std::isxdigit(static_cast<unsigned char>(in[i + 2]));
-    if (escape) {
-      out += static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
-
-StatusOr<MysqlUrl> ParseUrl(std::string_view url) {
-  MysqlUrl out;
-  std::string_view rest = url;
-  for (std::string_view scheme : {"mysql://", "mariadb://"}) {
-    if (rest.substr(0, scheme.size()) == scheme) rest.remove_prefix(scheme.size());
-  }
-  if (rest.size() == url.size()) {
-    return InvalidArgument("mysql datasource URL must start with mysql:// or mariadb://");
-  }
-  rest = rest.substr(0, rest.find('?'));
-  if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
-    out.database = PercentDecode(rest.substr(slash + 1));
-    rest = rest.substr(0, slash);
-  }
-  if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = rest.substr(0, at);
-    size_t colon = userinfo.find(':');
-    out.user = PercentDecode(userinfo.substr(0, colon));
-    if (colon != std::string_view::npos) out.password = PercentDecode(userinfo.substr(colon + 1));
-    rest = rest.substr(at + 1);
-  }
-  if (size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
-    std::string port(rest.substr(colon + 1));
-    if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit) ||
-        std::stoi(port) > 65535) {
-      return InvalidArgument("mysql datasource URL has a bad port: " + port);
-    }
-    out.port = static_cast<unsigned>(std::stoi(port));
-    rest = rest.substr(0, colon);
-  }
-  if (rest.empty()) return InvalidArgument("mysql datasource URL has no host");
-  out.host = std::string(rest);
-  return out;
-}
-
-// Bound parameter values; the vectors are sized once so addresses stay put.
-struct ParamBuffers {
-  explicit ParamBuffers(size_t n) : binds(n), ints(n), doubles(n), flags(n), texts(n) {}
-  std::vector<MYSQL_BIND> binds;
-  std::vector<long long> ints;
-  std::vector<double> doubles;
-  std::vector<signed char> flags;
-  std::vector<std::string> texts;
-};
-
-Status BindParams(MYSQL_STMT* stmt, const std::vector<nlohmann::json>& params, ParamBuffers* b) {
+StatusOr<std::vector<mysql::Param>> ToParams(const std::vector<nlohmann::json>& params) {
+  std::vector<mysql::Param> out;
+  out.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& v = params[i];
-    MYSQL_BIND& bind = b->binds[i];
-    std::memset(&bind, 0, sizeof bind);
     if (v.is_null()) {
-      bind.buffer_type = MYSQL_TYPE_NULL;
+      out.emplace_back();
     } else if (v.is_boolean()) {
-      b->flags[i] = v.get<bool>() ? 1 : 0;
-      bind.buffer_type = MYSQL_TYPE_TINY;
-      bind.buffer = &b->flags[i];
+      out.emplace_back(v.get<bool>());
     } else if (v.is_number_integer()) {
-      b->ints[i] = v.get<long long>();
-      bind.buffer_type = MYSQL_TYPE_LONGLONG;
-      bind.buffer = &b->ints[i];
+      out.emplace_back(int64_t{v.get<long long>()});
     } else if (v.is_number()) {
-      b->doubles[i] = v.get<double>();
-      bind.buffer_type = MYSQL_TYPE_DOUBLE;
-      bind.buffer = &b->doubles[i];
+      out.emplace_back(v.get<double>());
     } else if (v.is_string()) {
-      b->texts[i] = v.get<std::string>();
-      bind.buffer_type = MYSQL_TYPE_STRING;
-      bind.buffer = b->texts[i].data();
-      bind.buffer_length = b->texts[i].size();
+      out.emplace_back(v.get<std::string>());
     } else {
       return InvalidArgument("parameter " + std::to_string(i + 1) + " is not a scalar");
     }
-  }
-  if (params.empty()) return Status::Ok();
-  if (mysql_stmt_bind_param(stmt, b->binds.data())) return StmtError(stmt, "bind");
-  return Status::Ok();
-}
-
-// Every result column is fetched as text into its own buffer.
-struct ResultBuffers {
-  explicit ResultBuffers(size_t n) : binds(n), cells(n), lengths(n), nulls(n), errors(n) {}
-  std::vector<MYSQL_BIND> binds;
-  std::vector<std::string> cells;
-  std::vector<unsigned long> lengths;
-  std::vector<my_bool> nulls;
-  std::vector<my_bool> errors;
-};
-
-Status BindResults(MYSQL_STMT* stmt, const MYSQL_FIELD* fields, ResultBuffers* b) {
-  for (size_t c = 0; c < b->binds.size(); ++c) {
-    unsigned long size =
-        std::clamp<unsigned long>(fields[c].length + 1, kMinCellBuffer, kMaxCellBuffer);
-    b->cells[c].assign(size, '\0');
-    MYSQL_BIND& bind = b->binds[c];
-    std::memset(&bind, 0, sizeof bind);
-    bind.buffer_type = MYSQL_TYPE_STRING;
-    bind.buffer = b->cells[c].data();
-    bind.buffer_length = size;
-    bind.length = &b->lengths[c];
-    bind.is_null = &b->nulls[c];
-    bind.error = &b->errors[c];
-  }
-  if (mysql_stmt_bind_result(stmt, b->binds.data())) return StmtError(stmt, "bind result");
-  return Status::Ok();
-}
-
-StatusOr<std::optional<std::string>> Cell(MYSQL_STMT* stmt, ResultBuffers* b, unsigned c) {
-  if (b->nulls[c]) return std::optional<std::string>();
-  if (b->lengths[c] <= b->binds[c].buffer_length) {
-    return std::optional<std::string>(std::string(b->cells[c].data(), b->lengths[c]));
-  }
-  std::string full(b->lengths[c], '\0');
-  MYSQL_BIND bind;
-  std::memset(&bind, 0, sizeof bind);
-  bind.buffer_type = MYSQL_TYPE_STRING;
-  bind.buffer = full.data();
-  bind.buffer_length = full.size();
-  if (mysql_stmt_fetch_column(stmt, &bind, c, 0)) return StmtError(stmt, "fetch column");
-  return std::optional<std::string>(std::move(full));
-}
-
-StatusOr<ResultSet> Fetch(MYSQL_STMT* stmt) {
-  std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt));
-  if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
-  unsigned n = mysql_num_fields(meta.get());
-  const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
-  ResultSet out;
-  for (unsigned c = 0; c < n; ++c) out.columns.emplace_back(fields[c].name);
-  ResultBuffers buffers(n);
-  EC_RETURN_IF_ERROR(BindResults(stmt, fields, &buffers));
-  // A page is bounded by LIMIT; buffering it frees the server at once.
-  if (mysql_stmt_store_result(stmt)) return StmtError(stmt, "store result");
-  while (true) {
-    int rc = mysql_stmt_fetch(stmt);
-    if (rc == MYSQL_NO_DATA) break;
-    if (rc != 0 && rc != MYSQL_DATA_TRUNCATED) return StmtError(stmt, "fetch");
-    std::vector<std::optional<std::string>> row(n);
-    for (unsigned c = 0; c < n; ++c) {
-      EC_ASSIGN_OR_RETURN(row[c], Cell(stmt, &buffers, c));
-    }
-    out.rows.push_back(std::move(row));
   }
   return out;
 }
 
 class MysqlDatasource : public ReadOnlyDatasource {
  public:
-  MysqlDatasource(MysqlUrl url, int connect_timeout_s)
+  MysqlDatasource(mysql::Url url, int connect_timeout_s)
       : url_(std::move(url)), connect_timeout_s_(connect_timeout_s) {}
 
   std::string_view kind() const override { return "mysql"; }
@@ -236,59 +60,50 @@ class MysqlDatasource : public ReadOnlyDatasource {
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
     EC_RETURN_IF_ERROR(CheckSchemaName(schema));
-    EC_ASSIGN_OR_RETURN(ConnPtr conn, Connect());
+    EC_ASSIGN_OR_RETURN(std::vector<mysql::Param> bound, ToParams(params));
+    mysql::ConnectOptions options;
+    options.connect_timeout_seconds = static_cast<unsigned>(connect_timeout_s_);
+    auto [conn, error] = mysql::Connect(url_, options);
+    if (!conn) {
+      // Whatever the code, a failed connect is for a later attempt (as postgres).
+      return Unavailable("mysql datasource connect: " + error.message);
+    }
     // Read-only: a backstop behind the scanner, enforced by the server.
     EC_RETURN_IF_ERROR(Exec(conn.get(), "SET SESSION TRANSACTION READ ONLY"));
     if (!schema.empty()) {
       // CheckSchemaName allowed only [A-Za-z0-9_$]: nothing to escape.
       EC_RETURN_IF_ERROR(Exec(conn.get(), "USE `" + std::string(schema) + "`"));
     }
-    return Run(conn.get(), sql, params);
+    return Run(conn.get(), sql, bound);
   }
 
  private:
-  StatusOr<ConnPtr> Connect() const {
-    // mysql_library_init is not thread-safe; later mysql_init calls are.
-    static std::once_flag init;
-    std::call_once(init, [] { mysql_library_init(0, nullptr, nullptr); });
-    ConnPtr conn(mysql_init(nullptr));
-    if (!conn) return Unavailable("mysql datasource connect: out of memory");
-    unsigned timeout = static_cast<unsigned>(connect_timeout_s_);
-    mysql_options(conn.get(), MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-    mysql_options(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    if (!mysql_real_connect(conn.get(), url_.host.c_str(), url_.user.c_str(), url_.password.c_str(),
-                            url_.database.empty() ? nullptr : url_.database.c_str(), url_.port,
-                            nullptr, 0)) {
-      // Whatever the code, a failed connect is for a later attempt (as postgres).
-      return Unavailable("mysql datasource connect: " + std::string(mysql_error(conn.get())));
-    }
-    return conn;
-  }
-
   static Status Exec(MYSQL* conn, const std::string& sql) {
-    if (mysql_real_query(conn, sql.data(), sql.size())) return ConnError(conn, "exec");
+    mysql::Answer ignored;
+    if (mysql::Error e = mysql::Query(conn, sql, &ignored); e.failed()) {
+      return DatasourceError(e, "exec");
+    }
     return Status::Ok();
   }
 
   static StatusOr<ResultSet> Run(MYSQL* conn, std::string_view sql,
-                                 const std::vector<nlohmann::json>& params) {
-    StmtPtr stmt(mysql_stmt_init(conn));
-    if (!stmt) return ConnError(conn, "statement");
-    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
-      return StmtError(stmt.get(), "prepare");
+                                 const std::vector<mysql::Param>& params) {
+    auto [stmt, error] = mysql::Prepare(conn, sql);
+    if (!stmt) return DatasourceError(error, "prepare");
+    mysql::Answer answer;
+    if (mysql::Error e = mysql::Execute(stmt.get(), params, &answer); e.failed()) {
+      return DatasourceError(e, "query");
     }
-    if (mysql_stmt_param_count(stmt.get()) != params.size()) {
-      return InvalidArgument("mysql datasource: " + std::to_string(params.size()) +
-                             " parameters for " +
-                             std::to_string(mysql_stmt_param_count(stmt.get())) + " placeholders");
+    if (!answer.has_result_set) {
+      return InvalidArgument("mysql datasource: the statement returned no result set");
     }
-    ParamBuffers buffers(params.size());
-    EC_RETURN_IF_ERROR(BindParams(stmt.get(), params, &buffers));
-    if (mysql_stmt_execute(stmt.get())) return StmtError(stmt.get(), "query");
-    return Fetch(stmt.get());
+    ResultSet out;
+    out.columns = std::move(answer.columns);
+    out.rows = std::move(answer.rows);
+    return out;
   }
 
-  MysqlUrl url_;
+  mysql::Url url_;
   int connect_timeout_s_;
 };
 
@@ -296,9 +111,10 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
 StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(const std::string& url,
                                                                  int connect_timeout_s) {
-  EC_ASSIGN_OR_RETURN(MysqlUrl parsed, ParseUrl(url));
+  auto parsed = mysql::ParseUrl(url);
+  if (!parsed.ok()) return parsed.status().WithContext("mysql datasource");
   return std::unique_ptr<ReadOnlyDatasource>(
-      std::make_unique<MysqlDatasource>(std::move(parsed), connect_timeout_s));
+      std::make_unique<MysqlDatasource>(std::move(parsed).value(), connect_timeout_s));
 }
 
 }  // namespace export_center::source

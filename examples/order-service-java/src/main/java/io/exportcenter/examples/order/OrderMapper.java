@@ -1,0 +1,19 @@
+package io.exportcenter.examples.order;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * resources/mapper/OrderMapper.xml: the order list page's query. The filter parameters are a map
+ * (status, channel, dateFrom, dateTo, keyword, customerCodes, tenantId), as the export center
+ * hands them over.
+ */
+@org.apache.ibatis.annotations.Mapper
+public interface OrderMapper {
+  String LIST = "io.exportcenter.examples.order.OrderMapper.list";
+
+  /** One page of the list (params plus size and offset), newest first. */
+  List<Map<String, Object>> page(Map<String, Object> params);
+
+  long count(Map<String, Object> params);
+}

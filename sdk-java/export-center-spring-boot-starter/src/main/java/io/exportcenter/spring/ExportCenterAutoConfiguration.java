@@ -1,0 +1,97 @@
+package io.exportcenter.spring;
+
+import io.exportcenter.sdk.ContractDispatcher;
+import io.exportcenter.sdk.InternalToken;
+import io.exportcenter.sdk.ScenarioRegistry;
+import io.exportcenter.sdk.batch.BatchProvider;
+import io.exportcenter.sdk.batch.SnapshotSigner;
+import io.exportcenter.sdk.sql.SqlScenario;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Serves both data contracts of export-center from the service's own beans: every {@link
+ * BatchProvider} bean answers {@code /internal/exports/v1/{TYPE}/batches}, every {@link
+ * SqlScenario} bean ({@code @Scenario(queryId)}) answers {@code /dispatch/*?queryId=}. Adds a
+ * {@link SnapshotSigner} when {@code export-center.sdk.snapshot-secret} is set, and {@link
+ * io.exportcenter.mybatis.MapperTemplates} when MyBatis is configured.
+ */
+@AutoConfiguration(afterName = "org.mybatis.spring.boot.autoconfigure.MybatisAutoConfiguration")
+@EnableConfigurationProperties(ExportCenterProperties.class)
+@ConditionalOnProperty(prefix = "export-center.sdk", name = "enabled", matchIfMissing = true)
+public class ExportCenterAutoConfiguration {
+  private static final Logger LOG = LoggerFactory.getLogger(ExportCenterAutoConfiguration.class);
+
+  @Bean
+  @ConditionalOnMissingBean
+  public ScenarioRegistry exportCenterScenarioRegistry(
+      ObjectProvider<BatchProvider> providers, ObjectProvider<SqlScenario> scenarios) {
+    ScenarioRegistry registry =
+        ScenarioRegistry.of(
+            providers.orderedStream().collect(Collectors.toList()),
+            scenarios.orderedStream().collect(Collectors.toList()));
+    LOG.info(
+        "export-center contracts: export types {}, queryIds {}",
+        registry.providers().keySet(),
+        registry.scenarios().keySet());
+    return registry;
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  public ContractDispatcher exportCenterContractDispatcher(
+      ScenarioRegistry registry, ExportCenterProperties props) {
+    if (props.getInternalToken() == null || props.getInternalToken().isEmpty()) {
+      LOG.warn("export-center.sdk.internal-token is empty: every contract call is refused (401)");
+    }
+    return new ContractDispatcher(
+        registry,
+        new InternalToken(props.getInternalToken()),
+        new ContractDispatcher.Options(
+            props.getMaxBatchRequestBytes(), props.getMaxLimit(), props.getMaxDispatchRequestBytes()));
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnExpression("'${export-center.sdk.snapshot-secret:}' != ''")
+  public SnapshotSigner exportCenterSnapshotSigner(ExportCenterProperties props) {
+    return new SnapshotSigner(props.getSnapshotSecret());
+  }
+
+  /** The HTTP endpoints, in a servlet web app. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "org.springframework.web.servlet.DispatcherServlet")
+  static class Web {
+    @Bean
+    @ConditionalOnMissingBean
+    ContractController exportCenterContractController(ContractDispatcher dispatcher) {
+      return new ContractController(dispatcher);
+    }
+  }
+
+  /** Mapper statements as templates, when the service uses MyBatis. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.apache.ibatis.session.SqlSessionFactory")
+  static class MyBatis {
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(type = "org.apache.ibatis.session.SqlSessionFactory")
+    io.exportcenter.mybatis.MapperTemplates exportCenterMapperTemplates(
+        org.apache.ibatis.session.SqlSessionFactory factory) {
+      return new io.exportcenter.mybatis.MapperTemplates(factory.getConfiguration());
+    }
+  }
+}

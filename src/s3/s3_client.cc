@@ -1,0 +1,405 @@
+#include "s3/s3_client.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <ctime>
+#include <pugixml.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "common/mutex.h"
+
+namespace export_center::s3 {
+namespace {
+
+// Idle keep-alive connections kept per client: enough for the consumers'
+// uploads, the API's downloads and the reconciler at once.
+constexpr size_t kMaxIdleConnections = 16;
+// Attempts of an idempotent call that failed transiently, and the pause
+// before each retry.
+constexpr int kAttempts = 3;
+constexpr std::chrono::milliseconds kRetryPause[] = {std::chrono::milliseconds(200),
+                                                     std::chrono::milliseconds(800)};
+
+int64_t NowSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
+
+}  // namespace
+
+// One S3 request before signing: path already encoded, query raw.
+struct S3Client::Call {
+  std::string method;
+  std::string path;
+  std::multimap<std::string, std::string> query;
+  std::map<std::string, std::string> headers;  // signed as well as sent
+  std::string body;
+  std::string what;  // "PUT exports/…" for messages
+  bool idempotent = true;
+};
+
+struct S3Client::Reply {
+  int status = 0;
+  std::string body;
+  httplib::Headers headers;
+
+  std::string Header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+// Keep-alive connections to the endpoint; a connection serves one call at a time.
+class S3Client::Pool {
+ public:
+  Pool(std::string base_url, const S3ClientOptions& options)
+      : base_url_(std::move(base_url)), options_(options) {}
+
+  std::unique_ptr<httplib::Client> Acquire() {
+    {
+      MutexLock lock(&mu_);
+      if (!idle_.empty()) {
+        auto client = std::move(idle_.back());
+        idle_.pop_back();
+        return client;
+      }
+    }
+    auto client = std::make_unique<httplib::Client>(base_url_);
+    client->set_keep_alive(true);
+    client->set_url_encode(false);  // paths and queries are encoded exactly as signed
+    client->set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
+    client->set_read_timeout(std::chrono::milliseconds(options_.io_timeout_ms));
+    client->set_write_timeout(std::chrono::milliseconds(options_.io_timeout_ms));
+    return client;
+  }
+
+  void Release(std::unique_ptr<httplib::Client> client) {
+    MutexLock lock(&mu_);
+    if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(client));
+  }
+
+ private:
+  const std::string base_url_;
+  const S3ClientOptions& options_;
+  Mutex mu_;
+  std::vector<std::unique_ptr<httplib::Client>> idle_ GUARDED_BY(mu_);
+};
+
+namespace {
+
+struct S3ErrorBody {
+  std::string code;
+  std::string message;
+};
+
+S3ErrorBody ParseErrorBody(const std::string& body) {
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size())) return {};
+  pugi::xml_node error = doc.child("Error");
+  return {error.child_value("Code"), error.child_value("Message")};
+}
+
+// Every S3 answer that is not a success becomes a Status here, in one place.
+Status S3Error(const std::string& what, int status, const std::string& body) {
+  const S3ErrorBody e = ParseErrorBody(body);
+  std::string message = "s3 " + what + ": HTTP " + std::to_string(status);
+  if (!e.code.empty()) message += " " + e.code;
+  if (!e.message.empty()) message += ": " + e.message;
+  if (status == 404 && e.code == "NoSuchBucket") return Internal(std::move(message));
+  if (status == 404) return NotFound(std::move(message));
+  if (status == 403) return PermissionDenied(std::move(message));
+  if (status >= 500 || status == 429 || e.code == "SlowDown")
+    return Unavailable(std::move(message));
+  if (status >= 400) return InvalidArgument(std::move(message));
+  return Internal(std::move(message));
+}
+
+StatusOr<pugi::xml_document> ParseXml(const std::string& what, const std::string& body) {
+  pugi::xml_document doc;
+  pugi::xml_parse_result parsed = doc.load_buffer(body.data(), body.size());
+  if (!parsed) {
+    return Internal("s3 " + what + ": unreadable XML answer (" + parsed.description() + ")");
+  }
+  return doc;
+}
+
+uint64_t ParseSize(const char* text) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  return end == text ? 0 : static_cast<uint64_t>(v);
+}
+
+}  // namespace
+
+int64_t ParseS3Time(std::string_view text) {
+  std::tm tm{};
+  const std::string s(text);
+  int millis = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) == 6) {
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    if (s.size() > 20 && s[19] == '.') millis = std::atoi(s.substr(20, 3).c_str());
+  } else if (strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) == nullptr) {
+    return 0;
+  }
+  return static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
+}
+
+StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3ClientOptions options) {
+  static const std::regex kEndpoint(
+      R"(^(https?)://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?/?$)");
+  std::smatch m;
+  if (!std::regex_match(options.endpoint, m, kEndpoint)) {
+    return InvalidArgument("s3: endpoint \"" + options.endpoint +
+                           "\" is not http(s)://host[:port]");
+  }
+  static const std::regex kBucket(R"(^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$)");
+  if (!std::regex_match(options.bucket, kBucket)) {
+    return InvalidArgument("s3: bucket \"" + options.bucket +
+                           "\" is not a valid bucket name (3..63 of a-z 0-9 . -)");
+  }
+  if (options.credentials.access_key.empty() || options.credentials.secret_key.empty()) {
+    return InvalidArgument("s3: access key and secret key are required");
+  }
+  if (options.region.empty()) return InvalidArgument("s3: region is required");
+  std::unique_ptr<S3Client> client(new S3Client(std::move(options)));
+  const std::string host_port = m[2].str() + m[3].str();
+  client->scheme_ = m[1].str();
+  client->host_ =
+      client->options_.path_style ? host_port : client->options_.bucket + "." + host_port;
+  client->base_url_ = client->scheme_ + "://" + client->host_;
+  client->pool_ = std::make_unique<Pool>(client->base_url_, client->options_);
+  return client;
+}
+
+S3Client::S3Client(S3ClientOptions options) : options_(std::move(options)) {
+  if (!options_.now_seconds) options_.now_seconds = NowSeconds;
+}
+
+S3Client::~S3Client() = default;
+
+std::string S3Client::BucketPath() const {
+  return options_.path_style ? "/" + options_.bucket : "/";
+}
+
+std::string S3Client::ObjectPath(const std::string& key) const {
+  return (options_.path_style ? "/" + options_.bucket + "/" : "/") + UriEncode(key, true);
+}
+
+StatusOr<S3Client::Reply> S3Client::ExecuteOnce(Call& call) {
+  const std::string amz_date = AmzDate(options_.now_seconds());
+  SignableRequest signable{call.method, call.path, call.query, call.headers, Sha256Hex(call.body)};
+  signable.headers["host"] = host_;
+  signable.headers["x-amz-date"] = amz_date;
+  signable.headers["x-amz-content-sha256"] = signable.payload_hash;
+
+  httplib::Request req;
+  req.method = call.method;
+  req.path = call.path;
+  if (!call.query.empty()) req.path += "?" + CanonicalQueryString(call.query);
+  for (const auto& [name, value] : signable.headers) req.headers.emplace(name, value);
+  req.headers.emplace("Authorization",
+                      AuthorizationHeader(signable, options_.credentials,
+                                          SigningScope{options_.region, "s3"}, amz_date));
+
+  std::unique_ptr<httplib::Client> client = pool_->Acquire();
+  httplib::Result res = Send(*client, req, call);
+  if (!res) {
+    // The connection may be half-dead: do not give it back to the pool.
+    return Unavailable("s3 " + call.what + ": " + httplib::to_string(res.error()) + " (" +
+                       base_url_ + ")");
+  }
+  pool_->Release(std::move(client));
+  return Reply{res->status, std::move(res->body), std::move(res->headers)};
+}
+
+// A PUT's body (a part: megabytes) is streamed from call.body by a content
+// provider: cpp-httplib copies a Request, body included, while sending it,
+// and a copy per part in flight would break the writer's memory bound
+// (docs/storage.md#s3). Other bodies are small XML.
+httplib::Result S3Client::Send(httplib::Client& client, httplib::Request& req, const Call& call) {
+  if (call.method == "PUT") {
+    const std::string& body = call.body;
+    return client.Put(
+        req.path, req.headers, body.size(),
+        [&body](size_t offset, size_t length, httplib::DataSink& sink) {
+          return sink.write(body.data() + offset, std::min(length, body.size() - offset));
+        },
+        "application/octet-stream");
+  }
+  req.body = call.body;
+  return client.send(req);
+}
+
+StatusOr<S3Client::Reply> S3Client::Execute(Call& call) {
+  for (int attempt = 1;; ++attempt) {
+    StatusOr<Reply> reply = ExecuteOnce(call);
+    Status status = reply.ok() && reply->status >= 300
+                        ? S3Error(call.what, reply->status, reply->body)
+                        : reply.status();
+    if (status.ok()) return reply;
+    if (status.code() != StatusCode::kUnavailable || !call.idempotent || attempt == kAttempts) {
+      return status;
+    }
+    std::this_thread::sleep_for(kRetryPause[attempt - 1]);
+  }
+}
+
+Status S3Client::PutObject(const std::string& key, std::string body) {
+  Call call{"PUT", ObjectPath(key), {}, {}, std::move(body), "PUT " + key};
+  return Execute(call).status();
+}
+
+StatusOr<ObjectInfo> S3Client::HeadObject(const std::string& key) {
+  Call call{"HEAD", ObjectPath(key), {}, {}, "", "HEAD " + key};
+  EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
+  return ObjectInfo{key, ParseSize(reply.Header("Content-Length").c_str()),
+                    ParseS3Time(reply.Header("Last-Modified"))};
+}
+
+Status S3Client::GetObjectRange(const std::string& key, uint64_t offset, uint64_t length,
+                                std::string* out) {
+  out->clear();
+  if (length == 0) return Status::Ok();
+  Call call{"GET", ObjectPath(key), {}, {}, "", "GET " + key};
+  call.headers["range"] =
+      "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+  StatusOr<Reply> reply = Execute(call);
+  if (!reply.ok()) {
+    // 416: the range starts at or past the end, which ReadAt answers with nothing.
+    if (reply.status().message().find("HTTP 416") != std::string::npos) return Status::Ok();
+    return reply.status();
+  }
+  if (reply->status == 206) {
+    *out = std::move(reply->body);
+  } else if (offset < reply->body.size()) {  // a server that ignored the range
+    *out = reply->body.substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+  }
+  if (out->size() > length) out->resize(static_cast<size_t>(length));
+  return Status::Ok();
+}
+
+Status S3Client::DeleteObject(const std::string& key) {
+  Call call{"DELETE", ObjectPath(key), {}, {}, "", "DELETE " + key};
+  Status status = Execute(call).status();
+  return status.code() == StatusCode::kNotFound ? Status::Ok() : status;
+}
+
+StatusOr<ObjectPage> S3Client::ListObjects(const std::string& prefix,
+                                           const std::string& continuation_token, int max_keys) {
+  Call call{"GET", BucketPath(), {}, {}, "", "LIST " + prefix};
+  call.query.emplace("list-type", "2");
+  call.query.emplace("prefix", prefix);
+  call.query.emplace("max-keys", std::to_string(max_keys));
+  if (!continuation_token.empty()) call.query.emplace("continuation-token", continuation_token);
+  EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
+  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(call.what, reply.body));
+  pugi::xml_node result = doc.child("ListBucketResult");
+  if (!result) return Internal("s3 " + call.what + ": no ListBucketResult in the answer");
+  ObjectPage page;
+  for (pugi::xml_node c : result.children("Contents")) {
+    page.objects.push_back(ObjectInfo{c.child_value("Key"), ParseSize(c.child_value("Size")),
+                                      ParseS3Time(c.child_value("LastModified"))});
+  }
+  if (std::string(result.child_value("IsTruncated")) == "true") {
+    page.next_continuation_token = result.child_value("NextContinuationToken");
+    if (page.next_continuation_token.empty()) {
+      return Internal("s3 " + call.what + ": truncated listing without a continuation token");
+    }
+  }
+  return page;
+}
+
+StatusOr<std::string> S3Client::CreateMultipartUpload(const std::string& key) {
+  Call call{"POST", ObjectPath(key), {{"uploads", ""}}, {}, "", "CreateMultipartUpload " + key};
+  call.idempotent = false;  // a retry could leave an extra upload behind
+  EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
+  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(call.what, reply.body));
+  std::string upload_id = doc.child("InitiateMultipartUploadResult").child_value("UploadId");
+  if (upload_id.empty()) return Internal("s3 " + call.what + ": no UploadId in the answer");
+  return upload_id;
+}
+
+StatusOr<std::string> S3Client::UploadPart(const std::string& key, const std::string& upload_id,
+                                           int part_number, std::string* body) {
+  Call call{"PUT",
+            ObjectPath(key),
+            {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}},
+            {},
+            std::move(*body),
+            "UploadPart " + std::to_string(part_number) + " of " + key};
+  StatusOr<Reply> sent = Execute(call);
+  *body = std::move(call.body);
+  EC_ASSIGN_OR_RETURN(Reply reply, std::move(sent));
+  std::string etag = reply.Header("ETag");
+  if (etag.empty()) return Internal("s3 " + call.what + ": no ETag in the answer");
+  return etag;
+}
+
+Status S3Client::CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
+                                         const std::vector<CompletedPart>& parts) {
+  pugi::xml_document doc;
+  pugi::xml_node root = doc.append_child("CompleteMultipartUpload");
+  for (const CompletedPart& part : parts) {
+    pugi::xml_node p = root.append_child("Part");
+    p.append_child("PartNumber").text().set(part.number);
+    p.append_child("ETag").text().set(part.etag.c_str());
+  }
+  std::ostringstream xml;
+  doc.save(xml, "", pugi::format_raw);
+  Call call{"POST",
+            ObjectPath(key),
+            {{"uploadId", upload_id}},
+            {{"content-type", "application/xml"}},
+            xml.str(),
+            "CompleteMultipartUpload " + key};
+  call.idempotent = false;
+  EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
+  // S3 may answer 200 and still fail: the error is then in the body.
+  const S3ErrorBody error = ParseErrorBody(reply.body);
+  if (!error.code.empty()) return S3Error(call.what, 500, reply.body);
+  return Status::Ok();
+}
+
+Status S3Client::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
+  Call call{
+      "DELETE", ObjectPath(key), {{"uploadId", upload_id}}, {}, "", "AbortMultipartUpload " + key};
+  Status status = Execute(call).status();
+  return status.code() == StatusCode::kNotFound ? Status::Ok() : status;
+}
+
+StatusOr<UploadPage> S3Client::ListMultipartUploads(const std::string& prefix,
+                                                    const std::string& key_marker,
+                                                    const std::string& upload_id_marker) {
+  Call call{"GET", BucketPath(), {{"uploads", ""}, {"prefix", prefix}},
+            {},    "",           "ListMultipartUploads " + prefix};
+  // Only when paging: some stores (S3Proxy) refuse the markers but never truncate.
+  if (!key_marker.empty()) call.query.emplace("key-marker", key_marker);
+  if (!upload_id_marker.empty()) call.query.emplace("upload-id-marker", upload_id_marker);
+  EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
+  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(call.what, reply.body));
+  pugi::xml_node result = doc.child("ListMultipartUploadsResult");
+  if (!result) return Internal("s3 " + call.what + ": no ListMultipartUploadsResult in the answer");
+  UploadPage page;
+  for (pugi::xml_node u : result.children("Upload")) {
+    page.uploads.push_back(MultipartUpload{u.child_value("Key"), u.child_value("UploadId"),
+                                           ParseS3Time(u.child_value("Initiated"))});
+  }
+  page.truncated = std::string(result.child_value("IsTruncated")) == "true";
+  page.next_key_marker = result.child_value("NextKeyMarker");
+  page.next_upload_id_marker = result.child_value("NextUploadIdMarker");
+  return page;
+}
+
+std::string S3Client::PresignGetUrl(const std::string& key, int64_t expires_seconds,
+                                    const std::map<std::string, std::string>& response_headers) {
+  SignableRequest request{"GET", ObjectPath(key), {}, {{"host", host_}}, ""};
+  for (const auto& [name, value] : response_headers) request.query.emplace(name, value);
+  const std::string query =
+      PresignedQuery(request, options_.credentials, SigningScope{options_.region, "s3"},
+                     AmzDate(options_.now_seconds()), expires_seconds);
+  return base_url_ + request.path + "?" + query;
+}
+
+}  // namespace export_center::s3

@@ -1,0 +1,153 @@
+#pragma once
+// S3Client: the calls of the S3 REST API export-center needs, against any
+// S3-compatible object store (AWS S3, MinIO, Ceph RGW, S3Proxy, ...), signed
+// with SigV4 (sigv4.h) over cpp-httplib — the HTTP client the project already
+// uses for outgoing calls, with OpenSSL for https endpoints. A wire-protocol
+// client: it knows buckets, keys and uploads, nothing of exports
+// (storage/s3/ adapts it to the ExportStorage seam).
+//
+// Errors are mapped in one place (S3Error in s3_client.cc): connection
+// failures, 5xx, 429 and SlowDown -> Unavailable; 404 NoSuchKey/NoSuchUpload
+// -> NotFound; 403 -> PermissionDenied; other 4xx -> InvalidArgument;
+// anything unexpected -> Internal. Messages name the method, key and S3 code.
+// Idempotent calls (all but CreateMultipartUpload and
+// CompleteMultipartUpload) are retried twice on Unavailable.
+//
+// Thread-safe: connections come from a small keep-alive pool, one per call
+// in flight.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "s3/sigv4.h"
+
+namespace httplib {
+class Client;
+class Result;
+struct Request;
+}  // namespace httplib
+
+namespace export_center::s3 {
+
+struct S3ClientOptions {
+  std::string endpoint;  // http(s)://host[:port], no path
+  std::string region = "us-east-1";
+  std::string bucket;
+  Credentials credentials;
+  // true: http(s)://endpoint/bucket/key (MinIO, S3Proxy, most self-hosted
+  // stores); false: http(s)://bucket.endpoint/key (AWS's default).
+  bool path_style = false;
+  int connect_timeout_ms = 3000;
+  int io_timeout_ms = 60000;  // one read or write on the socket
+  // Seconds since the epoch; the signing clock. Injected by tests.
+  std::function<int64_t()> now_seconds;
+};
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  int64_t modified_at_ms = 0;
+};
+
+struct ObjectPage {
+  std::vector<ObjectInfo> objects;
+  std::string next_continuation_token;  // empty on the last page
+};
+
+struct MultipartUpload {
+  std::string key;
+  std::string upload_id;
+  int64_t initiated_at_ms = 0;
+};
+
+struct UploadPage {
+  std::vector<MultipartUpload> uploads;
+  bool truncated = false;
+  std::string next_key_marker;
+  std::string next_upload_id_marker;
+};
+
+struct CompletedPart {
+  int number = 0;
+  std::string etag;
+};
+
+class S3Client {
+ public:
+  // InvalidArgument for an endpoint that is not http(s)://host[:port], an
+  // empty bucket or missing credentials.
+  static StatusOr<std::unique_ptr<S3Client>> Create(S3ClientOptions options);
+  ~S3Client();
+  S3Client(const S3Client&) = delete;
+  S3Client& operator=(const S3Client&) = delete;
+
+  const S3ClientOptions& options() const { return options_; }
+
+  // One-request upload (small objects).
+  Status PutObject(const std::string& key, std::string body);
+  // NotFound when absent.
+  StatusOr<ObjectInfo> HeadObject(const std::string& key);
+  // Replaces *out with the bytes [offset, offset+length) (fewer at the end;
+  // none at or past it). NotFound when absent.
+  Status GetObjectRange(const std::string& key, uint64_t offset, uint64_t length, std::string* out);
+  // Idempotent: a missing key is OK.
+  Status DeleteObject(const std::string& key);
+  // One page (up to 1000 keys) under `prefix`, in key order.
+  StatusOr<ObjectPage> ListObjects(const std::string& prefix,
+                                   const std::string& continuation_token = "", int max_keys = 1000);
+
+  // Multipart upload: Create, UploadPart (numbers 1..10000, each but the
+  // last >= 5 MiB on AWS), Complete; or Abort.
+  StatusOr<std::string> CreateMultipartUpload(const std::string& key);
+  // Returns the part's ETag. `*body` is lent: sent, then given back
+  // unchanged, so a writer can reuse its part buffers instead of allocating.
+  StatusOr<std::string> UploadPart(const std::string& key, const std::string& upload_id,
+                                   int part_number, std::string* body);
+  Status CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
+                                 const std::vector<CompletedPart>& parts);
+  // Idempotent: an upload that is already gone (NoSuchUpload) is OK.
+  Status AbortMultipartUpload(const std::string& key, const std::string& upload_id);
+  // One page of the incomplete uploads under `prefix`.
+  StatusOr<UploadPage> ListMultipartUploads(const std::string& prefix,
+                                            const std::string& key_marker = "",
+                                            const std::string& upload_id_marker = "");
+
+  // A URL anyone may GET for `expires_seconds` (1..604800). `response_headers`
+  // are S3's response-* overrides (response-content-disposition,
+  // response-content-type), signed into the URL. Makes no request.
+  std::string PresignGetUrl(const std::string& key, int64_t expires_seconds,
+                            const std::map<std::string, std::string>& response_headers = {});
+
+ private:
+  class Pool;
+  struct Call;
+  struct Reply;
+
+  explicit S3Client(S3ClientOptions options);
+  std::string ObjectPath(const std::string& key) const;
+  std::string BucketPath() const;
+  // Sends `call`, retrying an idempotent one on Unavailable; any answer
+  // but 2xx becomes a Status. `call.body` is lent to the request and restored.
+  StatusOr<Reply> Execute(Call& call);
+  StatusOr<Reply> ExecuteOnce(Call& call);
+  static httplib::Result Send(httplib::Client& client, httplib::Request& req, const Call& call);
+
+  S3ClientOptions options_;
+  std::string scheme_;  // "http" or "https"
+  std::string host_;    // the Host header: endpoint host[:port], bucket. prefixed unless path-style
+  std::string base_url_;  // scheme://host_
+  std::unique_ptr<Pool> pool_;
+};
+
+// Parses "2026-11-30T16:00:07Z" / "2026-11-30T16:00:07.123Z" (S3 XML) and
+// "Mon, 30 Nov 2026 16:00:07 GMT" (HTTP headers) to epoch ms; 0 if neither.
+int64_t ParseS3Time(std::string_view text);
+
+}  // namespace export_center::s3

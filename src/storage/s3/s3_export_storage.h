@@ -1,0 +1,30 @@
+#pragma once
+// S3ExportStorage: export files as objects of an S3-compatible bucket
+// (docs/storage.md#s3), through s3::S3Client.
+//
+// An object key is the S3 key itself. A writer streams a multipart upload: it
+// fills one part in memory and hands each full part to its own uploader
+// thread through a bounded queue, so rendering and uploading overlap and a
+// writer never holds more than (upload_queue_parts + 2) parts; nothing
+// touches the local disk. A file smaller than one part goes as one PUT on
+// Commit. Commit completes the upload (the object appears whole, at once);
+// any failure, Abort, or destruction without Commit aborts it. An upload a
+// crash left behind is a PartialObject (ListPartials = incomplete uploads
+// under exports/, DeletePartial = AbortMultipartUpload) for the reconciler's
+// sweep. Downloads read ranges (ranged GET, read ahead in 1 MiB blocks), or
+// are handed out as presigned GET URLs when options.download is "presigned".
+// Thread-safe, like every ExportStorage.
+
+#include <memory>
+
+#include "common/status.h"
+#include "storage/export_storage.h"
+
+namespace export_center::storage {
+
+// InvalidArgument for unusable options (endpoint, bucket, credentials, part
+// size below 5 MiB, download mode). Makes no request: a store that is down
+// shows up on first use, as Unavailable.
+StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options);
+
+}  // namespace export_center::storage

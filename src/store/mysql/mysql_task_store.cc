@@ -1,0 +1,29 @@
+#include "store/mysql/mysql_task_store.h"
+
+#include "store/mysql/mysql_database.h"
+#include "store/sql_task_store.h"
+
+namespace export_center::store {
+namespace {
+
+StatusOr<std::shared_ptr<Database>> Open(const std::string& url, int pool_size) {
+  MysqlDatabaseOptions options;
+  options.pool_size = pool_size;
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenMysqlDatabase(url, options));
+  return std::shared_ptr<Database>(std::move(db));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<TaskStore>> OpenMysqlTaskStore(const std::string& url, int pool_size) {
+  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size));
+  return NewSqlTaskStore(std::move(db));
+}
+
+StatusOr<MysqlStoreWithDatabase> OpenMysqlTaskStoreWithDatabase(const std::string& url,
+                                                                int pool_size) {
+  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size));
+  return MysqlStoreWithDatabase{NewSqlTaskStore(db), db};
+}
+
+}  // namespace export_center::store

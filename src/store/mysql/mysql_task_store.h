@@ -1,0 +1,27 @@
+#pragma once
+// The MySQL/MariaDB TaskStore: SqlTaskStore over MysqlDatabase.
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "store/database.h"
+#include "store/task_store.h"
+
+namespace export_center::store {
+
+// Connects to `url` (mysql://user:password@host:port/database) with a pool of
+// `pool_size` connections. Does not migrate: call Migrate() and
+// CheckGuardRow() at start-up.
+StatusOr<std::unique_ptr<TaskStore>> OpenMysqlTaskStore(const std::string& url, int pool_size);
+
+// The same store together with the Database under it, for tests and tools
+// that read or rewrite rows directly (tests move clocks that way).
+struct MysqlStoreWithDatabase {
+  std::unique_ptr<TaskStore> store;
+  std::shared_ptr<Database> db;
+};
+StatusOr<MysqlStoreWithDatabase> OpenMysqlTaskStoreWithDatabase(const std::string& url,
+                                                                int pool_size);
+
+}  // namespace export_center::store
