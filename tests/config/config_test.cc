@@ -42,11 +42,11 @@ void ExpectProblem(const std::string& yaml, const std::string& line) {
 class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name : {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
-                             "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA",
-                             "EXPORT_CENTER_S3_ACCESS_KEY", "EXPORT_CENTER_S3_SECRET_KEY",
-                             "EXPORT_CENTER_ROCKETMQ_NAMESRV"}) {
+    for (const char* name :
+         {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
+          "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
+          "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "EXPORT_CENTER_S3_ACCESS_KEY",
+          "EXPORT_CENTER_S3_SECRET_KEY", "EXPORT_CENTER_ROCKETMQ_NAMESRV"}) {
       unsetenv(name);
     }
   }
