@@ -27,8 +27,17 @@ function(ec_headers target folder)
     file(REMOVE_RECURSE ${root}/${include_path})
   endif()
   if(NOT H_EXCLUDE)
+    if(IS_DIRECTORY ${root}/${include_path} AND NOT IS_SYMLINK ${root}/${include_path})
+      file(REMOVE_RECURSE ${root}/${include_path})  # mirrored entry by entry before
+    endif()
     file(CREATE_LINK ${source_dir} ${root}/${include_path} SYMBOLIC)
   else()
+    # A build folder configured before the EXCLUDE holds a symlink to the whole
+    # source folder here: replace it, or the links below would be made inside
+    # the source folder itself, each file replaced by a link to itself.
+    if(IS_SYMLINK ${root}/${include_path})
+      file(REMOVE ${root}/${include_path})
+    endif()
     file(MAKE_DIRECTORY ${root}/${include_path})
     # CONFIGURE_DEPENDS: a header added later re-runs CMake so it gets its link.
     file(GLOB entries RELATIVE ${source_dir} CONFIGURE_DEPENDS ${source_dir}/*)

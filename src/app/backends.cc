@@ -25,6 +25,10 @@
 #ifdef EXPORT_CENTER_WITH_S3
 #include "storage/s3/s3_export_storage.h"
 #endif
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+#include "dispatch/rocketmq/rocketmq_command_channel.h"
+#include "dispatch/rocketmq/rocketmq_setup.h"
+#endif
 
 namespace export_center::app {
 
@@ -67,7 +71,25 @@ StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
     const dispatch::ChannelOptions& config) {
   if (config.kind == "embedded") return dispatch::NewEmbeddedCommandChannel(config.delivery_limit);
-  return InvalidArgument("channel.kind: " + config.kind + " is not supported; allowed: embedded");
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+  if (config.kind == "rocketmq") return dispatch::NewRocketMqCommandChannel(config);
+#endif
+  return InvalidArgument("channel.kind: " + config.kind + " is not built in; allowed: embedded" +
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+                         ", rocketmq"
+#else
+                         ""
+#endif
+  );
+}
+
+Status InitCommandChannel(const dispatch::ChannelOptions& config,
+                          const std::function<void(const std::string&)>& report) {
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+  if (config.kind == "rocketmq") return dispatch::InitRocketMq(config, report);
+#endif
+  return InvalidArgument("channel.kind is " + config.kind +
+                         ": only a rocketmq channel has topics and groups to create");
 }
 
 namespace {

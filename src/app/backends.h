@@ -6,8 +6,8 @@
 #include <string>
 // The only place that names concrete backends
 // (docs/conventions.md#backends-are-named-only-in-app): config strings
-// (sqlite|postgres, embedded, local, provider, xlsx|csv) map to factories in a
-// plain switch.
+// (sqlite|postgres, embedded|rocketmq, local, provider, xlsx|csv) map to
+// factories in a plain switch.
 
 #include <memory>
 
@@ -27,6 +27,12 @@ StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
     const storage::StorageOptions& config);
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
     const dispatch::ChannelOptions& config);
+// `export-center rocketmq init`: creates the channel's topics and groups on the
+// cluster `config` names (docs/deploy.md#export-center-rocketmq-init), printing
+// a line per step to `report`. InvalidArgument unless channel.kind is rocketmq
+// (and the build has it).
+Status InitCommandChannel(const dispatch::ChannelOptions& config,
+                          const std::function<void(const std::string&)>& report);
 // `metrics` may be null. `datasources` are the read-only databases the
 // sql-template route may page (config `datasources:`).
 // `pin_contract_version(task, version)` records a sql-template task's

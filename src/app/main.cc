@@ -4,6 +4,7 @@
 //   token   --config FILE --user U --tenant T --app PLATFORM|MERCHANT --perm P ...
 //                                   print a development JWT
 //   demo    --config FILE          serve + the sample customer service + one export
+//   rocketmq init --config FILE    create the channel's topics and groups (idempotent)
 //   storage list --config FILE     print every stored object and partial upload/file
 //   sql render --template-file T --params-file P [--untrusted NAME[,NAME...]]
 //                                   print {"sql": ..., "bindings": [...]} for a template;
@@ -49,6 +50,17 @@ int RunMigrate(const std::string& path) {
   return 0;
 }
 
+int RunRocketMqInit(const std::string& path) {
+  auto config = Load(path);
+  if (!config.ok()) return Fail(config.status());
+  spdlog::set_level(spdlog::level::from_str(config->logging.level));
+  ec::Status s = ec::app::InitCommandChannel(
+      config->channel, [](const std::string& line) { std::cout << line << std::endl; });
+  if (!s.ok()) return Fail(s.WithContext("rocketmq init"));
+  std::cout << "rocketmq: topics and groups are ready\n";
+  return 0;
+}
+
 int RunToken(const std::string& path, const ec::app::TokenOptions& options) {
   auto config = Load(path);
   if (!config.ok()) return Fail(config.status());
@@ -83,6 +95,11 @@ int main(int argc, char** argv) {
   token->add_option("--ttl", token_options.ttl_seconds, "lifetime in seconds")
       ->check(CLI::Range(1, 365 * 86400));
 
+  auto* rocketmq = cli.add_subcommand("rocketmq", "RocketMQ command-channel tools");
+  auto* rocketmq_init = rocketmq->add_subcommand(
+      "init", "create the command topic, the DLQ topic and both consumer groups (idempotent)");
+  rocketmq_init->add_option("--config", config_path, "YAML configuration file")->required();
+  rocketmq->require_subcommand(1);
   auto* storage = cli.add_subcommand("storage", "storage tools");
   auto* storage_list = storage->add_subcommand(
       "list", "print key, size and complete|partial of every stored object");
@@ -116,6 +133,7 @@ int main(int argc, char** argv) {
   if (migrate->parsed()) return RunMigrate(config_path);
   if (token->parsed()) return RunToken(config_path, token_options);
   if (demo->parsed()) return ec::app::RunDemo(config_path);
+  if (rocketmq_init->parsed()) return RunRocketMqInit(config_path);
   if (storage_list->parsed()) return ec::app::RunStorageList(config_path);
   return 1;
 }

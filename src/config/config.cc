@@ -46,6 +46,13 @@ void ApplyEnv(const std::string& name, std::string* field, AppConfig* config) {
 
 // ---- one function per section: read values and per-field ranges ----
 
+// Reads one section (top-level or nested) with `read`, keeping defaults when absent.
+template <typename T, typename Fn>
+void Section(MapReader& parent, std::string_view key, T* out, Fn read) {
+  MapReader section(parent.Get(key), JoinPath(parent.path(), key), parent.errors());
+  read(section, out);
+}
+
 void ReadLogging(MapReader& r, LoggingConfig* c) {
   r.Enum("level", &c->level, {"trace", "debug", "info", "warn", "error"});
   r.Finish();
@@ -154,11 +161,32 @@ void ReadReconciler(MapReader& r, dispatch::ReconcilerOptions* c) {
   r.Finish();
 }
 
+// Only channels that exist are accepted: a kind app/ cannot build must fail
+// the config check, not start-up.
+const std::vector<std::string>& BuiltChannels() {
+  static const std::vector<std::string> kinds = {"embedded",
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+                                                 "rocketmq"
+#endif
+  };
+  return kinds;
+}
+
+void ReadRocketMq(MapReader& r, dispatch::RocketMqChannelOptions* c) {
+  r.String("namesrv-addr", &c->namesrv_addr);
+  // Present but null ("topic-prefix:") is not an explicit choice either:
+  // CheckChannel asks for "" then.
+  std::string prefix;
+  if (r.String("topic-prefix", &prefix)) c->topic_prefix = prefix;
+  r.Int("send-timeout-ms", &c->send_timeout_ms, 100, 60000);
+  r.Int("consume-timeout-ms", &c->consume_timeout_ms, 100, 60000);
+  r.Finish();
+}
+
 void ReadChannel(MapReader& r, dispatch::ChannelOptions* c) {
-  // Only channels that exist are accepted: a kind app/ cannot build must fail
-  // the config check, not start-up.
-  r.Enum("kind", &c->kind, {"embedded"});
+  r.Enum("kind", &c->kind, BuiltChannels());
   r.Int("delivery-limit", &c->delivery_limit, 1, 100);
+  Section(r, "rocketmq", &c->rocketmq, ReadRocketMq);
   r.Finish();
 }
 
@@ -192,13 +220,6 @@ void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptio
   }
 }
 
-// Reads one top-level section with `read`, keeping defaults when absent.
-template <typename T, typename Fn>
-void Section(MapReader& root, std::string_view key, T* out, Fn read) {
-  MapReader section(root.Get(key), std::string(key), root.errors());
-  read(section, out);
-}
-
 // ---- environment overrides: secrets never have to live in the file ----
 
 void ApplyEnvOverrides(AppConfig* c) {
@@ -208,6 +229,7 @@ void ApplyEnvOverrides(AppConfig* c) {
   ApplyEnv("EXPORT_CENTER_JWT_SECRET", &c->auth.jwt_hs256_secret, c);
   ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
   ApplyEnv("EXPORT_CENTER_METRICS_TOKEN", &c->auth.metrics_bearer_token, c);
+  ApplyEnv("EXPORT_CENTER_ROCKETMQ_NAMESRV", &c->channel.rocketmq.namesrv_addr, c);
   ApplyEnv("EXPORT_CENTER_S3_ACCESS_KEY", &c->storage.s3.access_key, c);
   ApplyEnv("EXPORT_CENTER_S3_SECRET_KEY", &c->storage.s3.secret_key, c);
   for (auto& [name, ds] : c->datasources) {
@@ -370,6 +392,45 @@ void CheckTiming(const AppConfig& c, ErrorList* errors) {
   }
 }
 
+// Topic and group names are the prefix + a fixed name; the broker accepts
+// [%|a-zA-Z0-9_-] and at most 127 characters (the longest name,
+// "%DLQ%<prefix>export-center-dlq-handler-v1"-sized, must fit).
+constexpr size_t kMaxTopicPrefix = 64;
+
+void CheckRocketMq(const AppConfig& c, ErrorList* errors) {
+  const dispatch::RocketMqChannelOptions& r = c.channel.rocketmq;
+  static const std::regex kNamesrv(R"(^[A-Za-z0-9.\-]+:[0-9]{1,5}(;[A-Za-z0-9.\-]+:[0-9]{1,5})*$)");
+  if (r.namesrv_addr.empty()) {
+    errors->Add("channel.rocketmq.namesrv-addr",
+                "is required when channel.kind is rocketmq (or set EXPORT_CENTER_ROCKETMQ_NAMESRV)",
+                "host:port[;host:port...]");
+  } else if (!std::regex_match(r.namesrv_addr, kNamesrv)) {
+    errors->Add("channel.rocketmq.namesrv-addr",
+                Quote(r.namesrv_addr) + " is not a name-server list", "host:port[;host:port...]");
+  }
+  static const std::regex kPrefix("^[A-Za-z0-9_-]*$");
+  if (!r.topic_prefix) {
+    errors->Add("channel.rocketmq.topic-prefix",
+                "is required when channel.kind is rocketmq, with no default: write it even when "
+                "empty (topic-prefix: \"\" in production), so that no environment lands on "
+                "another's topics by accident",
+                "\"\" or letters, digits, - and _ (e.g. \"test-\")");
+  } else if (r.topic_prefix->size() > kMaxTopicPrefix ||
+             !std::regex_match(*r.topic_prefix, kPrefix)) {
+    errors->Add("channel.rocketmq.topic-prefix",
+                Quote(*r.topic_prefix) + " cannot start a RocketMQ topic or group name",
+                "\"\" or up to 64 letters, digits, - and _");
+  }
+  // A send must end within the outbox claim that made it, or another
+  // publisher could claim and send the row while the first send still runs.
+  if (r.send_timeout_ms >= c.publisher.lease_seconds * 1000) {
+    errors->Add("channel.rocketmq.send-timeout-ms",
+                std::to_string(r.send_timeout_ms) + " must be less than publisher.lease-seconds (" +
+                    std::to_string(c.publisher.lease_seconds) + " s)",
+                "100 .. lease-seconds * 1000 - 1, far below it (default 3000 for a 60 s lease)");
+  }
+}
+
 void Validate(AppConfig* c, ErrorList* errors) {
   if (c->instance_id.empty() || c->instance_id.size() > 128) {
     errors->Add("instance-id", "must be 1..128 characters", "any text, default hostname:pid");
@@ -378,6 +439,7 @@ void Validate(AppConfig* c, ErrorList* errors) {
   CheckStores(*c, errors);
   CheckAuth(c->auth, errors);
   CheckTiming(*c, errors);
+  if (c->channel.kind == "rocketmq") CheckRocketMq(*c, errors);
 }
 
 // "invalid config file x.yaml (2 problems)": the first line of the Status, so

@@ -27,8 +27,13 @@ namespace export_center::dispatch {
 struct Delivery {
   std::string payload;                 // possibly corrupt
   task::CommandProperties properties;  // set by the publisher beside the payload
-  int delivery_count = 1;              // 1 on first delivery
-  std::string message_id;              // the channel's own id, for audit logs
+  // A command: 1 on first delivery. A dead letter: how many times it was
+  // delivered as a command before it was dead-lettered (a broker may add the
+  // dead letter's own earlier handovers).
+  int delivery_count = 1;
+  // The channel's own id, for audit logs; the same for every delivery of one
+  // command, its dead letter included.
+  std::string message_id;
 };
 
 enum class DeliveryOutcome { kAck, kReject };

@@ -5,6 +5,7 @@
 // A header of its own so that config/, which fills them, does not pull in the
 // threads, store and render declarations of the classes that read them.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,31 @@ struct ReconcilerOptions {
   int sent_retention_seconds = 7 * 86400;
 };
 
+// channel.kind: rocketmq — the Remoting protocol straight to NameServer +
+// Broker (docs/deploy.md#rocketmq).
+struct RocketMqChannelOptions {
+  // "host:port[;host:port...]": the NameServers (env EXPORT_CENTER_ROCKETMQ_NAMESRV wins).
+  std::string namesrv_addr;
+  // Put before every topic and group name (docs/deploy.md#the-prefix-rule).
+  // Deliberately without a default: a default would silently put production
+  // on test topics, so the config check requires the key (the empty string is
+  // a valid prefix). nullopt only when the key was absent.
+  std::optional<std::string> topic_prefix;
+  // One send to the broker; far below publisher.lease-seconds, so a send never
+  // outlives the outbox claim that made it.
+  int send_timeout_ms = 3000;
+  // Every other request to a NameServer or broker: a consumer's pull (on top
+  // of its long-poll), offset commit, send-back, heartbeat; route look-ups;
+  // `rocketmq init`'s admin requests.
+  int consume_timeout_ms = 3000;
+};
+
 struct ChannelOptions {
-  std::string kind = "embedded";  // embedded (the in-process queue) is the one built today
-  // Deliveries of a rejected command before it goes to the dead letters.
+  std::string kind = "embedded";  // embedded (in-process queue) | rocketmq
+  // Deliveries of a rejected command before it goes to the dead letters. On
+  // RocketMQ the worker group's retry limit (maxReconsumeTimes) is one less.
   int delivery_limit = 3;
+  RocketMqChannelOptions rocketmq;
 };
 
 }  // namespace export_center::dispatch

@@ -20,6 +20,12 @@ auth:
   download-url-secret: test-download-0123456789abcdef0123456789
 )";
 
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+const std::string kBuiltChannels = "embedded, rocketmq";
+#else
+const std::string kBuiltChannels = "embedded";
+#endif
+
 StatusOr<AppConfig> Parse(const std::string& yaml) { return ParseConfig(yaml, "test.yaml"); }
 
 // Expects failure with a line of the message starting with `line`.
@@ -36,10 +42,11 @@ void ExpectProblem(const std::string& yaml, const std::string& line) {
 class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name : {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
-                             "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA",
-                             "EXPORT_CENTER_S3_ACCESS_KEY", "EXPORT_CENTER_S3_SECRET_KEY"}) {
+    for (const char* name :
+         {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
+          "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
+          "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "EXPORT_CENTER_S3_ACCESS_KEY",
+          "EXPORT_CENTER_S3_SECRET_KEY", "EXPORT_CENTER_ROCKETMQ_NAMESRV"}) {
       unsetenv(name);
     }
   }
@@ -357,16 +364,100 @@ TEST_F(ConfigTest, TypeErrors) {
   ExpectProblem(std::string(kMinimal) + "database: {kind: oracle}\n",
                 "database.kind: \"oracle\" is not supported; allowed: sqlite, postgres");
   ExpectProblem(std::string(kMinimal) + "channel: {kind: kafka}\n",
-                "channel.kind: \"kafka\" is not supported; allowed: embedded");
+                "channel.kind: \"kafka\" is not supported; allowed: " + kBuiltChannels);
   // A channel that is not built is refused by the config check, not at start-up.
   ExpectProblem(std::string(kMinimal) + "channel: {kind: rabbitmq}\n",
-                "channel.kind: \"rabbitmq\" is not supported; allowed: embedded");
+                "channel.kind: \"rabbitmq\" is not supported; allowed: " + kBuiltChannels);
   ExpectProblem(std::string(kMinimal) + "channel: {rabbitmq-url: \"amqp://x\"}\n",
                 "channel.rabbitmq-url: unknown key");
   ExpectProblem(
       std::string(kMinimal) + "logging: {level: loud}\n",
       "logging.level: \"loud\" is not supported; allowed: trace, debug, info, warn, error");
 }
+
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+TEST_F(ConfigTest, RocketMqChannel) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
+channel:
+  kind: rocketmq
+  delivery-limit: 3
+  rocketmq:
+    namesrv-addr: "10.0.0.1:9876;mq-2.internal:9876"
+    topic-prefix: test-
+    send-timeout-ms: 2000
+    consume-timeout-ms: 4000
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.kind, "rocketmq");
+  EXPECT_EQ(c->channel.rocketmq.namesrv_addr, "10.0.0.1:9876;mq-2.internal:9876");
+  EXPECT_EQ(c->channel.rocketmq.topic_prefix, "test-");
+  EXPECT_EQ(c->channel.rocketmq.send_timeout_ms, 2000);
+  EXPECT_EQ(c->channel.rocketmq.consume_timeout_ms, 4000);
+}
+
+TEST_F(ConfigTest, RocketMqEmptyPrefixIsAValidExplicitChoice) {
+  for (const char* empty : {"\"\"", "''"}) {
+    StatusOr<AppConfig> c = Parse(std::string(kMinimal) +
+                                  "channel: {kind: rocketmq, rocketmq: {namesrv-addr: "
+                                  "\"127.0.0.1:9876\", topic-prefix: " +
+                                  empty + "}}\n");
+    ASSERT_TRUE(c.ok()) << empty << ": " << c.status().ToString();
+    ASSERT_TRUE(c->channel.rocketmq.topic_prefix.has_value());
+    EXPECT_EQ(*c->channel.rocketmq.topic_prefix, "");
+    EXPECT_EQ(c->channel.rocketmq.send_timeout_ms, 3000);
+  }
+}
+
+TEST_F(ConfigTest, RocketMqPrefixMustBeExplicit) {
+  const std::string missing =
+      "channel.rocketmq.topic-prefix: is required when channel.kind is rocketmq, with no default";
+  ExpectProblem(
+      std::string(kMinimal) + "channel: {kind: rocketmq, rocketmq: {namesrv-addr: \"h:9876\"}}\n",
+      missing);
+  // "topic-prefix:" with nothing after it is null, not a choice.
+  ExpectProblem(std::string(kMinimal) +
+                    "channel:\n  kind: rocketmq\n  rocketmq:\n    namesrv-addr: h:9876\n"
+                    "    topic-prefix:\n",
+                missing);
+  ExpectProblem(std::string(kMinimal) + "channel: {kind: rocketmq}\n", missing);
+  // Only for rocketmq: the embedded channel has no topics.
+  EXPECT_TRUE(Parse(std::string(kMinimal) + "channel: {kind: embedded}\n").ok());
+}
+
+TEST_F(ConfigTest, RocketMqValues) {
+  const std::string head = std::string(kMinimal) + "channel: {kind: rocketmq, rocketmq: {";
+  ExpectProblem(head + "topic-prefix: \"\"}}\n",
+                "channel.rocketmq.namesrv-addr: is required when channel.kind is rocketmq (or "
+                "set EXPORT_CENTER_ROCKETMQ_NAMESRV); allowed: host:port[;host:port...]");
+  ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876,h2:9876\"}}\n",
+                "channel.rocketmq.namesrv-addr: \"h:9876,h2:9876\" is not a name-server list");
+  ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"http://h:9876\"}}\n",
+                "channel.rocketmq.namesrv-addr: \"http://h:9876\" is not a name-server list");
+  ExpectProblem(head + "topic-prefix: \"test.\", namesrv-addr: \"h:9876\"}}\n",
+                "channel.rocketmq.topic-prefix: \"test.\" cannot start a RocketMQ topic or "
+                "group name");
+  ExpectProblem(std::string(kMinimal) + "publisher: {lease-seconds: 5}\n" +
+                    "channel: {kind: rocketmq, rocketmq: {topic-prefix: \"\", namesrv-addr: "
+                    "\"h:9876\", send-timeout-ms: 5000}}\n",
+                "channel.rocketmq.send-timeout-ms: 5000 must be less than "
+                "publisher.lease-seconds (5 s)");
+  ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876\", retries: 3}}\n",
+                "channel.rocketmq.retries: unknown key");
+}
+
+TEST_F(ConfigTest, RocketMqNameServerFromTheEnvironmentWins) {
+  setenv("EXPORT_CENTER_ROCKETMQ_NAMESRV", "127.0.0.2:9876", 1);
+  StatusOr<AppConfig> c =
+      Parse(std::string(kMinimal) +
+            "channel: {kind: rocketmq, rocketmq: {namesrv-addr: \"h:1\", topic-prefix: t-}}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.namesrv_addr, "127.0.0.2:9876");
+  // And it satisfies the requirement on its own.
+  c = Parse(std::string(kMinimal) + "channel: {kind: rocketmq, rocketmq: {topic-prefix: t-}}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.namesrv_addr, "127.0.0.2:9876");
+}
+#endif
 
 TEST_F(ConfigTest, TimingRules) {
   ExpectProblem(std::string(kMinimal) + "consumer: {lease-seconds: 60, heartbeat-seconds: 60}\n",

@@ -344,6 +344,17 @@ TEST(Registry, DemoConfigLoads) {
 
 TEST(Registry, SampleConfigLoads) { ExpectShippedConfigLoads("config/export-center.sample.yaml"); }
 
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+TEST(Registry, RocketMqSampleConfigLoads) {
+  ExpectShippedConfigLoads("config/rocketmq.sample.yaml");
+  StatusOr<AppConfig> app = LoadConfig(std::string(EC_SOURCE_DIR) + "/config/rocketmq.sample.yaml");
+  ASSERT_TRUE(app.ok());
+  EXPECT_EQ(app->channel.kind, "rocketmq");
+  EXPECT_EQ(app->channel.rocketmq.topic_prefix, "") << "production's explicit empty prefix";
+  EXPECT_EQ(app->database.kind, "postgres");
+}
+#endif
+
 // ---- Reload ----
 
 const char kConfigHead[] = R"(

@@ -28,6 +28,7 @@ import urllib.request
 import yaml
 
 API = "/api/platform/v1/files"
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def free_port():
@@ -49,6 +50,44 @@ def wait_http(url, proc, timeout=180):
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{url} did not answer in {timeout}s")
+
+
+class ScriptServer:
+    """A throwaway server run by one of the project's scripts/test-*.sh
+    (test-postgres.sh, test-rocketmq.sh) in its own temp folder: `start`
+    returns the address the script prints last, `run("kill")` etc. pass other
+    verbs through, `stop` stops it by the pids the script recorded."""
+
+    def __init__(self, script, prefix):
+        self.script = os.path.join(REPO, "scripts", script)
+        self.dir = tempfile.mkdtemp(prefix=prefix)
+        self.address = None
+
+    def start(self, timeout=300):
+        out = subprocess.run([self.script, "start", self.dir], check=True, capture_output=True,
+                             text=True, timeout=timeout).stdout
+        self.address = out.strip().splitlines()[-1]
+        return self.address
+
+    def run(self, verb, timeout=300):
+        subprocess.run([self.script, verb, self.dir], check=True, capture_output=True, text=True,
+                       timeout=timeout)
+
+    def stop(self):
+        if self.address is not None:
+            subprocess.run([self.script, "stop", self.dir], check=False, capture_output=True,
+                           timeout=120)
+            self.address = None
+        if os.environ.get("EC_KEEP_TEST_DIR"):
+            print("kept", self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def rocketmq_channel(namesrv, prefix, **extra):
+    """Config overrides for channel.kind: rocketmq."""
+    return {"channel": {"kind": "rocketmq",
+                        "rocketmq": {"namesrv-addr": namesrv, "topic-prefix": prefix, **extra}}}
 
 
 class Response:
@@ -205,9 +244,9 @@ class PostgresDb:
         return out
 
     def _psql(self, sql, params, csv_out):
-        args = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url]
+        args = ["psql", "-X", "-v", "ON_ERROR_STOP=1", "-d", self.url]
         if csv_out:
-            args.append("--csv")
+            args += ["-q", "--csv"]  # -q only here: execute reads the "UPDATE n" tag
         args += ["-c", self._bind(sql, params)]
         return subprocess.run(args, check=True, capture_output=True, text=True, timeout=60).stdout
 
@@ -442,6 +481,16 @@ class Cluster:
     def log(self, name="center.log"):
         with open(os.path.join(self.dir, name), encoding="utf-8", errors="replace") as f:
             return f.read()
+
+    def rocketmq_init(self, timeout=120):
+        """`export-center rocketmq init` with the center's config: the topics
+        and groups its channel needs."""
+        r = subprocess.run([os.path.join(self.build_dir, "export-center"), "rocketmq", "init",
+                            "--config", self.config], capture_output=True, text=True,
+                           timeout=timeout)
+        if r.returncode != 0:
+            raise RuntimeError(f"rocketmq init failed ({r.returncode}): {r.stderr}{r.stdout}")
+        return r.stdout
 
     def token(self, user, tenant, perms=("platform:customer:export",), app="PLATFORM", ttl=3600):
         args = [os.path.join(self.build_dir, "export-center"), "token", "--config", self.config,

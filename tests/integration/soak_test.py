@@ -10,7 +10,11 @@ exactly one file whose rows equal the provider's for the task's own
 parameters, and no file — temp files of killed attempts included — may exist
 without its SUCCEEDED task. The figures are printed.
 
-Run: /usr/bin/python3 soak_test.py BUILD_DIR
+With --channel rocketmq the commands go through a real RocketMQ broker
+(scripts/test-rocketmq.sh) instead of the in-process queue: a killed center's
+unacknowledged commands come back from the broker, not from the outbox.
+
+Run: /usr/bin/python3 soak_test.py BUILD_DIR [--channel embedded|rocketmq]
 """
 import collections
 import http.client
@@ -26,9 +30,10 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
-from harness import Cluster  # noqa: E402
+from harness import Cluster, ScriptServer, deep_merge, rocketmq_channel  # noqa: E402
 
 BUILD_DIR = None
+CHANNEL = "embedded"
 
 USERS = 50
 EXPORTS_PER_USER = 10
@@ -80,10 +85,19 @@ class Counters:
 
 
 class Soak(unittest.TestCase):
+    def overrides(self):
+        if CHANNEL == "embedded":
+            return CONFIG
+        mq = ScriptServer("test-rocketmq.sh", "ec-soak-broker-")
+        self.addCleanup(mq.stop)  # after the cluster's cleanup (LIFO)
+        return deep_merge(CONFIG, rocketmq_channel(mq.start(), "soak-"))
+
     def test_500_exports_50_users_with_random_kills(self):
-        c = Cluster(BUILD_DIR, seed=SEED_CUSTOMERS, overrides=CONFIG, prefix="ec-soak-",
+        c = Cluster(BUILD_DIR, seed=SEED_CUSTOMERS, overrides=self.overrides(), prefix="ec-soak-",
                     snapshot_binaries=True)
         self.addCleanup(c.cleanup)
+        if CHANNEL == "rocketmq":
+            c.rocketmq_init()
         c.start()
         c.faults(hangMs=PROVIDER_LATENCY_MS, hangCount=1000000)
         users = [(f"soak-u{n:02d}", "1" if n % 2 == 0 else "2") for n in range(USERS)]
@@ -222,7 +236,7 @@ class Soak(unittest.TestCase):
 
         total = finished - started
         retries = sum(max(0, t["attempt_count"] - 1) for t in tasks)
-        print(f"\nsoak figures: tasks {len(tasks)} (submitted {USERS * EXPORTS_PER_USER} by"
+        print(f"\nsoak figures ({CHANNEL} channel): tasks {len(tasks)} (submitted {USERS * EXPORTS_PER_USER} by"
               f" {USERS} users), kills {len(kills_done)}, succeeded {by_status['SUCCEEDED']},"
               f" failed {by_status['FAILED']}, other {len(tasks) - len(succeeded) - by_status['FAILED']},"
               f" rows exported {rows_total}, provider latency {PROVIDER_LATENCY_MS} ms per"
@@ -241,4 +255,8 @@ class Soak(unittest.TestCase):
 
 if __name__ == "__main__":
     BUILD_DIR = os.path.abspath(sys.argv.pop(1))
+    if len(sys.argv) > 2 and sys.argv[1] == "--channel":
+        CHANNEL = sys.argv[2]
+        del sys.argv[1:3]
+    assert CHANNEL in ("embedded", "rocketmq"), CHANNEL
     unittest.main(verbosity=2)
