@@ -367,7 +367,8 @@ class Soak:
             if not running.is_set():
                 return
             try:
-                if broker_kills_left and rng.random() < 0.3:
+                instance_kills = sum(1 for k in self.kills if k != "broker")
+                if broker_kills_left and (rng.random() < 0.3 or instance_kills >= self.args.kills):
                     broker_kills_left -= 1
                     self.fleet.kill_broker()
                     self.kills.append("broker")
@@ -404,16 +405,18 @@ class Soak:
         killer.start()
         for t in threads:
             t.join(timeout=900)
-        # Keep killing while the last exports run, then let everything settle.
+        # Every planned kill happens (the last ones may find the fleet idle: a restart
+        # must not lose or duplicate anything either), then everything settles.
         deadline = time.time() + 600
+        planned = self.args.kills + self.args.broker_kills
         tasks = []
         while time.time() < deadline:
+            if len(self.kills) >= planned or not killer.is_alive():
+                running.clear()
             tasks = self.all_tasks(tokens)
             active = [t for t in tasks if t["status"] in ("PENDING", "RUNNING", "RETRYING")]
-            if not active:
+            if not active and not running.is_set():
                 break
-            if len(self.kills) >= self.args.kills + self.args.broker_kills:
-                running.clear()
             time.sleep(1)
         running.clear()
         killer.join(timeout=120)
@@ -510,7 +513,7 @@ class Soak:
                                                                  duplicated]
         problems += [f"orphan {o}" for o in orphans] + [f"missing file of task {i}" for i in
                                                          missing] + bad_files
-        if len(self.kills) < self.args.kills:
+        if len(self.kills) < self.args.kills + self.args.broker_kills:
             problems.append(f"only {len(self.kills)} kills happened")
         if self.kills and retries == 0:
             problems.append("no kill hit a running export: nothing was recovered")
