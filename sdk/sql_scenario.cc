@@ -94,6 +94,7 @@ json SqlTemplateResultToJson(const SqlTemplateResult& r) {
       {"sqlTemplate", r.sql_template},
       {"columns", std::move(columns)},
       {"orderBy", r.order_by},
+      {"uniqueKey", r.unique_key},
       {"tenant", r.tenant},
       {"schema", r.schema},
       {"version", r.version},

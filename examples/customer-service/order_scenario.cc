@@ -101,6 +101,7 @@ class OrderListScenario : public export_center::sdk::SqlScenario {
                  {{"order_date", "下单日期", ColumnType::kDate, 12}},
                  {{"created_at", "创建时间", ColumnType::kDateTime, 20}}};
     r.order_by = "order_date DESC, id";
+    r.unique_key = {"id"};
     r.tenant = Str(params, "tenantId");
     r.version = version_;
     r.support_version = true;

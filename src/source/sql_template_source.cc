@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "registry/registry.h"
+#include "source/keyset_paging.h"
 #include "source/sql_template/sql_scanner.h"
 #include "source/sql_template/sql_template.h"
 
@@ -192,9 +193,27 @@ class SqlTemplateSource : public RowSource {
   StatusOr<std::string> RecordedContractVersion();
   Status ResolveColumns(const std::vector<std::string>& result_columns);
   Status PlanEnrichment();
+  Status PlanPaging(const QueryDescription& description);
+  StatusOr<std::vector<std::string>> DeclaredUniqueKey(
+      const std::vector<std::string>& labels) const;
   Status CheckCounts();
   StatusOr<int64_t> DerivedCount();
   StatusOr<Page> FetchPage();
+  // A page's rows and whether the database had more after them.
+  struct Fetched {
+    ResultSet raw;
+    bool has_more = false;
+  };
+  struct KeysetBreak {
+    bool boundary_twin = false;  // the last exported row's tuple came twice
+    std::string reason;
+  };
+  StatusOr<Fetched> FetchKeysetRows();
+  StatusOr<Fetched> FetchOffsetRows();
+  std::optional<KeysetBreak> KeysetBroken(const ResultSet& raw) const;
+  StatusOr<Fetched> LeaveKeyset(const KeysetBreak& why);
+  std::vector<std::optional<std::string>> TupleOf(
+      const std::vector<std::optional<std::string>>& row) const;
   StatusOr<task::Row> ConvertRow(const std::vector<std::optional<std::string>>& raw, int64_t n);
   Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
   Status EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows);
@@ -218,10 +237,25 @@ class SqlTemplateSource : public RowSource {
   SqlContract contract_;
   std::string sql_;  // rendered, scanned, without a trailing ';'
   std::vector<json> bindings_;
-  std::string order_by_;
+  std::string order_by_;  // validated, as the contract gave it
+  // Paging (docs/sql-template-route.md#paging): by key when the order holds
+  // a unique key, else by OFFSET.
+  std::vector<OrderTerm> order_;  // order_by_ plus the key's missing columns
+  std::vector<int> order_index_;  // result index of each term
+  std::vector<bool> nullable_;    // per term: the pre-flight count found a NULL
+  std::optional<KeysetQuery> keyset_;
+  std::vector<std::optional<std::string>> boundary_;      // last exported row's order tuple
+  std::vector<json> boundary_params_;                     // the same, to bind
+  std::vector<std::optional<std::string>> boundary_row_;  // the whole last exported row
+  // After keyset paging gave up (LeaveKeyset): OFFSET pages ordered by every
+  // column, from db_offset_, skipping once a row exported already.
+  bool order_by_every_column_ = false;
+  int64_t db_offset_ = 0;  // rows the OFFSET pages have read past
+  std::optional<std::vector<std::optional<std::string>>> skip_once_;
   std::vector<ColumnPlan> plan_;
   std::vector<task::Column> columns_;
   std::map<std::string, int> result_index_;  // lower-case result label → index
+  size_t result_width_ = 0;                  // result columns
   int callback_key_index_ = -1;
   std::vector<size_t> callback_targets_;
   std::vector<EnrichGroupPlan> groups_;
@@ -249,19 +283,58 @@ Status SqlTemplateSource::Prepare() {
   EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
   sql_ = StripTrailingSemicolon(rendered->sql);
   bindings_ = std::move(rendered->bindings);
-  // LIMIT 0 reads the result's column labels without reading rows.
-  EC_ASSIGN_OR_RETURN(ResultSet probe, datasource_->Query("SELECT * FROM (" + sql_ + ") _t LIMIT 0",
-                                                          bindings_, contract_.schema));
-  EC_RETURN_IF_ERROR(ResolveColumns(probe.columns));
-  auto order_by = sql_template::ValidateOrderBy(contract_.order_by, probe.columns);
+  // The result's labels (and a primary key among them) without reading rows.
+  auto description = datasource_->Describe(sql_, bindings_, contract_.schema);
+  if (!description.ok()) return description.status().WithContext("describing the rendered SQL");
+  EC_RETURN_IF_ERROR(ResolveColumns(description->columns));
+  auto order_by = sql_template::ValidateOrderBy(contract_.order_by, description->columns);
   if (!order_by.ok()) return order_by.status().WithContext("contract orderBy");
   order_by_ = *order_by;
-  if (order_by_.empty()) {
-    spdlog::warn("sql-template taskId={} queryId={} has no orderBy: OFFSET pages may overlap",
-                 options_.task_id, options_.query_id);
-  }
+  EC_RETURN_IF_ERROR(PlanPaging(*description));
   EC_RETURN_IF_ERROR(PlanEnrichment());
-  return CheckCounts();
+  EC_RETURN_IF_ERROR(CheckCounts());
+  if (!order_.empty()) keyset_.emplace(sql_, order_, nullable_, datasource_->ordering());
+  return Status::Ok();
+}
+
+// A declared uniqueKey wins; else a primary key the datasource found among
+// the result columns. With either, pages seek by key and the order is made
+// total with the key; without, pages count an OFFSET, and the task log says
+// why the export is slower.
+Status SqlTemplateSource::PlanPaging(const QueryDescription& description) {
+  EC_ASSIGN_OR_RETURN(std::vector<std::string> key, DeclaredUniqueKey(description.columns));
+  const char* origin = "the contract's uniqueKey";
+  if (key.empty()) {
+    key = description.primary_key;
+    origin = "the primary key in the result";
+  }
+  if (key.empty()) {
+    spdlog::warn(
+        "sql-template taskId={} queryId={}: no unique key among the result columns (declare "
+        "uniqueKey in the contract): paging by OFFSET, each page re-reads the rows before it{}",
+        options_.task_id, options_.query_id,
+        order_by_.empty() ? "; without an orderBy pages may overlap" : "");
+    return Status::Ok();
+  }
+  order_ = TotalOrder(ParseOrderBy(order_by_), key);
+  for (const auto& term : order_) order_index_.push_back(result_index_.at(Lower(term.column)));
+  spdlog::info("sql-template taskId={} queryId={}: paging by key ({}), order {}", options_.task_id,
+               options_.query_id, origin, FormatOrderBy(order_));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::string>> SqlTemplateSource::DeclaredUniqueKey(
+    const std::vector<std::string>& labels) const {
+  std::vector<std::string> key;
+  for (const auto& column : contract_.unique_key) {
+    auto it = std::find_if(labels.begin(), labels.end(),
+                           [&](const std::string& l) { return Lower(l) == Lower(column); });
+    if (it == labels.end()) {
+      return InvalidArgument("contract uniqueKey column " + column + " is not a result column");
+    }
+    key.push_back(*it);
+  }
+  return key;
 }
 
 Status SqlTemplateSource::CheckContract() {
@@ -340,6 +413,7 @@ StatusOr<std::string> SqlTemplateSource::RecordedContractVersion() {
 }
 
 Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_columns) {
+  result_width_ = result_columns.size();
   for (size_t i = 0; i < result_columns.size(); ++i) {
     result_index_.emplace(Lower(result_columns[i]), static_cast<int>(i));
   }
@@ -418,13 +492,23 @@ Status SqlTemplateSource::PlanEnrichment() {
   return Status::Ok();
 }
 
+// With keyset paging the same scan counts each order term's non-NULL values:
+// a term without NULLs gets a plain comparison an index can serve.
 StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
-  EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query("SELECT COUNT(*) FROM (" + sql_ + ") _t",
-                                                       bindings_, contract_.schema));
+  std::string counts = "COUNT(*)";
+  for (const auto& term : order_) counts += ", COUNT(" + term.column + ")";
+  EC_ASSIGN_OR_RETURN(ResultSet rs,
+                      datasource_->Query("SELECT " + counts + " FROM (" + sql_ + ") _t", bindings_,
+                                         contract_.schema));
   int64_t n = 0;
-  if (rs.rows.size() != 1 || rs.rows[0].empty() || !rs.rows[0][0] ||
+  if (rs.rows.size() != 1 || rs.rows[0].size() != order_.size() + 1 || !rs.rows[0][0] ||
       !ParseInt(*rs.rows[0][0], &n)) {
     return Internal("derived COUNT(*) returned no number");
+  }
+  nullable_.assign(order_.size(), true);
+  for (size_t i = 0; i < order_.size(); ++i) {
+    int64_t non_null = 0;
+    if (rs.rows[0][i + 1] && ParseInt(*rs.rows[0][i + 1], &non_null)) nullable_[i] = non_null != n;
   }
   return n;
 }
@@ -461,17 +545,10 @@ Status SqlTemplateSource::CheckCounts() {
 }
 
 StatusOr<Page> SqlTemplateSource::FetchPage() {
-  std::string sql = "SELECT * FROM (" + sql_ + ") _t";
-  if (!order_by_.empty()) sql += " ORDER BY " + order_by_;
-  sql += " LIMIT ? OFFSET ?";
-  std::vector<json> params = bindings_;
-  params.emplace_back(options_.batch_size);
-  params.emplace_back(offset_);
-  EC_ASSIGN_OR_RETURN(ResultSet raw, datasource_->Query(sql, params, contract_.schema));
-  if (raw.rows.size() > static_cast<size_t>(options_.batch_size)) {
-    return Internal("the datasource returned more rows than LIMIT");
-  }
+  EC_ASSIGN_OR_RETURN(Fetched fetched, keyset_ ? FetchKeysetRows() : FetchOffsetRows());
+  ResultSet& raw = fetched.raw;
   Page page;
+  page.has_more = fetched.has_more;
   page.rows.reserve(raw.rows.size());
   for (size_t i = 0; i < raw.rows.size(); ++i) {
     EC_ASSIGN_OR_RETURN(task::Row row,
@@ -480,7 +557,12 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
   }
   EC_RETURN_IF_ERROR(Enrich(raw, &page.rows));
   offset_ += static_cast<int64_t>(page.rows.size());
-  page.has_more = page.rows.size() == static_cast<size_t>(options_.batch_size);
+  if (keyset_ && !raw.rows.empty()) {
+    boundary_ = TupleOf(raw.rows.back());
+    boundary_row_ = raw.rows.back();
+    boundary_params_.clear();
+    for (int index : order_index_) boundary_params_.push_back(raw.last_row_params[index]);
+  }
   page.total_rows = total_;
   if (offset_ > options_.max_rows) {
     return LimitExceeded("export exceeds the max-rows limit of " +
@@ -491,6 +573,121 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
     done_ = true;
   }
   return page;
+}
+
+// The first page is the order's first `batch` rows. Every later page asks
+// for one row more, from the last exported row on: that row comes back
+// first and is dropped, so a full page still brings `batch` new rows. When
+// it was deleted meanwhile, the page brings batch+1 rows: none is cut off,
+// since last_row_params describe only the last one.
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::FetchKeysetRows() {
+  std::vector<json> params = bindings_;
+  const std::string* sql = &keyset_->first_page();
+  size_t limit = static_cast<size_t>(options_.batch_size);
+  if (!boundary_.empty()) {
+    KeysetQuery::Page from = keyset_->From(boundary_params_);
+    sql = from.sql;
+    params.insert(params.end(), from.params.begin(), from.params.end());
+    ++limit;
+  }
+  params.emplace_back(static_cast<int64_t>(limit));
+  EC_ASSIGN_OR_RETURN(ResultSet raw, datasource_->Query(*sql, params, contract_.schema));
+  if (raw.rows.size() > limit) return Internal("the datasource returned more rows than LIMIT");
+  if (auto broken = KeysetBroken(raw)) return LeaveKeyset(*broken);
+  const bool full = raw.rows.size() == limit;
+  if (!boundary_.empty() && !raw.rows.empty() && TupleOf(raw.rows.front()) == boundary_) {
+    raw.rows.erase(raw.rows.begin());  // the last row of the previous page
+  }
+  db_offset_ += static_cast<int64_t>(raw.rows.size());
+  return Fetched{std::move(raw), full};
+}
+
+// Why the key cannot be trusted any more, or nullopt: the row the last page
+// ended with has a twin (kBoundaryTwin: the next seek would skip it), two
+// new rows share a tuple, or a term the pre-flight count found no NULL in
+// holds one (the comparison built for it skips NULL rows).
+std::optional<SqlTemplateSource::KeysetBreak> SqlTemplateSource::KeysetBroken(
+    const ResultSet& raw) const {
+  if (!raw.rows.empty() && raw.last_row_params.size() != raw.columns.size()) {
+    return KeysetBreak{false, "the datasource did not return the last row's values to bind"};
+  }
+  std::vector<std::optional<std::string>> previous;
+  for (size_t r = 0; r < raw.rows.size(); ++r) {
+    auto tuple = TupleOf(raw.rows[r]);
+    for (size_t i = 0; i < tuple.size(); ++i) {
+      if (!tuple[i] && !nullable_[i]) {
+        return KeysetBreak{false, "order column " + order_[i].column +
+                                      " holds a NULL the pre-flight count did not find"};
+      }
+    }
+    if (r > 0 && tuple == previous) {
+      const bool twin = !boundary_.empty() && tuple == boundary_;
+      return KeysetBreak{twin, "two rows share the order tuple: the key is not unique"};
+    }
+    previous = std::move(tuple);
+  }
+  return std::nullopt;
+}
+
+// Keyset paging stops being safe: OFFSET pages take over, ordered by every
+// result column after the terms, so that ties fall the same way on every
+// page. Every tuple exported so far was unique, hence the pages so far hold
+// exactly the rows up to the boundary — except when the boundary itself
+// has a twin: then OFFSET restarts at the boundary's group and the one row
+// of it already exported is skipped when it comes again.
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::LeaveKeyset(const KeysetBreak& why) {
+  spdlog::warn(
+      "sql-template taskId={} queryId={}: {}; paging by OFFSET from row {} on (slower; no row "
+      "is lost)",
+      options_.task_id, options_.query_id, why.reason, offset_ + 1);
+  keyset_.reset();
+  order_by_every_column_ = true;
+  db_offset_ = offset_;
+  if (why.boundary_twin) {
+    db_offset_ = offset_ - 1;
+    skip_once_ = boundary_row_;
+  }
+  return FetchOffsetRows();
+}
+
+std::vector<std::optional<std::string>> SqlTemplateSource::TupleOf(
+    const std::vector<std::optional<std::string>>& row) const {
+  std::vector<std::optional<std::string>> tuple;
+  tuple.reserve(order_index_.size());
+  for (int index : order_index_) tuple.push_back(row[index]);
+  return tuple;
+}
+
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::FetchOffsetRows() {
+  std::string sql = "SELECT * FROM (" + sql_ + ") _t";
+  std::string order = order_.empty() ? order_by_ : FormatOrderBy(order_);
+  if (order_by_every_column_) {
+    // By position: a label need not be a plain identifier.
+    for (size_t c = 0; c < result_width_; ++c) {
+      bool in_order = std::find(order_index_.begin(), order_index_.end(), static_cast<int>(c)) !=
+                      order_index_.end();
+      if (!in_order) order += ", " + std::to_string(c + 1);
+    }
+  }
+  if (!order.empty()) sql += " ORDER BY " + order;
+  sql += " LIMIT ? OFFSET ?";
+  std::vector<json> params = bindings_;
+  params.emplace_back(options_.batch_size);
+  params.emplace_back(db_offset_);
+  EC_ASSIGN_OR_RETURN(ResultSet raw, datasource_->Query(sql, params, contract_.schema));
+  if (raw.rows.size() > static_cast<size_t>(options_.batch_size)) {
+    return Internal("the datasource returned more rows than LIMIT");
+  }
+  const bool full = raw.rows.size() == static_cast<size_t>(options_.batch_size);
+  db_offset_ += static_cast<int64_t>(raw.rows.size());
+  if (skip_once_) {
+    auto again = std::find(raw.rows.begin(), raw.rows.end(), *skip_once_);
+    if (again != raw.rows.end()) {
+      raw.rows.erase(again);
+      skip_once_.reset();
+    }
+  }
+  return Fetched{std::move(raw), full};
 }
 
 StatusOr<task::Row> SqlTemplateSource::ConvertRow(

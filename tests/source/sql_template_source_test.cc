@@ -88,6 +88,11 @@ class RecordingDatasource : public ReadOnlyDatasource {
     }
     return inner_->Query(sql, params, schema);
   }
+  StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<json>& params,
+                                      std::string_view schema) override {
+    return inner_->Describe(sql, params, schema);
+  }
+  OrderingTraits ordering() const override { return inner_->ordering(); }
   std::vector<std::string> queries() const {
     std::lock_guard lock(mu_);
     return queries_;

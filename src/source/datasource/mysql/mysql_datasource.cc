@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -202,6 +204,44 @@ StatusOr<std::optional<std::string>> Cell(MYSQL_STMT* stmt, ResultBuffers* b, un
   return std::optional<std::string>(std::move(full));
 }
 
+bool IsIntegerType(enum_field_types type) {
+  switch (type) {
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+    case MYSQL_TYPE_YEAR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// MySQL compares a string parameter with an integer column as doubles, which
+// rounds ids past 2^53; integers therefore go back as integers. Everything
+// else goes back as text, converted to the column's type by the server.
+std::vector<nlohmann::json> LastRowParams(const std::vector<std::optional<std::string>>& row,
+                                          const MYSQL_FIELD* fields) {
+  std::vector<nlohmann::json> params;
+  params.reserve(row.size());
+  for (size_t c = 0; c < row.size(); ++c) {
+    if (!row[c]) {
+      params.emplace_back(nullptr);
+      continue;
+    }
+    long long v = 0;
+    auto [end, ec] = std::from_chars(row[c]->data(), row[c]->data() + row[c]->size(), v);
+    bool exact = ec == std::errc() && end == row[c]->data() + row[c]->size();
+    if (IsIntegerType(fields[c].type) && exact) {
+      params.emplace_back(static_cast<int64_t>(v));
+    } else {
+      params.emplace_back(*row[c]);
+    }
+  }
+  return params;
+}
+
 StatusOr<ResultSet> Fetch(MYSQL_STMT* stmt) {
   std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt));
   if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
@@ -223,6 +263,7 @@ StatusOr<ResultSet> Fetch(MYSQL_STMT* stmt) {
     }
     out.rows.push_back(std::move(row));
   }
+  if (!out.rows.empty()) out.last_row_params = LastRowParams(out.rows.back(), fields);
   return out;
 }
 
@@ -235,16 +276,32 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_RETURN_IF_ERROR(CheckSchemaName(schema));
-    EC_ASSIGN_OR_RETURN(ConnPtr conn, Connect());
-    // Read-only: a backstop behind the scanner, enforced by the server.
-    EC_RETURN_IF_ERROR(Exec(conn.get(), "SET SESSION TRANSACTION READ ONLY"));
-    if (!schema.empty()) {
-      // CheckSchemaName allowed only [A-Za-z0-9_$]: nothing to escape.
-      EC_RETURN_IF_ERROR(Exec(conn.get(), "USE `" + std::string(schema) + "`"));
-    }
+    EC_ASSIGN_OR_RETURN(ConnPtr conn, Session(schema));
     return Run(conn.get(), sql, params);
   }
+
+  // Prepared, never executed: the result metadata names each column's
+  // origin table and column.
+  StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
+                                      std::string_view schema) override {
+    EC_ASSIGN_OR_RETURN(ConnPtr conn, Session(schema));
+    StmtPtr stmt(mysql_stmt_init(conn.get()));
+    if (!stmt) return ConnError(conn.get(), "statement");
+    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
+      return StmtError(stmt.get(), "prepare");
+    }
+    std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt.get()));
+    if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
+    const unsigned n = mysql_num_fields(meta.get());
+    const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
+    QueryDescription out;
+    for (unsigned c = 0; c < n; ++c) out.columns.emplace_back(fields[c].name);
+    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn.get(), fields, n));
+    return out;
+  }
+
+  // MariaDB evaluates (a, b) > (?, ?) without an index range.
+  OrderingTraits ordering() const override { return {/*nulls_first=*/true, false}; }
 
  private:
   StatusOr<ConnPtr> Connect() const {
@@ -263,6 +320,60 @@ class MysqlDatasource : public ReadOnlyDatasource {
       return Unavailable("mysql datasource connect: " + std::string(mysql_error(conn.get())));
     }
     return conn;
+  }
+
+  // A new read-only connection, switched to `schema` when given.
+  StatusOr<ConnPtr> Session(std::string_view schema) const {
+    EC_RETURN_IF_ERROR(CheckSchemaName(schema));
+    EC_ASSIGN_OR_RETURN(ConnPtr conn, Connect());
+    // Read-only: a backstop behind the scanner, enforced by the server.
+    EC_RETURN_IF_ERROR(Exec(conn.get(), "SET SESSION TRANSACTION READ ONLY"));
+    if (!schema.empty()) {
+      // CheckSchemaName allowed only [A-Za-z0-9_$]: nothing to escape.
+      EC_RETURN_IF_ERROR(Exec(conn.get(), "USE `" + std::string(schema) + "`"));
+    }
+    return conn;
+  }
+
+  // The first table (in result order) whose whole primary key the statement
+  // selects as plain columns, as result labels in key order.
+  static StatusOr<std::vector<std::string>> SelectedPrimaryKey(MYSQL* conn,
+                                                               const MYSQL_FIELD* fields,
+                                                               unsigned n) {
+    using Origin = std::pair<std::string, std::string>;  // database, table
+    std::vector<Origin> tables;
+    std::map<Origin, std::map<std::string, std::string>> labels;  // lower-case column → label
+    for (unsigned c = 0; c < n; ++c) {
+      if (!(fields[c].flags & PRI_KEY_FLAG) || fields[c].org_table_length == 0 ||
+          fields[c].org_name_length == 0) {
+        continue;
+      }
+      Origin origin{fields[c].db, fields[c].org_table};
+      if (!labels.count(origin)) tables.push_back(origin);
+      labels[origin].emplace(Lower(fields[c].org_name), fields[c].name);
+    }
+    for (const auto& origin : tables) {
+      EC_ASSIGN_OR_RETURN(
+          ResultSet key,
+          Run(conn,
+              "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = ?"
+              " AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION",
+              {origin.first, origin.second}));
+      std::vector<std::string> selected;
+      for (const auto& row : key.rows) {
+        auto it =
+            row.empty() || !row[0] ? labels[origin].end() : labels[origin].find(Lower(*row[0]));
+        if (it == labels[origin].end()) break;
+        selected.push_back(it->second);
+      }
+      if (!key.rows.empty() && selected.size() == key.rows.size()) return selected;
+    }
+    return std::vector<std::string>();
+  }
+
+  static std::string Lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
   }
 
   static Status Exec(MYSQL* conn, const std::string& sql) {

@@ -2,7 +2,9 @@
 
 #include <libpq-fe.h>
 
+#include <map>
 #include <memory>
+#include <sstream>
 
 #include "pq/pq.h"
 
@@ -44,17 +46,33 @@ class PostgresDatasource : public ReadOnlyDatasource {
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_RETURN_IF_ERROR(CheckSchemaName(schema));
-    EC_ASSIGN_OR_RETURN(auto conn, Connect());
-    // Read-only: a backstop behind the scanner, enforced by the server.
-    // UTC makes timestamptz text carry "+00", parsed exactly by the source.
-    EC_RETURN_IF_ERROR(
-        Exec(conn.get(), "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"));
-    if (!schema.empty()) {
-      EC_RETURN_IF_ERROR(Exec(conn.get(), "SET search_path TO \"" + std::string(schema) + "\""));
-    }
+    EC_ASSIGN_OR_RETURN(auto conn, Session(schema));
     return Run(conn.get(), sql, params);
   }
+
+  // Prepared and described, never executed.
+  StatusOr<QueryDescription> Describe(std::string_view sql,
+                                      const std::vector<nlohmann::json>& params,
+                                      std::string_view schema) override {
+    EC_ASSIGN_OR_RETURN(auto conn, Session(schema));
+    Bound bound;
+    EC_RETURN_IF_ERROR(BindValues(params, &bound));
+    std::string text = pq::ToPostgresPlaceholders(sql);
+    ResultPtr prepared(PQprepare(conn.get(), "", text.c_str(), static_cast<int>(params.size()),
+                                 bound.types.data()));
+    EC_RETURN_IF_ERROR(Check(conn.get(), prepared.get(), PGRES_COMMAND_OK, "prepare"));
+    ResultPtr described(PQdescribePrepared(conn.get(), ""));
+    EC_RETURN_IF_ERROR(Check(conn.get(), described.get(), PGRES_COMMAND_OK, "describe"));
+    QueryDescription out;
+    for (int c = 0; c < PQnfields(described.get()); ++c) {
+      out.columns.emplace_back(PQfname(described.get(), c));
+    }
+    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn.get(), described.get()));
+    return out;
+  }
+
+  // PostgreSQL sorts NULL after every value in ascending order.
+  OrderingTraits ordering() const override { return {/*nulls_first=*/false, true}; }
 
  private:
   StatusOr<ConnPtr> Connect() const {
@@ -69,38 +87,105 @@ class PostgresDatasource : public ReadOnlyDatasource {
     return conn;
   }
 
-  static StatusOr<ResultSet> Run(PGconn* conn, std::string_view sql,
-                                 const std::vector<nlohmann::json>& params) {
-    std::vector<std::string> texts(params.size());
-    std::vector<const char*> values(params.size(), nullptr);
-    std::vector<Oid> types(params.size(), 0);  // 0: let the server infer (dates, numerics)
+  // A new read-only connection in UTC, switched to `schema` when given.
+  StatusOr<ConnPtr> Session(std::string_view schema) const {
+    EC_RETURN_IF_ERROR(CheckSchemaName(schema));
+    EC_ASSIGN_OR_RETURN(auto conn, Connect());
+    // Read-only: a backstop behind the scanner, enforced by the server.
+    // UTC makes timestamptz text carry "+00", parsed exactly by the source.
+    EC_RETURN_IF_ERROR(
+        Exec(conn.get(), "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"));
+    if (!schema.empty()) {
+      EC_RETURN_IF_ERROR(Exec(conn.get(), "SET search_path TO \"" + std::string(schema) + "\""));
+    }
+    return conn;
+  }
+
+  // Parameter texts and the pointers libpq reads; filled in place, since
+  // moving short strings would move the text the pointers point into.
+  struct Bound {
+    std::vector<std::string> texts;
+    std::vector<const char*> values;
+    std::vector<Oid> types;  // 0: let the server infer (dates, numerics)
+  };
+
+  static Status BindValues(const std::vector<nlohmann::json>& params, Bound* out) {
+    Bound& b = *out;
+    b.texts.resize(params.size());
+    b.values.assign(params.size(), nullptr);
+    b.types.assign(params.size(), 0);
     for (size_t i = 0; i < params.size(); ++i) {
       const auto& v = params[i];
       if (v.is_null()) continue;
       if (v.is_boolean()) {
-        texts[i] = v.get<bool>() ? "t" : "f";
-        types[i] = pq::kBoolOid;
+        b.texts[i] = v.get<bool>() ? "t" : "f";
+        b.types[i] = pq::kBoolOid;
       } else if (v.is_number_integer()) {
-        texts[i] = v.dump();
-        types[i] = pq::kInt8Oid;
+        b.texts[i] = v.dump();
+        b.types[i] = pq::kInt8Oid;
       } else if (v.is_number()) {
-        texts[i] = v.dump();
-        types[i] = pq::kFloat8Oid;
+        b.texts[i] = v.dump();
+        b.types[i] = pq::kFloat8Oid;
       } else if (v.is_string()) {
-        texts[i] = v.get<std::string>();
+        b.texts[i] = v.get<std::string>();
       } else {
         return InvalidArgument("parameter " + std::to_string(i + 1) + " is not a scalar");
       }
-      values[i] = texts[i].c_str();
+      b.values[i] = b.texts[i].c_str();
     }
+    return Status::Ok();
+  }
+
+  static Status Check(PGconn* conn, PGresult* res, ExecStatusType want, std::string_view what) {
+    if (!res) return PgError("", PQerrorMessage(conn), what);
+    if (PQresultStatus(res) != want) {
+      return PgError(PQresultErrorField(res, PG_DIAG_SQLSTATE), PQresultErrorMessage(res), what);
+    }
+    return Status::Ok();
+  }
+
+  // The first table (in result order) whose whole primary key the statement
+  // selects as plain columns (PQftable/PQftablecol name the origin), as
+  // result labels in key order.
+  static StatusOr<std::vector<std::string>> SelectedPrimaryKey(PGconn* conn, PGresult* described) {
+    std::vector<Oid> tables;
+    std::map<Oid, std::map<int, std::string>> labels;  // table → attnum → label
+    for (int c = 0; c < PQnfields(described); ++c) {
+      Oid table = PQftable(described, c);
+      if (table == InvalidOid || PQftablecol(described, c) <= 0) continue;
+      if (!labels.count(table)) tables.push_back(table);
+      labels[table].emplace(PQftablecol(described, c), PQfname(described, c));
+    }
+    for (Oid table : tables) {
+      std::string oid = std::to_string(table);
+      const char* values[] = {oid.c_str()};
+      ResultPtr res(PQexecParams(conn,
+                                 "SELECT array_to_string(indkey, ' ') FROM pg_index"
+                                 " WHERE indrelid = $1::oid AND indisprimary",
+                                 1, nullptr, values, nullptr, nullptr, 0));
+      EC_RETURN_IF_ERROR(Check(conn, res.get(), PGRES_TUPLES_OK, "primary key"));
+      if (PQntuples(res.get()) != 1) continue;
+      std::istringstream attnums(PQgetvalue(res.get(), 0, 0));
+      std::vector<std::string> selected;
+      bool complete = true;
+      for (int attnum; attnums >> attnum;) {
+        auto it = labels[table].find(attnum);
+        if (it == labels[table].end()) complete = false;
+        if (complete) selected.push_back(it->second);
+      }
+      if (complete && !selected.empty()) return selected;
+    }
+    return std::vector<std::string>();
+  }
+
+  static StatusOr<ResultSet> Run(PGconn* conn, std::string_view sql,
+                                 const std::vector<nlohmann::json>& params) {
+    Bound bound;
+    EC_RETURN_IF_ERROR(BindValues(params, &bound));
     std::string text = pq::ToPostgresPlaceholders(sql);
-    ResultPtr res(PQexecParams(conn, text.c_str(), static_cast<int>(params.size()), types.data(),
-                               values.data(), nullptr, nullptr, 0));
-    if (!res) return PgError("", PQerrorMessage(conn), "query");
-    if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
-      return PgError(PQresultErrorField(res.get(), PG_DIAG_SQLSTATE),
-                     PQresultErrorMessage(res.get()), "query");
-    }
+    ResultPtr res(PQexecParams(conn, text.c_str(), static_cast<int>(params.size()),
+                               bound.types.data(), bound.values.data(), nullptr, nullptr, 0));
+    EC_RETURN_IF_ERROR(Check(conn, res.get(), PGRES_TUPLES_OK, "query"));
     ResultSet out;
     int cols = PQnfields(res.get());
     for (int c = 0; c < cols; ++c) out.columns.emplace_back(PQfname(res.get(), c));
@@ -114,6 +199,14 @@ class PostgresDatasource : public ReadOnlyDatasource {
         }
       }
       out.rows.push_back(std::move(row));
+    }
+    // Text of every type reads back exactly (floats print their shortest
+    // exact form since PostgreSQL 12); the server infers each parameter's
+    // type from the column it is compared with.
+    if (!out.rows.empty()) {
+      for (const auto& cell : out.rows.back()) {
+        out.last_row_params.push_back(cell ? nlohmann::json(*cell) : nlohmann::json());
+      }
     }
     return out;
   }

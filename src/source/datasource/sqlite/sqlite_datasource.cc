@@ -2,7 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <map>
 #include <memory>
+#include <utility>
 
 namespace export_center::source {
 namespace {
@@ -53,6 +55,57 @@ Status Bind(sqlite3* db, sqlite3_stmt* stmt, const std::vector<nlohmann::json>& 
   return Status::Ok();
 }
 
+std::string Text(sqlite3_stmt* stmt, int col) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
+  return text ? std::string(text, sqlite3_column_bytes(stmt, col)) : std::string();
+}
+
+// The declared primary key of `table` in `database`, in key order; empty
+// for a table keyed by its hidden rowid only.
+StatusOr<std::vector<std::string>> PrimaryKeyOf(sqlite3* db, const std::string& database,
+                                                const std::string& table) {
+  sqlite3_stmt* raw = nullptr;
+  const char* sql = "SELECT name FROM pragma_table_info(?1, ?2) WHERE pk > 0 ORDER BY pk";
+  int rc = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+  std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, "primary key");
+  sqlite3_bind_text(stmt.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt.get(), 2, database.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<std::string> key;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) key.push_back(Text(stmt.get(), 0));
+  if (rc != SQLITE_DONE) return SqliteError(db, rc, "primary key");
+  return key;
+}
+
+// The first table (in result order) whose whole primary key the statement
+// selects as plain columns, as result labels in key order. Needs SQLite's
+// column metadata (SQLITE_ENABLE_COLUMN_METADATA, on in Debian's build).
+StatusOr<std::vector<std::string>> SelectedPrimaryKey(sqlite3* db, sqlite3_stmt* stmt) {
+  using Origin = std::pair<std::string, std::string>;  // database, table
+  std::vector<Origin> tables;
+  std::map<Origin, std::map<std::string, std::string>> labels;  // origin column → label
+  for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+    const char* database = sqlite3_column_database_name(stmt, i);
+    const char* table = sqlite3_column_table_name(stmt, i);
+    const char* column = sqlite3_column_origin_name(stmt, i);
+    if (!database || !table || !column) continue;  // an expression
+    Origin origin{database, table};
+    if (!labels.count(origin)) tables.push_back(origin);
+    labels[origin].emplace(column, sqlite3_column_name(stmt, i));
+  }
+  for (const auto& origin : tables) {
+    EC_ASSIGN_OR_RETURN(auto key, PrimaryKeyOf(db, origin.first, origin.second));
+    std::vector<std::string> selected;
+    for (const auto& column : key) {
+      auto it = labels[origin].find(column);
+      if (it == labels[origin].end()) break;
+      selected.push_back(it->second);
+    }
+    if (!key.empty() && selected.size() == key.size()) return selected;
+  }
+  return std::vector<std::string>();
+}
+
 class SqliteDatasource : public ReadOnlyDatasource {
  public:
   SqliteDatasource(std::string path, int busy_timeout_ms)
@@ -62,42 +115,96 @@ class SqliteDatasource : public ReadOnlyDatasource {
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
+    EC_ASSIGN_OR_RETURN(Connection conn, Open(sql, schema));
+    EC_RETURN_IF_ERROR(Bind(conn.db.get(), conn.stmt.get(), params));
+    return Fetch(conn.db.get(), conn.stmt.get());
+  }
+
+  // Prepared, never stepped: the column metadata is known after prepare.
+  StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
+                                      std::string_view schema) override {
+    EC_ASSIGN_OR_RETURN(Connection conn, Open(sql, schema));
+    QueryDescription out;
+    for (int i = 0; i < sqlite3_column_count(conn.stmt.get()); ++i) {
+      out.columns.emplace_back(sqlite3_column_name(conn.stmt.get(), i));
+    }
+    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn.db.get(), conn.stmt.get()));
+    return out;
+  }
+
+ private:
+  struct Connection {
+    std::unique_ptr<sqlite3, DbCloser> db;
+    std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt;
+  };
+
+  // A new read-only connection with `sql` prepared on it.
+  StatusOr<Connection> Open(std::string_view sql, std::string_view schema) const {
     if (!schema.empty() && schema != "main") {
       return InvalidArgument("a sqlite datasource has no schema " + std::string(schema));
     }
     sqlite3* raw = nullptr;
     int rc =
         sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-    std::unique_ptr<sqlite3, DbCloser> db(raw);
+    Connection conn;
+    conn.db.reset(raw);
     if (rc != SQLITE_OK) return Unavailable("cannot open sqlite datasource " + path_);
-    sqlite3_busy_timeout(db.get(), busy_timeout_ms_);
+    sqlite3_busy_timeout(conn.db.get(), busy_timeout_ms_);
     sqlite3_stmt* raw_stmt = nullptr;
-    const char* tail = nullptr;
-    rc = sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw_stmt, &tail);
-    std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw_stmt);
-    if (rc != SQLITE_OK) return SqliteError(db.get(), rc, "prepare");
-    if (stmt == nullptr) return InvalidArgument("empty statement");
-    EC_RETURN_IF_ERROR(Bind(db.get(), stmt.get(), params));
-    return Fetch(db.get(), stmt.get());
+    rc = sqlite3_prepare_v2(conn.db.get(), sql.data(), static_cast<int>(sql.size()), &raw_stmt,
+                            nullptr);
+    conn.stmt.reset(raw_stmt);
+    if (rc != SQLITE_OK) return SqliteError(conn.db.get(), rc, "prepare");
+    if (conn.stmt == nullptr) return InvalidArgument("empty statement");
+    return conn;
   }
 
- private:
   static StatusOr<ResultSet> Fetch(sqlite3* db, sqlite3_stmt* stmt) {
     ResultSet out;
     int n = sqlite3_column_count(stmt);
     for (int i = 0; i < n; ++i) out.columns.emplace_back(sqlite3_column_name(stmt, i));
+    // The storage class of the latest row's cells, and its REAL values
+    // exactly (their text has 15 digits): what last_row_params needs once
+    // the statement has moved past the row.
+    std::vector<int> types(n);
+    std::vector<double> reals(n);
     while (true) {
       int rc = sqlite3_step(stmt);
-      if (rc == SQLITE_DONE) return out;
+      if (rc == SQLITE_DONE) break;
       if (rc != SQLITE_ROW) return SqliteError(db, rc, "step");
       std::vector<std::optional<std::string>> row(n);
       for (int i = 0; i < n; ++i) {
-        if (sqlite3_column_type(stmt, i) == SQLITE_NULL) continue;
+        types[i] = sqlite3_column_type(stmt, i);
+        if (types[i] == SQLITE_NULL) continue;
+        if (types[i] == SQLITE_FLOAT) reals[i] = sqlite3_column_double(stmt, i);
         const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
         row[i] = std::string(text, sqlite3_column_bytes(stmt, i));
       }
       out.rows.push_back(std::move(row));
     }
+    if (!out.rows.empty()) out.last_row_params = LastRowParams(out.rows.back(), types, reals);
+    return out;
+  }
+
+  // SQLite compares an INTEGER with a TEXT parameter as unequal whatever
+  // the digits, so each value goes back in its own storage class.
+  static std::vector<nlohmann::json> LastRowParams(
+      const std::vector<std::optional<std::string>>& row, const std::vector<int>& types,
+      const std::vector<double>& reals) {
+    std::vector<nlohmann::json> params;
+    params.reserve(row.size());
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (types[i] == SQLITE_NULL) {
+        params.emplace_back(nullptr);
+      } else if (types[i] == SQLITE_INTEGER) {
+        params.emplace_back(std::stoll(*row[i]));
+      } else if (types[i] == SQLITE_FLOAT) {
+        params.emplace_back(reals[i]);
+      } else {
+        params.emplace_back(*row[i]);
+      }
+    }
+    return params;
   }
 
   std::string path_;
