@@ -9,6 +9,7 @@
 #include "common/utf8.h"
 #include "dispatch/backoff.h"
 #include "dispatch/lease_watchdog.h"
+#include "source/prefetching_row_source.h"
 
 namespace export_center::dispatch {
 namespace {
@@ -88,8 +89,10 @@ class AttemptRunner {
     if (def == nullptr) {
       return {InvalidArgument("export type " + task_.export_type + " is no longer registered"), {}};
     }
-    auto source = deps_.make_source(task_, *def, *snapshot);
-    if (!source.ok()) return {source.status(), {}};
+    auto made = deps_.make_source(task_, *def, *snapshot);
+    if (!made.ok()) return {made.status(), {}};
+    // The next page is fetched while this one is written.
+    std::unique_ptr<source::RowSource> source = source::WithPrefetch(std::move(made).value());
 
     const render::WriterOptions options = WriterOptionsFor(*def);
     const render::OutputKind kind = render::OutputKindFor(task_.format, options);
@@ -100,9 +103,9 @@ class AttemptRunner {
     CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
 
     std::unique_ptr<render::Writer> writer;
-    auto rows = Pump(**source, &sink, options, def->max_rows, &writer);
+    auto rows = Pump(*source, &sink, options, def->max_rows, &writer);
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
-      return {rows.status(), {}, (*source)->terminal_state(), (*source)->failure_code()};
+      return {rows.status(), {}, source->terminal_state(), source->failure_code()};
     }
     auto summary = writer->Finish();
     if (!summary.ok()) return {summary.status(), {}};

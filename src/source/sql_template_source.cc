@@ -9,6 +9,8 @@
 #include <chrono>
 #include <map>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "registry/registry.h"
@@ -152,6 +154,29 @@ struct ColumnPlan {
   int result_index = -1;  // -1 for enriched columns
 };
 
+// Enriched values of the keys recent pages asked about, so a key repeated
+// across pages is looked up once per attempt. Bounded: emptied when the next
+// page might not fit, so memory stays flat in the row count.
+constexpr size_t kEnrichCacheKeys = 20000;
+
+class EnrichCache {
+ public:
+  // Call before a page's lookups: afterwards, Put never evicts.
+  void MakeRoomFor(size_t keys) {
+    if (values_.size() + keys > kEnrichCacheKeys) values_.clear();
+  }
+  const std::vector<task::CellValue>* Find(const std::string& key) const {
+    auto it = values_.find(key);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  void Put(const std::string& key, std::vector<task::CellValue> values) {
+    values_[key] = std::move(values);
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<task::CellValue>> values_;
+};
+
 struct EnrichGroupPlan {
   EnrichSqlDef def;
   int key_index = -1;           // main result column of the key
@@ -217,9 +242,13 @@ class SqlTemplateSource : public RowSource {
   StatusOr<task::Row> ConvertRow(const std::vector<std::optional<std::string>>& raw, int64_t n);
   Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
   Status EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows);
+  StatusOr<std::vector<task::CellValue>> CallbackValues(const json& extra);
   Status EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows);
-  Status EnrichGroup(const EnrichGroupPlan& group, const ResultSet& raw,
-                     std::vector<task::Row>* rows);
+  Status EnrichGroup(size_t group, const ResultSet& raw, std::vector<task::Row>* rows);
+  Status QueryEnrichGroup(const EnrichGroupPlan& g, json keys,
+                          const std::vector<std::string>& asked, EnrichCache* cache);
+  void FillEnriched(const ResultSet& raw, int key_index, const std::vector<size_t>& targets,
+                    const EnrichCache& cache, std::vector<task::Row>* rows) const;
   Status EnrichFailed(const std::vector<size_t>& targets, const Status& cause);
   Status CheckFinalCount();
   Status Terminal(task::TaskState state, Status status) {
@@ -259,6 +288,8 @@ class SqlTemplateSource : public RowSource {
   int callback_key_index_ = -1;
   std::vector<size_t> callback_targets_;
   std::vector<EnrichGroupPlan> groups_;
+  EnrichCache callback_cache_;
+  std::vector<EnrichCache> group_caches_;  // one per group
   int64_t total_ = 0;
   int64_t offset_ = 0;
   bool prepared_ = false;
@@ -462,6 +493,7 @@ Status SqlTemplateSource::PlanEnrichment() {
         covered.insert(*it);
       }
       groups_.push_back(std::move(g));
+      group_caches_.emplace_back();
     }
     for (size_t i : marked) {
       if (!covered.count(i)) {
@@ -753,98 +785,143 @@ Status SqlTemplateSource::EnrichByCallback(const ResultSet& raw, std::vector<tas
   for (const auto& p : plan_) {
     if (p.result_index == callback_key_index_) key_column = &p.contract.column;
   }
+  callback_cache_.MakeRoomFor(raw.rows.size());
   EnrichRequest request;
   request.parameters = params_;
   for (const auto& p : plan_) {
     if (p.contract.key_column) request.key_column = p.contract.column.key;
   }
   for (size_t i : callback_targets_) request.columns.push_back(plan_[i].contract.column.key);
-  std::map<std::string, size_t> index_of;  // key text → position in keys
+  // One call per page, for the keys no earlier page asked about.
+  std::vector<std::string> asked;
+  std::unordered_set<std::string> seen;
   for (const auto& r : raw.rows) {
     const auto& key = r[callback_key_index_];
-    if (!key || index_of.count(*key)) continue;
-    index_of.emplace(*key, request.keys.size());
+    if (!key || callback_cache_.Find(*key) || !seen.insert(*key).second) continue;
+    asked.push_back(*key);
     request.keys.push_back(KeyJson(*key_column, key));
   }
-  if (request.keys.empty()) return Status::Ok();
-  auto results = client_->Enrich(request);
-  if (!results.ok()) return EnrichFailed(callback_targets_, results.status());
-  for (size_t r = 0; r < rows->size(); ++r) {
-    const auto& key = raw.rows[r][callback_key_index_];
-    if (!key) continue;
-    const json& extra = (*results)[index_of[*key]];
-    if (!extra.is_object()) continue;
-    for (size_t i : callback_targets_) {
-      auto it = extra.find(plan_[i].contract.column.key);
-      if (it == extra.end()) continue;
-      auto v = task::ParseWireValue(plan_[i].contract.column, *it);
-      if (!v.ok()) {
-        EC_RETURN_IF_ERROR(EnrichFailed({i}, v.status()));
-        continue;
+  if (!request.keys.empty()) {
+    auto results = client_->Enrich(request);
+    if (!results.ok()) {
+      // The keys asked for stay blank; keys known from earlier pages still fill.
+      EC_RETURN_IF_ERROR(EnrichFailed(callback_targets_, results.status()));
+    } else {
+      for (size_t k = 0; k < asked.size(); ++k) {
+        EC_ASSIGN_OR_RETURN(std::vector<task::CellValue> values, CallbackValues((*results)[k]));
+        callback_cache_.Put(asked[k], std::move(values));
       }
-      (*rows)[r][i] = std::move(v).value();
     }
   }
+  FillEnriched(raw, callback_key_index_, callback_targets_, callback_cache_, rows);
   return Status::Ok();
+}
+
+// One callback answer as the values of the enriched columns; a value that
+// does not parse is blank (or fails the task, for a critical column).
+StatusOr<std::vector<task::CellValue>> SqlTemplateSource::CallbackValues(const json& extra) {
+  std::vector<task::CellValue> values(callback_targets_.size());
+  if (!extra.is_object()) return values;
+  for (size_t t = 0; t < callback_targets_.size(); ++t) {
+    const task::Column& column = plan_[callback_targets_[t]].contract.column;
+    auto it = extra.find(column.key);
+    if (it == extra.end()) continue;
+    auto v = task::ParseWireValue(column, *it);
+    if (!v.ok()) {
+      EC_RETURN_IF_ERROR(EnrichFailed({callback_targets_[t]}, v.status()));
+      continue;
+    }
+    values[t] = std::move(v).value();
+  }
+  return values;
+}
+
+void SqlTemplateSource::FillEnriched(const ResultSet& raw, int key_index,
+                                     const std::vector<size_t>& targets, const EnrichCache& cache,
+                                     std::vector<task::Row>* rows) const {
+  for (size_t r = 0; r < rows->size(); ++r) {
+    const auto& key = raw.rows[r][key_index];
+    const std::vector<task::CellValue>* values = key ? cache.Find(*key) : nullptr;
+    if (values == nullptr) continue;
+    for (size_t t = 0; t < targets.size(); ++t) (*rows)[r][targets[t]] = (*values)[t];
+  }
 }
 
 Status SqlTemplateSource::EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows) {
-  for (const auto& g : groups_) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
     Status s = EnrichGroup(g, raw, rows);
-    if (!s.ok()) EC_RETURN_IF_ERROR(EnrichFailed(g.targets, s));
+    if (!s.ok()) EC_RETURN_IF_ERROR(EnrichFailed(groups_[g].targets, s));
   }
   return Status::Ok();
 }
 
-Status SqlTemplateSource::EnrichGroup(const EnrichGroupPlan& g, const ResultSet& raw,
+// One enrich SQL per page and group, for the keys no earlier page asked about.
+// A key the SQL does not return is remembered as blank, like a LEFT JOIN.
+Status SqlTemplateSource::EnrichGroup(size_t group, const ResultSet& raw,
                                       std::vector<task::Row>* rows) {
-  json params = params_;
-  json keys = json::array();
-  std::set<std::string> seen;
+  const EnrichGroupPlan& g = groups_[group];
+  EnrichCache& cache = group_caches_[group];
+  cache.MakeRoomFor(raw.rows.size());
   const task::Column* key_column = nullptr;
   for (const auto& p : plan_) {
     if (p.result_index == g.key_index) key_column = &p.contract.column;
   }
   task::Column text_column;
   text_column.key = g.def.key_column;
+  json keys = json::array();
+  std::vector<std::string> asked;
+  std::unordered_set<std::string> seen;
   for (const auto& r : raw.rows) {
     const auto& key = r[g.key_index];
-    if (key && seen.insert(*key).second)
-      keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
+    if (!key || cache.Find(*key) || !seen.insert(*key).second) continue;
+    asked.push_back(*key);
+    keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
   }
-  if (keys.empty()) return Status::Ok();
-  params["keys"] = keys;
+  if (!asked.empty()) EC_RETURN_IF_ERROR(QueryEnrichGroup(g, std::move(keys), asked, &cache));
+  FillEnriched(raw, g.key_index, g.targets, cache, rows);
+  return Status::Ok();
+}
+
+Status SqlTemplateSource::QueryEnrichGroup(const EnrichGroupPlan& g, json keys,
+                                           const std::vector<std::string>& asked,
+                                           EnrichCache* cache) {
+  json params = params_;
+  params["keys"] = std::move(keys);
   auto rendered = sql_template::RenderTemplate(g.def.sql, params, EnrichRenderOptions());
   if (!rendered.ok()) return rendered.status().WithContext("enrich group " + g.def.group);
   EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
   EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query(StripTrailingSemicolon(rendered->sql),
                                                        rendered->bindings, contract_.schema));
   std::map<std::string, int> label;
-  for (size_t i = 0; i < rs.columns.size(); ++i)
+  for (size_t i = 0; i < rs.columns.size(); ++i) {
     label.emplace(Lower(rs.columns[i]), static_cast<int>(i));
+  }
   auto key_it = label.find(Lower(g.def.key_column));
   if (key_it == label.end()) {
     return InvalidArgument("enrich group " + g.def.group + " does not return " + g.def.key_column);
   }
-  std::map<std::string, const std::vector<std::optional<std::string>>*> by_key;
+  std::vector<int> target_columns;
+  for (size_t i : g.targets) {
+    auto col = label.find(Lower(plan_[i].contract.column.key));
+    if (col == label.end()) {
+      return InvalidArgument("enrich group " + g.def.group + " does not return " +
+                             plan_[i].contract.column.key);
+    }
+    target_columns.push_back(col->second);
+  }
+  std::unordered_map<std::string, const std::vector<std::optional<std::string>>*> by_key;
   for (const auto& r : rs.rows) {
     if (r[key_it->second]) by_key.emplace(*r[key_it->second], &r);
   }
-  for (size_t row = 0; row < rows->size(); ++row) {
-    const auto& key = raw.rows[row][g.key_index];
-    auto hit = key ? by_key.find(*key) : by_key.end();
-    if (hit == by_key.end()) continue;  // no match: a blank cell, like a LEFT JOIN
-    for (size_t i : g.targets) {
-      auto col = label.find(Lower(plan_[i].contract.column.key));
-      if (col == label.end()) {
-        return InvalidArgument("enrich group " + g.def.group + " does not return " +
-                               plan_[i].contract.column.key);
-      }
-      auto v = ParseDatabaseValue(plan_[i].contract.column, (*hit->second)[col->second],
-                                  options_.timezone);
-      if (!v.ok()) return v.status();
-      (*rows)[row][i] = std::move(v).value();
+  for (const auto& key : asked) {
+    std::vector<task::CellValue> values(g.targets.size());
+    auto hit = by_key.find(key);
+    for (size_t t = 0; hit != by_key.end() && t < g.targets.size(); ++t) {
+      EC_ASSIGN_OR_RETURN(values[t],
+                          ParseDatabaseValue(plan_[g.targets[t]].contract.column,
+                                             (*hit->second)[target_columns[t]], options_.timezone));
     }
+    cache->Put(key, std::move(values));
   }
   return Status::Ok();
 }

@@ -454,17 +454,27 @@ void AddEnrichedColumn(sdk::SqlTemplateResult* r, bool critical, bool key_on_cod
 
 TEST_F(SqlTemplateSourceTest, CallbackEnrichmentAlignsByIndex) {
   scenario_->tweak = [](sdk::SqlTemplateResult* r) { AddEnrichedColumn(r, false, true); };
-  scenario_->enrich = [](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
+  std::mutex mu;
+  std::vector<std::string> asked;
+  scenario_->enrich = [&](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
     std::vector<json> out;
-    for (const auto& k : req.keys)
+    std::lock_guard lock(mu);
+    for (const auto& k : req.keys) {
+      asked.push_back(k.get<std::string>());
       out.push_back({{"customer_name", "name of " + k.get<std::string>()}});
+    }
     return out;
   };
   auto source = Make(Options());
   auto rows = Drain(*source);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   for (const auto& r : *rows) EXPECT_EQ(CellText(r[8]), "name of " + CellText(r[2]));
-  EXPECT_EQ(scenario_->enrich_calls.load(), (kOrders / 2 + 99) / 100);  // one call per page
+  // The seven pages repeat the 25 customer codes of tenant t1: one call
+  // with each key once, the later pages answered from the attempt's cache.
+  EXPECT_EQ(scenario_->enrich_calls.load(), 1);
+  std::set<std::string> distinct(asked.begin(), asked.end());
+  EXPECT_EQ(asked.size(), 25u);
+  EXPECT_EQ(distinct.size(), asked.size());
 }
 
 TEST_F(SqlTemplateSourceTest, CallbackLengthMismatchBlanksNonCriticalAndFailsCritical) {
@@ -512,6 +522,12 @@ TEST_F(SqlTemplateSourceTest, SqlEnrichmentJoinsByKey) {
   }
   EXPECT_GT(named, 0);
   EXPECT_EQ(scenario_->enrich_calls.load(), 0);
+  // Every page repeats the first page's keys: the enrich SQL ran once.
+  auto queries = recorder_->queries();
+  EXPECT_EQ(std::count_if(
+                queries.begin(), queries.end(),
+                [](const std::string& q) { return q.find("customer_names") != std::string::npos; }),
+            1);
 }
 
 TEST_F(SqlTemplateSourceTest, SqlEnrichmentFailuresPerCriticality) {
