@@ -19,6 +19,14 @@ namespace {
 // (docs/task-lifecycle.md#execution-deadline).
 constexpr size_t kRowsBetweenAbortChecks = 1000;
 
+// The two statements between pages — the lease renewal before one, the
+// progress write (which also reads the cancel flag) after one — run at most
+// this often. A fast route turns a hundred 1 000-row pages a second, and two
+// writes per page would cost more than the pages; the watchdog renews the
+// lease in the background regardless, and the abort signal is still checked
+// before every page (docs/task-lifecycle.md#running-an-attempt).
+constexpr auto kPageCheckpointInterval = std::chrono::milliseconds(500);
+
 struct AttemptResult {
   Status status;
   store::FileResult file;
@@ -67,10 +75,17 @@ class AttemptRunner {
     return Status::Ok();
   }
 
-  // Before each page: abort flags, then a lease renewal, whose statement also
+  // Before each page: abort flags, then — before the first page and at most
+  // every kPageCheckpointInterval — a lease renewal, whose statement also
   // checks the deadline with the database clock.
   Status CheckpointBeforePage() {
     EC_RETURN_IF_ERROR(CheckAbort());
+    const auto now = std::chrono::steady_clock::now();
+    if (renewed_before_page_ && now - last_renewal_ < kPageCheckpointInterval) {
+      return Status::Ok();
+    }
+    renewed_before_page_ = true;
+    last_renewal_ = now;
     auto renewed = deps_.store->RenewLease(attempt_, deps_.consumer.lease_seconds);
     if (!renewed.ok()) {
       // One failed renewal does not end the export: the watchdog retries
@@ -162,6 +177,7 @@ class AttemptRunner {
     EC_ASSIGN_OR_RETURN(bool cancelled_early,
                         deps_.store->UpdateProgress(attempt_, 0, std::nullopt));
     if (cancelled_early) return Cancelled("cancelled by the user");
+    auto last_progress = std::chrono::steady_clock::now();
     while (true) {
       EC_RETURN_IF_ERROR(CheckpointBeforePage());
       EC_ASSIGN_OR_RETURN(source::Page page, source.NextPage());
@@ -175,9 +191,15 @@ class AttemptRunner {
         EC_RETURN_IF_ERROR(writer->WriteRow(page.rows[i]));
       }
       processed += static_cast<int64_t>(page.rows.size());
-      EC_ASSIGN_OR_RETURN(bool cancel_requested,
-                          deps_.store->UpdateProgress(attempt_, processed, page.total_rows));
-      if (cancel_requested) return Cancelled("cancelled by the user");
+      // Progress (and the cancel flag) after the last page, and otherwise
+      // at most every kPageCheckpointInterval.
+      const auto now = std::chrono::steady_clock::now();
+      if (!page.has_more || now - last_progress >= kPageCheckpointInterval) {
+        last_progress = now;
+        EC_ASSIGN_OR_RETURN(bool cancel_requested,
+                            deps_.store->UpdateProgress(attempt_, processed, page.total_rows));
+        if (cancel_requested) return Cancelled("cancelled by the user");
+      }
       if (!page.has_more) return processed;
     }
   }
@@ -270,6 +292,8 @@ class AttemptRunner {
   const AbortSignal& shutdown_;
   const store::Attempt attempt_;
   AbortSignal abort_;
+  bool renewed_before_page_ = false;
+  std::chrono::steady_clock::time_point last_renewal_;
 };
 
 }  // namespace
