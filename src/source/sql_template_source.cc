@@ -156,14 +156,27 @@ struct ColumnPlan {
 
 // Enriched values of the keys recent pages asked about, so a key repeated
 // across pages is looked up once per attempt. Bounded: emptied when the next
-// page might not fit, so memory stays flat in the row count.
+// page might not fit, so memory stays flat in the row count. Where keys do
+// not repeat (one order per customer) it only costs: after the first pages
+// have shown that, it keeps one page's answers only.
 constexpr size_t kEnrichCacheKeys = 20000;
+constexpr size_t kEnrichProbePages = 5;  // pages of keys asked before judging the cache
 
 class EnrichCache {
  public:
+  explicit EnrichCache(size_t batch_size) : probe_keys_(kEnrichProbePages * batch_size) {}
+
   // Call before a page's lookups: afterwards, Put never evicts.
-  void MakeRoomFor(size_t keys) {
-    if (values_.size() + keys > kEnrichCacheKeys) values_.clear();
+  void BeginPage(size_t keys) {
+    if (useful_ && asked_ >= probe_keys_ && hits_ * 16 < asked_) useful_ = false;
+    if (!useful_ || values_.size() + keys > kEnrichCacheKeys) values_.clear();
+  }
+  // Whether a page's key is known already (counted for the judgement).
+  bool Known(const std::string& key) {
+    ++asked_;
+    if (values_.count(key) == 0) return false;
+    ++hits_;
+    return true;
   }
   const std::vector<task::CellValue>* Find(const std::string& key) const {
     auto it = values_.find(key);
@@ -175,6 +188,10 @@ class EnrichCache {
 
  private:
   std::unordered_map<std::string, std::vector<task::CellValue>> values_;
+  const size_t probe_keys_;
+  bool useful_ = true;
+  size_t asked_ = 0;
+  size_t hits_ = 0;
 };
 
 struct EnrichGroupPlan {
@@ -288,7 +305,7 @@ class SqlTemplateSource : public RowSource {
   int callback_key_index_ = -1;
   std::vector<size_t> callback_targets_;
   std::vector<EnrichGroupPlan> groups_;
-  EnrichCache callback_cache_;
+  EnrichCache callback_cache_{static_cast<size_t>(options_.batch_size)};
   std::vector<EnrichCache> group_caches_;  // one per group
   int64_t total_ = 0;
   int64_t offset_ = 0;
@@ -493,7 +510,7 @@ Status SqlTemplateSource::PlanEnrichment() {
         covered.insert(*it);
       }
       groups_.push_back(std::move(g));
-      group_caches_.emplace_back();
+      group_caches_.emplace_back(static_cast<size_t>(options_.batch_size));
     }
     for (size_t i : marked) {
       if (!covered.count(i)) {
@@ -738,13 +755,23 @@ StatusOr<task::Row> SqlTemplateSource::ConvertRow(
   return row;
 }
 
-// OFFSET pages over data that changed mid-export skip or repeat rows; the
-// only trace is a total that differs from the pre-flight count.
+// Data that changed mid-export: OFFSET pages skip or repeat rows, key seeks
+// miss a row added behind them or keep one removed. The traces: an exported
+// total other than the pre-flight count, or a count after the last page
+// other than the one before the first.
 Status SqlTemplateSource::CheckFinalCount() {
-  if (offset_ == total_) return Status::Ok();
-  std::string detail = "exported " + std::to_string(offset_) +
-                       " rows but the pre-flight count was " + std::to_string(total_) +
-                       ": the data changed during the export";
+  std::string detail;
+  if (offset_ != total_) {
+    detail = "exported " + std::to_string(offset_) + " rows but the pre-flight count was " +
+             std::to_string(total_) + ": the data changed during the export";
+  } else {
+    // A key seek does not trip over a row added or removed behind it, so
+    // the exported total may still match: counting again tells.
+    EC_ASSIGN_OR_RETURN(int64_t now, DerivedCount());
+    if (now == total_) return Status::Ok();
+    detail = "the query counted " + std::to_string(total_) + " rows before the export and " +
+             std::to_string(now) + " after it: the data changed during the export";
+  }
   if (options_.strict) {
     spdlog::error("ALERT: sql-template inconsistent taskId={} queryId={}: {}", options_.task_id,
                   options_.query_id, detail);
@@ -785,7 +812,7 @@ Status SqlTemplateSource::EnrichByCallback(const ResultSet& raw, std::vector<tas
   for (const auto& p : plan_) {
     if (p.result_index == callback_key_index_) key_column = &p.contract.column;
   }
-  callback_cache_.MakeRoomFor(raw.rows.size());
+  callback_cache_.BeginPage(raw.rows.size());
   EnrichRequest request;
   request.parameters = params_;
   for (const auto& p : plan_) {
@@ -797,7 +824,7 @@ Status SqlTemplateSource::EnrichByCallback(const ResultSet& raw, std::vector<tas
   std::unordered_set<std::string> seen;
   for (const auto& r : raw.rows) {
     const auto& key = r[callback_key_index_];
-    if (!key || callback_cache_.Find(*key) || !seen.insert(*key).second) continue;
+    if (!key || !seen.insert(*key).second || callback_cache_.Known(*key)) continue;
     asked.push_back(*key);
     request.keys.push_back(KeyJson(*key_column, key));
   }
@@ -861,7 +888,7 @@ Status SqlTemplateSource::EnrichGroup(size_t group, const ResultSet& raw,
                                       std::vector<task::Row>* rows) {
   const EnrichGroupPlan& g = groups_[group];
   EnrichCache& cache = group_caches_[group];
-  cache.MakeRoomFor(raw.rows.size());
+  cache.BeginPage(raw.rows.size());
   const task::Column* key_column = nullptr;
   for (const auto& p : plan_) {
     if (p.result_index == g.key_index) key_column = &p.contract.column;
@@ -873,7 +900,7 @@ Status SqlTemplateSource::EnrichGroup(size_t group, const ResultSet& raw,
   std::unordered_set<std::string> seen;
   for (const auto& r : raw.rows) {
     const auto& key = r[g.key_index];
-    if (!key || cache.Find(*key) || !seen.insert(*key).second) continue;
+    if (!key || !seen.insert(*key).second || cache.Known(*key)) continue;
     asked.push_back(*key);
     keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
   }

@@ -13,9 +13,9 @@
 // `WHERE <order tuple> >= <last row's> ORDER BY … LIMIT ?`) when a unique
 // key is known, else `ORDER BY <orderBy> LIMIT ? OFFSET ?` — converts the
 // text values with the contract's column types and enriches the page
-// (callback or enrich SQL). After the last page the exported row count must
-// equal the pre-flight count (rows added or removed mid-export): strict →
-// INCONSISTENT, lenient → warning.
+// (callback or enrich SQL). After the last page the exported row count, and a
+// second derived count, must equal the pre-flight count (rows added or
+// removed mid-export): strict → INCONSISTENT, lenient → warning.
 //
 // Template parameters: the task's parameters, then tenantId, appCode and
 // requestedBy from the task, overriding any user-supplied keys of those

@@ -357,6 +357,23 @@ TEST_F(SqlTemplateSourceTest, RowInsertedMidExportStrictIsInconsistent) {
   EXPECT_NE(rows.status().message().find("changed during the export"), std::string::npos);
 }
 
+// A row added behind the last page's key: the seek never sees it and the
+// exported total matches, but counting again after the last page tells.
+TEST_F(SqlTemplateSourceTest, RowInsertedBehindTheKeyMidExportStrictIsInconsistent) {
+  auto source = Make(Options());
+  auto rows = Drain(*source, [this](int page_no) {
+    if (page_no == 1) {
+      Exec(
+          "INSERT INTO orders VALUES (0, 't1', 'SO-BEHIND', 'C001', 'NEW', 1.00, 0, "
+          "'2024-01-01', NULL)");
+    }
+  });
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(source->terminal_state(), task::TaskState::kInconsistent);
+  EXPECT_NE(rows.status().message().find("before the export"), std::string::npos)
+      << rows.status().ToString();
+}
+
 TEST_F(SqlTemplateSourceTest, MaxRowsIsEnforcedBeforeTheFirstPage) {
   auto o = Options();
   o.max_rows = 10;
@@ -475,6 +492,29 @@ TEST_F(SqlTemplateSourceTest, CallbackEnrichmentAlignsByIndex) {
   std::set<std::string> distinct(asked.begin(), asked.end());
   EXPECT_EQ(asked.size(), 25u);
   EXPECT_EQ(distinct.size(), asked.size());
+}
+
+// Keys that never repeat (one per row): after five pages the attempt stops
+// keeping answers across pages, and every row is still enriched right.
+TEST_F(SqlTemplateSourceTest, CallbackEnrichmentWithKeysThatNeverRepeat) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    AddEnrichedColumn(r, false, false);
+    for (auto& c : r->columns) c.key_column = c.column.key == "order_no";
+  };
+  std::atomic<int> keys{0};
+  scenario_->enrich = [&](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
+    std::vector<json> out;
+    keys += static_cast<int>(req.keys.size());
+    for (const auto& k : req.keys)
+      out.push_back({{"customer_name", "for " + k.get<std::string>()}});
+    return out;
+  };
+  auto rows = Drain(*Make(Options()));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
+  for (const auto& r : *rows) EXPECT_EQ(CellText(r[8]), "for " + CellText(r[1]));
+  EXPECT_EQ(keys.load(), kOrders / 2) << "each key asked once";
+  EXPECT_EQ(scenario_->enrich_calls.load(), (kOrders / 2 + 99) / 100) << "one call per page";
 }
 
 TEST_F(SqlTemplateSourceTest, CallbackLengthMismatchBlanksNonCriticalAndFailsCritical) {

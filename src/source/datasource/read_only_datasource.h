@@ -3,12 +3,18 @@
 // (docs/sql-template-route.md#read-only-datasources). Configured under `datasources:`; each
 // definition names one.
 //
-// Every Query opens its own connection, switches to `schema` when one is
-// given, runs one statement with `?` placeholders and closes the connection
-// (a connection per page, so nothing leaks between tasks and
-// no schema switch needs undoing). Connections are read-only where the
-// database can enforce it (SQLite READONLY open, PostgreSQL/MySQL read-only
-// sessions), a backstop behind the safety scanner.
+// Every Query takes a connection of its own for the one statement — from a
+// small pool of idle ones (connection_pool.h) or a new one — resets its
+// session (PostgreSQL DISCARD ALL, MySQL COM_RESET_CONNECTION; a SQLite
+// connection has none a SELECT can change), makes it read-only, switches to
+// `schema` when one is given (else back to the default), runs one statement
+// with `?` placeholders and gives the connection back. So nothing is held
+// between pages, nothing one statement changed is seen by the next, and the
+// connect (a PostgreSQL backend, a cold SQLite page cache) is not paid per
+// page. Read-only is enforced where the database can (SQLite READONLY open,
+// PostgreSQL/MySQL read-only sessions), a backstop behind the safety
+// scanner. app/ opens a datasource per attempt, so no connection outlives
+// the attempt that opened it.
 //
 // Values come back as the database prints them (text) or NULL; the caller
 // converts them with the contract's column types. Keyset paging

@@ -3,6 +3,7 @@
 #include <mysql.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstring>
@@ -10,6 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+
+#include "source/datasource/connection_pool.h"
 
 namespace export_center::source {
 namespace {
@@ -270,34 +273,28 @@ StatusOr<ResultSet> Fetch(MYSQL_STMT* stmt) {
 class MysqlDatasource : public ReadOnlyDatasource {
  public:
   MysqlDatasource(MysqlUrl url, int connect_timeout_s)
-      : url_(std::move(url)), connect_timeout_s_(connect_timeout_s) {}
+      : url_(std::move(url)),
+        connect_timeout_s_(connect_timeout_s),
+        pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "mysql"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_ASSIGN_OR_RETURN(ConnPtr conn, Session(schema));
-    return Run(conn.get(), sql, params);
+    EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
+    StatusOr<ResultSet> result = Run(conn.handle.get(), sql, params);
+    GiveBack(std::move(conn), result.status());
+    return result;
   }
 
   // Prepared, never executed: the result metadata names each column's
   // origin table and column.
   StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
                                       std::string_view schema) override {
-    EC_ASSIGN_OR_RETURN(ConnPtr conn, Session(schema));
-    StmtPtr stmt(mysql_stmt_init(conn.get()));
-    if (!stmt) return ConnError(conn.get(), "statement");
-    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
-      return StmtError(stmt.get(), "prepare");
-    }
-    std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt.get()));
-    if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
-    const unsigned n = mysql_num_fields(meta.get());
-    const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
-    QueryDescription out;
-    for (unsigned c = 0; c < n; ++c) out.columns.emplace_back(fields[c].name);
-    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn.get(), fields, n));
-    return out;
+    EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
+    StatusOr<QueryDescription> description = DescribeOn(conn.handle.get(), sql);
+    GiveBack(std::move(conn), description.status());
+    return description;
   }
 
   // MariaDB evaluates (a, b) > (?, ?) without an index range.
@@ -322,17 +319,88 @@ class MysqlDatasource : public ReadOnlyDatasource {
     return conn;
   }
 
-  // A new read-only connection, switched to `schema` when given.
-  StatusOr<ConnPtr> Session(std::string_view schema) const {
+  // A connection and the database it was switched to (empty: the URL's).
+  struct Pooled {
+    ConnPtr handle;
+    std::string schema;
+  };
+
+  // A connection for one statement: from the pool, its session reset
+  // (COM_RESET_CONNECTION: variables, locks, temporary tables — whatever an
+  // earlier statement left), or new; then read-only, on `schema`. A pooled
+  // connection the server dropped meanwhile is replaced by a new one.
+  StatusOr<Pooled> Session(std::string_view schema) {
     EC_RETURN_IF_ERROR(CheckSchemaName(schema));
-    EC_ASSIGN_OR_RETURN(ConnPtr conn, Connect());
-    // Read-only: a backstop behind the scanner, enforced by the server.
-    EC_RETURN_IF_ERROR(Exec(conn.get(), "SET SESSION TRANSACTION READ ONLY"));
-    if (!schema.empty()) {
-      // CheckSchemaName allowed only [A-Za-z0-9_$]: nothing to escape.
-      EC_RETURN_IF_ERROR(Exec(conn.get(), "USE `" + std::string(schema) + "`"));
+    if (auto pooled = pool_.Take()) {
+      if (Prepare(&*pooled, schema, /*reset=*/true).ok()) return std::move(*pooled);
     }
-    return conn;
+    EC_ASSIGN_OR_RETURN(ConnPtr conn, Connect());
+    Pooled fresh{std::move(conn), ""};
+    EC_RETURN_IF_ERROR(Prepare(&fresh, schema, /*reset=*/false));
+    return fresh;
+  }
+
+  Status Prepare(Pooled* conn, std::string_view schema, bool reset) {
+    MYSQL* m = conn->handle.get();
+    if (reset) {
+      if (mysql_reset_connection(m)) return ConnError(m, "reset");
+      // The reset puts session variables back to the server's defaults.
+      EC_RETURN_IF_ERROR(Exec(m, "SET NAMES utf8mb4"));
+    }
+    // Read-only: a backstop behind the scanner, enforced by the server.
+    EC_RETURN_IF_ERROR(Exec(m, "SET SESSION TRANSACTION READ ONLY"));
+    TuneOptimizer(m);
+    if (conn->schema != schema) {
+      // A reset keeps the current database: go back to the URL's, or drop
+      // a connection that has none to go back to.
+      if (schema.empty() && url_.database.empty()) return Unavailable("no default database");
+      // CheckSchemaName allowed only [A-Za-z0-9_$]; the URL's name is quoted.
+      std::string name(schema.empty() ? url_.database : std::string(schema));
+      std::string quoted;
+      for (char c : name) quoted += c == '`' ? std::string("``") : std::string(1, c);
+      EC_RETURN_IF_ERROR(Exec(m, "USE `" + quoted + "`"));
+      conn->schema = std::string(schema);
+    }
+    return Status::Ok();
+  }
+
+  // MariaDB (10.6.17+, 10.11.7+) caps the cost it charges a ref scan on a
+  // secondary index (max_seeks_for_key), so for a keyset page — ORDER BY …
+  // LIMIT over the index the list is sorted by — it prefers walking the
+  // index from its first entry (every row exported so far, again) over the
+  // range that seeks straight to the boundary: quadratic once more.
+  // disable_max_seek charges the ref scan what it costs. Where the variable
+  // does not exist (MySQL, older MariaDB) the first failure turns this off.
+  void TuneOptimizer(MYSQL* m) {
+    if (!tune_optimizer_.load()) return;
+    if (mysql_real_query(m, kTuneOptimizer, std::strlen(kTuneOptimizer)) != 0) {
+      tune_optimizer_ = false;
+    }
+  }
+  static constexpr const char* kTuneOptimizer =
+      "SET SESSION optimizer_adjust_secondary_key_costs = "
+      "CONCAT(@@global.optimizer_adjust_secondary_key_costs, ',disable_max_seek')";
+
+  // Back to the pool, unless the statement failed for connection trouble
+  // (MysqlError's Unavailable): such a connection is closed.
+  void GiveBack(Pooled conn, const Status& outcome) {
+    if (outcome.code() != StatusCode::kUnavailable) pool_.Return(std::move(conn));
+  }
+
+  static StatusOr<QueryDescription> DescribeOn(MYSQL* conn, std::string_view sql) {
+    StmtPtr stmt(mysql_stmt_init(conn));
+    if (!stmt) return ConnError(conn, "statement");
+    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
+      return StmtError(stmt.get(), "prepare");
+    }
+    std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt.get()));
+    if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
+    const unsigned n = mysql_num_fields(meta.get());
+    const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
+    QueryDescription out;
+    for (unsigned c = 0; c < n; ++c) out.columns.emplace_back(fields[c].name);
+    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn, fields, n));
+    return out;
   }
 
   // The first table (in result order) whose whole primary key the statement
@@ -401,6 +469,8 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
   MysqlUrl url_;
   int connect_timeout_s_;
+  ConnectionPool<Pooled> pool_;
+  std::atomic<bool> tune_optimizer_{true};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "pq/pq.h"
+#include "source/datasource/connection_pool.h"
 
 namespace export_center::source {
 namespace {
@@ -40,14 +41,18 @@ Status Exec(PGconn* conn, const std::string& sql) {
 class PostgresDatasource : public ReadOnlyDatasource {
  public:
   PostgresDatasource(std::string url, int connect_timeout_s)
-      : url_(std::move(url)), connect_timeout_s_(connect_timeout_s) {}
+      : url_(std::move(url)),
+        connect_timeout_s_(connect_timeout_s),
+        pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "postgres"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
     EC_ASSIGN_OR_RETURN(auto conn, Session(schema));
-    return Run(conn.get(), sql, params);
+    StatusOr<ResultSet> result = Run(conn.get(), sql, params);
+    GiveBack(std::move(conn));
+    return result;
   }
 
   // Prepared and described, never executed.
@@ -55,20 +60,9 @@ class PostgresDatasource : public ReadOnlyDatasource {
                                       const std::vector<nlohmann::json>& params,
                                       std::string_view schema) override {
     EC_ASSIGN_OR_RETURN(auto conn, Session(schema));
-    Bound bound;
-    EC_RETURN_IF_ERROR(BindValues(params, &bound));
-    std::string text = pq::ToPostgresPlaceholders(sql);
-    ResultPtr prepared(PQprepare(conn.get(), "", text.c_str(), static_cast<int>(params.size()),
-                                 bound.types.data()));
-    EC_RETURN_IF_ERROR(Check(conn.get(), prepared.get(), PGRES_COMMAND_OK, "prepare"));
-    ResultPtr described(PQdescribePrepared(conn.get(), ""));
-    EC_RETURN_IF_ERROR(Check(conn.get(), described.get(), PGRES_COMMAND_OK, "describe"));
-    QueryDescription out;
-    for (int c = 0; c < PQnfields(described.get()); ++c) {
-      out.columns.emplace_back(PQfname(described.get(), c));
-    }
-    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn.get(), described.get()));
-    return out;
+    StatusOr<QueryDescription> description = DescribeOn(conn.get(), sql, params);
+    GiveBack(std::move(conn));
+    return description;
   }
 
   // PostgreSQL sorts NULL after every value in ascending order.
@@ -87,18 +81,50 @@ class PostgresDatasource : public ReadOnlyDatasource {
     return conn;
   }
 
-  // A new read-only connection in UTC, switched to `schema` when given.
-  StatusOr<ConnPtr> Session(std::string_view schema) const {
+  // A connection for one statement: from the pool, its session discarded
+  // (settings, advisory locks, prepared statements — whatever an earlier
+  // statement left), or new; then read-only, in UTC, on `schema`. A pooled
+  // connection the server dropped meanwhile is replaced by a new one.
+  StatusOr<ConnPtr> Session(std::string_view schema) {
     EC_RETURN_IF_ERROR(CheckSchemaName(schema));
-    EC_ASSIGN_OR_RETURN(auto conn, Connect());
     // Read-only: a backstop behind the scanner, enforced by the server.
     // UTC makes timestamptz text carry "+00", parsed exactly by the source.
-    EC_RETURN_IF_ERROR(
-        Exec(conn.get(), "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"));
-    if (!schema.empty()) {
-      EC_RETURN_IF_ERROR(Exec(conn.get(), "SET search_path TO \"" + std::string(schema) + "\""));
+    std::string setup = "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'";
+    if (!schema.empty()) setup += "; SET search_path TO \"" + std::string(schema) + "\"";
+    if (auto pooled = pool_.Take()) {
+      // DISCARD ALL may not share a query string (an implicit transaction).
+      if (Exec(pooled->get(), "DISCARD ALL").ok() && Exec(pooled->get(), setup).ok()) {
+        return std::move(*pooled);
+      }
     }
+    EC_ASSIGN_OR_RETURN(auto conn, Connect());
+    EC_RETURN_IF_ERROR(Exec(conn.get(), setup));
     return conn;
+  }
+
+  // Back to the pool, unless the statement left it broken or mid-transaction.
+  void GiveBack(ConnPtr conn) {
+    if (PQstatus(conn.get()) == CONNECTION_OK && PQtransactionStatus(conn.get()) == PQTRANS_IDLE) {
+      pool_.Return(std::move(conn));
+    }
+  }
+
+  static StatusOr<QueryDescription> DescribeOn(PGconn* conn, std::string_view sql,
+                                               const std::vector<nlohmann::json>& params) {
+    Bound bound;
+    EC_RETURN_IF_ERROR(BindValues(params, &bound));
+    std::string text = pq::ToPostgresPlaceholders(sql);
+    ResultPtr prepared(
+        PQprepare(conn, "", text.c_str(), static_cast<int>(params.size()), bound.types.data()));
+    EC_RETURN_IF_ERROR(Check(conn, prepared.get(), PGRES_COMMAND_OK, "prepare"));
+    ResultPtr described(PQdescribePrepared(conn, ""));
+    EC_RETURN_IF_ERROR(Check(conn, described.get(), PGRES_COMMAND_OK, "describe"));
+    QueryDescription out;
+    for (int c = 0; c < PQnfields(described.get()); ++c) {
+      out.columns.emplace_back(PQfname(described.get(), c));
+    }
+    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn, described.get()));
+    return out;
   }
 
   // Parameter texts and the pointers libpq reads; filled in place, since
@@ -213,6 +239,7 @@ class PostgresDatasource : public ReadOnlyDatasource {
 
   std::string url_;
   int connect_timeout_s_;
+  ConnectionPool<ConnPtr> pool_;
 };
 
 }  // namespace
