@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <list>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -38,6 +39,21 @@ Status Exec(PGconn* conn, const std::string& sql) {
                  "exec");
 }
 
+// A pooled connection and the statements prepared on it. Planning is most
+// of what a page's statement costs the server (an enrich SQL's IN list of a
+// thousand keys is a thousand selectivity estimates); prepared once, later
+// pages of the attempt run the cached plan.
+struct PgConnection {
+  explicit PgConnection(ConnPtr c) : conn(std::move(c)) {}
+  PGconn* get() const { return conn.get(); }
+  ConnPtr conn;
+  std::list<std::pair<std::string, std::string>> prepared;  // key → name, most recent first
+  int next_name = 0;
+};
+using PgConnectionPtr = std::unique_ptr<PgConnection>;
+
+constexpr size_t kPreparedPerConnection = 8;
+
 class PostgresDatasource : public ReadOnlyDatasource {
  public:
   PostgresDatasource(std::string url, int connect_timeout_s)
@@ -49,7 +65,7 @@ class PostgresDatasource : public ReadOnlyDatasource {
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_ASSIGN_OR_RETURN(auto conn, Session(schema));
+    EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
     StatusOr<ResultSet> result = Run(conn.get(), sql, params);
     GiveBack(std::move(conn));
     return result;
@@ -59,8 +75,8 @@ class PostgresDatasource : public ReadOnlyDatasource {
   StatusOr<QueryDescription> Describe(std::string_view sql,
                                       const std::vector<nlohmann::json>& params,
                                       std::string_view schema) override {
-    EC_ASSIGN_OR_RETURN(auto conn, Session(schema));
-    StatusOr<QueryDescription> description = DescribeOn(conn.get(), sql, params);
+    EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
+    StatusOr<QueryDescription> description = DescribeOn(conn->get(), sql, params);
     GiveBack(std::move(conn));
     return description;
   }
@@ -81,32 +97,59 @@ class PostgresDatasource : public ReadOnlyDatasource {
     return conn;
   }
 
-  // A connection for one statement: from the pool, its session discarded
-  // (settings, advisory locks, prepared statements — whatever an earlier
-  // statement left), or new; then read-only, in UTC, on `schema`. A pooled
-  // connection the server dropped meanwhile is replaced by a new one.
-  StatusOr<ConnPtr> Session(std::string_view schema) {
+  // A connection for one statement: from the pool, its session reset —
+  // every setting (set_config from a SELECT included) and advisory lock an
+  // earlier statement left is gone; what a SELECT cannot create (temporary
+  // tables, cursors, prepared statements) there is nothing of but our own
+  // prepared statements, which stay — or new; then read-only, in UTC, on
+  // `schema`. A pooled connection the server dropped meanwhile is replaced.
+  StatusOr<PgConnectionPtr> Session(std::string_view schema) {
     EC_RETURN_IF_ERROR(CheckSchemaName(schema));
     // Read-only: a backstop behind the scanner, enforced by the server.
     // UTC makes timestamptz text carry "+00", parsed exactly by the source.
     std::string setup = "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'";
     if (!schema.empty()) setup += "; SET search_path TO \"" + std::string(schema) + "\"";
     if (auto pooled = pool_.Take()) {
-      // DISCARD ALL may not share a query string (an implicit transaction).
-      if (Exec(pooled->get(), "DISCARD ALL").ok() && Exec(pooled->get(), setup).ok()) {
+      if (Exec((*pooled)->get(), "SELECT pg_advisory_unlock_all(); RESET ALL; " + setup).ok()) {
         return std::move(*pooled);
       }
     }
     EC_ASSIGN_OR_RETURN(auto conn, Connect());
     EC_RETURN_IF_ERROR(Exec(conn.get(), setup));
-    return conn;
+    return std::make_unique<PgConnection>(std::move(conn));
   }
 
   // Back to the pool, unless the statement left it broken or mid-transaction.
-  void GiveBack(ConnPtr conn) {
-    if (PQstatus(conn.get()) == CONNECTION_OK && PQtransactionStatus(conn.get()) == PQTRANS_IDLE) {
+  void GiveBack(PgConnectionPtr conn) {
+    if (PQstatus(conn->get()) == CONNECTION_OK &&
+        PQtransactionStatus(conn->get()) == PQTRANS_IDLE) {
       pool_.Return(std::move(conn));
     }
+  }
+
+  // The name of `text` prepared with `types` on this connection: from its
+  // cache, or prepared now (the least recent beyond kPreparedPerConnection
+  // deallocated).
+  static StatusOr<std::string> PreparedName(PgConnection* c, const std::string& text,
+                                            const std::vector<Oid>& types) {
+    std::string key;
+    for (Oid t : types) key += std::to_string(t) + ",";
+    key += "\n" + text;
+    for (auto it = c->prepared.begin(); it != c->prepared.end(); ++it) {
+      if (it->first != key) continue;
+      c->prepared.splice(c->prepared.begin(), c->prepared, it);
+      return it->second;
+    }
+    std::string name = "ec_" + std::to_string(c->next_name++);
+    ResultPtr prepared(PQprepare(c->get(), name.c_str(), text.c_str(),
+                                 static_cast<int>(types.size()), types.data()));
+    EC_RETURN_IF_ERROR(Check(c->get(), prepared.get(), PGRES_COMMAND_OK, "prepare"));
+    c->prepared.emplace_front(std::move(key), name);
+    if (c->prepared.size() > kPreparedPerConnection) {
+      ResultPtr gone(PQexec(c->get(), ("DEALLOCATE " + c->prepared.back().second).c_str()));
+      c->prepared.pop_back();
+    }
+    return name;
   }
 
   static StatusOr<QueryDescription> DescribeOn(PGconn* conn, std::string_view sql,
@@ -204,13 +247,15 @@ class PostgresDatasource : public ReadOnlyDatasource {
     return std::vector<std::string>();
   }
 
-  static StatusOr<ResultSet> Run(PGconn* conn, std::string_view sql,
+  static StatusOr<ResultSet> Run(PgConnection* c, std::string_view sql,
                                  const std::vector<nlohmann::json>& params) {
+    PGconn* conn = c->get();
     Bound bound;
     EC_RETURN_IF_ERROR(BindValues(params, &bound));
     std::string text = pq::ToPostgresPlaceholders(sql);
-    ResultPtr res(PQexecParams(conn, text.c_str(), static_cast<int>(params.size()),
-                               bound.types.data(), bound.values.data(), nullptr, nullptr, 0));
+    EC_ASSIGN_OR_RETURN(std::string name, PreparedName(c, text, bound.types));
+    ResultPtr res(PQexecPrepared(conn, name.c_str(), static_cast<int>(params.size()),
+                                 bound.values.data(), nullptr, nullptr, 0));
     EC_RETURN_IF_ERROR(Check(conn, res.get(), PGRES_TUPLES_OK, "query"));
     ResultSet out;
     int cols = PQnfields(res.get());
@@ -239,7 +284,7 @@ class PostgresDatasource : public ReadOnlyDatasource {
 
   std::string url_;
   int connect_timeout_s_;
-  ConnectionPool<ConnPtr> pool_;
+  ConnectionPool<PgConnectionPtr> pool_;
 };
 
 }  // namespace
