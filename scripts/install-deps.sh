@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  nlohmann-json3-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3 libpq-dev
+  nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3 libpq-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
   postgresql mariadb-server mariadb-client libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui

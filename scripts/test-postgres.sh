@@ -11,6 +11,7 @@
 #
 # Run as root, the server runs as user postgres (DIR is chown'ed to it, so
 # every parent of DIR must be traversable by that user: /tmp works).
+# EXPORT_CENTER_PG_SERVER_OPTIONS adds server options (e.g. "-c shared_buffers=512MB").
 set -euo pipefail
 
 die() { echo "test-postgres: $*" >&2; exit 1; }
@@ -51,7 +52,7 @@ start() {
   for _ in 1 2 3; do
     port="$(free_port)"
     if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-k $dir -c listen_addresses=127.0.0.1 -p $port -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+        -o "-k $dir -c listen_addresses=127.0.0.1 -p $port -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 ${EXPORT_CENTER_PG_SERVER_OPTIONS:-}" \
         start >/dev/null; then
       head -n 1 "$dir/data/postmaster.pid" >"$dir/postgres.pid"
       as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres "$db" \

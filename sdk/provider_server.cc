@@ -64,6 +64,13 @@ void Send(httplib::Response& res, int code, std::string body) {
 
 }  // namespace
 
+void KeepConnections(httplib::Server& server) {
+  // cpp-httplib closes a kept-alive connection after 5 requests by default:
+  // an export of 400 batches would reconnect 80 times.
+  server.set_keep_alive_max_count(kKeepAliveRequests);
+  server.set_keep_alive_timeout(kKeepAliveSeconds);
+}
+
 bool TokenMatches(std::string_view expected, std::string_view given) {
   if (expected.empty()) return false;
   // Hash both sides so the comparison is constant-time regardless of length.
@@ -131,14 +138,24 @@ std::string SuccessEnvelope(const std::vector<Column>& columns, const BatchReque
       {"schemaHash", SchemaHash(columns)},
       {"snapshotToken",
        text_or_null(response.snapshot_token ? response.snapshot_token : request.snapshot_token)},
-      {"rows", response.rows},
       {"nextCursor", text_or_null(response.next_cursor)},
       {"hasMore", response.has_more},
       {"totalRows", response.total_rows ? json(*response.total_rows) : json()},
   };
   // Later batches may omit the columns; the hash still guards them.
   if (!request.cursor) data["columns"] = ColumnsToJson(columns);
-  return Dump(json{{"code", "200"}, {"message", "success"}, {"data", std::move(data)}});
+  if (!response.written) {
+    data["rows"] = response.rows;
+    return Dump(json{{"code", "200"}, {"message", "success"}, {"data", std::move(data)}});
+  }
+  // Written rows are JSON text already: the rest goes around them.
+  std::string rest = Dump(data);
+  std::string body = R"({"code":"200","message":"success","data":{"rows":)";
+  response.written->AppendJson(&body);
+  body += ',';
+  body.append(rest, 1, std::string::npos);  // the other fields and the closing brace
+  body += '}';
+  return body;
 }
 
 std::string ErrorEnvelope(int code, std::string_view message) {
@@ -151,6 +168,7 @@ void RegisterBatchProviders(httplib::Server& server, std::string token,
   auto by_type = std::make_shared<std::map<std::string, std::shared_ptr<BatchProvider>>>();
   for (auto& p : providers) (*by_type)[p->ExportType()] = std::move(p);
   server.set_tcp_nodelay(true);
+  KeepConnections(server);
   server.Post(R"(/internal/exports/v1/([^/]+)/batches)", [by_type, token = std::move(token),
                                                           options](const httplib::Request& req,
                                                                    httplib::Response& res) {
@@ -177,6 +195,11 @@ void RegisterBatchProviders(httplib::Server& server, std::string token,
       }
       if (result.value().has_more && !result.value().next_cursor) {
         return Send(res, 500, ErrorEnvelope(500, "provider bug: hasMore without nextCursor"));
+      }
+      if (const auto& written = result.value().written) {
+        std::optional<std::string> misuse = written->error();
+        if (!misuse && !result.value().rows.empty()) misuse = "both rows and written rows set";
+        if (misuse) return Send(res, 500, ErrorEnvelope(500, "provider bug: " + *misuse));
       }
       Send(res, 200, SuccessEnvelope(it->second->Columns(), request.value(), result.value()));
     } catch (const std::exception&) {

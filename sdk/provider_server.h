@@ -31,6 +31,7 @@
 #include <variant>
 #include <vector>
 
+#include "sdk/row_writer.h"
 #include "sdk/snapshot_token.h"
 #include "sdk/wire_values.h"
 
@@ -55,7 +56,10 @@ struct BatchRequest {
 struct BatchResponse {
   std::optional<std::string> snapshot_token;  // set on the first batch
   std::vector<nlohmann::json> rows;           // objects keyed by column key
-  std::optional<std::string> next_cursor;     // required when has_more
+  // The cheaper way (row_writer.h): the rows written straight as JSON text
+  // over Columns(). When set, `rows` must stay empty.
+  std::optional<RowWriter> written;
+  std::optional<std::string> next_cursor;  // required when has_more
   bool has_more = false;
   std::optional<int64_t> total_rows;  // estimate for progress; may be omitted
 };
@@ -99,10 +103,18 @@ struct ProviderServerOptions {
 
 // Routes POST /internal/exports/v1/{TYPE}/batches on `server` to the provider
 // whose ExportType() is TYPE. An empty token rejects every call (fail
-// closed). Also turns on TCP_NODELAY, which batch round trips need.
+// closed). Also turns on TCP_NODELAY, which batch round trips need, and
+// keeps a connection open for many batches (the center reuses one per export).
 void RegisterBatchProviders(httplib::Server& server, std::string token,
                             std::vector<std::shared_ptr<BatchProvider>> providers,
                             ProviderServerOptions options = {});
+
+// Keep-alive for the center's calls: many requests per connection, idle
+// connections closed after a few seconds (each holds a server thread).
+// RegisterBatchProviders and RegisterSqlScenarios call it.
+inline constexpr size_t kKeepAliveRequests = 10000;
+inline constexpr time_t kKeepAliveSeconds = 5;
+void KeepConnections(httplib::Server& server);
 
 // Exposed for tests and for services with their own router.
 bool TokenMatches(std::string_view expected, std::string_view given);

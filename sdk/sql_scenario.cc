@@ -94,6 +94,7 @@ json SqlTemplateResultToJson(const SqlTemplateResult& r) {
       {"sqlTemplate", r.sql_template},
       {"columns", std::move(columns)},
       {"orderBy", r.order_by},
+      {"uniqueKey", r.unique_key},
       {"tenant", r.tenant},
       {"schema", r.schema},
       {"version", r.version},
@@ -112,6 +113,7 @@ void RegisterSqlScenarios(httplib::Server& server, std::string token,
   auto by_id = std::make_shared<std::map<std::string, std::shared_ptr<SqlScenario>>>();
   for (auto& s : scenarios) (*by_id)[s->QueryId()] = std::move(s);
   server.set_tcp_nodelay(true);
+  KeepConnections(server);
   server.Post(R"(/dispatch/(sql|count|version|enrich))",
               [token = std::move(token), by_id, options](const httplib::Request& req,
                                                          httplib::Response& res) {

@@ -63,8 +63,14 @@ struct SqlTemplateResult {
   std::string sql_template;
   std::vector<SqlColumn> columns;
   std::string order_by;  // "col [ASC|DESC], …" over the result columns
-  std::string tenant;    // the tenant the answer is for (checked by the center)
-  std::string schema;    // database/schema to switch to, [A-Za-z0-9_$]+
+  // Result columns whose values together are unique (usually the primary
+  // key's). The center then pages by seeking past the last row instead of
+  // by OFFSET, and breaks ties of order_by with them
+  // (docs/sql-template-route.md#paging). Empty: the center looks for a
+  // primary key among the result columns itself.
+  std::vector<std::string> unique_key;
+  std::string tenant;  // the tenant the answer is for (checked by the center)
+  std::string schema;  // database/schema to switch to, [A-Za-z0-9_$]+
   int64_t version = 0;
   std::string template_type = "METADATA";  // METADATA | EXCEL_TEMPLATE
   std::string excel_template;              // raw .xlsx bytes (sent base64)

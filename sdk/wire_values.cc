@@ -75,39 +75,83 @@ nlohmann::json StringValue(std::string_view text) { return std::string(text); }
 nlohmann::json IntegerValue(int64_t value) { return std::to_string(value); }
 nlohmann::json BooleanValue(bool value) { return value; }
 
-nlohmann::json DecimalValue(int64_t unscaled, int scale) {
+// Digits are written by hand: snprintf costs more than the rest of a cell.
+void AppendDigits(std::string* out, int64_t value, int width) {
+  if (value < 0) {
+    out->push_back('-');
+    value = -value;
+  }
+  char buf[24];
+  int n = 0;
+  do {
+    buf[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0 || n < width);
+  while (n > 0) out->push_back(buf[--n]);
+}
+
+void AppendDecimalText(std::string* out, int64_t unscaled, int scale) {
   if (scale < 0) scale = 0;
   if (scale > 18) scale = 18;
   bool negative = unscaled < 0;
   // Via unsigned so INT64_MIN negates safely.
   uint64_t magnitude =
       negative ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
-  std::string digits = std::to_string(magnitude);
-  size_t width = static_cast<size_t>(scale) + 1;
-  if (digits.size() < width) digits = std::string(width - digits.size(), '0') + digits;
-  size_t int_len = digits.size() - static_cast<size_t>(scale);
-  std::string out = negative ? "-" : "";
-  out.append(digits, 0, int_len);
-  if (scale > 0) out.append(".").append(digits, int_len, std::string::npos);
-  return out;
+  char buf[24];
+  auto end = std::to_chars(buf, buf + sizeof buf, magnitude).ptr;
+  std::string_view digits(buf, static_cast<size_t>(end - buf));
+  const size_t width = static_cast<size_t>(scale) + 1;
+  const size_t zeros = digits.size() < width ? width - digits.size() : 0;
+  const size_t total = digits.size() + zeros;
+  const size_t int_len = total - static_cast<size_t>(scale);
+  if (negative) out->push_back('-');
+  for (size_t i = 0; i < total; ++i) {
+    if (i == int_len) out->push_back('.');
+    out->push_back(i < zeros ? '0' : digits[i - zeros]);
+  }
 }
 
-nlohmann::json DateValue(int year, int month, int day) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", year, month, day);
-  return std::string(buf);
+void AppendDateText(std::string* out, int year, int month, int day) {
+  AppendDigits(out, year, 4);
+  out->push_back('-');
+  AppendDigits(out, month, 2);
+  out->push_back('-');
+  AppendDigits(out, day, 2);
 }
 
-nlohmann::json DateTimeValue(int64_t epoch_ms) {
+void AppendDateTimeText(std::string* out, int64_t epoch_ms) {
   int64_t days = FloorDiv(epoch_ms, 86400000);
   int64_t ms_of_day = epoch_ms - days * 86400000;
   int y, m, d;
   CivilFromDays(days, &y, &m, &d);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d,
-                static_cast<int>(ms_of_day / 3600000), static_cast<int>(ms_of_day / 60000 % 60),
-                static_cast<int>(ms_of_day / 1000 % 60), static_cast<int>(ms_of_day % 1000));
-  return std::string(buf);
+  AppendDateText(out, y, m, d);
+  out->push_back('T');
+  AppendDigits(out, ms_of_day / 3600000, 2);
+  out->push_back(':');
+  AppendDigits(out, ms_of_day / 60000 % 60, 2);
+  out->push_back(':');
+  AppendDigits(out, ms_of_day / 1000 % 60, 2);
+  out->push_back('.');
+  AppendDigits(out, ms_of_day % 1000, 3);
+  out->push_back('Z');
+}
+
+nlohmann::json DecimalValue(int64_t unscaled, int scale) {
+  std::string out;
+  AppendDecimalText(&out, unscaled, scale);
+  return out;
+}
+
+nlohmann::json DateValue(int year, int month, int day) {
+  std::string out;
+  AppendDateText(&out, year, month, day);
+  return out;
+}
+
+nlohmann::json DateTimeValue(int64_t epoch_ms) {
+  std::string out;
+  AppendDateTimeText(&out, epoch_ms);
+  return out;
 }
 
 std::string IdCursor(int64_t last_id) { return std::to_string(last_id); }

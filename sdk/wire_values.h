@@ -43,6 +43,12 @@ nlohmann::json DateValue(int year, int month, int day);  // "yyyy-MM-dd"
 // "yyyy-MM-ddTHH:mm:ss.SSSZ" (UTC); the center shows it in the export's zone.
 nlohmann::json DateTimeValue(int64_t epoch_ms);
 
+// The texts of the string-valued encoders above, appended to `out` (what
+// RowWriter writes between the quotes).
+void AppendDecimalText(std::string* out, int64_t unscaled, int scale);
+void AppendDateText(std::string* out, int year, int month, int day);
+void AppendDateTimeText(std::string* out, int64_t epoch_ms);
+
 // Id cursors: the cursor is the last id of the previous batch, as text.
 std::string IdCursor(int64_t last_id);
 // No cursor (first batch) -> 0; a malformed cursor -> nullopt (answer 400).

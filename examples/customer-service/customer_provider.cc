@@ -60,21 +60,18 @@ std::vector<sdk::Column> CustomerListProvider::Columns() const {
   };
 }
 
-nlohmann::json CustomerRow(const Customer& c) {
-  int y = 0, m = 0, d = 0;
-  std::sscanf(c.registered_on.c_str(), "%d-%d-%d", &y, &m, &d);
-  return {
-      {"id", sdk::IntegerValue(c.id)},
-      {"customerCode", sdk::StringValue(c.customer_code)},
-      {"customerName", sdk::StringValue(c.name)},
-      {"status", sdk::StringValue(c.status)},
-      {"balance", sdk::DecimalValue(c.balance_cents, 2)},
-      {"creditLimit", sdk::IntegerValue(c.credit_limit)},
-      {"vip", sdk::BooleanValue(c.vip)},
-      {"registeredOn", sdk::DateValue(y, m, d)},
-      {"lastOrderAt", c.last_order_at ? sdk::DateTimeValue(*c.last_order_at) : sdk::NullValue()},
-      {"remarks", c.remarks ? sdk::StringValue(*c.remarks) : sdk::NullValue()},
-  };
+void WriteCustomerRow(const Customer& c, sdk::RowWriter* rows) {
+  rows->Row()
+      .Integer(c.id)
+      .String(c.customer_code)
+      .String(c.name)
+      .String(c.status)
+      .Decimal(c.balance_cents, 2)
+      .Integer(c.credit_limit)
+      .Boolean(c.vip)
+      .String(c.registered_on)  // stored as yyyy-MM-dd, the wire form of a DATE
+      .DateTime(c.last_order_at)
+      .String(c.remarks);
 }
 
 sdk::Result<sdk::BatchResponse> CustomerListProvider::Fetch(const sdk::BatchRequest& request) {
@@ -110,7 +107,9 @@ sdk::Result<sdk::BatchResponse> CustomerListProvider::Fetch(const sdk::BatchRequ
   }
   response.has_more = customers.size() > static_cast<size_t>(request.limit);
   if (response.has_more) customers.pop_back();
-  for (const auto& c : customers) response.rows.push_back(CustomerRow(c));
+  sdk::RowWriter rows(Columns());
+  for (const auto& c : customers) WriteCustomerRow(c, &rows);
+  response.written = std::move(rows);
   if (response.has_more) response.next_cursor = sdk::IdCursor(customers.back().id);
   return response;
 }

@@ -32,7 +32,7 @@ class CustomerListProvider : public export_center::sdk::BatchProvider {
   export_center::sdk::SnapshotSigner signer_;
 };
 
-// One customer as a wire row keyed by the CUSTOMER_LIST column keys.
-nlohmann::json CustomerRow(const Customer& c);
+// One customer as the next wire row, cells in Columns() order.
+void WriteCustomerRow(const Customer& c, export_center::sdk::RowWriter* rows);
 
 }  // namespace customer_service

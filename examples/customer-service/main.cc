@@ -70,8 +70,10 @@ int Run(const Config& config) {
       {std::make_shared<CustomerListProvider>(db.get(), config.snapshot_secret)});
   export_center::sdk::RegisterSqlScenarios(
       server, config.internal_token,
-      {NewOrderListScenario(config.sqlite_path, false, config.contract_version),
-       NewOrderListScenario(config.sqlite_path, true, config.contract_version),
+      {NewOrderListScenario(config.sqlite_path, false, config.contract_version,
+                            config.replica_dialect),
+       NewOrderListScenario(config.sqlite_path, true, config.contract_version,
+                            config.replica_dialect),
        NewSplicedOrderScenario(config.sqlite_path, "status", config.contract_version),
        NewSplicedOrderScenario(config.sqlite_path, "keyword", config.contract_version)});
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {

@@ -25,8 +25,11 @@ int64_t SeedOrdersIfEmpty(const std::string& sqlite_path, int64_t orders, int64_
 
 // `sqlite_path` is the service's database; each scenario opens its own
 // read-only connections. `version` is the contract version it reports.
+// `dialect` (sqlite | postgres | mysql) is the replica's, for which the
+// template is written; the replica holds a copy of `orders` and `customer`.
 std::shared_ptr<export_center::sdk::SqlScenario> NewOrderListScenario(
-    const std::string& sqlite_path, bool sql_enrich, int64_t version);
+    const std::string& sqlite_path, bool sql_enrich, int64_t version,
+    const std::string& dialect = "sqlite");
 
 // ORDER_LIST_SPLICED_STATUS / ORDER_LIST_SPLICED_KEYWORD: the ORDER_LIST
 // contract with a legacy template that splices one filter into the SQL with

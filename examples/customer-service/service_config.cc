@@ -12,8 +12,8 @@ namespace customer_service {
 namespace {
 
 const char* const kKeys[] = {
-    "host",           "port",        "sqlite-path",     "internal-token", "snapshot-secret",
-    "seed-customers", "seed-orders", "contract-version"};
+    "host",           "port",        "sqlite-path",      "internal-token", "snapshot-secret",
+    "seed-customers", "seed-orders", "contract-version", "replica-dialect"};
 
 // The largest integer a JSON reader keeps exactly: the contract version goes
 // over the wire.
@@ -59,6 +59,8 @@ bool ReadSection(const YAML::Node& root, const std::string& path, Config* config
     if (section["seed-orders"]) config->seed_orders = section["seed-orders"].as<int64_t>();
     if (section["contract-version"])
       config->contract_version = section["contract-version"].as<int64_t>();
+    if (section["replica-dialect"])
+      config->replica_dialect = section["replica-dialect"].as<std::string>();
   } catch (const std::exception& e) {
     *error = path + ": " + e.what();
     return false;
@@ -99,6 +101,9 @@ bool ApplyEnvironmentAndCheck(Config* config, std::string* error) {
     *error = "customer-service.host must not be empty";
   else if (config->sqlite_path.empty())
     *error = "customer-service.sqlite-path must not be empty";
+  else if (config->replica_dialect != "sqlite" && config->replica_dialect != "postgres" &&
+           config->replica_dialect != "mysql")
+    *error = "customer-service.replica-dialect must be sqlite, postgres or mysql";
   return error->empty();
 }
 

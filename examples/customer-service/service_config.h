@@ -21,6 +21,10 @@ struct Config {
   int64_t seed_customers = 100000;
   int64_t seed_orders = 200000;  // ORDER_LIST (sql-template route)
   int64_t contract_version = 1;  // reported by /dispatch/version
+  // The SQL dialect of the read-only replica the center pages for ORDER_LIST:
+  // sqlite (the service's own file), postgres or mysql. The template is the
+  // list's own query, so it is written for the database it runs on.
+  std::string replica_dialect = "sqlite";
 };
 
 // Reads the section of the YAML file at `path`, applies the environment and

@@ -9,6 +9,7 @@
 #include "common/utf8.h"
 #include "dispatch/backoff.h"
 #include "dispatch/lease_watchdog.h"
+#include "source/prefetching_row_source.h"
 
 namespace export_center::dispatch {
 namespace {
@@ -17,6 +18,14 @@ namespace {
 // inside the write loop too, via the watchdog's signal
 // (docs/task-lifecycle.md#execution-deadline).
 constexpr size_t kRowsBetweenAbortChecks = 1000;
+
+// The two statements between pages — the lease renewal before one, the
+// progress write (which also reads the cancel flag) after one — run at most
+// this often. A fast route turns a hundred 1 000-row pages a second, and two
+// writes per page would cost more than the pages; the watchdog renews the
+// lease in the background regardless, and the abort signal is still checked
+// before every page (docs/task-lifecycle.md#running-an-attempt).
+constexpr auto kPageCheckpointInterval = std::chrono::milliseconds(500);
 
 struct AttemptResult {
   Status status;
@@ -66,10 +75,17 @@ class AttemptRunner {
     return Status::Ok();
   }
 
-  // Before each page: abort flags, then a lease renewal, whose statement also
+  // Before each page: abort flags, then — before the first page and at most
+  // every kPageCheckpointInterval — a lease renewal, whose statement also
   // checks the deadline with the database clock.
   Status CheckpointBeforePage() {
     EC_RETURN_IF_ERROR(CheckAbort());
+    const auto now = std::chrono::steady_clock::now();
+    if (renewed_before_page_ && now - last_renewal_ < kPageCheckpointInterval) {
+      return Status::Ok();
+    }
+    renewed_before_page_ = true;
+    last_renewal_ = now;
     auto renewed = deps_.store->RenewLease(attempt_, deps_.consumer.lease_seconds);
     if (!renewed.ok()) {
       // One failed renewal does not end the export: the watchdog retries
@@ -88,8 +104,10 @@ class AttemptRunner {
     if (def == nullptr) {
       return {InvalidArgument("export type " + task_.export_type + " is no longer registered"), {}};
     }
-    auto source = deps_.make_source(task_, *def, *snapshot);
-    if (!source.ok()) return {source.status(), {}};
+    auto made = deps_.make_source(task_, *def, *snapshot);
+    if (!made.ok()) return {made.status(), {}};
+    // The next page is fetched while this one is written.
+    std::unique_ptr<source::RowSource> source = source::WithPrefetch(std::move(made).value());
 
     const render::WriterOptions options = WriterOptionsFor(*def);
     const render::OutputKind kind = render::OutputKindFor(task_.format, options);
@@ -100,9 +118,9 @@ class AttemptRunner {
     CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
 
     std::unique_ptr<render::Writer> writer;
-    auto rows = Pump(**source, &sink, options, def->max_rows, &writer);
+    auto rows = Pump(*source, &sink, options, def->max_rows, &writer);
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
-      return {rows.status(), {}, (*source)->terminal_state(), (*source)->failure_code()};
+      return {rows.status(), {}, source->terminal_state(), source->failure_code()};
     }
     auto summary = writer->Finish();
     if (!summary.ok()) return {summary.status(), {}};
@@ -159,6 +177,7 @@ class AttemptRunner {
     EC_ASSIGN_OR_RETURN(bool cancelled_early,
                         deps_.store->UpdateProgress(attempt_, 0, std::nullopt));
     if (cancelled_early) return Cancelled("cancelled by the user");
+    auto last_progress = std::chrono::steady_clock::now();
     while (true) {
       EC_RETURN_IF_ERROR(CheckpointBeforePage());
       EC_ASSIGN_OR_RETURN(source::Page page, source.NextPage());
@@ -172,9 +191,15 @@ class AttemptRunner {
         EC_RETURN_IF_ERROR(writer->WriteRow(page.rows[i]));
       }
       processed += static_cast<int64_t>(page.rows.size());
-      EC_ASSIGN_OR_RETURN(bool cancel_requested,
-                          deps_.store->UpdateProgress(attempt_, processed, page.total_rows));
-      if (cancel_requested) return Cancelled("cancelled by the user");
+      // Progress (and the cancel flag) after the last page, and otherwise
+      // at most every kPageCheckpointInterval.
+      const auto now = std::chrono::steady_clock::now();
+      if (!page.has_more || now - last_progress >= kPageCheckpointInterval) {
+        last_progress = now;
+        EC_ASSIGN_OR_RETURN(bool cancel_requested,
+                            deps_.store->UpdateProgress(attempt_, processed, page.total_rows));
+        if (cancel_requested) return Cancelled("cancelled by the user");
+      }
       if (!page.has_more) return processed;
     }
   }
@@ -267,6 +292,8 @@ class AttemptRunner {
   const AbortSignal& shutdown_;
   const store::Attempt attempt_;
   AbortSignal abort_;
+  bool renewed_before_page_ = false;
+  std::chrono::steady_clock::time_point last_renewal_;
 };
 
 }  // namespace

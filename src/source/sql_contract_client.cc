@@ -70,6 +70,20 @@ StatusOr<std::vector<EnrichSqlDef>> ParseEnrichSqls(const json& data) {
   return out;
 }
 
+StatusOr<std::vector<std::string>> ParseUniqueKey(const json& data) {
+  std::vector<std::string> out;
+  auto it = data.find("uniqueKey");
+  if (it == data.end() || it->is_null()) return out;
+  if (!it->is_array()) return InvalidArgument("uniqueKey is not an array of column names");
+  for (const auto& c : *it) {
+    if (!c.is_string() || c.get_ref<const std::string&>().empty()) {
+      return InvalidArgument("uniqueKey holds a value that is not a column name");
+    }
+    out.push_back(c.get<std::string>());
+  }
+  return out;
+}
+
 StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data) {
   auto it = data.find("columns");
   if (it == data.end() || !it->is_array()) return InvalidArgument("contract lacks columns");
@@ -249,6 +263,7 @@ StatusOr<SqlContract> ParseSqlContract(const json& data) {
   if (c.sql_template.empty()) return InvalidArgument("contract lacks sqlTemplate");
   EC_ASSIGN_OR_RETURN(c.columns, ParseContractColumns(data));
   c.order_by = Text(data, "orderBy");
+  EC_ASSIGN_OR_RETURN(c.unique_key, ParseUniqueKey(data));
   c.tenant = Text(data, "tenant");
   c.schema = Text(data, "schema");
   c.version = Text(data, "version");

@@ -53,6 +53,10 @@ struct SqlContract {
   std::string sql_template;
   std::vector<ContractColumn> columns;
   std::string order_by;
+  // Result columns whose values together are unique in every result: pages
+  // then seek past the last row instead of counting an OFFSET
+  // (docs/sql-template-route.md#paging). Empty: none declared.
+  std::vector<std::string> unique_key;
   std::string tenant;
   std::string schema;
   std::string version;         // int or string on the wire, kept as text

@@ -9,9 +9,12 @@
 #include <chrono>
 #include <map>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "registry/registry.h"
+#include "source/keyset_paging.h"
 #include "source/sql_template/sql_scanner.h"
 #include "source/sql_template/sql_template.h"
 
@@ -151,6 +154,46 @@ struct ColumnPlan {
   int result_index = -1;  // -1 for enriched columns
 };
 
+// Enriched values of the keys recent pages asked about, so a key repeated
+// across pages is looked up once per attempt. Bounded: emptied when the next
+// page might not fit, so memory stays flat in the row count. Where keys do
+// not repeat (one order per customer) it only costs: after the first pages
+// have shown that, it keeps one page's answers only.
+constexpr size_t kEnrichCacheKeys = 20000;
+constexpr size_t kEnrichProbePages = 5;  // pages of keys asked before judging the cache
+
+class EnrichCache {
+ public:
+  explicit EnrichCache(size_t batch_size) : probe_keys_(kEnrichProbePages * batch_size) {}
+
+  // Call before a page's lookups: afterwards, Put never evicts.
+  void BeginPage(size_t keys) {
+    if (useful_ && asked_ >= probe_keys_ && hits_ * 16 < asked_) useful_ = false;
+    if (!useful_ || values_.size() + keys > kEnrichCacheKeys) values_.clear();
+  }
+  // Whether a page's key is known already (counted for the judgement).
+  bool Known(const std::string& key) {
+    ++asked_;
+    if (values_.count(key) == 0) return false;
+    ++hits_;
+    return true;
+  }
+  const std::vector<task::CellValue>* Find(const std::string& key) const {
+    auto it = values_.find(key);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  void Put(const std::string& key, std::vector<task::CellValue> values) {
+    values_[key] = std::move(values);
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<task::CellValue>> values_;
+  const size_t probe_keys_;
+  bool useful_ = true;
+  size_t asked_ = 0;
+  size_t hits_ = 0;
+};
+
 struct EnrichGroupPlan {
   EnrichSqlDef def;
   int key_index = -1;           // main result column of the key
@@ -192,15 +235,37 @@ class SqlTemplateSource : public RowSource {
   StatusOr<std::string> RecordedContractVersion();
   Status ResolveColumns(const std::vector<std::string>& result_columns);
   Status PlanEnrichment();
+  Status PlanPaging(const QueryDescription& description);
+  StatusOr<std::vector<std::string>> DeclaredUniqueKey(
+      const std::vector<std::string>& labels) const;
   Status CheckCounts();
   StatusOr<int64_t> DerivedCount();
   StatusOr<Page> FetchPage();
+  // A page's rows and whether the database had more after them.
+  struct Fetched {
+    ResultSet raw;
+    bool has_more = false;
+  };
+  struct KeysetBreak {
+    bool boundary_twin = false;  // the last exported row's tuple came twice
+    std::string reason;
+  };
+  StatusOr<Fetched> FetchKeysetRows();
+  StatusOr<Fetched> FetchOffsetRows();
+  std::optional<KeysetBreak> KeysetBroken(const ResultSet& raw) const;
+  StatusOr<Fetched> LeaveKeyset(const KeysetBreak& why);
+  std::vector<std::optional<std::string>> TupleOf(
+      const std::vector<std::optional<std::string>>& row) const;
   StatusOr<task::Row> ConvertRow(const std::vector<std::optional<std::string>>& raw, int64_t n);
   Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
   Status EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows);
+  StatusOr<std::vector<task::CellValue>> CallbackValues(const json& extra);
   Status EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows);
-  Status EnrichGroup(const EnrichGroupPlan& group, const ResultSet& raw,
-                     std::vector<task::Row>* rows);
+  Status EnrichGroup(size_t group, const ResultSet& raw, std::vector<task::Row>* rows);
+  Status QueryEnrichGroup(const EnrichGroupPlan& g, json keys,
+                          const std::vector<std::string>& asked, EnrichCache* cache);
+  void FillEnriched(const ResultSet& raw, int key_index, const std::vector<size_t>& targets,
+                    const EnrichCache& cache, std::vector<task::Row>* rows) const;
   Status EnrichFailed(const std::vector<size_t>& targets, const Status& cause);
   Status CheckFinalCount();
   Status Terminal(task::TaskState state, Status status) {
@@ -218,13 +283,30 @@ class SqlTemplateSource : public RowSource {
   SqlContract contract_;
   std::string sql_;  // rendered, scanned, without a trailing ';'
   std::vector<json> bindings_;
-  std::string order_by_;
+  std::string order_by_;  // validated, as the contract gave it
+  // Paging (docs/sql-template-route.md#paging): by key when the order holds
+  // a unique key, else by OFFSET.
+  std::vector<OrderTerm> order_;  // order_by_ plus the key's missing columns
+  std::vector<int> order_index_;  // result index of each term
+  std::vector<bool> nullable_;    // per term: the pre-flight count found a NULL
+  std::optional<KeysetQuery> keyset_;
+  std::vector<std::optional<std::string>> boundary_;      // last exported row's order tuple
+  std::vector<json> boundary_params_;                     // the same, to bind
+  std::vector<std::optional<std::string>> boundary_row_;  // the whole last exported row
+  // After keyset paging gave up (LeaveKeyset): OFFSET pages ordered by every
+  // column, from db_offset_, skipping once a row exported already.
+  bool order_by_every_column_ = false;
+  int64_t db_offset_ = 0;  // rows the OFFSET pages have read past
+  std::optional<std::vector<std::optional<std::string>>> skip_once_;
   std::vector<ColumnPlan> plan_;
   std::vector<task::Column> columns_;
   std::map<std::string, int> result_index_;  // lower-case result label → index
+  size_t result_width_ = 0;                  // result columns
   int callback_key_index_ = -1;
   std::vector<size_t> callback_targets_;
   std::vector<EnrichGroupPlan> groups_;
+  EnrichCache callback_cache_{static_cast<size_t>(options_.batch_size)};
+  std::vector<EnrichCache> group_caches_;  // one per group
   int64_t total_ = 0;
   int64_t offset_ = 0;
   bool prepared_ = false;
@@ -249,19 +331,58 @@ Status SqlTemplateSource::Prepare() {
   EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
   sql_ = StripTrailingSemicolon(rendered->sql);
   bindings_ = std::move(rendered->bindings);
-  // LIMIT 0 reads the result's column labels without reading rows.
-  EC_ASSIGN_OR_RETURN(ResultSet probe, datasource_->Query("SELECT * FROM (" + sql_ + ") _t LIMIT 0",
-                                                          bindings_, contract_.schema));
-  EC_RETURN_IF_ERROR(ResolveColumns(probe.columns));
-  auto order_by = sql_template::ValidateOrderBy(contract_.order_by, probe.columns);
+  // The result's labels (and a primary key among them) without reading rows.
+  auto description = datasource_->Describe(sql_, bindings_, contract_.schema);
+  if (!description.ok()) return description.status().WithContext("describing the rendered SQL");
+  EC_RETURN_IF_ERROR(ResolveColumns(description->columns));
+  auto order_by = sql_template::ValidateOrderBy(contract_.order_by, description->columns);
   if (!order_by.ok()) return order_by.status().WithContext("contract orderBy");
   order_by_ = *order_by;
-  if (order_by_.empty()) {
-    spdlog::warn("sql-template taskId={} queryId={} has no orderBy: OFFSET pages may overlap",
-                 options_.task_id, options_.query_id);
-  }
+  EC_RETURN_IF_ERROR(PlanPaging(*description));
   EC_RETURN_IF_ERROR(PlanEnrichment());
-  return CheckCounts();
+  EC_RETURN_IF_ERROR(CheckCounts());
+  if (!order_.empty()) keyset_.emplace(sql_, order_, nullable_, datasource_->ordering());
+  return Status::Ok();
+}
+
+// A declared uniqueKey wins; else a primary key the datasource found among
+// the result columns. With either, pages seek by key and the order is made
+// total with the key; without, pages count an OFFSET, and the task log says
+// why the export is slower.
+Status SqlTemplateSource::PlanPaging(const QueryDescription& description) {
+  EC_ASSIGN_OR_RETURN(std::vector<std::string> key, DeclaredUniqueKey(description.columns));
+  const char* origin = "the contract's uniqueKey";
+  if (key.empty()) {
+    key = description.primary_key;
+    origin = "the primary key in the result";
+  }
+  if (key.empty()) {
+    spdlog::warn(
+        "sql-template taskId={} queryId={}: no unique key among the result columns (declare "
+        "uniqueKey in the contract): paging by OFFSET, each page re-reads the rows before it{}",
+        options_.task_id, options_.query_id,
+        order_by_.empty() ? "; without an orderBy pages may overlap" : "");
+    return Status::Ok();
+  }
+  order_ = TotalOrder(ParseOrderBy(order_by_), key);
+  for (const auto& term : order_) order_index_.push_back(result_index_.at(Lower(term.column)));
+  spdlog::info("sql-template taskId={} queryId={}: paging by key ({}), order {}", options_.task_id,
+               options_.query_id, origin, FormatOrderBy(order_));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::string>> SqlTemplateSource::DeclaredUniqueKey(
+    const std::vector<std::string>& labels) const {
+  std::vector<std::string> key;
+  for (const auto& column : contract_.unique_key) {
+    auto it = std::find_if(labels.begin(), labels.end(),
+                           [&](const std::string& l) { return Lower(l) == Lower(column); });
+    if (it == labels.end()) {
+      return InvalidArgument("contract uniqueKey column " + column + " is not a result column");
+    }
+    key.push_back(*it);
+  }
+  return key;
 }
 
 Status SqlTemplateSource::CheckContract() {
@@ -340,6 +461,7 @@ StatusOr<std::string> SqlTemplateSource::RecordedContractVersion() {
 }
 
 Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_columns) {
+  result_width_ = result_columns.size();
   for (size_t i = 0; i < result_columns.size(); ++i) {
     result_index_.emplace(Lower(result_columns[i]), static_cast<int>(i));
   }
@@ -388,6 +510,7 @@ Status SqlTemplateSource::PlanEnrichment() {
         covered.insert(*it);
       }
       groups_.push_back(std::move(g));
+      group_caches_.emplace_back(static_cast<size_t>(options_.batch_size));
     }
     for (size_t i : marked) {
       if (!covered.count(i)) {
@@ -418,13 +541,23 @@ Status SqlTemplateSource::PlanEnrichment() {
   return Status::Ok();
 }
 
+// With keyset paging the same scan counts each order term's non-NULL values:
+// a term without NULLs gets a plain comparison an index can serve.
 StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
-  EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query("SELECT COUNT(*) FROM (" + sql_ + ") _t",
-                                                       bindings_, contract_.schema));
+  std::string counts = "COUNT(*)";
+  for (const auto& term : order_) counts += ", COUNT(" + term.column + ")";
+  EC_ASSIGN_OR_RETURN(ResultSet rs,
+                      datasource_->Query("SELECT " + counts + " FROM (" + sql_ + ") _t", bindings_,
+                                         contract_.schema));
   int64_t n = 0;
-  if (rs.rows.size() != 1 || rs.rows[0].empty() || !rs.rows[0][0] ||
+  if (rs.rows.size() != 1 || rs.rows[0].size() != order_.size() + 1 || !rs.rows[0][0] ||
       !ParseInt(*rs.rows[0][0], &n)) {
     return Internal("derived COUNT(*) returned no number");
+  }
+  nullable_.assign(order_.size(), true);
+  for (size_t i = 0; i < order_.size(); ++i) {
+    int64_t non_null = 0;
+    if (rs.rows[0][i + 1] && ParseInt(*rs.rows[0][i + 1], &non_null)) nullable_[i] = non_null != n;
   }
   return n;
 }
@@ -461,17 +594,10 @@ Status SqlTemplateSource::CheckCounts() {
 }
 
 StatusOr<Page> SqlTemplateSource::FetchPage() {
-  std::string sql = "SELECT * FROM (" + sql_ + ") _t";
-  if (!order_by_.empty()) sql += " ORDER BY " + order_by_;
-  sql += " LIMIT ? OFFSET ?";
-  std::vector<json> params = bindings_;
-  params.emplace_back(options_.batch_size);
-  params.emplace_back(offset_);
-  EC_ASSIGN_OR_RETURN(ResultSet raw, datasource_->Query(sql, params, contract_.schema));
-  if (raw.rows.size() > static_cast<size_t>(options_.batch_size)) {
-    return Internal("the datasource returned more rows than LIMIT");
-  }
+  EC_ASSIGN_OR_RETURN(Fetched fetched, keyset_ ? FetchKeysetRows() : FetchOffsetRows());
+  ResultSet& raw = fetched.raw;
   Page page;
+  page.has_more = fetched.has_more;
   page.rows.reserve(raw.rows.size());
   for (size_t i = 0; i < raw.rows.size(); ++i) {
     EC_ASSIGN_OR_RETURN(task::Row row,
@@ -480,7 +606,12 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
   }
   EC_RETURN_IF_ERROR(Enrich(raw, &page.rows));
   offset_ += static_cast<int64_t>(page.rows.size());
-  page.has_more = page.rows.size() == static_cast<size_t>(options_.batch_size);
+  if (keyset_ && !raw.rows.empty()) {
+    boundary_ = TupleOf(raw.rows.back());
+    boundary_row_ = raw.rows.back();
+    boundary_params_.clear();
+    for (int index : order_index_) boundary_params_.push_back(raw.last_row_params[index]);
+  }
   page.total_rows = total_;
   if (offset_ > options_.max_rows) {
     return LimitExceeded("export exceeds the max-rows limit of " +
@@ -491,6 +622,121 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
     done_ = true;
   }
   return page;
+}
+
+// The first page is the order's first `batch` rows. Every later page asks
+// for one row more, from the last exported row on: that row comes back
+// first and is dropped, so a full page still brings `batch` new rows. When
+// it was deleted meanwhile, the page brings batch+1 rows: none is cut off,
+// since last_row_params describe only the last one.
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::FetchKeysetRows() {
+  std::vector<json> params = bindings_;
+  const std::string* sql = &keyset_->first_page();
+  size_t limit = static_cast<size_t>(options_.batch_size);
+  if (!boundary_.empty()) {
+    KeysetQuery::Page from = keyset_->From(boundary_params_);
+    sql = from.sql;
+    params.insert(params.end(), from.params.begin(), from.params.end());
+    ++limit;
+  }
+  params.emplace_back(static_cast<int64_t>(limit));
+  EC_ASSIGN_OR_RETURN(ResultSet raw, datasource_->Query(*sql, params, contract_.schema));
+  if (raw.rows.size() > limit) return Internal("the datasource returned more rows than LIMIT");
+  if (auto broken = KeysetBroken(raw)) return LeaveKeyset(*broken);
+  const bool full = raw.rows.size() == limit;
+  if (!boundary_.empty() && !raw.rows.empty() && TupleOf(raw.rows.front()) == boundary_) {
+    raw.rows.erase(raw.rows.begin());  // the last row of the previous page
+  }
+  db_offset_ += static_cast<int64_t>(raw.rows.size());
+  return Fetched{std::move(raw), full};
+}
+
+// Why the key cannot be trusted any more, or nullopt: the row the last page
+// ended with has a twin (kBoundaryTwin: the next seek would skip it), two
+// new rows share a tuple, or a term the pre-flight count found no NULL in
+// holds one (the comparison built for it skips NULL rows).
+std::optional<SqlTemplateSource::KeysetBreak> SqlTemplateSource::KeysetBroken(
+    const ResultSet& raw) const {
+  if (!raw.rows.empty() && raw.last_row_params.size() != raw.columns.size()) {
+    return KeysetBreak{false, "the datasource did not return the last row's values to bind"};
+  }
+  std::vector<std::optional<std::string>> previous;
+  for (size_t r = 0; r < raw.rows.size(); ++r) {
+    auto tuple = TupleOf(raw.rows[r]);
+    for (size_t i = 0; i < tuple.size(); ++i) {
+      if (!tuple[i] && !nullable_[i]) {
+        return KeysetBreak{false, "order column " + order_[i].column +
+                                      " holds a NULL the pre-flight count did not find"};
+      }
+    }
+    if (r > 0 && tuple == previous) {
+      const bool twin = !boundary_.empty() && tuple == boundary_;
+      return KeysetBreak{twin, "two rows share the order tuple: the key is not unique"};
+    }
+    previous = std::move(tuple);
+  }
+  return std::nullopt;
+}
+
+// Keyset paging stops being safe: OFFSET pages take over, ordered by every
+// result column after the terms, so that ties fall the same way on every
+// page. Every tuple exported so far was unique, hence the pages so far hold
+// exactly the rows up to the boundary — except when the boundary itself
+// has a twin: then OFFSET restarts at the boundary's group and the one row
+// of it already exported is skipped when it comes again.
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::LeaveKeyset(const KeysetBreak& why) {
+  spdlog::warn(
+      "sql-template taskId={} queryId={}: {}; paging by OFFSET from row {} on (slower; no row "
+      "is lost)",
+      options_.task_id, options_.query_id, why.reason, offset_ + 1);
+  keyset_.reset();
+  order_by_every_column_ = true;
+  db_offset_ = offset_;
+  if (why.boundary_twin) {
+    db_offset_ = offset_ - 1;
+    skip_once_ = boundary_row_;
+  }
+  return FetchOffsetRows();
+}
+
+std::vector<std::optional<std::string>> SqlTemplateSource::TupleOf(
+    const std::vector<std::optional<std::string>>& row) const {
+  std::vector<std::optional<std::string>> tuple;
+  tuple.reserve(order_index_.size());
+  for (int index : order_index_) tuple.push_back(row[index]);
+  return tuple;
+}
+
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::FetchOffsetRows() {
+  std::string sql = "SELECT * FROM (" + sql_ + ") _t";
+  std::string order = order_.empty() ? order_by_ : FormatOrderBy(order_);
+  if (order_by_every_column_) {
+    // By position: a label need not be a plain identifier.
+    for (size_t c = 0; c < result_width_; ++c) {
+      bool in_order = std::find(order_index_.begin(), order_index_.end(), static_cast<int>(c)) !=
+                      order_index_.end();
+      if (!in_order) order += ", " + std::to_string(c + 1);
+    }
+  }
+  if (!order.empty()) sql += " ORDER BY " + order;
+  sql += " LIMIT ? OFFSET ?";
+  std::vector<json> params = bindings_;
+  params.emplace_back(options_.batch_size);
+  params.emplace_back(db_offset_);
+  EC_ASSIGN_OR_RETURN(ResultSet raw, datasource_->Query(sql, params, contract_.schema));
+  if (raw.rows.size() > static_cast<size_t>(options_.batch_size)) {
+    return Internal("the datasource returned more rows than LIMIT");
+  }
+  const bool full = raw.rows.size() == static_cast<size_t>(options_.batch_size);
+  db_offset_ += static_cast<int64_t>(raw.rows.size());
+  if (skip_once_) {
+    auto again = std::find(raw.rows.begin(), raw.rows.end(), *skip_once_);
+    if (again != raw.rows.end()) {
+      raw.rows.erase(again);
+      skip_once_.reset();
+    }
+  }
+  return Fetched{std::move(raw), full};
 }
 
 StatusOr<task::Row> SqlTemplateSource::ConvertRow(
@@ -509,13 +755,23 @@ StatusOr<task::Row> SqlTemplateSource::ConvertRow(
   return row;
 }
 
-// OFFSET pages over data that changed mid-export skip or repeat rows; the
-// only trace is a total that differs from the pre-flight count.
+// Data that changed mid-export: OFFSET pages skip or repeat rows, key seeks
+// miss a row added behind them or keep one removed. The traces: an exported
+// total other than the pre-flight count, or a count after the last page
+// other than the one before the first.
 Status SqlTemplateSource::CheckFinalCount() {
-  if (offset_ == total_) return Status::Ok();
-  std::string detail = "exported " + std::to_string(offset_) +
-                       " rows but the pre-flight count was " + std::to_string(total_) +
-                       ": the data changed during the export";
+  std::string detail;
+  if (offset_ != total_) {
+    detail = "exported " + std::to_string(offset_) + " rows but the pre-flight count was " +
+             std::to_string(total_) + ": the data changed during the export";
+  } else {
+    // A key seek does not trip over a row added or removed behind it, so
+    // the exported total may still match: counting again tells.
+    EC_ASSIGN_OR_RETURN(int64_t now, DerivedCount());
+    if (now == total_) return Status::Ok();
+    detail = "the query counted " + std::to_string(total_) + " rows before the export and " +
+             std::to_string(now) + " after it: the data changed during the export";
+  }
   if (options_.strict) {
     spdlog::error("ALERT: sql-template inconsistent taskId={} queryId={}: {}", options_.task_id,
                   options_.query_id, detail);
@@ -556,98 +812,143 @@ Status SqlTemplateSource::EnrichByCallback(const ResultSet& raw, std::vector<tas
   for (const auto& p : plan_) {
     if (p.result_index == callback_key_index_) key_column = &p.contract.column;
   }
+  callback_cache_.BeginPage(raw.rows.size());
   EnrichRequest request;
   request.parameters = params_;
   for (const auto& p : plan_) {
     if (p.contract.key_column) request.key_column = p.contract.column.key;
   }
   for (size_t i : callback_targets_) request.columns.push_back(plan_[i].contract.column.key);
-  std::map<std::string, size_t> index_of;  // key text → position in keys
+  // One call per page, for the keys no earlier page asked about.
+  std::vector<std::string> asked;
+  std::unordered_set<std::string> seen;
   for (const auto& r : raw.rows) {
     const auto& key = r[callback_key_index_];
-    if (!key || index_of.count(*key)) continue;
-    index_of.emplace(*key, request.keys.size());
+    if (!key || !seen.insert(*key).second || callback_cache_.Known(*key)) continue;
+    asked.push_back(*key);
     request.keys.push_back(KeyJson(*key_column, key));
   }
-  if (request.keys.empty()) return Status::Ok();
-  auto results = client_->Enrich(request);
-  if (!results.ok()) return EnrichFailed(callback_targets_, results.status());
-  for (size_t r = 0; r < rows->size(); ++r) {
-    const auto& key = raw.rows[r][callback_key_index_];
-    if (!key) continue;
-    const json& extra = (*results)[index_of[*key]];
-    if (!extra.is_object()) continue;
-    for (size_t i : callback_targets_) {
-      auto it = extra.find(plan_[i].contract.column.key);
-      if (it == extra.end()) continue;
-      auto v = task::ParseWireValue(plan_[i].contract.column, *it);
-      if (!v.ok()) {
-        EC_RETURN_IF_ERROR(EnrichFailed({i}, v.status()));
-        continue;
+  if (!request.keys.empty()) {
+    auto results = client_->Enrich(request);
+    if (!results.ok()) {
+      // The keys asked for stay blank; keys known from earlier pages still fill.
+      EC_RETURN_IF_ERROR(EnrichFailed(callback_targets_, results.status()));
+    } else {
+      for (size_t k = 0; k < asked.size(); ++k) {
+        EC_ASSIGN_OR_RETURN(std::vector<task::CellValue> values, CallbackValues((*results)[k]));
+        callback_cache_.Put(asked[k], std::move(values));
       }
-      (*rows)[r][i] = std::move(v).value();
     }
   }
+  FillEnriched(raw, callback_key_index_, callback_targets_, callback_cache_, rows);
   return Status::Ok();
+}
+
+// One callback answer as the values of the enriched columns; a value that
+// does not parse is blank (or fails the task, for a critical column).
+StatusOr<std::vector<task::CellValue>> SqlTemplateSource::CallbackValues(const json& extra) {
+  std::vector<task::CellValue> values(callback_targets_.size());
+  if (!extra.is_object()) return values;
+  for (size_t t = 0; t < callback_targets_.size(); ++t) {
+    const task::Column& column = plan_[callback_targets_[t]].contract.column;
+    auto it = extra.find(column.key);
+    if (it == extra.end()) continue;
+    auto v = task::ParseWireValue(column, *it);
+    if (!v.ok()) {
+      EC_RETURN_IF_ERROR(EnrichFailed({callback_targets_[t]}, v.status()));
+      continue;
+    }
+    values[t] = std::move(v).value();
+  }
+  return values;
+}
+
+void SqlTemplateSource::FillEnriched(const ResultSet& raw, int key_index,
+                                     const std::vector<size_t>& targets, const EnrichCache& cache,
+                                     std::vector<task::Row>* rows) const {
+  for (size_t r = 0; r < rows->size(); ++r) {
+    const auto& key = raw.rows[r][key_index];
+    const std::vector<task::CellValue>* values = key ? cache.Find(*key) : nullptr;
+    if (values == nullptr) continue;
+    for (size_t t = 0; t < targets.size(); ++t) (*rows)[r][targets[t]] = (*values)[t];
+  }
 }
 
 Status SqlTemplateSource::EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows) {
-  for (const auto& g : groups_) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
     Status s = EnrichGroup(g, raw, rows);
-    if (!s.ok()) EC_RETURN_IF_ERROR(EnrichFailed(g.targets, s));
+    if (!s.ok()) EC_RETURN_IF_ERROR(EnrichFailed(groups_[g].targets, s));
   }
   return Status::Ok();
 }
 
-Status SqlTemplateSource::EnrichGroup(const EnrichGroupPlan& g, const ResultSet& raw,
+// One enrich SQL per page and group, for the keys no earlier page asked about.
+// A key the SQL does not return is remembered as blank, like a LEFT JOIN.
+Status SqlTemplateSource::EnrichGroup(size_t group, const ResultSet& raw,
                                       std::vector<task::Row>* rows) {
-  json params = params_;
-  json keys = json::array();
-  std::set<std::string> seen;
+  const EnrichGroupPlan& g = groups_[group];
+  EnrichCache& cache = group_caches_[group];
+  cache.BeginPage(raw.rows.size());
   const task::Column* key_column = nullptr;
   for (const auto& p : plan_) {
     if (p.result_index == g.key_index) key_column = &p.contract.column;
   }
   task::Column text_column;
   text_column.key = g.def.key_column;
+  json keys = json::array();
+  std::vector<std::string> asked;
+  std::unordered_set<std::string> seen;
   for (const auto& r : raw.rows) {
     const auto& key = r[g.key_index];
-    if (key && seen.insert(*key).second)
-      keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
+    if (!key || !seen.insert(*key).second || cache.Known(*key)) continue;
+    asked.push_back(*key);
+    keys.push_back(KeyJson(key_column ? *key_column : text_column, key));
   }
-  if (keys.empty()) return Status::Ok();
-  params["keys"] = keys;
+  if (!asked.empty()) EC_RETURN_IF_ERROR(QueryEnrichGroup(g, std::move(keys), asked, &cache));
+  FillEnriched(raw, g.key_index, g.targets, cache, rows);
+  return Status::Ok();
+}
+
+Status SqlTemplateSource::QueryEnrichGroup(const EnrichGroupPlan& g, json keys,
+                                           const std::vector<std::string>& asked,
+                                           EnrichCache* cache) {
+  json params = params_;
+  params["keys"] = std::move(keys);
   auto rendered = sql_template::RenderTemplate(g.def.sql, params, EnrichRenderOptions());
   if (!rendered.ok()) return rendered.status().WithContext("enrich group " + g.def.group);
   EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
   EC_ASSIGN_OR_RETURN(ResultSet rs, datasource_->Query(StripTrailingSemicolon(rendered->sql),
                                                        rendered->bindings, contract_.schema));
   std::map<std::string, int> label;
-  for (size_t i = 0; i < rs.columns.size(); ++i)
+  for (size_t i = 0; i < rs.columns.size(); ++i) {
     label.emplace(Lower(rs.columns[i]), static_cast<int>(i));
+  }
   auto key_it = label.find(Lower(g.def.key_column));
   if (key_it == label.end()) {
     return InvalidArgument("enrich group " + g.def.group + " does not return " + g.def.key_column);
   }
-  std::map<std::string, const std::vector<std::optional<std::string>>*> by_key;
+  std::vector<int> target_columns;
+  for (size_t i : g.targets) {
+    auto col = label.find(Lower(plan_[i].contract.column.key));
+    if (col == label.end()) {
+      return InvalidArgument("enrich group " + g.def.group + " does not return " +
+                             plan_[i].contract.column.key);
+    }
+    target_columns.push_back(col->second);
+  }
+  std::unordered_map<std::string, const std::vector<std::optional<std::string>>*> by_key;
   for (const auto& r : rs.rows) {
     if (r[key_it->second]) by_key.emplace(*r[key_it->second], &r);
   }
-  for (size_t row = 0; row < rows->size(); ++row) {
-    const auto& key = raw.rows[row][g.key_index];
-    auto hit = key ? by_key.find(*key) : by_key.end();
-    if (hit == by_key.end()) continue;  // no match: a blank cell, like a LEFT JOIN
-    for (size_t i : g.targets) {
-      auto col = label.find(Lower(plan_[i].contract.column.key));
-      if (col == label.end()) {
-        return InvalidArgument("enrich group " + g.def.group + " does not return " +
-                               plan_[i].contract.column.key);
-      }
-      auto v = ParseDatabaseValue(plan_[i].contract.column, (*hit->second)[col->second],
-                                  options_.timezone);
-      if (!v.ok()) return v.status();
-      (*rows)[row][i] = std::move(v).value();
+  for (const auto& key : asked) {
+    std::vector<task::CellValue> values(g.targets.size());
+    auto hit = by_key.find(key);
+    for (size_t t = 0; hit != by_key.end() && t < g.targets.size(); ++t) {
+      EC_ASSIGN_OR_RETURN(values[t],
+                          ParseDatabaseValue(plan_[g.targets[t]].contract.column,
+                                             (*hit->second)[target_columns[t]], options_.timezone));
     }
+    cache->Put(key, std::move(values));
   }
   return Status::Ok();
 }

@@ -3,17 +3,19 @@
 //
 // On the first NextPage it fetches the contract (/dispatch/sql), checks the
 // queryId is enabled, the tenant and the contract version (→ STALE), renders
-// the MyBatis template with the task's parameters, scans the SQL, validates
-// orderBy against the result columns, plans enrichment, and runs the
-// pre-flight counts (derived COUNT(*) vs /dispatch/count, one back-off
-// re-check; strict → INCONSISTENT, lenient → warning) and the max-rows check.
-// Then every NextPage runs
-//   SELECT * FROM (<sql>) _t ORDER BY <orderBy> LIMIT ? OFFSET ?
-// on a fresh read-only connection, converts the text values with the
-// contract's column types and enriches the page (callback or enrich SQL).
-// After the last page the exported row count must equal the pre-flight count
-// (rows added or removed mid-export shift OFFSET pages): strict →
-// INCONSISTENT, lenient → warning.
+// the MyBatis template with the task's parameters, scans the SQL, describes
+// it (labels, a primary key among them), validates orderBy against the
+// result columns, picks the unique key (contract uniqueKey, else that primary
+// key), plans enrichment, and runs the pre-flight counts (derived COUNT(*) vs
+// /dispatch/count, one back-off re-check; strict → INCONSISTENT, lenient →
+// warning) and the max-rows check. Then every NextPage runs one page on a
+// fresh read-only connection — by key (keyset_paging.h:
+// `WHERE <order tuple> >= <last row's> ORDER BY … LIMIT ?`) when a unique
+// key is known, else `ORDER BY <orderBy> LIMIT ? OFFSET ?` — converts the
+// text values with the contract's column types and enriches the page
+// (callback or enrich SQL). After the last page the exported row count, and a
+// second derived count, must equal the pre-flight count (rows added or
+// removed mid-export): strict → INCONSISTENT, lenient → warning.
 //
 // Template parameters: the task's parameters, then tenantId, appCode and
 // requestedBy from the task, overriding any user-supplied keys of those

@@ -354,6 +354,45 @@ TEST_F(ConsumerTest, CancelRequestedWhileRunningEndsCancelledWithoutAFile) {
   EXPECT_EQ(StoredFiles(), 0u);
 }
 
+// With 200 quick pages the statements between pages are throttled by time
+// (the next page is fetched while one is written), yet a cancel still stops
+// the export at a page boundary long before its end.
+TEST_F(ConsumerTest, CheckpointsBetweenPagesAreThrottledAndCancelStillStopsBetweenPages) {
+  for (int p = 0; p < 200; ++p) script_.pages.push_back(Rows(p * 2 + 1, 2));
+  FaultyTaskStore faulty(store_.get());
+  AttemptDeps deps = Deps();
+  deps.store = &faulty;
+  Consumer quick(channel_.get(), deps);
+  const int64_t done = CreateTask();
+  PublishAndConsume(quick);
+  EXPECT_EQ(Task(done).status, TaskState::kSucceeded);
+  EXPECT_EQ(Task(done).processed_rows, 400);
+  EXPECT_LT(faulty.progress_calls.load(), 20) << "not one progress write per page";
+  EXPECT_LT(faulty.renew_calls.load(), 20) << "not one renewal per page";
+
+  // Slow pages (10 ms each, 2 s in all); the user cancels at page 20.
+  int64_t id = 0;
+  std::atomic<int> fetched{0};
+  script_ = Script();
+  for (int p = 0; p < 200; ++p) {
+    script_.pages.push_back(Rows(p * 2 + 1, 2));
+    script_.hook_at[p] = [&] {
+      ++fetched;
+      std::this_thread::sleep_for(10ms);
+    };
+  }
+  script_.hook_at[20] = [&] {
+    ++fetched;
+    ASSERT_TRUE(store_->RequestCancel(id).ok());
+  };
+  Consumer consumer(channel_.get(), Deps());
+  id = CreateTask("u2");
+  PublishAndConsume(consumer);
+  EXPECT_EQ(Task(id).status, TaskState::kCancelled);
+  EXPECT_LT(fetched.load(), 150) << "the cancel waited for the end of the export";
+  EXPECT_EQ(StoredFiles(), 1u) << "only the first export's file";
+}
+
 TEST_F(ConsumerTest, DuplicateCommandsExecuteOnce) {
   script_.pages = {Rows(1, 2)};
   Consumer consumer(channel_.get(), Deps());

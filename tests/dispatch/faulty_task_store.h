@@ -20,6 +20,7 @@ class FaultyTaskStore : public store::TaskStore {
   std::atomic<int> failing_renewals{0};
   std::atomic<int> failing_quarantines{0};
   std::atomic<int> renew_calls{0};
+  std::atomic<int> progress_calls{0};
 
   Status Migrate() override { return inner_->Migrate(); }
   Status CheckGuardRow() override { return inner_->CheckGuardRow(); }
@@ -62,6 +63,7 @@ class FaultyTaskStore : public store::TaskStore {
   }
   StatusOr<bool> UpdateProgress(const store::Attempt& a, int64_t processed,
                                 std::optional<int64_t> total) override {
+    ++progress_calls;
     return inner_->UpdateProgress(a, processed, total);
   }
   StatusOr<bool> CommitSuccess(const store::Attempt& a, const store::FileResult& f,

@@ -61,6 +61,7 @@ customer-service:
   seed-customers: 10
   seed-orders: 25
   contract-version: 7
+  replica-dialect: postgres
 )",
                           "test.yaml", &c, &error))
       << error;
@@ -72,6 +73,7 @@ customer-service:
   EXPECT_EQ(c.seed_customers, 10);
   EXPECT_EQ(c.seed_orders, 25);
   EXPECT_EQ(c.contract_version, 7);
+  EXPECT_EQ(c.replica_dialect, "postgres");
 }
 
 TEST_F(ServiceConfigTest, EnvironmentWinsOverTheFile) {
@@ -97,6 +99,8 @@ TEST_F(ServiceConfigTest, RangeErrors) {
             "customer-service.seed-orders must be 0..10000000");
   EXPECT_EQ(Problem(std::string(kMinimal) + "  port: 65536\n"),
             "customer-service.port must be 0..65535");
+  EXPECT_EQ(Problem(std::string(kMinimal) + "  replica-dialect: oracle\n"),
+            "customer-service.replica-dialect must be sqlite, postgres or mysql");
 }
 
 TEST_F(ServiceConfigTest, RequiredValues) {
@@ -114,7 +118,8 @@ TEST_F(ServiceConfigTest, RequiredValues) {
 TEST_F(ServiceConfigTest, UnknownAndDuplicateKeys) {
   EXPECT_EQ(Problem(std::string(kMinimal) + "  prot: 1\n"),
             "customer-service.prot: unknown key; allowed: host, port, sqlite-path, "
-            "internal-token, snapshot-secret, seed-customers, seed-orders, contract-version");
+            "internal-token, snapshot-secret, seed-customers, seed-orders, contract-version, "
+            "replica-dialect");
   EXPECT_EQ(Problem(std::string(kMinimal) + "  port: 1\n  port: 2\n"),
             "customer-service.port: duplicate key");
 }

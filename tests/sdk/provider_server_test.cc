@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <climits>
 #include <stdexcept>
 #include <thread>
+
+#include "tests/support/raw_connection.h"
 
 namespace export_center::sdk {
 namespace {
@@ -40,15 +43,25 @@ class NumbersProvider : public BatchProvider {
     auto after = ParseIdCursor(request.cursor);
     if (!after) return ProviderError{400, "bad cursor"};
     int64_t id = *after;
-    while (id < max_id && static_cast<int>(response.rows.size()) < request.limit) {
+    RowWriter written(TestColumns());
+    for (int n = 0; id < max_id && n < request.limit; ++n) {
       ++id;
-      response.rows.push_back({{"id", IntegerValue(id)}, {"amount", DecimalValue(id * 101, 2)}});
+      if (!use_writer) {
+        response.rows.push_back({{"id", IntegerValue(id)}, {"amount", DecimalValue(id * 101, 2)}});
+      } else if (id == short_row) {
+        written.Row().Integer(id);
+      } else {
+        written.Row().Integer(id).Decimal(id * 101, 2);
+      }
     }
+    if (use_writer) response.written = std::move(written);
     response.has_more = id < max_id;
     if (response.has_more) response.next_cursor = IdCursor(id);
     return response;
   }
   BatchRequest last_request;
+  bool use_writer = false;  // RowWriter instead of JSON rows
+  int64_t short_row = 0;    // with the writer: this row gets one cell too few
 
  private:
   SnapshotSigner signer_{kSecret};
@@ -152,6 +165,46 @@ TEST_F(ProviderServerTest, EnvelopeAndPaging) {
   EXPECT_EQ(last["data"]["rows"].size(), 2u);
 }
 
+// Rows written by a RowWriter make the very same envelope as JSON rows.
+TEST_F(ProviderServerTest, WrittenRowsMakeTheSameEnvelope) {
+  auto [status, rows] = Call(Body().dump());
+  provider_->use_writer = true;
+  auto [written_status, written] = Call(Body().dump());
+  ASSERT_EQ(status, 200);
+  ASSERT_EQ(written_status, 200) << written.dump();
+  EXPECT_EQ(written, rows);
+  auto [later, later_body] = Call(Body("4", rows["data"]["snapshotToken"]).dump());
+  ASSERT_EQ(later, 200);
+  EXPECT_FALSE(later_body["data"].contains("columns"));
+  EXPECT_EQ(later_body["data"]["rows"][0], (json{{"id", "5"}, {"amount", "5.05"}}));
+}
+
+TEST_F(ProviderServerTest, AWrittenRowWithTooFewCellsIsAProviderBug) {
+  provider_->use_writer = true;
+  provider_->short_row = 2;
+  auto [status, body] = Call(Body().dump());
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body["message"], "provider bug: row 2 has 1 cells for 2 columns");
+}
+
+// One connection carries a whole export: cpp-httplib's default closes it
+// after five requests.
+TEST_F(ProviderServerTest, OneConnectionServesManyBatches) {
+  auto conn = testing::RawConnection::Open(port_);
+  ASSERT_NE(conn, nullptr);
+  const std::string body = Body().dump();
+  const std::string request =
+      std::string("POST /internal/exports/v1/NUMBERS/batches HTTP/1.1\r\n") +
+      "Host: 127.0.0.1\r\n" + kTokenHeader + ": " + kToken +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(conn->Send(request)) << "request " << i + 1;
+    std::string response = conn->ReadResponse(std::chrono::seconds(5));
+    ASSERT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << "request " << i + 1 << ": " << response;
+  }
+}
+
 TEST_F(ProviderServerTest, StrictRequestParsing) {
   auto without = [](const char* key) {
     json b = Body();
@@ -251,6 +304,74 @@ TEST(WireValues, Encoders) {
   EXPECT_EQ(DateTimeValue(-1), "1969-12-31T23:59:59.999Z");
   EXPECT_TRUE(NullValue().is_null());
   EXPECT_EQ(BooleanValue(true), true);
+}
+
+// RowWriter's text against the JSON encoders, including what needs escaping
+// or replacing; nlohmann::json reads both back identically.
+TEST(RowWriter, WritesWhatTheEncodersWrite) {
+  std::vector<Column> columns = {{"s", "", ColumnType::kString, 0, 0, ""},
+                                 {"i", "", ColumnType::kInteger, 0, 0, ""},
+                                 {"d", "", ColumnType::kDecimal, 0, 2, ""},
+                                 {"b", "", ColumnType::kBoolean, 0, 0, ""},
+                                 {"day", "", ColumnType::kDate, 0, 0, ""},
+                                 {"at", "", ColumnType::kDateTime, 0, 0, ""},
+                                 {"key \"quoted\"", "", ColumnType::kString, 0, 0, ""}};
+  const std::vector<std::string> texts = {"plain",
+                                          "柏悦物流 😀",
+                                          "tab\tnew\nline \"q\" back\\slash",
+                                          std::string("nul\0x", 5),
+                                          "\x01\x1f\x7f",
+                                          "bad \xff\xfe utf8 \xc3",
+                                          "overlong \xc0\xaf",
+                                          "surrogate \xed\xa0\x80",
+                                          "=1+1"};
+  RowWriter writer(columns);
+  json expected = json::array();
+  int n = 0;
+  for (const auto& text : texts) {
+    const int64_t i = n % 2 ? INT64_MIN : 1900000000000000000LL + n;
+    const int64_t cents = n % 3 ? -5 : 6814110;
+    const int64_t at = n % 2 ? -86400001 : 1786000000123;
+    writer.Row().String(text).Integer(i).Decimal(cents, 2).Boolean(n % 2).Date(2024, 2, 29);
+    if (n == 3) {
+      writer.DateTime(std::optional<int64_t>()).String(std::optional<std::string>());
+    } else {
+      writer.DateTime(at).String(text);
+    }
+    // The encoders' JSON, through nlohmann's replacing dump as the SDK sends it.
+    json row = {{"s", StringValue(text)},
+                {"i", IntegerValue(i)},
+                {"d", DecimalValue(cents, 2)},
+                {"b", BooleanValue(n % 2)},
+                {"day", DateValue(2024, 2, 29)},
+                {"at", n == 3 ? NullValue() : DateTimeValue(at)},
+                {"key \"quoted\"", n == 3 ? NullValue() : StringValue(text)}};
+    expected.push_back(json::parse(row.dump(-1, ' ', false, json::error_handler_t::replace)));
+    ++n;
+  }
+  ASSERT_FALSE(writer.error()) << *writer.error();
+  EXPECT_EQ(writer.rows(), texts.size());
+  std::string text;
+  writer.AppendJson(&text);
+  json parsed = json::parse(text, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << text;
+  EXPECT_EQ(parsed, expected);
+  EXPECT_EQ(parsed[5]["s"], "bad \xEF\xBF\xBD\xEF\xBF\xBD utf8 \xEF\xBF\xBD") << text;
+}
+
+TEST(RowWriter, CellCountMistakesAreNamed) {
+  std::vector<Column> columns = TestColumns();
+  RowWriter empty(columns);
+  EXPECT_FALSE(empty.error());
+  std::string text;
+  empty.AppendJson(&text);
+  EXPECT_EQ(text, "[]");
+  RowWriter too_many(columns);
+  too_many.Row().Integer(1).Decimal(1, 2).Null();
+  EXPECT_EQ(too_many.error(), "row 1 has 3 cells for 2 columns");
+  RowWriter too_few(columns);
+  too_few.Row().Integer(1).Decimal(1, 2).Row().Integer(2).Row().Integer(3).Null();
+  EXPECT_EQ(too_few.error(), "row 2 has 1 cells for 2 columns");
 }
 
 TEST(WireValues, Cursors) {

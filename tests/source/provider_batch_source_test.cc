@@ -435,6 +435,38 @@ TEST_F(ProviderBatchSourceTest, UnknownKeysAreIgnoredAndMissingKeysAreEmpty) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(page->rows[0][3]));
 }
 
+// The answer is read with simdjson. Whatever the key order (rows before
+// columns, as a Java serializer may write them) the rows come out alike, and
+// a body simdjson refuses — a number past 64 bits — is judged by the
+// nlohmann parser as before: a clear error naming row, column and value.
+TEST_F(ProviderBatchSourceTest, RowsBeforeColumnsAndNumbersPast64BitsAreReadAsBefore) {
+  provider_.OnBatch([](int, const json&, httplib::Response& res) {
+    json d = Data({Row(1), Row(2)}, false, nullptr);
+    std::string rows = d["rows"].dump();
+    d.erase("rows");
+    std::string rest = d.dump();
+    res.set_content(R"({"data":{"rows":)" + rows + "," + rest.substr(1) +
+                        R"(,"code":"200","message":"success"})",
+                    "application/json");
+  });
+  auto page = NewProviderBatchSource(Options())->NextPage();
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->rows.size(), 2u);
+  EXPECT_EQ(std::get<int64_t>(page->rows[1][0]), 1900000000000000002LL);
+  EXPECT_EQ(std::get<task::Decimal>(page->rows[0][2]).digits, "68141.10");
+
+  Status s = RunWith([](int, const json&, httplib::Response& res) {
+    json d = Data({Row(1)}, false, nullptr);
+    std::string body = json{{"code", "200"}, {"message", "success"}, {"data", d}}.dump();
+    const std::string id = "\"1900000000000000001\"";
+    body.replace(body.find(id), id.size(), "123456789012345678901234567890");
+    res.set_content(body, "application/json");
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("row 1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'id'"), std::string::npos) << s.message();
+}
+
 TEST_F(ProviderBatchSourceTest, MetricsHookSeesEveryCall) {
   auto options = Options();
   std::vector<ProviderBatchStats> seen;

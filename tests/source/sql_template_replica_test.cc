@@ -56,6 +56,21 @@ class Replica {
   // Expected cells: id, order_no, customer_code, customer_name, status,
   // amount, paid, order_date, created_at ("ms:<epoch ms>" or "<null>").
   virtual std::string ExpectedSql(const std::string& tenant) const = 0;
+
+  // For the pooled-connection test: the statement naming the server session,
+  // one that changes session state through a SELECT, one that reads it back
+  // (and what a fresh session answers), the current database/search path
+  // without a schema, and the statement that kills a session.
+  struct SessionProbe {
+    std::string session_id;
+    std::string change;
+    std::string read;
+    std::string fresh;
+    std::string where;
+    std::string where_default;
+    std::function<std::string(const std::string& id)> kill;
+  };
+  virtual SessionProbe Probe() const = 0;
 };
 
 #ifdef EXPORT_CENTER_WITH_POSTGRES
@@ -88,6 +103,15 @@ class PostgresReplica : public Replica {
            "created_at) * 1000)::bigint - 28800000)::text, '<null>') FROM orders o LEFT JOIN "
            "customer_names n ON n.customer_code = o.customer_code WHERE tenant_id = '" +
            tenant + "' ORDER BY o.id";
+  }
+  SessionProbe Probe() const override {
+    return {"SELECT pg_backend_pid()::text",
+            "SELECT set_config('statement_timeout', '1234', false)",
+            "SELECT current_setting('statement_timeout')",
+            "0",
+            "SELECT current_setting('search_path')",
+            "\"$user\", public",
+            [](const std::string& id) { return "SELECT pg_terminate_backend(" + id + ")"; }};
   }
 
  private:
@@ -155,6 +179,15 @@ class MariaDbReplica : public Replica {
            "'1970-01-01 00:00:00', created_at) * 1000 - 28800000), '<null>') FROM orders o LEFT "
            "JOIN customer_names n ON n.customer_code = o.customer_code WHERE tenant_id = '" +
            tenant + "' ORDER BY o.id";
+  }
+  SessionProbe Probe() const override {
+    return {"SELECT CAST(CONNECTION_ID() AS CHAR)",
+            "SELECT @leak := 'left over'",
+            "SELECT COALESCE(@leak, 'none')",
+            "none",
+            "SELECT DATABASE()",
+            "replica",
+            [](const std::string& id) { return "KILL " + id; }};
   }
 
  private:
@@ -402,6 +435,58 @@ TEST_P(SqlTemplateReplicaTest, SessionIsReadOnlyAndSchemaNamesAreChecked) {
       "AND status = 'PAID'");
   ASSERT_TRUE(direct.ok());
   EXPECT_EQ(typed->rows.at(0).at(0).value_or("?"), (*direct)[0][0]);
+}
+
+// Statements share pooled connections (no connect per page), and each one
+// starts from a clean session: whatever an earlier statement changed — a
+// setting, a variable, the schema — is gone; the session is read-only again;
+// a connection the server killed meanwhile is replaced.
+TEST_P(SqlTemplateReplicaTest, PooledConnectionsAreReusedAndResetForEveryStatement) {
+  auto ds = replica_->datasource();
+  ASSERT_NE(ds, nullptr);
+  const Replica::SessionProbe probe = replica_->Probe();
+  auto One = [&](const std::string& sql, std::string_view schema = kSchema) -> std::string {
+    auto rs = ds->Query(sql, {}, schema);
+    EXPECT_TRUE(rs.ok()) << sql << ": " << rs.status().ToString();
+    if (!rs.ok() || rs->rows.empty() || rs->rows[0].empty()) return "?";
+    return rs->rows[0][0].value_or("<null>");
+  };
+  const std::string session = One(probe.session_id);
+  EXPECT_EQ(One(probe.session_id), session) << "the connection was not reused";
+  One(probe.change);
+  EXPECT_EQ(One(probe.session_id), session);
+  EXPECT_EQ(One(probe.read), probe.fresh) << "session state leaked into the next statement";
+  EXPECT_EQ(One(probe.where, ""), probe.where_default) << "the schema leaked";
+  auto write = ds->Query("INSERT INTO customer_names VALUES ('X2', 'x')", {}, kSchema);
+  EXPECT_FALSE(write.ok()) << "a reused session must stay read-only";
+
+  ASSERT_TRUE(replica_->Exec(probe.kill(session)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string replaced = One(probe.session_id);
+  EXPECT_NE(replaced, session);
+  EXPECT_NE(replaced, "?") << "a killed pooled connection must be replaced, not fail the page";
+}
+
+// Every statement's session — new or reset — is set up the same way:
+// PostgreSQL in UTC (timestamptz text carries +00); MariaDB charging a ref
+// scan what it costs, so that a keyset page seeks to its boundary
+// (mysql_datasource.cc, TuneOptimizer).
+TEST_P(SqlTemplateReplicaTest, EverySessionIsSetUpForExports) {
+  auto ds = replica_->datasource();
+  ASSERT_NE(ds, nullptr);
+  const bool postgres = GetParam() == "postgres";
+  const std::string sql = postgres ? "SELECT current_setting('TimeZone')"
+                                   : "SELECT @@session.optimizer_adjust_secondary_key_costs";
+  for (int i = 0; i < 2; ++i) {  // a new connection, then a reset one
+    auto rs = ds->Query(sql, {}, kSchema);
+    ASSERT_TRUE(rs.ok()) << rs.status().ToString();
+    const std::string value = rs->rows.at(0).at(0).value_or("");
+    if (postgres) {
+      EXPECT_EQ(value, "UTC");
+    } else {
+      EXPECT_NE(value.find("disable_max_seek"), std::string::npos) << value;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Replicas, SqlTemplateReplicaTest, ::testing::Values("postgres", "mysql"),

@@ -88,6 +88,11 @@ class RecordingDatasource : public ReadOnlyDatasource {
     }
     return inner_->Query(sql, params, schema);
   }
+  StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<json>& params,
+                                      std::string_view schema) override {
+    return inner_->Describe(sql, params, schema);
+  }
+  OrderingTraits ordering() const override { return inner_->ordering(); }
   std::vector<std::string> queries() const {
     std::lock_guard lock(mu_);
     return queries_;
@@ -352,6 +357,23 @@ TEST_F(SqlTemplateSourceTest, RowInsertedMidExportStrictIsInconsistent) {
   EXPECT_NE(rows.status().message().find("changed during the export"), std::string::npos);
 }
 
+// A row added behind the last page's key: the seek never sees it and the
+// exported total matches, but counting again after the last page tells.
+TEST_F(SqlTemplateSourceTest, RowInsertedBehindTheKeyMidExportStrictIsInconsistent) {
+  auto source = Make(Options());
+  auto rows = Drain(*source, [this](int page_no) {
+    if (page_no == 1) {
+      Exec(
+          "INSERT INTO orders VALUES (0, 't1', 'SO-BEHIND', 'C001', 'NEW', 1.00, 0, "
+          "'2024-01-01', NULL)");
+    }
+  });
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(source->terminal_state(), task::TaskState::kInconsistent);
+  EXPECT_NE(rows.status().message().find("before the export"), std::string::npos)
+      << rows.status().ToString();
+}
+
 TEST_F(SqlTemplateSourceTest, MaxRowsIsEnforcedBeforeTheFirstPage) {
   auto o = Options();
   o.max_rows = 10;
@@ -449,17 +471,50 @@ void AddEnrichedColumn(sdk::SqlTemplateResult* r, bool critical, bool key_on_cod
 
 TEST_F(SqlTemplateSourceTest, CallbackEnrichmentAlignsByIndex) {
   scenario_->tweak = [](sdk::SqlTemplateResult* r) { AddEnrichedColumn(r, false, true); };
-  scenario_->enrich = [](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
+  std::mutex mu;
+  std::vector<std::string> asked;
+  scenario_->enrich = [&](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
     std::vector<json> out;
-    for (const auto& k : req.keys)
+    std::lock_guard lock(mu);
+    for (const auto& k : req.keys) {
+      asked.push_back(k.get<std::string>());
       out.push_back({{"customer_name", "name of " + k.get<std::string>()}});
+    }
     return out;
   };
   auto source = Make(Options());
   auto rows = Drain(*source);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   for (const auto& r : *rows) EXPECT_EQ(CellText(r[8]), "name of " + CellText(r[2]));
-  EXPECT_EQ(scenario_->enrich_calls.load(), (kOrders / 2 + 99) / 100);  // one call per page
+  // The seven pages repeat the 25 customer codes of tenant t1: one call
+  // with each key once, the later pages answered from the attempt's cache.
+  EXPECT_EQ(scenario_->enrich_calls.load(), 1);
+  std::set<std::string> distinct(asked.begin(), asked.end());
+  EXPECT_EQ(asked.size(), 25u);
+  EXPECT_EQ(distinct.size(), asked.size());
+}
+
+// Keys that never repeat (one per row): after five pages the attempt stops
+// keeping answers across pages, and every row is still enriched right.
+TEST_F(SqlTemplateSourceTest, CallbackEnrichmentWithKeysThatNeverRepeat) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    AddEnrichedColumn(r, false, false);
+    for (auto& c : r->columns) c.key_column = c.column.key == "order_no";
+  };
+  std::atomic<int> keys{0};
+  scenario_->enrich = [&](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
+    std::vector<json> out;
+    keys += static_cast<int>(req.keys.size());
+    for (const auto& k : req.keys)
+      out.push_back({{"customer_name", "for " + k.get<std::string>()}});
+    return out;
+  };
+  auto rows = Drain(*Make(Options()));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
+  for (const auto& r : *rows) EXPECT_EQ(CellText(r[8]), "for " + CellText(r[1]));
+  EXPECT_EQ(keys.load(), kOrders / 2) << "each key asked once";
+  EXPECT_EQ(scenario_->enrich_calls.load(), (kOrders / 2 + 99) / 100) << "one call per page";
 }
 
 TEST_F(SqlTemplateSourceTest, CallbackLengthMismatchBlanksNonCriticalAndFailsCritical) {
@@ -507,6 +562,12 @@ TEST_F(SqlTemplateSourceTest, SqlEnrichmentJoinsByKey) {
   }
   EXPECT_GT(named, 0);
   EXPECT_EQ(scenario_->enrich_calls.load(), 0);
+  // Every page repeats the first page's keys: the enrich SQL ran once.
+  auto queries = recorder_->queries();
+  EXPECT_EQ(std::count_if(
+                queries.begin(), queries.end(),
+                [](const std::string& q) { return q.find("customer_names") != std::string::npos; }),
+            1);
 }
 
 TEST_F(SqlTemplateSourceTest, SqlEnrichmentFailuresPerCriticality) {

@@ -11,4 +11,12 @@ Status CheckSchemaName(std::string_view schema) {
   return Status::Ok();
 }
 
+StatusOr<QueryDescription> ReadOnlyDatasource::Describe(std::string_view sql,
+                                                        const std::vector<nlohmann::json>& params,
+                                                        std::string_view schema) {
+  EC_ASSIGN_OR_RETURN(ResultSet probe,
+                      Query("SELECT * FROM (" + std::string(sql) + ") _t LIMIT 0", params, schema));
+  return QueryDescription{std::move(probe.columns), {}};
+}
+
 }  // namespace export_center::source

@@ -3,15 +3,24 @@
 // (docs/sql-template-route.md#read-only-datasources). Configured under `datasources:`; each
 // definition names one.
 //
-// Every Query opens its own connection, switches to `schema` when one is
-// given, runs one statement with `?` placeholders and closes the connection
-// (a connection per page, so nothing leaks between tasks and
-// no schema switch needs undoing). Connections are read-only where the
-// database can enforce it (SQLite READONLY open, PostgreSQL/MySQL read-only
-// sessions), a backstop behind the safety scanner.
+// Every Query takes a connection of its own for the one statement — from a
+// small pool of idle ones (connection_pool.h) or a new one — resets its
+// session (PostgreSQL RESET ALL + advisory unlock, MySQL COM_RESET_CONNECTION; a SQLite
+// connection has none a SELECT can change), makes it read-only, switches to
+// `schema` when one is given (else back to the default), runs one statement
+// with `?` placeholders and gives the connection back. So nothing is held
+// between pages, nothing one statement changed is seen by the next, and the
+// connect (a PostgreSQL backend, a cold SQLite page cache) is not paid per
+// page. Read-only is enforced where the database can (SQLite READONLY open,
+// PostgreSQL/MySQL read-only sessions), a backstop behind the safety
+// scanner. app/ opens a datasource per attempt, so no connection outlives
+// the attempt that opened it.
 //
 // Values come back as the database prints them (text) or NULL; the caller
-// converts them with the contract's column types.
+// converts them with the contract's column types. Keyset paging
+// (docs/sql-template-route.md#paging) also needs the last row's values in a
+// form it can bind back, how the database orders NULLs, and which result
+// columns hold a primary key (Describe).
 //
 // Thread-safety: Query may be called from any thread; it shares nothing.
 // Codes: Unavailable for connection trouble (retry the attempt later),
@@ -31,6 +40,32 @@ namespace export_center::source {
 struct ResultSet {
   std::vector<std::string> columns;  // result column labels, in order
   std::vector<std::vector<std::optional<std::string>>> rows;
+  // The last row's values as parameters that compare equal to the stored
+  // values when bound back to a `?`: integers as integers, floating point
+  // exactly, everything else as text the database converts to the column's
+  // type; null for NULL. Empty when there are no rows.
+  std::vector<nlohmann::json> last_row_params;
+};
+
+// What a statement returns, learned without reading a row.
+struct QueryDescription {
+  std::vector<std::string> columns;  // result column labels, in order
+  // Result labels that together hold the primary key of one table the
+  // statement reads, in the key's column order; empty when none is evident
+  // (expressions, or a key only partly selected). A join or UNION may still
+  // repeat those rows: a caller relying on uniqueness checks it.
+  std::vector<std::string> primary_key;
+};
+
+// How the database orders values: what a keyset predicate must reproduce.
+struct OrderingTraits {
+  // NULL sorts before every value in ascending order (SQLite, MySQL and
+  // MariaDB); false where it sorts after them (PostgreSQL).
+  bool nulls_first = true;
+  // `(a, b) > (?, ?)` compares lexicographically and becomes an index range
+  // (SQLite, PostgreSQL). false: the comparison is written out column by
+  // column (MariaDB evaluates row comparisons without a range).
+  bool row_value_ranges = true;
 };
 
 class ReadOnlyDatasource {
@@ -43,6 +78,16 @@ class ReadOnlyDatasource {
   // and safe to retry: it only reads.
   virtual StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                                     std::string_view schema) = 0;
+
+  // The result labels of `sql` and the primary key among them, without
+  // reading rows (prepared, not executed, where the database can). Same
+  // codes as Query. The default runs `SELECT * FROM (sql) _t LIMIT 0` and
+  // reports no key.
+  virtual StatusOr<QueryDescription> Describe(std::string_view sql,
+                                              const std::vector<nlohmann::json>& params,
+                                              std::string_view schema);
+
+  virtual OrderingTraits ordering() const { return {}; }
 };
 
 // OK when `schema` is empty or matches [A-Za-z0-9_$]+: the

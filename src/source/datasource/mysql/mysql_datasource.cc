@@ -1,120 +1,485 @@
 #include "source/datasource/mysql/mysql_datasource.h"
 
-#include <memory>
-#include <utility>
-#include <vector>
+#include <mysql.h>
 
-#include "mysql/mysql_client.h"
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "source/datasource/connection_pool.h"
 
 namespace export_center::source {
 namespace {
+
+struct ConnCloser {
+  void operator()(MYSQL* m) const { mysql_close(m); }
+};
+struct StmtCloser {
+  void operator()(MYSQL_STMT* s) const { mysql_stmt_close(s); }
+};
+struct ResultFreer {
+  void operator()(MYSQL_RES* r) const { mysql_free_result(r); }
+};
+using ConnPtr = std::unique_ptr<MYSQL, ConnCloser>;
+using StmtPtr = std::unique_ptr<MYSQL_STMT, StmtCloser>;
+
+// Result cells start in a buffer this size; longer values are fetched again
+// at their real length, so TEXT columns do not cost 4 GiB of buffer each.
+constexpr unsigned long kMinCellBuffer = 64;
+constexpr unsigned long kMaxCellBuffer = 4096;
 
 // The one place MySQL/MariaDB errors become a Status. Lost or refused
 // connections (client errors 2000-2999 except the prepared-statement API
 // misuse codes 2030-2036, SQLSTATE class 08), shutdown, too many connections,
 // lock waits, deadlocks and killed statements are worth a later retry;
 // anything else is the statement's fault.
-Status DatasourceError(const mysql::Error& e, std::string_view what) {
-  std::string text = "mysql datasource " + std::string(what) + ": " + e.ToString();
-  const unsigned code = e.code;
+Status MysqlError(unsigned code, const char* sqlstate, std::string_view message,
+                  std::string_view what) {
+  std::string state = sqlstate ? sqlstate : "";
+  std::string text = "mysql datasource " + std::string(what) + ": [" + std::to_string(code) +
+                     (state.empty() ? "" : "/" + state) + "] " + std::string(message);
   bool client_api_misuse = code >= 2030 && code <= 2036;
-  bool client_connection =
-      code >= mysql::kClientMinError && code <= mysql::kClientMaxError && !client_api_misuse;
+  bool client_connection = code >= 2000 && code < 3000 && !client_api_misuse;
   bool transient_server =
       code == 1040 || code == 1053 || code == 1205 || code == 1213 || code == 1927 || code == 1969;
-  if (client_connection || transient_server || e.sqlstate.rfind("08", 0) == 0) {
+  if (client_connection || transient_server || state.rfind("08", 0) == 0) {
     return Unavailable(text);
   }
   return InvalidArgument(text);
 }
 
-StatusOr<std::vector<mysql::Param>> ToParams(const std::vector<nlohmann::json>& params) {
-  std::vector<mysql::Param> out;
-  out.reserve(params.size());
-  for (size_t i = 0; i < params.size(); ++i) {
-    const auto& v = params[i];
-    if (v.is_null()) {
-      out.emplace_back();
-    } else if (v.is_boolean()) {
-      out.emplace_back(v.get<bool>());
-    } else if (v.is_number_integer()) {
-      out.emplace_back(int64_t{v.get<long long>()});
-    } else if (v.is_number()) {
-      out.emplace_back(v.get<double>());
-    } else if (v.is_string()) {
-      out.emplace_back(v.get<std::string>());
+Status ConnError(MYSQL* m, std::string_view what) {
+  return MysqlError(mysql_errno(m), mysql_sqlstate(m), mysql_error(m), what);
+}
+
+Status StmtError(MYSQL_STMT* s, std::string_view what) {
+  return MysqlError(mysql_stmt_errno(s), mysql_stmt_sqlstate(s), mysql_stmt_error(s), what);
+}
+
+struct MysqlUrl {
+  std::string host = "127.0.0.1";
+  unsigned port = 3306;
+  std::string user;
+  std::string password;
+  std::string database;
+};
+
+std::string PercentDecode(std::string_view in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    bool escape = in[i] == '%' && i + 2 < in.size() &&
+                  std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+                  std::isxdigit(static_cast<unsigned char>(in[i + 2]));
+    if (escape) {
+      out += static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
     } else {
-      return InvalidArgument("parameter " + std::to_string(i + 1) + " is not a scalar");
+      out += in[i];
     }
   }
   return out;
 }
 
+StatusOr<MysqlUrl> ParseUrl(std::string_view url) {
+  MysqlUrl out;
+  std::string_view rest = url;
+  for (std::string_view scheme : {"mysql://", "mariadb://"}) {
+    if (rest.substr(0, scheme.size()) == scheme) rest.remove_prefix(scheme.size());
+  }
+  if (rest.size() == url.size()) {
+    return InvalidArgument("mysql datasource URL must start with mysql:// or mariadb://");
+  }
+  rest = rest.substr(0, rest.find('?'));
+  if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
+    out.database = PercentDecode(rest.substr(slash + 1));
+    rest = rest.substr(0, slash);
+  }
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    size_t colon = userinfo.find(':');
+    out.user = PercentDecode(userinfo.substr(0, colon));
+    if (colon != std::string_view::npos) out.password = PercentDecode(userinfo.substr(colon + 1));
+    rest = rest.substr(at + 1);
+  }
+  if (size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
+    std::string port(rest.substr(colon + 1));
+    if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit) ||
+        std::stoi(port) > 65535) {
+      return InvalidArgument("mysql datasource URL has a bad port: " + port);
+    }
+    out.port = static_cast<unsigned>(std::stoi(port));
+    rest = rest.substr(0, colon);
+  }
+  if (rest.empty()) return InvalidArgument("mysql datasource URL has no host");
+  out.host = std::string(rest);
+  return out;
+}
+
+// Bound parameter values; the vectors are sized once so addresses stay put.
+struct ParamBuffers {
+  explicit ParamBuffers(size_t n) : binds(n), ints(n), doubles(n), flags(n), texts(n) {}
+  std::vector<MYSQL_BIND> binds;
+  std::vector<long long> ints;
+  std::vector<double> doubles;
+  std::vector<signed char> flags;
+  std::vector<std::string> texts;
+};
+
+Status BindParams(MYSQL_STMT* stmt, const std::vector<nlohmann::json>& params, ParamBuffers* b) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& v = params[i];
+    MYSQL_BIND& bind = b->binds[i];
+    std::memset(&bind, 0, sizeof bind);
+    if (v.is_null()) {
+      bind.buffer_type = MYSQL_TYPE_NULL;
+    } else if (v.is_boolean()) {
+      b->flags[i] = v.get<bool>() ? 1 : 0;
+      bind.buffer_type = MYSQL_TYPE_TINY;
+      bind.buffer = &b->flags[i];
+    } else if (v.is_number_integer()) {
+      b->ints[i] = v.get<long long>();
+      bind.buffer_type = MYSQL_TYPE_LONGLONG;
+      bind.buffer = &b->ints[i];
+    } else if (v.is_number()) {
+      b->doubles[i] = v.get<double>();
+      bind.buffer_type = MYSQL_TYPE_DOUBLE;
+      bind.buffer = &b->doubles[i];
+    } else if (v.is_string()) {
+      b->texts[i] = v.get<std::string>();
+      bind.buffer_type = MYSQL_TYPE_STRING;
+      bind.buffer = b->texts[i].data();
+      bind.buffer_length = b->texts[i].size();
+    } else {
+      return InvalidArgument("parameter " + std::to_string(i + 1) + " is not a scalar");
+    }
+  }
+  if (params.empty()) return Status::Ok();
+  if (mysql_stmt_bind_param(stmt, b->binds.data())) return StmtError(stmt, "bind");
+  return Status::Ok();
+}
+
+// Every result column is fetched as text into its own buffer.
+struct ResultBuffers {
+  explicit ResultBuffers(size_t n) : binds(n), cells(n), lengths(n), nulls(n), errors(n) {}
+  std::vector<MYSQL_BIND> binds;
+  std::vector<std::string> cells;
+  std::vector<unsigned long> lengths;
+  std::vector<my_bool> nulls;
+  std::vector<my_bool> errors;
+};
+
+Status BindResults(MYSQL_STMT* stmt, const MYSQL_FIELD* fields, ResultBuffers* b) {
+  for (size_t c = 0; c < b->binds.size(); ++c) {
+    unsigned long size =
+        std::clamp<unsigned long>(fields[c].length + 1, kMinCellBuffer, kMaxCellBuffer);
+    b->cells[c].assign(size, '\0');
+    MYSQL_BIND& bind = b->binds[c];
+    std::memset(&bind, 0, sizeof bind);
+    bind.buffer_type = MYSQL_TYPE_STRING;
+    bind.buffer = b->cells[c].data();
+    bind.buffer_length = size;
+    bind.length = &b->lengths[c];
+    bind.is_null = &b->nulls[c];
+    bind.error = &b->errors[c];
+  }
+  if (mysql_stmt_bind_result(stmt, b->binds.data())) return StmtError(stmt, "bind result");
+  return Status::Ok();
+}
+
+StatusOr<std::optional<std::string>> Cell(MYSQL_STMT* stmt, ResultBuffers* b, unsigned c) {
+  if (b->nulls[c]) return std::optional<std::string>();
+  if (b->lengths[c] <= b->binds[c].buffer_length) {
+    return std::optional<std::string>(std::string(b->cells[c].data(), b->lengths[c]));
+  }
+  std::string full(b->lengths[c], '\0');
+  MYSQL_BIND bind;
+  std::memset(&bind, 0, sizeof bind);
+  bind.buffer_type = MYSQL_TYPE_STRING;
+  bind.buffer = full.data();
+  bind.buffer_length = full.size();
+  if (mysql_stmt_fetch_column(stmt, &bind, c, 0)) return StmtError(stmt, "fetch column");
+  return std::optional<std::string>(std::move(full));
+}
+
+bool IsIntegerType(enum_field_types type) {
+  switch (type) {
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+    case MYSQL_TYPE_YEAR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// MySQL compares a string parameter with an integer column as doubles, which
+// rounds ids past 2^53; integers therefore go back as integers. Everything
+// else goes back as text, converted to the column's type by the server.
+std::vector<nlohmann::json> LastRowParams(const std::vector<std::optional<std::string>>& row,
+                                          const MYSQL_FIELD* fields) {
+  std::vector<nlohmann::json> params;
+  params.reserve(row.size());
+  for (size_t c = 0; c < row.size(); ++c) {
+    if (!row[c]) {
+      params.emplace_back(nullptr);
+      continue;
+    }
+    long long v = 0;
+    auto [end, ec] = std::from_chars(row[c]->data(), row[c]->data() + row[c]->size(), v);
+    bool exact = ec == std::errc() && end == row[c]->data() + row[c]->size();
+    if (IsIntegerType(fields[c].type) && exact) {
+      params.emplace_back(static_cast<int64_t>(v));
+    } else {
+      params.emplace_back(*row[c]);
+    }
+  }
+  return params;
+}
+
+StatusOr<ResultSet> Fetch(MYSQL_STMT* stmt) {
+  std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt));
+  if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
+  unsigned n = mysql_num_fields(meta.get());
+  const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
+  ResultSet out;
+  for (unsigned c = 0; c < n; ++c) out.columns.emplace_back(fields[c].name);
+  ResultBuffers buffers(n);
+  EC_RETURN_IF_ERROR(BindResults(stmt, fields, &buffers));
+  // A page is bounded by LIMIT; buffering it frees the server at once.
+  if (mysql_stmt_store_result(stmt)) return StmtError(stmt, "store result");
+  while (true) {
+    int rc = mysql_stmt_fetch(stmt);
+    if (rc == MYSQL_NO_DATA) break;
+    if (rc != 0 && rc != MYSQL_DATA_TRUNCATED) return StmtError(stmt, "fetch");
+    std::vector<std::optional<std::string>> row(n);
+    for (unsigned c = 0; c < n; ++c) {
+      EC_ASSIGN_OR_RETURN(row[c], Cell(stmt, &buffers, c));
+    }
+    out.rows.push_back(std::move(row));
+  }
+  if (!out.rows.empty()) out.last_row_params = LastRowParams(out.rows.back(), fields);
+  return out;
+}
+
 class MysqlDatasource : public ReadOnlyDatasource {
  public:
-  MysqlDatasource(mysql::Url url, int connect_timeout_s)
-      : url_(std::move(url)), connect_timeout_s_(connect_timeout_s) {}
+  MysqlDatasource(MysqlUrl url, int connect_timeout_s)
+      : url_(std::move(url)),
+        connect_timeout_s_(connect_timeout_s),
+        pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "mysql"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_RETURN_IF_ERROR(CheckSchemaName(schema));
-    EC_ASSIGN_OR_RETURN(std::vector<mysql::Param> bound, ToParams(params));
-    mysql::ConnectOptions options;
-    options.connect_timeout_seconds = static_cast<unsigned>(connect_timeout_s_);
-    auto [conn, error] = mysql::Connect(url_, options);
-    if (!conn) {
-      // Whatever the code, a failed connect is for a later attempt (as postgres).
-      return Unavailable("mysql datasource connect: " + error.message);
-    }
-    // Read-only: a backstop behind the scanner, enforced by the server.
-    EC_RETURN_IF_ERROR(Exec(conn.get(), "SET SESSION TRANSACTION READ ONLY"));
-    if (!schema.empty()) {
-      // CheckSchemaName allowed only [A-Za-z0-9_$]: nothing to escape.
-      EC_RETURN_IF_ERROR(Exec(conn.get(), "USE `" + std::string(schema) + "`"));
-    }
-    return Run(conn.get(), sql, bound);
+    EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
+    StatusOr<ResultSet> result = Run(conn.handle.get(), sql, params);
+    GiveBack(std::move(conn), result.status());
+    return result;
   }
 
+  // Prepared, never executed: the result metadata names each column's
+  // origin table and column.
+  StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
+                                      std::string_view schema) override {
+    EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
+    StatusOr<QueryDescription> description = DescribeOn(conn.handle.get(), sql);
+    GiveBack(std::move(conn), description.status());
+    return description;
+  }
+
+  // MariaDB evaluates (a, b) > (?, ?) without an index range.
+  OrderingTraits ordering() const override { return {/*nulls_first=*/true, false}; }
+
  private:
-  static Status Exec(MYSQL* conn, const std::string& sql) {
-    mysql::Answer ignored;
-    if (mysql::Error e = mysql::Query(conn, sql, &ignored); e.failed()) {
-      return DatasourceError(e, "exec");
+  StatusOr<ConnPtr> Connect() const {
+    // mysql_library_init is not thread-safe; later mysql_init calls are.
+    static std::once_flag init;
+    std::call_once(init, [] { mysql_library_init(0, nullptr, nullptr); });
+    ConnPtr conn(mysql_init(nullptr));
+    if (!conn) return Unavailable("mysql datasource connect: out of memory");
+    unsigned timeout = static_cast<unsigned>(connect_timeout_s_);
+    mysql_options(conn.get(), MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+    mysql_options(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (!mysql_real_connect(conn.get(), url_.host.c_str(), url_.user.c_str(), url_.password.c_str(),
+                            url_.database.empty() ? nullptr : url_.database.c_str(), url_.port,
+                            nullptr, 0)) {
+      // Whatever the code, a failed connect is for a later attempt (as postgres).
+      return Unavailable("mysql datasource connect: " + std::string(mysql_error(conn.get())));
+    }
+    return conn;
+  }
+
+  // A connection and the database it was switched to (empty: the URL's).
+  struct Pooled {
+    ConnPtr handle;
+    std::string schema;
+  };
+
+  // A connection for one statement: from the pool, its session reset
+  // (COM_RESET_CONNECTION: variables, locks, temporary tables — whatever an
+  // earlier statement left), or new; then read-only, on `schema`. A pooled
+  // connection the server dropped meanwhile is replaced by a new one.
+  StatusOr<Pooled> Session(std::string_view schema) {
+    EC_RETURN_IF_ERROR(CheckSchemaName(schema));
+    if (auto pooled = pool_.Take()) {
+      if (Prepare(&*pooled, schema, /*reset=*/true).ok()) return std::move(*pooled);
+    }
+    EC_ASSIGN_OR_RETURN(ConnPtr conn, Connect());
+    Pooled fresh{std::move(conn), ""};
+    EC_RETURN_IF_ERROR(Prepare(&fresh, schema, /*reset=*/false));
+    return fresh;
+  }
+
+  Status Prepare(Pooled* conn, std::string_view schema, bool reset) {
+    MYSQL* m = conn->handle.get();
+    if (reset) {
+      if (mysql_reset_connection(m)) return ConnError(m, "reset");
+      // The reset puts session variables back to the server's defaults.
+      EC_RETURN_IF_ERROR(Exec(m, "SET NAMES utf8mb4"));
+    }
+    // Read-only: a backstop behind the scanner, enforced by the server.
+    EC_RETURN_IF_ERROR(Exec(m, "SET SESSION TRANSACTION READ ONLY"));
+    TuneOptimizer(m);
+    if (conn->schema != schema) {
+      // A reset keeps the current database: go back to the URL's, or drop
+      // a connection that has none to go back to.
+      if (schema.empty() && url_.database.empty()) return Unavailable("no default database");
+      // CheckSchemaName allowed only [A-Za-z0-9_$]; the URL's name is quoted.
+      std::string name(schema.empty() ? url_.database : std::string(schema));
+      std::string quoted;
+      for (char c : name) quoted += c == '`' ? std::string("``") : std::string(1, c);
+      EC_RETURN_IF_ERROR(Exec(m, "USE `" + quoted + "`"));
+      conn->schema = std::string(schema);
     }
     return Status::Ok();
   }
 
-  static StatusOr<ResultSet> Run(MYSQL* conn, std::string_view sql,
-                                 const std::vector<mysql::Param>& params) {
-    auto [stmt, error] = mysql::Prepare(conn, sql);
-    if (!stmt) return DatasourceError(error, "prepare");
-    mysql::Answer answer;
-    if (mysql::Error e = mysql::Execute(stmt.get(), params, &answer); e.failed()) {
-      return DatasourceError(e, "query");
+  // MariaDB (10.6.17+, 10.11.7+) caps the cost it charges a ref scan on a
+  // secondary index (max_seeks_for_key), so for a keyset page — ORDER BY …
+  // LIMIT over the index the list is sorted by — it prefers walking the
+  // index from its first entry (every row exported so far, again) over the
+  // range that seeks straight to the boundary: quadratic once more.
+  // disable_max_seek charges the ref scan what it costs. Where the variable
+  // does not exist (MySQL, older MariaDB) the first failure turns this off.
+  void TuneOptimizer(MYSQL* m) {
+    if (!tune_optimizer_.load()) return;
+    if (mysql_real_query(m, kTuneOptimizer, std::strlen(kTuneOptimizer)) != 0) {
+      tune_optimizer_ = false;
     }
-    if (!answer.has_result_set) {
-      return InvalidArgument("mysql datasource: the statement returned no result set");
+  }
+  static constexpr const char* kTuneOptimizer =
+      "SET SESSION optimizer_adjust_secondary_key_costs = "
+      "CONCAT(@@global.optimizer_adjust_secondary_key_costs, ',disable_max_seek')";
+
+  // Back to the pool, unless the statement failed for connection trouble
+  // (MysqlError's Unavailable): such a connection is closed.
+  void GiveBack(Pooled conn, const Status& outcome) {
+    if (outcome.code() != StatusCode::kUnavailable) pool_.Return(std::move(conn));
+  }
+
+  static StatusOr<QueryDescription> DescribeOn(MYSQL* conn, std::string_view sql) {
+    StmtPtr stmt(mysql_stmt_init(conn));
+    if (!stmt) return ConnError(conn, "statement");
+    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
+      return StmtError(stmt.get(), "prepare");
     }
-    ResultSet out;
-    out.columns = std::move(answer.columns);
-    out.rows = std::move(answer.rows);
+    std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt.get()));
+    if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
+    const unsigned n = mysql_num_fields(meta.get());
+    const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
+    QueryDescription out;
+    for (unsigned c = 0; c < n; ++c) out.columns.emplace_back(fields[c].name);
+    EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn, fields, n));
     return out;
   }
 
-  mysql::Url url_;
+  // The first table (in result order) whose whole primary key the statement
+  // selects as plain columns, as result labels in key order.
+  static StatusOr<std::vector<std::string>> SelectedPrimaryKey(MYSQL* conn,
+                                                               const MYSQL_FIELD* fields,
+                                                               unsigned n) {
+    using Origin = std::pair<std::string, std::string>;  // database, table
+    std::vector<Origin> tables;
+    std::map<Origin, std::map<std::string, std::string>> labels;  // lower-case column → label
+    for (unsigned c = 0; c < n; ++c) {
+      if (!(fields[c].flags & PRI_KEY_FLAG) || fields[c].org_table_length == 0 ||
+          fields[c].org_name_length == 0) {
+        continue;
+      }
+      Origin origin{fields[c].db, fields[c].org_table};
+      if (!labels.count(origin)) tables.push_back(origin);
+      labels[origin].emplace(Lower(fields[c].org_name), fields[c].name);
+    }
+    for (const auto& origin : tables) {
+      EC_ASSIGN_OR_RETURN(
+          ResultSet key,
+          Run(conn,
+              "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = ?"
+              " AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION",
+              {origin.first, origin.second}));
+      std::vector<std::string> selected;
+      for (const auto& row : key.rows) {
+        auto it =
+            row.empty() || !row[0] ? labels[origin].end() : labels[origin].find(Lower(*row[0]));
+        if (it == labels[origin].end()) break;
+        selected.push_back(it->second);
+      }
+      if (!key.rows.empty() && selected.size() == key.rows.size()) return selected;
+    }
+    return std::vector<std::string>();
+  }
+
+  static std::string Lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+
+  static Status Exec(MYSQL* conn, const std::string& sql) {
+    if (mysql_real_query(conn, sql.data(), sql.size())) return ConnError(conn, "exec");
+    return Status::Ok();
+  }
+
+  static StatusOr<ResultSet> Run(MYSQL* conn, std::string_view sql,
+                                 const std::vector<nlohmann::json>& params) {
+    StmtPtr stmt(mysql_stmt_init(conn));
+    if (!stmt) return ConnError(conn, "statement");
+    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
+      return StmtError(stmt.get(), "prepare");
+    }
+    if (mysql_stmt_param_count(stmt.get()) != params.size()) {
+      return InvalidArgument("mysql datasource: " + std::to_string(params.size()) +
+                             " parameters for " +
+                             std::to_string(mysql_stmt_param_count(stmt.get())) + " placeholders");
+    }
+    ParamBuffers buffers(params.size());
+    EC_RETURN_IF_ERROR(BindParams(stmt.get(), params, &buffers));
+    if (mysql_stmt_execute(stmt.get())) return StmtError(stmt.get(), "query");
+    return Fetch(stmt.get());
+  }
+
+  MysqlUrl url_;
   int connect_timeout_s_;
+  ConnectionPool<Pooled> pool_;
+  std::atomic<bool> tune_optimizer_{true};
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(const std::string& url,
                                                                  int connect_timeout_s) {
-  auto parsed = mysql::ParseUrl(url);
-  if (!parsed.ok()) return parsed.status().WithContext("mysql datasource");
+  EC_ASSIGN_OR_RETURN(MysqlUrl parsed, ParseUrl(url));
   return std::unique_ptr<ReadOnlyDatasource>(
-      std::make_unique<MysqlDatasource>(std::move(parsed).value(), connect_timeout_s));
+      std::make_unique<MysqlDatasource>(std::move(parsed), connect_timeout_s));
 }
 
 }  // namespace export_center::source

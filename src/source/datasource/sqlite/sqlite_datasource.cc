@@ -2,7 +2,12 @@
 
 #include <sqlite3.h>
 
+#include <list>
+#include <map>
 #include <memory>
+#include <utility>
+
+#include "source/datasource/connection_pool.h"
 
 namespace export_center::source {
 namespace {
@@ -53,55 +58,200 @@ Status Bind(sqlite3* db, sqlite3_stmt* stmt, const std::vector<nlohmann::json>& 
   return Status::Ok();
 }
 
+std::string Text(sqlite3_stmt* stmt, int col) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
+  return text ? std::string(text, sqlite3_column_bytes(stmt, col)) : std::string();
+}
+
+// The declared primary key of `table` in `database`, in key order; empty
+// for a table keyed by its hidden rowid only.
+StatusOr<std::vector<std::string>> PrimaryKeyOf(sqlite3* db, const std::string& database,
+                                                const std::string& table) {
+  sqlite3_stmt* raw = nullptr;
+  const char* sql = "SELECT name FROM pragma_table_info(?1, ?2) WHERE pk > 0 ORDER BY pk";
+  int rc = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+  std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, "primary key");
+  sqlite3_bind_text(stmt.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt.get(), 2, database.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<std::string> key;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) key.push_back(Text(stmt.get(), 0));
+  if (rc != SQLITE_DONE) return SqliteError(db, rc, "primary key");
+  return key;
+}
+
+// The first table (in result order) whose whole primary key the statement
+// selects as plain columns, as result labels in key order. Needs SQLite's
+// column metadata (SQLITE_ENABLE_COLUMN_METADATA, on in Debian's build).
+StatusOr<std::vector<std::string>> SelectedPrimaryKey(sqlite3* db, sqlite3_stmt* stmt) {
+  using Origin = std::pair<std::string, std::string>;  // database, table
+  std::vector<Origin> tables;
+  std::map<Origin, std::map<std::string, std::string>> labels;  // origin column → label
+  for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+    const char* database = sqlite3_column_database_name(stmt, i);
+    const char* table = sqlite3_column_table_name(stmt, i);
+    const char* column = sqlite3_column_origin_name(stmt, i);
+    if (!database || !table || !column) continue;  // an expression
+    Origin origin{database, table};
+    if (!labels.count(origin)) tables.push_back(origin);
+    labels[origin].emplace(column, sqlite3_column_name(stmt, i));
+  }
+  for (const auto& origin : tables) {
+    EC_ASSIGN_OR_RETURN(auto key, PrimaryKeyOf(db, origin.first, origin.second));
+    std::vector<std::string> selected;
+    for (const auto& column : key) {
+      auto it = labels[origin].find(column);
+      if (it == labels[origin].end()) break;
+      selected.push_back(it->second);
+    }
+    if (!key.empty() && selected.size() == key.size()) return selected;
+  }
+  return std::vector<std::string>();
+}
+
+// A pooled read-only connection and the statements prepared on it, so the
+// page statement an attempt sends again and again is prepared once per
+// connection, not once per page.
+class SqliteConnection {
+ public:
+  explicit SqliteConnection(sqlite3* db) : db_(db) {}
+  sqlite3* db() const { return db_.get(); }
+
+  // `sql` prepared on this connection, from the cache when it was before;
+  // reset and unbound. Owned by the connection.
+  StatusOr<sqlite3_stmt*> Prepare(std::string_view sql) {
+    for (auto it = statements_.begin(); it != statements_.end(); ++it) {
+      if (it->first != sql) continue;
+      statements_.splice(statements_.begin(), statements_, it);  // most recent first
+      sqlite3_reset(it->second.get());
+      sqlite3_clear_bindings(it->second.get());
+      return it->second.get();
+    }
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db(), sql.data(), static_cast<int>(sql.size()), &raw, nullptr);
+    std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
+    if (rc != SQLITE_OK) return SqliteError(db(), rc, "prepare");
+    if (stmt == nullptr) return InvalidArgument("empty statement");
+    statements_.emplace_front(std::string(sql), std::move(stmt));
+    if (statements_.size() > kCachedStatements) statements_.pop_back();
+    return statements_.front().second.get();
+  }
+
+ private:
+  static constexpr size_t kCachedStatements = 8;
+  std::unique_ptr<sqlite3, DbCloser> db_;
+  // Most recently used first; destroyed before db_.
+  std::list<std::pair<std::string, std::unique_ptr<sqlite3_stmt, StmtFinalizer>>> statements_;
+};
+
+using SqliteConnectionPtr = std::unique_ptr<SqliteConnection>;
+
 class SqliteDatasource : public ReadOnlyDatasource {
  public:
   SqliteDatasource(std::string path, int busy_timeout_ms)
-      : path_(std::move(path)), busy_timeout_ms_(busy_timeout_ms) {}
+      : path_(std::move(path)),
+        busy_timeout_ms_(busy_timeout_ms),
+        pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "sqlite"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    if (!schema.empty() && schema != "main") {
-      return InvalidArgument("a sqlite datasource has no schema " + std::string(schema));
+    EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
+    EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
+    Status bound = Bind(conn->db(), stmt, params);
+    StatusOr<ResultSet> result = bound.ok() ? Fetch(conn->db(), stmt) : StatusOr<ResultSet>(bound);
+    // Reset ends the statement's read transaction before the connection idles.
+    sqlite3_reset(stmt);
+    pool_.Return(std::move(conn));
+    return result;
+  }
+
+  // Prepared, never stepped: the column metadata is known after prepare.
+  StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
+                                      std::string_view schema) override {
+    EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
+    EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
+    QueryDescription out;
+    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+      out.columns.emplace_back(sqlite3_column_name(stmt, i));
     }
-    sqlite3* raw = nullptr;
-    int rc =
-        sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-    std::unique_ptr<sqlite3, DbCloser> db(raw);
-    if (rc != SQLITE_OK) return Unavailable("cannot open sqlite datasource " + path_);
-    sqlite3_busy_timeout(db.get(), busy_timeout_ms_);
-    sqlite3_stmt* raw_stmt = nullptr;
-    const char* tail = nullptr;
-    rc = sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw_stmt, &tail);
-    std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw_stmt);
-    if (rc != SQLITE_OK) return SqliteError(db.get(), rc, "prepare");
-    if (stmt == nullptr) return InvalidArgument("empty statement");
-    EC_RETURN_IF_ERROR(Bind(db.get(), stmt.get(), params));
-    return Fetch(db.get(), stmt.get());
+    auto key = SelectedPrimaryKey(conn->db(), stmt);
+    pool_.Return(std::move(conn));
+    if (!key.ok()) return key.status();
+    out.primary_key = std::move(key).value();
+    return out;
   }
 
  private:
+  // A connection of the pool, or a new one: read-only, with the file mapped
+  // (read in place from the OS cache instead of copied page by page).
+  StatusOr<SqliteConnectionPtr> Take(std::string_view schema) {
+    if (!schema.empty() && schema != "main") {
+      return InvalidArgument("a sqlite datasource has no schema " + std::string(schema));
+    }
+    if (auto pooled = pool_.Take()) return std::move(*pooled);
+    sqlite3* raw = nullptr;
+    int rc =
+        sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+    auto conn = std::make_unique<SqliteConnection>(raw);
+    if (rc != SQLITE_OK) return Unavailable("cannot open sqlite datasource " + path_);
+    sqlite3_busy_timeout(raw, busy_timeout_ms_);
+    sqlite3_exec(raw, "PRAGMA mmap_size = 1073741824", nullptr, nullptr, nullptr);
+    return conn;
+  }
+
   static StatusOr<ResultSet> Fetch(sqlite3* db, sqlite3_stmt* stmt) {
     ResultSet out;
     int n = sqlite3_column_count(stmt);
     for (int i = 0; i < n; ++i) out.columns.emplace_back(sqlite3_column_name(stmt, i));
+    // The storage class of the latest row's cells, and its REAL values
+    // exactly (their text has 15 digits): what last_row_params needs once
+    // the statement has moved past the row.
+    std::vector<int> types(n);
+    std::vector<double> reals(n);
     while (true) {
       int rc = sqlite3_step(stmt);
-      if (rc == SQLITE_DONE) return out;
+      if (rc == SQLITE_DONE) break;
       if (rc != SQLITE_ROW) return SqliteError(db, rc, "step");
       std::vector<std::optional<std::string>> row(n);
       for (int i = 0; i < n; ++i) {
-        if (sqlite3_column_type(stmt, i) == SQLITE_NULL) continue;
+        types[i] = sqlite3_column_type(stmt, i);
+        if (types[i] == SQLITE_NULL) continue;
+        if (types[i] == SQLITE_FLOAT) reals[i] = sqlite3_column_double(stmt, i);
         const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
         row[i] = std::string(text, sqlite3_column_bytes(stmt, i));
       }
       out.rows.push_back(std::move(row));
     }
+    if (!out.rows.empty()) out.last_row_params = LastRowParams(out.rows.back(), types, reals);
+    return out;
+  }
+
+  // SQLite compares an INTEGER with a TEXT parameter as unequal whatever
+  // the digits, so each value goes back in its own storage class.
+  static std::vector<nlohmann::json> LastRowParams(
+      const std::vector<std::optional<std::string>>& row, const std::vector<int>& types,
+      const std::vector<double>& reals) {
+    std::vector<nlohmann::json> params;
+    params.reserve(row.size());
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (types[i] == SQLITE_NULL) {
+        params.emplace_back(nullptr);
+      } else if (types[i] == SQLITE_INTEGER) {
+        params.emplace_back(std::stoll(*row[i]));
+      } else if (types[i] == SQLITE_FLOAT) {
+        params.emplace_back(reals[i]);
+      } else {
+        params.emplace_back(*row[i]);
+      }
+    }
+    return params;
   }
 
   std::string path_;
   int busy_timeout_ms_;
+  ConnectionPool<SqliteConnectionPtr> pool_;
 };
 
 }  // namespace
