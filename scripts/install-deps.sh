@@ -10,13 +10,11 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
   postgresql mariadb-server mariadb-client libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
-  # the throwaway RocketMQ NameServer + broker of the tests (scripts/test-rocketmq.sh)
-  openjdk-17-jre-headless maven
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
   # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh);
-  # the JDK also runs the RocketMQ broker and S3Proxy of the tests
-  openjdk-17-jdk-headless
+  # the JDK also runs the RocketMQ broker and S3Proxy of the tests, Maven fetches them
+  openjdk-17-jdk-headless maven
   libclang-rt-14-dev  # libFuzzer + ASan runtime of the rocketmq decoder fuzzer (tests/rocketmq)
 )
 

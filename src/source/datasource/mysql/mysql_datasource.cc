@@ -12,22 +12,17 @@
 #include <mutex>
 #include <optional>
 
+#include "mysql/mysql_client.h"
 #include "source/datasource/connection_pool.h"
 
 namespace export_center::source {
 namespace {
 
-struct ConnCloser {
-  void operator()(MYSQL* m) const { mysql_close(m); }
-};
-struct StmtCloser {
-  void operator()(MYSQL_STMT* s) const { mysql_stmt_close(s); }
-};
 struct ResultFreer {
   void operator()(MYSQL_RES* r) const { mysql_free_result(r); }
 };
-using ConnPtr = std::unique_ptr<MYSQL, ConnCloser>;
-using StmtPtr = std::unique_ptr<MYSQL_STMT, StmtCloser>;
+using mysql::ConnPtr;
+using mysql::StmtPtr;
 
 // Result cells start in a buffer this size; longer values are fetched again
 // at their real length, so TEXT columns do not cost 4 GiB of buffer each.
@@ -60,65 +55,6 @@ Status ConnError(MYSQL* m, std::string_view what) {
 
 Status StmtError(MYSQL_STMT* s, std::string_view what) {
   return MysqlError(mysql_stmt_errno(s), mysql_stmt_sqlstate(s), mysql_stmt_error(s), what);
-}
-
-struct MysqlUrl {
-  std::string host = "127.0.0.1";
-  unsigned port = 3306;
-  std::string user;
-  std::string password;
-  std::string database;
-};
-
-std::string PercentDecode(std::string_view in) {
-  std::string out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    bool escape = in[i] == '%' && i + 2 < in.size() &&
-                  std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
-                  std::isxdigit(static_cast<unsigned char>(in[i + 2]));
-    if (escape) {
-      out += static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
-
-StatusOr<MysqlUrl> ParseUrl(std::string_view url) {
-  MysqlUrl out;
-  std::string_view rest = url;
-  for (std::string_view scheme : {"mysql://", "mariadb://"}) {
-    if (rest.substr(0, scheme.size()) == scheme) rest.remove_prefix(scheme.size());
-  }
-  if (rest.size() == url.size()) {
-    return InvalidArgument("mysql datasource URL must start with mysql:// or mariadb://");
-  }
-  rest = rest.substr(0, rest.find('?'));
-  if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
-    out.database = PercentDecode(rest.substr(slash + 1));
-    rest = rest.substr(0, slash);
-  }
-  if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = rest.substr(0, at);
-    size_t colon = userinfo.find(':');
-    out.user = PercentDecode(userinfo.substr(0, colon));
-    if (colon != std::string_view::npos) out.password = PercentDecode(userinfo.substr(colon + 1));
-    rest = rest.substr(at + 1);
-  }
-  if (size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
-    std::string port(rest.substr(colon + 1));
-    if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit) ||
-        std::stoi(port) > 65535) {
-      return InvalidArgument("mysql datasource URL has a bad port: " + port);
-    }
-    out.port = static_cast<unsigned>(std::stoi(port));
-    rest = rest.substr(0, colon);
-  }
-  if (rest.empty()) return InvalidArgument("mysql datasource URL has no host");
-  out.host = std::string(rest);
-  return out;
 }
 
 // Bound parameter values; the vectors are sized once so addresses stay put.
@@ -272,7 +208,7 @@ StatusOr<ResultSet> Fetch(MYSQL_STMT* stmt) {
 
 class MysqlDatasource : public ReadOnlyDatasource {
  public:
-  MysqlDatasource(MysqlUrl url, int connect_timeout_s)
+  MysqlDatasource(mysql::Url url, int connect_timeout_s)
       : url_(std::move(url)),
         connect_timeout_s_(connect_timeout_s),
         pool_(kPooledConnections, kPooledConnectionAge) {}
@@ -302,21 +238,12 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
  private:
   StatusOr<ConnPtr> Connect() const {
-    // mysql_library_init is not thread-safe; later mysql_init calls are.
-    static std::once_flag init;
-    std::call_once(init, [] { mysql_library_init(0, nullptr, nullptr); });
-    ConnPtr conn(mysql_init(nullptr));
-    if (!conn) return Unavailable("mysql datasource connect: out of memory");
-    unsigned timeout = static_cast<unsigned>(connect_timeout_s_);
-    mysql_options(conn.get(), MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-    mysql_options(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    if (!mysql_real_connect(conn.get(), url_.host.c_str(), url_.user.c_str(), url_.password.c_str(),
-                            url_.database.empty() ? nullptr : url_.database.c_str(), url_.port,
-                            nullptr, 0)) {
-      // Whatever the code, a failed connect is for a later attempt (as postgres).
-      return Unavailable("mysql datasource connect: " + std::string(mysql_error(conn.get())));
-    }
-    return conn;
+    mysql::ConnectOptions options;
+    options.connect_timeout_seconds = static_cast<unsigned>(connect_timeout_s_);
+    auto [conn, error] = mysql::Connect(url_, options);
+    // Whatever the code, a failed connect is for a later attempt (as postgres).
+    if (!conn) return Unavailable("mysql datasource connect: " + error.message);
+    return std::move(conn);
   }
 
   // A connection and the database it was switched to (empty: the URL's).
@@ -467,7 +394,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
     return Fetch(stmt.get());
   }
 
-  MysqlUrl url_;
+  mysql::Url url_;
   int connect_timeout_s_;
   ConnectionPool<Pooled> pool_;
   std::atomic<bool> tune_optimizer_{true};
@@ -477,7 +404,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
 StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(const std::string& url,
                                                                  int connect_timeout_s) {
-  EC_ASSIGN_OR_RETURN(MysqlUrl parsed, ParseUrl(url));
+  EC_ASSIGN_OR_RETURN(mysql::Url parsed, mysql::ParseUrl(url));
   return std::unique_ptr<ReadOnlyDatasource>(
       std::make_unique<MysqlDatasource>(std::move(parsed), connect_timeout_s));
 }
