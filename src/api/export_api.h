@@ -30,6 +30,7 @@
 #include <string>
 
 #include "api/options.h"
+#include "api/preview_api.h"
 #include "common/status.h"
 #include "http/http_server.h"
 #include "registry/registry.h"
@@ -67,6 +68,10 @@ struct ExportApiDeps {
       contract_version;
   // Prometheus text exposition for /metrics. Optional (empty body if unset).
   std::function<std::string()> metrics_text;
+  // POST /export-previews: reads a preview (dispatch::ExportPreviewer).
+  // Optional: unset, the route answers 500.
+  PreviewFn preview;
+  task::PreviewOptions preview_options;  // rows, time limit, per-user rate
 };
 
 class ExportApi : public http::HttpService {
@@ -95,6 +100,7 @@ class ExportApi : public http::HttpService {
   Status init_status_;
   std::unique_ptr<TokenVerifier> verifier_;
   std::string download_secret_;
+  std::unique_ptr<PreviewApi> preview_;
   std::unique_ptr<Handlers> handlers_;
 };
 
