@@ -1,7 +1,7 @@
 #pragma once
 // CreateRequest: the body of POST /export-tasks, checked — shared by create
 // and the preview (docs/http-api.md#post-export-tasks--create,
-// #post-export-previews) so the two accept exactly the same requests.
+// #post-export-previews--preview) so the two accept exactly the same requests.
 
 #include <memory>
 #include <string>

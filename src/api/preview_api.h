@@ -1,6 +1,6 @@
 #pragma once
 // PreviewApi: POST /api/platform/v1/files/export-previews
-// (docs/http-api.md#post-export-previews).
+// (docs/http-api.md#post-export-previews--preview).
 //
 // Takes the body of create, checked by the same code (create_request.h),
 // and answers the columns, the first rows as they will appear in the file
@@ -68,7 +68,7 @@ class PreviewApi {
   PreviewRateLimiter limiter_;
 };
 
-// The envelope data of a preview (docs/http-api.md#post-export-previews).
+// The envelope data of a preview (docs/http-api.md#post-export-previews--preview).
 nlohmann::json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat format,
                              const task::PreviewTable& table);
 

@@ -45,7 +45,7 @@ dispatch::RowSourceFactory MakeRowSourceFactory(
     const std::map<std::string, source::DatasourceOptions>& datasources = {},
     PinContractVersionFn pin_contract_version = {});
 // The row sources of previews (dispatch::ExportPreviewer): MakeRowSourceFactory
-// with the same config, its client timeouts capped at `timeout_seconds`, and
+// with the same config, its client timeouts capped at `timeout_seconds` + 1 s, and
 // a sql-template contract version taken as is — a preview has no task to pin
 // it on, and a version can only be stale against an earlier one.
 dispatch::RowSourceFactory MakePreviewSourceFactory(

@@ -1,6 +1,6 @@
 #pragma once
 // ExportPreviewer: the preview of an export before anything is queued
-// (docs/http-api.md#post-export-previews).
+// (docs/http-api.md#post-export-previews--preview).
 //
 // Reads the first page the export's first attempt would read — through the
 // RowSourceFactory the consumer uses (app/ builds both from the same config;

@@ -1,6 +1,6 @@
 #pragma once
 // CellPreview: a typed cell as the text a reader of the finished file sees,
-// for the export preview (docs/http-api.md#post-export-previews).
+// for the export preview (docs/http-api.md#post-export-previews--preview).
 //
 // Built from the writers' own helpers (cell_text.h), applied in the writers'
 // order (docs/xlsx.md#cells), so a preview cannot drift from the file:

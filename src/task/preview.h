@@ -1,6 +1,6 @@
 #pragma once
 // PreviewTable: what a preview of an export shows before anything is queued
-// (docs/http-api.md#post-export-previews) — the columns, the first rows as the
+// (docs/http-api.md#post-export-previews--preview) — the columns, the first rows as the
 // text a reader of the finished file sees, and the row count.
 //
 // PreviewOptions: the `preview:` section. Both live with task/ because
@@ -27,7 +27,7 @@ struct PreviewTable {
 struct PreviewOptions {
   // The whole preview, every data-source call included; past it the caller
   // gets a clear error and the data-source calls stop at their own timeouts,
-  // which the preview caps at this value too.
+  // which the preview caps at this value + 1 s.
   int timeout_seconds = 10;
   int rows = 20;  // rows shown; the data source is still asked for a whole first page
   // Previews one user (tenant + user) may ask for per minute; 429 beyond.

@@ -1,4 +1,4 @@
-"""POST /export-previews end to end (docs/http-api.md#post-export-previews): the
+"""POST /export-previews end to end (docs/http-api.md#post-export-previews--preview): the
 built export-center and customer-service binaries, both data routes.
 
 - the preview's rows equal the first rows of the real export's file, read back
@@ -12,7 +12,8 @@ built export-center and customer-service binaries, both data routes.
 - a count over the type's max-rows answers exceedsMaxRows with the options
   the type allows, before anything is queued;
 - the per-user rate limit answers 429; a hanging provider a clear error
-  within the time limit, and the next preview works;
+  within the time limit, and the next preview works; previews past
+  preview.max-running answer 429 until the hanging reads end;
 - no task row and no file appear after previews.
 
 Run: /usr/bin/python3 preview_test.py BUILD_DIR [-k NAME]
@@ -21,6 +22,7 @@ import csv
 import io
 import os
 import sys
+import threading
 import time
 import unittest
 
@@ -35,13 +37,14 @@ BUILD_DIR = None
 PERMS = ("platform:customer:export", "platform:order:export")
 PER_MINUTE = 6
 TIMEOUT_SECONDS = 3
+MAX_RUNNING = 2
 DONE = ("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT")
 ATTACK = ("x%' UNION SELECT id, order_no, customer_code, status, channel, 0, 0, 0,"
           " order_date, created_at FROM orders WHERE '%' = '")
 
 
 def as_text(value, kind):
-    """An XLSX cell as the preview shows it (docs/http-api.md#post-export-previews)."""
+    """An XLSX cell as the preview shows it (docs/http-api.md#post-export-previews--preview)."""
     if value is None:
         return ""
     if kind == "BOOLEAN":
@@ -64,7 +67,8 @@ def preview_overrides(cluster_dir):
     spliced = order_definition("ORDER_LIST_SPLICED_KEYWORD", "strict")
     over["definitions"].update({"ORDER_LIST_SMALL": small, "ORDER_LIST_SMALL_SPLIT": split,
                                 "ORDER_SPLICED_KEYWORD": spliced})
-    over["preview"] = {"per-user-per-minute": PER_MINUTE, "timeout-seconds": TIMEOUT_SECONDS}
+    over["preview"] = {"per-user-per-minute": PER_MINUTE, "timeout-seconds": TIMEOUT_SECONDS,
+                       "max-running": MAX_RUNNING}
     return over
 
 
@@ -110,6 +114,23 @@ class Preview(unittest.TestCase):
         self.assertEqual(len(data["rows"]), min(20, len(rows) - 1))
         self.assertEqual(data["rows"], rows[1:21])
         return data, rows
+
+    def wait_until_no_preview_runs(self):
+        """A read an earlier test left hanging holds its slot until its capped
+        client timeout ends: wait until MAX_RUNNING previews at once all get one."""
+        tokens = [self.token(f"probe-{n}") for n in range(MAX_RUNNING)]
+        for _ in range(PER_MINUTE):
+            codes = []
+            threads = [threading.Thread(target=lambda t=t: codes.append(
+                self.preview(t, "CUSTOMER_LIST", {"keyword": "柏悦"})["code"])) for t in tokens]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if codes == ["200"] * MAX_RUNNING:
+                return
+            time.sleep(1)
+        self.fail("preview slots stayed busy")
 
     # ---- the rows are the file's --------------------------------------------------
 
@@ -234,6 +255,31 @@ class Preview(unittest.TestCase):
         self.assertGreaterEqual(elapsed, TIMEOUT_SECONDS - 0.2)
         ok = self.preview(token, "CUSTOMER_LIST", {"keyword": "柏悦"})
         self.assertEqual(ok["code"], "200", ok)
+        time.sleep(1.5)  # the hanging read ends at its capped timeout (limit + 1 s): no slot held
+
+    def test_previews_past_max_running_answer_429_until_their_reads_end(self):
+        tokens = [self.token(f"busy-{n}") for n in range(MAX_RUNNING + 1)]
+        self.wait_until_no_preview_runs()
+        self.c.faults(hangMs=(TIMEOUT_SECONDS + 3) * 1000, hangCount=MAX_RUNNING)
+        answers = []
+
+        def slow(token):
+            answers.append(self.preview(token, "CUSTOMER_LIST", {})["code"])
+
+        threads = [threading.Thread(target=slow, args=(t,)) for t in tokens[:MAX_RUNNING]]
+        for t in threads:
+            t.start()
+        time.sleep(1)  # both are reading from the hanging provider now
+        busy = self.preview(tokens[-1], "CUSTOMER_LIST", {"keyword": "柏悦"})
+        self.assertEqual(busy["code"], "429", busy)
+        self.assertIn("too many previews are running", busy["message"])
+        for t in threads:
+            t.join()
+        self.assertEqual(answers, ["500"] * MAX_RUNNING)
+        # The reads are capped at the preview's time limit + 1 s: the slots are free again.
+        time.sleep(2)
+        again = self.preview(tokens[-1], "CUSTOMER_LIST", {"keyword": "柏悦"})
+        self.assertEqual(again["code"], "200", again)
 
     def test_previews_create_no_task_and_no_file(self):
         token = self.token("no-trace")
