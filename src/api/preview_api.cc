@@ -97,8 +97,9 @@ StatusOr<json> PreviewApi::DoPreview(const http::HttpRequest& req, const Princip
   t.parameters_json = request.canonical_parameters;
   t.max_attempts = request.definition->max_attempts;
   EC_ASSIGN_OR_RETURN(task::PreviewTable table, preview_(t, request.snapshot));
-  spdlog::info("preview exportType={} tenantId={} rows={} rowCount={}{}", t.export_type,
-               t.tenant_id, table.rows.size(), table.row_count,
+  // The id ties this line to the data-source lines the preview logged under it.
+  spdlog::info("preview taskId={} (never stored) exportType={} tenantId={} rows={} rowCount={}{}",
+               t.id, t.export_type, t.tenant_id, table.rows.size(), table.row_count,
                table.row_count_exact ? "" : " (at least)");
   return PreviewToJson(*request.definition, request.format, table);
 }

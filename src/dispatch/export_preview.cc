@@ -135,8 +135,8 @@ StatusOr<task::PreviewTable> ExportPreviewer::Preview(
   MutexLock lock(&job->mu);
   while (!job->done) {
     if (!job->finished.WaitUntil(&job->mu, deadline) && !job->done) {
-      spdlog::warn("preview exportType={} tenantId={} timed out after {} s", task.export_type,
-                   task.tenant_id, options_.timeout_seconds);
+      spdlog::warn("preview taskId={} exportType={} tenantId={} timed out after {} s", task.id,
+                   task.export_type, task.tenant_id, options_.timeout_seconds);
       return DeadlineExceeded("the preview did not finish within " +
                               std::to_string(options_.timeout_seconds) +
                               " s: the data service is slow; narrow the filter or export "
