@@ -31,7 +31,7 @@ import openpyxl
 sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
 from harness import Cluster  # noqa: E402
-from order_list_test import order_definition, order_overrides  # noqa: E402
+from order_list_test import expected_orders, order_definition, order_overrides  # noqa: E402
 
 BUILD_DIR = None
 PERMS = ("platform:customer:export", "platform:order:export")
@@ -187,6 +187,12 @@ class Preview(unittest.TestCase):
         self.assertEqual([r[0] for r in mine["data"]["rows"]], [str(w[0]) for w in want])
         tenant1_ids = {str(w[0]) for w in customer_data.expected_rows(self.db, "1", {})}
         self.assertFalse(tenant1_ids & {r[0] for r in mine["data"]["rows"]})
+        # The sql-template route binds #{tenantId} from the token too.
+        orders = self.preview(self.token("t2-orders", tenant="2"), "ORDER_LIST", {})
+        self.assertEqual(orders["code"], "200", orders)
+        want = expected_orders(self.db, "2", {})
+        self.assertEqual([r[0] for r in orders["data"]["rows"]], [str(w[0]) for w in want[:20]])
+        self.assertEqual(orders["data"]["rowCount"], {"value": str(len(want)), "exact": True})
         token = self.token("t2-forger", tenant="2")
         forged = self.preview(token, None, body={"exportType": "CUSTOMER_LIST", "tenantId": "1"})
         self.assertEqual(forged["code"], "400", forged)
