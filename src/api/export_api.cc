@@ -15,8 +15,6 @@
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
-#include "api/parameters.h"
-#include "api/strict_json.h"
 #include "api/task_json.h"
 #include "common/ids.h"
 #include "common/utf8.h"
