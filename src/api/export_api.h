@@ -2,7 +2,8 @@
 // ExportApi: the HTTP API of export-center (docs/http-api.md).
 //
 // An http::HttpService: routes the task endpoints under
-// /api/platform/v1/files, the two download endpoints (real HTTP statuses),
+// /api/platform/v1/files, the export preview (preview_api.h), the two
+// download endpoints (real HTTP statuses),
 // /healthz, /readyz, /metrics and the download-center page at /. It answers
 // unknown routes 404 and wrong methods 405, and gives the envelope to the
 // server's own refusals (body over limits.max_body_bytes 413, malformed 400,
