@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "common/mutex.h"
 #include "common/utf8.h"
 #include "store/migrations.h"
 #include "store/sql_notification_outbox.h"
@@ -245,7 +246,7 @@ class SqlTaskStore final : public TaskStore {
                            const std::string& reason) override;
 
   // ---- notifications ----
-  void SetNotificationRoutes(std::vector<NotificationRoute> routes) override;
+  void SetNotificationRoutes(std::vector<NotificationRoute> routes) override EXCLUDES(routes_mu_);
   NotificationOutbox& notifications() override { return *notifications_; }
 
   // ---- metrics ----
@@ -288,13 +289,13 @@ class SqlTaskStore final : public TaskStore {
   // (every such statement of this file is followed by it): writes the
   // notification rows of the routes in force (docs/notifications.md).
   Status NotifyEnded(Connection& c, int64_t task_id);
-  std::shared_ptr<const std::vector<NotificationRoute>> Routes() const;
+  std::shared_ptr<const std::vector<NotificationRoute>> Routes() const EXCLUDES(routes_mu_);
 
   std::shared_ptr<Database> db_;
   const Dialect d_;
   const std::unique_ptr<NotificationOutbox> notifications_;
-  mutable std::mutex routes_mu_;
-  std::shared_ptr<const std::vector<NotificationRoute>> routes_;  // GUARDED_BY(routes_mu_)
+  mutable Mutex routes_mu_;
+  std::shared_ptr<const std::vector<NotificationRoute>> routes_ GUARDED_BY(routes_mu_);
   std::mutex ids_mu_;
   std::unique_ptr<IdGenerator> ids_owner_;  // GUARDED_BY(ids_mu_)
   std::atomic<IdGenerator*> ids_{nullptr};  // set once by EnsureIdNode
@@ -319,12 +320,12 @@ Status SqlTaskStore::EndAttempt(Connection& c, const Attempt& a, TaskState to_st
 
 void SqlTaskStore::SetNotificationRoutes(std::vector<NotificationRoute> routes) {
   auto snapshot = std::make_shared<const std::vector<NotificationRoute>>(std::move(routes));
-  std::lock_guard lock(routes_mu_);
+  MutexLock lock(&routes_mu_);
   routes_ = std::move(snapshot);
 }
 
 std::shared_ptr<const std::vector<NotificationRoute>> SqlTaskStore::Routes() const {
-  std::lock_guard lock(routes_mu_);
+  MutexLock lock(&routes_mu_);
   return routes_;
 }
 
