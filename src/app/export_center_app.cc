@@ -11,6 +11,7 @@
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
 #include "dispatch/export_preview.h"
+#include "dispatch/notification_publisher.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
@@ -32,6 +33,7 @@ struct ExportCenterApp::Components {
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
   std::unique_ptr<dispatch::ExportPreviewer> previewer;  // outlives the API that calls it
+  std::unique_ptr<dispatch::NotificationPublisher> notifier;
   std::unique_ptr<api::ExportApi> api;
   std::unique_ptr<registry::ConfigWatcher> watcher;
 };
@@ -148,6 +150,17 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
       [metrics](int64_t bytes) { metrics->SetStorageBytes(bytes); });
   c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(),
                                                  [metrics] { metrics->DlqMessage(); });
+  // Rows are written whenever receivers are configured, even where this
+  // process's notifier is off: another instance delivers them.
+  c.store->SetNotificationRoutes(dispatch::RoutesOf(cfg.notifications));
+  for (const dispatch::WebhookReceiver& r : cfg.notifications.receivers) {
+    metrics->DeclareNotificationReceiver(r.id);
+  }
+  c.notifier = std::make_unique<dispatch::NotificationPublisher>(
+      &c.store->notifications(), cfg.notifications, cfg.instance_id,
+      [metrics](const std::string& receiver, dispatch::DeliveryResult result) {
+        metrics->NotificationDelivery(receiver, std::string(dispatch::ToString(result)));
+      });
 
   api::ExportApi::Deps deps;
   deps.store = c.store.get();
@@ -211,11 +224,15 @@ Status ExportCenterApp::Start() {
   }
   if (config_.publisher.enabled) c.publisher->Start();
   if (config_.reconciler.enabled) c.reconciler->Start();
+  if (config_.notifications.enabled && !config_.notifications.receivers.empty()) {
+    c.notifier->Start();
+  }
   c.watcher->Start();
   started_ = true;
-  spdlog::info("export-center {} started: database {}, channel {}, consumers {}",
+  spdlog::info("export-center {} started: database {}, channel {}, consumers {}, webhooks {}",
                config_.instance_id, config_.database.kind, config_.channel.kind,
-               config_.consumer.enabled ? config_.consumer.concurrency : 0);
+               config_.consumer.enabled ? config_.consumer.concurrency : 0,
+               config_.notifications.enabled ? config_.notifications.receivers.size() : 0);
   return Status::Ok();
 }
 
@@ -230,6 +247,7 @@ void ExportCenterApp::Stop() {
   c.reconciler->Stop();
   c.channel->Close();
   c.dlq->Stop();
+  c.notifier->Stop();
   http_->Stop();
   spdlog::info("export-center {} stopped", config_.instance_id);
 }

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "config/config_internal.h"
+#include "config/notifications_yaml.h"
 #include "config/yaml_reader.h"
 
 namespace export_center::config {
@@ -490,6 +491,8 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     Section(top, "channel", &c.channel, ReadChannel);
     Section(top, "provider", &c.provider, ReadProvider);
     Section(top, "render", &c.render, ReadRender);
+    MapReader notifications(top.Get("notifications"), "notifications", &errors);
+    ReadNotifications(notifications, &c.notifications, &c.env_overrides);
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.
@@ -512,6 +515,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
   if (c.instance_id.empty()) c.instance_id = DefaultInstanceId();
   ApplyEnvOverrides(&c);
   Validate(&c, &errors);
+  CheckNotifications(c.notifications, root, &errors);
   if (!errors.empty())
     return InvalidArgument(ProblemsHeader(path, errors) + errors.ToStatus().message());
   return c;

@@ -19,6 +19,7 @@
 
 #include "api/options.h"
 #include "common/status.h"
+#include "dispatch/notification_options.h"
 #include "dispatch/options.h"
 #include "render/writer.h"
 #include "source/options.h"
@@ -47,6 +48,7 @@ struct AppConfig {
   dispatch::PublisherOptions publisher;
   dispatch::ReconcilerOptions reconciler;
   dispatch::ChannelOptions channel;
+  dispatch::NotificationOptions notifications;
   source::ProviderClientOptions provider;
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;

@@ -80,7 +80,11 @@ ExportMetrics::ExportMetrics()
                          .Name("export_storage_bytes")
                          .Help("Bytes held by export files in storage")
                          .Register(*registry_)
-                         .Add({})) {
+                         .Add({})),
+      notification_deliveries_(BuildCounter()
+                                   .Name("export_notification_deliveries_total")
+                                   .Help("Webhook delivery attempts, by receiver and result")
+                                   .Register(*registry_)) {
   // Alerts such as rate(...{action="lease_recover"}) need the series to exist
   // at zero before the first event.
   for (const char* action : {kActionRedispatch, kActionLeaseRecover, kActionOutboxRelease,
@@ -128,6 +132,16 @@ void ExportMetrics::DlqMessage() { dlq_messages_.Increment(); }
 
 void ExportMetrics::SetStorageBytes(int64_t bytes) {
   storage_bytes_.Set(static_cast<double>(bytes));
+}
+
+void ExportMetrics::NotificationDelivery(const std::string& receiver, const std::string& result) {
+  notification_deliveries_.Add({{"receiver", receiver}, {"result", result}}).Increment();
+}
+
+void ExportMetrics::DeclareNotificationReceiver(const std::string& receiver) {
+  for (const char* result : {"delivered", "failed", "dead"}) {
+    notification_deliveries_.Add({{"receiver", receiver}, {"result", result}});
+  }
 }
 
 std::string ExportMetrics::Text() const {

@@ -72,6 +72,14 @@ class ExportMetrics {
   // export_storage_bytes: bytes held by export files (summed by each
   // reconciler orphan sweep, never by a scrape).
   void SetStorageBytes(int64_t bytes);
+  // export_notification_deliveries_total{receiver,result}: one webhook
+  // delivery attempt (docs/notifications.md): result "delivered" (2xx),
+  // "failed" (to be retried) or "dead" (given up). Receivers are the
+  // configured ids, a small set.
+  void NotificationDelivery(const std::string& receiver, const std::string& result);
+  // Creates a receiver's three series at 0, so alerts see them before the
+  // first delivery.
+  void DeclareNotificationReceiver(const std::string& receiver);
 
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
@@ -95,6 +103,7 @@ class ExportMetrics {
   prometheus::Family<prometheus::Counter>& reconciler_action_;
   prometheus::Counter& dlq_messages_;
   prometheus::Gauge& storage_bytes_;
+  prometheus::Family<prometheus::Counter>& notification_deliveries_;
 };
 
 }  // namespace export_center::metrics

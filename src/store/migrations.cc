@@ -118,6 +118,42 @@ Migration IdNodeCounter() {
   };
 }
 
+// Version 3: the notification outbox (docs/notifications.md): one row per
+// (ended task event, receiver), written in the transaction of the end state.
+Migration NotificationOutbox() {
+  return {
+      3,
+      "export_notification: webhook notifications of ended tasks",
+      {
+          "CREATE TABLE IF NOT EXISTS export_notification ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " event_id VARCHAR(64) NOT NULL,"
+          " receiver_id VARCHAR(64) NOT NULL,"
+          " task_id BIGINT NOT NULL,"
+          " dispatch_version INTEGER NOT NULL,"
+          " task_status VARCHAR(24) NOT NULL,"
+          " payload_json {TEXT} NOT NULL,"
+          " status VARCHAR(24) NOT NULL DEFAULT 'PENDING',"
+          " attempt_count INTEGER NOT NULL DEFAULT 0,"
+          " next_retry_at BIGINT NOT NULL,"
+          " lease_owner VARCHAR(128) NULL,"
+          " lease_until BIGINT NULL,"
+          " delivered_at BIGINT NULL,"
+          " last_error {TEXT} NULL,"
+          " created_at BIGINT NOT NULL,"
+          " updated_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_notification_event"
+          " ON export_notification (event_id, receiver_id)",
+          // One event per (task, version, end state) and receiver, as a
+          // database fact: writing it twice inserts nothing.
+          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_notification_end"
+          " ON export_notification (task_id, dispatch_version, task_status, receiver_id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_notification_due"
+          " ON export_notification (status, next_retry_at, id)",
+      },
+  };
+}
+
 constexpr char kInsertGuardRow[] =
     "{INSERT_IGNORE} export_task_guard (name, created_at)"
     " VALUES ('GLOBAL_CREATE', {NOW}){ON_CONFLICT_IGNORE}";
@@ -194,7 +230,8 @@ Status Apply(Database& db, const Migration& m) {
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
-  static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter()};
+  static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter(),
+                                                     NotificationOutbox()};
   return kMigrations;
 }
 

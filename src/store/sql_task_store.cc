@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "common/mutex.h"
 #include "common/utf8.h"
 #include "store/migrations.h"
+#include "store/sql_notification_outbox.h"
 #include "task/command.h"
 
 namespace export_center::store {
@@ -189,7 +191,8 @@ StatusOr<OutboxEntry> OutboxFromRow(const Row& r) {
 
 class SqlTaskStore final : public TaskStore {
  public:
-  explicit SqlTaskStore(std::shared_ptr<Database> db) : db_(std::move(db)), d_(db_->dialect()) {}
+  explicit SqlTaskStore(std::shared_ptr<Database> db)
+      : db_(std::move(db)), d_(db_->dialect()), notifications_(NewSqlNotificationOutbox(db_)) {}
 
   // ---- schema ----
   Status Migrate() override;
@@ -242,6 +245,10 @@ class SqlTaskStore final : public TaskStore {
   Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
                            const std::string& reason) override;
 
+  // ---- notifications ----
+  void SetNotificationRoutes(std::vector<NotificationRoute> routes) override EXCLUDES(routes_mu_);
+  NotificationOutbox& notifications() override { return *notifications_; }
+
   // ---- metrics ----
   StatusOr<Gauges> ReadGauges() override;
 
@@ -278,9 +285,17 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<ClaimMiss> ExplainClaimMiss(Connection& c, const ClaimRequest& r,
                                        std::optional<Task>* task);
   Status RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out);
+  // Called inside the transaction that just moved `task_id` to an end state
+  // (every such statement of this file is followed by it): writes the
+  // notification rows of the routes in force (docs/notifications.md).
+  Status NotifyEnded(Connection& c, int64_t task_id);
+  std::shared_ptr<const std::vector<NotificationRoute>> Routes() const EXCLUDES(routes_mu_);
 
   std::shared_ptr<Database> db_;
   const Dialect d_;
+  const std::unique_ptr<NotificationOutbox> notifications_;
+  mutable Mutex routes_mu_;
+  std::shared_ptr<const std::vector<NotificationRoute>> routes_ GUARDED_BY(routes_mu_);
   std::mutex ids_mu_;
   std::unique_ptr<IdGenerator> ids_owner_;  // GUARDED_BY(ids_mu_)
   std::atomic<IdGenerator*> ids_{nullptr};  // set once by EnsureIdNode
@@ -290,15 +305,36 @@ class SqlTaskStore final : public TaskStore {
 
 Status SqlTaskStore::EndAttempt(Connection& c, const Attempt& a, TaskState to_state,
                                 const std::string& code, const std::string& message) {
-  return c
-      .Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
-                " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
-                " object_key = NULL, updated_at = {NOW}"
-                " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                " AND lease_owner = ?"),
-            {task::ToString(to_state), code, Truncate(message), a.task_id, a.dispatch_version,
-             a.instance})
-      .status();
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
+      c.Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
+                 " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
+                 " object_key = NULL, updated_at = {NOW}"
+                 " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                 " AND lease_owner = ?"),
+             {task::ToString(to_state), code, Truncate(message), a.task_id, a.dispatch_version,
+              a.instance}));
+  if (n == 1) EC_RETURN_IF_ERROR(NotifyEnded(c, a.task_id));
+  return Status::Ok();
+}
+
+void SqlTaskStore::SetNotificationRoutes(std::vector<NotificationRoute> routes) {
+  auto snapshot = std::make_shared<const std::vector<NotificationRoute>>(std::move(routes));
+  MutexLock lock(&routes_mu_);
+  routes_ = std::move(snapshot);
+}
+
+std::shared_ptr<const std::vector<NotificationRoute>> SqlTaskStore::Routes() const {
+  MutexLock lock(&routes_mu_);
+  return routes_;
+}
+
+Status SqlTaskStore::NotifyEnded(Connection& c, int64_t task_id) {
+  std::shared_ptr<const std::vector<NotificationRoute>> routes = Routes();
+  if (routes == nullptr || routes->empty()) return Status::Ok();
+  // Read back inside the transaction: the payload is the committed end state.
+  EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, task_id));
+  return InsertTaskEndedNotifications(c, d_, t, *routes, [this] { return NewId(); }).status();
 }
 
 StatusOr<std::optional<Task>> SqlTaskStore::ReadTask(Connection& c, int64_t task_id,
@@ -527,6 +563,7 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
 }
 
 StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
   TaskState result = TaskState::kPending;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
@@ -537,6 +574,7 @@ StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
                                                 " WHERE id = ? AND status = 'PENDING'"),
                                             {task_id}));
       if (n != 1) return Unavailable("task changed while cancelling; retry");
+      EC_RETURN_IF_ERROR(NotifyEnded(c, task_id));
       result = TaskState::kCancelled;
       return Status::Ok();
     }
@@ -775,20 +813,25 @@ StatusOr<bool> SqlTaskStore::CommitSuccess(const Attempt& a, const FileResult& f
   // The deadline and the cancel flag are part of the final statement
   // (docs/task-lifecycle.md#conditional-commit): a check in C++ could pass and
   // then a cancel or the deadline could arrive before the write.
-  EC_ASSIGN_OR_RETURN(
-      int64_t n,
-      db_->Exec(
-          Sql("UPDATE export_task SET status = 'SUCCEEDED', file_name = ?, object_key = ?,"
-              " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
-              " completed_at = {NOW}, expires_at = {NOW} + ?, lease_owner = NULL,"
-              " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
-              " updated_at = {NOW}"
-              " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-              " AND lease_owner = ? AND execution_deadline_at > {NOW}"
-              " AND cancel_requested = 0"),
-          {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
-           int64_t{retention_days} * 86'400'000, a.task_id, a.dispatch_version, a.instance}));
-  return n == 1;
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  bool committed = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n,
+        c.Exec(Sql("UPDATE export_task SET status = 'SUCCEEDED', file_name = ?, object_key = ?,"
+                   " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
+                   " completed_at = {NOW}, expires_at = {NOW} + ?, lease_owner = NULL,"
+                   " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
+                   " updated_at = {NOW}"
+                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                   " AND lease_owner = ? AND execution_deadline_at > {NOW}"
+                   " AND cancel_requested = 0"),
+               {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
+                int64_t{retention_days} * 86'400'000, a.task_id, a.dispatch_version, a.instance}));
+    committed = n == 1;
+    return committed ? NotifyEnded(c, a.task_id) : Status::Ok();
+  }));
+  return committed;
 }
 
 StatusOr<bool> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
@@ -799,16 +842,20 @@ StatusOr<bool> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
     return InvalidArgument("FinishAttempt cannot end a task " +
                            std::string(task::ToString(to_state)));
   }
-  EC_ASSIGN_OR_RETURN(
-      int64_t n,
-      db_->Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
-                    " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
-                    " object_key = NULL, updated_at = {NOW}"
-                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                    " AND lease_owner = ?"),
-                {task::ToString(to_state), failure_code, Truncate(message), a.task_id,
-                 a.dispatch_version, a.instance}));
-  return n == 1;
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  bool ended = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    // Whether this attempt still held the task, read under the same
+    // transaction as the update EndAttempt makes (and its notification rows).
+    EC_ASSIGN_OR_RETURN(Rows held, c.Query(Sql("SELECT id FROM export_task WHERE id = ?"
+                                               " AND status = 'RUNNING' AND dispatch_version = ?"
+                                               " AND lease_owner = ?{FOR_UPDATE}"),
+                                           {a.task_id, a.dispatch_version, a.instance}));
+    ended = !held.empty();
+    if (!ended) return Status::Ok();
+    return EndAttempt(c, a, to_state, failure_code, message);
+  }));
+  return ended;
 }
 
 StatusOr<std::string> SqlTaskStore::PinContractVersion(const Attempt& a,
@@ -986,6 +1033,7 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
       EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
     }
   }
+  if (n == 1 && (rec.cancelled || rec.failed)) EC_RETURN_IF_ERROR(NotifyEnded(c, rec.task_id));
   if (n == 1) out->push_back(std::move(rec));
   return Status::Ok();
 }
@@ -1033,12 +1081,18 @@ StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int li
 }
 
 StatusOr<bool> SqlTaskStore::MarkExpired(int64_t task_id) {
-  EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_task SET status = 'EXPIRED',"
-                                               " updated_at = {NOW}"
-                                               " WHERE id = ? AND status = 'SUCCEEDED'"
-                                               " AND expires_at <= {NOW}"),
-                                           {task_id}));
-  return n == 1;
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  bool expired = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'EXPIRED',"
+                                              " updated_at = {NOW}"
+                                              " WHERE id = ? AND status = 'SUCCEEDED'"
+                                              " AND expires_at <= {NOW}"),
+                                          {task_id}));
+    expired = n == 1;
+    return expired ? NotifyEnded(c, task_id) : Status::Ok();
+  }));
+  return expired;
 }
 
 StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
@@ -1057,6 +1111,7 @@ StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
 
 Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                        const std::string& event_id, const std::string& reason) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
   // Both updates change exactly one row or the transaction rolls back
   // (docs/task-lifecycle.md#dead-letters-and-quarantine): a QUARANTINED row
   // beside a task left PENDING would strand the task, since the reconciler no
@@ -1095,7 +1150,7 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
       return Conflict("task of " + what +
                       " is no longer PENDING at that version; nothing quarantined");
     }
-    return Status::Ok();
+    return NotifyEnded(c, task_id);
   });
 }
 

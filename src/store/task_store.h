@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/notification_outbox.h"
 #include "task/task.h"
 
 namespace export_center::store {
@@ -280,6 +281,15 @@ class TaskStore {
   // the dead letter must not be acknowledged (it is retried).
   virtual Status QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                    const std::string& event_id, const std::string& reason) = 0;
+
+  // ---- notifications (docs/notifications.md) ----
+  // The routes in force: every later change of a task to an end state
+  // writes, in its own transaction, one export_notification row per route
+  // that matches the task. Empty (the default): no rows. Thread-safe; app/
+  // sets them once at start-up.
+  virtual void SetNotificationRoutes(std::vector<NotificationRoute> routes) = 0;
+  // The notification outbox on the same database, owned by this store.
+  virtual NotificationOutbox& notifications() = 0;
 
   // ---- metrics ----
   struct Gauges {

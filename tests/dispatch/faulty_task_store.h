@@ -36,6 +36,10 @@ class FaultyTaskStore : public store::TaskStore {
     return inner_->ManualRetry(id, trace);
   }
   Status RecordDownload(int64_t id) override { return inner_->RecordDownload(id); }
+  void SetNotificationRoutes(std::vector<store::NotificationRoute> routes) override {
+    inner_->SetNotificationRoutes(std::move(routes));
+  }
+  store::NotificationOutbox& notifications() override { return inner_->notifications(); }
   StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override {
     return inner_->SelectDueOutbox(limit);
   }

@@ -82,5 +82,26 @@ TEST(ExportMetrics, ConcurrentUpdatesAreCounted) {
   EXPECT_TRUE(Has(t, "export_task_created_total{type=\"T0\"} 2672")) << t;
 }
 
+TEST(ExportMetrics, NotificationDeliveriesAreCountedPerReceiverAndResult) {
+  ExportMetrics m;
+  m.DeclareNotificationReceiver("ops-hook");
+  EXPECT_TRUE(Has(m.Text(),
+                  "export_notification_deliveries_total{receiver=\"ops-hook\","
+                  "result=\"dead\"} 0"))
+      << m.Text();
+  m.NotificationDelivery("ops-hook", "failed");
+  m.NotificationDelivery("ops-hook", "failed");
+  m.NotificationDelivery("ops-hook", "delivered");
+  std::string text = m.Text();
+  EXPECT_TRUE(Has(text,
+                  "export_notification_deliveries_total{receiver=\"ops-hook\","
+                  "result=\"failed\"} 2"))
+      << text;
+  EXPECT_TRUE(Has(text,
+                  "export_notification_deliveries_total{receiver=\"ops-hook\","
+                  "result=\"delivered\"} 1"))
+      << text;
+}
+
 }  // namespace
 }  // namespace export_center::metrics
