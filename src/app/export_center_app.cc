@@ -59,6 +59,9 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCen
   deps.limits = config.limits;
   deps.deflate_level = config.render.deflate_level;
   deps.instance = config.instance_id;
+  deps.on_first_start = [metrics](const task::Task& task, double wait_seconds) {
+    metrics->TaskWait(task.tenant_id, wait_seconds);
+  };
   deps.on_end = [metrics](const task::Task& task, dispatch::AttemptEnd end, double seconds) {
     metrics->AttemptDuration(task.export_type, seconds);
     if (dispatch::IsFinal(end)) {
@@ -198,6 +201,9 @@ std::string ExportCenterApp::MetricsText() {
                                  static_cast<double>(gauges->outbox_oldest_age_seconds),
                                  gauges->outbox_max_attempt);
     c_->metrics->SetTaskQueueAge(static_cast<double>(gauges->task_queue_age_seconds));
+    std::vector<metrics::ExportMetrics::TenantLoad> load;
+    for (const auto& t : gauges->tenants) load.push_back({t.tenant_id, t.queued, t.running});
+    c_->metrics->SetTenantLoad(load);
   }
   // export_storage_bytes is set by the reconciler's sweep: a scrape must not
   // walk the storage (nor, on local storage, delete stale temp files).

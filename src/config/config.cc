@@ -148,6 +148,9 @@ void ReadConsumer(MapReader& r, dispatch::ConsumerOptions* c) {
   r.Int("max-duration-seconds", &c->max_duration_seconds, 60, kDay);
   r.IntList("retry-backoff-seconds", &c->retry_backoff_seconds, 1, kDay);
   r.Int("shutdown-grace-seconds", &c->shutdown_grace_seconds, 0, 3600);
+  r.Int("tenant-running-limit", &c->tenant_running_limit, 0, 100000);
+  r.Int("fleet-consumer-slots", &c->fleet_consumer_slots, 0, 100000);
+  r.Int("tenant-handback-ms", &c->tenant_handback_ms, 50, 600000);
   r.Finish();
 }
 

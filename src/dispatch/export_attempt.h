@@ -49,6 +49,10 @@ struct AttemptDeps {
   task::LimitsOptions limits;
   int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;
+  // Called when a task is claimed for its first attempt (dispatch_version 1,
+  // attempt 1), with the seconds from its creation to RUNNING, both taken
+  // from the database clock (metrics); may be empty.
+  std::function<void(const task::Task&, double wait_seconds)> on_first_start;
   // Called once per attempt with its end and duration (metrics); may be empty.
   std::function<void(const task::Task&, AttemptEnd, double seconds)> on_end;
 };

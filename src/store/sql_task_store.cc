@@ -99,6 +99,20 @@ std::string Truncate(const std::string& text) {
   return std::string(utf8::TruncateBytes(text, kMaxMessageBytes));
 }
 
+// The export_task_guard row that serialises the claims of one tenant
+// (HandBackIfTenantAtLimit). The name column is VARCHAR(64) like tenant_id,
+// so the tenant is hashed (64-bit FNV-1a) rather than appended.
+std::string TenantClaimLockName(const std::string& tenant) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char ch : tenant) {
+    hash ^= ch;
+    hash *= 1099511628211ULL;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "TENANT_CLAIM:%016llx", static_cast<unsigned long long>(hash));
+  return buf;
+}
+
 // Informational only (the command's occurredAt): never compared.
 std::string NowIso8601() {
   auto now = std::chrono::system_clock::now();
@@ -290,6 +304,9 @@ class SqlTaskStore final : public TaskStore {
   // notification rows of the routes in force (docs/notifications.md).
   Status NotifyEnded(Connection& c, int64_t task_id);
   std::shared_ptr<const std::vector<NotificationRoute>> Routes() const EXCLUDES(routes_mu_);
+  // Inside the claim transaction: true when the task's tenant is at
+  // r.tenant_running_limit and the command was handed back.
+  StatusOr<bool> HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r);
 
   std::shared_ptr<Database> db_;
   const Dialect d_;
@@ -636,11 +653,27 @@ Status SqlTaskStore::RecordDownload(int64_t task_id) {
 // ---- outbox publisher ---------------------------------------------------------
 
 StatusOr<std::vector<int64_t>> SqlTaskStore::SelectDueOutbox(int limit) {
-  EC_ASSIGN_OR_RETURN(Rows rows,
-                      db_->Query(Sql("SELECT id FROM export_outbox"
-                                     " WHERE status = 'PENDING' AND next_retry_at <= {NOW}"
-                                     " ORDER BY next_retry_at, id LIMIT ?"),
-                                 {limit}));
+  // Fair order (docs/dispatch.md#tenant-fairness): user_round numbers each
+  // user's due rows oldest first; tenant_round numbers a tenant's rows by
+  // user_round, so the tenant's users take turns; sorting by tenant_round
+  // makes the tenants take turns. A tenant with a huge backlog therefore
+  // holds at most one row of each round, and every tenant with a due row
+  // gets its first one into any batch that has room for one per tenant.
+  // Only the order changes: every due row is still selected in time. Window
+  // functions: SQLite 3.25, PostgreSQL, MySQL 8, MariaDB 10.2. The LEFT JOIN
+  // keeps a row whose task is gone (it is still sent; the consumer acks it).
+  EC_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query(Sql("SELECT id FROM ("
+                     " SELECT id, next_retry_at, ROW_NUMBER() OVER (PARTITION BY tenant_id"
+                     " ORDER BY user_round, next_retry_at, id) AS tenant_round FROM ("
+                     " SELECT o.id, o.next_retry_at, COALESCE(t.tenant_id, '') AS tenant_id,"
+                     " ROW_NUMBER() OVER (PARTITION BY COALESCE(t.tenant_id, ''),"
+                     " COALESCE(t.requested_by, '') ORDER BY o.next_retry_at, o.id) AS user_round"
+                     " FROM export_outbox o LEFT JOIN export_task t ON t.id = o.task_id"
+                     " WHERE o.status = 'PENDING' AND o.next_retry_at <= {NOW}) by_user) by_tenant"
+                     " ORDER BY tenant_round, next_retry_at, id LIMIT ?"),
+                 {limit}));
   std::vector<int64_t> ids;
   for (const Row& r : rows) ids.push_back(r.Int(0));
   return ids;
@@ -730,10 +763,74 @@ StatusOr<ClaimMiss> SqlTaskStore::ExplainClaimMiss(Connection& c, const ClaimReq
   return ClassifyClaimMiss(facts, r.dispatch_version);
 }
 
+StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r) {
+  EC_ASSIGN_OR_RETURN(Rows owner,
+                      c.Query("SELECT tenant_id FROM export_task WHERE id = ?", {r.task_id}));
+  if (owner.empty()) return false;  // the claim below explains the miss
+  const std::string tenant = owner[0].Text(0);
+  // Serialises the claims of one tenant across every instance: without it two
+  // claims could each count limit-1 RUNNING tasks and both start, since a
+  // count locks nothing (READ COMMITTED on PostgreSQL and MySQL). Only claims
+  // take this lock — they are the only way into RUNNING, and every way out
+  // merely lowers the count. The row lives in export_task_guard, keyed by a
+  // hash of the tenant (a collision only makes two tenants share a lock).
+  const std::string lock_name = TenantClaimLockName(tenant);
+  EC_ASSIGN_OR_RETURN(int64_t locked,
+                      c.Exec(Sql("UPDATE export_task_guard SET created_at = created_at"
+                                 " WHERE name = ?"),
+                             {lock_name}));
+  if (locked == 0) {
+    // First claim of this tenant: create its lock row, then lock it. (The
+    // UPDATE comes first because MySQL's INSERT IGNORE of an existing key
+    // takes a shared lock, and two of those upgrading would deadlock.)
+    EC_RETURN_IF_ERROR(c.Exec(Sql("{INSERT_IGNORE} export_task_guard (name, created_at)"
+                                  " VALUES (?, {NOW}){ON_CONFLICT_IGNORE}"),
+                              {lock_name})
+                           .status());
+    EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_task_guard SET created_at = created_at"
+                                  " WHERE name = ?"),
+                              {lock_name})
+                           .status());
+  }
+  // Read after the lock, so the count includes every claim committed before.
+  EC_ASSIGN_OR_RETURN(
+      Rows facts,
+      c.Query(Sql("SELECT (SELECT COUNT(*) FROM export_task r WHERE r.status = 'RUNNING'"
+                  " AND r.tenant_id = ?),"
+                  " CASE WHEN status = 'PENDING' AND dispatch_version = ?"
+                  " AND next_retry_at <= {NOW} THEN 1 ELSE 0 END"
+                  " FROM export_task WHERE id = ?"),
+              {tenant, r.dispatch_version, r.task_id}));
+  if (facts.empty() || facts[0].Int(1) == 0) return false;  // not claimable anyway
+  if (facts[0].Int(0) < r.tenant_running_limit) return false;
+  // The command's row (SENT, or still CLAIMED when the consumer was faster
+  // than the publisher's MarkOutboxSent) goes back to PENDING, due after the
+  // short back-off, so the publisher sends it again; the task is untouched.
+  // attempt_count restarts at 0: it counts failed sends for the send back-off
+  // and the send alert, and this send did not fail.
+  EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
+                                " next_retry_at = {NOW} + ?, attempt_count = 0,"
+                                " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                                " WHERE task_id = ? AND dispatch_version = ?"
+                                " AND status IN ('SENT', 'CLAIMED')"),
+                            {r.handback_backoff_ms, r.task_id, r.dispatch_version})
+                         .status());
+  return true;
+}
+
 StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
   ClaimResult result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     result = ClaimResult();
+    if (r.tenant_running_limit > 0) {
+      EC_ASSIGN_OR_RETURN(bool handed_back, HandBackIfTenantAtLimit(c, r));
+      if (handed_back) {
+        result.miss = ClaimMiss::kTenantAtLimit;
+        EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, r.task_id));
+        result.task = std::move(t);
+        return Status::Ok();
+      }
+    }
     // The claim (docs/task-lifecycle.md#claim); the execution deadline is fixed here too.
     EC_ASSIGN_OR_RETURN(
         int64_t n,
@@ -1175,6 +1272,14 @@ StatusOr<TaskStore::Gauges> SqlTaskStore::ReadGauges() {
                                     " FROM export_task WHERE status = 'PENDING'"
                                     " AND next_retry_at <= {NOW}")));
     g.task_queue_age_seconds = std::max<int64_t>(0, queue.at(0).Int(0));
+    EC_ASSIGN_OR_RETURN(Rows tenants,
+                        c.Query("SELECT tenant_id,"
+                                " SUM(CASE WHEN status = 'PENDING' THEN 1 ELSE 0 END),"
+                                " SUM(CASE WHEN status = 'RUNNING' THEN 1 ELSE 0 END)"
+                                " FROM export_task WHERE status IN ('PENDING', 'RUNNING')"
+                                " GROUP BY tenant_id ORDER BY tenant_id"));
+    g.tenants.clear();
+    for (const Row& r : tenants) g.tenants.push_back({r.Text(0), r.Int(1), r.Int(2)});
     return Status::Ok();
   }));
   return g;

@@ -97,6 +97,9 @@ enum class ClaimMiss {
   kRunningLeaseExpired,  // left to the reconciler
   kPendingBackoff,       // PENDING and next_retry_at > now
   kLostRace,             // PENDING and due, yet the update hit 0 rows
+  // PENDING and due, but its tenant already runs tenant_running_limit tasks:
+  // the command was handed back (docs/dispatch.md#tenant-fairness).
+  kTenantAtLimit,
 };
 std::string_view ToString(ClaimMiss miss);
 
@@ -106,6 +109,12 @@ struct ClaimRequest {
   std::string instance;
   int lease_seconds = 300;
   int max_duration_seconds = 1800;
+  // Tenant fairness (docs/dispatch.md#tenant-fairness). When > 0 and the
+  // task's tenant already has this many RUNNING tasks, the task is not
+  // claimed (no attempt counted, version unchanged): its outbox row goes back
+  // to PENDING, due after handback_backoff_ms, and the miss is kTenantAtLimit.
+  int tenant_running_limit = 0;
+  int64_t handback_backoff_ms = 1000;
 };
 
 struct ClaimResult {
@@ -206,7 +215,9 @@ class TaskStore {
   virtual Status RecordDownload(int64_t task_id) = 0;
 
   // ---- outbox publisher (docs/dispatch.md#the-outbox-row) ----
-  // Ids of PENDING rows due now, oldest first.
+  // Ids of up to `limit` PENDING rows due now, in fair order
+  // (docs/dispatch.md#tenant-fairness): round-robin across tenants, and
+  // across users inside a tenant; oldest first within each round.
   virtual StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) = 0;
   // Conditional PENDING → CLAIMED with lease and attempt_count+1; nullopt when
   // another instance won.
@@ -292,11 +303,18 @@ class TaskStore {
   virtual NotificationOutbox& notifications() = 0;
 
   // ---- metrics ----
+  // Tasks of one tenant that are queued (PENDING) or RUNNING.
+  struct TenantLoad {
+    std::string tenant_id;
+    int64_t queued = 0;
+    int64_t running = 0;
+  };
   struct Gauges {
     int64_t outbox_pending = 0;
     int64_t outbox_oldest_age_seconds = 0;
     int64_t outbox_max_attempt = 0;
     int64_t task_queue_age_seconds = 0;
+    std::vector<TenantLoad> tenants;  // only tenants with a PENDING or RUNNING task
   };
   virtual StatusOr<Gauges> ReadGauges() = 0;
 };

@@ -688,5 +688,35 @@ TEST(UpperSnake, ConvertsServiceNames) {
   EXPECT_EQ(UpperSnake("orders.replica2"), "ORDERS_REPLICA2");
 }
 
+// consumer: the tenant-fairness keys (docs/dispatch.md#tenant-fairness).
+TEST_F(ConfigTest, TenantFairnessKeysAndTheDefaultLimit) {
+  auto defaults = Parse(kMinimal);
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->consumer.tenant_running_limit, 0);
+  EXPECT_EQ(defaults->consumer.fleet_consumer_slots, 0);
+  EXPECT_EQ(defaults->consumer.tenant_handback_ms, 1000);
+  // Half of this instance's 4 slots.
+  EXPECT_EQ(dispatch::TenantRunningLimit(defaults->consumer), 2);
+
+  auto fleet =
+      Parse(std::string(kMinimal) + "consumer: {concurrency: 1, fleet-consumer-slots: 12}\n");
+  ASSERT_TRUE(fleet.ok()) << fleet.status().ToString();
+  EXPECT_EQ(dispatch::TenantRunningLimit(fleet->consumer), 6);
+  auto one = Parse(std::string(kMinimal) + "consumer: {concurrency: 1}\n");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(dispatch::TenantRunningLimit(one->consumer), 1);  // at least 1
+  auto set = Parse(std::string(kMinimal) +
+                   "consumer: {tenant-running-limit: 3, fleet-consumer-slots: 40,"
+                   " tenant-handback-ms: 250}\n");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(dispatch::TenantRunningLimit(set->consumer), 3);
+  EXPECT_EQ(set->consumer.tenant_handback_ms, 250);
+
+  ExpectProblem(std::string(kMinimal) + "consumer: {tenant-running-limit: -1}\n",
+                "consumer.tenant-running-limit: -1 is out of range; allowed: [0, 100000]");
+  ExpectProblem(std::string(kMinimal) + "consumer: {tenant-handback-ms: 10}\n",
+                "consumer.tenant-handback-ms: 10 is out of range; allowed: [50, 600000]");
+}
+
 }  // namespace
 }  // namespace export_center::config
