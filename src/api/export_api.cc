@@ -16,6 +16,7 @@
 #include "api/envelope.h"
 #include "api/parameters.h"
 #include "api/strict_json.h"
+#include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/ids.h"
 #include "common/utf8.h"
@@ -70,6 +71,26 @@ std::optional<int> ParseIntParam(const std::string& text, int lo, int hi) {
   int v = std::stoi(text);
   if (v < lo || v > hi) return std::nullopt;
   return v;
+}
+
+// ?status=: one state, or several separated by commas (the page's "failed"
+// tab asks for FAILED,STALE,INCONSISTENT), or QUEUED / RETRYING: PENDING
+// tasks not yet attempted / waiting for an automatic retry.
+Status ParseStatusFilter(const std::string& text, store::TaskStore::ListQuery* q) {
+  if (text == "QUEUED" || text == "RETRYING") {
+    q->retrying = text == "RETRYING";
+    return Status::Ok();
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    std::string one = text.substr(start, comma - start);
+    auto state = task::ParseTaskState(one);
+    if (!state) return InvalidArgument("unknown status " + one);
+    q->any_status.push_back(*state);
+    start = comma + 1;
+  }
+  return Status::Ok();
 }
 
 // taskName: 1-100 characters, not blank, no control characters.
@@ -187,6 +208,7 @@ class ExportApi::Handlers {
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
   void Cancel(const Request& req, Response& res);
+  void TaskEvents(const Request& req, Response& res);
   void ExportTypes(const Request& req, Response& res);
   void Readyz(Response& res);
   bool MetricsCallerAllowed(const Request& req) const;
@@ -201,6 +223,8 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
   const std::string id = "/{id}";
   Add("POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
   Add("GET", Base("/export-tasks"), std::bind(&Handlers::ListTasks, this, _1, _2));
+  // Before "/export-tasks/{id}" so that "events" is not read as an id.
+  Add("GET", Base("/export-tasks/events"), std::bind(&Handlers::TaskEvents, this, _1, _2));
   Add("GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
   Add("GET", Base("/export-tasks") + id + "/download",
       std::bind(&Handlers::Download, this, _1, _2));
@@ -420,9 +444,11 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
   q.tenant_id = p.tenant;
   q.app_code = p.app;
   if (!p.HasPerm(kDownloadAllPermission)) q.requested_by = p.user;
-  if (req.HasQuery("status")) {
-    q.status = task::ParseTaskState(req.Query("status"));
-    if (!q.status) return InvalidArgument("unknown status " + req.Query("status"));
+  if (req.HasQuery("status")) EC_RETURN_IF_ERROR(ParseStatusFilter(req.Query("status"), &q));
+  if (req.HasQuery("name")) {
+    std::string name = req.Query("name");
+    if (utf8::CountCodePoints(name) > 100) return InvalidArgument("name filter is too long");
+    if (!name.empty()) q.name_contains = std::move(name);
   }
   if (req.HasQuery("exportType")) {
     std::string type = req.Query("exportType");
@@ -645,6 +671,36 @@ void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
   WriteSuccess(res, TaskToJson(*after));
 }
 
+// ---- GET /export-tasks/events (docs/http-api.md#task-events) ---------------------
+
+void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
+  // EventSource cannot set headers: on this route only, the token may come as
+  // ?access_token=. Only the path is ever logged, so it stays out of the log.
+  std::string authorization = req.Header("Authorization");
+  if (authorization.empty() && req.HasQuery("access_token")) {
+    authorization = "Bearer " + req.Query("access_token");
+  }
+  if (!api_.verifier_) return WriteHttpStatus(res, Internal("authentication is not configured"));
+  auto p = api_.verifier_->Authenticate(authorization);
+  if (!p.ok()) return WriteHttpStatus(res, p.status());
+  std::optional<int64_t> last_event_id;
+  std::string last = req.Header("Last-Event-ID");
+  if (last.empty()) last = req.Query("lastEventId");
+  if (auto id = ParseId(last)) last_event_id = *id;  // anything else: start from now
+  auto source = api_.events_->Subscribe(*p, last_event_id);
+  if (!source.ok()) {
+    const Status& s = source.status();
+    res.SetHeader("Retry-After", "30");
+    if (s.code() == StatusCode::kLimitExceeded) return WriteHttpError(res, 429, s.message());
+    if (s.message().rfind("too many", 0) == 0) return WriteHttpError(res, 503, s.message());
+    spdlog::warn("task events: subscribing failed: {}", s.ToString());
+    return WriteHttpError(res, 503, "task events are unavailable; the page falls back to polling");
+  }
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetHeader("X-Accel-Buffering", "no");  // a buffering proxy would hold the events
+  res.SetLive(std::move(source).value(), "text/event-stream; charset=utf-8");
+}
+
 // ---- GET /export-types, /readyz ----------------------------------------------
 
 void ExportApi::Handlers::ExportTypes(const Request& req, Response& res) {
@@ -694,6 +750,11 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
         "auth.download_url_secret is not set; signed download URLs are valid only on "
         "this instance until it restarts");
   }
+  TaskEventsOptions events;
+  events.max_streams = deps_.server.events_max_streams;
+  events.max_streams_per_user = deps_.server.events_max_streams_per_user;
+  events.poll_interval = std::chrono::milliseconds(deps_.server.events_poll_interval_ms);
+  events_ = std::make_unique<TaskEventHub>(deps_.store, events);
   handlers_ = std::make_unique<Handlers>(*this);
 }
 

@@ -193,8 +193,19 @@ Status Apply(Database& db, const Migration& m) {
 
 }  // namespace
 
+// Version 3: live task events poll "updated_at > ?" once a second per process
+// (docs/http-api.md#task-events); without an index that is a full scan.
+Migration TaskUpdatedAtIndex() {
+  return {
+      3,
+      "export_task (updated_at) index for task events",
+      {"CREATE INDEX IF NOT EXISTS idx_export_task_updated_at ON export_task (updated_at)"},
+  };
+}
+
 const std::vector<Migration>& AllMigrations() {
-  static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter()};
+  static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter(),
+                                                     TaskUpdatedAtIndex()};
   return kMigrations;
 }
 
