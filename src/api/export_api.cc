@@ -168,6 +168,20 @@ std::string RejectMessage(int status, int max_body_bytes) {
   }
 }
 
+// The download-center page and its assets (docs/download-center.md). The
+// policy keeps it self-contained: scripts, styles and connections only from
+// this origin, nothing inline, no framing by other origins than the shell's
+// (frame-ancestors is left to the platform's proxy, which knows the shell).
+void ServePage(const Request& req, Response& res) {
+  auto asset = FindPageAsset(req.path);
+  if (!asset) return WriteHttpError(res, 404, "no such file: " + req.path);
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetHeader("X-Content-Type-Options", "nosniff");
+  res.SetHeader("Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'");
+  res.SetContent(std::string(asset->bytes), asset->content_type);
+}
+
 }  // namespace
 
 // The route handlers; one per endpoint, each short, all answering through
@@ -249,10 +263,8 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
     res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
                    "text/plain; version=0.0.4; charset=utf-8");
   });
-  Add("GET", "/", [](const Request&, Response& res) {
-    res.SetHeader("Cache-Control", "no-cache");
-    res.SetContent(std::string(DownloadCenterHtml()), "text/html; charset=utf-8");
-  });
+  Add("GET", "/", [](const Request& req, Response& res) { ServePage(req, res); });
+  Add("GET", "/assets/{name}", [](const Request& req, Response& res) { ServePage(req, res); });
 }
 
 void ExportApi::Handlers::Add(const std::string& method, const std::string& pattern,

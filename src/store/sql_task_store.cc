@@ -649,9 +649,10 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
 }
 
 Status SqlTaskStore::RecordDownload(int64_t task_id) {
+  // updated_at too: the count is shown live (task events poll updated_at).
   EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_task SET download_count ="
-                                               " download_count + 1, last_downloaded_at = {NOW}"
-                                               " WHERE id = ?"),
+                                               " download_count + 1, last_downloaded_at = {NOW},"
+                                               " updated_at = {NOW} WHERE id = ?"),
                                            {task_id}));
   if (n == 0) return NotFound("export task " + std::to_string(task_id) + " does not exist");
   return Status::Ok();

@@ -1220,11 +1220,13 @@ TEST_P(TaskStoreContractTest, ListChangedTasksReturnsChangesAfterAPointOldestFir
 
 TEST_P(TaskStoreContractTest, DownloadsAreCounted) {
   Task t = Create();
+  Exec("UPDATE export_task SET updated_at = updated_at - 10000 WHERE id = ?", {t.id});
   ASSERT_OK(store_->RecordDownload(t.id));
   ASSERT_OK(store_->RecordDownload(t.id));
   Task after = Get(t.id);
   EXPECT_EQ(after.download_count, 2);
   EXPECT_TRUE(after.last_downloaded_at.has_value());
+  EXPECT_GT(after.updated_at, t.updated_at - 10000);  // a change the task events see
   EXPECT_EQ(store_->RecordDownload(31337).code(), StatusCode::kNotFound);
 }
 
