@@ -169,7 +169,9 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
   }
   if (last_event_id) {
     store::TaskStore::ChangeQuery q;
-    q.updated_after_ms = *last_event_id;
+    // Changes at the same millisecond as the last one seen may not have been
+    // sent yet: start one earlier (a repeat is harmless, a gap is not).
+    q.updated_after_ms = *last_event_id - 1;
     q.tenant_id = principal.tenant;
     q.app_code = principal.app;
     if (!principal.HasPerm(kDownloadAllPermission)) q.requested_by = principal.user;

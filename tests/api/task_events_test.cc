@@ -4,6 +4,8 @@
 // center instance) is pushed, that streams hold no worker thread, the caps,
 // Last-Event-ID replay, and the end of a stream when the client leaves.
 
+#include "api/task_events.h"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -13,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -299,6 +302,39 @@ TEST_F(TaskEventsTest, TokenInTheQueryAndLastEventIdReplay) {
                   "Last-Event-ID: " + std::to_string(task->updated_at - 1) + "\r\n");
   ASSERT_TRUE(again.WaitFor("\"id\":\"" + id + "\"", 1000ms)) << again.seen();
   EXPECT_NE(again.seen().find("id: " + std::to_string(task->updated_at) + "\n"), std::string::npos);
+}
+
+// The hub on its own: heartbeats on a quiet stream, and a client that falls
+// too far behind is ended (it reconnects with Last-Event-ID).
+TEST_F(TaskEventsTest, QuietStreamsGetHeartbeatsAndLaggardsAreEnded) {
+  TaskEventsOptions options;
+  options.poll_interval = std::chrono::milliseconds(50);
+  options.heartbeat = std::chrono::milliseconds(200);
+  options.max_backlog_bytes = 4096;
+  TaskEventHub hub(store_.get(), options);
+  Principal alice{"alice", "t1", task::AppCode::kPlatform, {}};
+  auto subscribed = hub.Subscribe(alice, std::nullopt);
+  ASSERT_TRUE(subscribed.ok()) << subscribed.status().ToString();
+  std::shared_ptr<http::LiveSource> source = *subscribed;
+  std::atomic<int> wakes{0};
+  source->SetWaker([&] { ++wakes; });
+  std::string out;
+  ASSERT_EQ(source->Poll(1 << 20, &out), http::LiveSource::PollResult::kReady);
+  EXPECT_EQ(out, "retry: 3000\n: connected\n\n");
+  std::this_thread::sleep_for(600ms);
+  out.clear();
+  source->Poll(1 << 20, &out);
+  EXPECT_NE(out.find(": heartbeat\n\n"), std::string::npos) << out;
+  EXPECT_GT(wakes.load(), 0);
+
+  // Nobody reads: the backlog passes 4 KiB and the stream ends.
+  for (int i = 0; i < 20; ++i)
+    CreateTask(*store_, "alice", "t1", std::string(300, 'n') + std::to_string(i));
+  std::this_thread::sleep_for(300ms);
+  out.clear();
+  EXPECT_EQ(source->Poll(1 << 20, &out), http::LiveSource::PollResult::kEnd);
+  source->Close();
+  EXPECT_EQ(hub.open_streams(), 0);
 }
 
 }  // namespace
