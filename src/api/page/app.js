@@ -448,9 +448,20 @@
         const again = tr.querySelector('[data-action="' + focused + '"]');
         (again || tr.querySelector("button") || $("tasks")).focus();
       }
-    } else if (matchesFilters(task) && state.page === 1) {
+    } else if (matchesFilters(task) && state.page === 1 && belongsOnFirstPage(task)) {
       scheduleReload();
     }
+  }
+
+  // The list is newest first: a change of an older task (on a later page)
+  // does not reload the first page.
+  function belongsOnFirstPage(task) {
+    if (state.rows.size < PAGE_SIZE) return true;
+    let oldest = null;
+    for (const { task: shown } of state.rows.values()) {
+      if (oldest === null || shown.requestedAt < oldest) oldest = shown.requestedAt;
+    }
+    return task.requestedAt >= oldest;
   }
 
   // Countdowns and ETAs move without new data.
