@@ -699,13 +699,17 @@ void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
   std::string last = req.Header("Last-Event-ID");
   if (last.empty()) last = req.Query("lastEventId");
   if (auto id = ParseId(last)) last_event_id = *id;  // anything else: start from now
+  // A real HTTP status: EventSource stops only on a non-200 answer.
+  Status room = api_.events_->CheckCapacity(*p);
+  if (!room.ok()) {
+    res.SetHeader("Retry-After", "30");
+    return WriteHttpError(res, room.code() == StatusCode::kLimitExceeded ? 429 : 503,
+                          room.message());
+  }
   auto source = api_.events_->Subscribe(*p, last_event_id);
   if (!source.ok()) {
-    const Status& s = source.status();
+    spdlog::warn("task events: subscribing failed: {}", source.status().ToString());
     res.SetHeader("Retry-After", "30");
-    if (s.code() == StatusCode::kLimitExceeded) return WriteHttpError(res, 429, s.message());
-    if (s.message().rfind("too many", 0) == 0) return WriteHttpError(res, 503, s.message());
-    spdlog::warn("task events: subscribing failed: {}", s.ToString());
     return WriteHttpError(res, 503, "task events are unavailable; the page falls back to polling");
   }
   res.SetHeader("Cache-Control", "no-cache");

@@ -128,6 +128,11 @@ std::vector<std::shared_ptr<TaskEventHub::Subscriber>> TaskEventHub::LiveSubscri
   return live;
 }
 
+Status TaskEventHub::CheckCapacity(const Principal& principal) {
+  MutexLock lock(&mu_);
+  return CheckCaps(UserKey(principal));
+}
+
 int TaskEventHub::open_streams() {
   MutexLock lock(&mu_);
   return static_cast<int>(LiveSubscribersLocked().size());

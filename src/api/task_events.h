@@ -63,6 +63,11 @@ class TaskEventHub {
   StatusOr<std::shared_ptr<http::LiveSource>> Subscribe(const Principal& principal,
                                                         std::optional<int64_t> last_event_id);
 
+  // Whether `principal` may open one more stream now: LimitExceeded over the
+  // per-user cap, Unavailable over the total cap, each with a message for
+  // the client. Subscribe checks again.
+  Status CheckCapacity(const Principal& principal);
+
   // Open streams right now (for tests and metrics).
   int open_streams();
 
