@@ -683,7 +683,8 @@ void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
   WriteSuccess(res, TaskToJson(*after));
 }
 
-// ---- GET /export-tasks/events (docs/http-api.md#task-events) ---------------------
+// ---- GET /export-tasks/events (docs/http-api.md#get-export-tasksevents--task-events)
+// ---------------------
 
 void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
   // EventSource cannot set headers: on this route only, the token may come as

@@ -1,6 +1,6 @@
 #pragma once
 // TaskEventHub: live task changes for GET /export-tasks/events as
-// Server-Sent Events (docs/http-api.md#task-events).
+// Server-Sent Events (docs/http-api.md#get-export-tasksevents--task-events).
 //
 // Tasks change on every instance of a fleet sharing one database, so changes
 // are read from the database, not from this process's own calls: one poller

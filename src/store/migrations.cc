@@ -194,7 +194,7 @@ Status Apply(Database& db, const Migration& m) {
 }  // namespace
 
 // Version 3: live task events poll "updated_at > ?" once a second per process
-// (docs/http-api.md#task-events); without an index that is a full scan.
+// (docs/http-api.md#get-export-tasksevents--task-events); without an index that is a full scan.
 Migration TaskUpdatedAtIndex() {
   return {
       3,

@@ -198,7 +198,8 @@ std::string ContainsPattern(const std::string& text) {
   return pattern + "%";
 }
 
-// The filters the download-center page's tabs and search need (docs/http-api.md#list-tasks).
+// The filters the download-center page's tabs and search need
+// (docs/http-api.md#get-export-tasks--list).
 void AddListFilters(const TaskStore::ListQuery& q, std::string* where, SqlParams* params) {
   if (!q.any_status.empty()) {
     std::string marks;

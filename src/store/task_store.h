@@ -199,7 +199,7 @@ class TaskStore {
   virtual StatusOr<ListPage> ListTasks(const ListQuery& query) = 0;
 
   // Tasks changed after a point of the database clock, for live task events
-  // (docs/http-api.md#task-events): updated_at > updated_after_ms, oldest
+  // (docs/http-api.md#get-export-tasksevents--task-events): updated_at > updated_after_ms, oldest
   // change first, at most `limit`. Limited to one tenant and app (and user)
   // when tenant_id is set. Served by the export_task (updated_at) index.
   struct ChangeQuery {

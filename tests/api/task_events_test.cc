@@ -1,4 +1,4 @@
-// GET /export-tasks/events (docs/http-api.md#task-events) on the real Beast
+// GET /export-tasks/events (docs/http-api.md#get-export-tasksevents--task-events) on the real Beast
 // server and the real SQLite store: which changes reach which caller, that a
 // change written by another store instance on the same database (another
 // center instance) is pushed, that streams hold no worker thread, the caps,
