@@ -10,12 +10,11 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "api/create_request.h"
 #include "api/download_center_page.h"
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
-#include "api/parameters.h"
-#include "api/strict_json.h"
 #include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/ids.h"
@@ -90,26 +89,6 @@ Status ParseStatusFilter(const std::string& text, store::TaskStore::ListQuery* q
     q->any_status.push_back(*state);
     start = comma + 1;
   }
-  return Status::Ok();
-}
-
-// taskName: 1-100 characters, not blank, no control characters.
-Status CheckTaskName(const std::string& name) {
-  size_t chars = utf8::CountCodePoints(name);
-  if (chars < 1 || chars > 100) return InvalidArgument("taskName must be 1-100 characters");
-  bool blank = true;
-  std::string_view rest = name;
-  while (!rest.empty()) {
-    char32_t cp = 0;
-    size_t n = utf8::Decode(rest, &cp);
-    if (n == 0) return InvalidArgument("taskName is not valid UTF-8");
-    if (utf8::IsControlOrBidi(cp)) {
-      return InvalidArgument("taskName must not contain control characters");
-    }
-    if (cp != ' ' && cp != 0x3000) blank = false;
-    rest.remove_prefix(n);
-  }
-  if (blank) return InvalidArgument("taskName must not be blank");
   return Status::Ok();
 }
 
@@ -247,6 +226,11 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
   Add("POST", Base("/export-tasks") + id + "/retry", std::bind(&Handlers::Retry, this, _1, _2));
   Add("POST", Base("/export-tasks") + id + "/cancel", std::bind(&Handlers::Cancel, this, _1, _2));
   Add("GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
+  Add("POST", Base("/export-previews"), [this](const Request& req, Response& res) {
+    auto p = Authenticate(req);
+    if (!p.ok()) return WriteStatus(res, p.status());
+    api_.preview_->Handle(req, *p, Snapshot(), res);
+  });
   Add("GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
   Add("GET", "/healthz", [](const Request&, Response& res) {
     WriteSuccess(res, {{"status", "UP"}});
@@ -371,45 +355,17 @@ void ExportApi::Handlers::CreateTask(const Request& req, Response& res) {
 
 StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal& p,
                                              const std::string& request_id) {
-  EC_RETURN_IF_ERROR(CheckJsonContentType(req.Header("Content-Type")));
-  EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
-  if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
-  for (const auto& [key, value] : body.items()) {
-    if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters") {
-      return InvalidArgument("unknown field " + key);
-    }
-  }
-  auto type = body.find("exportType");
-  if (type == body.end() || !type->is_string() || type->get_ref<const std::string&>().empty()) {
-    return InvalidArgument("exportType is required");
-  }
-  auto snapshot = Snapshot();
-  const registry::ExportDefinition* def = snapshot->Find(type->get<std::string>());
-  if (def == nullptr) return InvalidArgument("unknown exportType " + type->get<std::string>());
-  EC_RETURN_IF_ERROR(CheckCanRun(p, *def));
-
-  task::FileFormat format = task::FileFormat::kXlsx;
-  if (auto f = body.find("format"); f != body.end() && !f->is_null()) {
-    auto parsed = f->is_string() ? task::ParseFileFormat(f->get<std::string>()) : std::nullopt;
-    if (!parsed) return InvalidArgument("format must be XLSX or CSV");
-    format = *parsed;
-  }
-  std::string task_name = def->title.empty() ? def->name : def->title;
-  if (auto n = body.find("taskName"); n != body.end() && !n->is_null()) {
-    if (!n->is_string()) return InvalidArgument("taskName must be a string");
-    task_name = n->get<std::string>();
-    EC_RETURN_IF_ERROR(CheckTaskName(task_name));
-  }
-  json params = body.contains("parameters") ? body["parameters"] : json();
-  EC_ASSIGN_OR_RETURN(std::string canonical, CanonicalParameters(params, *def, deps_.limits));
-
+  EC_ASSIGN_OR_RETURN(CreateRequest request, ParseCreateRequest(req, p, Snapshot(), deps_.limits));
+  const registry::ExportDefinition* def = request.definition;
+  const auto& snapshot = request.snapshot;
+  const std::string& canonical = request.canonical_parameters;
   store::NewTask nt;
   nt.tenant_id = p.tenant;
   nt.app_code = p.app;
   nt.requested_by = p.user;
   nt.export_type = def->name;
-  nt.task_name = task_name;
-  nt.format = format;
+  nt.task_name = request.task_name;
+  nt.format = request.format;
   nt.parameters_json = canonical;
   nt.params_hash = Sha256Hex(canonical);
   nt.max_attempts = def->max_attempts;
@@ -772,6 +728,7 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
   events.max_streams_per_user = deps_.server.events_max_streams_per_user;
   events.poll_interval = std::chrono::milliseconds(deps_.server.events_poll_interval_ms);
   events_ = std::make_unique<TaskEventHub>(deps_.store, events);
+  preview_ = std::make_unique<PreviewApi>(deps_.preview, deps_.preview_options, deps_.limits);
   handlers_ = std::make_unique<Handlers>(*this);
 }
 

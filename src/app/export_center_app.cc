@@ -10,6 +10,7 @@
 #include "common/ids.h"
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
+#include "dispatch/export_preview.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
@@ -30,6 +31,7 @@ struct ExportCenterApp::Components {
   std::unique_ptr<dispatch::Consumer> consumer;
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
+  std::unique_ptr<dispatch::ExportPreviewer> previewer;  // outlives the API that calls it
   std::unique_ptr<api::ExportApi> api;
   std::unique_ptr<registry::ConfigWatcher> watcher;
 };
@@ -157,6 +159,16 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
   deps.contract_version = MakeContractVersionFetcher(cfg.provider);
+  c.previewer = std::make_unique<dispatch::ExportPreviewer>(
+      MakePreviewSourceFactory(cfg.provider, c.metrics.get(), cfg.datasources,
+                               cfg.preview.timeout_seconds),
+      cfg.preview);
+  deps.preview = [previewer = c.previewer.get()](
+                     const task::Task& task,
+                     std::shared_ptr<const registry::RegistrySnapshot> snapshot) {
+    return previewer->Preview(task, std::move(snapshot));
+  };
+  deps.preview_options = cfg.preview;
   ExportCenterApp* self = app.get();
   deps.metrics_text = [self] { return self->MetricsText(); };
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));

@@ -134,6 +134,14 @@ void ReadLimits(MapReader& r, task::LimitsOptions* c) {
   r.Finish();
 }
 
+void ReadPreview(MapReader& r, task::PreviewOptions* c) {
+  r.Int("timeout-seconds", &c->timeout_seconds, 1, 60);
+  r.Int("rows", &c->rows, 1, 100);
+  r.Int("per-user-per-minute", &c->per_user_per_minute, 1, 1000);
+  r.Int("max-running", &c->max_running, 1, 256);
+  r.Finish();
+}
+
 void ReadConsumer(MapReader& r, dispatch::ConsumerOptions* c) {
   r.Bool("enabled", &c->enabled);
   r.Int("concurrency", &c->concurrency, 1, 64);
@@ -478,6 +486,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     Section(top, "storage", &c.storage, ReadStorage);
     Section(top, "auth", &c.auth, ReadAuth);
     Section(top, "limits", &c.limits, ReadLimits);
+    Section(top, "preview", &c.preview, ReadPreview);
     Section(top, "consumer", &c.consumer, ReadConsumer);
     Section(top, "publisher", &c.publisher, ReadPublisher);
     Section(top, "reconciler", &c.reconciler, ReadReconciler);

@@ -25,6 +25,7 @@
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 #include "task/limits.h"
+#include "task/preview.h"
 
 namespace export_center::config {
 
@@ -41,6 +42,7 @@ struct AppConfig {
   storage::StorageOptions storage;
   api::AuthOptions auth;
   task::LimitsOptions limits;
+  task::PreviewOptions preview;
   dispatch::ConsumerOptions consumer;
   dispatch::PublisherOptions publisher;
   dispatch::ReconcilerOptions reconciler;

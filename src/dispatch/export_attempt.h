@@ -59,6 +59,12 @@ struct AttemptDeps {
 AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
                             const AbortSignal& shutdown);
 
+// The definition an attempt of `task` runs with: the one registered now
+// under its type. InvalidArgument when the type is no longer registered.
+// Shared with the preview (export_preview.h), so both read the same rows.
+StatusOr<const registry::ExportDefinition*> DefinitionFor(
+    const registry::RegistrySnapshot& snapshot, const task::Task& task);
+
 // The download file name: the definition's file-name-pattern expanded
 // (registry::ExpandFileName) without path separators, control and bidi
 // characters or invalid UTF-8 (utf8::DropUnsafeFileNameChars), "export" when

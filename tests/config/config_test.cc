@@ -344,6 +344,27 @@ TEST_F(ConfigTest, ConnectionCapsAreConsistent) {
                 "server.events-max-streams-per-user: 0 is out of range; allowed: [1, 1000]");
 }
 
+TEST_F(ConfigTest, PreviewSection) {
+  StatusOr<AppConfig> d = Parse(kMinimal);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->preview.timeout_seconds, 10);
+  EXPECT_EQ(d->preview.rows, 20);
+  EXPECT_EQ(d->preview.per_user_per_minute, 10);
+  EXPECT_EQ(d->preview.max_running, 8);
+  StatusOr<AppConfig> c =
+      Parse(std::string(kMinimal) +
+            "preview: {timeout-seconds: 3, rows: 5, per-user-per-minute: 2, max-running: 1}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->preview.timeout_seconds, 3);
+  EXPECT_EQ(c->preview.rows, 5);
+  EXPECT_EQ(c->preview.per_user_per_minute, 2);
+  EXPECT_EQ(c->preview.max_running, 1);
+  ExpectProblem(std::string(kMinimal) + "preview: {timeout-seconds: 61}\n",
+                "preview.timeout-seconds: 61 is out of range; allowed: [1, 60]");
+  ExpectProblem(std::string(kMinimal) + "preview: {rows: 0}\n",
+                "preview.rows: 0 is out of range; allowed: [1, 100]");
+}
+
 TEST_F(ConfigTest, RangeErrors) {
   ExpectProblem(std::string(kMinimal) + "server: {port: 0}\n",
                 "server.port: 0 is out of range; allowed: [1, 65535]");
