@@ -15,6 +15,7 @@
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
+#include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/ids.h"
 #include "common/utf8.h"
@@ -69,6 +70,26 @@ std::optional<int> ParseIntParam(const std::string& text, int lo, int hi) {
   int v = std::stoi(text);
   if (v < lo || v > hi) return std::nullopt;
   return v;
+}
+
+// ?status=: one state, or several separated by commas (the page's "failed"
+// tab asks for FAILED,STALE,INCONSISTENT), or QUEUED / RETRYING: PENDING
+// tasks not yet attempted / waiting for an automatic retry.
+Status ParseStatusFilter(const std::string& text, store::TaskStore::ListQuery* q) {
+  if (text == "QUEUED" || text == "RETRYING") {
+    q->retrying = text == "RETRYING";
+    return Status::Ok();
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    std::string one = text.substr(start, comma - start);
+    auto state = task::ParseTaskState(one);
+    if (!state) return InvalidArgument("unknown status " + one);
+    q->any_status.push_back(*state);
+    start = comma + 1;
+  }
+  return Status::Ok();
 }
 
 json DefinitionToJson(const registry::ExportDefinition& def) {
@@ -126,6 +147,20 @@ std::string RejectMessage(int status, int max_body_bytes) {
   }
 }
 
+// The download-center page and its assets (docs/download-center.md). The
+// policy keeps it self-contained: scripts, styles and connections only from
+// this origin, nothing inline, no framing by other origins than the shell's
+// (frame-ancestors is left to the platform's proxy, which knows the shell).
+void ServePage(const Request& req, Response& res) {
+  auto asset = FindPageAsset(req.path);
+  if (!asset) return WriteHttpError(res, 404, "no such file: " + req.path);
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetHeader("X-Content-Type-Options", "nosniff");
+  res.SetHeader("Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'");
+  res.SetContent(std::string(asset->bytes), asset->content_type);
+}
+
 }  // namespace
 
 // The route handlers; one per endpoint, each short, all answering through
@@ -166,6 +201,7 @@ class ExportApi::Handlers {
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
   void Cancel(const Request& req, Response& res);
+  void TaskEvents(const Request& req, Response& res);
   void ExportTypes(const Request& req, Response& res);
   void Readyz(Response& res);
   bool MetricsCallerAllowed(const Request& req) const;
@@ -180,6 +216,8 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
   const std::string id = "/{id}";
   Add("POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
   Add("GET", Base("/export-tasks"), std::bind(&Handlers::ListTasks, this, _1, _2));
+  // Before "/export-tasks/{id}" so that "events" is not read as an id.
+  Add("GET", Base("/export-tasks/events"), std::bind(&Handlers::TaskEvents, this, _1, _2));
   Add("GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
   Add("GET", Base("/export-tasks") + id + "/download",
       std::bind(&Handlers::Download, this, _1, _2));
@@ -209,10 +247,8 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
     res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
                    "text/plain; version=0.0.4; charset=utf-8");
   });
-  Add("GET", "/", [](const Request&, Response& res) {
-    res.SetHeader("Cache-Control", "no-cache");
-    res.SetContent(std::string(DownloadCenterHtml()), "text/html; charset=utf-8");
-  });
+  Add("GET", "/", [](const Request& req, Response& res) { ServePage(req, res); });
+  Add("GET", "/assets/{name}", [](const Request& req, Response& res) { ServePage(req, res); });
 }
 
 void ExportApi::Handlers::Add(const std::string& method, const std::string& pattern,
@@ -376,9 +412,11 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
   q.tenant_id = p.tenant;
   q.app_code = p.app;
   if (!p.HasPerm(kDownloadAllPermission)) q.requested_by = p.user;
-  if (req.HasQuery("status")) {
-    q.status = task::ParseTaskState(req.Query("status"));
-    if (!q.status) return InvalidArgument("unknown status " + req.Query("status"));
+  if (req.HasQuery("status")) EC_RETURN_IF_ERROR(ParseStatusFilter(req.Query("status"), &q));
+  if (req.HasQuery("name")) {
+    std::string name = req.Query("name");
+    if (utf8::CountCodePoints(name) > 100) return InvalidArgument("name filter is too long");
+    if (!name.empty()) q.name_contains = std::move(name);
   }
   if (req.HasQuery("exportType")) {
     std::string type = req.Query("exportType");
@@ -601,6 +639,41 @@ void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
   WriteSuccess(res, TaskToJson(*after));
 }
 
+// ---- GET /export-tasks/events (docs/http-api.md#get-export-tasksevents--task-events)
+// ---------------------
+
+void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
+  // EventSource cannot set headers: on this route only, the token may come as
+  // ?access_token=. Only the path is ever logged, so it stays out of the log.
+  std::string authorization = req.Header("Authorization");
+  if (authorization.empty() && req.HasQuery("access_token")) {
+    authorization = "Bearer " + req.Query("access_token");
+  }
+  if (!api_.verifier_) return WriteHttpStatus(res, Internal("authentication is not configured"));
+  auto p = api_.verifier_->Authenticate(authorization);
+  if (!p.ok()) return WriteHttpStatus(res, p.status());
+  std::optional<int64_t> last_event_id;
+  std::string last = req.Header("Last-Event-ID");
+  if (last.empty()) last = req.Query("lastEventId");
+  if (auto id = ParseId(last)) last_event_id = *id;  // anything else: start from now
+  // A real HTTP status: EventSource stops only on a non-200 answer.
+  Status room = api_.events_->CheckCapacity(*p);
+  if (!room.ok()) {
+    res.SetHeader("Retry-After", "30");
+    return WriteHttpError(res, room.code() == StatusCode::kLimitExceeded ? 429 : 503,
+                          room.message());
+  }
+  auto source = api_.events_->Subscribe(*p, last_event_id);
+  if (!source.ok()) {
+    spdlog::warn("task events: subscribing failed: {}", source.status().ToString());
+    res.SetHeader("Retry-After", "30");
+    return WriteHttpError(res, 503, "task events are unavailable; the page falls back to polling");
+  }
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetHeader("X-Accel-Buffering", "no");  // a buffering proxy would hold the events
+  res.SetLive(std::move(source).value(), "text/event-stream; charset=utf-8");
+}
+
 // ---- GET /export-types, /readyz ----------------------------------------------
 
 void ExportApi::Handlers::ExportTypes(const Request& req, Response& res) {
@@ -650,6 +723,11 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
         "auth.download_url_secret is not set; signed download URLs are valid only on "
         "this instance until it restarts");
   }
+  TaskEventsOptions events;
+  events.max_streams = deps_.server.events_max_streams;
+  events.max_streams_per_user = deps_.server.events_max_streams_per_user;
+  events.poll_interval = std::chrono::milliseconds(deps_.server.events_poll_interval_ms);
+  events_ = std::make_unique<TaskEventHub>(deps_.store, events);
   preview_ = std::make_unique<PreviewApi>(deps_.preview, deps_.preview_options, deps_.limits);
   handlers_ = std::make_unique<Handlers>(*this);
 }

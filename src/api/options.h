@@ -23,6 +23,11 @@ struct ServerOptions {
   int send_timeout_seconds = 60;        // one write: a small answer or a download chunk
   int max_connections = 4096;
   int max_connections_per_address = 256;  // IPv6 counts per /64
+  // Live task events (GET /export-tasks/events,
+  // docs/http-api.md#get-export-tasksevents--task-events).
+  int events_max_streams = 1000;        // per process; over it: 503
+  int events_max_streams_per_user = 5;  // per tenant, app and user; over it: 429
+  int events_poll_interval_ms = 1000;   // how often the one poller reads the database
 };
 
 struct AuthOptions {

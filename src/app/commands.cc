@@ -297,7 +297,8 @@ void PrintDemoFooter(const std::string& base, const std::string& first_url,
   std::cout << "\ndev token:       " << token << "\n"
             << "try:             curl -OJ -H 'Authorization: Bearer " << token << "' " << first_url
             << "\n"
-            << "download center: " << base << "/\n"
+            // The page signs in by itself from the fragment (never sent to the server).
+            << "download center: " << base << "/#token=" << token << "\n"
             << "serving until Ctrl-C" << std::endl;
 }
 

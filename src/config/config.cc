@@ -71,6 +71,9 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.Int("send-timeout-seconds", &c->send_timeout_seconds, 1, 3600);
   r.Int("max-connections", &c->max_connections, 1, 1000000);
   r.Int("max-connections-per-address", &c->max_connections_per_address, 1, 1000000);
+  r.Int("events-max-streams", &c->events_max_streams, 1, 1000000);
+  r.Int("events-max-streams-per-user", &c->events_max_streams_per_user, 1, 1000);
+  r.Int("events-poll-interval-ms", &c->events_poll_interval_ms, 100, 60000);
   r.Finish();
 }
 

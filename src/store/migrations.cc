@@ -227,11 +227,21 @@ Status Apply(Database& db, const Migration& m) {
   });
 }
 
+// Version 4: live task events poll "updated_at > ?" once a second per process
+// (docs/http-api.md#get-export-tasksevents--task-events); without an index that is a full scan.
+Migration TaskUpdatedAtIndex() {
+  return {
+      4,
+      "export_task (updated_at) index for task events",
+      {"CREATE INDEX IF NOT EXISTS idx_export_task_updated_at ON export_task (updated_at)"},
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter(),
-                                                     NotificationOutbox()};
+                                                     NotificationOutbox(), TaskUpdatedAtIndex()};
   return kMigrations;
 }
 

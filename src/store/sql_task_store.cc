@@ -203,6 +203,38 @@ StatusOr<OutboxEntry> OutboxFromRow(const Row& r) {
   return e;
 }
 
+// A LIKE pattern matching `text` anywhere, with '!' as the escape character
+// ('\\' would need doubling in MySQL's string literals, '!' means the same everywhere).
+std::string ContainsPattern(const std::string& text) {
+  std::string pattern = "%";
+  for (char c : text) {
+    if (c == '!' || c == '%' || c == '_') pattern += '!';
+    pattern += c;
+  }
+  return pattern + "%";
+}
+
+// The filters the download-center page's tabs and search need
+// (docs/http-api.md#get-export-tasks--list).
+void AddListFilters(const TaskStore::ListQuery& q, std::string* where, SqlParams* params) {
+  if (!q.any_status.empty()) {
+    std::string marks;
+    for (TaskState state : q.any_status) {
+      marks += marks.empty() ? "?" : ", ?";
+      params->emplace_back(task::ToString(state));
+    }
+    *where += " AND status IN (" + marks + ")";
+  }
+  if (q.retrying) {
+    *where += *q.retrying ? " AND status = 'PENDING' AND attempt_count > 0"
+                          : " AND status = 'PENDING' AND attempt_count = 0";
+  }
+  if (q.name_contains) {
+    *where += " AND LOWER(task_name) LIKE LOWER(?) ESCAPE '!'";
+    params->emplace_back(ContainsPattern(*q.name_contains));
+  }
+}
+
 class SqlTaskStore final : public TaskStore {
  public:
   explicit SqlTaskStore(std::shared_ptr<Database> db)
@@ -217,6 +249,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<CreateResult> CreateTask(const NewTask& task, const CreateLimits& limits) override;
   StatusOr<Task> GetTask(int64_t task_id) override;
   StatusOr<ListPage> ListTasks(const ListQuery& query) override;
+  StatusOr<std::vector<Task>> ListChangedTasks(const ChangeQuery& query) override;
   StatusOr<TaskState> RequestCancel(int64_t task_id) override;
   StatusOr<Task> ManualRetry(int64_t task_id, const std::string& trace_id) override;
   Status RecordDownload(int64_t task_id) override;
@@ -555,6 +588,7 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
     where += " AND export_type = ?";
     params.emplace_back(*q.export_type);
   }
+  AddListFilters(q, &where, &params);
   const int64_t size = std::clamp(q.size, 1, 100);
   const int64_t page = std::max(q.page, 1);
   ListPage out;
@@ -573,6 +607,35 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
     for (const Row& r : rows) {
       EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
       out.records.push_back(std::move(t));
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
+  std::string where = " WHERE updated_at > ?";
+  SqlParams params = {q.updated_after_ms};
+  if (q.tenant_id) {
+    where += " AND tenant_id = ? AND app_code = ?";
+    params.emplace_back(*q.tenant_id);
+    params.emplace_back(task::ToString(q.app_code));
+    if (q.requested_by) {
+      where += " AND requested_by = ?";
+      params.emplace_back(*q.requested_by);
+    }
+  }
+  params.emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
+  std::vector<Task> out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out.clear();
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
+                               " ORDER BY updated_at, id LIMIT ?",
+                           params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
+      out.push_back(std::move(t));
     }
     return Status::Ok();
   }));
@@ -642,9 +705,10 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
 }
 
 Status SqlTaskStore::RecordDownload(int64_t task_id) {
+  // updated_at too: the count is shown live (task events poll updated_at).
   EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_task SET download_count ="
-                                               " download_count + 1, last_downloaded_at = {NOW}"
-                                               " WHERE id = ?"),
+                                               " download_count + 1, last_downloaded_at = {NOW},"
+                                               " updated_at = {NOW} WHERE id = ?"),
                                            {task_id}));
   if (n == 0) return NotFound("export task " + std::to_string(task_id) + " does not exist");
   return Status::Ok();

@@ -193,6 +193,12 @@ class TaskStore {
     std::optional<std::string> requested_by;  // nullopt: the whole tenant
     std::optional<task::TaskState> status;
     std::optional<std::string> export_type;
+    // Any of these states (empty: any); applied besides `status`.
+    std::vector<task::TaskState> any_status;
+    // PENDING tasks only: true = already attempted (retrying), false = not yet (queued).
+    std::optional<bool> retrying;
+    // task_name contains this text (case-insensitive for ASCII; % and _ are literal).
+    std::optional<std::string> name_contains;
     int page = 1;   // from 1
     int size = 20;  // 1..100
   };
@@ -201,6 +207,19 @@ class TaskStore {
     int64_t total = 0;
   };
   virtual StatusOr<ListPage> ListTasks(const ListQuery& query) = 0;
+
+  // Tasks changed after a point of the database clock, for live task events
+  // (docs/http-api.md#get-export-tasksevents--task-events): updated_at > updated_after_ms, oldest
+  // change first, at most `limit`. Limited to one tenant and app (and user)
+  // when tenant_id is set. Served by the export_task (updated_at) index.
+  struct ChangeQuery {
+    int64_t updated_after_ms = 0;
+    std::optional<std::string> tenant_id;
+    task::AppCode app_code = task::AppCode::kPlatform;
+    std::optional<std::string> requested_by;
+    int limit = 500;
+  };
+  virtual StatusOr<std::vector<task::Task>> ListChangedTasks(const ChangeQuery& query) = 0;
 
   // PENDING → CANCELLED at once (returns the new state); RUNNING → sets
   // cancel_requested (state stays RUNNING). Other states: Conflict.

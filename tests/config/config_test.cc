@@ -69,6 +69,9 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_EQ(c->server.header_timeout_seconds, 10);
   EXPECT_EQ(c->server.max_connections, 4096);
   EXPECT_EQ(c->server.max_connections_per_address, 256);
+  EXPECT_EQ(c->server.events_max_streams, 1000);
+  EXPECT_EQ(c->server.events_max_streams_per_user, 5);
+  EXPECT_EQ(c->server.events_poll_interval_ms, 1000);
   EXPECT_EQ(c->database.kind, "sqlite");
   EXPECT_EQ(c->database.sqlite_path, "var/export-center.db");
   EXPECT_EQ(c->storage.root, "var/files");
@@ -114,6 +117,9 @@ server:
   send-timeout-seconds: 40
   max-connections: 2000
   max-connections-per-address: 100
+  events-max-streams: 300
+  events-max-streams-per-user: 2
+  events-poll-interval-ms: 500
 database: {kind: postgres, sqlite-path: x.db, postgres-url: "postgresql://u:p@db:5432/ec", pool-size: 16}
 storage: {kind: local, root: /data/files}
 limits:
@@ -171,6 +177,9 @@ datasources:
   EXPECT_EQ(c->server.send_timeout_seconds, 40);
   EXPECT_EQ(c->server.max_connections, 2000);
   EXPECT_EQ(c->server.max_connections_per_address, 100);
+  EXPECT_EQ(c->server.events_max_streams, 300);
+  EXPECT_EQ(c->server.events_max_streams_per_user, 2);
+  EXPECT_EQ(c->server.events_poll_interval_ms, 500);
   EXPECT_EQ(c->database.kind, "postgres");
   EXPECT_EQ(c->database.postgres_url, "postgresql://u:p@db:5432/ec");
   EXPECT_EQ(c->database.pool_size, 16);
@@ -329,6 +338,10 @@ TEST_F(ConfigTest, ConnectionCapsAreConsistent) {
       "(100)");
   ExpectProblem(std::string(kMinimal) + "server: {header-timeout-seconds: 0}\n",
                 "server.header-timeout-seconds: 0 is out of range; allowed: [1, 300]");
+  ExpectProblem(std::string(kMinimal) + "server: {events-poll-interval-ms: 10}\n",
+                "server.events-poll-interval-ms: 10 is out of range; allowed: [100, 60000]");
+  ExpectProblem(std::string(kMinimal) + "server: {events-max-streams-per-user: 0}\n",
+                "server.events-max-streams-per-user: 0 is out of range; allowed: [1, 1000]");
 }
 
 TEST_F(ConfigTest, PreviewSection) {

@@ -1138,13 +1138,95 @@ TEST_P(TaskStoreContractTest, ListPagesNewestFirstWithFiltersAndTenantIsolation)
   EXPECT_EQ(store_->ListTasks(nobody)->total, 0);
 }
 
+TEST_P(TaskStoreContractTest, ListFiltersByNameStatusSetAndRetrying) {
+  NewTask report = MakeTask("alice", "orders", R"({"n":1})");
+  report.task_name = "Q3 订单 100%_done";
+  Task named = Create(report, Unlimited());
+  Task plain = Create(MakeTask("alice", "invoices"), Unlimited());
+  Task retried = Create(MakeTask("alice", "refunds"), Unlimited());
+  Exec("UPDATE export_task SET attempt_count = 1 WHERE id = ?", {retried.id});
+  Task failed = Create(MakeTask("alice", "stock"), Unlimited());
+  Exec("UPDATE export_task SET status = 'STALE' WHERE id = ?", {failed.id});
+
+  TaskStore::ListQuery q;
+  q.tenant_id = "t1";
+  q.requested_by = "alice";
+  q.name_contains = "订单";
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage by_name, store_->ListTasks(q));
+  ASSERT_EQ(by_name.total, 1);
+  EXPECT_EQ(by_name.records[0].id, named.id);
+  q.name_contains = "q3";  // ASCII letters match in any case
+  EXPECT_EQ(store_->ListTasks(q)->total, 1);
+  q.name_contains = "0%_";  // % and _ are literal characters, not wildcards
+  EXPECT_EQ(store_->ListTasks(q)->total, 1);
+  q.name_contains = "0%x";
+  EXPECT_EQ(store_->ListTasks(q)->total, 0);
+  q.name_contains.reset();
+
+  q.retrying = true;
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage retrying, store_->ListTasks(q));
+  ASSERT_EQ(retrying.total, 1);
+  EXPECT_EQ(retrying.records[0].id, retried.id);
+  q.retrying = false;
+  EXPECT_EQ(store_->ListTasks(q)->total, 2);  // named and plain: PENDING, never attempted
+  q.retrying.reset();
+  q.any_status = {TaskState::kFailed, TaskState::kStale, TaskState::kInconsistent};
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage problems, store_->ListTasks(q));
+  ASSERT_EQ(problems.total, 1);
+  EXPECT_EQ(problems.records[0].id, failed.id);
+  (void)plain;
+}
+
+TEST_P(TaskStoreContractTest, ListChangedTasksReturnsChangesAfterAPointOldestFirst) {
+  Task a = Create(MakeTask("alice", "orders"), Unlimited());
+  Task b = Create(MakeTask("bob", "orders"), Unlimited());
+  Task other = Create(MakeTask("alice", "orders", "{}", "other-tenant"), Unlimited());
+  const int64_t now = Now();
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {now - 3000, a.id});
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {now - 2000, b.id});
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {now - 1000, other.id});
+
+  TaskStore::ChangeQuery q;
+  q.updated_after_ms = now - 2500;
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> all, store_->ListChangedTasks(q));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, b.id);
+  EXPECT_EQ(all[1].id, other.id);
+  EXPECT_EQ(all[0].updated_at, now - 2000);
+
+  q.updated_after_ms = now - 5000;
+  q.tenant_id = "t1";
+  EXPECT_EQ(store_->ListChangedTasks(q)->size(), 2u);  // a and b, not the other tenant's
+  q.requested_by = "alice";
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> alice, store_->ListChangedTasks(q));
+  ASSERT_EQ(alice.size(), 1u);
+  EXPECT_EQ(alice[0].id, a.id);
+  q.tenant_id.reset();
+  q.requested_by.reset();
+  q.limit = 1;
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> first, store_->ListChangedTasks(q));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].id, a.id);
+
+  // A progress update moves updated_at on: the change shows up again.
+  ASSERT_TRUE(Claim(b.id).claimed);
+  q.limit = 500;
+  q.updated_after_ms = now - 1;
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> claimed, store_->ListChangedTasks(q));
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].id, b.id);
+  EXPECT_EQ(claimed[0].status, TaskState::kRunning);
+}
+
 TEST_P(TaskStoreContractTest, DownloadsAreCounted) {
   Task t = Create();
+  Exec("UPDATE export_task SET updated_at = updated_at - 10000 WHERE id = ?", {t.id});
   ASSERT_OK(store_->RecordDownload(t.id));
   ASSERT_OK(store_->RecordDownload(t.id));
   Task after = Get(t.id);
   EXPECT_EQ(after.download_count, 2);
   EXPECT_TRUE(after.last_downloaded_at.has_value());
+  EXPECT_GT(after.updated_at, t.updated_at - 10000);  // a change the task events see
   EXPECT_EQ(store_->RecordDownload(31337).code(), StatusCode::kNotFound);
 }
 
