@@ -3,6 +3,7 @@
 #include <mysql.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <charconv>
@@ -296,17 +297,28 @@ class MysqlDatasource : public ReadOnlyDatasource {
   // LIMIT over the index the list is sorted by — it prefers walking the
   // index from its first entry (every row exported so far, again) over the
   // range that seeks straight to the boundary: quadratic once more.
-  // disable_max_seek charges the ref scan what it costs. Where the variable
-  // does not exist (MySQL, older MariaDB) the first failure turns this off.
+  // disable_max_seek charges the ref scan what it costs.
+  //
+  // MariaDB (10.3+) rewrites an IN list of in_predicate_conversion_threshold
+  // (1 000) values or more into a join with a materialised table of values —
+  // and an enrich SQL's `key IN (…)` over a page of 1 000 distinct keys is
+  // exactly that long: 90 ms a page instead of 15 ms for the same 1 000
+  // index lookups as a range. 0 keeps every IN list a range.
+  //
+  // Where a variable does not exist (MySQL, older MariaDB) the first failure
+  // turns its setting off for the datasource.
   void TuneOptimizer(MYSQL* m) {
-    if (!tune_optimizer_.load()) return;
-    if (mysql_real_query(m, kTuneOptimizer, std::strlen(kTuneOptimizer)) != 0) {
-      tune_optimizer_ = false;
+    for (size_t i = 0; i < kTunings.size(); ++i) {
+      if (!tuning_works_[i].load()) continue;
+      if (mysql_real_query(m, kTunings[i], std::strlen(kTunings[i])) != 0) {
+        tuning_works_[i] = false;
+      }
     }
   }
-  static constexpr const char* kTuneOptimizer =
+  static constexpr std::array<const char*, 2> kTunings = {
       "SET SESSION optimizer_adjust_secondary_key_costs = "
-      "CONCAT(@@global.optimizer_adjust_secondary_key_costs, ',disable_max_seek')";
+      "CONCAT(@@global.optimizer_adjust_secondary_key_costs, ',disable_max_seek')",
+      "SET SESSION in_predicate_conversion_threshold = 0"};
 
   // Back to the pool, unless the statement failed for connection trouble
   // (MysqlError's Unavailable): such a connection is closed.
@@ -397,7 +409,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
   mysql::Url url_;
   int connect_timeout_s_;
   ConnectionPool<Pooled> pool_;
-  std::atomic<bool> tune_optimizer_{true};
+  std::array<std::atomic<bool>, kTunings.size()> tuning_works_{true, true};
 };
 
 }  // namespace
