@@ -489,37 +489,6 @@ TEST_P(SqlTemplateReplicaTest, EverySessionIsSetUpForExports) {
   }
 }
 
-// An enrich SQL's `key IN (…)` over a page of 1 000 distinct keys finds
-// its rows, and on MariaDB stays an index range: not rewritten into a join
-// with a materialised table of the values (in_predicate_conversion_threshold,
-// 1 000 by default), which cost 90 ms a page instead of 15
-// (mysql_datasource.cc, TuneOptimizer).
-TEST_P(SqlTemplateReplicaTest, AThousandKeysInListIsOneIndexRange) {
-  auto ds = replica_->datasource();
-  ASSERT_NE(ds, nullptr);
-  std::string select =
-      "SELECT customer_code, customer_name FROM customer_names WHERE "
-      "customer_code IN (?";
-  std::vector<json> keys = {"C000"};
-  for (int i = 1; i < 1000; ++i) {
-    char key[8];
-    std::snprintf(key, sizeof key, "C%03d", i);
-    select += ", ?";
-    keys.emplace_back(key);
-  }
-  select += ")";
-  auto found = ds->Query(select, keys, kSchema);
-  ASSERT_TRUE(found.ok()) << found.status().ToString();
-  EXPECT_EQ(found->rows.size(), 33u) << "C000..C049 without every third";
-  if (GetParam() == "mysql") {
-    auto plan = ds->Query("EXPLAIN " + select, keys, kSchema);
-    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-    std::string tables;
-    for (const auto& row : plan->rows) tables += row.at(2).value_or("") + " ";
-    EXPECT_EQ(plan->rows.size(), 1u) << "the IN list became a join: " << tables;
-  }
-}
-
 INSTANTIATE_TEST_SUITE_P(Replicas, SqlTemplateReplicaTest, ::testing::Values("postgres", "mysql"),
                          [](const auto& info) { return info.param; });
 
