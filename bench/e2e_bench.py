@@ -304,8 +304,12 @@ class MariaDb:
         self.script = os.path.join(ROOT, "scripts", "test-mariadb.sh")
         self.proc = None
         if os.path.exists(self.script):
+            # Sized for its data like PostgreSQL's shared_buffers above and the
+            # server _start_here starts (the script's own default is 64M).
+            env = {**os.environ,
+                   "EXPORT_CENTER_MARIADB_SERVER_OPTIONS": "--innodb-buffer-pool-size=512M"}
             self.url = subprocess.check_output([self.script, "start", self.dir, "bench"],
-                                               text=True).strip().splitlines()[-1]
+                                               text=True, env=env).strip().splitlines()[-1]
             self.port = int(re.search(r":(\d+)/", self.url).group(1))
             with open(os.path.join(self.dir, "mariadb.pid")) as f:
                 self.pid = int(f.read().strip())
