@@ -734,8 +734,10 @@ TEST_F(SqlTemplateSourceTest, NextPageStatementRunsWhileThePageIsEnriched) {
   };
   std::atomic<bool> overlapped{false};
   scenario_->enrich = [&](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
-    if (scenario_->enrich_calls.load() == 1) {  // page 1: is page 2 being read meanwhile?
-      for (int i = 0; i < 5000 && !overlapped; ++i) {
+    // Page 1: is page 2 being read meanwhile? Asked for 2 s, well inside the
+    // client's 5 s timeout, so that a source without the read-ahead fails here.
+    if (scenario_->enrich_calls.load() == 1) {
+      for (int i = 0; i < 2000 && !overlapped; ++i) {
         overlapped = PageStatements(*recorder_) >= 2;
         if (!overlapped) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
