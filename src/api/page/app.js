@@ -315,6 +315,13 @@
       body.append(tr);
     }
     $("empty").hidden = tasks.length > 0;
+    // The created task's events may have passed before create answered: the
+    // list's copy is the newer one.
+    const fresh = state.created && tasks.find((task) => task.id === state.created.id);
+    if (fresh && fresh !== state.created) {
+      state.created = fresh;
+      renderCreated();
+    }
     const pages = Math.max(1, Math.ceil(state.total / PAGE_SIZE));
     $("page-info").textContent = t("pageInfo", { page: state.page, pages, total: state.total });
     $("prev").disabled = state.page <= 1;
