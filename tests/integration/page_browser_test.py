@@ -8,8 +8,11 @@ FAILED for real (the provider answers 503 until the attempts are used up) and
 a task that EXPIRED — and runs the browser script. The script signs in via
 #token, creates an export from the form and watches its progress reach 100 %
 over SSE, downloads it and compares the bytes with the API's download,
-cancels a running export, retries the failed one, finds the expired one, and
-checks that the second tenant's page shows none of the first tenant's tasks.
+cancels a running export, retries the failed one, finds the expired one,
+previews an export from the form (rows equal to the API's preview and to the
+file the export then writes, nothing queued by the preview; a type over its
+max-rows says so with its options, in Chinese and English), and checks that
+the second tenant's page shows none of the first tenant's tasks.
 Screenshots: BUILD_DIR/test-artifacts/page/.
 
 Run: /usr/bin/python3 page_browser_test.py BUILD_DIR
@@ -23,6 +26,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import REPO, Cluster  # noqa: E402
+from order_list_test import order_definition, order_overrides  # noqa: E402
 
 BUILD_DIR = None
 
@@ -36,11 +40,23 @@ def node_path():
 class DownloadCenterPage(unittest.TestCase):
     def setUp(self):
         # Small batches: an export of the seeded customers takes several pages,
-        # so progress moves visibly.
-        self.c = Cluster(BUILD_DIR, seed=3000, overrides={
-            "definitions": {"CUSTOMER_LIST": {"batch-size": 300}}}).start()
+        # so progress moves visibly. ORDER_LIST_CAPPED (the sql-template route
+        # over the sample's orders) has a max-rows far below its count, so its
+        # preview is over the limit; it may split into files, so the page names
+        # both options a type can allow.
+        self.c = Cluster(BUILD_DIR, seed=3000)
         self.addCleanup(self.c.cleanup)
-        self.alice = self.c.token("alice", "1")
+        orders = order_overrides(self.c.dir)
+        capped = dict(order_definition("ORDER_LIST", "strict"), **{
+            "title": "订单列表（上限 100 行）", "max-rows": 100, "split": "files",
+            "rows-per-file": 50})
+        self.c.write_config({
+            "customer-service": orders["customer-service"],
+            "datasources": orders["datasources"],
+            "definitions": {"CUSTOMER_LIST": {"batch-size": 300}, "ORDER_LIST_CAPPED": capped}})
+        self.c.start()
+        perms = ("platform:customer:export", "platform:order:export")
+        self.alice = self.c.token("alice", "1", perms=perms)
         self.bob = self.c.token("bob", "2")
 
     def failed_task(self):

@@ -51,7 +51,9 @@
       retried: "已重新提交：{name}", cancelRequested: "已请求取消：{name}",
       previewUnavailable: "预览不可用 / preview unavailable",
       previewCount: "共 {n} 行", previewCountApprox: "至少 {n} 行",
-      previewTooMany: "超过单个文件上限 {max} 行。建议：{s}",
+      previewRunning: "正在预览…", previewShown: "前 {n} 行，与文件中一致",
+      previewTable: "预览：前几行数据",
+      previewTooMany: "超过该导出类型的行数上限 {max} 行，提交后会失败。建议：{s}",
       suggest_CSV: "改用 CSV", suggest_SPLIT: "拆分为多个文件", suggest_FILTER: "缩小筛选范围",
       listHint: "多个值用逗号分隔", none: "（不限）", yes: "是", no: "否",
       badJson: "{name} 不是有效的 JSON", badInteger: "{name} 必须是整数",
@@ -99,7 +101,9 @@
       retried: "Submitted again: {name}", cancelRequested: "Cancel requested: {name}",
       previewUnavailable: "预览不可用 / preview unavailable",
       previewCount: "{n} rows", previewCountApprox: "at least {n} rows",
-      previewTooMany: "More than the {max} rows one file holds. Suggestions: {s}",
+      previewRunning: "Previewing…", previewShown: "the first {n} rows, as in the file",
+      previewTable: "Preview: the first rows",
+      previewTooMany: "More than the {max} rows this export type allows; the export would fail. Suggestions: {s}",
       suggest_CSV: "use CSV", suggest_SPLIT: "split into several files", suggest_FILTER: "narrow the filter",
       listHint: "separate values with commas", none: "(any)", yes: "yes", no: "no",
       badJson: "{name} is not valid JSON", badInteger: "{name} must be a whole number",
@@ -255,6 +259,7 @@
     tab: "all", name: "", type: "", page: 1, total: 0,
     types: new Map(),  // exportType → definition
     rows: new Map(),   // task id → { task, tr }
+    created: null,     // the task created last, shown above the list
   };
 
   // The tab a task belongs to (queued and retrying are both PENDING).
@@ -310,6 +315,13 @@
       body.append(tr);
     }
     $("empty").hidden = tasks.length > 0;
+    // The created task's events may have passed before create answered: the
+    // list's copy is the newer one.
+    const fresh = state.created && tasks.find((task) => task.id === state.created.id);
+    if (fresh && fresh !== state.created) {
+      state.created = fresh;
+      renderCreated();
+    }
     const pages = Math.max(1, Math.ceil(state.total / PAGE_SIZE));
     $("page-info").textContent = t("pageInfo", { page: state.page, pages, total: state.total });
     $("prev").disabled = state.page <= 1;
@@ -436,7 +448,10 @@
   // reload the page of the list when it enters or leaves it.
   function applyTask(task) {
     const shown = $("created").querySelector('tr[data-id="' + task.id + '"]');
-    if (shown) shown.replaceWith(buildRow(task));
+    if (shown) {
+      state.created = task;
+      shown.replaceWith(buildRow(task));
+    }
     const entry = state.rows.get(task.id);
     if (entry) {
       if (!matchesFilters(task)) return scheduleReload();
@@ -623,6 +638,20 @@
     });
   }
 
+  // What was entered, to put back after the form is rebuilt in another language.
+  function paramValues() {
+    return Array.from($("create-params").querySelectorAll("input, select, textarea"), (c) =>
+      c.multiple ? Array.from(c.selectedOptions, (o) => o.value) : c.value);
+  }
+
+  function restoreParamValues(values) {
+    $("create-params").querySelectorAll("input, select, textarea").forEach((c, i) => {
+      if (i >= values.length) return;
+      if (c.multiple) for (const o of c.options) o.selected = values[i].includes(o.value);
+      else c.value = values[i];
+    });
+  }
+
   // The request body, or throws a message naming the bad field.
   function formBody() {
     const def = state.types.get($("create-type").value);
@@ -682,8 +711,8 @@
   // The returned task at once, above the list and at the top of its first page.
   function showCreated(task) {
     say(t(task.deduplicated ? "deduplicated" : "created", { name: task.taskName }), "ok");
-    const box = $("created");
-    box.replaceChildren(el("table", { class: "mini" }, el("tbody", {}, buildRow(task))));
+    state.created = task;
+    renderCreated();
     if (state.page === 1 && matchesFilters(task) && !state.rows.has(task.id)) {
       const tr = buildRow(task);
       state.rows.set(task.id, { task, tr });
@@ -693,31 +722,91 @@
     scheduleReload();
   }
 
+  function renderCreated() {
+    const box = $("created");
+    if (!state.created) return box.replaceChildren();
+    box.replaceChildren(el("table", { class: "mini" }, el("tbody", {}, buildRow(state.created))));
+  }
+
+  // ---- the preview -------------------------------------------------------
+
+  // The preview shown belongs to the form as it was when asked: a change of
+  // type, format or parameter clears it (and drops an answer still on its
+  // way), so what is shown is never mistaken for the export about to start.
+  let previewSeq = 0;
+  let shownPreview = null;  // the last answer, kept to re-render in another language
+
+  function clearPreview() {
+    previewSeq++;
+    shownPreview = null;
+    $("preview-status").replaceChildren();
+    $("preview").replaceChildren();
+    setPreviewBusy(false);
+  }
+
+  function setPreviewBusy(busy) {
+    const button = $("preview-button");
+    button.disabled = busy;  // one preview at a time: each counts toward the per-user limit
+    if (busy) button.setAttribute("aria-busy", "true"); else button.removeAttribute("aria-busy");
+  }
+
+  // The task name does not change the rows; everything else in the form does.
+  function onFormEdited(ev) {
+    if (ev.target && ev.target.id !== "create-name") clearPreview();
+  }
+
   async function runPreview() {
-    const box = $("preview");
-    box.replaceChildren();
+    clearPreview();
     let body;
     try { body = formBody(); } catch (e) { return say(e.message, "error"); }
+    const seq = previewSeq;
+    setPreviewBusy(true);
+    $("preview-status").append(el("p", { class: "count", text: t("previewRunning") }));
     try {
       const data = await call("POST", "/export-previews", body);
-      renderPreview(data);
+      if (seq !== previewSeq) return;  // the form changed meanwhile
+      shownPreview = data;
+      renderPreview();
     } catch (e) {
-      if (e.code === "404") box.append(el("p", { class: "unavailable", text: t("previewUnavailable") }));
+      if (seq !== previewSeq) return;
+      $("preview-status").replaceChildren();
+      if (e.code === "404") $("preview-status").append(el("p", { class: "unavailable", text: t("previewUnavailable") }));
       else say(e.message, "error");
+    } finally {
+      if (seq === previewSeq) setPreviewBusy(false);
     }
   }
 
-  function renderPreview(data) {
+  // Over the limit the page offers a narrower filter first, then what the type allows.
+  function suggestionText(data) {
+    const keys = ["FILTER", ...(data.suggestions || [])];
+    return keys.map((x) => TEXT[lang]["suggest_" + x] ? t("suggest_" + x) : x).join(lang === "en" ? "; " : "、");
+  }
+
+  function renderPreview() {
+    const data = shownPreview;
+    const status = $("preview-status");
     const box = $("preview");
+    status.replaceChildren();
+    box.replaceChildren();
+    if (!data) return;
     const count = data.rowCount || {};
-    box.append(el("p", { class: "count", text: t(count.exact === false ? "previewCountApprox" : "previewCount", { n: formatNumber(count.value || 0) }) }));
+    const rows = data.rows || [];
+    status.append(el("p", { class: "count" },
+      t(count.exact === false ? "previewCountApprox" : "previewCount", { n: formatNumber(count.value || 0) }),
+      rows.length ? el("span", { class: "note", text: " · " + t("previewShown", { n: rows.length }) }) : null));
     if (data.exceedsMaxRows) {
-      const s = (data.suggestions || []).map((x) => TEXT[lang]["suggest_" + x] ? t("suggest_" + x) : x).join("、");
-      box.append(el("p", { class: "warn", text: t("previewTooMany", { max: formatNumber(data.maxRows), s }) }));
+      status.append(el("p", { class: "warn", text: t("previewTooMany", { max: formatNumber(data.maxRows), s: suggestionText(data) }) }));
     }
-    const head = el("tr", {}, ...(data.columns || []).map((c) => el("th", { scope: "col", text: c.title || c.key })));
-    const rows = (data.rows || []).map((r) => el("tr", {}, ...r.map((cell) => el("td", { text: cell === null ? "" : String(cell) }))));
-    box.append(el("div", { class: "table-wrap" }, el("table", { class: "preview-table" }, el("thead", {}, head), el("tbody", {}, ...rows))));
+    const columns = data.columns || [];
+    const numeric = columns.map((c) => c.type === "INTEGER" || c.type === "DECIMAL");
+    const head = el("tr", {}, ...columns.map((c) => el("th", { scope: "col", text: c.title || c.key })));
+    const body = rows.map((r) => el("tr", {}, ...r.map((cell, i) =>
+      el("td", { class: numeric[i] ? "num" : null, text: cell === null ? "" : String(cell) }))));
+    // A wide table scrolls inside its own box, which takes keyboard focus so
+    // the arrow keys scroll it too.
+    box.append(el("div", { class: "table-wrap preview-wrap", role: "region", tabindex: "0", "aria-label": t("previewTable") },
+      el("table", { class: "preview-table" }, el("thead", {}, head), el("tbody", {}, ...body))));
   }
 
   // ---- language ------------------------------------------------------------
@@ -731,7 +820,13 @@
     $("lang").lang = other;
     renderTabs();
     renderTypeFilter();
-    if (state.types.size) renderParams();
+    if (state.types.size) {
+      const values = paramValues();
+      renderParams();
+      restoreParamValues(values);
+    }
+    renderPreview();
+    renderCreated();
     renderRows(Array.from(state.rows.values(), (r) => r.task));
     if (events || pollTimer !== null) setLive(pollTimer === null);
   }
@@ -783,6 +878,8 @@
     $("prev").addEventListener("click", () => { if (state.page > 1) { state.page--; loadTasks(); } });
     $("next").addEventListener("click", () => { state.page++; loadTasks(); });
     $("create-type").addEventListener("change", renderParams);
+    $("create").addEventListener("input", onFormEdited);
+    $("create").addEventListener("change", onFormEdited);
     $("create").addEventListener("submit", submitCreate);
     $("preview-button").addEventListener("click", runPreview);
     setInterval(tick, 1000);

@@ -172,6 +172,185 @@ async function searchAndLanguage(page) {
   log("name search narrows the list; English switch works");
 }
 
+// RFC 4180 text (quoted fields may hold commas, quotes and line breaks) into
+// rows of fields. Hand-written: the test's only CSV need, and the tool set
+// stays playwright-core alone.
+function parseCsv(text) {
+  const rows = [];
+  let row = [], field = "", quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ",") { row.push(field); field = ""; }
+    else if (c === "\r" && text[i + 1] === "\n") continue;
+    else if (c === "\n") { row.push(field); rows.push(row); row = []; field = ""; }
+    else field += c;
+  }
+  if (field !== "" || row.length) { row.push(field); rows.push(row); }
+  return rows;
+}
+
+// What the preview on the page shows: the header titles and each row's cells.
+async function previewTable(page) {
+  const table = page.locator("#preview .preview-table");
+  await table.waitFor({ timeout: STEP_TIMEOUT });
+  const titles = await table.locator("thead th").allTextContents();
+  const rows = await table.locator("tbody tr").evaluateAll((trs) =>
+    trs.map((tr) => Array.from(tr.cells, (td) => td.textContent)));
+  return { titles, rows };
+}
+
+async function taskTotal() {
+  return Number((await api("GET", "/export-tasks?page=1&size=1", cfg.aliceToken)).total);
+}
+
+// The first page of the task list, once the page shows the same as the API.
+async function listedTasks(page) {
+  const ids = (await api("GET", "/export-tasks?page=1&size=20", cfg.aliceToken)).records.map((t) => t.id);
+  await page.waitForFunction((want) => JSON.stringify(Array.from(document.querySelectorAll("#rows tr[data-id]"),
+    (r) => r.dataset.id)) === want, JSON.stringify(ids), { timeout: STEP_TIMEOUT });
+  return ids;
+}
+
+async function clickPreview(page) {
+  const [request] = await Promise.all([
+    page.waitForRequest((r) => r.url().endsWith("/export-previews") && r.method() === "POST"),
+    page.getByRole("button", { name: "预览 / Preview" }).click(),
+  ]);
+  await page.locator("#preview-button:not([disabled])").waitFor({ timeout: STEP_TIMEOUT });
+  return JSON.parse(request.postData());
+}
+
+// The type, its first list parameter (status) when given, the format and the name.
+async function fillForm(page, type, status, format, name) {
+  await page.selectOption("#create-type", type);
+  if (status) await page.locator("#create-params select").first().selectOption(status);
+  await page.check(`input[name="format"][value="${format}"]`);
+  await page.fill("#create-name", name);
+}
+
+// The preview shows what the API previews for the same body, queues nothing,
+// and its rows are the first rows of the file the export then writes.
+async function previewEqualsTheApiAndTheFile(page) {
+  const before = await taskTotal();
+  const listed = await listedTasks(page);
+  await fillForm(page, "CUSTOMER_LIST", "ACTIVE", "CSV", "预览后导出");
+  const body = await clickPreview(page);
+  assert.deepStrictEqual(body, {
+    exportType: "CUSTOMER_LIST", format: "CSV", taskName: "预览后导出", parameters: { status: "ACTIVE" },
+  });
+  const shown = await previewTable(page);
+  const fromApi = await api("POST", "/export-previews", cfg.aliceToken, body);
+  assert.deepStrictEqual(shown.titles, fromApi.columns.map((c) => c.title));
+  assert.strictEqual(shown.rows.length, 20);
+  assert.deepStrictEqual(shown.rows, fromApi.rows, "the page's preview differs from the API's");
+  // A provider with more batches: "at least" the first batch of 300.
+  await page.locator("#preview-status .count", { hasText: "至少 300 行" }).waitFor({ timeout: STEP_TIMEOUT });
+  assert.strictEqual(await page.locator("#preview-status .warn").count(), 0);
+  // Nothing queued: the same tasks on the page and through the API.
+  await page.waitForTimeout(1500);  // an SSE event of a queued task would have arrived by now
+  assert.strictEqual(await taskTotal(), before, "the preview queued a task");
+  assert.deepStrictEqual(await listedTasks(page), listed);
+  // A wide preview scrolls in its own box, never the 1366x768 page, and
+  // takes keyboard focus to scroll by arrow keys.
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, "the preview makes the page scroll sideways by " + overflow + "px");
+  const wrap = page.locator("#preview .preview-wrap");
+  assert.strictEqual(await wrap.getAttribute("tabindex"), "0");
+  assert.strictEqual(await wrap.getAttribute("role"), "region");
+  assert(((await wrap.getAttribute("aria-label")) || "").length > 0, "the preview region has no name");
+  await shot(page, "08-preview");
+
+  // The submit button still starts the export, which writes those rows first.
+  assert(await page.locator("#create-submit").isEnabled(), "submit is disabled after a preview");
+  const earlier = await page.locator("#created tr[data-id]").getAttribute("data-id");
+  await page.click("#create-submit");
+  const created = page.locator(`#created tr[data-id]:not([data-id="${earlier}"])`);
+  await created.waitFor({ timeout: STEP_TIMEOUT });
+  const id = await created.getAttribute("data-id");
+  await waitStatus(page, id, "SUCCEEDED");
+  const res = await fetch(API + "/export-tasks/" + id + "/download", {
+    headers: { Authorization: "Bearer " + cfg.aliceToken },
+  });
+  assert.strictEqual(res.status, 200);
+  const csv = parseCsv((await res.text()).replace(/^\uFEFF/, ""));
+  assert.deepStrictEqual(csv[0], shown.titles, "the file's header differs from the preview's");
+  assert(csv.length > 21, "the export has only " + (csv.length - 1) + " rows");
+  assert.deepStrictEqual(csv.slice(1, 21), shown.rows, "the file's first rows differ from the preview");
+  log("preview: 20 rows equal to the API's preview and to the first rows of task", id,
+    "(" + (csv.length - 1) + " rows); the preview queued nothing");
+}
+
+// A preview wider than the screen scrolls inside its box, by keyboard too
+// (focus the region, press the right arrow), and never widens the page.
+async function widePreviewScrollsInItsBox(page) {
+  await page.setViewportSize({ width: 760, height: 768 });
+  await page.click("#preview-button");
+  const wrap = page.locator("#preview .preview-wrap");
+  await wrap.waitFor({ timeout: STEP_TIMEOUT });
+  const sizes = await wrap.evaluate((w) => ({ inner: w.scrollWidth, box: w.clientWidth }));
+  assert(sizes.inner > sizes.box, "the preview is not wider than its box: " + JSON.stringify(sizes));
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, "the wide preview makes the page scroll sideways by " + overflow + "px");
+  await wrap.focus();
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction(() => document.querySelector("#preview .preview-wrap").scrollLeft > 0, null,
+    { timeout: STEP_TIMEOUT });
+  await shot(page, "11-preview-narrow");
+  await page.setViewportSize({ width: 1366, height: 768 });
+}
+
+// Over max-rows: said before anything is queued, with the options the type
+// allows, in both languages; a change of the form clears the preview.
+async function previewOverTheLimit(page) {
+  const before = await taskTotal();
+  await fillForm(page, "ORDER_LIST_CAPPED", "PAID", "XLSX", "太大的导出");
+  // By keyboard: focus the button and press Enter.
+  await page.focus("#preview-button");
+  const [request] = await Promise.all([
+    page.waitForRequest((r) => r.url().endsWith("/export-previews")),
+    page.keyboard.press("Enter"),
+  ]);
+  const fromApi = await api("POST", "/export-previews", cfg.aliceToken, JSON.parse(request.postData()));
+  assert.strictEqual(fromApi.exceedsMaxRows, true);
+  assert.deepStrictEqual(fromApi.suggestions, ["CSV", "SPLIT"]);
+  const warn = page.locator("#preview-status .warn");
+  await warn.waitFor({ timeout: STEP_TIMEOUT });
+  assert.strictEqual(await warn.textContent(),
+    "超过该导出类型的行数上限 100 行，提交后会失败。建议：缩小筛选范围、改用 CSV、拆分为多个文件");
+  assert.strictEqual(await page.locator("#preview .preview-table tbody tr").count(), 20);
+  assert.strictEqual(await taskTotal(), before, "the preview queued a task");
+  assert(await page.locator("#create-submit").isEnabled(), "submit is disabled after a preview");
+  await shot(page, "09-preview-over-limit");
+  await page.click("#lang");
+  assert.strictEqual(await warn.textContent(), "More than the 100 rows this export type allows; " +
+    "the export would fail. Suggestions: narrow the filter; use CSV; split into several files");
+  assert.strictEqual(await page.locator("#create-params select").first().inputValue(), "PAID",
+    "the language switch lost the form's values");
+  assert.strictEqual(await page.inputValue("#create-name"), "太大的导出");
+  assert.strictEqual(await page.locator("#created .badge").textContent(), "Succeeded",
+    "the created task above the list kept its old language");
+  assert.strictEqual(await page.locator('input[name="format"]:checked').getAttribute("value"), "XLSX");
+  await shot(page, "10-preview-over-limit-en");
+  await page.click("#lang");
+  // A changed parameter clears the preview: it no longer describes the form.
+  await page.locator("#create-params select").first().selectOption("NEW");
+  assert.strictEqual(await page.locator("#preview .preview-table").count(), 0, "a stale preview stayed");
+  assert.strictEqual(await page.locator("#preview-status p").count(), 0);
+  // So does another type.
+  await page.click("#preview-button");
+  await page.locator("#preview .preview-table").waitFor({ timeout: STEP_TIMEOUT });
+  await page.selectOption("#create-type", "CUSTOMER_LIST");
+  assert.strictEqual(await page.locator("#preview .preview-table").count(), 0, "a stale preview stayed");
+  await widePreviewScrollsInItsBox(page);
+  assert.strictEqual(await taskTotal(), before, "a preview queued a task");
+  log("over max-rows: said before queuing, with the type's options, in zh and en; edits clear it");
+}
+
 async function narrowScreen(page) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(200);
@@ -230,6 +409,8 @@ async function secondTenantSeesNone(context, aliceIds) {
     await seeAnExpiredOne(page);
     await searchAndLanguage(page);
     await keyboard(page);
+    await previewEqualsTheApiAndTheFile(page);
+    await previewOverTheLimit(page);
     await narrowScreen(page);
     await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId]);
     log("all checks passed in", Math.round((Date.now() - started) / 1000), "s");
