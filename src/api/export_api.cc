@@ -523,8 +523,8 @@ void ExportApi::Handlers::SignedDownload(const Request& req, Response& res) {
   // The signer held the type's permission when signing (checked there); the
   // link is refused if the type has since come to require another one.
   const registry::ExportDefinition* def = Snapshot()->Find(t->export_type);
-  if (def == nullptr || (!def->required_permission.empty() &&
-                         def->required_permission != grant->permission)) {
+  if (def == nullptr ||
+      (!def->required_permission.empty() && def->required_permission != grant->permission)) {
     return WriteHttpError(res, 403,
                           "this download link no longer grants access to export type " +
                               t->export_type + "; request a new one");
@@ -675,8 +675,8 @@ void ExportApi::Handlers::RecordDownload(const Request& req, const Response& res
   who.request_id = res.Header(kRequestIdHeader);
   Status s = deps_.store->RecordDownload(who);
   if (!s.ok()) {
-    spdlog::warn("recording a download of task {} failed request_id={}: {}", t.id,
-                 who.request_id, s.ToString());
+    spdlog::warn("recording a download of task {} failed request_id={}: {}", t.id, who.request_id,
+                 s.ToString());
   }
 }
 

@@ -622,7 +622,8 @@ StatusOr<DownloadAuditEntry> AuditFromRow(const Row& r) {
   e.record.task_id = r.Int(1);
   e.record.tenant_id = r.Text(2);
   auto app = task::ParseAppCode(r.Text(3));
-  if (!app) return Internal("export_download_audit " + std::to_string(e.id) + " has a bad app_code");
+  if (!app)
+    return Internal("export_download_audit " + std::to_string(e.id) + " has a bad app_code");
   e.record.app_code = *app;
   e.record.user = r.Text(4);
   e.record.export_type = r.Text(5);

@@ -1181,8 +1181,7 @@ TEST_P(TaskStoreContractTest, DownloadsAreCountedAndAuditedInOneStep) {
   // A missing task counts nothing and audits nothing.
   Task ghost = t;
   ghost.id = 31337;
-  EXPECT_EQ(store_->RecordDownload(DownloadOf(ghost, "x", "DIRECT")).code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(store_->RecordDownload(DownloadOf(ghost, "x", "DIRECT")).code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->ListDownloadAudit(q)->total, 2);
 }
 
@@ -1224,8 +1223,8 @@ TEST_P(TaskStoreContractTest, DownloadAuditFiltersAndStaysInItsTenant) {
   other_tenant.tenant_id = "other-tenant";
   EXPECT_EQ(store_->ListDownloadAudit(other_tenant)->total, 0);
   DownloadAuditQuery other_app = q;
-  other_app.app_code = t.app_code == task::AppCode::kPlatform ? task::AppCode::kMerchant
-                                                              : task::AppCode::kPlatform;
+  other_app.app_code =
+      t.app_code == task::AppCode::kPlatform ? task::AppCode::kMerchant : task::AppCode::kPlatform;
   EXPECT_EQ(store_->ListDownloadAudit(other_app)->total, 0);
 }
 
