@@ -15,6 +15,7 @@
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
+#include "api/openapi_document.h"
 #include "api/parameters.h"
 #include "api/strict_json.h"
 #include "api/task_json.h"
@@ -234,6 +235,10 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
     // storage gauge is kept by the reconciler.
     res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+  Add("GET", "/openapi.json", [](const Request&, Response& res) {
+    res.SetHeader("Cache-Control", "no-cache");
+    res.SetContent(std::string(OpenApiDocument()), "application/json");
   });
   Add("GET", "/", [](const Request&, Response& res) {
     res.SetHeader("Cache-Control", "no-cache");

@@ -1058,6 +1058,17 @@ TEST_F(ExportApiTest, SignedLinkCarriesTheSignersPermissionAtSigningTime) {
             403);
 }
 
+TEST_F(ExportApiTest, OpenApiDocumentIsServed) {
+  auto r = client_->Get("/openapi.json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  json doc = json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r->body.substr(0, 200);
+  EXPECT_EQ(doc["openapi"], "3.1.0");
+  EXPECT_TRUE(doc["paths"].contains(kBase + "/download-audit"));
+}
+
 TEST_F(ExportApiTest, DownloadUrlRules) {
   task::Task running = PutTask("alice", TaskState::kRunning);
   task::Task done = PutTask("alice", TaskState::kSucceeded, "t1", "x");
