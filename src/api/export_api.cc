@@ -203,10 +203,14 @@ class ExportApi::Handlers {
 
   ExportApi& api_;
   const Deps& deps_;
+  const spdlog::level::level_enum access_log_level_;
   http::Router router_;
 };
 
-ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
+ExportApi::Handlers::Handlers(ExportApi& api)
+    : api_(api),
+      deps_(api.deps_),
+      access_log_level_(spdlog::level::from_str(api.deps_.server.access_log_level)) {
   using namespace std::placeholders;
   const std::string id = "/{id}";
   Add("POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
@@ -302,10 +306,9 @@ void ExportApi::Handlers::Log(const Request& req, const Response& res,
                                                                   start)
                 .count();
   const std::string& request_id = res.Header(kRequestIdHeader);
-  spdlog::info("http request_id={} method={} path={} status={} code={} ms={}",
-               request_id.empty() ? "-" : request_id, req.method.empty() ? "-" : req.method,
-               req.path.empty() ? "-" : LoggablePath(req.path), res.status, EnvelopeCodeOf(res),
-               ms);
+  spdlog::log(access_log_level_, "http request_id={} method={} path={} status={} code={} ms={}",
+              request_id.empty() ? "-" : request_id, req.method.empty() ? "-" : req.method,
+              req.path.empty() ? "-" : LoggablePath(req.path), res.status, EnvelopeCodeOf(res), ms);
 }
 
 StatusOr<Principal> ExportApi::Handlers::Authenticate(const Request& req) const {
