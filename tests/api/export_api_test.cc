@@ -881,6 +881,13 @@ TEST_F(ExportApiTest, PresigningStorageGetsARedirectAfterTheSameChecks) {
   EXPECT_EQ(signed_headers.content_type,
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
   EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  store::DownloadAuditQuery audit;
+  audit.tenant_id = "t1";
+  auto rows = store_->ListDownloadAudit(audit);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->records.size(), 1u);
+  EXPECT_EQ(rows->records[0].record.served_by, "PRESIGNED_REDIRECT");
+  EXPECT_EQ(rows->records[0].record.via, "DIRECT");
   // A resumed download (Range past 0) is redirected but not counted again.
   auto resumed = client_->Get(path.c_str(), Headers(alice_, {{"Range", "bytes=5-"}}));
   EXPECT_EQ(resumed->status, 302);
