@@ -40,6 +40,7 @@ BUILD_DIR = None
 DOC_PATH = os.path.join(REPO, "docs", "openapi.json")
 DOWNLOAD_SECRET = b"e2e-download-secret-0123456789"  # harness.CONFIG_TEMPLATE
 PERM = "platform:customer:export"
+METRICS_TOKEN = "openapi-test-metrics-token"
 
 
 def b64url(data):
@@ -63,7 +64,9 @@ class OpenApiDocument(unittest.TestCase):
         cls.openapi = OpenAPI.from_dict(cls.doc)
         # Operations exercised so far: (method, path template) → statuses seen.
         cls.covered = {}
-        cls.c = Cluster(BUILD_DIR, seed=300).start()
+        # /metrics behind its bearer token, so both of its answers are seen.
+        cls.c = Cluster(BUILD_DIR, seed=300,
+                        overrides={"auth": {"metrics-bearer-token": METRICS_TOKEN}}).start()
         cls.alice = cls.c.token("alice", "1")
         cls.bob = cls.c.token("bob", "1")
         cls.demoted = cls.c.token("alice", "1", perms=())
@@ -154,7 +157,10 @@ class OpenApiDocument(unittest.TestCase):
         self.assertEqual(self.call("GET", "/healthz", expect=200).json()["data"]["status"], "UP")
         self.assertEqual(self.call("GET", "/readyz", expect=200).json()["data"]["status"],
                          "READY")
-        self.assertIn(b"# TYPE export_", self.call("GET", "/metrics", expect=200).body)
+        metrics = self.call("GET", "/metrics", headers={"Authorization": "Bearer " + METRICS_TOKEN},
+                            expect=200)
+        self.assertIn(b"# TYPE export_", metrics.body)
+        self.call("GET", "/metrics", expect=401, code="401")
         self.assertIn(b"<html", self.call("GET", "/", expect=200).body)
 
     def test_3_tasks_types_and_their_errors(self):
