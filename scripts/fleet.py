@@ -170,7 +170,10 @@ class Fleet:
                      "download-url-secret": "fleet-download-secret-0123456789"},
             "consumer": {"concurrency": self.args.concurrency, "heartbeat-seconds": 1,
                          "lease-seconds": 10, "max-duration-seconds": 300,
-                         "retry-backoff-seconds": [1, 2], "shutdown-grace-seconds": 2},
+                         "retry-backoff-seconds": [1, 2], "shutdown-grace-seconds": 2,
+                         # The whole fleet's slots, so each tenant may use half of them
+                         # (docs/dispatch.md#tenant-fairness).
+                         "fleet-consumer-slots": self.args.concurrency * self.args.instances},
             "publisher": {"poll-interval-ms": 200, "lease-seconds": 5, "backoff-seconds": [1, 2]},
             "reconciler": {"interval-seconds": 2, "redispatch-grace-seconds": 1,
                            "sent-stale-seconds": 15},

@@ -1,12 +1,30 @@
 #pragma once
-// The download-center page served at "/": one self-contained HTML file (no
-// external scripts) that lists the caller's tasks with live status and
-// progress and offers download, retry and cancel through the JSON API.
+// The download-center page served at "/" (docs/download-center.md): real
+// files under src/api/page/ (index.html, app.js, app.css), embedded into the
+// binary at build time by cmake/EmbedFiles.cmake. No external scripts, fonts
+// or styles: the page works offline and under a strict Content-Security-Policy.
 
+#include <optional>
+#include <span>
 #include <string_view>
 
 namespace export_center::api {
 
-std::string_view DownloadCenterHtml();
+// One embedded file: its name under src/api/page/ and its bytes.
+struct EmbeddedFile {
+  std::string_view name;
+  std::string_view bytes;
+};
+
+// Every file of the page (generated from src/api/page/).
+std::span<const EmbeddedFile> DownloadCenterFiles();
+
+struct PageAsset {
+  std::string_view bytes;
+  std::string_view content_type;
+};
+
+// The file served at `path`: "/" is index.html, "/assets/<name>" the others.
+std::optional<PageAsset> FindPageAsset(std::string_view path);
 
 }  // namespace export_center::api

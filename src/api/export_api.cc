@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "api/create_request.h"
 #include "api/download_audit.h"
 #include "api/download_center_page.h"
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
 #include "api/openapi_document.h"
-#include "api/parameters.h"
-#include "api/strict_json.h"
+#include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/ids.h"
 #include "common/utf8.h"
@@ -74,23 +74,23 @@ std::optional<int> ParseIntParam(const std::string& text, int lo, int hi) {
   return v;
 }
 
-// taskName: 1-100 characters, not blank, no control characters.
-Status CheckTaskName(const std::string& name) {
-  size_t chars = utf8::CountCodePoints(name);
-  if (chars < 1 || chars > 100) return InvalidArgument("taskName must be 1-100 characters");
-  bool blank = true;
-  std::string_view rest = name;
-  while (!rest.empty()) {
-    char32_t cp = 0;
-    size_t n = utf8::Decode(rest, &cp);
-    if (n == 0) return InvalidArgument("taskName is not valid UTF-8");
-    if (utf8::IsControlOrBidi(cp)) {
-      return InvalidArgument("taskName must not contain control characters");
-    }
-    if (cp != ' ' && cp != 0x3000) blank = false;
-    rest.remove_prefix(n);
+// ?status=: one state, or several separated by commas (the page's "failed"
+// tab asks for FAILED,STALE,INCONSISTENT), or QUEUED / RETRYING: PENDING
+// tasks not yet attempted / waiting for an automatic retry.
+Status ParseStatusFilter(const std::string& text, store::TaskStore::ListQuery* q) {
+  if (text == "QUEUED" || text == "RETRYING") {
+    q->retrying = text == "RETRYING";
+    return Status::Ok();
   }
-  if (blank) return InvalidArgument("taskName must not be blank");
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    std::string one = text.substr(start, comma - start);
+    auto state = task::ParseTaskState(one);
+    if (!state) return InvalidArgument("unknown status " + one);
+    q->any_status.push_back(*state);
+    start = comma + 1;
+  }
   return Status::Ok();
 }
 
@@ -149,6 +149,20 @@ std::string RejectMessage(int status, int max_body_bytes) {
   }
 }
 
+// The download-center page and its assets (docs/download-center.md). The
+// policy keeps it self-contained: scripts, styles and connections only from
+// this origin, nothing inline, no framing by other origins than the shell's
+// (frame-ancestors is left to the platform's proxy, which knows the shell).
+void ServePage(const Request& req, Response& res) {
+  auto asset = FindPageAsset(req.path);
+  if (!asset) return WriteHttpError(res, 404, "no such file: " + req.path);
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetHeader("X-Content-Type-Options", "nosniff");
+  res.SetHeader("Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'");
+  res.SetContent(std::string(asset->bytes), asset->content_type);
+}
+
 }  // namespace
 
 // The route handlers; one per endpoint, each short, all answering through
@@ -197,6 +211,7 @@ class ExportApi::Handlers {
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
   void Cancel(const Request& req, Response& res);
+  void TaskEvents(const Request& req, Response& res);
   void ExportTypes(const Request& req, Response& res);
   void Readyz(Response& res);
   bool MetricsCallerAllowed(const Request& req) const;
@@ -215,6 +230,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   const std::string id = "/{id}";
   Add("POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
   Add("GET", Base("/export-tasks"), std::bind(&Handlers::ListTasks, this, _1, _2));
+  // Before "/export-tasks/{id}" so that "events" is not read as an id.
+  Add("GET", Base("/export-tasks/events"), std::bind(&Handlers::TaskEvents, this, _1, _2));
   Add("GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
   Add("GET", Base("/export-tasks") + id + "/download",
       std::bind(&Handlers::Download, this, _1, _2));
@@ -223,6 +240,11 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   Add("POST", Base("/export-tasks") + id + "/retry", std::bind(&Handlers::Retry, this, _1, _2));
   Add("POST", Base("/export-tasks") + id + "/cancel", std::bind(&Handlers::Cancel, this, _1, _2));
   Add("GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
+  Add("POST", Base("/export-previews"), [this](const Request& req, Response& res) {
+    auto p = Authenticate(req);
+    if (!p.ok()) return WriteStatus(res, p.status());
+    api_.preview_->Handle(req, *p, Snapshot(), res);
+  });
   Add("GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
   Add("GET", Base("/download-audit"), std::bind(&Handlers::DownloadAudit, this, _1, _2));
   Add("GET", "/healthz", [](const Request&, Response& res) {
@@ -244,10 +266,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
     res.SetHeader("Cache-Control", "no-cache");
     res.SetContent(std::string(OpenApiDocument()), "application/json");
   });
-  Add("GET", "/", [](const Request&, Response& res) {
-    res.SetHeader("Cache-Control", "no-cache");
-    res.SetContent(std::string(DownloadCenterHtml()), "text/html; charset=utf-8");
-  });
+  Add("GET", "/", [](const Request& req, Response& res) { ServePage(req, res); });
+  Add("GET", "/assets/{name}", [](const Request& req, Response& res) { ServePage(req, res); });
 }
 
 void ExportApi::Handlers::Add(const std::string& method, const std::string& pattern,
@@ -353,45 +373,17 @@ void ExportApi::Handlers::CreateTask(const Request& req, Response& res) {
 
 StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal& p,
                                              const std::string& request_id) {
-  EC_RETURN_IF_ERROR(CheckJsonContentType(req.Header("Content-Type")));
-  EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
-  if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
-  for (const auto& [key, value] : body.items()) {
-    if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters") {
-      return InvalidArgument("unknown field " + key);
-    }
-  }
-  auto type = body.find("exportType");
-  if (type == body.end() || !type->is_string() || type->get_ref<const std::string&>().empty()) {
-    return InvalidArgument("exportType is required");
-  }
-  auto snapshot = Snapshot();
-  const registry::ExportDefinition* def = snapshot->Find(type->get<std::string>());
-  if (def == nullptr) return InvalidArgument("unknown exportType " + type->get<std::string>());
-  EC_RETURN_IF_ERROR(CheckCanRun(p, *def));
-
-  task::FileFormat format = task::FileFormat::kXlsx;
-  if (auto f = body.find("format"); f != body.end() && !f->is_null()) {
-    auto parsed = f->is_string() ? task::ParseFileFormat(f->get<std::string>()) : std::nullopt;
-    if (!parsed) return InvalidArgument("format must be XLSX or CSV");
-    format = *parsed;
-  }
-  std::string task_name = def->title.empty() ? def->name : def->title;
-  if (auto n = body.find("taskName"); n != body.end() && !n->is_null()) {
-    if (!n->is_string()) return InvalidArgument("taskName must be a string");
-    task_name = n->get<std::string>();
-    EC_RETURN_IF_ERROR(CheckTaskName(task_name));
-  }
-  json params = body.contains("parameters") ? body["parameters"] : json();
-  EC_ASSIGN_OR_RETURN(std::string canonical, CanonicalParameters(params, *def, deps_.limits));
-
+  EC_ASSIGN_OR_RETURN(CreateRequest request, ParseCreateRequest(req, p, Snapshot(), deps_.limits));
+  const registry::ExportDefinition* def = request.definition;
+  const auto& snapshot = request.snapshot;
+  const std::string& canonical = request.canonical_parameters;
   store::NewTask nt;
   nt.tenant_id = p.tenant;
   nt.app_code = p.app;
   nt.requested_by = p.user;
   nt.export_type = def->name;
-  nt.task_name = task_name;
-  nt.format = format;
+  nt.task_name = request.task_name;
+  nt.format = request.format;
   nt.parameters_json = canonical;
   nt.params_hash = Sha256Hex(canonical);
   nt.max_attempts = def->max_attempts;
@@ -438,9 +430,11 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
   q.tenant_id = p.tenant;
   q.app_code = p.app;
   if (!p.HasPerm(kDownloadAllPermission)) q.requested_by = p.user;
-  if (req.HasQuery("status")) {
-    q.status = task::ParseTaskState(req.Query("status"));
-    if (!q.status) return InvalidArgument("unknown status " + req.Query("status"));
+  if (req.HasQuery("status")) EC_RETURN_IF_ERROR(ParseStatusFilter(req.Query("status"), &q));
+  if (req.HasQuery("name")) {
+    std::string name = req.Query("name");
+    if (utf8::CountCodePoints(name) > 100) return InvalidArgument("name filter is too long");
+    if (!name.empty()) q.name_contains = std::move(name);
   }
   if (req.HasQuery("exportType")) {
     std::string type = req.Query("exportType");
@@ -738,6 +732,41 @@ void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
   WriteSuccess(res, TaskToJson(*after));
 }
 
+// ---- GET /export-tasks/events (docs/http-api.md#get-export-tasksevents--task-events)
+// ---------------------
+
+void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
+  // EventSource cannot set headers: on this route only, the token may come as
+  // ?access_token=. Only the path is ever logged, so it stays out of the log.
+  std::string authorization = req.Header("Authorization");
+  if (authorization.empty() && req.HasQuery("access_token")) {
+    authorization = "Bearer " + req.Query("access_token");
+  }
+  if (!api_.verifier_) return WriteHttpStatus(res, Internal("authentication is not configured"));
+  auto p = api_.verifier_->Authenticate(authorization);
+  if (!p.ok()) return WriteHttpStatus(res, p.status());
+  std::optional<int64_t> last_event_id;
+  std::string last = req.Header("Last-Event-ID");
+  if (last.empty()) last = req.Query("lastEventId");
+  if (auto id = ParseId(last)) last_event_id = *id;  // anything else: start from now
+  // A real HTTP status: EventSource stops only on a non-200 answer.
+  Status room = api_.events_->CheckCapacity(*p);
+  if (!room.ok()) {
+    res.SetHeader("Retry-After", "30");
+    return WriteHttpError(res, room.code() == StatusCode::kLimitExceeded ? 429 : 503,
+                          room.message());
+  }
+  auto source = api_.events_->Subscribe(*p, last_event_id);
+  if (!source.ok()) {
+    spdlog::warn("task events: subscribing failed: {}", source.status().ToString());
+    res.SetHeader("Retry-After", "30");
+    return WriteHttpError(res, 503, "task events are unavailable; the page falls back to polling");
+  }
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetHeader("X-Accel-Buffering", "no");  // a buffering proxy would hold the events
+  res.SetLive(std::move(source).value(), "text/event-stream; charset=utf-8");
+}
+
 // ---- GET /export-types, /readyz ----------------------------------------------
 
 void ExportApi::Handlers::ExportTypes(const Request& req, Response& res) {
@@ -787,6 +816,12 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
         "auth.download_url_secret is not set; signed download URLs are valid only on "
         "this instance until it restarts");
   }
+  TaskEventsOptions events;
+  events.max_streams = deps_.server.events_max_streams;
+  events.max_streams_per_user = deps_.server.events_max_streams_per_user;
+  events.poll_interval = std::chrono::milliseconds(deps_.server.events_poll_interval_ms);
+  events_ = std::make_unique<TaskEventHub>(deps_.store, events);
+  preview_ = std::make_unique<PreviewApi>(deps_.preview, deps_.preview_options, deps_.limits);
   handlers_ = std::make_unique<Handlers>(*this);
 }
 

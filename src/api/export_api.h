@@ -2,7 +2,8 @@
 // ExportApi: the HTTP API of export-center (docs/http-api.md).
 //
 // An http::HttpService: routes the task endpoints under
-// /api/platform/v1/files, the two download endpoints (real HTTP statuses),
+// /api/platform/v1/files, the export preview (preview_api.h), the two
+// download endpoints (real HTTP statuses),
 // /healthz, /readyz, /metrics and the download-center page at /. It answers
 // unknown routes 404 and wrong methods 405, and gives the envelope to the
 // server's own refusals (body over limits.max_body_bytes 413, malformed 400,
@@ -30,6 +31,7 @@
 #include <string>
 
 #include "api/options.h"
+#include "api/preview_api.h"
 #include "common/status.h"
 #include "http/http_server.h"
 #include "registry/registry.h"
@@ -40,6 +42,7 @@
 namespace export_center::api {
 
 class TokenVerifier;
+class TaskEventHub;
 
 inline constexpr char kApiBase[] = "/api/platform/v1/files";
 
@@ -67,6 +70,10 @@ struct ExportApiDeps {
       contract_version;
   // Prometheus text exposition for /metrics. Optional (empty body if unset).
   std::function<std::string()> metrics_text;
+  // POST /export-previews: reads a preview (dispatch::ExportPreviewer).
+  // Optional: unset, the route answers 500.
+  PreviewFn preview;
+  task::PreviewOptions preview_options;  // rows, time limit, per-user rate
 };
 
 class ExportApi : public http::HttpService {
@@ -95,6 +102,8 @@ class ExportApi : public http::HttpService {
   Status init_status_;
   std::unique_ptr<TokenVerifier> verifier_;
   std::string download_secret_;
+  std::unique_ptr<TaskEventHub> events_;  // GET /export-tasks/events
+  std::unique_ptr<PreviewApi> preview_;
   std::unique_ptr<Handlers> handlers_;
 };
 

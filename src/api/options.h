@@ -27,6 +27,11 @@ struct ServerOptions {
   // `demo` lowers it to debug so its console shows steps, not requests.
   // An spdlog level name (trace, debug, info, warn, error, critical, off).
   std::string access_log_level = "info";
+  // Live task events (GET /export-tasks/events,
+  // docs/http-api.md#get-export-tasksevents--task-events).
+  int events_max_streams = 1000;        // per process; over it: 503
+  int events_max_streams_per_user = 5;  // per tenant, app and user; over it: 429
+  int events_poll_interval_ms = 1000;   // how often the one poller reads the database
 };
 
 struct AuthOptions {

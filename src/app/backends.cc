@@ -176,6 +176,20 @@ dispatch::RowSourceFactory MakeRowSourceFactory(
   };
 }
 
+dispatch::RowSourceFactory MakePreviewSourceFactory(
+    const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
+    const std::map<std::string, source::DatasourceOptions>& datasources, int timeout_seconds) {
+  // One second past the preview's own limit: the caller's clear "did not
+  // finish" answer comes first, and the read still under way ends soon after.
+  const int cap_ms = timeout_seconds * 1000 + 1000;
+  source::ProviderClientOptions capped = config;
+  capped.connect_timeout_ms = std::min(config.connect_timeout_ms, cap_ms);
+  capped.read_timeout_ms = std::min(config.read_timeout_ms, cap_ms);
+  return MakeRowSourceFactory(
+      capped, metrics, datasources,
+      [](const task::Task&, const std::string& version) { return StatusOr<std::string>(version); });
+}
+
 ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOptions& config) {
   // Create must stay fast even when the business service is slow: a short
   // timeout, and the caller treats a failure as "no version recorded".

@@ -44,6 +44,13 @@ dispatch::RowSourceFactory MakeRowSourceFactory(
     const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources = {},
     PinContractVersionFn pin_contract_version = {});
+// The row sources of previews (dispatch::ExportPreviewer): MakeRowSourceFactory
+// with the same config, its client timeouts capped at `timeout_seconds` + 1 s, and
+// a sql-template contract version taken as is — a preview has no task to pin
+// it on, and a version can only be stale against an earlier one.
+dispatch::RowSourceFactory MakePreviewSourceFactory(
+    const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
+    const std::map<std::string, source::DatasourceOptions>& datasources, int timeout_seconds);
 // Fetches a sql-template type's contract version (POST /dispatch/version) for
 // recording on the task at create. nullopt for provider types.
 using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>>(

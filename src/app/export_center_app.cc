@@ -10,6 +10,8 @@
 #include "common/ids.h"
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
+#include "dispatch/export_preview.h"
+#include "dispatch/notification_publisher.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
@@ -30,6 +32,8 @@ struct ExportCenterApp::Components {
   std::unique_ptr<dispatch::Consumer> consumer;
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
+  std::unique_ptr<dispatch::ExportPreviewer> previewer;  // outlives the API that calls it
+  std::unique_ptr<dispatch::NotificationPublisher> notifier;
   std::unique_ptr<api::ExportApi> api;
   std::unique_ptr<registry::ConfigWatcher> watcher;
 };
@@ -55,6 +59,9 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCen
   deps.limits = config.limits;
   deps.deflate_level = config.render.deflate_level;
   deps.instance = config.instance_id;
+  deps.on_first_start = [metrics](const task::Task& task, double wait_seconds) {
+    metrics->TaskWait(task.tenant_id, wait_seconds);
+  };
   deps.on_end = [metrics](const task::Task& task, dispatch::AttemptEnd end, double seconds) {
     metrics->AttemptDuration(task.export_type, seconds);
     if (dispatch::IsFinal(end)) {
@@ -146,6 +153,17 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
       [metrics](int64_t bytes) { metrics->SetStorageBytes(bytes); });
   c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(),
                                                  [metrics] { metrics->DlqMessage(); });
+  // Rows are written whenever receivers are configured, even where this
+  // process's notifier is off: another instance delivers them.
+  c.store->SetNotificationRoutes(dispatch::RoutesOf(cfg.notifications));
+  for (const dispatch::WebhookReceiver& r : cfg.notifications.receivers) {
+    metrics->DeclareNotificationReceiver(r.id);
+  }
+  c.notifier = std::make_unique<dispatch::NotificationPublisher>(
+      &c.store->notifications(), cfg.notifications, cfg.instance_id,
+      [metrics](const std::string& receiver, dispatch::DeliveryResult result) {
+        metrics->NotificationDelivery(receiver, std::string(dispatch::ToString(result)));
+      });
 
   api::ExportApi::Deps deps;
   deps.store = c.store.get();
@@ -157,6 +175,16 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
   deps.contract_version = MakeContractVersionFetcher(cfg.provider);
+  c.previewer = std::make_unique<dispatch::ExportPreviewer>(
+      MakePreviewSourceFactory(cfg.provider, c.metrics.get(), cfg.datasources,
+                               cfg.preview.timeout_seconds),
+      cfg.preview);
+  deps.preview = [previewer = c.previewer.get()](
+                     const task::Task& task,
+                     std::shared_ptr<const registry::RegistrySnapshot> snapshot) {
+    return previewer->Preview(task, std::move(snapshot));
+  };
+  deps.preview_options = cfg.preview;
   ExportCenterApp* self = app.get();
   deps.metrics_text = [self] { return self->MetricsText(); };
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));
@@ -173,6 +201,9 @@ std::string ExportCenterApp::MetricsText() {
                                  static_cast<double>(gauges->outbox_oldest_age_seconds),
                                  gauges->outbox_max_attempt);
     c_->metrics->SetTaskQueueAge(static_cast<double>(gauges->task_queue_age_seconds));
+    std::vector<metrics::ExportMetrics::TenantLoad> load;
+    for (const auto& t : gauges->tenants) load.push_back({t.tenant_id, t.queued, t.running});
+    c_->metrics->SetTenantLoad(load);
   }
   // export_storage_bytes is set by the reconciler's sweep: a scrape must not
   // walk the storage (nor, on local storage, delete stale temp files).
@@ -199,11 +230,15 @@ Status ExportCenterApp::Start() {
   }
   if (config_.publisher.enabled) c.publisher->Start();
   if (config_.reconciler.enabled) c.reconciler->Start();
+  if (config_.notifications.enabled && !config_.notifications.receivers.empty()) {
+    c.notifier->Start();
+  }
   c.watcher->Start();
   started_ = true;
-  spdlog::info("export-center {} started: database {}, channel {}, consumers {}",
+  spdlog::info("export-center {} started: database {}, channel {}, consumers {}, webhooks {}",
                config_.instance_id, config_.database.kind, config_.channel.kind,
-               config_.consumer.enabled ? config_.consumer.concurrency : 0);
+               config_.consumer.enabled ? config_.consumer.concurrency : 0,
+               config_.notifications.enabled ? config_.notifications.receivers.size() : 0);
   return Status::Ok();
 }
 
@@ -218,6 +253,7 @@ void ExportCenterApp::Stop() {
   c.reconciler->Stop();
   c.channel->Close();
   c.dlq->Stop();
+  c.notifier->Stop();
   http_->Stop();
   spdlog::info("export-center {} stopped", config_.instance_id);
 }

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "config/config_internal.h"
+#include "config/notifications_yaml.h"
 #include "config/yaml_reader.h"
 
 namespace export_center::config {
@@ -70,6 +71,9 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.Int("send-timeout-seconds", &c->send_timeout_seconds, 1, 3600);
   r.Int("max-connections", &c->max_connections, 1, 1000000);
   r.Int("max-connections-per-address", &c->max_connections_per_address, 1, 1000000);
+  r.Int("events-max-streams", &c->events_max_streams, 1, 1000000);
+  r.Int("events-max-streams-per-user", &c->events_max_streams_per_user, 1, 1000);
+  r.Int("events-poll-interval-ms", &c->events_poll_interval_ms, 100, 60000);
   r.Finish();
 }
 
@@ -131,6 +135,14 @@ void ReadLimits(MapReader& r, task::LimitsOptions* c) {
   r.Finish();
 }
 
+void ReadPreview(MapReader& r, task::PreviewOptions* c) {
+  r.Int("timeout-seconds", &c->timeout_seconds, 1, 60);
+  r.Int("rows", &c->rows, 1, 100);
+  r.Int("per-user-per-minute", &c->per_user_per_minute, 1, 1000);
+  r.Int("max-running", &c->max_running, 1, 256);
+  r.Finish();
+}
+
 void ReadConsumer(MapReader& r, dispatch::ConsumerOptions* c) {
   r.Bool("enabled", &c->enabled);
   r.Int("concurrency", &c->concurrency, 1, 64);
@@ -139,6 +151,9 @@ void ReadConsumer(MapReader& r, dispatch::ConsumerOptions* c) {
   r.Int("max-duration-seconds", &c->max_duration_seconds, 60, kDay);
   r.IntList("retry-backoff-seconds", &c->retry_backoff_seconds, 1, kDay);
   r.Int("shutdown-grace-seconds", &c->shutdown_grace_seconds, 0, 3600);
+  r.Int("tenant-running-limit", &c->tenant_running_limit, 0, 100000);
+  r.Int("fleet-consumer-slots", &c->fleet_consumer_slots, 0, 100000);
+  r.Int("tenant-handback-ms", &c->tenant_handback_ms, 50, 600000);
   r.Finish();
 }
 
@@ -475,12 +490,15 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     Section(top, "storage", &c.storage, ReadStorage);
     Section(top, "auth", &c.auth, ReadAuth);
     Section(top, "limits", &c.limits, ReadLimits);
+    Section(top, "preview", &c.preview, ReadPreview);
     Section(top, "consumer", &c.consumer, ReadConsumer);
     Section(top, "publisher", &c.publisher, ReadPublisher);
     Section(top, "reconciler", &c.reconciler, ReadReconciler);
     Section(top, "channel", &c.channel, ReadChannel);
     Section(top, "provider", &c.provider, ReadProvider);
     Section(top, "render", &c.render, ReadRender);
+    MapReader notifications(top.Get("notifications"), "notifications", &errors);
+    ReadNotifications(notifications, &c.notifications, &c.env_overrides);
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.
@@ -503,6 +521,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
   if (c.instance_id.empty()) c.instance_id = DefaultInstanceId();
   ApplyEnvOverrides(&c);
   Validate(&c, &errors);
+  CheckNotifications(c.notifications, root, &errors);
   if (!errors.empty())
     return InvalidArgument(ProblemsHeader(path, errors) + errors.ToStatus().message());
   return c;

@@ -19,12 +19,14 @@
 
 #include "api/options.h"
 #include "common/status.h"
+#include "dispatch/notification_options.h"
 #include "dispatch/options.h"
 #include "render/writer.h"
 #include "source/options.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 #include "task/limits.h"
+#include "task/preview.h"
 
 namespace export_center::config {
 
@@ -41,10 +43,12 @@ struct AppConfig {
   storage::StorageOptions storage;
   api::AuthOptions auth;
   task::LimitsOptions limits;
+  task::PreviewOptions preview;
   dispatch::ConsumerOptions consumer;
   dispatch::PublisherOptions publisher;
   dispatch::ReconcilerOptions reconciler;
   dispatch::ChannelOptions channel;
+  dispatch::NotificationOptions notifications;
   source::ProviderClientOptions provider;
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;

@@ -52,6 +52,8 @@ DeliveryOutcome Consumer::Handle(const Delivery& delivery) {
   }
   store::ClaimRequest request{command->task_id, command->dispatch_version, deps_.instance,
                               deps_.consumer.lease_seconds, deps_.consumer.max_duration_seconds};
+  request.tenant_running_limit = TenantRunningLimit(deps_.consumer);
+  request.handback_backoff_ms = deps_.consumer.tenant_handback_ms;
   auto claim = deps_.store->ClaimTask(request);
   if (!claim.ok()) {
     // The database is unreachable. Acknowledging loses nothing: the outbox row
@@ -60,11 +62,23 @@ DeliveryOutcome Consumer::Handle(const Delivery& delivery) {
                  claim.status().ToString());
     return DeliveryOutcome::kAck;
   }
+  if (!claim->claimed && claim->miss == store::ClaimMiss::kTenantAtLimit) {
+    // Handed back through the outbox (the row is PENDING again, due after the
+    // hand-back back-off): acknowledge and take the next command.
+    spdlog::debug("task {} v{}: tenant at its running limit, handed back", command->task_id,
+                  command->dispatch_version);
+    return DeliveryOutcome::kAck;
+  }
   if (!claim->claimed) {
     spdlog::info("task {} v{} event {}: not claimed ({}), acknowledged", command->task_id,
                  command->dispatch_version, command->event_id,
                  claim->miss ? store::ToString(*claim->miss) : "unknown");
     return DeliveryOutcome::kAck;
+  }
+  const task::Task& task = *claim->task;
+  if (deps_.on_first_start && task.dispatch_version == 1 && task.attempt_count == 1 &&
+      task.started_at) {
+    deps_.on_first_start(task, static_cast<double>(*task.started_at - task.requested_at) / 1000.0);
   }
   ++running_attempts_;
   RunExportAttempt(deps_, *claim->task, shutdown_);

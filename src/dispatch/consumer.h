@@ -8,7 +8,10 @@
 // payload that does not decode is rejected (poison), so that the channel
 // redelivers it up to its limit and then dead-letters it. Every branch of the
 // claim-miss table acknowledges without any remedy: the reconciler is the
-// only re-dispatch path.
+// only re-dispatch path. The one exception is a task whose tenant is at its
+// running limit (consumer.tenant-running-limit): the claim transaction itself
+// hands its command back to the outbox with a short back-off
+// (docs/dispatch.md#tenant-fairness).
 //
 // Stop(): stop taking commands; running attempts get shutdown_grace_seconds
 // to finish, then stop at their next safe point and are handed back for retry.

@@ -100,10 +100,9 @@ class AttemptRunner {
 
   AttemptResult Execute() {
     auto snapshot = deps_.registry->Current();
-    const registry::ExportDefinition* def = snapshot->Find(task_.export_type);
-    if (def == nullptr) {
-      return {InvalidArgument("export type " + task_.export_type + " is no longer registered"), {}};
-    }
+    auto found = DefinitionFor(*snapshot, task_);
+    if (!found.ok()) return {found.status(), {}};
+    const registry::ExportDefinition* def = *found;
     auto made = deps_.make_source(task_, *def, *snapshot);
     if (!made.ok()) return {made.status(), {}};
     // The next page is fetched while this one is written.
@@ -323,6 +322,15 @@ bool IsFinal(AttemptEnd end) { return end != AttemptEnd::kRetried && end != Atte
 AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
                             const AbortSignal& shutdown) {
   return AttemptRunner(deps, task, shutdown).Run();
+}
+
+StatusOr<const registry::ExportDefinition*> DefinitionFor(
+    const registry::RegistrySnapshot& snapshot, const task::Task& task) {
+  const registry::ExportDefinition* def = snapshot.Find(task.export_type);
+  if (def == nullptr) {
+    return InvalidArgument("export type " + task.export_type + " is no longer registered");
+  }
+  return def;
 }
 
 std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,

@@ -49,6 +49,10 @@ struct AttemptDeps {
   task::LimitsOptions limits;
   int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;
+  // Called when a task is claimed for its first attempt (dispatch_version 1,
+  // attempt 1), with the seconds from its creation to RUNNING, both taken
+  // from the database clock (metrics); may be empty.
+  std::function<void(const task::Task&, double wait_seconds)> on_first_start;
   // Called once per attempt with its end and duration (metrics); may be empty.
   std::function<void(const task::Task&, AttemptEnd, double seconds)> on_end;
 };
@@ -58,6 +62,12 @@ struct AttemptDeps {
 // next safe point and is handed back for a retry. Returns how it ended.
 AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
                             const AbortSignal& shutdown);
+
+// The definition an attempt of `task` runs with: the one registered now
+// under its type. InvalidArgument when the type is no longer registered.
+// Shared with the preview (export_preview.h), so both read the same rows.
+StatusOr<const registry::ExportDefinition*> DefinitionFor(
+    const registry::RegistrySnapshot& snapshot, const task::Task& task);
 
 // The download file name: the definition's file-name-pattern expanded
 // (registry::ExpandFileName) without path separators, control and bidi

@@ -40,7 +40,7 @@ class HttpService {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;            // 0: any free port (see HttpServer::port)
-  int worker_threads = 8;  // run HttpService::Handle and BodySource::Next
+  int worker_threads = 8;  // run HttpService::Handle and BodySource::Next (not LiveSource)
   int io_threads = 1;      // accept, read, write; never block
   // From a new connection's accept, or a request's first byte, to the end of
   // its header.
@@ -67,6 +67,7 @@ struct HttpServerStats {
   int64_t requests = 0;               // handed to the service
   int64_t open_streams = 0;           // streamed bodies being written
   int64_t stream_buffer_bytes = 0;    // memory held for them right now
+  int64_t live_streams = 0;           // open-ended (LiveSource) bodies open
 };
 
 class HttpServer {

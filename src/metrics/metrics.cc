@@ -23,6 +23,13 @@ const prometheus::Histogram::BucketBoundaries& ProviderBuckets() {
   return kBuckets;
 }
 
+// A task's wait runs from milliseconds (idle fleet) to hours (a backlog).
+const prometheus::Histogram::BucketBoundaries& WaitBuckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600};
+  return kBuckets;
+}
+
 }  // namespace
 
 ExportMetrics::ExportMetrics()
@@ -80,7 +87,23 @@ ExportMetrics::ExportMetrics()
                          .Name("export_storage_bytes")
                          .Help("Bytes held by export files in storage")
                          .Register(*registry_)
-                         .Add({})) {
+                         .Add({})),
+      notification_deliveries_(BuildCounter()
+                                   .Name("export_notification_deliveries_total")
+                                   .Help("Webhook delivery attempts, by receiver and result")
+                                   .Register(*registry_)),
+      tenant_queued_(BuildGauge()
+                         .Name("export_tenant_tasks_queued")
+                         .Help("PENDING export tasks, by tenant")
+                         .Register(*registry_)),
+      tenant_running_(BuildGauge()
+                          .Name("export_tenant_tasks_running")
+                          .Help("RUNNING export tasks, by tenant")
+                          .Register(*registry_)),
+      task_wait_(BuildHistogram()
+                     .Name("export_task_wait_seconds")
+                     .Help("Seconds from a task's creation to its first RUNNING, by tenant")
+                     .Register(*registry_)) {
   // Alerts such as rate(...{action="lease_recover"}) need the series to exist
   // at zero before the first event.
   for (const char* action : {kActionRedispatch, kActionLeaseRecover, kActionOutboxRelease,
@@ -128,6 +151,36 @@ void ExportMetrics::DlqMessage() { dlq_messages_.Increment(); }
 
 void ExportMetrics::SetStorageBytes(int64_t bytes) {
   storage_bytes_.Set(static_cast<double>(bytes));
+}
+
+void ExportMetrics::NotificationDelivery(const std::string& receiver, const std::string& result) {
+  notification_deliveries_.Add({{"receiver", receiver}, {"result", result}}).Increment();
+}
+
+void ExportMetrics::DeclareNotificationReceiver(const std::string& receiver) {
+  for (const char* result : {"delivered", "failed", "dead"}) {
+    notification_deliveries_.Add({{"receiver", receiver}, {"result", result}});
+  }
+}
+
+void ExportMetrics::SetTenantLoad(const std::vector<TenantLoad>& tenants) {
+  std::lock_guard<std::mutex> lock(tenants_mu_);
+  std::set<std::string> now;
+  for (const TenantLoad& t : tenants) {
+    tenant_queued_.Add({{"tenant", t.tenant}}).Set(static_cast<double>(t.queued));
+    tenant_running_.Add({{"tenant", t.tenant}}).Set(static_cast<double>(t.running));
+    now.insert(t.tenant);
+  }
+  for (const std::string& gone : tenants_with_load_) {
+    if (now.count(gone) != 0) continue;
+    tenant_queued_.Remove(&tenant_queued_.Add({{"tenant", gone}}));
+    tenant_running_.Remove(&tenant_running_.Add({{"tenant", gone}}));
+  }
+  tenants_with_load_ = std::move(now);
+}
+
+void ExportMetrics::TaskWait(const std::string& tenant, double seconds) {
+  task_wait_.Add({{"tenant", tenant}}, WaitBuckets()).Observe(seconds < 0 ? 0 : seconds);
 }
 
 std::string ExportMetrics::Text() const {

@@ -11,8 +11,8 @@
 // reconciler's sweep sets the storage gauge. Every method is thread-safe (prometheus-cpp families
 // lock on first use of a label set; counters and gauges are atomic), cheap,
 // and never fails. Label values are export types, attempt outcomes, provider
-// service names and reconciler actions: small, bounded sets; never ids or
-// user input.
+// service names, reconciler actions and tenant ids (from the verified token,
+// a set the platform bounds): never task ids or user input.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -22,7 +22,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace export_center::metrics {
 
@@ -72,6 +75,28 @@ class ExportMetrics {
   // export_storage_bytes: bytes held by export files (summed by each
   // reconciler orphan sweep, never by a scrape).
   void SetStorageBytes(int64_t bytes);
+  // export_notification_deliveries_total{receiver,result}: one webhook
+  // delivery attempt (docs/notifications.md): result "delivered" (2xx),
+  // "failed" (to be retried) or "dead" (given up). Receivers are the
+  // configured ids, a small set.
+  void NotificationDelivery(const std::string& receiver, const std::string& result);
+  // Creates a receiver's three series at 0, so alerts see them before the
+  // first delivery.
+  void DeclareNotificationReceiver(const std::string& receiver);
+
+  // export_tenant_tasks_queued{tenant} and export_tenant_tasks_running{tenant}:
+  // PENDING and RUNNING tasks per tenant, set at each scrape from the
+  // database. A tenant missing from `tenants` has neither any more: its
+  // series are removed, so idle tenants do not pile up.
+  struct TenantLoad {
+    std::string tenant;
+    int64_t queued = 0;
+    int64_t running = 0;
+  };
+  void SetTenantLoad(const std::vector<TenantLoad>& tenants);
+  // export_task_wait_seconds{tenant}: creation to first RUNNING of a task
+  // (docs/dispatch.md#tenant-fairness).
+  void TaskWait(const std::string& tenant, double seconds);
 
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
@@ -95,6 +120,15 @@ class ExportMetrics {
   prometheus::Family<prometheus::Counter>& reconciler_action_;
   prometheus::Counter& dlq_messages_;
   prometheus::Gauge& storage_bytes_;
+  prometheus::Family<prometheus::Counter>& notification_deliveries_;
+  prometheus::Family<prometheus::Gauge>& tenant_queued_;
+  prometheus::Family<prometheus::Gauge>& tenant_running_;
+  prometheus::Family<prometheus::Histogram>& task_wait_;
+
+  // The tenants whose load series exist. std::mutex: metrics/ depends on
+  // nothing, so common/mutex.h is out of reach; one short critical section.
+  std::mutex tenants_mu_;
+  std::set<std::string> tenants_with_load_;  // guarded by tenants_mu_
 };
 
 }  // namespace export_center::metrics

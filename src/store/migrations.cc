@@ -118,32 +118,38 @@ Migration IdNodeCounter() {
   };
 }
 
-// Version 3: one row per counted download (docs/store.md#download-audit).
-// Copies tenant, app and type from the task so the audit outlives it; no
-// foreign key, for the same reason.
-Migration DownloadAudit() {
+// Version 3: the notification outbox (docs/notifications.md): one row per
+// (ended task event, receiver), written in the transaction of the end state.
+Migration NotificationOutbox() {
   return {
       3,
-      "export_download_audit: who downloaded which file, when, how",
+      "export_notification: webhook notifications of ended tasks",
       {
-          "CREATE TABLE IF NOT EXISTS export_download_audit ("
+          "CREATE TABLE IF NOT EXISTS export_notification ("
           " id BIGINT NOT NULL PRIMARY KEY,"
+          " event_id VARCHAR(64) NOT NULL,"
+          " receiver_id VARCHAR(64) NOT NULL,"
           " task_id BIGINT NOT NULL,"
-          " tenant_id VARCHAR(64) NOT NULL,"
-          " app_code VARCHAR(16) NOT NULL,"
-          " user_id VARCHAR(128) NOT NULL,"
-          " export_type VARCHAR(128) NOT NULL,"
-          " via VARCHAR(24) NOT NULL,"
-          " served_by VARCHAR(24) NOT NULL,"
-          " client_address VARCHAR(64) NOT NULL,"
-          " user_agent VARCHAR(512) NOT NULL,"
-          " request_id VARCHAR(64) NOT NULL,"
-          " downloaded_at BIGINT NOT NULL){TABLE_OPTIONS}",
-          // The admin query: one tenant and app, newest first, optionally one task.
-          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_tenant"
-          " ON export_download_audit (tenant_id, app_code, downloaded_at)",
-          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_task"
-          " ON export_download_audit (task_id, downloaded_at)",
+          " dispatch_version INTEGER NOT NULL,"
+          " task_status VARCHAR(24) NOT NULL,"
+          " payload_json {TEXT} NOT NULL,"
+          " status VARCHAR(24) NOT NULL DEFAULT 'PENDING',"
+          " attempt_count INTEGER NOT NULL DEFAULT 0,"
+          " next_retry_at BIGINT NOT NULL,"
+          " lease_owner VARCHAR(128) NULL,"
+          " lease_until BIGINT NULL,"
+          " delivered_at BIGINT NULL,"
+          " last_error {TEXT} NULL,"
+          " created_at BIGINT NOT NULL,"
+          " updated_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_notification_event"
+          " ON export_notification (event_id, receiver_id)",
+          // One event per (task, version, end state) and receiver, as a
+          // database fact: writing it twice inserts nothing.
+          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_notification_end"
+          " ON export_notification (task_id, dispatch_version, task_status, receiver_id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_notification_due"
+          " ON export_notification (status, next_retry_at, id)",
       },
   };
 }
@@ -221,10 +227,51 @@ Status Apply(Database& db, const Migration& m) {
   });
 }
 
+// Version 4: live task events poll "updated_at > ?" once a second per process
+// (docs/http-api.md#get-export-tasksevents--task-events); without an index that is a full scan.
+Migration TaskUpdatedAtIndex() {
+  return {
+      4,
+      "export_task (updated_at) index for task events",
+      {"CREATE INDEX IF NOT EXISTS idx_export_task_updated_at ON export_task (updated_at)"},
+  };
+}
+
+// Version 5: one row per counted download (docs/store.md#download-audit).
+// Copies tenant, app and type from the task so the audit outlives it; no
+// foreign key, for the same reason.
+Migration DownloadAudit() {
+  return {
+      5,
+      "export_download_audit: who downloaded which file, when, how",
+      {
+          "CREATE TABLE IF NOT EXISTS export_download_audit ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " task_id BIGINT NOT NULL,"
+          " tenant_id VARCHAR(64) NOT NULL,"
+          " app_code VARCHAR(16) NOT NULL,"
+          " user_id VARCHAR(128) NOT NULL,"
+          " export_type VARCHAR(128) NOT NULL,"
+          " via VARCHAR(24) NOT NULL,"
+          " served_by VARCHAR(24) NOT NULL,"
+          " client_address VARCHAR(64) NOT NULL,"
+          " user_agent VARCHAR(512) NOT NULL,"
+          " request_id VARCHAR(64) NOT NULL,"
+          " downloaded_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          // The admin query: one tenant and app, newest first, optionally one task.
+          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_tenant"
+          " ON export_download_audit (tenant_id, app_code, downloaded_at)",
+          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_task"
+          " ON export_download_audit (task_id, downloaded_at)",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter(),
+                                                     NotificationOutbox(), TaskUpdatedAtIndex(),
                                                      DownloadAudit()};
   return kMigrations;
 }

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "common/mutex.h"
 #include "common/utf8.h"
 #include "store/migrations.h"
+#include "store/sql_notification_outbox.h"
 #include "task/command.h"
 
 namespace export_center::store {
@@ -95,6 +97,20 @@ constexpr size_t kMaxMessageBytes = 1000;
 
 std::string Truncate(const std::string& text) {
   return std::string(utf8::TruncateBytes(text, kMaxMessageBytes));
+}
+
+// The export_task_guard row that serialises the claims of one tenant
+// (HandBackIfTenantAtLimit). The name column is VARCHAR(64) like tenant_id,
+// so the tenant is hashed (64-bit FNV-1a) rather than appended.
+std::string TenantClaimLockName(const std::string& tenant) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char ch : tenant) {
+    hash ^= ch;
+    hash *= 1099511628211ULL;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "TENANT_CLAIM:%016llx", static_cast<unsigned long long>(hash));
+  return buf;
 }
 
 // Informational only (the command's occurredAt): never compared.
@@ -187,9 +203,42 @@ StatusOr<OutboxEntry> OutboxFromRow(const Row& r) {
   return e;
 }
 
+// A LIKE pattern matching `text` anywhere, with '!' as the escape character
+// ('\\' would need doubling in MySQL's string literals, '!' means the same everywhere).
+std::string ContainsPattern(const std::string& text) {
+  std::string pattern = "%";
+  for (char c : text) {
+    if (c == '!' || c == '%' || c == '_') pattern += '!';
+    pattern += c;
+  }
+  return pattern + "%";
+}
+
+// The filters the download-center page's tabs and search need
+// (docs/http-api.md#get-export-tasks--list).
+void AddListFilters(const TaskStore::ListQuery& q, std::string* where, SqlParams* params) {
+  if (!q.any_status.empty()) {
+    std::string marks;
+    for (TaskState state : q.any_status) {
+      marks += marks.empty() ? "?" : ", ?";
+      params->emplace_back(task::ToString(state));
+    }
+    *where += " AND status IN (" + marks + ")";
+  }
+  if (q.retrying) {
+    *where += *q.retrying ? " AND status = 'PENDING' AND attempt_count > 0"
+                          : " AND status = 'PENDING' AND attempt_count = 0";
+  }
+  if (q.name_contains) {
+    *where += " AND LOWER(task_name) LIKE LOWER(?) ESCAPE '!'";
+    params->emplace_back(ContainsPattern(*q.name_contains));
+  }
+}
+
 class SqlTaskStore final : public TaskStore {
  public:
-  explicit SqlTaskStore(std::shared_ptr<Database> db) : db_(std::move(db)), d_(db_->dialect()) {}
+  explicit SqlTaskStore(std::shared_ptr<Database> db)
+      : db_(std::move(db)), d_(db_->dialect()), notifications_(NewSqlNotificationOutbox(db_)) {}
 
   // ---- schema ----
   Status Migrate() override;
@@ -200,6 +249,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<CreateResult> CreateTask(const NewTask& task, const CreateLimits& limits) override;
   StatusOr<Task> GetTask(int64_t task_id) override;
   StatusOr<ListPage> ListTasks(const ListQuery& query) override;
+  StatusOr<std::vector<Task>> ListChangedTasks(const ChangeQuery& query) override;
   StatusOr<TaskState> RequestCancel(int64_t task_id) override;
   StatusOr<Task> ManualRetry(int64_t task_id, const std::string& trace_id) override;
   Status RecordDownload(const DownloadRecord& download) override;
@@ -243,6 +293,10 @@ class SqlTaskStore final : public TaskStore {
   Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
                            const std::string& reason) override;
 
+  // ---- notifications ----
+  void SetNotificationRoutes(std::vector<NotificationRoute> routes) override EXCLUDES(routes_mu_);
+  NotificationOutbox& notifications() override { return *notifications_; }
+
   // ---- metrics ----
   StatusOr<Gauges> ReadGauges() override;
 
@@ -279,9 +333,20 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<ClaimMiss> ExplainClaimMiss(Connection& c, const ClaimRequest& r,
                                        std::optional<Task>* task);
   Status RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out);
+  // Called inside the transaction that just moved `task_id` to an end state
+  // (every such statement of this file is followed by it): writes the
+  // notification rows of the routes in force (docs/notifications.md).
+  Status NotifyEnded(Connection& c, int64_t task_id);
+  std::shared_ptr<const std::vector<NotificationRoute>> Routes() const EXCLUDES(routes_mu_);
+  // Inside the claim transaction: true when the task's tenant is at
+  // r.tenant_running_limit and the command was handed back.
+  StatusOr<bool> HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r);
 
   std::shared_ptr<Database> db_;
   const Dialect d_;
+  const std::unique_ptr<NotificationOutbox> notifications_;
+  mutable Mutex routes_mu_;
+  std::shared_ptr<const std::vector<NotificationRoute>> routes_ GUARDED_BY(routes_mu_);
   std::mutex ids_mu_;
   std::unique_ptr<IdGenerator> ids_owner_;  // GUARDED_BY(ids_mu_)
   std::atomic<IdGenerator*> ids_{nullptr};  // set once by EnsureIdNode
@@ -291,15 +356,36 @@ class SqlTaskStore final : public TaskStore {
 
 Status SqlTaskStore::EndAttempt(Connection& c, const Attempt& a, TaskState to_state,
                                 const std::string& code, const std::string& message) {
-  return c
-      .Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
-                " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
-                " object_key = NULL, updated_at = {NOW}"
-                " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                " AND lease_owner = ?"),
-            {task::ToString(to_state), code, Truncate(message), a.task_id, a.dispatch_version,
-             a.instance})
-      .status();
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
+      c.Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
+                 " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
+                 " object_key = NULL, updated_at = {NOW}"
+                 " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                 " AND lease_owner = ?"),
+             {task::ToString(to_state), code, Truncate(message), a.task_id, a.dispatch_version,
+              a.instance}));
+  if (n == 1) EC_RETURN_IF_ERROR(NotifyEnded(c, a.task_id));
+  return Status::Ok();
+}
+
+void SqlTaskStore::SetNotificationRoutes(std::vector<NotificationRoute> routes) {
+  auto snapshot = std::make_shared<const std::vector<NotificationRoute>>(std::move(routes));
+  MutexLock lock(&routes_mu_);
+  routes_ = std::move(snapshot);
+}
+
+std::shared_ptr<const std::vector<NotificationRoute>> SqlTaskStore::Routes() const {
+  MutexLock lock(&routes_mu_);
+  return routes_;
+}
+
+Status SqlTaskStore::NotifyEnded(Connection& c, int64_t task_id) {
+  std::shared_ptr<const std::vector<NotificationRoute>> routes = Routes();
+  if (routes == nullptr || routes->empty()) return Status::Ok();
+  // Read back inside the transaction: the payload is the committed end state.
+  EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, task_id));
+  return InsertTaskEndedNotifications(c, d_, t, *routes, [this] { return NewId(); }).status();
 }
 
 StatusOr<std::optional<Task>> SqlTaskStore::ReadTask(Connection& c, int64_t task_id,
@@ -503,6 +589,7 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
     where += " AND export_type = ?";
     params.emplace_back(*q.export_type);
   }
+  AddListFilters(q, &where, &params);
   const int64_t size = std::clamp(q.size, 1, 100);
   const int64_t page = std::max(q.page, 1);
   ListPage out;
@@ -527,7 +614,37 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
   return out;
 }
 
+StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
+  std::string where = " WHERE updated_at > ?";
+  SqlParams params = {q.updated_after_ms};
+  if (q.tenant_id) {
+    where += " AND tenant_id = ? AND app_code = ?";
+    params.emplace_back(*q.tenant_id);
+    params.emplace_back(task::ToString(q.app_code));
+    if (q.requested_by) {
+      where += " AND requested_by = ?";
+      params.emplace_back(*q.requested_by);
+    }
+  }
+  params.emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
+  std::vector<Task> out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out.clear();
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
+                               " ORDER BY updated_at, id LIMIT ?",
+                           params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
+      out.push_back(std::move(t));
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
 StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
   TaskState result = TaskState::kPending;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
@@ -538,6 +655,7 @@ StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
                                                 " WHERE id = ? AND status = 'PENDING'"),
                                             {task_id}));
       if (n != 1) return Unavailable("task changed while cancelling; retry");
+      EC_RETURN_IF_ERROR(NotifyEnded(c, task_id));
       result = TaskState::kCancelled;
       return Status::Ok();
     }
@@ -590,9 +708,10 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
 Status SqlTaskStore::RecordDownload(const DownloadRecord& d) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   return Write([&](Connection& c) -> Status {
+    // updated_at too: the count is shown live (task events poll updated_at).
     EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET download_count ="
-                                              " download_count + 1, last_downloaded_at = {NOW}"
-                                              " WHERE id = ?"),
+                                              " download_count + 1, last_downloaded_at = {NOW},"
+                                              " updated_at = {NOW} WHERE id = ?"),
                                           {d.task_id}));
     if (n == 0) return NotFound("export task " + std::to_string(d.task_id) + " does not exist");
     // The column widths are the limits; the API cuts first, this is the backstop.
@@ -685,11 +804,27 @@ StatusOr<DownloadAuditPage> SqlTaskStore::ListDownloadAudit(const DownloadAuditQ
 // ---- outbox publisher ---------------------------------------------------------
 
 StatusOr<std::vector<int64_t>> SqlTaskStore::SelectDueOutbox(int limit) {
-  EC_ASSIGN_OR_RETURN(Rows rows,
-                      db_->Query(Sql("SELECT id FROM export_outbox"
-                                     " WHERE status = 'PENDING' AND next_retry_at <= {NOW}"
-                                     " ORDER BY next_retry_at, id LIMIT ?"),
-                                 {limit}));
+  // Fair order (docs/dispatch.md#tenant-fairness): user_round numbers each
+  // user's due rows oldest first; tenant_round numbers a tenant's rows by
+  // user_round, so the tenant's users take turns; sorting by tenant_round
+  // makes the tenants take turns. A tenant with a huge backlog therefore
+  // holds at most one row of each round, and every tenant with a due row
+  // gets its first one into any batch that has room for one per tenant.
+  // Only the order changes: every due row is still selected in time. Window
+  // functions: SQLite 3.25, PostgreSQL, MySQL 8, MariaDB 10.2. The LEFT JOIN
+  // keeps a row whose task is gone (it is still sent; the consumer acks it).
+  EC_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query(Sql("SELECT id FROM ("
+                     " SELECT id, next_retry_at, ROW_NUMBER() OVER (PARTITION BY tenant_id"
+                     " ORDER BY user_round, next_retry_at, id) AS tenant_round FROM ("
+                     " SELECT o.id, o.next_retry_at, COALESCE(t.tenant_id, '') AS tenant_id,"
+                     " ROW_NUMBER() OVER (PARTITION BY COALESCE(t.tenant_id, ''),"
+                     " COALESCE(t.requested_by, '') ORDER BY o.next_retry_at, o.id) AS user_round"
+                     " FROM export_outbox o LEFT JOIN export_task t ON t.id = o.task_id"
+                     " WHERE o.status = 'PENDING' AND o.next_retry_at <= {NOW}) by_user) by_tenant"
+                     " ORDER BY tenant_round, next_retry_at, id LIMIT ?"),
+                 {limit}));
   std::vector<int64_t> ids;
   for (const Row& r : rows) ids.push_back(r.Int(0));
   return ids;
@@ -779,10 +914,74 @@ StatusOr<ClaimMiss> SqlTaskStore::ExplainClaimMiss(Connection& c, const ClaimReq
   return ClassifyClaimMiss(facts, r.dispatch_version);
 }
 
+StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r) {
+  EC_ASSIGN_OR_RETURN(Rows owner,
+                      c.Query("SELECT tenant_id FROM export_task WHERE id = ?", {r.task_id}));
+  if (owner.empty()) return false;  // the claim below explains the miss
+  const std::string tenant = owner[0].Text(0);
+  // Serialises the claims of one tenant across every instance: without it two
+  // claims could each count limit-1 RUNNING tasks and both start, since a
+  // count locks nothing (READ COMMITTED on PostgreSQL and MySQL). Only claims
+  // take this lock — they are the only way into RUNNING, and every way out
+  // merely lowers the count. The row lives in export_task_guard, keyed by a
+  // hash of the tenant (a collision only makes two tenants share a lock).
+  const std::string lock_name = TenantClaimLockName(tenant);
+  EC_ASSIGN_OR_RETURN(int64_t locked,
+                      c.Exec(Sql("UPDATE export_task_guard SET created_at = created_at"
+                                 " WHERE name = ?"),
+                             {lock_name}));
+  if (locked == 0) {
+    // First claim of this tenant: create its lock row, then lock it. (The
+    // UPDATE comes first because MySQL's INSERT IGNORE of an existing key
+    // takes a shared lock, and two of those upgrading would deadlock.)
+    EC_RETURN_IF_ERROR(c.Exec(Sql("{INSERT_IGNORE} export_task_guard (name, created_at)"
+                                  " VALUES (?, {NOW}){ON_CONFLICT_IGNORE}"),
+                              {lock_name})
+                           .status());
+    EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_task_guard SET created_at = created_at"
+                                  " WHERE name = ?"),
+                              {lock_name})
+                           .status());
+  }
+  // Read after the lock, so the count includes every claim committed before.
+  EC_ASSIGN_OR_RETURN(
+      Rows facts,
+      c.Query(Sql("SELECT (SELECT COUNT(*) FROM export_task r WHERE r.status = 'RUNNING'"
+                  " AND r.tenant_id = ?),"
+                  " CASE WHEN status = 'PENDING' AND dispatch_version = ?"
+                  " AND next_retry_at <= {NOW} THEN 1 ELSE 0 END"
+                  " FROM export_task WHERE id = ?"),
+              {tenant, r.dispatch_version, r.task_id}));
+  if (facts.empty() || facts[0].Int(1) == 0) return false;  // not claimable anyway
+  if (facts[0].Int(0) < r.tenant_running_limit) return false;
+  // The command's row (SENT, or still CLAIMED when the consumer was faster
+  // than the publisher's MarkOutboxSent) goes back to PENDING, due after the
+  // short back-off, so the publisher sends it again; the task is untouched.
+  // attempt_count restarts at 0: it counts failed sends for the send back-off
+  // and the send alert, and this send did not fail.
+  EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
+                                " next_retry_at = {NOW} + ?, attempt_count = 0,"
+                                " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                                " WHERE task_id = ? AND dispatch_version = ?"
+                                " AND status IN ('SENT', 'CLAIMED')"),
+                            {r.handback_backoff_ms, r.task_id, r.dispatch_version})
+                         .status());
+  return true;
+}
+
 StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
   ClaimResult result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     result = ClaimResult();
+    if (r.tenant_running_limit > 0) {
+      EC_ASSIGN_OR_RETURN(bool handed_back, HandBackIfTenantAtLimit(c, r));
+      if (handed_back) {
+        result.miss = ClaimMiss::kTenantAtLimit;
+        EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, r.task_id));
+        result.task = std::move(t);
+        return Status::Ok();
+      }
+    }
     // The claim (docs/task-lifecycle.md#claim); the execution deadline is fixed here too.
     EC_ASSIGN_OR_RETURN(
         int64_t n,
@@ -862,20 +1061,25 @@ StatusOr<bool> SqlTaskStore::CommitSuccess(const Attempt& a, const FileResult& f
   // The deadline and the cancel flag are part of the final statement
   // (docs/task-lifecycle.md#conditional-commit): a check in C++ could pass and
   // then a cancel or the deadline could arrive before the write.
-  EC_ASSIGN_OR_RETURN(
-      int64_t n,
-      db_->Exec(
-          Sql("UPDATE export_task SET status = 'SUCCEEDED', file_name = ?, object_key = ?,"
-              " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
-              " completed_at = {NOW}, expires_at = {NOW} + ?, lease_owner = NULL,"
-              " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
-              " updated_at = {NOW}"
-              " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-              " AND lease_owner = ? AND execution_deadline_at > {NOW}"
-              " AND cancel_requested = 0"),
-          {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
-           int64_t{retention_days} * 86'400'000, a.task_id, a.dispatch_version, a.instance}));
-  return n == 1;
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  bool committed = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n,
+        c.Exec(Sql("UPDATE export_task SET status = 'SUCCEEDED', file_name = ?, object_key = ?,"
+                   " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
+                   " completed_at = {NOW}, expires_at = {NOW} + ?, lease_owner = NULL,"
+                   " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
+                   " updated_at = {NOW}"
+                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                   " AND lease_owner = ? AND execution_deadline_at > {NOW}"
+                   " AND cancel_requested = 0"),
+               {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
+                int64_t{retention_days} * 86'400'000, a.task_id, a.dispatch_version, a.instance}));
+    committed = n == 1;
+    return committed ? NotifyEnded(c, a.task_id) : Status::Ok();
+  }));
+  return committed;
 }
 
 StatusOr<bool> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
@@ -886,16 +1090,20 @@ StatusOr<bool> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
     return InvalidArgument("FinishAttempt cannot end a task " +
                            std::string(task::ToString(to_state)));
   }
-  EC_ASSIGN_OR_RETURN(
-      int64_t n,
-      db_->Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
-                    " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
-                    " object_key = NULL, updated_at = {NOW}"
-                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                    " AND lease_owner = ?"),
-                {task::ToString(to_state), failure_code, Truncate(message), a.task_id,
-                 a.dispatch_version, a.instance}));
-  return n == 1;
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  bool ended = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    // Whether this attempt still held the task, read under the same
+    // transaction as the update EndAttempt makes (and its notification rows).
+    EC_ASSIGN_OR_RETURN(Rows held, c.Query(Sql("SELECT id FROM export_task WHERE id = ?"
+                                               " AND status = 'RUNNING' AND dispatch_version = ?"
+                                               " AND lease_owner = ?{FOR_UPDATE}"),
+                                           {a.task_id, a.dispatch_version, a.instance}));
+    ended = !held.empty();
+    if (!ended) return Status::Ok();
+    return EndAttempt(c, a, to_state, failure_code, message);
+  }));
+  return ended;
 }
 
 StatusOr<std::string> SqlTaskStore::PinContractVersion(const Attempt& a,
@@ -1073,6 +1281,7 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
       EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
     }
   }
+  if (n == 1 && (rec.cancelled || rec.failed)) EC_RETURN_IF_ERROR(NotifyEnded(c, rec.task_id));
   if (n == 1) out->push_back(std::move(rec));
   return Status::Ok();
 }
@@ -1120,12 +1329,18 @@ StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int li
 }
 
 StatusOr<bool> SqlTaskStore::MarkExpired(int64_t task_id) {
-  EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_task SET status = 'EXPIRED',"
-                                               " updated_at = {NOW}"
-                                               " WHERE id = ? AND status = 'SUCCEEDED'"
-                                               " AND expires_at <= {NOW}"),
-                                           {task_id}));
-  return n == 1;
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  bool expired = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'EXPIRED',"
+                                              " updated_at = {NOW}"
+                                              " WHERE id = ? AND status = 'SUCCEEDED'"
+                                              " AND expires_at <= {NOW}"),
+                                          {task_id}));
+    expired = n == 1;
+    return expired ? NotifyEnded(c, task_id) : Status::Ok();
+  }));
+  return expired;
 }
 
 StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
@@ -1144,6 +1359,7 @@ StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
 
 Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                        const std::string& event_id, const std::string& reason) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
   // Both updates change exactly one row or the transaction rolls back
   // (docs/task-lifecycle.md#dead-letters-and-quarantine): a QUARANTINED row
   // beside a task left PENDING would strand the task, since the reconciler no
@@ -1182,7 +1398,7 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
       return Conflict("task of " + what +
                       " is no longer PENDING at that version; nothing quarantined");
     }
-    return Status::Ok();
+    return NotifyEnded(c, task_id);
   });
 }
 
@@ -1207,6 +1423,14 @@ StatusOr<TaskStore::Gauges> SqlTaskStore::ReadGauges() {
                                     " FROM export_task WHERE status = 'PENDING'"
                                     " AND next_retry_at <= {NOW}")));
     g.task_queue_age_seconds = std::max<int64_t>(0, queue.at(0).Int(0));
+    EC_ASSIGN_OR_RETURN(Rows tenants,
+                        c.Query("SELECT tenant_id,"
+                                " SUM(CASE WHEN status = 'PENDING' THEN 1 ELSE 0 END),"
+                                " SUM(CASE WHEN status = 'RUNNING' THEN 1 ELSE 0 END)"
+                                " FROM export_task WHERE status IN ('PENDING', 'RUNNING')"
+                                " GROUP BY tenant_id ORDER BY tenant_id"));
+    g.tenants.clear();
+    for (const Row& r : tenants) g.tenants.push_back({r.Text(0), r.Int(1), r.Int(2)});
     return Status::Ok();
   }));
   return g;

@@ -34,6 +34,8 @@ std::string_view ToString(ClaimMiss miss) {
       return "PENDING_BACKOFF";
     case ClaimMiss::kLostRace:
       return "LOST_RACE";
+    case ClaimMiss::kTenantAtLimit:
+      return "TENANT_AT_LIMIT";
   }
   return "UNKNOWN";
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/notification_outbox.h"
 #include "task/task.h"
 
 namespace export_center::store {
@@ -135,6 +136,9 @@ enum class ClaimMiss {
   kRunningLeaseExpired,  // left to the reconciler
   kPendingBackoff,       // PENDING and next_retry_at > now
   kLostRace,             // PENDING and due, yet the update hit 0 rows
+  // PENDING and due, but its tenant already runs tenant_running_limit tasks:
+  // the command was handed back (docs/dispatch.md#tenant-fairness).
+  kTenantAtLimit,
 };
 std::string_view ToString(ClaimMiss miss);
 
@@ -144,6 +148,12 @@ struct ClaimRequest {
   std::string instance;
   int lease_seconds = 300;
   int max_duration_seconds = 1800;
+  // Tenant fairness (docs/dispatch.md#tenant-fairness). When > 0 and the
+  // task's tenant already has this many RUNNING tasks, the task is not
+  // claimed (no attempt counted, version unchanged): its outbox row goes back
+  // to PENDING, due after handback_backoff_ms, and the miss is kTenantAtLimit.
+  int tenant_running_limit = 0;
+  int64_t handback_backoff_ms = 1000;
 };
 
 struct ClaimResult {
@@ -222,6 +232,12 @@ class TaskStore {
     std::optional<std::string> requested_by;  // nullopt: the whole tenant
     std::optional<task::TaskState> status;
     std::optional<std::string> export_type;
+    // Any of these states (empty: any); applied besides `status`.
+    std::vector<task::TaskState> any_status;
+    // PENDING tasks only: true = already attempted (retrying), false = not yet (queued).
+    std::optional<bool> retrying;
+    // task_name contains this text (case-insensitive for ASCII; % and _ are literal).
+    std::optional<std::string> name_contains;
     int page = 1;   // from 1
     int size = 20;  // 1..100
   };
@@ -230,6 +246,19 @@ class TaskStore {
     int64_t total = 0;
   };
   virtual StatusOr<ListPage> ListTasks(const ListQuery& query) = 0;
+
+  // Tasks changed after a point of the database clock, for live task events
+  // (docs/http-api.md#get-export-tasksevents--task-events): updated_at > updated_after_ms, oldest
+  // change first, at most `limit`. Limited to one tenant and app (and user)
+  // when tenant_id is set. Served by the export_task (updated_at) index.
+  struct ChangeQuery {
+    int64_t updated_after_ms = 0;
+    std::optional<std::string> tenant_id;
+    task::AppCode app_code = task::AppCode::kPlatform;
+    std::optional<std::string> requested_by;
+    int limit = 500;
+  };
+  virtual StatusOr<std::vector<task::Task>> ListChangedTasks(const ChangeQuery& query) = 0;
 
   // PENDING → CANCELLED at once (returns the new state); RUNNING → sets
   // cancel_requested (state stays RUNNING). Other states: Conflict.
@@ -248,7 +277,9 @@ class TaskStore {
   virtual StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) = 0;
 
   // ---- outbox publisher (docs/dispatch.md#the-outbox-row) ----
-  // Ids of PENDING rows due now, oldest first.
+  // Ids of up to `limit` PENDING rows due now, in fair order
+  // (docs/dispatch.md#tenant-fairness): round-robin across tenants, and
+  // across users inside a tenant; oldest first within each round.
   virtual StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) = 0;
   // Conditional PENDING → CLAIMED with lease and attempt_count+1; nullopt when
   // another instance won.
@@ -324,12 +355,28 @@ class TaskStore {
   virtual Status QuarantineCommand(int64_t task_id, int32_t dispatch_version,
                                    const std::string& event_id, const std::string& reason) = 0;
 
+  // ---- notifications (docs/notifications.md) ----
+  // The routes in force: every later change of a task to an end state
+  // writes, in its own transaction, one export_notification row per route
+  // that matches the task. Empty (the default): no rows. Thread-safe; app/
+  // sets them once at start-up.
+  virtual void SetNotificationRoutes(std::vector<NotificationRoute> routes) = 0;
+  // The notification outbox on the same database, owned by this store.
+  virtual NotificationOutbox& notifications() = 0;
+
   // ---- metrics ----
+  // Tasks of one tenant that are queued (PENDING) or RUNNING.
+  struct TenantLoad {
+    std::string tenant_id;
+    int64_t queued = 0;
+    int64_t running = 0;
+  };
   struct Gauges {
     int64_t outbox_pending = 0;
     int64_t outbox_oldest_age_seconds = 0;
     int64_t outbox_max_attempt = 0;
     int64_t task_queue_age_seconds = 0;
+    std::vector<TenantLoad> tenants;  // only tenants with a PENDING or RUNNING task
   };
   virtual StatusOr<Gauges> ReadGauges() = 0;
 };

@@ -697,6 +697,38 @@ TEST_F(ExportApiTest, ListRejectsBadQueries) {
   EXPECT_EQ(Get(kTasks + "?size=100&page=3", alice_).code(), "200");
 }
 
+TEST_F(ExportApiTest, ListFiltersOfTheDownloadCenterTabsAndSearch) {
+  task::Task queued = PutTask("alice", TaskState::kPending);
+  task::Task retrying = PutTask("alice", TaskState::kPending);
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET attempt_count = 1, task_name = 'Q3 订单'"
+                        " WHERE id = ?",
+                        {retrying.id})
+                  .ok());
+  task::Task stale = PutTask("alice", TaskState::kStale);
+  PutTask("alice", TaskState::kFailed);
+  PutTask("alice", TaskState::kSucceeded, "t1", "file");
+  auto total = [&](const std::string& query) {
+    Reply r = Get(kTasks + query, alice_);
+    EXPECT_EQ(r.code(), "200") << query << " " << r.raw;
+    return r.body["data"].value("total", "");
+  };
+  EXPECT_EQ(total("?status=QUEUED"), "1");
+  EXPECT_EQ(Get(kTasks + "?status=RETRYING", alice_).body["data"]["records"][0]["id"],
+            Id(retrying));
+  EXPECT_EQ(total("?status=FAILED,STALE,INCONSISTENT"), "2");
+  EXPECT_EQ(total("?status=SUCCEEDED,FAILED"), "2");
+  EXPECT_EQ(total("?name=%E8%AE%A2%E5%8D%95"), "1");  // 订单
+  EXPECT_EQ(total("?name=q3"), "1");
+  EXPECT_EQ(total("?name=%25"), "0");  // % is a character, not a wildcard
+  EXPECT_EQ(total("?name="), "5");     // empty: no filter
+  for (const char* bad : {"?status=FAILED,", "?status=,FAILED", "?status=QUEUED,RUNNING"}) {
+    EXPECT_EQ(Get(kTasks + bad, alice_).code(), "400") << bad;
+  }
+  EXPECT_EQ(Get(kTasks + "?name=" + std::string(101, 'x'), alice_).code(), "400");
+  (void)queued;
+  (void)stale;
+}
+
 TEST_F(ExportApiTest, RangeHeaderDoesNotSliceJson) {
   PutTask("alice", TaskState::kPending);
   Reply r = Get(kTasks, alice_, {{"Range", "bytes=0-5"}});

@@ -69,6 +69,9 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_EQ(c->server.header_timeout_seconds, 10);
   EXPECT_EQ(c->server.max_connections, 4096);
   EXPECT_EQ(c->server.max_connections_per_address, 256);
+  EXPECT_EQ(c->server.events_max_streams, 1000);
+  EXPECT_EQ(c->server.events_max_streams_per_user, 5);
+  EXPECT_EQ(c->server.events_poll_interval_ms, 1000);
   EXPECT_EQ(c->database.kind, "sqlite");
   EXPECT_EQ(c->database.sqlite_path, "var/export-center.db");
   EXPECT_EQ(c->storage.root, "var/files");
@@ -114,6 +117,9 @@ server:
   send-timeout-seconds: 40
   max-connections: 2000
   max-connections-per-address: 100
+  events-max-streams: 300
+  events-max-streams-per-user: 2
+  events-poll-interval-ms: 500
 database: {kind: postgres, sqlite-path: x.db, postgres-url: "postgresql://u:p@db:5432/ec", pool-size: 16}
 storage: {kind: local, root: /data/files}
 limits:
@@ -171,6 +177,9 @@ datasources:
   EXPECT_EQ(c->server.send_timeout_seconds, 40);
   EXPECT_EQ(c->server.max_connections, 2000);
   EXPECT_EQ(c->server.max_connections_per_address, 100);
+  EXPECT_EQ(c->server.events_max_streams, 300);
+  EXPECT_EQ(c->server.events_max_streams_per_user, 2);
+  EXPECT_EQ(c->server.events_poll_interval_ms, 500);
   EXPECT_EQ(c->database.kind, "postgres");
   EXPECT_EQ(c->database.postgres_url, "postgresql://u:p@db:5432/ec");
   EXPECT_EQ(c->database.pool_size, 16);
@@ -329,6 +338,31 @@ TEST_F(ConfigTest, ConnectionCapsAreConsistent) {
       "(100)");
   ExpectProblem(std::string(kMinimal) + "server: {header-timeout-seconds: 0}\n",
                 "server.header-timeout-seconds: 0 is out of range; allowed: [1, 300]");
+  ExpectProblem(std::string(kMinimal) + "server: {events-poll-interval-ms: 10}\n",
+                "server.events-poll-interval-ms: 10 is out of range; allowed: [100, 60000]");
+  ExpectProblem(std::string(kMinimal) + "server: {events-max-streams-per-user: 0}\n",
+                "server.events-max-streams-per-user: 0 is out of range; allowed: [1, 1000]");
+}
+
+TEST_F(ConfigTest, PreviewSection) {
+  StatusOr<AppConfig> d = Parse(kMinimal);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->preview.timeout_seconds, 10);
+  EXPECT_EQ(d->preview.rows, 20);
+  EXPECT_EQ(d->preview.per_user_per_minute, 10);
+  EXPECT_EQ(d->preview.max_running, 8);
+  StatusOr<AppConfig> c =
+      Parse(std::string(kMinimal) +
+            "preview: {timeout-seconds: 3, rows: 5, per-user-per-minute: 2, max-running: 1}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->preview.timeout_seconds, 3);
+  EXPECT_EQ(c->preview.rows, 5);
+  EXPECT_EQ(c->preview.per_user_per_minute, 2);
+  EXPECT_EQ(c->preview.max_running, 1);
+  ExpectProblem(std::string(kMinimal) + "preview: {timeout-seconds: 61}\n",
+                "preview.timeout-seconds: 61 is out of range; allowed: [1, 60]");
+  ExpectProblem(std::string(kMinimal) + "preview: {rows: 0}\n",
+                "preview.rows: 0 is out of range; allowed: [1, 100]");
 }
 
 TEST_F(ConfigTest, RangeErrors) {
@@ -665,6 +699,36 @@ TEST_F(ConfigFileTest, MissingFileIsNotFound) {
 TEST(UpperSnake, ConvertsServiceNames) {
   EXPECT_EQ(UpperSnake("customer-service"), "CUSTOMER_SERVICE");
   EXPECT_EQ(UpperSnake("orders.replica2"), "ORDERS_REPLICA2");
+}
+
+// consumer: the tenant-fairness keys (docs/dispatch.md#tenant-fairness).
+TEST_F(ConfigTest, TenantFairnessKeysAndTheDefaultLimit) {
+  auto defaults = Parse(kMinimal);
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->consumer.tenant_running_limit, 0);
+  EXPECT_EQ(defaults->consumer.fleet_consumer_slots, 0);
+  EXPECT_EQ(defaults->consumer.tenant_handback_ms, 1000);
+  // Half of this instance's 4 slots.
+  EXPECT_EQ(dispatch::TenantRunningLimit(defaults->consumer), 2);
+
+  auto fleet =
+      Parse(std::string(kMinimal) + "consumer: {concurrency: 1, fleet-consumer-slots: 12}\n");
+  ASSERT_TRUE(fleet.ok()) << fleet.status().ToString();
+  EXPECT_EQ(dispatch::TenantRunningLimit(fleet->consumer), 6);
+  auto one = Parse(std::string(kMinimal) + "consumer: {concurrency: 1}\n");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(dispatch::TenantRunningLimit(one->consumer), 1);  // at least 1
+  auto set = Parse(std::string(kMinimal) +
+                   "consumer: {tenant-running-limit: 3, fleet-consumer-slots: 40,"
+                   " tenant-handback-ms: 250}\n");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(dispatch::TenantRunningLimit(set->consumer), 3);
+  EXPECT_EQ(set->consumer.tenant_handback_ms, 250);
+
+  ExpectProblem(std::string(kMinimal) + "consumer: {tenant-running-limit: -1}\n",
+                "consumer.tenant-running-limit: -1 is out of range; allowed: [0, 100000]");
+  ExpectProblem(std::string(kMinimal) + "consumer: {tenant-handback-ms: 10}\n",
+                "consumer.tenant-handback-ms: 10 is out of range; allowed: [50, 600000]");
 }
 
 }  // namespace

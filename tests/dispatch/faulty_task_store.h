@@ -31,6 +31,9 @@ class FaultyTaskStore : public store::TaskStore {
   }
   StatusOr<task::Task> GetTask(int64_t id) override { return inner_->GetTask(id); }
   StatusOr<ListPage> ListTasks(const ListQuery& q) override { return inner_->ListTasks(q); }
+  StatusOr<std::vector<task::Task>> ListChangedTasks(const ChangeQuery& q) override {
+    return inner_->ListChangedTasks(q);
+  }
   StatusOr<task::TaskState> RequestCancel(int64_t id) override { return inner_->RequestCancel(id); }
   StatusOr<task::Task> ManualRetry(int64_t id, const std::string& trace) override {
     return inner_->ManualRetry(id, trace);
@@ -42,6 +45,10 @@ class FaultyTaskStore : public store::TaskStore {
       const store::DownloadAuditQuery& q) override {
     return inner_->ListDownloadAudit(q);
   }
+  void SetNotificationRoutes(std::vector<store::NotificationRoute> routes) override {
+    inner_->SetNotificationRoutes(std::move(routes));
+  }
+  store::NotificationOutbox& notifications() override { return inner_->notifications(); }
   StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override {
     return inner_->SelectDueOutbox(limit);
   }

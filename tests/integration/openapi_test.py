@@ -161,7 +161,10 @@ class OpenApiDocument(unittest.TestCase):
                             expect=200)
         self.assertIn(b"# TYPE export_", metrics.body)
         self.call("GET", "/metrics", expect=401, code="401")
-        self.assertIn(b"<html", self.call("GET", "/", expect=200).body)
+        self.assertIn(b"<html", self.call("GET", "/", expect=200).body.lower())
+        self.call("GET", "/assets/app.js", expect=200)
+        self.call("GET", "/assets/app.css", expect=200)
+        self.call("GET", "/assets/nope.js", expect=404, code="404")
 
     def test_3_tasks_types_and_their_errors(self):
         base = API + "/export-tasks"
@@ -182,6 +185,9 @@ class OpenApiDocument(unittest.TestCase):
         listed = self.call("GET", base + "?size=5&page=1", self.alice, expect=200, code="200")
         self.assertEqual(listed.json()["data"]["records"][0]["id"], task["id"])
         self.call("GET", base + "?status=DONE", self.alice, expect=200, code="400")
+        filtered = self.call("GET", base + "?status=SUCCEEDED,FAILED&name=" +
+                             urllib.parse.quote("客户"), self.alice, expect=200, code="200")
+        self.assertGreaterEqual(int(filtered.json()["data"]["total"]), 1)
         self.call("GET", base + "/" + task["id"], self.alice, expect=200, code="200")
         self.call("GET", base + "/0123", self.alice, expect=200, code="400")
         self.call("GET", base + "/" + task["id"], self.bob, expect=200, code="404")

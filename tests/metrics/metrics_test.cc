@@ -65,6 +65,32 @@ TEST(ExportMetrics, TextContainsLabelsAfterUpdates) {
   EXPECT_TRUE(Has(t, "export_storage_bytes 1048576")) << t;
 }
 
+TEST(ExportMetrics, TenantLoadSeriesFollowTheDatabaseAndIdleTenantsDisappear) {
+  ExportMetrics m;
+  m.SetTenantLoad({{"A", 38, 2}, {"B", 0, 2}});
+  std::string t = m.Text();
+  EXPECT_TRUE(Has(t, "export_tenant_tasks_queued{tenant=\"A\"} 38")) << t;
+  EXPECT_TRUE(Has(t, "export_tenant_tasks_running{tenant=\"A\"} 2")) << t;
+  EXPECT_TRUE(Has(t, "export_tenant_tasks_queued{tenant=\"B\"} 0")) << t;
+  EXPECT_TRUE(Has(t, "export_tenant_tasks_running{tenant=\"B\"} 2")) << t;
+  m.SetTenantLoad({{"A", 1, 1}});
+  t = m.Text();
+  EXPECT_TRUE(Has(t, "export_tenant_tasks_queued{tenant=\"A\"} 1")) << t;
+  EXPECT_FALSE(Has(t, "tenant=\"B\"")) << t;
+}
+
+TEST(ExportMetrics, WaitTimeIsAHistogramPerTenant) {
+  ExportMetrics m;
+  m.TaskWait("A", 0.3);
+  m.TaskWait("A", 42);
+  m.TaskWait("B", 0.02);
+  std::string t = m.Text();
+  EXPECT_TRUE(Has(t, "# TYPE export_task_wait_seconds histogram")) << t;
+  EXPECT_TRUE(Has(t, "export_task_wait_seconds_count{tenant=\"A\"} 2")) << t;
+  EXPECT_TRUE(Has(t, "export_task_wait_seconds_bucket{tenant=\"A\",le=\"0.5\"} 1")) << t;
+  EXPECT_TRUE(Has(t, "export_task_wait_seconds_bucket{tenant=\"B\",le=\"0.05\"} 1")) << t;
+}
+
 TEST(ExportMetrics, ConcurrentUpdatesAreCounted) {
   ExportMetrics m;
   std::vector<std::thread> threads;
@@ -80,6 +106,27 @@ TEST(ExportMetrics, ConcurrentUpdatesAreCounted) {
   std::string t = m.Text();
   EXPECT_TRUE(Has(t, "export_dlq_messages_total 8000")) << t;
   EXPECT_TRUE(Has(t, "export_task_created_total{type=\"T0\"} 2672")) << t;
+}
+
+TEST(ExportMetrics, NotificationDeliveriesAreCountedPerReceiverAndResult) {
+  ExportMetrics m;
+  m.DeclareNotificationReceiver("ops-hook");
+  EXPECT_TRUE(Has(m.Text(),
+                  "export_notification_deliveries_total{receiver=\"ops-hook\","
+                  "result=\"dead\"} 0"))
+      << m.Text();
+  m.NotificationDelivery("ops-hook", "failed");
+  m.NotificationDelivery("ops-hook", "failed");
+  m.NotificationDelivery("ops-hook", "delivered");
+  std::string text = m.Text();
+  EXPECT_TRUE(Has(text,
+                  "export_notification_deliveries_total{receiver=\"ops-hook\","
+                  "result=\"failed\"} 2"))
+      << text;
+  EXPECT_TRUE(Has(text,
+                  "export_notification_deliveries_total{receiver=\"ops-hook\","
+                  "result=\"delivered\"} 1"))
+      << text;
 }
 
 }  // namespace

@@ -1228,6 +1228,97 @@ TEST_P(TaskStoreContractTest, DownloadAuditFiltersAndStaysInItsTenant) {
   EXPECT_EQ(store_->ListDownloadAudit(other_app)->total, 0);
 }
 
+TEST_P(TaskStoreContractTest, ListFiltersByNameStatusSetAndRetrying) {
+  NewTask report = MakeTask("alice", "orders", R"({"n":1})");
+  report.task_name = "Q3 订单 100%_done";
+  Task named = Create(report, Unlimited());
+  Task plain = Create(MakeTask("alice", "invoices"), Unlimited());
+  Task retried = Create(MakeTask("alice", "refunds"), Unlimited());
+  Exec("UPDATE export_task SET attempt_count = 1 WHERE id = ?", {retried.id});
+  Task failed = Create(MakeTask("alice", "stock"), Unlimited());
+  Exec("UPDATE export_task SET status = 'STALE' WHERE id = ?", {failed.id});
+
+  TaskStore::ListQuery q;
+  q.tenant_id = "t1";
+  q.requested_by = "alice";
+  q.name_contains = "订单";
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage by_name, store_->ListTasks(q));
+  ASSERT_EQ(by_name.total, 1);
+  EXPECT_EQ(by_name.records[0].id, named.id);
+  q.name_contains = "q3";  // ASCII letters match in any case
+  EXPECT_EQ(store_->ListTasks(q)->total, 1);
+  q.name_contains = "0%_";  // % and _ are literal characters, not wildcards
+  EXPECT_EQ(store_->ListTasks(q)->total, 1);
+  q.name_contains = "0%x";
+  EXPECT_EQ(store_->ListTasks(q)->total, 0);
+  q.name_contains.reset();
+
+  q.retrying = true;
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage retrying, store_->ListTasks(q));
+  ASSERT_EQ(retrying.total, 1);
+  EXPECT_EQ(retrying.records[0].id, retried.id);
+  q.retrying = false;
+  EXPECT_EQ(store_->ListTasks(q)->total, 2);  // named and plain: PENDING, never attempted
+  q.retrying.reset();
+  q.any_status = {TaskState::kFailed, TaskState::kStale, TaskState::kInconsistent};
+  ASSERT_OK_AND_ASSIGN(TaskStore::ListPage problems, store_->ListTasks(q));
+  ASSERT_EQ(problems.total, 1);
+  EXPECT_EQ(problems.records[0].id, failed.id);
+  (void)plain;
+}
+
+TEST_P(TaskStoreContractTest, ListChangedTasksReturnsChangesAfterAPointOldestFirst) {
+  Task a = Create(MakeTask("alice", "orders"), Unlimited());
+  Task b = Create(MakeTask("bob", "orders"), Unlimited());
+  Task other = Create(MakeTask("alice", "orders", "{}", "other-tenant"), Unlimited());
+  const int64_t now = Now();
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {now - 3000, a.id});
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {now - 2000, b.id});
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {now - 1000, other.id});
+
+  TaskStore::ChangeQuery q;
+  q.updated_after_ms = now - 2500;
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> all, store_->ListChangedTasks(q));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, b.id);
+  EXPECT_EQ(all[1].id, other.id);
+  EXPECT_EQ(all[0].updated_at, now - 2000);
+
+  q.updated_after_ms = now - 5000;
+  q.tenant_id = "t1";
+  EXPECT_EQ(store_->ListChangedTasks(q)->size(), 2u);  // a and b, not the other tenant's
+  q.requested_by = "alice";
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> alice, store_->ListChangedTasks(q));
+  ASSERT_EQ(alice.size(), 1u);
+  EXPECT_EQ(alice[0].id, a.id);
+  q.tenant_id.reset();
+  q.requested_by.reset();
+  q.limit = 1;
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> first, store_->ListChangedTasks(q));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].id, a.id);
+
+  // A progress update moves updated_at on: the change shows up again.
+  ASSERT_TRUE(Claim(b.id).claimed);
+  q.limit = 500;
+  q.updated_after_ms = now - 1;
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> claimed, store_->ListChangedTasks(q));
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].id, b.id);
+  EXPECT_EQ(claimed[0].status, TaskState::kRunning);
+}
+
+TEST_P(TaskStoreContractTest, DownloadsAreCounted) {
+  Task t = Create();
+  Exec("UPDATE export_task SET updated_at = updated_at - 10000 WHERE id = ?", {t.id});
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
+  Task after = Get(t.id);
+  EXPECT_EQ(after.download_count, 2);
+  EXPECT_TRUE(after.last_downloaded_at.has_value());
+  EXPECT_GT(after.updated_at, t.updated_at - 10000);  // a change the task events see
+}
+
 TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {
   ASSERT_OK_AND_ASSIGN(TaskStore::Gauges empty, store_->ReadGauges());
   EXPECT_EQ(empty.outbox_pending, 0);
@@ -1448,7 +1539,488 @@ TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
   EXPECT_LT(late.outbox_oldest_age_seconds, 300);
 }
 
+// ---- notification outbox (docs/notifications.md) -------------------------------------
+
+// Routes used by the notification tests: one that takes everything, one per
+// kind of filter.
+std::vector<NotificationRoute> TestRoutes() {
+  NotificationRoute all{"all", {}, {}, {}, {}};
+  NotificationRoute orders{"orders-only", {"orders"}, {}, {}, {}};
+  NotificationRoute bob{"bob-only", {}, {"bob"}, {}, {}};
+  NotificationRoute failed{"failed-only", {}, {}, {}, {TaskState::kFailed}};
+  NotificationRoute other_tenant{"t2-only", {}, {}, {"t2"}, {}};
+  return {all, orders, bob, failed, other_tenant};
+}
+
+class NotificationOutboxContractTest : public TaskStoreContractTest {
+ protected:
+  void SetUp() override {
+    TaskStoreContractTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    store_->SetNotificationRoutes(TestRoutes());
+  }
+
+  std::vector<NotificationEntry> Notes(int64_t task_id) {
+    auto rows = store_->notifications().ListNotificationsForTask(task_id);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? *rows : std::vector<NotificationEntry>{};
+  }
+
+  // "receiver:STATUS" of every row, sorted.
+  std::multiset<std::string> Events(int64_t task_id) {
+    std::multiset<std::string> out;
+    for (const NotificationEntry& e : Notes(task_id))
+      out.insert(e.receiver_id + ":" + e.task_status);
+    return out;
+  }
+
+  Task Running(const std::string& user = "alice", const std::string& type = "orders") {
+    Task t = Create(user, type, "{\"n\":" + std::to_string(++created_) + "}");
+    EXPECT_TRUE(Claim(t.id).claimed);
+    return Get(t.id);
+  }
+
+  int created_ = 0;
+};
+
+TEST_P(NotificationOutboxContractTest, SuccessAndExpiryEachWriteOneRowPerMatchingReceiver) {
+  Task t = Running();
+  ASSERT_TRUE(Notes(t.id).empty());  // creating and claiming are no ends
+  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(Events(t.id), (std::multiset<std::string>{"all:SUCCEEDED", "orders-only:SUCCEEDED"}));
+  std::vector<NotificationEntry> rows = Notes(t.id);
+  // One event, one id for its receivers; each row due now, never tried.
+  EXPECT_EQ(rows[0].event_id, rows[1].event_id);
+  EXPECT_EQ(rows[0].status, NotificationStatus::kPending);
+  EXPECT_EQ(rows[0].attempt_count, 0);
+  EXPECT_EQ(rows[0].dispatch_version, 1);
+  EXPECT_NE(rows[0].payload_json.find("\"eventId\":\"" + rows[0].event_id + "\""),
+            std::string::npos);
+  EXPECT_NE(rows[0].payload_json.find("\"status\":\"SUCCEEDED\""), std::string::npos);
+  EXPECT_NE(rows[0].payload_json.find("\"taskId\":\"" + std::to_string(t.id) + "\""),
+            std::string::npos);
+  EXPECT_NE(rows[0].payload_json.find("\"fileName\":\"" + *Get(t.id).file_name + "\""),
+            std::string::npos);
+
+  Shift("export_task", "expires_at", -8 * kDay, t.id);
+  ASSERT_TRUE(*store_->MarkExpired(t.id));
+  EXPECT_EQ(Events(t.id), (std::multiset<std::string>{"all:SUCCEEDED", "orders-only:SUCCEEDED",
+                                                      "all:EXPIRED", "orders-only:EXPIRED"}));
+  std::set<std::string> ids;
+  for (const NotificationEntry& e : Notes(t.id)) ids.insert(e.event_id);
+  EXPECT_EQ(ids.size(), 2u);                 // the expiry is an event of its own
+  EXPECT_FALSE(*store_->MarkExpired(t.id));  // a repeat ends nothing and writes nothing
+  EXPECT_EQ(Notes(t.id).size(), 4u);
+}
+
+TEST_P(NotificationOutboxContractTest, EveryAttemptEndIsNotified) {
+  Task failed = Running("bob");
+  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(failed), TaskState::kFailed, "BAD_DATA", "bad"));
+  EXPECT_EQ(Events(failed.id),
+            (std::multiset<std::string>{"all:FAILED", "orders-only:FAILED", "bob-only:FAILED",
+                                        "failed-only:FAILED"}));
+  for (TaskState end : {TaskState::kCancelled, TaskState::kStale, TaskState::kInconsistent}) {
+    Task t = Running("carol", "customers");
+    ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), end, "X", "why"));
+    EXPECT_EQ(Events(t.id),
+              (std::multiset<std::string>{"all:" + std::string(task::ToString(end))}));
+  }
+  // An attempt that no longer holds its task ends nothing and writes nothing.
+  Task lost = Running("carol", "customers");
+  EXPECT_FALSE(
+      *store_->FinishAttempt(AttemptOf(lost, "someone-else"), TaskState::kFailed, "X", ""));
+  EXPECT_TRUE(Notes(lost.id).empty());
+}
+
+TEST_P(NotificationOutboxContractTest, RetriesNotifyOnlyWhenTheyEndTheTask) {
+  Task t = Running("carol", "customers");
+  ASSERT_EQ(*store_->ScheduleRetry(AttemptOf(t), "503", 0), RetryOutcome::kRescheduled);
+  EXPECT_TRUE(Notes(t.id).empty());  // back to PENDING: not an end
+  ASSERT_TRUE(Claim(t.id, 2).claimed);
+  ASSERT_EQ(*store_->ScheduleRetry({t.id, 2, "w1"}, "503", 0), RetryOutcome::kRescheduled);
+  ASSERT_TRUE(Claim(t.id, 3).claimed);
+  ASSERT_EQ(*store_->ScheduleRetry({t.id, 3, "w1"}, "503 again", 0),
+            RetryOutcome::kFailedMaxAttempts);
+  EXPECT_EQ(Events(t.id), (std::multiset<std::string>{"all:FAILED", "failed-only:FAILED"}));
+  EXPECT_EQ(Notes(t.id)[0].dispatch_version, 3);
+
+  Task cancelled = Running("carol", "customers");
+  ASSERT_EQ(*store_->RequestCancel(cancelled.id), TaskState::kRunning);
+  EXPECT_TRUE(Notes(cancelled.id).empty());  // only asked; still RUNNING
+  ASSERT_EQ(*store_->ScheduleRetry(AttemptOf(cancelled), "503", 0), RetryOutcome::kCancelled);
+  EXPECT_EQ(Events(cancelled.id), (std::multiset<std::string>{"all:CANCELLED"}));
+}
+
+TEST_P(NotificationOutboxContractTest, CancelOfAPendingTaskAndQuarantineAreNotified) {
+  Task pending = Create("carol", "customers");
+  ASSERT_EQ(*store_->RequestCancel(pending.id), TaskState::kCancelled);
+  EXPECT_EQ(Events(pending.id), (std::multiset<std::string>{"all:CANCELLED"}));
+
+  Task poison = Create("dave", "customers");
+  ASSERT_OK(store_->QuarantineCommand(poison.id, 1, Outbox(poison.id)[0].event_id, "bad JSON"));
+  EXPECT_EQ(Events(poison.id), (std::multiset<std::string>{"all:FAILED", "failed-only:FAILED"}));
+  // A repeated quarantine is Ok and writes nothing more.
+  ASSERT_OK(store_->QuarantineCommand(poison.id, 1, Outbox(poison.id)[0].event_id, "bad JSON"));
+  EXPECT_EQ(Notes(poison.id).size(), 2u);
+}
+
+TEST_P(NotificationOutboxContractTest, LeaseRecoveryNotifiesTheEndsItMakes) {
+  Task retried = Running("carol", "customers");
+  Shift("export_task", "lease_until", -301 * kSecond, retried.id);
+  Task exhausted = Running("carol", "customers");
+  Exec("UPDATE export_task SET attempt_count = max_attempts WHERE id = ?", {exhausted.id});
+  Shift("export_task", "lease_until", -301 * kSecond, exhausted.id);
+  Task cancelled = Running("carol", "customers");
+  ASSERT_EQ(*store_->RequestCancel(cancelled.id), TaskState::kRunning);
+  Shift("export_task", "lease_until", -301 * kSecond, cancelled.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<RecoveredLease> recovered, store_->RecoverExpiredLeases(10));
+  ASSERT_EQ(recovered.size(), 3u);
+  EXPECT_TRUE(Notes(retried.id).empty());  // PENDING at version 2: not an end
+  EXPECT_EQ(Events(exhausted.id), (std::multiset<std::string>{"all:FAILED", "failed-only:FAILED"}));
+  EXPECT_EQ(Events(cancelled.id), (std::multiset<std::string>{"all:CANCELLED"}));
+}
+
+TEST_P(NotificationOutboxContractTest, WithoutRoutesNothingIsWritten) {
+  store_->SetNotificationRoutes({});
+  Task t = Running();
+  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_notification"), 0);
+}
+
+TEST_P(NotificationOutboxContractTest, NotificationRowsShareTheTransactionOfTheEnd) {
+  Task t = Running();
+  FailEvery("INSERT", "export_notification");
+  EXPECT_FALSE(store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7).ok());
+  // Rolled back together: no notification, and the task is still running.
+  EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
+  StopFailing("export_notification");
+  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(Notes(t.id).size(), 2u);
+}
+
+TEST_P(NotificationOutboxContractTest, ClaimRetryDeliverLifecycle) {
+  Task t = Create("carol", "customers");
+  ASSERT_EQ(*store_->RequestCancel(t.id), TaskState::kCancelled);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> due,
+                       store_->notifications().SelectDueNotifications(10));
+  ASSERT_EQ(due.size(), 1u);
+  NotificationOutbox& outbox = store_->notifications();
+  ASSERT_OK_AND_ASSIGN(std::optional<NotificationEntry> claimed,
+                       outbox.ClaimNotification(due[0], "n1", 60));
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->status, NotificationStatus::kClaimed);
+  EXPECT_EQ(claimed->attempt_count, 1);
+  EXPECT_EQ(*claimed->lease_owner, "n1");
+  // Held: neither offered nor claimable by another instance.
+  EXPECT_TRUE(outbox.SelectDueNotifications(10)->empty());
+  EXPECT_FALSE(outbox.ClaimNotification(due[0], "n2", 60)->has_value());
+  EXPECT_FALSE(*outbox.MarkNotificationDelivered(due[0], "n2"));
+
+  // A failure waits out its back-off, keeping the same event id.
+  ASSERT_TRUE(*outbox.MarkNotificationRetry(due[0], "n1", "HTTP 503", 15 * kSecond));
+  EXPECT_TRUE(outbox.SelectDueNotifications(10)->empty());
+  EXPECT_FALSE(outbox.ClaimNotification(due[0], "n2", 60)->has_value());
+  Shift("export_notification", "next_retry_at", -16 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(claimed, outbox.ClaimNotification(due[0], "n2", 60));
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->attempt_count, 2);
+  EXPECT_EQ(*claimed->last_error, "HTTP 503");
+  EXPECT_EQ(claimed->event_id, Notes(t.id)[0].event_id);
+
+  // n2 dies holding it: after its lease another instance takes it over, and
+  // n2's late report changes nothing.
+  Shift("export_notification", "lease_until", -61 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(due, outbox.SelectDueNotifications(10));
+  ASSERT_EQ(due.size(), 1u);
+  ASSERT_TRUE(outbox.ClaimNotification(due[0], "n3", 60)->has_value());
+  EXPECT_FALSE(*outbox.MarkNotificationDelivered(due[0], "n2"));
+  ASSERT_TRUE(*outbox.MarkNotificationDelivered(due[0], "n3"));
+  NotificationEntry done = Notes(t.id)[0];
+  EXPECT_EQ(done.status, NotificationStatus::kDelivered);
+  EXPECT_EQ(done.attempt_count, 3);
+  EXPECT_TRUE(done.delivered_at.has_value());
+  EXPECT_FALSE(done.lease_owner.has_value());
+  // Delivered is final: never due again, even long after.
+  Shift("export_notification", "next_retry_at", -kDay, t.id);
+  EXPECT_TRUE(outbox.SelectDueNotifications(10)->empty());
+  EXPECT_FALSE(outbox.ClaimNotification(due[0], "n1", 60)->has_value());
+  // Purged once old enough, not before.
+  EXPECT_EQ(*outbox.PurgeDeliveredNotifications(3600, 10), 0);
+  Shift("export_notification", "delivered_at", -3601 * kSecond, t.id);
+  EXPECT_EQ(*outbox.PurgeDeliveredNotifications(3600, 10), 1);
+  EXPECT_TRUE(Notes(t.id).empty());
+}
+
+TEST_P(NotificationOutboxContractTest, ADeadRowIsNeverSentAgainNorPurged) {
+  Task t = Create("carol", "customers");
+  ASSERT_EQ(*store_->RequestCancel(t.id), TaskState::kCancelled);
+  NotificationOutbox& outbox = store_->notifications();
+  int64_t id = Notes(t.id)[0].id;
+  ASSERT_TRUE(outbox.ClaimNotification(id, "n1", 60)->has_value());
+  ASSERT_TRUE(*outbox.MarkNotificationDead(id, "n1", "HTTP 500 after 8 attempts"));
+  Shift("export_notification", "next_retry_at", -kDay, t.id);
+  EXPECT_TRUE(outbox.SelectDueNotifications(10)->empty());
+  EXPECT_FALSE(outbox.ClaimNotification(id, "n1", 60)->has_value());
+  Exec("UPDATE export_notification SET delivered_at = 0 WHERE id = ?", {id});
+  EXPECT_EQ(*outbox.PurgeDeliveredNotifications(1, 10), 0);
+  NotificationEntry dead = Notes(t.id)[0];
+  EXPECT_EQ(dead.status, NotificationStatus::kDead);
+  EXPECT_EQ(*dead.last_error, "HTTP 500 after 8 attempts");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, NotificationOutboxContractTest,
+                         ::testing::Values(std::string("sqlite"), std::string("postgres"),
+                                           std::string("mysql")),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Backends, TaskStoreContractTest,
+                         ::testing::Values(std::string("sqlite"), std::string("postgres"),
+                                           std::string("mysql")),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+// ---- tenant fairness (docs/dispatch.md#tenant-fairness) ---------------------------
+
+class TenantFairnessTest : public TaskStoreContractTest {
+ protected:
+  // A task of `tenant`/`user` whose command became due `due_ago_ms` ago.
+  Task Queue(const std::string& tenant, const std::string& user, int64_t due_ago_ms) {
+    Task t = Create(MakeTask(user, "orders", "{\"n\":" + std::to_string(++made_) + "}", tenant),
+                    Unlimited());
+    Shift("export_outbox", "next_retry_at", -due_ago_ms, t.id);
+    Shift("export_task", "next_retry_at", -due_ago_ms, t.id);
+    names_[t.id] = user + "#" + std::to_string(++per_user_[user]);
+    return t;
+  }
+  // SelectDueOutbox's order, as "user#n" names (n: the user's n-th task).
+  std::vector<std::string> FairOrder(int limit) {
+    auto due = store_->SelectDueOutbox(limit);
+    EXPECT_TRUE(due.ok()) << due.status().ToString();
+    std::vector<std::string> names;
+    if (!due.ok()) return names;
+    for (int64_t outbox_id : *due) {
+      auto rows = db_->Query("SELECT task_id FROM export_outbox WHERE id = ?", {outbox_id});
+      EXPECT_TRUE(rows.ok());
+      names.push_back(names_[rows->at(0).Int(0)]);
+    }
+    return names;
+  }
+  // The publisher's part: claim and mark SENT every due row.
+  void SendDue() {
+    auto due = store_->SelectDueOutbox(1000);
+    ASSERT_TRUE(due.ok()) << due.status().ToString();
+    for (int64_t id : *due) {
+      ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> e, store_->ClaimOutbox(id, "pub", 60));
+      ASSERT_TRUE(e.has_value());
+      ASSERT_OK_AND_ASSIGN(bool sent, store_->MarkOutboxSent(id, "pub"));
+      ASSERT_TRUE(sent);
+    }
+  }
+  ClaimResult ClaimLimited(const Task& t, int limit, const std::string& instance = "w1") {
+    ClaimRequest r;
+    r.task_id = t.id;
+    r.dispatch_version = t.dispatch_version;
+    r.instance = instance;
+    r.tenant_running_limit = limit;
+    r.handback_backoff_ms = 30 * kSecond;
+    auto result = store_->ClaimTask(r);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? *result : ClaimResult{};
+  }
+  int64_t RunningOf(const std::string& tenant) {
+    return Count("SELECT COUNT(*) FROM export_task WHERE status = 'RUNNING' AND tenant_id = ?",
+                 {tenant});
+  }
+
+  int made_ = 0;
+  std::map<int64_t, std::string> names_;
+  std::map<std::string, int> per_user_;
+};
+
+TEST_P(TenantFairnessTest, DueCommandsGoRoundRobinAcrossTenantsThenUsers) {
+  // Tenant A's user a1 queued first and most; a2 and tenant B came later.
+  for (int i = 0; i < 6; ++i) Queue("A", "a1", 100 * kSecond - i * kSecond);
+  for (int i = 0; i < 2; ++i) Queue("A", "a2", 50 * kSecond - i * kSecond);
+  Queue("B", "b1", 10 * kSecond);
+  // Round 1: each tenant's oldest (A: a1's); then A alternates a2 and a1
+  // while B has nothing left. Within a round, the older row goes first.
+  EXPECT_EQ(FairOrder(50), (std::vector<std::string>{"a1#1", "b1#1", "a2#1", "a1#2", "a2#2", "a1#3",
+                                                     "a1#4", "a1#5", "a1#6"}));
+  // A batch smaller than the backlog still holds B's and a2's first rows.
+  EXPECT_EQ(FairOrder(3), (std::vector<std::string>{"a1#1", "b1#1", "a2#1"}));
+}
+
+TEST_P(TenantFairnessTest, AHugeBacklogDoesNotStarveANewTenant) {
+  for (int i = 0; i < 120; ++i) Queue("A", "a1", 600 * kSecond - i * kSecond);
+  Queue("B", "b1", 1 * kSecond);
+  Queue("C", "c1", 2 * kSecond);
+  std::vector<std::string> batch = FairOrder(10);
+  ASSERT_EQ(batch.size(), 10u);
+  EXPECT_EQ(batch[0], "a1#1");
+  EXPECT_EQ(batch[1], "c1#1");  // older than B's
+  EXPECT_EQ(batch[2], "b1#1");
+}
+
+TEST_P(TenantFairnessTest, EveryDueRowIsStillSelectedAndNoRowBeforeItIsDue) {
+  std::set<int64_t> expected;
+  for (int i = 0; i < 7; ++i) Queue("A", "a" + std::to_string(i % 3), 10 * kSecond);
+  for (int i = 0; i < 4; ++i) Queue("B", "b", 5 * kSecond);
+  Task later = Queue("B", "b", 0);
+  Shift("export_outbox", "next_retry_at", 60 * kSecond, later.id);  // in its back-off
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> due, store_->SelectDueOutbox(1000));
+  EXPECT_EQ(due.size(), 11u);
+  EXPECT_EQ(std::set<int64_t>(due.begin(), due.end()).size(), due.size());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox WHERE status = 'PENDING'"
+                  " AND task_id = ?",
+                  {later.id}),
+            1);
+  for (int64_t id : due) {
+    EXPECT_EQ(
+        Count("SELECT COUNT(*) FROM export_outbox WHERE id = ? AND task_id = ?", {id, later.id}),
+        0);
+  }
+}
+
+TEST_P(TenantFairnessTest, AClaimOverTheTenantLimitHandsTheCommandBack) {
+  Task a1 = Queue("A", "u", kSecond);
+  Task a2 = Queue("A", "u", kSecond);
+  Task a3 = Queue("A", "v", kSecond);
+  Task b1 = Queue("B", "w", kSecond);
+  SendDue();
+  const int64_t due_at = Get(a3.id).next_retry_at;
+  ASSERT_TRUE(ClaimLimited(a1, 2).claimed);
+  ASSERT_TRUE(ClaimLimited(a2, 2).claimed);
+  ClaimResult over = ClaimLimited(a3, 2);
+  EXPECT_FALSE(over.claimed);
+  EXPECT_EQ(over.miss, ClaimMiss::kTenantAtLimit);
+  // The task is untouched: no attempt, same version, still PENDING and due.
+  Task after = Get(a3.id);
+  EXPECT_EQ(after.status, TaskState::kPending);
+  EXPECT_EQ(after.attempt_count, 0);
+  EXPECT_EQ(after.dispatch_version, 1);
+  EXPECT_EQ(after.next_retry_at, due_at);
+  // Its command is PENDING again, due after the hand-back back-off, with no
+  // failed send counted; no second row was written.
+  std::vector<OutboxEntry> rows = Outbox(a3.id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, OutboxStatus::kPending);
+  EXPECT_EQ(rows[0].attempt_count, 0);
+  EXPECT_GT(rows[0].next_retry_at, Now() + 20 * kSecond);
+  EXPECT_FALSE(rows[0].lease_owner.has_value());
+  // Another tenant is not affected.
+  EXPECT_TRUE(ClaimLimited(b1, 2).claimed);
+  EXPECT_EQ(RunningOf("A"), 2);
+
+  // Nothing of the reconciler's takes the handed-back command for lost.
+  ASSERT_OK_AND_ASSIGN(int redispatched, store_->RedispatchMissingOutbox(0, 100));
+  EXPECT_EQ(redispatched, 0);
+  ASSERT_OK_AND_ASSIGN(int resent, store_->ResendStaleSentOutbox(0, 0, 100));
+  EXPECT_EQ(resent, 0);
+  ASSERT_OK_AND_ASSIGN(int released, store_->ReleaseStaleClaimedOutbox(100));
+  EXPECT_EQ(released, 0);
+  EXPECT_TRUE(store_->RecoverExpiredLeases(100)->empty());
+
+  // One of A's ends; once the back-off has passed the command is sent again
+  // and claimed, as the same version.
+  ASSERT_OK_AND_ASSIGN(bool done, store_->CommitSuccess(AttemptOf(a1), AFile(a1.id), 7));
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(store_->SelectDueOutbox(50)->empty());
+  Shift("export_outbox", "next_retry_at", -31 * kSecond, a3.id);
+  SendDue();
+  ClaimResult later = ClaimLimited(a3, 2);
+  EXPECT_TRUE(later.claimed);
+  EXPECT_EQ(later.task->attempt_count, 1);
+  EXPECT_EQ(later.task->dispatch_version, 1);
+}
+
+TEST_P(TenantFairnessTest, AHandBackAlsoReturnsARowThePublisherHasNotMarkedSentYet) {
+  Task a1 = Queue("A", "u", kSecond);
+  Task a2 = Queue("A", "u", kSecond);
+  SendDue();
+  ASSERT_TRUE(ClaimLimited(a1, 1).claimed);
+  // The consumer can be faster than the publisher's MarkOutboxSent.
+  Exec(
+      "UPDATE export_outbox SET status = 'CLAIMED', lease_owner = 'pub',"
+      " lease_until = next_retry_at + 60000 WHERE task_id = ?",
+      {a2.id});
+  EXPECT_EQ(ClaimLimited(a2, 1).miss, ClaimMiss::kTenantAtLimit);
+  EXPECT_EQ(Outbox(a2.id)[0].status, OutboxStatus::kPending);
+  ASSERT_OK_AND_ASSIGN(bool marked, store_->MarkOutboxSent(Outbox(a2.id)[0].id, "pub"));
+  EXPECT_FALSE(marked);  // the publisher's late mark changes nothing
+  EXPECT_EQ(Outbox(a2.id)[0].status, OutboxStatus::kPending);
+}
+
+TEST_P(TenantFairnessTest, ALimitedClaimOfAnUnclaimableTaskExplainsTheMissAsBefore) {
+  Task a1 = Queue("A", "u", kSecond);
+  Task a2 = Queue("A", "u", kSecond);
+  SendDue();
+  ASSERT_TRUE(ClaimLimited(a1, 1).claimed);
+  // A duplicate delivery of the running task is not a hand-back.
+  EXPECT_EQ(ClaimLimited(a1, 1, "w2").miss, ClaimMiss::kRunningLeaseLive);
+  Task stale = a2;
+  stale.dispatch_version = 0;
+  EXPECT_EQ(ClaimLimited(stale, 1).miss, ClaimMiss::kNewerVersion);
+  EXPECT_EQ(Outbox(a2.id)[0].status, OutboxStatus::kSent);
+}
+
+TEST_P(TenantFairnessTest, ConcurrentClaimsNeverExceedTheTenantLimit) {
+  constexpr int kTasks = 10;
+  constexpr int kLimit = 3;
+  std::vector<Task> tasks;
+  for (int i = 0; i < kTasks; ++i) tasks.push_back(Queue("A", "u" + std::to_string(i), kSecond));
+  SendDue();
+  // Two stores on one database stand for two instances.
+  std::unique_ptr<TaskStore> other = NewSqlTaskStore(db_);
+  std::atomic<int> claimed{0};
+  std::atomic<int> handed_back{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kTasks; ++i) {
+    threads.emplace_back([&, i] {
+      ClaimRequest r;
+      r.task_id = tasks[i].id;
+      r.dispatch_version = 1;
+      r.instance = "w" + std::to_string(i);
+      r.tenant_running_limit = kLimit;
+      TaskStore* store = i % 2 == 0 ? store_.get() : other.get();
+      StatusOr<ClaimResult> result = Unavailable("not tried");
+      for (int tries = 0; tries < 20; ++tries) {  // Unavailable: retry the whole call
+        result = store->ClaimTask(r);
+        if (result.ok() || result.status().code() != StatusCode::kUnavailable) break;
+      }
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      if (result->claimed) ++claimed;
+      if (result->miss == ClaimMiss::kTenantAtLimit) ++handed_back;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(claimed.load(), kLimit);
+  EXPECT_EQ(handed_back.load(), kTasks - kLimit);
+  EXPECT_EQ(RunningOf("A"), kLimit);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_outbox WHERE status = 'PENDING'"), kTasks - kLimit);
+}
+
+TEST_P(TenantFairnessTest, GaugesCountQueuedAndRunningTasksPerTenant) {
+  Task a1 = Queue("A", "u", kSecond);
+  Queue("A", "u", kSecond);
+  Queue("B", "v", kSecond);
+  Task c1 = Queue("C", "w", kSecond);
+  SendDue();
+  ASSERT_TRUE(ClaimLimited(a1, 5).claimed);
+  ASSERT_OK(store_->RequestCancel(c1.id).status());
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges g, store_->ReadGauges());
+  ASSERT_EQ(g.tenants.size(), 2u);  // C has nothing queued or running
+  EXPECT_EQ(g.tenants[0].tenant_id, "A");
+  EXPECT_EQ(g.tenants[0].queued, 1);
+  EXPECT_EQ(g.tenants[0].running, 1);
+  EXPECT_EQ(g.tenants[1].tenant_id, "B");
+  EXPECT_EQ(g.tenants[1].queued, 1);
+  EXPECT_EQ(g.tenants[1].running, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TenantFairnessTest,
                          ::testing::Values(std::string("sqlite"), std::string("postgres"),
                                            std::string("mysql")),
                          [](const ::testing::TestParamInfo<std::string>& info) {

@@ -54,7 +54,7 @@ struct ServerCore {
   WorkerPool* workers = nullptr;
   ConnectionLimiter limiter;
   std::atomic<int64_t> rejected{0}, timed_out{0}, requests{0}, open_streams{0},
-      stream_buffer_bytes{0};
+      stream_buffer_bytes{0}, live_streams{0};
   std::mutex mu;
   std::set<Connection*> connections;  // guarded by mu; for Stop
 };
@@ -101,6 +101,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   ~Connection() {
     EndStream();
+    EndLive();
     core_->limiter.Release(limit_key_);
     std::lock_guard<std::mutex> lock(core_->mu);
     core_->connections.erase(this);
@@ -122,6 +123,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Only from Stop, when no I/O thread runs.
   void CloseNow() {
+    // A live source must stop waking a connection whose io_context is going away.
+    if (live_) live_->Close();
     beast::error_code ec;
     stream_.socket().close(ec);
   }
@@ -147,6 +150,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void NextChunk();
   void OnChunk(Status status);
   void EndStream();
+  // ---- open-ended (live) bodies ----
+  void StartLive(HttpResponse res);
+  void PollLive();
+  void OnLiveWake();
+  void WatchPeer();
+  void EndLive();
   // ---- closing ----
   void Reject(int status);
   void Fail(beast::error_code ec);
@@ -172,6 +181,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t remaining_ = 0;
   std::string chunk_;
   bool streaming_ = false;
+  // A live body: its source, and whether we wait for its waker. While waiting
+  // the only pending operation is WatchPeer's read, which notices the client
+  // leaving and keeps this connection alive.
+  std::shared_ptr<LiveSource> live_;
+  bool live_waiting_ = false;
+  char watch_buffer_[512];
 };
 
 void Connection::WaitForNextRequest() {
@@ -268,6 +283,11 @@ void Connection::Dispatch() {
 }
 
 void Connection::Respond(HttpResponse res) {
+  if (res.live) {
+    if (!head_) return StartLive(std::move(res));
+    res.live->Close();
+    res.live.reset();
+  }
   if (res.stream && !head_) return StartStream(std::move(res));
   WriteWhole(std::move(res));
 }
@@ -383,6 +403,99 @@ void Connection::EndStream() {
   source_.reset();
 }
 
+// A live body is written as chunks of whatever the source has ready. The
+// connection closes when it ends: there is no next request on it.
+void Connection::StartLive(HttpResponse res) {
+  live_ = std::move(res.live);
+  keep_alive_ = false;
+  stream_msg_.emplace();
+  FillHeader(*stream_msg_, res);
+  stream_msg_->chunked(true);
+  stream_msg_->body().data = nullptr;
+  stream_msg_->body().more = true;
+  serializer_.emplace(*stream_msg_);
+  ++core_->live_streams;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  live_->SetWaker([weak] {
+    // The posted handler holds the connection until it runs on the strand.
+    if (auto self = weak.lock()) {
+      asio::post(self->stream_.get_executor(), [self] { self->OnLiveWake(); });
+    }
+  });
+  stream_.expires_after(options().send_timeout);
+  bhttp::async_write_header(stream_, *serializer_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->Fail(ec);
+                              self->WatchPeer();
+                              self->PollLive();
+                            });
+}
+
+// Runs on the strand: after the header, after each chunk, and on a wake.
+void Connection::PollLive() {
+  if (!live_) return;
+  chunk_.clear();
+  LiveSource::PollResult result = live_->Poll(options().stream_chunk_bytes, &chunk_);
+  auto& body = stream_msg_->body();
+  if (result == LiveSource::PollResult::kEnd) {
+    body.data = nullptr;
+    body.size = 0;
+    body.more = false;
+    stream_.expires_after(options().send_timeout);
+    return bhttp::async_write(stream_, *serializer_,
+                              [self = shared_from_this()](beast::error_code ec, size_t) {
+                                self->EndLive();
+                                self->AfterResponse(ec);
+                              });
+  }
+  if (chunk_.empty()) {
+    live_waiting_ = true;
+    stream_.expires_never();  // waiting for events is nobody's fault
+    return;
+  }
+  body.data = chunk_.data();
+  body.size = chunk_.size();
+  body.more = true;
+  stream_.expires_after(options().send_timeout);
+  bhttp::async_write(stream_, *serializer_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec == bhttp::error::need_buffer) ec = {};  // chunk written
+                       if (ec) return self->Fail(ec);
+                       self->PollLive();
+                     });
+}
+
+// A wake that arrives while a chunk is being written is not lost: the write's
+// completion polls again anyway.
+void Connection::OnLiveWake() {
+  if (!live_ || !live_waiting_) return;
+  live_waiting_ = false;
+  PollLive();
+}
+
+// Reads the socket directly (outside the stream's deadline, which would
+// otherwise cut a quiet stream) to notice the client closing it. A client
+// has nothing to send on a live stream; what it sends is dropped.
+void Connection::WatchPeer() {
+  stream_.socket().async_read_some(asio::buffer(watch_buffer_),
+                                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                                     if (!self->live_) return;
+                                     if (ec) return self->Fail(ec);
+                                     self->WatchPeer();
+                                   });
+}
+
+void Connection::EndLive() {
+  if (!live_) return;
+  live_->Close();
+  live_.reset();
+  live_waiting_ = false;
+  --core_->live_streams;
+  std::string().swap(chunk_);
+  serializer_.reset();
+  stream_msg_.reset();
+}
+
 void Connection::Reject(int status) {
   keep_alive_ = false;
   drain_on_close_ = true;
@@ -392,6 +505,7 @@ void Connection::Reject(int status) {
 void Connection::Fail(beast::error_code ec) {
   if (IsTimeout(ec)) ++core_->timed_out;
   EndStream();
+  EndLive();
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream_.close();
@@ -500,6 +614,7 @@ HttpServerStats BeastHttpServer::stats() const {
   s.requests = core_.requests;
   s.open_streams = core_.open_streams;
   s.stream_buffer_bytes = core_.stream_buffer_bytes;
+  s.live_streams = core_.live_streams;
   return s;
 }
 

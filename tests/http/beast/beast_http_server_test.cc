@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -49,6 +51,40 @@ class PatternSource : public BodySource {
   std::atomic<uint64_t>* read_;
 };
 
+// A LiveSource the test feeds by hand: Push wakes the connection, Finish ends the body.
+class TestLiveSource : public LiveSource {
+ public:
+  void Push(const std::string& text, bool finish = false) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ += text;
+    finished_ = finished_ || finish;
+    if (waker_) waker_();
+  }
+  PollResult Poll(size_t max_bytes, std::string* out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.empty()) return finished_ ? PollResult::kEnd : PollResult::kReady;
+    *out = pending_.substr(0, max_bytes);
+    pending_.erase(0, out->size());
+    return PollResult::kReady;
+  }
+  void SetWaker(std::function<void()> wake) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    waker_ = std::move(wake);
+  }
+  void Close() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    waker_ = nullptr;
+    closed = true;
+  }
+  std::atomic<bool> closed{false};
+
+ private:
+  std::mutex mu_;
+  std::string pending_;
+  bool finished_ = false;
+  std::function<void()> waker_;
+};
+
 class TestService : public HttpService {
  public:
   HttpResponse Handle(HttpRequest& req) override {
@@ -65,6 +101,13 @@ class TestService : public HttpService {
       auto source = std::make_shared<PatternSource>(size, &stream_read);
       if (req.path == "/broken-stream") source->fail_at_ = size / 2;
       res.SetStream(source, size, "application/octet-stream");
+    } else if (req.path == "/live") {
+      auto source = std::make_shared<TestLiveSource>();
+      {
+        std::lock_guard<std::mutex> lock(live_mu);
+        live.push_back(source);
+      }
+      res.SetLive(source, "text/event-stream");
     } else if (req.path == "/throw") {
       throw std::runtime_error("handler bug");
     } else {
@@ -80,6 +123,8 @@ class TestService : public HttpService {
     return res;
   }
   std::atomic<uint64_t> stream_read{0};
+  std::mutex live_mu;
+  std::vector<std::shared_ptr<TestLiveSource>> live;  // every live body handed out
 };
 
 std::string Get(const std::string& path, bool close = false) {
@@ -424,6 +469,63 @@ TEST_F(BeastHttpServerTest, StopClosesConnectionsAndWaitsForHandlers) {
   EXPECT_NE(idle->WaitForClose(1s), End::kTimeout);
   EXPECT_NE(busy->WaitForClose(1s), End::kTimeout);
   server_->Stop();  // idempotent
+}
+
+// ---- live (open-ended) bodies ------------------------------------------------------
+
+TEST_F(BeastHttpServerTest, LiveBodyIsChunkedWrittenOnWakeAndEnds) {
+  Start(Fast());
+  auto c = Connect();
+  ASSERT_TRUE(c->Send(Get("/live")));
+  std::shared_ptr<TestLiveSource> source;
+  for (auto end = Clock::now() + 2s; !source && Clock::now() < end;) {
+    std::this_thread::sleep_for(5ms);
+    std::lock_guard<std::mutex> lock(service_.live_mu);
+    if (!service_.live.empty()) source = service_.live[0];
+  }
+  ASSERT_NE(source, nullptr);
+  // Quiet for longer than every deadline: a waiting live body is not cut off.
+  std::this_thread::sleep_for(700ms);
+  source->Push("data: one\n\n");
+  source->Push("data: two\n\n", /*finish=*/true);
+  std::string seen;
+  EXPECT_EQ(c->WaitForClose(2s, &seen), End::kEof);
+  EXPECT_NE(seen.find("Transfer-Encoding: chunked"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("Content-Length"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("data: one"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("data: two"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("\r\n0\r\n\r\n"), std::string::npos) << seen;  // the last chunk
+  EXPECT_TRUE(source->closed);
+}
+
+TEST_F(BeastHttpServerTest, LiveBodiesHoldNoWorkerAndCloseWhenTheClientLeaves) {
+  HttpServerOptions o = Fast();
+  o.worker_threads = 1;
+  Start(o);
+  std::vector<std::unique_ptr<RawConnection>> clients;
+  for (int i = 0; i < 10; ++i) {
+    clients.push_back(Connect());
+    ASSERT_TRUE(clients.back()->Send(Get("/live")));
+  }
+  for (auto end = Clock::now() + 2s; server_->stats().live_streams < 10 && Clock::now() < end;) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(server_->stats().live_streams, 10);
+  // Ten open streams and one worker: a plain request still answers.
+  EXPECT_NE(Fetch(Get("/hello")).find("hello"), std::string::npos);
+  clients[0].reset();  // the client goes away
+  std::shared_ptr<TestLiveSource> first;
+  {
+    std::lock_guard<std::mutex> lock(service_.live_mu);
+    first = service_.live[0];
+  }
+  for (auto end = Clock::now() + 2s; !first->closed && Clock::now() < end;) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(first->closed);
+  server_->Stop();  // closes the others, and their sources
+  std::lock_guard<std::mutex> lock(service_.live_mu);
+  for (const auto& s : service_.live) EXPECT_TRUE(s->closed);
 }
 
 }  // namespace

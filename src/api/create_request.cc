@@ -1,0 +1,72 @@
+#include "api/create_request.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/parameters.h"
+#include "api/strict_json.h"
+#include "common/utf8.h"
+
+namespace export_center::api {
+
+using json = nlohmann::json;
+
+Status CheckTaskName(const std::string& name) {
+  size_t chars = utf8::CountCodePoints(name);
+  if (chars < 1 || chars > 100) return InvalidArgument("taskName must be 1-100 characters");
+  bool blank = true;
+  std::string_view rest = name;
+  while (!rest.empty()) {
+    char32_t cp = 0;
+    size_t n = utf8::Decode(rest, &cp);
+    if (n == 0) return InvalidArgument("taskName is not valid UTF-8");
+    if (utf8::IsControlOrBidi(cp)) {
+      return InvalidArgument("taskName must not contain control characters");
+    }
+    if (cp != ' ' && cp != 0x3000) blank = false;
+    rest.remove_prefix(n);
+  }
+  if (blank) return InvalidArgument("taskName must not be blank");
+  return Status::Ok();
+}
+
+StatusOr<CreateRequest> ParseCreateRequest(
+    const http::HttpRequest& req, const Principal& p,
+    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits) {
+  EC_RETURN_IF_ERROR(CheckJsonContentType(req.Header("Content-Type")));
+  EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
+  if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
+  for (const auto& [key, value] : body.items()) {
+    if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters") {
+      return InvalidArgument("unknown field " + key);
+    }
+  }
+  auto type = body.find("exportType");
+  if (type == body.end() || !type->is_string() || type->get_ref<const std::string&>().empty()) {
+    return InvalidArgument("exportType is required");
+  }
+  CreateRequest out;
+  out.snapshot = std::move(snapshot);
+  out.definition = out.snapshot->Find(type->get<std::string>());
+  if (out.definition == nullptr) {
+    return InvalidArgument("unknown exportType " + type->get<std::string>());
+  }
+  const registry::ExportDefinition& def = *out.definition;
+  EC_RETURN_IF_ERROR(CheckCanRun(p, def));
+
+  if (auto f = body.find("format"); f != body.end() && !f->is_null()) {
+    auto parsed = f->is_string() ? task::ParseFileFormat(f->get<std::string>()) : std::nullopt;
+    if (!parsed) return InvalidArgument("format must be XLSX or CSV");
+    out.format = *parsed;
+  }
+  out.task_name = def.title.empty() ? def.name : def.title;
+  if (auto n = body.find("taskName"); n != body.end() && !n->is_null()) {
+    if (!n->is_string()) return InvalidArgument("taskName must be a string");
+    out.task_name = n->get<std::string>();
+    EC_RETURN_IF_ERROR(CheckTaskName(out.task_name));
+  }
+  json params = body.contains("parameters") ? body["parameters"] : json();
+  EC_ASSIGN_OR_RETURN(out.canonical_parameters, CanonicalParameters(params, def, limits));
+  return out;
+}
+
+}  // namespace export_center::api

@@ -1,0 +1,37 @@
+#pragma once
+// CreateRequest: the body of POST /export-tasks, checked — shared by create
+// and the preview (docs/http-api.md#post-export-tasks--create,
+// #post-export-previews--preview) so the two accept exactly the same requests.
+
+#include <memory>
+#include <string>
+
+#include "api/auth.h"
+#include "common/status.h"
+#include "http/http_server.h"
+#include "registry/registry.h"
+#include "task/limits.h"
+#include "task/task.h"
+
+namespace export_center::api {
+
+struct CreateRequest {
+  std::shared_ptr<const registry::RegistrySnapshot> snapshot;
+  const registry::ExportDefinition* definition = nullptr;  // points into `snapshot`
+  task::FileFormat format = task::FileFormat::kXlsx;
+  std::string task_name;
+  std::string canonical_parameters;  // docs/http-api.md: the stored form
+};
+
+// Checks the Content-Type, the strict JSON body, the type (known, enabled,
+// app scope and permission of `principal`), format, taskName and parameters.
+// InvalidArgument (400) or PermissionDenied (403) with a message naming the
+// offending field.
+StatusOr<CreateRequest> ParseCreateRequest(
+    const http::HttpRequest& req, const Principal& principal,
+    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits);
+
+// taskName: 1-100 characters, not blank, no control or bidi characters.
+Status CheckTaskName(const std::string& name);
+
+}  // namespace export_center::api

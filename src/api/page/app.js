@@ -1,0 +1,793 @@
+// The download center (docs/download-center.md): sign-in from "#token=", the
+// task list with tabs, search, type filter and pages, live updates over
+// Server-Sent Events (polling when the stream is down), the create form built
+// from GET /export-types, and preview.
+//
+// Task names and messages are user input: they are only ever assigned as
+// textContent, never as HTML.
+"use strict";
+
+(() => {
+  const API = document.body.dataset.api;
+  const TOKEN_KEY = "exportCenter.token";
+  const LANG_KEY = "exportCenter.lang";
+  const PAGE_SIZE = 20;
+  const POLL_MS = 5000;
+  const SSE_RETRY_MS = 30000;
+
+  // ---- texts ---------------------------------------------------------------
+
+  const TEXT = {
+    "zh-CN": {
+      skip: "跳到任务列表", title: "下载中心", signOut: "退出",
+      signInTitle: "登录", signInHelp: "请从业务平台打开本页面；开发时可在下方粘贴令牌。",
+      devToken: "开发令牌 (JWT)", useToken: "使用令牌",
+      createTitle: "新建导出", exportType: "导出类型", taskName: "任务名称", format: "文件格式",
+      submit: "提交导出", preview: "预览 / Preview", tasksTitle: "我的导出",
+      search: "按名称搜索", typeFilter: "类型", allTypes: "全部类型",
+      colName: "名称", colType: "类型", colStatus: "状态", colProgress: "进度",
+      colSize: "大小", colTimes: "时间", colDownloads: "下载次数", colActions: "操作",
+      empty: "没有符合条件的任务", prev: "上一页", next: "下一页",
+      pageInfo: "第 {page} / {pages} 页，共 {total} 个任务",
+      live: "● 实时更新", polling: "○ 实时连接中断，每 5 秒刷新",
+      tab_all: "全部", tab_queued: "排队中", tab_running: "运行中", tab_retrying: "等待重试",
+      tab_succeeded: "已完成", tab_failed: "失败", tab_cancelled: "已取消", tab_expired: "已过期",
+      help_all: "", help_queued: "已提交，等待开始。", help_running: "正在生成文件。",
+      help_retrying: "上次尝试遇到临时问题，稍后会自动重试。",
+      help_succeeded: "文件已生成，可在过期前下载。",
+      help_failed: "导出未能完成。“数据已变更”表示导出期间数据的结构或版本发生了变化；" +
+        "“数据不一致”表示导出期间数据被修改、前后对不上。这两种情况下文件都不可信，请重试。",
+      help_cancelled: "已被取消。", help_expired: "文件已超过保留期被删除，可重新导出。",
+      st_PENDING: "排队中", st_RETRYING: "等待重试", st_RUNNING: "运行中", st_SUCCEEDED: "已完成",
+      st_FAILED: "失败", st_CANCELLED: "已取消", st_EXPIRED: "已过期",
+      st_STALE: "数据已变更", st_INCONSISTENT: "数据不一致",
+      why_STALE: "导出期间数据的结构或版本发生了变化，结果不可信，请重试。",
+      why_INCONSISTENT: "导出期间数据被修改，前后不一致，结果不可信，请重试。",
+      cancelling: "正在取消…", attempt: "第 {n}/{max} 次尝试",
+      rows: "{n} 行", rowsOf: "{n} / {total} 行", eta: "预计还需 {d}",
+      requested: "提交 {t}", finished: "完成 {t}", expiresIn: "{d}后过期", expiredAt: "已过期",
+      download: "下载", retry: "重试", cancel: "取消",
+      created: "已创建：{name}", deduplicated: "相同的导出已在进行中：{name}",
+      retried: "已重新提交：{name}", cancelRequested: "已请求取消：{name}",
+      previewUnavailable: "预览不可用 / preview unavailable",
+      previewCount: "共 {n} 行", previewCountApprox: "至少 {n} 行",
+      previewTooMany: "超过单个文件上限 {max} 行。建议：{s}",
+      suggest_CSV: "改用 CSV", suggest_SPLIT: "拆分为多个文件", suggest_FILTER: "缩小筛选范围",
+      listHint: "多个值用逗号分隔", none: "（不限）", yes: "是", no: "否",
+      badJson: "{name} 不是有效的 JSON", badInteger: "{name} 必须是整数",
+      networkError: "网络错误，请稍后重试", sessionExpired: "登录已失效，请从平台重新打开本页面。",
+      fail_RETRIES_EXHAUSTED: "多次重试后仍失败（数据源或存储暂时不可用）",
+      fail_INVALID_DATA: "数据或参数无效", fail_PROVIDER_REJECTED: "业务系统拒绝了本次导出",
+      fail_NOT_FOUND: "业务系统找不到该导出", fail_LIMIT_EXCEEDED: "超过行数或文件大小上限",
+      fail_INTERNAL: "系统内部错误，请联系管理员", fail_CANCELLED: "已取消",
+      fail_UNSAFE_TEMPLATE: "导出模板不安全，已拒绝执行",
+      fail_COMMAND_QUARANTINED: "任务消息无法处理，已隔离", fail_TIMEOUT: "执行超时",
+      fail_other: "导出失败",
+      units: ["天", "小时", "分", "秒"],
+    },
+    en: {
+      skip: "Skip to the task list", title: "Download center", signOut: "Sign out",
+      signInTitle: "Sign in", signInHelp: "Open this page from the platform; for development, paste a token below.",
+      devToken: "Development token (JWT)", useToken: "Use token",
+      createTitle: "New export", exportType: "Export type", taskName: "Task name", format: "File format",
+      submit: "Start export", preview: "预览 / Preview", tasksTitle: "My exports",
+      search: "Search by name", typeFilter: "Type", allTypes: "All types",
+      colName: "Name", colType: "Type", colStatus: "Status", colProgress: "Progress",
+      colSize: "Size", colTimes: "Times", colDownloads: "Downloads", colActions: "Actions",
+      empty: "No tasks match", prev: "Previous", next: "Next",
+      pageInfo: "Page {page} of {pages}, {total} tasks",
+      live: "● Live", polling: "○ Live updates down; refreshing every 5 s",
+      tab_all: "All", tab_queued: "Queued", tab_running: "Running", tab_retrying: "Retrying",
+      tab_succeeded: "Succeeded", tab_failed: "Failed", tab_cancelled: "Cancelled", tab_expired: "Expired",
+      help_all: "", help_queued: "Submitted, waiting to start.", help_running: "The file is being written.",
+      help_retrying: "The last attempt hit a temporary problem; it will be retried automatically.",
+      help_succeeded: "The file is ready to download until it expires.",
+      help_failed: "The export did not finish. \"Data changed\" means the data's structure or version changed " +
+        "during the export; \"Data inconsistent\" means the data was modified while it was read. " +
+        "In both cases the file cannot be trusted: retry.",
+      help_cancelled: "Cancelled.", help_expired: "The file passed its retention time and was deleted; export again.",
+      st_PENDING: "Queued", st_RETRYING: "Retrying", st_RUNNING: "Running", st_SUCCEEDED: "Succeeded",
+      st_FAILED: "Failed", st_CANCELLED: "Cancelled", st_EXPIRED: "Expired",
+      st_STALE: "Data changed", st_INCONSISTENT: "Data inconsistent",
+      why_STALE: "The data's structure or version changed during the export; the result cannot be trusted. Retry.",
+      why_INCONSISTENT: "The data was modified while it was exported; the result cannot be trusted. Retry.",
+      cancelling: "Cancelling…", attempt: "attempt {n} of {max}",
+      rows: "{n} rows", rowsOf: "{n} of {total} rows", eta: "about {d} left",
+      requested: "Requested {t}", finished: "Finished {t}", expiresIn: "expires in {d}", expiredAt: "expired",
+      download: "Download", retry: "Retry", cancel: "Cancel",
+      created: "Created: {name}", deduplicated: "The same export is already running: {name}",
+      retried: "Submitted again: {name}", cancelRequested: "Cancel requested: {name}",
+      previewUnavailable: "预览不可用 / preview unavailable",
+      previewCount: "{n} rows", previewCountApprox: "at least {n} rows",
+      previewTooMany: "More than the {max} rows one file holds. Suggestions: {s}",
+      suggest_CSV: "use CSV", suggest_SPLIT: "split into several files", suggest_FILTER: "narrow the filter",
+      listHint: "separate values with commas", none: "(any)", yes: "yes", no: "no",
+      badJson: "{name} is not valid JSON", badInteger: "{name} must be a whole number",
+      networkError: "Network error; try again shortly", sessionExpired: "Your session has ended; open this page from the platform again.",
+      fail_RETRIES_EXHAUSTED: "Still failing after several retries (data source or storage unavailable)",
+      fail_INVALID_DATA: "Invalid data or parameters", fail_PROVIDER_REJECTED: "The business system refused this export",
+      fail_NOT_FOUND: "The business system does not know this export", fail_LIMIT_EXCEEDED: "Too many rows or too large a file",
+      fail_INTERNAL: "Internal error; contact support", fail_CANCELLED: "Cancelled",
+      fail_UNSAFE_TEMPLATE: "The export template is unsafe and was refused",
+      fail_COMMAND_QUARANTINED: "The task's message could not be processed and was set aside", fail_TIMEOUT: "Timed out",
+      fail_other: "Export failed",
+      units: ["d", "h", "min", "s"],
+    },
+  };
+
+  let lang = localStorage.getItem(LANG_KEY) === "en" ? "en" : "zh-CN";
+
+  function t(key, vars) {
+    let text = TEXT[lang][key];
+    if (text === undefined) text = TEXT.en[key] !== undefined ? TEXT.en[key] : key;
+    for (const [k, v] of Object.entries(vars || {})) text = text.split("{" + k + "}").join(String(v));
+    return text;
+  }
+
+  // ---- small helpers -------------------------------------------------------
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "text") node.textContent = v;
+      else if (k === "class") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+
+  function formatNumber(n) {
+    return Number(n).toLocaleString(lang);
+  }
+
+  function formatSize(bytes) {
+    if (bytes === null || bytes === undefined) return "";
+    let n = Number(bytes);
+    const units = ["B", "KB", "MB", "GB", "TB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)) + " " + units[i];
+  }
+
+  // Two largest units: "2天3小时", "5 min 10 s".
+  function formatDuration(ms) {
+    let s = Math.max(0, Math.round(ms / 1000));
+    const parts = [Math.floor(s / 86400), Math.floor(s / 3600) % 24, Math.floor(s / 60) % 60, s % 60];
+    const units = TEXT[lang].units;
+    const shown = [];
+    for (let i = 0; i < parts.length && shown.length < 2; i++) {
+      if (parts[i] > 0 || (shown.length === 0 && i === parts.length - 1)) {
+        shown.push(lang === "en" ? parts[i] + " " + units[i] : parts[i] + units[i]);
+      } else if (shown.length > 0) break;
+    }
+    return shown.join(lang === "en" ? " " : "");
+  }
+
+  // The browser's local time zone, in the page's language.
+  function formatTime(iso) {
+    if (!iso) return "";
+    return new Date(iso).toLocaleString(lang, {
+      year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit",
+    });
+  }
+
+  function say(text, kind) {
+    const msg = $("msg");
+    msg.textContent = text || "";
+    msg.className = "msg" + (kind ? " " + kind : "");
+  }
+
+  // ---- sign-in -------------------------------------------------------------
+
+  // The shell opens "/#token=<JWT>": keep it for this tab only and take it
+  // out of the address bar (and history) at once.
+  function takeTokenFromHash() {
+    const match = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+    if (!match) return;
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+
+  function token() {
+    return sessionStorage.getItem(TOKEN_KEY) || "";
+  }
+
+  function signOut(message) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    stopLive();
+    showSignIn(message);
+  }
+
+  function showSignIn(message) {
+    $("app").hidden = true;
+    $("signout").hidden = true;
+    $("signin").hidden = false;
+    $("live").textContent = "";
+    if (message) {
+      const help = $("signin").querySelector("p");
+      help.textContent = message;
+    }
+  }
+
+  // ---- API -----------------------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(code, message) {
+      super(message);
+      this.code = code;
+    }
+  }
+
+  async function call(method, path, body) {
+    const headers = { Authorization: "Bearer " + token() };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let res;
+    try {
+      res = await fetch(API + path, {
+        method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      throw new ApiError("network", t("networkError"));
+    }
+    let envelope = null;
+    try { envelope = await res.json(); } catch (e) { envelope = null; }
+    if (!envelope) throw new ApiError(String(res.status), t("networkError"));
+    if (envelope.code !== "200") {
+      if (envelope.code === "401") signOut(t("sessionExpired"));
+      throw new ApiError(envelope.code, envelope.message);
+    }
+    return envelope.data;
+  }
+
+  // ---- state ---------------------------------------------------------------
+
+  const TABS = {
+    all: "", queued: "QUEUED", running: "RUNNING", retrying: "RETRYING", succeeded: "SUCCEEDED",
+    failed: "FAILED,STALE,INCONSISTENT", cancelled: "CANCELLED", expired: "EXPIRED",
+  };
+  const state = {
+    tab: "all", name: "", type: "", page: 1, total: 0,
+    types: new Map(),  // exportType → definition
+    rows: new Map(),   // task id → { task, tr }
+  };
+
+  // The tab a task belongs to (queued and retrying are both PENDING).
+  function phaseOf(task) {
+    if (task.status === "PENDING") return task.attemptCount > 0 ? "retrying" : "queued";
+    if (task.status === "STALE" || task.status === "INCONSISTENT") return "failed";
+    return task.status.toLowerCase();
+  }
+
+  function statusKey(task) {
+    return phaseOf(task) === "retrying" ? "RETRYING" : task.status;
+  }
+
+  function matchesFilters(task) {
+    if (state.tab !== "all" && phaseOf(task) !== state.tab) return false;
+    if (state.type && task.exportType !== state.type) return false;
+    if (state.name && !task.taskName.toLowerCase().includes(state.name.toLowerCase())) return false;
+    return true;
+  }
+
+  // ---- the task list -------------------------------------------------------
+
+  let loadSeq = 0;
+  async function loadTasks() {
+    const seq = ++loadSeq;
+    const q = new URLSearchParams({ page: String(state.page), size: String(PAGE_SIZE) });
+    if (TABS[state.tab]) q.set("status", TABS[state.tab]);
+    if (state.type) q.set("exportType", state.type);
+    if (state.name) q.set("name", state.name);
+    try {
+      const data = await call("GET", "/export-tasks?" + q);
+      if (seq !== loadSeq) return;  // a newer load is on its way
+      state.total = Number(data.total);
+      renderRows(data.records);
+    } catch (e) {
+      if (seq === loadSeq) say(e.message, "error");
+    }
+  }
+
+  let reloadTimer = null;
+  function scheduleReload() {
+    clearTimeout(reloadTimer);
+    reloadTimer = setTimeout(loadTasks, 300);
+  }
+
+  function renderRows(tasks) {
+    const body = $("rows");
+    body.replaceChildren();
+    state.rows.clear();
+    for (const task of tasks) {
+      const tr = buildRow(task);
+      state.rows.set(task.id, { task, tr });
+      body.append(tr);
+    }
+    $("empty").hidden = tasks.length > 0;
+    const pages = Math.max(1, Math.ceil(state.total / PAGE_SIZE));
+    $("page-info").textContent = t("pageInfo", { page: state.page, pages, total: state.total });
+    $("prev").disabled = state.page <= 1;
+    $("next").disabled = state.page >= pages;
+  }
+
+  function typeTitle(type) {
+    const def = state.types.get(type);
+    return def && def.title ? def.title : type;
+  }
+
+  function failureText(task) {
+    if (task.status === "STALE" || task.status === "INCONSISTENT") return t("why_" + task.status);
+    if (task.status !== "FAILED") return "";
+    const key = "fail_" + (task.failureCode || "other");
+    const reason = TEXT[lang][key] ? t(key) : t("fail_other");
+    return task.failureMessage ? reason + "：" + task.failureMessage : reason;
+  }
+
+  function progressCell(task) {
+    const cell = el("td", { "data-label": t("colProgress"), class: "progress" });
+    const processed = Number(task.processedRows || 0);
+    const total = task.totalRows === null || task.totalRows === undefined ? null : Number(task.totalRows);
+    if (task.progress !== null && task.progress !== undefined) {
+      cell.append(el("progress", { max: "100", value: String(task.progress), "aria-label": task.taskName }),
+        el("span", { class: "pct", text: " " + task.progress + "%" }));
+    }
+    if (task.status === "RUNNING" || processed > 0) {
+      cell.append(el("div", {
+        class: "rows",
+        text: total !== null ? t("rowsOf", { n: formatNumber(processed), total: formatNumber(total) })
+                             : t("rows", { n: formatNumber(processed) }),
+      }));
+    }
+    const eta = etaOf(task);
+    if (eta !== null) cell.append(el("div", { class: "eta", "data-eta": "1", text: t("eta", { d: formatDuration(eta) }) }));
+    return cell;
+  }
+
+  // Remaining time from the average rate since the attempt started.
+  function etaOf(task) {
+    if (task.status !== "RUNNING" || !task.startedAt || task.totalRows === null) return null;
+    const processed = Number(task.processedRows), total = Number(task.totalRows);
+    const elapsed = Date.now() - new Date(task.startedAt).getTime();
+    if (!(processed > 0) || !(total > processed) || elapsed <= 0) return null;
+    return (total - processed) * elapsed / processed;
+  }
+
+  function timesCell(task) {
+    const cell = el("td", { "data-label": t("colTimes"), class: "times" });
+    cell.append(el("div", { text: t("requested", { t: formatTime(task.requestedAt) }) }));
+    if (task.completedAt) cell.append(el("div", { text: t("finished", { t: formatTime(task.completedAt) }) }));
+    if (task.status === "SUCCEEDED" && task.expiresAt) {
+      cell.append(el("div", { class: "expiry", "data-expires": task.expiresAt, text: expiryText(task.expiresAt) }));
+    }
+    return cell;
+  }
+
+  function expiryText(iso) {
+    const left = new Date(iso).getTime() - Date.now();
+    return left > 0 ? t("expiresIn", { d: formatDuration(left) }) : t("expiredAt");
+  }
+
+  function buildRow(task) {
+    const key = statusKey(task);
+    const status = el("td", { "data-label": t("colStatus"), class: "status" },
+      el("span", { class: "badge st-" + key.toLowerCase(), text: t("st_" + key) }));
+    if (task.cancelRequested && (task.status === "RUNNING" || task.status === "PENDING")) {
+      status.append(el("div", { class: "note", text: t("cancelling") }));
+    }
+    if (key === "RETRYING") {
+      status.append(el("div", { class: "note", text: t("attempt", { n: task.attemptCount + 1, max: task.maxAttempts }) }));
+    }
+    const why = failureText(task);
+    if (why) status.append(el("div", { class: "why", text: why }));
+    const tr = el("tr", { "data-id": task.id, "data-status": task.status },
+      el("td", { "data-label": t("colName"), class: "name" },
+        el("span", { text: task.taskName }), el("span", { class: "fmt", text: task.format })),
+      el("td", { "data-label": t("colType"), text: typeTitle(task.exportType) }),
+      status,
+      progressCell(task),
+      el("td", { "data-label": t("colSize"), text: formatSize(task.sizeBytes) }),
+      timesCell(task),
+      el("td", { "data-label": t("colDownloads"), class: "downloads", text: formatNumber(task.downloadCount || 0) }),
+      actionsCell(task));
+    return tr;
+  }
+
+  function actionsCell(task) {
+    const cell = el("td", { "data-label": t("colActions"), class: "actions" });
+    const button = (label, action) => el("button", {
+      type: "button", "data-action": action, "aria-label": t(label) + " " + task.taskName,
+      text: t(label), onclick: () => act(action, task),
+    });
+    if (task.status === "SUCCEEDED") cell.append(button("download", "download"));
+    if (["FAILED", "CANCELLED", "STALE", "INCONSISTENT"].includes(task.status)) cell.append(button("retry", "retry"));
+    if ((task.status === "PENDING" || task.status === "RUNNING") && !task.cancelRequested) {
+      cell.append(button("cancel", "cancel"));
+    }
+    return cell;
+  }
+
+  async function act(action, task) {
+    try {
+      if (action === "download") {
+        // A short-lived signed link: the browser downloads straight from it,
+        // however large the file, without holding it in memory.
+        const link = await call("POST", "/export-tasks/" + task.id + "/download-url");
+        const a = el("a", { href: link.url, download: "" });
+        document.body.append(a);
+        a.click();
+        a.remove();
+        return;
+      }
+      const updated = await call("POST", "/export-tasks/" + task.id + "/" + action);
+      say(t(action === "retry" ? "retried" : "cancelRequested", { name: task.taskName }), "ok");
+      applyTask(updated);
+    } catch (e) {
+      say(e.message, "error");
+    }
+  }
+
+  // A task changed (event, action, create): update its row in place, or
+  // reload the page of the list when it enters or leaves it.
+  function applyTask(task) {
+    const shown = $("created").querySelector('tr[data-id="' + task.id + '"]');
+    if (shown) shown.replaceWith(buildRow(task));
+    const entry = state.rows.get(task.id);
+    if (entry) {
+      if (!matchesFilters(task)) return scheduleReload();
+      const tr = buildRow(task);
+      const focused = entry.tr.contains(document.activeElement) ? document.activeElement.dataset.action : null;
+      entry.tr.replaceWith(tr);
+      state.rows.set(task.id, { task, tr });
+      if (focused) {
+        const again = tr.querySelector('[data-action="' + focused + '"]');
+        (again || tr.querySelector("button") || $("tasks")).focus();
+      }
+    } else if (matchesFilters(task) && state.page === 1 && belongsOnFirstPage(task)) {
+      scheduleReload();
+    }
+  }
+
+  // The list is newest first: a change of an older task (on a later page)
+  // does not reload the first page.
+  function belongsOnFirstPage(task) {
+    if (state.rows.size < PAGE_SIZE) return true;
+    let oldest = null;
+    for (const { task: shown } of state.rows.values()) {
+      if (oldest === null || shown.requestedAt < oldest) oldest = shown.requestedAt;
+    }
+    return task.requestedAt >= oldest;
+  }
+
+  // Countdowns and ETAs move without new data.
+  function tick() {
+    for (const node of document.querySelectorAll("[data-expires]")) node.textContent = expiryText(node.dataset.expires);
+    for (const { task, tr } of state.rows.values()) {
+      const node = tr.querySelector("[data-eta]");
+      const eta = etaOf(task);
+      if (node && eta !== null) node.textContent = t("eta", { d: formatDuration(eta) });
+    }
+  }
+
+  // ---- live updates --------------------------------------------------------
+
+  let events = null, pollTimer = null, sseRetryTimer = null;
+
+  function setLive(live) {
+    $("live").textContent = t(live ? "live" : "polling");
+    $("live").className = "live " + (live ? "on" : "off");
+    document.body.dataset.live = live ? "sse" : "polling";
+  }
+
+  function startLive() {
+    stopLive();
+    // EventSource cannot send headers: the token goes in the query, which
+    // the server accepts on this route only and never logs.
+    events = new EventSource(API + "/export-tasks/events?access_token=" + encodeURIComponent(token()));
+    events.addEventListener("open", () => {
+      const wasPolling = pollTimer !== null;
+      stopPolling();
+      setLive(true);
+      if (wasPolling) loadTasks();  // catch up on what polling may have missed
+    });
+    events.addEventListener("task", (ev) => {
+      try { applyTask(JSON.parse(ev.data)); } catch (e) { /* a malformed event changes nothing */ }
+    });
+    events.addEventListener("error", () => {
+      // The browser reconnects by itself (sending Last-Event-ID) unless the
+      // server refused the stream; either way poll until it is back.
+      startPolling();
+      if (events && events.readyState === EventSource.CLOSED) {
+        events = null;
+        sseRetryTimer = setTimeout(startLive, SSE_RETRY_MS);
+      }
+    });
+  }
+
+  function startPolling() {
+    setLive(false);
+    if (pollTimer === null) pollTimer = setInterval(loadTasks, POLL_MS);
+  }
+
+  function stopPolling() {
+    if (pollTimer !== null) clearInterval(pollTimer);
+    pollTimer = null;
+  }
+
+  function stopLive() {
+    if (events) events.close();
+    events = null;
+    clearTimeout(sseRetryTimer);
+    stopPolling();
+  }
+
+  // ---- tabs, filters, pages ------------------------------------------------
+
+  function renderTabs() {
+    const tabs = $("tabs");
+    tabs.replaceChildren();
+    for (const name of Object.keys(TABS)) {
+      const selected = name === state.tab;
+      tabs.append(el("button", {
+        type: "button", role: "tab", id: "tab-" + name, "data-tab": name,
+        "aria-selected": selected ? "true" : "false", "aria-controls": "task-table",
+        tabindex: selected ? "0" : "-1", text: t("tab_" + name),
+        onclick: () => selectTab(name),
+      }));
+    }
+    $("tab-help").textContent = t("help_" + state.tab);
+  }
+
+  function selectTab(name, focus) {
+    state.tab = name;
+    state.page = 1;
+    renderTabs();
+    if (focus) $("tab-" + name).focus();
+    loadTasks();
+  }
+
+  // Arrow keys move between tabs (the WAI-ARIA tabs pattern).
+  function onTabKey(ev) {
+    const names = Object.keys(TABS);
+    let i = names.indexOf(state.tab);
+    if (ev.key === "ArrowRight") i = (i + 1) % names.length;
+    else if (ev.key === "ArrowLeft") i = (i - 1 + names.length) % names.length;
+    else if (ev.key === "Home") i = 0;
+    else if (ev.key === "End") i = names.length - 1;
+    else return;
+    ev.preventDefault();
+    selectTab(names[i], true);
+  }
+
+  function renderTypeFilter() {
+    const select = $("type-filter");
+    select.replaceChildren(el("option", { value: "", text: t("allTypes") }));
+    for (const def of state.types.values()) {
+      select.append(el("option", { value: def.exportType, text: def.title || def.exportType, selected: def.exportType === state.type }));
+    }
+  }
+
+  // ---- the create form -----------------------------------------------------
+
+  function renderTypeChoice() {
+    const select = $("create-type");
+    const chosen = select.value;
+    select.replaceChildren();
+    for (const def of state.types.values()) {
+      select.append(el("option", { value: def.exportType, text: def.title || def.exportType, selected: def.exportType === chosen }));
+    }
+    renderParams();
+  }
+
+  function paramControl(p, id) {
+    const allowed = p.allowed || [];
+    if (allowed.length > 0) {
+      const multiple = p.type === "STRING_LIST";
+      const select = el("select", { id, name: p.name, multiple, required: p.required });
+      if (!multiple) select.append(el("option", { value: "", text: t("none") }));
+      for (const v of allowed) select.append(el("option", { value: v, text: v }));
+      return select;
+    }
+    switch (p.type) {
+      case "INTEGER": return el("input", { id, name: p.name, type: "number", step: "1", inputmode: "numeric", required: p.required });
+      case "DATE": return el("input", { id, name: p.name, type: "date", required: p.required });
+      case "BOOLEAN": {
+        const select = el("select", { id, name: p.name, required: p.required });
+        select.append(el("option", { value: "", text: t("none") }), el("option", { value: "true", text: t("yes") }),
+          el("option", { value: "false", text: t("no") }));
+        return select;
+      }
+      case "STRING_LIST": return el("input", { id, name: p.name, type: "text", placeholder: t("listHint"), required: p.required });
+      case "STRING": return el("input", { id, name: p.name, type: "text", required: p.required });
+      default: return el("textarea", { id, name: p.name, rows: "2", placeholder: "{ }", spellcheck: "false", required: p.required });
+    }
+  }
+
+  function renderParams() {
+    const def = state.types.get($("create-type").value);
+    const box = $("create-params");
+    box.replaceChildren();
+    $("create-name").placeholder = def ? def.title || def.exportType : "";
+    if (!def) return;
+    def.parameters.forEach((p, i) => {
+      const id = "param-" + i;
+      box.append(el("label", { for: id, class: "param" },
+        el("span", { text: (p.title || p.name) + (p.required ? " *" : "") }),
+        el("small", { class: "ptype", text: p.type + (p.allowed && p.allowed.length ? " · " + p.allowed.join(" / ") : "") }),
+        paramControl(p, id)));
+    });
+  }
+
+  // The request body, or throws a message naming the bad field.
+  function formBody() {
+    const def = state.types.get($("create-type").value);
+    const body = { exportType: def.exportType, format: document.querySelector('input[name="format"]:checked').value, parameters: {} };
+    const name = $("create-name").value.trim();
+    if (name) body.taskName = name;
+    def.parameters.forEach((p, i) => {
+      const control = $("param-" + i);
+      const label = p.title || p.name;
+      let value;
+      if (control.multiple) {
+        value = Array.from(control.selectedOptions, (o) => o.value);
+        if (value.length === 0) return;
+      } else {
+        const text = control.value.trim();
+        if (text === "") return;
+        if (p.type === "INTEGER") {
+          if (!/^-?\d+$/.test(text)) throw fieldError(control, t("badInteger", { name: label }));
+          value = Number.isSafeInteger(Number(text)) ? Number(text) : text;
+        } else if (p.type === "BOOLEAN") {
+          value = text === "true";
+        } else if (p.type === "STRING_LIST") {
+          value = text.split(/[,，]/).map((s) => s.trim()).filter((s) => s);
+        } else if (["STRING", "DATE"].includes(p.type) || (p.allowed && p.allowed.length)) {
+          value = text;
+        } else {
+          try { value = JSON.parse(text); } catch (e) { throw fieldError(control, t("badJson", { name: label })); }
+        }
+      }
+      body.parameters[p.name] = value;
+    });
+    return body;
+  }
+
+  function fieldError(control, message) {
+    control.setAttribute("aria-invalid", "true");
+    control.focus();
+    return new Error(message);
+  }
+
+  async function submitCreate(ev) {
+    ev.preventDefault();
+    for (const c of $("create").querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
+    const button = $("create-submit");
+    try {
+      const body = formBody();
+      button.disabled = true;
+      const task = await call("POST", "/export-tasks", body);
+      showCreated(task);
+    } catch (e) {
+      say(e.message, "error");
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // The returned task at once, above the list and at the top of its first page.
+  function showCreated(task) {
+    say(t(task.deduplicated ? "deduplicated" : "created", { name: task.taskName }), "ok");
+    const box = $("created");
+    box.replaceChildren(el("table", { class: "mini" }, el("tbody", {}, buildRow(task))));
+    if (state.page === 1 && matchesFilters(task) && !state.rows.has(task.id)) {
+      const tr = buildRow(task);
+      state.rows.set(task.id, { task, tr });
+      $("rows").prepend(tr);
+      $("empty").hidden = true;
+    }
+    scheduleReload();
+  }
+
+  async function runPreview() {
+    const box = $("preview");
+    box.replaceChildren();
+    let body;
+    try { body = formBody(); } catch (e) { return say(e.message, "error"); }
+    try {
+      const data = await call("POST", "/export-previews", body);
+      renderPreview(data);
+    } catch (e) {
+      if (e.code === "404") box.append(el("p", { class: "unavailable", text: t("previewUnavailable") }));
+      else say(e.message, "error");
+    }
+  }
+
+  function renderPreview(data) {
+    const box = $("preview");
+    const count = data.rowCount || {};
+    box.append(el("p", { class: "count", text: t(count.exact === false ? "previewCountApprox" : "previewCount", { n: formatNumber(count.value || 0) }) }));
+    if (data.exceedsMaxRows) {
+      const s = (data.suggestions || []).map((x) => TEXT[lang]["suggest_" + x] ? t("suggest_" + x) : x).join("、");
+      box.append(el("p", { class: "warn", text: t("previewTooMany", { max: formatNumber(data.maxRows), s }) }));
+    }
+    const head = el("tr", {}, ...(data.columns || []).map((c) => el("th", { scope: "col", text: c.title || c.key })));
+    const rows = (data.rows || []).map((r) => el("tr", {}, ...r.map((cell) => el("td", { text: cell === null ? "" : String(cell) }))));
+    box.append(el("div", { class: "table-wrap" }, el("table", { class: "preview-table" }, el("thead", {}, head), el("tbody", {}, ...rows))));
+  }
+
+  // ---- language ------------------------------------------------------------
+
+  function applyLanguage() {
+    document.documentElement.lang = lang;
+    document.title = t("title");
+    for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+    const other = lang === "en" ? "zh-CN" : "en";
+    $("lang").textContent = other === "en" ? "English" : "中文";
+    $("lang").lang = other;
+    renderTabs();
+    renderTypeFilter();
+    if (state.types.size) renderParams();
+    renderRows(Array.from(state.rows.values(), (r) => r.task));
+    if (events || pollTimer !== null) setLive(pollTimer === null);
+  }
+
+  // ---- start ---------------------------------------------------------------
+
+  async function enter() {
+    $("signin").hidden = true;
+    $("app").hidden = false;
+    $("signout").hidden = false;
+    say("");
+    try {
+      const types = await call("GET", "/export-types");
+      state.types = new Map(types.map((d) => [d.exportType, d]));
+    } catch (e) {
+      if (!token()) return;
+      say(e.message, "error");
+    }
+    renderTypeFilter();
+    renderTypeChoice();
+    renderTabs();
+    await loadTasks();
+    startLive();
+  }
+
+  function init() {
+    takeTokenFromHash();
+    applyLanguage();
+    $("lang").addEventListener("click", () => {
+      lang = lang === "en" ? "zh-CN" : "en";
+      localStorage.setItem(LANG_KEY, lang);
+      applyLanguage();
+    });
+    $("signout").addEventListener("click", () => signOut());
+    $("token-use").addEventListener("click", () => {
+      const value = $("token-box").value.trim();
+      if (!value) return;
+      sessionStorage.setItem(TOKEN_KEY, value);
+      $("token-box").value = "";
+      enter();
+    });
+    $("tabs").addEventListener("keydown", onTabKey);
+    let searchTimer = null;
+    $("search").addEventListener("input", () => {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(() => { state.name = $("search").value.trim(); state.page = 1; loadTasks(); }, 250);
+    });
+    $("type-filter").addEventListener("change", () => { state.type = $("type-filter").value; state.page = 1; loadTasks(); });
+    $("prev").addEventListener("click", () => { if (state.page > 1) { state.page--; loadTasks(); } });
+    $("next").addEventListener("click", () => { state.page++; loadTasks(); });
+    $("create-type").addEventListener("change", renderParams);
+    $("create").addEventListener("submit", submitCreate);
+    $("preview-button").addEventListener("click", runPreview);
+    setInterval(tick, 1000);
+    if (token()) enter(); else showSignIn();
+  }
+
+  init();
+})();

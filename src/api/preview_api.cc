@@ -1,0 +1,107 @@
+#include "api/preview_api.h"
+
+#include <spdlog/spdlog.h>
+
+#include "api/create_request.h"
+#include "api/envelope.h"
+#include "common/ids.h"
+
+namespace export_center::api {
+namespace {
+
+using json = nlohmann::json;
+
+// The options the type offers for a result over max-rows, for the page to
+// show beside "narrow the filter": CSV unless CSV was asked already, SPLIT
+// when the type writes XLSX as a .zip of smaller files (`split: files`).
+json Suggestions(const registry::ExportDefinition& def, task::FileFormat format) {
+  json out = json::array();
+  if (format != task::FileFormat::kCsv) out.push_back("CSV");
+  if (def.rows_per_file > 0) out.push_back("SPLIT");
+  return out;
+}
+
+}  // namespace
+
+bool PreviewRateLimiter::Admit(const std::string& key, std::chrono::steady_clock::time_point now) {
+  MutexLock lock(&mu_);
+  if (now - window_start_ >= std::chrono::minutes(1)) {
+    window_start_ = now;
+    counts_.clear();
+  }
+  int& count = counts_[key];
+  if (count >= per_minute_) return false;
+  ++count;
+  return true;
+}
+
+json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat format,
+                   const task::PreviewTable& table) {
+  json columns = json::array();
+  for (const auto& c : table.columns) {
+    columns.push_back({{"key", c.key}, {"title", c.title}, {"type", task::ToString(c.type)}});
+  }
+  const bool exceeds = table.row_count > def.max_rows;
+  return {{"exportType", def.name},
+          {"columns", std::move(columns)},
+          {"rows", table.rows},
+          {"rowCount", {{"value", Int64String(table.row_count)}, {"exact", table.row_count_exact}}},
+          {"maxRows", Int64String(def.max_rows)},
+          {"exceedsMaxRows", exceeds},
+          {"suggestions", exceeds ? Suggestions(def, format) : json::array()}};
+}
+
+PreviewApi::PreviewApi(PreviewFn preview, task::PreviewOptions options, task::LimitsOptions limits)
+    : preview_(std::move(preview)),
+      options_(options),
+      limits_(limits),
+      limiter_(options.per_user_per_minute) {}
+
+void PreviewApi::Handle(const http::HttpRequest& req, const Principal& principal,
+                        std::shared_ptr<const registry::RegistrySnapshot> snapshot,
+                        http::HttpResponse& res) {
+  auto data = DoPreview(req, principal, std::move(snapshot));
+  if (data.ok()) return WriteSuccess(res, std::move(data).value());
+  // A slow data service is worth a precise message, not the generic
+  // "temporarily unavailable" of other 500s: the person can narrow the filter.
+  if (data.status().code() == StatusCode::kDeadlineExceeded) {
+    spdlog::warn("preview request {}: {}", res.Header("X-Request-Id"), data.status().ToString());
+    return WriteEnvelope(res, 200, ErrorEnvelope(500, data.status().message()));
+  }
+  WriteStatus(res, data.status());
+}
+
+StatusOr<json> PreviewApi::DoPreview(const http::HttpRequest& req, const Principal& p,
+                                     std::shared_ptr<const registry::RegistrySnapshot> snapshot) {
+  EC_ASSIGN_OR_RETURN(CreateRequest request,
+                      ParseCreateRequest(req, p, std::move(snapshot), limits_));
+  // The key holds the tenant: user ids are unique only within one.
+  if (!limiter_.Admit(p.tenant + '\n' + p.user, std::chrono::steady_clock::now())) {
+    return LimitExceeded("too many previews: at most " +
+                         std::to_string(options_.per_user_per_minute) +
+                         " a minute; please wait a moment and try again");
+  }
+  if (!preview_) return Internal("preview is not wired");
+  // A task that is never stored: the tenant, app and user come from the
+  // token only, exactly as create fills them.
+  task::Task t;
+  // The data contracts require a task id (docs/provider-contract.md): a
+  // fresh one, which no stored task will carry since it is never stored.
+  t.id = NextId();
+  t.tenant_id = p.tenant;
+  t.app_code = p.app;
+  t.requested_by = p.user;
+  t.export_type = request.definition->name;
+  t.task_name = request.task_name;
+  t.format = request.format;
+  t.parameters_json = request.canonical_parameters;
+  t.max_attempts = request.definition->max_attempts;
+  EC_ASSIGN_OR_RETURN(task::PreviewTable table, preview_(t, request.snapshot));
+  // The id ties this line to the data-source lines the preview logged under it.
+  spdlog::info("preview taskId={} (never stored) exportType={} tenantId={} rows={} rowCount={}{}",
+               t.id, t.export_type, t.tenant_id, table.rows.size(), table.row_count,
+               table.row_count_exact ? "" : " (at least)");
+  return PreviewToJson(*request.definition, request.format, table);
+}
+
+}  // namespace export_center::api

@@ -1,0 +1,101 @@
+#pragma once
+// TaskEventHub: live task changes for GET /export-tasks/events as
+// Server-Sent Events (docs/http-api.md#get-export-tasksevents--task-events).
+//
+// Tasks change on every instance of a fleet sharing one database, so changes
+// are read from the database, not from this process's own calls: one poller
+// thread per process asks TaskStore::ListChangedTasks for tasks whose
+// updated_at is after the last change it saw (every poll_interval), and fans
+// each change out to the subscribers allowed to see it (the list's rules:
+// own tasks, or the whole tenant and app with platform:download:all). The
+// poller runs only while someone subscribes.
+//
+// updated_at is the database clock at the statement, not at commit, so a
+// transaction committing late can carry an older updated_at than one already
+// seen: every poll looks `overlap` back and skips (task, updated_at) pairs it
+// has already sent.
+//
+// A subscriber is an http::LiveSource: it holds the events not yet written;
+// the server polls it on its I/O thread, so an SSE client holds no worker.
+// A subscriber that falls more than max_backlog_bytes behind is ended; the
+// browser reconnects with Last-Event-ID and is replayed what it missed.
+//
+// Thread-safe.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/auth.h"
+#include "common/mutex.h"
+#include "common/status.h"
+#include "http/http_response.h"
+#include "store/task_store.h"
+
+namespace export_center::api {
+
+struct TaskEventsOptions {
+  std::chrono::milliseconds poll_interval{1000};
+  std::chrono::milliseconds heartbeat{15000};  // a comment line on a quiet stream
+  std::chrono::milliseconds overlap{5000};     // look back for late commits
+  int max_streams = 1000;                      // per process; over it: 503
+  int max_streams_per_user = 5;                // tenant+app+user; over it: 429
+  size_t max_backlog_bytes = 1024 * 1024;      // per subscriber; over it: ended
+  int replay_limit = 500;                      // changes replayed for Last-Event-ID
+};
+
+class TaskEventHub {
+ public:
+  TaskEventHub(store::TaskStore* store, TaskEventsOptions options);
+  ~TaskEventHub();
+  TaskEventHub(const TaskEventHub&) = delete;
+  TaskEventHub& operator=(const TaskEventHub&) = delete;
+
+  // A new stream for `principal`. With `last_event_id` (the updated_at of
+  // the last change the client saw) it starts with the caller's changes
+  // since then. LimitExceeded over the per-user cap, Unavailable over the
+  // total cap or when the database cannot be read.
+  StatusOr<std::shared_ptr<http::LiveSource>> Subscribe(const Principal& principal,
+                                                        std::optional<int64_t> last_event_id);
+
+  // Whether `principal` may open one more stream now: LimitExceeded over the
+  // per-user cap, Unavailable over the total cap, each with a message for
+  // the client. Subscribe checks again.
+  Status CheckCapacity(const Principal& principal);
+
+  // Open streams right now (for tests and metrics).
+  int open_streams();
+
+  class Subscriber;
+
+ private:
+  void Run();
+  void PollOnce();
+  void SendHeartbeats();
+  // Live subscribers; drops the closed ones. Requires mu_.
+  std::vector<std::shared_ptr<Subscriber>> LiveSubscribersLocked() REQUIRES(mu_);
+  Status CheckCaps(const std::string& user_key) REQUIRES(mu_);
+
+  store::TaskStore* const store_;
+  const TaskEventsOptions options_;
+  Mutex mu_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::vector<std::weak_ptr<Subscriber>> subscribers_ GUARDED_BY(mu_);
+  // The newest updated_at seen; unset while nobody listens.
+  std::optional<int64_t> cursor_ GUARDED_BY(mu_);
+  // (task id → updated_at) already sent within the overlap window.
+  std::map<int64_t, int64_t> sent_ GUARDED_BY(mu_);
+  std::thread poller_;  // started by the first Subscribe
+  bool started_ GUARDED_BY(mu_) = false;
+};
+
+// One Server-Sent Event carrying a task (the GET /export-tasks/{id} shape).
+std::string TaskEventText(const task::Task& task);
+
+}  // namespace export_center::api

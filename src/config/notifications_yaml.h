@@ -1,0 +1,27 @@
+#pragma once
+// Private to config/: the `notifications:` section (docs/notifications.md,
+// docs/configuration.md#notifications) onto dispatch::NotificationOptions.
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "config/yaml_reader.h"
+#include "dispatch/notification_options.h"
+
+namespace export_center::config {
+
+// Reads values and per-field ranges; secrets from the environment
+// (EXPORT_CENTER_WEBHOOK_SECRET_<ID>) win over the file and are named in
+// `env_overrides`.
+void ReadNotifications(MapReader& r, dispatch::NotificationOptions* c,
+                       std::vector<std::string>* env_overrides);
+
+// Cross-field checks: every receiver URL's host:port is in allowed-targets
+// (refused with the key path otherwise), secrets present and long enough,
+// export types defined under `definitions` of `root`, timeouts within the lease.
+void CheckNotifications(const dispatch::NotificationOptions& c, const YAML::Node& root,
+                        ErrorList* errors);
+
+}  // namespace export_center::config

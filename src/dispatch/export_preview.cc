@@ -1,0 +1,149 @@
+#include "dispatch/export_preview.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "render/cell_preview.h"
+
+namespace export_center::dispatch {
+namespace {
+
+// How a failed first page reads to the person previewing: the export would
+// end with the same message, and with the failure code or state the attempt
+// would record in front of it, so a refused template looks the same in both.
+Status PreviewError(const Status& failed, const source::RowSource& source) {
+  if (auto code = source.failure_code()) {
+    return InvalidArgument(*code + ": " + failed.message());
+  }
+  if (auto state = source.terminal_state()) {
+    return InvalidArgument(std::string(task::ToString(*state)) + ": " + failed.message());
+  }
+  if (failed.IsTransient() || failed.code() == StatusCode::kInvalidArgument) return failed;
+  // The service refused the center (token, unknown type, another tenant):
+  // nothing the person can fix; the log keeps the detail.
+  return Internal("the data service refused the preview: " + failed.ToString());
+}
+
+// The provider's totalRows is an estimate (docs/provider-contract.md), so it
+// is never shown as exact; the sql-template route's is the pre-flight
+// COUNT(*) of the rendered SQL, which the export checks its rows against.
+void CountRows(const registry::ExportDefinition& def, const source::Page& page,
+               task::PreviewTable* table) {
+  const auto first = static_cast<int64_t>(page.rows.size());
+  if (!page.has_more) {
+    table->row_count = first, table->row_count_exact = true;
+  } else if (def.source == registry::SourceKind::kSqlTemplate && page.total_rows) {
+    table->row_count = std::max(*page.total_rows, first), table->row_count_exact = true;
+  } else {
+    table->row_count = first, table->row_count_exact = false;
+  }
+}
+
+}  // namespace
+
+StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
+                                         const task::Task& task,
+                                         const registry::RegistrySnapshot& snapshot, int rows) {
+  EC_ASSIGN_OR_RETURN(const registry::ExportDefinition* def, DefinitionFor(snapshot, task));
+  registry::ExportDefinition uncapped = *def;
+  uncapped.max_rows = std::numeric_limits<int64_t>::max();
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<source::RowSource> source,
+                      make_source(task, uncapped, snapshot));
+  // No prefetch (unlike the attempt): a second page would be read for nothing.
+  auto page = source->NextPage();
+  if (!page.ok()) return PreviewError(page.status(), *source);
+  EC_ASSIGN_OR_RETURN(render::CellPreview cells,
+                      render::CellPreview::Create(def->timezone, task.format));
+  task::PreviewTable table;
+  table.columns = source->columns();
+  const size_t shown = std::min(page->rows.size(), static_cast<size_t>(std::max(rows, 0)));
+  for (size_t r = 0; r < shown; ++r) {
+    std::vector<std::string> texts;
+    for (size_t c = 0; c < page->rows[r].size(); ++c) {
+      auto text = cells.Text(page->rows[r][c]);
+      if (!text.ok()) {
+        return text.status().WithContext("row " + std::to_string(r + 1) + " column " +
+                                         table.columns[c].key);
+      }
+      texts.push_back(std::move(text).value());
+    }
+    table.rows.push_back(std::move(texts));
+  }
+  CountRows(*def, *page, &table);
+  return table;
+}
+
+struct ExportPreviewer::Job {
+  Mutex mu;
+  CondVar finished;
+  bool done GUARDED_BY(mu) = false;
+  StatusOr<task::PreviewTable> result GUARDED_BY(mu) = Internal("preview not run");
+};
+
+ExportPreviewer::ExportPreviewer(RowSourceFactory make_source, task::PreviewOptions options)
+    : make_source_(std::move(make_source)), options_(options) {}
+
+ExportPreviewer::~ExportPreviewer() {
+  std::list<std::pair<std::thread, std::shared_ptr<Job>>> running;
+  {
+    MutexLock lock(&mu_);
+    running.swap(running_);
+  }
+  for (auto& [thread, job] : running) thread.join();
+}
+
+void ExportPreviewer::JoinFinished() {
+  for (auto it = running_.begin(); it != running_.end();) {
+    bool done;
+    {
+      MutexLock lock(&it->second->mu);
+      done = it->second->done;
+    }
+    if (!done) {
+      ++it;
+      continue;
+    }
+    it->first.join();  // has returned already: no wait
+    it = running_.erase(it);
+  }
+}
+
+StatusOr<task::PreviewTable> ExportPreviewer::Preview(
+    const task::Task& task, std::shared_ptr<const registry::RegistrySnapshot> snapshot) {
+  auto job = std::make_shared<Job>();
+  {
+    MutexLock lock(&mu_);
+    JoinFinished();
+    if (static_cast<int>(running_.size()) >= options_.max_running) {
+      return LimitExceeded("too many previews are running; please retry in a few seconds");
+    }
+    // The thread owns copies of what it reads: it may outlive this call.
+    running_.emplace_back(std::thread([this, job, task, snapshot = std::move(snapshot)] {
+                            auto result = ReadPreview(make_source_, task, *snapshot, options_.rows);
+                            MutexLock done(&job->mu);
+                            job->result = std::move(result);
+                            job->done = true;
+                            job->finished.SignalAll();
+                          }),
+                          job);
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(options_.timeout_seconds);
+  MutexLock lock(&job->mu);
+  while (!job->done) {
+    if (!job->finished.WaitUntil(&job->mu, deadline) && !job->done) {
+      spdlog::warn("preview taskId={} exportType={} tenantId={} timed out after {} s", task.id,
+                   task.export_type, task.tenant_id, options_.timeout_seconds);
+      return DeadlineExceeded("the preview did not finish within " +
+                              std::to_string(options_.timeout_seconds) +
+                              " s: the data service is slow; narrow the filter or export "
+                              "without a preview");
+    }
+  }
+  return std::move(job->result);
+}
+
+}  // namespace export_center::dispatch

@@ -1,0 +1,243 @@
+// The download-center page in a real browser (Debian chromium, headless,
+// driven by playwright-core) against a real center and the sample customer
+// service, started by page_browser_test.py, which passes the addresses,
+// tokens and prepared task ids in the EC_PAGE_TEST environment variable (JSON).
+//
+// Each step prints one line; a failed check throws and exits non-zero after a
+// screenshot of the moment. Screenshots land in `artifacts`.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const assert = require("assert");
+const { chromium } = require("playwright-core");
+
+const cfg = JSON.parse(process.env.EC_PAGE_TEST);
+const API = cfg.base + "/api/platform/v1/files";
+const STEP_TIMEOUT = 30000;
+
+function log(...args) {
+  console.log("[page-test]", ...args);
+}
+
+async function api(method, p, token, body) {
+  const res = await fetch(API + p, {
+    method,
+    headers: { Authorization: "Bearer " + token, ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const env = await res.json();
+  assert.strictEqual(env.code, "200", `${method} ${p}: ${JSON.stringify(env)}`);
+  return env.data;
+}
+
+async function faults(body) {
+  const res = await fetch(cfg.providerBase + "/admin/faults", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Internal-Service-Token": cfg.internalToken },
+    body: JSON.stringify(body),
+  });
+  assert.strictEqual(res.status, 200, "faults: " + (await res.text()));
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(cfg.artifacts, name + ".png"), fullPage: true });
+}
+
+function row(page, id) {
+  return page.locator(`#rows tr[data-id="${id}"]`);
+}
+
+async function waitStatus(page, id, status) {
+  await row(page, id).and(page.locator(`[data-status="${status}"]`)).waitFor({ timeout: STEP_TIMEOUT });
+}
+
+// A new tab: its own sessionStorage, so its own sign-in.
+async function openPage(context, token, viewport) {
+  const page = await context.newPage();
+  await page.setViewportSize(viewport);
+  page.on("pageerror", (e) => log("page error:", e.message));
+  await page.goto(cfg.base + "/#token=" + token);
+  await page.locator("#app").waitFor({ state: "visible" });
+  await page.waitForFunction(() => document.body.dataset.live === "sse", null, { timeout: STEP_TIMEOUT });
+  return page;
+}
+
+async function signInCleansTheAddressBar(page) {
+  assert.strictEqual(new URL(page.url()).hash, "", "the token must leave the address bar");
+  const kept = await page.evaluate(() => sessionStorage.getItem("exportCenter.token"));
+  assert.strictEqual(kept, cfg.aliceToken);
+  assert.strictEqual(await page.locator("html").getAttribute("lang"), "zh-CN");
+  log("signed in from #token; address bar clean; zh-CN");
+}
+
+// Create from the form and watch the progress arrive over SSE to 100 %.
+async function createFromTheFormAndWatchProgress(page) {
+  // Slow batches (5 of 300 rows, ~1 s each): progress is seen moving.
+  await faults({ hangMs: 900, hangCount: 6 });
+  await page.selectOption("#create-type", "CUSTOMER_LIST");
+  await page.locator("#create-params select").first().selectOption("ACTIVE");
+  await page.fill("#create-name", "浏览器导出");
+  const listRequests = [];
+  page.on("request", (r) => {
+    if (r.url().includes("/export-tasks?")) listRequests.push(Date.now());
+  });
+  await page.click("#create-submit");
+  const created = page.locator("#created tr[data-id]");
+  await created.waitFor({ timeout: STEP_TIMEOUT });
+  const id = await created.getAttribute("data-id");
+  log("created task", id, "from the form; shown at once");
+  const seen = new Set();
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const pct = await row(page, id).locator(".pct").textContent({ timeout: 1000 }).catch(() => "");
+    if (pct) seen.add(pct.trim());
+    if (pct.trim() === "100%") break;
+    assert(Date.now() < deadline, "progress did not reach 100 %: " + [...seen]);
+    await page.waitForTimeout(50);
+  }
+  await waitStatus(page, id, "SUCCEEDED");
+  const between = [...seen].filter((p) => p !== "0%" && p !== "100%");
+  assert(between.length > 0, "no progress between 0 and 100 % was shown: " + [...seen]);
+  assert.strictEqual(await page.evaluate(() => document.body.dataset.live), "sse");
+  // Updates came over the stream: at most the reloads a create triggers, no polling.
+  assert(listRequests.length <= 3, "the list was polled " + listRequests.length + " times");
+  log("progress over SSE:", [...seen].join(" → "), "; list requests:", listRequests.length);
+  await shot(page, "01-succeeded");
+  return id;
+}
+
+async function downloadMatchesTheApi(page, id) {
+  const [download] = await Promise.all([
+    page.waitForEvent("download", { timeout: STEP_TIMEOUT }),
+    row(page, id).locator('[data-action="download"]').click(),
+  ]);
+  const file = path.join(cfg.artifacts, "download-" + id);
+  await download.saveAs(file);
+  const fromPage = fs.readFileSync(file);
+  const res = await fetch(API + "/export-tasks/" + id + "/download", {
+    headers: { Authorization: "Bearer " + cfg.aliceToken },
+  });
+  assert.strictEqual(res.status, 200);
+  const fromApi = Buffer.from(await res.arrayBuffer());
+  assert(fromPage.length > 0 && fromPage.equals(fromApi), `downloaded ${fromPage.length} bytes, API ${fromApi.length}`);
+  await row(page, id).locator(".downloads").filter({ hasText: /^[1-9]/ }).waitFor({ timeout: STEP_TIMEOUT });
+  log("download:", fromPage.length, "bytes, identical to the API's; count shown");
+}
+
+async function cancelARunningOne(page) {
+  // Every customer of the tenant, ~1.5 s per batch of 300: running for many
+  // seconds, so the click lands mid-export.
+  await faults({ hangMs: 1500, hangCount: 20 });
+  const task = await api("POST", "/export-tasks", cfg.aliceToken, {
+    exportType: "CUSTOMER_LIST", taskName: "要取消的导出", parameters: {},
+  });
+  await row(page, task.id).waitFor({ timeout: STEP_TIMEOUT });  // appears live
+  await waitStatus(page, task.id, "RUNNING");
+  await shot(page, "02-running");
+  await row(page, task.id).locator('[data-action="cancel"]').click();
+  await waitStatus(page, task.id, "CANCELLED");
+  await faults({ hangMs: 0, hangCount: 0 });
+  log("cancelled running task", task.id);
+}
+
+async function retryAFailedOne(page) {
+  await row(page, cfg.failedId).locator(".why").waitFor();
+  const why = await row(page, cfg.failedId).locator(".why").textContent();
+  assert(why.length > 4, "no failure reason shown");
+  await shot(page, "03-failed");
+  await row(page, cfg.failedId).locator('[data-action="retry"]').click();
+  await waitStatus(page, cfg.failedId, "SUCCEEDED");
+  log("retried failed task", cfg.failedId, "(reason shown:", why + ")");
+}
+
+async function seeAnExpiredOne(page) {
+  await page.click("#tab-expired");
+  await waitStatus(page, cfg.expiredId, "EXPIRED");
+  assert.strictEqual(await row(page, cfg.expiredId).locator('[data-action="download"]').count(), 0);
+  assert.strictEqual(await page.locator("#rows tr").count(), 1, "the expired tab shows only expired tasks");
+  await shot(page, "04-expired-tab");
+  await page.click("#tab-all");
+  log("expired task", cfg.expiredId, "shown under its tab, without a download");
+}
+
+async function searchAndLanguage(page) {
+  await page.fill("#search", "浏览器");
+  await page.waitForFunction(() => document.querySelectorAll("#rows tr").length === 1, null, { timeout: STEP_TIMEOUT });
+  await page.fill("#search", "");
+  await page.click("#lang");
+  await page.locator("h1", { hasText: "Download center" }).waitFor();
+  await shot(page, "05-english");
+  await page.click("#lang");
+  log("name search narrows the list; English switch works");
+}
+
+async function narrowScreen(page) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(200);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, "the narrow page scrolls sideways by " + overflow + "px");
+  await shot(page, "06-narrow");
+  log("narrow screen: no sideways scrolling");
+}
+
+async function keyboard(page) {
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await page.focus("#tab-all");
+  await page.keyboard.press("ArrowRight");
+  const focused = await page.evaluate(() => document.activeElement.id);
+  assert.strictEqual(focused, "tab-queued");
+  assert.strictEqual(await page.getAttribute("#tab-queued", "aria-selected"), "true");
+  await page.keyboard.press("Home");
+  log("tabs move with the arrow keys");
+}
+
+async function secondTenantSeesNone(context, aliceIds) {
+  const page = await openPage(context, cfg.bobToken, { width: 1366, height: 768 });
+  await page.waitForFunction(() => !document.getElementById("empty").hidden, null, { timeout: STEP_TIMEOUT });
+  // A change of the first tenant while the second tenant's page listens.
+  await api("POST", "/export-tasks", cfg.aliceToken, { exportType: "CUSTOMER_LIST", taskName: "另一租户不可见" });
+  await page.waitForTimeout(2500);
+  const ids = await page.locator("#rows tr[data-id]").evaluateAll((rows) => rows.map((r) => r.dataset.id));
+  assert.deepStrictEqual(ids, [], "the second tenant sees tasks: " + ids);
+  for (const id of aliceIds) assert.strictEqual(await row(page, id).count(), 0);
+  await shot(page, "07-second-tenant");
+  await page.close();
+  log("second tenant's page shows none of the first tenant's tasks");
+}
+
+(async () => {
+  fs.mkdirSync(cfg.artifacts, { recursive: true });
+  const started = Date.now();
+  // A fresh profile folder (--user-data-dir) per run.
+  const context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(cfg.tmp, "chromium-")), {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    acceptDownloads: true,
+    locale: "zh-CN",
+  });
+  let page;
+  try {
+    page = await openPage(context, cfg.aliceToken, { width: 1366, height: 768 });
+    await shot(page, "00-signed-in");
+    await signInCleansTheAddressBar(page);
+    const id = await createFromTheFormAndWatchProgress(page);
+    await downloadMatchesTheApi(page, id);
+    await cancelARunningOne(page);
+    await retryAFailedOne(page);
+    await seeAnExpiredOne(page);
+    await searchAndLanguage(page);
+    await keyboard(page);
+    await narrowScreen(page);
+    await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId]);
+    log("all checks passed in", Math.round((Date.now() - started) / 1000), "s");
+  } catch (e) {
+    if (page) await shot(page, "failure").catch(() => {});
+    console.error("[page-test] FAILED:", e && e.stack ? e.stack : e);
+    process.exitCode = 1;
+  } finally {
+    await context.close();
+  }
+})();
