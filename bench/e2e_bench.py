@@ -26,7 +26,12 @@ business service and the database server, the center's peak private RSS
 
 usage: bench/e2e_bench.py [--build-dir build] [--rows 200000,1000000]
            [--datasources sqlite,postgres,mariadb] [--routes provider,sql-callback,sql-enrich-sql]
-           [--format XLSX|CSV] [--concurrent K] [--keep]
+           [--format XLSX|CSV] [--concurrent K] [--repeat R] [--compare OTHER_BUILD_DIR] [--keep]
+
+--compare runs every route on OTHER_BUILD_DIR's export-center too (stopping
+one center and starting the other on the same replicas and services),
+alternating run by run, and prints "(before)" and "(after)" rows: on a shared
+machine two separate runs minutes apart see different loads.
 
 Seeded databases are cached in ${EXPORT_CENTER_BENCH_DIR:-/tmp/ec-bench}
 (about 250 MB per million rows). Not a test: it prints figures.
@@ -304,8 +309,12 @@ class MariaDb:
         self.script = os.path.join(ROOT, "scripts", "test-mariadb.sh")
         self.proc = None
         if os.path.exists(self.script):
+            # Sized for its data like PostgreSQL's shared_buffers above and the
+            # server _start_here starts (the script's own default is 64M).
+            env = {**os.environ,
+                   "EXPORT_CENTER_MARIADB_SERVER_OPTIONS": "--innodb-buffer-pool-size=512M"}
             self.url = subprocess.check_output([self.script, "start", self.dir, "bench"],
-                                               text=True).strip().splitlines()[-1]
+                                               text=True, env=env).strip().splitlines()[-1]
             self.port = int(re.search(r":(\d+)/", self.url).group(1))
             with open(os.path.join(self.dir, "mariadb.pid")) as f:
                 self.pid = int(f.read().strip())
@@ -488,20 +497,30 @@ class Bench:
         with open(self.config, "w") as f:
             yaml.safe_dump(center_config(self.work, self.port, self.services, self.replicas,
                                          self.args.batch_size), f, allow_unicode=True)
+        self.start_center(self.build)
+
+    def start_center(self, build):
+        """`serve` from `build` (after stopping the one running): --compare runs
+        two builds' centers, one after the other, on the same replicas."""
+        self.stop_center()
         out = open(os.path.join(self.work, "center.log"), "ab")
-        self.center = subprocess.Popen([os.path.join(self.build, "export-center"), "serve",
+        self.center = subprocess.Popen([os.path.join(build, "export-center"), "serve",
                                         "--config", self.config], stdout=out,
                                        stderr=subprocess.STDOUT)
+        self.center_build = build
         wait_http(f"http://127.0.0.1:{self.port}/healthz", self.center, timeout=60)
         self.token = subprocess.check_output(
-            [os.path.join(self.build, "export-center"), "token", "--config", self.config,
+            [os.path.join(build, "export-center"), "token", "--config", self.config,
              "--user", "bench", "--tenant", TENANT, "--app", "PLATFORM", "--ttl", "86400",
              *sum((["--perm", p] for p in PERMS), [])], text=True).strip()
 
-    def stop(self):
+    def stop_center(self):
         if self.center and self.center.poll() is None:
             self.center.send_signal(signal.SIGTERM)
             self.center.wait(timeout=120)
+
+    def stop(self):
+        self.stop_center()
         for proc, _ in self.services.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -533,10 +552,22 @@ class Bench:
 
     def run(self, name, export_type, service_kind, replica):
         """The fastest of --repeat runs of one route: the machine is shared, and
-        the fastest run is the one least disturbed."""
-        runs = [self.run_once(name, export_type, service_kind, replica)
-                for _ in range(self.args.repeat)]
-        return min(runs, key=lambda r: r["seconds"])
+        the fastest run is the one least disturbed. With --compare, each
+        repeat runs the route on the --compare build's center and then on this
+        build's, so both see the same load; one result per build."""
+        if not self.args.compare:
+            runs = [self.run_once(name, export_type, service_kind, replica)
+                    for _ in range(self.args.repeat)]
+            return [min(runs, key=lambda r: r["seconds"])]
+        builds = (("before", os.path.abspath(self.args.compare)), ("after", self.build))
+        runs = {label: [] for label, _ in builds}
+        for _ in range(self.args.repeat):
+            for label, build in builds:
+                if self.center_build != build:
+                    self.start_center(build)
+                runs[label].append(self.run_once(f"{name} ({label})", export_type,
+                                                 service_kind, replica))
+        return [min(runs[label], key=lambda r: r["seconds"]) for label, _ in builds]
 
     def run_once(self, name, export_type, service_kind, replica):
         """One route (or --concurrent copies of it at once)."""
@@ -578,11 +609,11 @@ def writer_rows_per_second(build_dir, rows, work):
 def print_table(n, writer, results):
     print(f"\n== N = {n} customers and {n} orders; writer render-only "
           f"{writer:,.0f} rows/s" if writer else f"\n== N = {n}", flush=True)
-    print(f"{'route':<28} {'rows':>8} {'s':>7} {'rows/s':>9} {'center':>7} {'service':>8}"
+    print(f"{'route':<37} {'rows':>8} {'s':>7} {'rows/s':>9} {'center':>7} {'service':>8}"
           f" {'db':>6} {'anon MB':>7} {'vs writer':>9}  status")
     for r in results:
         ratio = f"{100 * r['rows_per_s'] / writer:.0f} %" if writer else "-"
-        print(f"{r['route']:<28} {r['rows']:>8} {r['seconds']:>7.2f} {r['rows_per_s']:>9,.0f}"
+        print(f"{r['route']:<37} {r['rows']:>8} {r['seconds']:>7.2f} {r['rows_per_s']:>9,.0f}"
               f" {r['center_cpu']:>6.1f}s {r['service_cpu']:>7.1f}s {r['db_cpu']:>5.1f}s"
               f" {r['peak_rss_mb']:>7.1f} {ratio:>9}  {r['status']}"
               + (f" ({r['error']})" if r["error"] else ""), flush=True)
@@ -598,6 +629,9 @@ def main():
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--concurrent", type=int, default=1, help="exports of each route at once")
     p.add_argument("--repeat", type=int, default=1, help="runs per route; the fastest is shown")
+    p.add_argument("--compare", metavar="BUILD_DIR",
+                   help="also run every route on this build's export-center, alternating "
+                        "with --build-dir's run by run (before/after under the same load)")
     p.add_argument("--cache-dir",
                    default=os.environ.get("EXPORT_CENTER_BENCH_DIR", "/tmp/ec-bench"))
     p.add_argument("--json", help="also write the figures to this file")
@@ -623,13 +657,13 @@ def main():
             writer = writer_rows_per_second(bench.build, n * 2 // 5, bench.work)
             results = []
             if "provider" in args.routes:
-                results.append(bench.run("provider CUSTOMER_LIST", "CUSTOMER_LIST", "sqlite",
+                results.extend(bench.run("provider CUSTOMER_LIST", "CUSTOMER_LIST", "sqlite",
                                          None))
             for kind, replica in bench.replicas.items():
                 for route, query_id in (("sql-callback", "ORDER_LIST"),
                                         ("sql-enrich-sql", "ORDER_LIST_SQL")):
                     if route in args.routes:
-                        results.append(bench.run(f"{route} {kind}",
+                        results.extend(bench.run(f"{route} {kind}",
                                                  f"{query_id}_{kind.upper()}", kind, replica))
             print_table(n, writer, results)
             everything.append({"n": n, "writer_rows_per_s": writer, "results": results})

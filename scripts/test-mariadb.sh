@@ -13,6 +13,8 @@
 # Run as root, the server runs as user mysql (mariadbd refuses to run as root;
 # DIR is chown'ed to mysql, so every parent of DIR must be traversable by that
 # user: /tmp works). Root logs in without a password over TCP: for tests only.
+# EXPORT_CENTER_MARIADB_SERVER_OPTIONS adds server options, later ones winning
+# (e.g. "--innodb-buffer-pool-size=512M" for a benchmark's replica).
 set -euo pipefail
 
 die() { echo "test-mariadb: $*" >&2; exit 1; }
@@ -70,7 +72,8 @@ start() {
     as_mysql "$SERVER" --no-defaults --datadir="$dir/data" --socket="$dir/mariadb.sock" \
       --port="$port" --bind-address=127.0.0.1 --pid-file="$dir/mariadb.pid" \
       --log-error="$dir/mariadb.log" --skip-log-bin --innodb-flush-log-at-trx-commit=0 \
-      --innodb-buffer-pool-size=64M --max-connections=300 </dev/null >/dev/null 2>&1 &
+      --innodb-buffer-pool-size=64M --max-connections=300 ${EXPORT_CENTER_MARIADB_SERVER_OPTIONS:-} \
+      </dev/null >/dev/null 2>&1 &
     if wait_ready "$port" "$dir"; then
       "$CLIENT" --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" -u root \
         -e "CREATE DATABASE \`$db\` CHARACTER SET utf8mb4" \

@@ -169,7 +169,10 @@ Error Cell(MYSQL_STMT* stmt, ResultBuffers* b, unsigned c, std::optional<std::st
 Error FetchAll(MYSQL_STMT* stmt, MYSQL_RES* meta, Answer* answer) {
   unsigned n = mysql_num_fields(meta);
   const MYSQL_FIELD* fields = mysql_fetch_fields(meta);
-  for (unsigned c = 0; c < n; ++c) answer->columns.emplace_back(fields[c].name);
+  for (unsigned c = 0; c < n; ++c) {
+    answer->columns.emplace_back(fields[c].name);
+    answer->types.push_back(fields[c].type);
+  }
   ResultBuffers buffers(n);
   if (Error e = BindResults(stmt, fields, &buffers); e.failed()) return e;
   if (mysql_stmt_store_result(stmt)) return ErrorOf(stmt);
@@ -308,7 +311,10 @@ Error Query(MYSQL* conn, std::string_view sql, Answer* answer) {
   answer->has_result_set = true;
   const unsigned n = mysql_num_fields(result.get());
   const MYSQL_FIELD* fields = mysql_fetch_fields(result.get());
-  for (unsigned c = 0; c < n; ++c) answer->columns.emplace_back(fields[c].name);
+  for (unsigned c = 0; c < n; ++c) {
+    answer->columns.emplace_back(fields[c].name);
+    answer->types.push_back(fields[c].type);
+  }
   while (MYSQL_ROW row = mysql_fetch_row(result.get())) {
     const unsigned long* lengths = mysql_fetch_lengths(result.get());
     std::vector<std::optional<std::string>> cells(n);

@@ -101,6 +101,7 @@ using Param = std::variant<std::monostate, bool, int64_t, double, std::string>;
 struct Answer {
   bool has_result_set = false;
   std::vector<std::string> columns;
+  std::vector<enum_field_types> types;  // per column, as the result metadata gives it
   std::vector<std::vector<std::optional<std::string>>> rows;
   uint64_t affected_rows = 0;
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -15,6 +16,7 @@
 
 #include "registry/registry.h"
 #include "source/keyset_paging.h"
+#include "source/read_ahead.h"
 #include "source/sql_template/sql_scanner.h"
 #include "source/sql_template/sql_template.h"
 
@@ -38,17 +40,16 @@ std::string StripTrailingSemicolon(std::string sql) {
   return sql;
 }
 
+// Called for every integer and DATETIME cell of an export: from_chars, no
+// copy and no exception for text that is not a number.
 bool ParseInt(std::string_view text, int64_t* out) {
-  if (text.empty()) return false;
-  try {
-    size_t used = 0;
-    long long v = std::stoll(std::string(text), &used);
-    if (used != text.size()) return false;
-    *out = v;
-    return true;
-  } catch (...) {
-    return false;
-  }
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const char* end = text.data() + text.size();
+  int64_t v = 0;
+  auto [used, error] = std::from_chars(text.data(), end, v);
+  if (error != std::errc() || used != end || text.empty()) return false;
+  *out = v;
+  return true;
 }
 
 // Digits at text[pos, pos+n) as an int, or -1.
@@ -239,13 +240,14 @@ class SqlTemplateSource : public RowSource {
   StatusOr<std::vector<std::string>> DeclaredUniqueKey(
       const std::vector<std::string>& labels) const;
   Status CheckCounts();
-  StatusOr<int64_t> DerivedCount();
+  StatusOr<int64_t> DerivedCount(std::vector<bool>* nullable = nullptr);
   StatusOr<Page> FetchPage();
   // A page's rows and whether the database had more after them.
   struct Fetched {
     ResultSet raw;
     bool has_more = false;
   };
+  StatusOr<Fetched> ReadPage();
   struct KeysetBreak {
     bool boundary_twin = false;  // the last exported row's tuple came twice
     std::string reason;
@@ -315,6 +317,14 @@ class SqlTemplateSource : public RowSource {
   std::optional<task::TaskState> terminal_state_;
   std::optional<std::string> failure_code_;
   std::shared_ptr<const std::string> excel_template_;  // EXCEL_TEMPLATE contracts only
+  // The page statements, one page ahead of conversion and enrichment
+  // (docs/sql-template-route.md#paging). After Prepare the paging state
+  // above — keyset_, boundary_*, order_by_every_column_, db_offset_,
+  // skip_once_, rows_read_ — belongs to its worker; the rest to the caller.
+  // Declared last: destroyed first, so a statement in flight ends before
+  // the members it reads.
+  int64_t rows_read_ = 0;  // rows the page statements have delivered so far
+  std::optional<ReadAhead<Fetched>> page_reader_;
 };
 
 Status SqlTemplateSource::Prepare() {
@@ -543,7 +553,7 @@ Status SqlTemplateSource::PlanEnrichment() {
 
 // With keyset paging the same scan counts each order term's non-NULL values:
 // a term without NULLs gets a plain comparison an index can serve.
-StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
+StatusOr<int64_t> SqlTemplateSource::DerivedCount(std::vector<bool>* nullable) {
   std::string counts = "COUNT(*)";
   for (const auto& term : order_) counts += ", COUNT(" + term.column + ")";
   EC_ASSIGN_OR_RETURN(ResultSet rs,
@@ -554,10 +564,12 @@ StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
       !ParseInt(*rs.rows[0][0], &n)) {
     return Internal("derived COUNT(*) returned no number");
   }
-  nullable_.assign(order_.size(), true);
+  if (nullable == nullptr) return n;
+  nullable->assign(order_.size(), true);
   for (size_t i = 0; i < order_.size(); ++i) {
     int64_t non_null = 0;
-    if (rs.rows[0][i + 1] && ParseInt(*rs.rows[0][i + 1], &non_null)) nullable_[i] = non_null != n;
+    if (rs.rows[0][i + 1] && ParseInt(*rs.rows[0][i + 1], &non_null))
+      (*nullable)[i] = non_null != n;
   }
   return n;
 }
@@ -566,12 +578,12 @@ StatusOr<int64_t> SqlTemplateSource::DerivedCount() {
 // count of the template against the business list count, re-checked once
 // after a back-off for replica lag.
 Status SqlTemplateSource::CheckCounts() {
-  EC_ASSIGN_OR_RETURN(total_, DerivedCount());
+  EC_ASSIGN_OR_RETURN(total_, DerivedCount(&nullable_));
   if (contract_.support_count_for_list) {
     EC_ASSIGN_OR_RETURN(int64_t list, client_->CountForList(params_));
     if (list != total_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.count_recheck_backoff_ms));
-      EC_ASSIGN_OR_RETURN(total_, DerivedCount());
+      EC_ASSIGN_OR_RETURN(total_, DerivedCount(&nullable_));
       EC_ASSIGN_OR_RETURN(list, client_->CountForList(params_));
     }
     if (list != total_) {
@@ -593,8 +605,19 @@ Status SqlTemplateSource::CheckCounts() {
   return Status::Ok();
 }
 
+// The page statement of page k+1 runs on page_reader_'s worker while page k
+// is converted and enriched here: the replica answers the one while the
+// center (and, in SQL mode, the replica again) works on the other. The next
+// statement starts only after a page that has more and was read without
+// error, so a caller that stops (cancel, lease, size cap) leaves at most that
+// one statement to finish.
 StatusOr<Page> SqlTemplateSource::FetchPage() {
-  EC_ASSIGN_OR_RETURN(Fetched fetched, keyset_ ? FetchKeysetRows() : FetchOffsetRows());
+  if (!page_reader_) {
+    page_reader_.emplace([this] { return ReadPage(); });
+    page_reader_->Start();
+  }
+  EC_ASSIGN_OR_RETURN(Fetched fetched, page_reader_->Take());
+  if (fetched.has_more) page_reader_->Start();
   ResultSet& raw = fetched.raw;
   Page page;
   page.has_more = fetched.has_more;
@@ -606,12 +629,6 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
   }
   EC_RETURN_IF_ERROR(Enrich(raw, &page.rows));
   offset_ += static_cast<int64_t>(page.rows.size());
-  if (keyset_ && !raw.rows.empty()) {
-    boundary_ = TupleOf(raw.rows.back());
-    boundary_row_ = raw.rows.back();
-    boundary_params_.clear();
-    for (int index : order_index_) boundary_params_.push_back(raw.last_row_params[index]);
-  }
   page.total_rows = total_;
   if (offset_ > options_.max_rows) {
     return LimitExceeded("export exceeds the max-rows limit of " +
@@ -622,6 +639,22 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
     done_ = true;
   }
   return page;
+}
+
+// One page statement, on page_reader_'s worker: the rows and, by key, the
+// boundary the next page seeks from — all it needs of this page, so it can
+// run while this page is still converted and enriched.
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::ReadPage() {
+  EC_ASSIGN_OR_RETURN(Fetched fetched, keyset_ ? FetchKeysetRows() : FetchOffsetRows());
+  const ResultSet& raw = fetched.raw;
+  if (keyset_ && !raw.rows.empty()) {
+    boundary_ = TupleOf(raw.rows.back());
+    boundary_row_ = raw.rows.back();
+    boundary_params_.clear();
+    for (int index : order_index_) boundary_params_.push_back(raw.last_row_params[index]);
+  }
+  rows_read_ += static_cast<int64_t>(raw.rows.size());
+  return fetched;
 }
 
 // The first page is the order's first `batch` rows. Every later page asks
@@ -688,12 +721,12 @@ StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::LeaveKeyset(const Keyset
   spdlog::warn(
       "sql-template taskId={} queryId={}: {}; paging by OFFSET from row {} on (slower; no row "
       "is lost)",
-      options_.task_id, options_.query_id, why.reason, offset_ + 1);
+      options_.task_id, options_.query_id, why.reason, rows_read_ + 1);
   keyset_.reset();
   order_by_every_column_ = true;
-  db_offset_ = offset_;
+  db_offset_ = rows_read_;
   if (why.boundary_twin) {
-    db_offset_ = offset_ - 1;
+    db_offset_ = rows_read_ - 1;
     skip_once_ = boundary_row_;
   }
   return FetchOffsetRows();

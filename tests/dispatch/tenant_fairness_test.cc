@@ -188,11 +188,18 @@ class TenantFairnessTest : public ::testing::TestWithParam<std::string> {
     return created.ok() ? created->task.id : 0;
   }
 
+  static store::TaskStore::ListQuery TenantQuery(const std::string& tenant,
+                                                 task::TaskState state) {
+    store::TaskStore::ListQuery query;
+    query.tenant_id = tenant;
+    query.status = state;
+    query.size = 100;
+    return query;
+  }
+
   int CountInState(task::TaskState state) {
-    auto rows = store_->ListTasks(
-        {"A", task::AppCode::kPlatform, std::nullopt, state, std::nullopt, 1, 100});
-    auto rows_b = store_->ListTasks(
-        {"B", task::AppCode::kPlatform, std::nullopt, state, std::nullopt, 1, 100});
+    auto rows = store_->ListTasks(TenantQuery("A", state));
+    auto rows_b = store_->ListTasks(TenantQuery("B", state));
     return static_cast<int>(rows.value().total + rows_b.value().total);
   }
 
@@ -236,8 +243,7 @@ TEST_P(TenantFairnessTest, ASecondTenantStartsBeforeTheFirstTenantsTenthExportEn
   const auto deadline = std::chrono::steady_clock::now() + 120s;
   while (CountInState(task::TaskState::kSucceeded) < kTenantATasks + kTenantBTasks &&
          std::chrono::steady_clock::now() < deadline) {
-    auto running = store_->ListTasks({"A", task::AppCode::kPlatform, std::nullopt,
-                                      task::TaskState::kRunning, std::nullopt, 1, 100});
+    auto running = store_->ListTasks(TenantQuery("A", task::TaskState::kRunning));
     ASSERT_TRUE(running.ok()) << running.status().ToString();
     most_running_a = std::max(most_running_a, static_cast<int>(running->total));
     std::this_thread::sleep_for(20ms);

@@ -718,6 +718,81 @@ TEST_F(SqlTemplateSourceTest, EnrichSqlMayNotSpliceThePageKeys) {
   EXPECT_TRUE(recorder_->queries().empty());
 }
 
+// The page statements a recorder saw (the counts have no LIMIT).
+size_t PageStatements(const RecordingDatasource& recorder) {
+  size_t n = 0;
+  for (const auto& q : recorder.queries()) n += q.find("LIMIT") != std::string::npos;
+  return n;
+}
+
+// The next page's statement runs while the current page is enriched, and
+// the rows still come whole and in order.
+TEST_F(SqlTemplateSourceTest, NextPageStatementRunsWhileThePageIsEnriched) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    AddEnrichedColumn(r, false, false);
+    for (auto& c : r->columns) c.key_column = c.column.key == "order_no";
+  };
+  std::atomic<bool> overlapped{false};
+  scenario_->enrich = [&](const sdk::SqlEnrichRequest& req) -> sdk::Result<std::vector<json>> {
+    // Page 1: is page 2 being read meanwhile? Asked for 2 s, well inside the
+    // client's 5 s timeout, so that a source without the read-ahead fails here.
+    if (scenario_->enrich_calls.load() == 1) {
+      for (int i = 0; i < 2000 && !overlapped; ++i) {
+        overlapped = PageStatements(*recorder_) >= 2;
+        if (!overlapped) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    std::vector<json> out;
+    for (const auto& k : req.keys)
+      out.push_back({{"customer_name", "for " + k.get<std::string>()}});
+    return out;
+  };
+  auto rows = Drain(*Make(Options()));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_TRUE(overlapped.load()) << "page 2's statement waited for page 1's enrichment";
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
+  for (size_t i = 0; i < rows->size(); ++i) {
+    EXPECT_EQ(std::get<int64_t>((*rows)[i][0]), static_cast<int64_t>(2 * (i + 1)));
+    EXPECT_EQ(CellText((*rows)[i][8]), "for " + CellText((*rows)[i][1]));
+  }
+}
+
+// A caller that stops between pages (cancel, lease lost, size cap) leaves
+// at most the one statement read ahead, and nothing runs after the source
+// is gone.
+TEST_F(SqlTemplateSourceTest, StoppingBetweenPagesRunsAtMostOneStatementAhead) {
+  {
+    auto source = Make(Options());
+    for (int i = 0; i < 2; ++i) {
+      auto page = source->NextPage();
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      ASSERT_TRUE(page->has_more);
+    }
+  }
+  const size_t ran = PageStatements(*recorder_);
+  EXPECT_GE(ran, 2u);
+  EXPECT_LE(ran, 3u) << "pages 1 and 2, and at most page 3 read ahead";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(PageStatements(*recorder_), ran);
+}
+
+// The page read ahead must not hide an error: a failing enrichment of page
+// 1 fails the attempt, whatever page 2 brought.
+TEST_F(SqlTemplateSourceTest, ErrorOfAPageIsNotHiddenByTheOneReadAhead) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    AddEnrichedColumn(r, true, false);
+    for (auto& c : r->columns) c.key_column = c.column.key == "order_no";
+  };
+  scenario_->enrich = [](const sdk::SqlEnrichRequest&) -> sdk::Result<std::vector<json>> {
+    return std::vector<json>{};  // a short answer: a critical column fails
+  };
+  auto source = Make(Options());
+  auto page = source->NextPage();
+  ASSERT_FALSE(page.ok());
+  EXPECT_NE(page.status().message().find("critical"), std::string::npos)
+      << page.status().ToString();
+}
+
 TEST(UntrustedParametersTest, FreeTextIsUntrustedAndTheRestIsCheckedByValue) {
   std::vector<registry::ParameterSpec> specs = {
       {"status", "STRING", "", false, {"NEW", "PAID"}},

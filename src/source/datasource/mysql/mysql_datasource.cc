@@ -2,14 +2,12 @@
 
 #include <mysql.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "mysql/mysql_client.h"
@@ -22,12 +20,6 @@ struct ResultFreer {
   void operator()(MYSQL_RES* r) const { mysql_free_result(r); }
 };
 using mysql::ConnPtr;
-using mysql::StmtPtr;
-
-// Result cells start in a buffer this size; longer values are fetched again
-// at their real length, so TEXT columns do not cost 4 GiB of buffer each.
-constexpr unsigned long kMinCellBuffer = 64;
-constexpr unsigned long kMaxCellBuffer = 4096;
 
 // The one place MySQL/MariaDB errors become a Status. Lost or refused
 // connections (client errors 2000-2999 except the prepared-statement API
@@ -53,94 +45,30 @@ Status ConnError(MYSQL* m, std::string_view what) {
   return MysqlError(mysql_errno(m), mysql_sqlstate(m), mysql_error(m), what);
 }
 
-Status StmtError(MYSQL_STMT* s, std::string_view what) {
-  return MysqlError(mysql_stmt_errno(s), mysql_stmt_sqlstate(s), mysql_stmt_error(s), what);
+Status Failed(const mysql::Error& e, std::string_view what) {
+  return MysqlError(e.code, e.sqlstate.c_str(), e.message, what);
 }
 
-// Bound parameter values; the vectors are sized once so addresses stay put.
-struct ParamBuffers {
-  explicit ParamBuffers(size_t n) : binds(n), ints(n), doubles(n), flags(n), texts(n) {}
-  std::vector<MYSQL_BIND> binds;
-  std::vector<long long> ints;
-  std::vector<double> doubles;
-  std::vector<signed char> flags;
-  std::vector<std::string> texts;
-};
-
-Status BindParams(MYSQL_STMT* stmt, const std::vector<nlohmann::json>& params, ParamBuffers* b) {
+StatusOr<std::vector<mysql::Param>> ToParams(const std::vector<nlohmann::json>& params) {
+  std::vector<mysql::Param> out;
+  out.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& v = params[i];
-    MYSQL_BIND& bind = b->binds[i];
-    std::memset(&bind, 0, sizeof bind);
     if (v.is_null()) {
-      bind.buffer_type = MYSQL_TYPE_NULL;
+      out.emplace_back(std::monostate());
     } else if (v.is_boolean()) {
-      b->flags[i] = v.get<bool>() ? 1 : 0;
-      bind.buffer_type = MYSQL_TYPE_TINY;
-      bind.buffer = &b->flags[i];
+      out.emplace_back(v.get<bool>());
     } else if (v.is_number_integer()) {
-      b->ints[i] = v.get<long long>();
-      bind.buffer_type = MYSQL_TYPE_LONGLONG;
-      bind.buffer = &b->ints[i];
+      out.emplace_back(v.get<int64_t>());
     } else if (v.is_number()) {
-      b->doubles[i] = v.get<double>();
-      bind.buffer_type = MYSQL_TYPE_DOUBLE;
-      bind.buffer = &b->doubles[i];
+      out.emplace_back(v.get<double>());
     } else if (v.is_string()) {
-      b->texts[i] = v.get<std::string>();
-      bind.buffer_type = MYSQL_TYPE_STRING;
-      bind.buffer = b->texts[i].data();
-      bind.buffer_length = b->texts[i].size();
+      out.emplace_back(v.get<std::string>());
     } else {
       return InvalidArgument("parameter " + std::to_string(i + 1) + " is not a scalar");
     }
   }
-  if (params.empty()) return Status::Ok();
-  if (mysql_stmt_bind_param(stmt, b->binds.data())) return StmtError(stmt, "bind");
-  return Status::Ok();
-}
-
-// Every result column is fetched as text into its own buffer.
-struct ResultBuffers {
-  explicit ResultBuffers(size_t n) : binds(n), cells(n), lengths(n), nulls(n), errors(n) {}
-  std::vector<MYSQL_BIND> binds;
-  std::vector<std::string> cells;
-  std::vector<unsigned long> lengths;
-  std::vector<my_bool> nulls;
-  std::vector<my_bool> errors;
-};
-
-Status BindResults(MYSQL_STMT* stmt, const MYSQL_FIELD* fields, ResultBuffers* b) {
-  for (size_t c = 0; c < b->binds.size(); ++c) {
-    unsigned long size =
-        std::clamp<unsigned long>(fields[c].length + 1, kMinCellBuffer, kMaxCellBuffer);
-    b->cells[c].assign(size, '\0');
-    MYSQL_BIND& bind = b->binds[c];
-    std::memset(&bind, 0, sizeof bind);
-    bind.buffer_type = MYSQL_TYPE_STRING;
-    bind.buffer = b->cells[c].data();
-    bind.buffer_length = size;
-    bind.length = &b->lengths[c];
-    bind.is_null = &b->nulls[c];
-    bind.error = &b->errors[c];
-  }
-  if (mysql_stmt_bind_result(stmt, b->binds.data())) return StmtError(stmt, "bind result");
-  return Status::Ok();
-}
-
-StatusOr<std::optional<std::string>> Cell(MYSQL_STMT* stmt, ResultBuffers* b, unsigned c) {
-  if (b->nulls[c]) return std::optional<std::string>();
-  if (b->lengths[c] <= b->binds[c].buffer_length) {
-    return std::optional<std::string>(std::string(b->cells[c].data(), b->lengths[c]));
-  }
-  std::string full(b->lengths[c], '\0');
-  MYSQL_BIND bind;
-  std::memset(&bind, 0, sizeof bind);
-  bind.buffer_type = MYSQL_TYPE_STRING;
-  bind.buffer = full.data();
-  bind.buffer_length = full.size();
-  if (mysql_stmt_fetch_column(stmt, &bind, c, 0)) return StmtError(stmt, "fetch column");
-  return std::optional<std::string>(std::move(full));
+  return out;
 }
 
 bool IsIntegerType(enum_field_types type) {
@@ -161,7 +89,7 @@ bool IsIntegerType(enum_field_types type) {
 // rounds ids past 2^53; integers therefore go back as integers. Everything
 // else goes back as text, converted to the column's type by the server.
 std::vector<nlohmann::json> LastRowParams(const std::vector<std::optional<std::string>>& row,
-                                          const MYSQL_FIELD* fields) {
+                                          const std::vector<enum_field_types>& types) {
   std::vector<nlohmann::json> params;
   params.reserve(row.size());
   for (size_t c = 0; c < row.size(); ++c) {
@@ -172,38 +100,13 @@ std::vector<nlohmann::json> LastRowParams(const std::vector<std::optional<std::s
     long long v = 0;
     auto [end, ec] = std::from_chars(row[c]->data(), row[c]->data() + row[c]->size(), v);
     bool exact = ec == std::errc() && end == row[c]->data() + row[c]->size();
-    if (IsIntegerType(fields[c].type) && exact) {
+    if (IsIntegerType(types[c]) && exact) {
       params.emplace_back(static_cast<int64_t>(v));
     } else {
       params.emplace_back(*row[c]);
     }
   }
   return params;
-}
-
-StatusOr<ResultSet> Fetch(MYSQL_STMT* stmt) {
-  std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt));
-  if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
-  unsigned n = mysql_num_fields(meta.get());
-  const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
-  ResultSet out;
-  for (unsigned c = 0; c < n; ++c) out.columns.emplace_back(fields[c].name);
-  ResultBuffers buffers(n);
-  EC_RETURN_IF_ERROR(BindResults(stmt, fields, &buffers));
-  // A page is bounded by LIMIT; buffering it frees the server at once.
-  if (mysql_stmt_store_result(stmt)) return StmtError(stmt, "store result");
-  while (true) {
-    int rc = mysql_stmt_fetch(stmt);
-    if (rc == MYSQL_NO_DATA) break;
-    if (rc != 0 && rc != MYSQL_DATA_TRUNCATED) return StmtError(stmt, "fetch");
-    std::vector<std::optional<std::string>> row(n);
-    for (unsigned c = 0; c < n; ++c) {
-      EC_ASSIGN_OR_RETURN(row[c], Cell(stmt, &buffers, c));
-    }
-    out.rows.push_back(std::move(row));
-  }
-  if (!out.rows.empty()) out.last_row_params = LastRowParams(out.rows.back(), fields);
-  return out;
 }
 
 class MysqlDatasource : public ReadOnlyDatasource {
@@ -315,11 +218,8 @@ class MysqlDatasource : public ReadOnlyDatasource {
   }
 
   static StatusOr<QueryDescription> DescribeOn(MYSQL* conn, std::string_view sql) {
-    StmtPtr stmt(mysql_stmt_init(conn));
-    if (!stmt) return ConnError(conn, "statement");
-    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
-      return StmtError(stmt.get(), "prepare");
-    }
+    auto [stmt, prepare_error] = mysql::Prepare(conn, sql);
+    if (!stmt) return Failed(prepare_error, "prepare");
     std::unique_ptr<MYSQL_RES, ResultFreer> meta(mysql_stmt_result_metadata(stmt.get()));
     if (!meta) return InvalidArgument("mysql datasource: the statement returned no result set");
     const unsigned n = mysql_num_fields(meta.get());
@@ -376,22 +276,24 @@ class MysqlDatasource : public ReadOnlyDatasource {
     return Status::Ok();
   }
 
+  // Prepared per statement: the session reset of the next one drops it.
   static StatusOr<ResultSet> Run(MYSQL* conn, std::string_view sql,
                                  const std::vector<nlohmann::json>& params) {
-    StmtPtr stmt(mysql_stmt_init(conn));
-    if (!stmt) return ConnError(conn, "statement");
-    if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size())) {
-      return StmtError(stmt.get(), "prepare");
+    EC_ASSIGN_OR_RETURN(std::vector<mysql::Param> bound, ToParams(params));
+    auto [stmt, prepare_error] = mysql::Prepare(conn, sql);
+    if (!stmt) return Failed(prepare_error, "prepare");
+    mysql::Answer answer;
+    if (mysql::Error e = mysql::Execute(stmt.get(), bound, &answer); e.failed()) {
+      return Failed(e, e.code == mysql::kClientInvalidParameterNo ? "bind" : "query");
     }
-    if (mysql_stmt_param_count(stmt.get()) != params.size()) {
-      return InvalidArgument("mysql datasource: " + std::to_string(params.size()) +
-                             " parameters for " +
-                             std::to_string(mysql_stmt_param_count(stmt.get())) + " placeholders");
+    if (!answer.has_result_set) {
+      return InvalidArgument("mysql datasource: the statement returned no result set");
     }
-    ParamBuffers buffers(params.size());
-    EC_RETURN_IF_ERROR(BindParams(stmt.get(), params, &buffers));
-    if (mysql_stmt_execute(stmt.get())) return StmtError(stmt.get(), "query");
-    return Fetch(stmt.get());
+    ResultSet out;
+    out.columns = std::move(answer.columns);
+    out.rows = std::move(answer.rows);
+    if (!out.rows.empty()) out.last_row_params = LastRowParams(out.rows.back(), answer.types);
+    return out;
   }
 
   mysql::Url url_;
