@@ -24,6 +24,7 @@ std::string SignDownloadGrant(std::string_view secret, const DownloadGrant& gran
                          {"ten", grant.tenant},
                          {"sub", grant.user},
                          {"exp", grant.expires_at_ms}};
+  if (!grant.permission.empty()) body["prm"] = grant.permission;
   std::string encoded = Base64UrlEncode(body.dump());
   return encoded + "." + Base64UrlEncode(Mac(secret, encoded));
 }
@@ -44,10 +45,11 @@ StatusOr<DownloadGrant> OpenDownloadGrant(std::string_view secret, std::string_v
       !j["exp"].is_number_integer()) {
     return bad;
   }
+  if (j.contains("prm") && !j["prm"].is_string()) return bad;
   auto id = ParseId(j["tid"].get<std::string>());
   if (!id) return bad;
   return DownloadGrant{*id, j["ten"].get<std::string>(), j["sub"].get<std::string>(),
-                       j["exp"].get<int64_t>()};
+                       j["exp"].get<int64_t>(), j.value("prm", std::string())};
 }
 
 }  // namespace export_center::api

@@ -5,7 +5,10 @@
 //
 // Token = base64url(JSON grant) "." base64url(HMAC-SHA256(secret, context)),
 // where the MAC covers a version prefix and the encoded grant. The grant
-// names the task, the tenant and the user who asked (for the audit log).
+// names the task, the tenant and the user who asked (for the audit log), and
+// the type's required-permission the signer held when signing: the link
+// carries the signer's right, checked at signing time
+// (docs/http-api.md#permission-re-check).
 
 #include <cstdint>
 #include <string>
@@ -20,6 +23,7 @@ struct DownloadGrant {
   std::string tenant;
   std::string user;
   int64_t expires_at_ms = 0;  // Unix epoch ms
+  std::string permission;     // required-permission held at signing; empty if none
 };
 
 std::string SignDownloadGrant(std::string_view secret, const DownloadGrant& grant);

@@ -11,10 +11,12 @@
 
 #include "api/auth.h"
 #include "api/create_request.h"
+#include "api/download_audit.h"
 #include "api/download_center_page.h"
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
+#include "api/openapi_document.h"
 #include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/ids.h"
@@ -193,10 +195,18 @@ class ExportApi::Handlers {
   void Download(const Request& req, Response& res);
   void CreateDownloadUrl(const Request& req, Response& res);
   void SignedDownload(const Request& req, Response& res);
-  void StreamTask(const Request& req, Response& res, const task::Task& t);
+  // `who` names the caller and the route (DIRECT or SIGNED_LINK) for the audit row.
+  void StreamTask(const Request& req, Response& res, const task::Task& t,
+                  store::DownloadRecord who);
   void RedirectToStore(const Request& req, Response& res, const task::Task& t,
-                       const std::string& url);
-  void RecordDownload(int64_t task_id);
+                       const std::string& url, store::DownloadRecord who);
+  void RecordDownload(const Request& req, const Response& res, const task::Task& t,
+                      store::DownloadRecord who, const char* served_by);
+  // The export type's required-permission, checked again at every download
+  // and signing (docs/http-api.md#permission-re-check). PermissionDenied when
+  // the caller lacks it or the type is no longer registered.
+  StatusOr<std::string> RecheckTypePermission(const Principal& p, const task::Task& t) const;
+  void DownloadAudit(const Request& req, Response& res);
   void Retry(const Request& req, Response& res);
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
@@ -208,10 +218,14 @@ class ExportApi::Handlers {
 
   ExportApi& api_;
   const Deps& deps_;
+  const spdlog::level::level_enum access_log_level_;
   http::Router router_;
 };
 
-ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
+ExportApi::Handlers::Handlers(ExportApi& api)
+    : api_(api),
+      deps_(api.deps_),
+      access_log_level_(spdlog::level::from_str(api.deps_.server.access_log_level)) {
   using namespace std::placeholders;
   const std::string id = "/{id}";
   Add("POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
@@ -232,6 +246,7 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
     api_.preview_->Handle(req, *p, Snapshot(), res);
   });
   Add("GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
+  Add("GET", Base("/download-audit"), std::bind(&Handlers::DownloadAudit, this, _1, _2));
   Add("GET", "/healthz", [](const Request&, Response& res) {
     WriteSuccess(res, {{"status", "UP"}});
   });
@@ -246,6 +261,10 @@ ExportApi::Handlers::Handlers(ExportApi& api) : api_(api), deps_(api.deps_) {
     // storage gauge is kept by the reconciler.
     res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+  Add("GET", "/openapi.json", [](const Request&, Response& res) {
+    res.SetHeader("Cache-Control", "no-cache");
+    res.SetContent(std::string(OpenApiDocument()), "application/json");
   });
   Add("GET", "/", [](const Request& req, Response& res) { ServePage(req, res); });
   Add("GET", "/assets/{name}", [](const Request& req, Response& res) { ServePage(req, res); });
@@ -307,10 +326,9 @@ void ExportApi::Handlers::Log(const Request& req, const Response& res,
                                                                   start)
                 .count();
   const std::string& request_id = res.Header(kRequestIdHeader);
-  spdlog::info("http request_id={} method={} path={} status={} code={} ms={}",
-               request_id.empty() ? "-" : request_id, req.method.empty() ? "-" : req.method,
-               req.path.empty() ? "-" : LoggablePath(req.path), res.status, EnvelopeCodeOf(res),
-               ms);
+  spdlog::log(access_log_level_, "http request_id={} method={} path={} status={} code={} ms={}",
+              request_id.empty() ? "-" : request_id, req.method.empty() ? "-" : req.method,
+              req.path.empty() ? "-" : LoggablePath(req.path), res.status, EnvelopeCodeOf(res), ms);
 }
 
 StatusOr<Principal> ExportApi::Handlers::Authenticate(const Request& req) const {
@@ -459,7 +477,14 @@ void ExportApi::Handlers::Download(const Request& req, Response& res) {
   if (!p.ok()) return WriteHttpStatus(res, p.status());
   auto t = LoadVisibleTask(*p, req.PathParam(0));
   if (!t.ok()) return WriteHttpStatus(res, t.status());
-  StreamTask(req, res, *t);
+  auto permission = RecheckTypePermission(*p, *t);
+  if (!permission.ok()) return WriteHttpStatus(res, permission.status());
+  store::DownloadRecord who;
+  who.user = p->user;
+  who.tenant_id = p->tenant;
+  who.app_code = p->app;
+  who.via = "DIRECT";
+  StreamTask(req, res, *t, std::move(who));
 }
 
 void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
@@ -472,8 +497,10 @@ void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
                                      std::string(task::ToString(t->status)) +
                                      "; only a SUCCEEDED task has a file to download"));
   }
+  auto permission = RecheckTypePermission(*p, *t);
+  if (!permission.ok()) return WriteStatus(res, permission.status());
   DownloadGrant grant{t->id, p->tenant, p->user,
-                      NowMs() + int64_t{deps_.auth.download_url_ttl_seconds} * 1000};
+                      NowMs() + int64_t{deps_.auth.download_url_ttl_seconds} * 1000, *permission};
   std::string base = deps_.server.public_base_url;
   if (base.empty()) base = "http://" + deps_.server.host + ":" + std::to_string(deps_.server.port);
   while (!base.empty() && base.back() == '/') base.pop_back();
@@ -495,10 +522,62 @@ void ExportApi::Handlers::SignedDownload(const Request& req, Response& res) {
   if (!t.ok() || t->tenant_id != grant->tenant) {
     return WriteHttpError(res, 404, "export task " + std::to_string(grant->task_id) + " not found");
   }
-  StreamTask(req, res, *t);
+  // The signer held the type's permission when signing (checked there); the
+  // link is refused if the type has since come to require another one.
+  const registry::ExportDefinition* def = Snapshot()->Find(t->export_type);
+  if (def == nullptr ||
+      (!def->required_permission.empty() && def->required_permission != grant->permission)) {
+    return WriteHttpError(res, 403,
+                          "this download link no longer grants access to export type " +
+                              t->export_type + "; request a new one");
+  }
+  store::DownloadRecord who;
+  who.user = grant->user;
+  who.tenant_id = grant->tenant;
+  who.app_code = t->app_code;
+  who.via = "SIGNED_LINK";
+  StreamTask(req, res, *t, std::move(who));
 }
 
-void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const task::Task& t) {
+StatusOr<std::string> ExportApi::Handlers::RecheckTypePermission(const Principal& p,
+                                                                 const task::Task& t) const {
+  // Fails closed: a type removed from the registry names no permission, so
+  // nobody's right to its files can be checked.
+  const registry::ExportDefinition* def = Snapshot()->Find(t.export_type);
+  if (def == nullptr) {
+    return PermissionDenied("export type " + t.export_type +
+                            " is no longer registered; its files cannot be downloaded");
+  }
+  if (!def->required_permission.empty() && !p.HasPerm(def->required_permission)) {
+    return PermissionDenied("downloading " + t.export_type + " requires permission " +
+                            def->required_permission);
+  }
+  return def->required_permission;
+}
+
+// ---- GET /download-audit ---------------------------------------------------------
+
+void ExportApi::Handlers::DownloadAudit(const Request& req, Response& res) {
+  auto p = Authenticate(req);
+  if (!p.ok()) return WriteStatus(res, p.status());
+  if (!p->HasPerm(kAuditReadPermission)) {
+    return WriteStatus(res, PermissionDenied("the download audit requires permission " +
+                                             std::string(kAuditReadPermission)));
+  }
+  auto q = ParseDownloadAuditQuery(req, *p);
+  if (!q.ok()) return WriteStatus(res, q.status());
+  auto page = deps_.store->ListDownloadAudit(*q);
+  if (!page.ok()) return WriteStatus(res, page.status());
+  json records = json::array();
+  for (const auto& e : page->records) records.push_back(DownloadAuditEntryToJson(e));
+  WriteSuccess(res, {{"records", std::move(records)},
+                     {"total", std::to_string(page->total)},
+                     {"page", q->page},
+                     {"size", q->size}});
+}
+
+void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const task::Task& t,
+                                     store::DownloadRecord who) {
   const std::string id = std::to_string(t.id);
   if (t.status == task::TaskState::kExpired) {
     return WriteHttpError(res, 410, "the file of task " + id + " has expired");
@@ -519,7 +598,7 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
     spdlog::error("presigning the file of task {} failed: {}", t.id, presigned.status().ToString());
     return WriteHttpStatus(res, presigned.status());
   }
-  if (*presigned) return RedirectToStore(req, res, t, **presigned);
+  if (*presigned) return RedirectToStore(req, res, t, **presigned, std::move(who));
 
   auto opened = deps_.storage->Open(*t.object_key);
   if (!opened.ok()) {
@@ -538,9 +617,10 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
         res, 416,
         "requested range not satisfiable; the file has " + std::to_string(size) + " bytes");
   }
-  // A download counts once, not once per resumed chunk.
+  // A download counts (and is audited) once, not once per resumed chunk:
+  // the whole file, or a range from byte 0 (docs/http-api.md#download-audit).
   if (req.method != "HEAD" && (range.kind == RangeDecision::kWhole || range.offset == 0)) {
-    RecordDownload(t.id);
+    RecordDownload(req, res, t, std::move(who), "STREAM");
   }
   res.SetHeader("Content-Disposition", headers.content_disposition);
   res.SetHeader("Accept-Ranges", "bytes");
@@ -564,7 +644,7 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
 // a URL that lives storage.s3.presign-ttl-seconds. The file is checked first
 // so a file that is gone still answers 410 here, not the store's 404.
 void ExportApi::Handlers::RedirectToStore(const Request& req, Response& res, const task::Task& t,
-                                          const std::string& url) {
+                                          const std::string& url, store::DownloadRecord who) {
   auto exists = deps_.storage->Exists(*t.object_key);
   if (!exists.ok()) {
     spdlog::error("checking the file of task {} failed: {}", t.id, exists.status().ToString());
@@ -576,7 +656,7 @@ void ExportApi::Handlers::RedirectToStore(const Request& req, Response& res, con
   }
   const std::string range = req.Header("Range");
   if (req.method != "HEAD" && (range.empty() || range.rfind("bytes=0-", 0) == 0)) {
-    RecordDownload(t.id);
+    RecordDownload(req, res, t, std::move(who), "PRESIGNED_REDIRECT");
   }
   res.status = 302;
   res.SetHeader("Location", url);
@@ -584,9 +664,22 @@ void ExportApi::Handlers::RedirectToStore(const Request& req, Response& res, con
   res.SetHeader("Referrer-Policy", "no-referrer");
 }
 
-void ExportApi::Handlers::RecordDownload(int64_t task_id) {
-  Status s = deps_.store->RecordDownload(task_id);
-  if (!s.ok()) spdlog::warn("recording a download of task {} failed: {}", task_id, s.ToString());
+// The file is served even when recording fails: the user's download beats
+// the bookkeeping, and the failure is logged with the request id.
+void ExportApi::Handlers::RecordDownload(const Request& req, const Response& res,
+                                         const task::Task& t, store::DownloadRecord who,
+                                         const char* served_by) {
+  who.task_id = t.id;
+  who.export_type = t.export_type;
+  who.served_by = served_by;
+  who.client_address = PrintableAscii(req.peer_address, 64);
+  who.user_agent = PrintableAscii(req.Header("User-Agent"), 512);
+  who.request_id = res.Header(kRequestIdHeader);
+  Status s = deps_.store->RecordDownload(who);
+  if (!s.ok()) {
+    spdlog::warn("recording a download of task {} failed request_id={}: {}", t.id, who.request_id,
+                 s.ToString());
+  }
 }
 
 // ---- retry / cancel ------------------------------------------------------------

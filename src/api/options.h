@@ -23,6 +23,10 @@ struct ServerOptions {
   int send_timeout_seconds = 60;        // one write: a small answer or a download chunk
   int max_connections = 4096;
   int max_connections_per_address = 256;  // IPv6 counts per /64
+  // The level of the one access-log line per request: info in `serve`;
+  // `demo` lowers it to debug so its console shows steps, not requests.
+  // An spdlog level name (trace, debug, info, warn, error, critical, off).
+  std::string access_log_level = "info";
   // Live task events (GET /export-tasks/events,
   // docs/http-api.md#get-export-tasksevents--task-events).
   int events_max_streams = 1000;        // per process; over it: 503

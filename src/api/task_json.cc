@@ -67,6 +67,7 @@ json TaskToJson(const task::Task& t) {
       {"dispatchVersion", t.dispatch_version},
       {"cancelRequested", t.cancel_requested},
       {"downloadCount", std::to_string(t.download_count)},
+      {"lastDownloadedAt", OptionalTime(t.last_downloaded_at)},
       {"requestedAt", FormatIsoMillis(t.requested_at)},
       {"startedAt", OptionalTime(t.started_at)},
       {"completedAt", OptionalTime(t.completed_at)},

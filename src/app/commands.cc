@@ -17,6 +17,7 @@
 
 #include "api/auth.h"
 #include "app/backends.h"
+#include "app/demo_console.h"
 #include "app/export_center_app.h"
 
 namespace export_center::app {
@@ -166,7 +167,7 @@ struct Address {
 };
 
 StatusOr<Address> WaitForListeningLine(const std::string& name, const Child& child,
-                                       Deadline deadline) {
+                                       Deadline deadline, DemoConsole& console) {
   static const std::regex kListening(R"(listening on http://([^\s:/]+):([0-9]{1,5}))");
   std::string text;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -179,7 +180,7 @@ StatusOr<Address> WaitForListeningLine(const std::string& name, const Child& chi
       for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n')) {
         const std::string line = text.substr(0, end);
         text.erase(0, end + 1);
-        std::cout << line << std::endl;
+        console.Detail(line);
         std::smatch m;
         if (std::regex_search(line, m, kListening)) {
           return Address{m[1].str(), std::stoi(m[2].str())};
@@ -248,8 +249,34 @@ std::vector<DemoExport> DemoExports() {
           {"ORDER_LIST", "订单列表（演示）", {{"status", "PAID"}}}};
 }
 
+// A count for people: "42122" → "42,122".
+std::string Grouped(const std::string& digits) {
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// A task field as plain text: the API sends counts as strings ("42122").
+std::string Plain(const json& task, const char* key) {
+  auto it = task.find(key);
+  if (it == task.end() || it->is_null()) return "?";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// "1,500 / 6,000 rows", or "1,500 rows" while the total is unknown.
+std::string RowsText(const json& task) {
+  const std::string done = Grouped(Plain(task, "processedRows"));
+  const std::string total = Plain(task, "totalRows");
+  return total == "?" ? done + " rows" : done + " / " + Grouped(total) + " rows";
+}
+
+// Creates one export and follows it with a progress bar until it ends; the
+// demo's check: anything but SUCCEEDED fails the demo.
 StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& token,
-                             const DemoExport& demo) {
+                             const DemoExport& demo, DemoConsole& console) {
   httplib::Client client("127.0.0.1", app.port());
   client.set_read_timeout(30);
   client.set_tcp_nodelay(true);  // as the provider clients: small requests never wait on Nagle
@@ -260,62 +287,54 @@ StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& toke
                  {"parameters", demo.parameters}};
   EC_ASSIGN_OR_RETURN(json created, CallApi(client, token, "POST", base, create));
   const std::string id = created["id"].get<std::string>();
-  std::cout << "created " << demo.type << " export task " << id << ", waiting for it..."
-            << std::endl;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  console.Detail("task " + id + " created");
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::minutes(10);
   while (std::chrono::steady_clock::now() < deadline) {
     EC_ASSIGN_OR_RETURN(json task, CallApi(client, token, "GET", base + "/" + id));
     const std::string status = task["status"].get<std::string>();
-    if (status == "SUCCEEDED") return task;
-    if (status != "PENDING" && status != "RUNNING") {
-      return Internal("the demo " + demo.type + " export ended " + status + ": " + task.dump());
+    if (status == "SUCCEEDED") {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      char elapsed[32];
+      std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+      const std::string size = Plain(task, "sizeBytes");
+      console.FinishProgress(Grouped(Plain(task, "totalRows")) + " rows, " +
+                             (size == "?" ? size : DemoConsole::HumanBytes(std::stoll(size))) +
+                             " in " + elapsed);
+      return task;
     }
+    if (status != "PENDING" && status != "RUNNING") {
+      return Internal("the demo " + demo.type + " export ended " + status + ": " +
+                      task.value("failureMessage", json("")).dump());
+    }
+    const json& progress = task["progress"];
+    console.Progress(progress.is_number() ? std::optional<int>(progress.get<int>()) : std::nullopt,
+                     RowsText(task));
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   return DeadlineExceeded("the demo " + demo.type + " export did not finish in 10 minutes");
 }
 
-// A task field as plain text: the API sends counts as strings ("42122").
-std::string Plain(const json& task, const char* key) {
-  auto it = task.find(key);
-  if (it == task.end() || it->is_null()) return "?";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-void PrintDemoExport(const std::string& base, const std::string& type, const json& task) {
-  const std::string id = task["id"].get<std::string>();
-  std::cout << "\n"
-            << type << " export " << id << " SUCCEEDED: " << Plain(task, "totalRows") << " rows, "
-            << Plain(task, "sizeBytes") << " bytes\n"
-            << "  file:         " << task.value("filePath", json("")).get<std::string>() << "\n"
-            << "  download URL: " << base << "/api/platform/v1/files/export-tasks/" << id
-            << "/download\n";
-}
-
-void PrintDemoFooter(const std::string& base, const std::string& first_url,
-                     const std::string& token) {
-  std::cout << "\ndev token:       " << token << "\n"
-            << "try:             curl -OJ -H 'Authorization: Bearer " << token << "' " << first_url
-            << "\n"
-            // The page signs in by itself from the fragment (never sent to the server).
-            << "download center: " << base << "/#token=" << token << "\n"
-            << "serving until Ctrl-C" << std::endl;
-}
-
-// Runs every demo export in turn and prints each file; stops at the first failure.
-Status RunDemoExports(const ExportCenterApp& app, const std::string& token) {
+// Runs every demo export in turn (a step and a bar each) and then prints
+// where to look; stops at the first failure.
+Status RunDemoExports(const ExportCenterApp& app, const std::string& token, DemoConsole& console) {
   const std::string base = "http://" + app.config().server.host + ":" + std::to_string(app.port());
   std::string first_url;
   for (const DemoExport& demo : DemoExports()) {
-    EC_ASSIGN_OR_RETURN(json task, CreateAndWait(app, token, demo));
+    console.Step("export " + demo.type + " \"" + demo.name + "\"");
+    EC_ASSIGN_OR_RETURN(json task, CreateAndWait(app, token, demo, console));
     const std::string id = task["id"].get<std::string>();
-    task["filePath"] = app.FilePathOf(id);
-    PrintDemoExport(base, demo.type, task);
-    if (first_url.empty()) {
-      first_url = base + "/api/platform/v1/files/export-tasks/" + id + "/download";
-    }
+    const std::string url = base + "/api/platform/v1/files/export-tasks/" + id + "/download";
+    console.Detail("file:     " + app.FilePathOf(id));
+    console.Detail("download: " + url);
+    if (first_url.empty()) first_url = url;
   }
-  PrintDemoFooter(base, first_url, token);
+  // The page keeps the token from the address bar and removes it at once.
+  console.Step("ready: open the download center (it signs in by itself)");
+  console.Detail(base + "/#token=" + token);
+  console.Detail("or: curl -OJ -H 'Authorization: Bearer " + token + "' " + first_url);
+  console.Detail("serving until Ctrl-C");
   return Status::Ok();
 }
 
@@ -341,20 +360,40 @@ int RunServe(const std::string& config_path) {
   return 0;
 }
 
+namespace {
+
+// Where the demo writes its log: beside its SQLite database (var/ in
+// config/demo.yaml), else in the working directory.
+std::string DemoLogPath(const config::AppConfig& config) {
+  if (config.database.kind == "sqlite") {
+    auto folder = std::filesystem::path(config.database.sqlite_path).parent_path();
+    if (!folder.empty()) return (folder / "export-center-demo.log").string();
+  }
+  return "export-center-demo.log";
+}
+
+}  // namespace
+
 int RunDemo(const std::string& config_path) {
   sigset_t signals = BlockHandledSignals();
   auto config = Load(config_path);
   if (!config.ok()) return Fail(config.status());
+  // A newcomer reads steps, not one line per HTTP request: the log goes to a
+  // file and the access log to debug (serve keeps it at info).
+  const std::string log_path = RedirectDemoLog(DemoLogPath(*config));
+  config->server.access_log_level = "debug";
+  DemoConsole console(std::cout, 2 + static_cast<int>(DemoExports().size()) + 1,
+                      isatty(STDOUT_FILENO) == 1);
   // The service creates its database's folder and reads its own section.
   auto service = FindSampleService(*config, config_path);
   if (!service.ok()) return Fail(service.status());
+  console.Step("start the sample service " + service->name +
+               " (a first start builds it or seeds its database)");
   auto spawned = SpawnSampleService(*service);
   if (!spawned.ok()) return Fail(spawned.status());
   const pid_t child = spawned->pid;
-  std::cout << "starting the sample service " << service->name
-            << " (a first start builds it or seeds its database)..." << std::endl;
   const Deadline deadline = std::chrono::steady_clock::now() + service->start_timeout;
-  StatusOr<Address> address = WaitForListeningLine(service->name, *spawned, deadline);
+  StatusOr<Address> address = WaitForListeningLine(service->name, *spawned, deadline, console);
   // The service prints nothing more on stdout (and ignores SIGPIPE).
   close(spawned->stdout_fd);
   Status up = address.ok()
@@ -367,12 +406,16 @@ int RunDemo(const std::string& config_path) {
   TokenOptions demo_user{
       "demo-user", "1", "PLATFORM", {"platform:customer:export", "platform:order:export"}, 86400};
   auto token = MintDevToken(*config, demo_user);
+  console.Step("start export-center" +
+               (log_path.empty() ? std::string() : " (its log: " + log_path + ")"));
   auto app = StartApp(std::move(*config));
   if (!app.ok() || !token.ok()) {
     StopChild(child);
     return Fail(!app.ok() ? app.status() : token.status());
   }
-  Status exported = RunDemoExports(**app, *token);
+  console.Detail("listening on http://" + (*app)->config().server.host + ":" +
+                 std::to_string((*app)->port()));
+  Status exported = RunDemoExports(**app, *token, console);
   if (!exported.ok()) {
     (*app)->Stop();
     StopChild(child);

@@ -237,11 +237,42 @@ Migration TaskUpdatedAtIndex() {
   };
 }
 
+// Version 5: one row per counted download (docs/store.md#download-audit).
+// Copies tenant, app and type from the task so the audit outlives it; no
+// foreign key, for the same reason.
+Migration DownloadAudit() {
+  return {
+      5,
+      "export_download_audit: who downloaded which file, when, how",
+      {
+          "CREATE TABLE IF NOT EXISTS export_download_audit ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " task_id BIGINT NOT NULL,"
+          " tenant_id VARCHAR(64) NOT NULL,"
+          " app_code VARCHAR(16) NOT NULL,"
+          " user_id VARCHAR(128) NOT NULL,"
+          " export_type VARCHAR(128) NOT NULL,"
+          " via VARCHAR(24) NOT NULL,"
+          " served_by VARCHAR(24) NOT NULL,"
+          " client_address VARCHAR(64) NOT NULL,"
+          " user_agent VARCHAR(512) NOT NULL,"
+          " request_id VARCHAR(64) NOT NULL,"
+          " downloaded_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          // The admin query: one tenant and app, newest first, optionally one task.
+          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_tenant"
+          " ON export_download_audit (tenant_id, app_code, downloaded_at)",
+          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_task"
+          " ON export_download_audit (task_id, downloaded_at)",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter(),
-                                                     NotificationOutbox(), TaskUpdatedAtIndex()};
+                                                     NotificationOutbox(), TaskUpdatedAtIndex(),
+                                                     DownloadAudit()};
   return kMigrations;
 }
 

@@ -252,7 +252,8 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<std::vector<Task>> ListChangedTasks(const ChangeQuery& query) override;
   StatusOr<TaskState> RequestCancel(int64_t task_id) override;
   StatusOr<Task> ManualRetry(int64_t task_id, const std::string& trace_id) override;
-  Status RecordDownload(int64_t task_id) override;
+  Status RecordDownload(const DownloadRecord& download) override;
+  StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) override;
 
   // ---- outbox publisher ----
   StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override;
@@ -704,14 +705,100 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
   return result;
 }
 
-Status SqlTaskStore::RecordDownload(int64_t task_id) {
-  // updated_at too: the count is shown live (task events poll updated_at).
-  EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(Sql("UPDATE export_task SET download_count ="
-                                               " download_count + 1, last_downloaded_at = {NOW},"
-                                               " updated_at = {NOW} WHERE id = ?"),
-                                           {task_id}));
-  if (n == 0) return NotFound("export task " + std::to_string(task_id) + " does not exist");
-  return Status::Ok();
+Status SqlTaskStore::RecordDownload(const DownloadRecord& d) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  return Write([&](Connection& c) -> Status {
+    // updated_at too: the count is shown live (task events poll updated_at).
+    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET download_count ="
+                                              " download_count + 1, last_downloaded_at = {NOW},"
+                                              " updated_at = {NOW} WHERE id = ?"),
+                                          {d.task_id}));
+    if (n == 0) return NotFound("export task " + std::to_string(d.task_id) + " does not exist");
+    // The column widths are the limits; the API cuts first, this is the backstop.
+    auto cut = [](const std::string& text, size_t bytes) {
+      return std::string(utf8::TruncateBytes(text, bytes));
+    };
+    return c
+        .Exec(Sql("INSERT INTO export_download_audit (id, task_id, tenant_id, app_code, user_id,"
+                  " export_type, via, served_by, client_address, user_agent, request_id,"
+                  " downloaded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {NOW})"),
+              {NewId(), d.task_id, cut(d.tenant_id, 64), task::ToString(d.app_code),
+               cut(d.user, 128), cut(d.export_type, 128), d.via, d.served_by,
+               cut(d.client_address, 64), cut(d.user_agent, 512), cut(d.request_id, 64)})
+        .status();
+  });
+}
+
+namespace {
+
+constexpr char kAuditColumns[] =
+    "id, task_id, tenant_id, app_code, user_id, export_type, via, served_by, client_address,"
+    " user_agent, request_id, downloaded_at";
+
+StatusOr<DownloadAuditEntry> AuditFromRow(const Row& r) {
+  DownloadAuditEntry e;
+  e.id = r.Int(0);
+  e.record.task_id = r.Int(1);
+  e.record.tenant_id = r.Text(2);
+  auto app = task::ParseAppCode(r.Text(3));
+  if (!app)
+    return Internal("export_download_audit " + std::to_string(e.id) + " has a bad app_code");
+  e.record.app_code = *app;
+  e.record.user = r.Text(4);
+  e.record.export_type = r.Text(5);
+  e.record.via = r.Text(6);
+  e.record.served_by = r.Text(7);
+  e.record.client_address = r.Text(8);
+  e.record.user_agent = r.Text(9);
+  e.record.request_id = r.Text(10);
+  e.downloaded_at = r.Int(11);
+  return e;
+}
+
+}  // namespace
+
+StatusOr<DownloadAuditPage> SqlTaskStore::ListDownloadAudit(const DownloadAuditQuery& q) {
+  std::string where = " WHERE tenant_id = ? AND app_code = ?";
+  SqlParams params = {q.tenant_id, task::ToString(q.app_code)};
+  if (q.task_id) {
+    where += " AND task_id = ?";
+    params.emplace_back(*q.task_id);
+  }
+  if (q.user) {
+    where += " AND user_id = ?";
+    params.emplace_back(*q.user);
+  }
+  if (q.from_ms) {
+    where += " AND downloaded_at >= ?";
+    params.emplace_back(*q.from_ms);
+  }
+  if (q.to_ms) {
+    where += " AND downloaded_at < ?";
+    params.emplace_back(*q.to_ms);
+  }
+  const int64_t size = std::clamp(q.size, 1, 100);
+  const int64_t page = std::max(q.page, 1);
+  DownloadAuditPage out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out = DownloadAuditPage();
+    EC_ASSIGN_OR_RETURN(Rows count,
+                        c.Query("SELECT COUNT(*) FROM export_download_audit" + where, params));
+    out.total = count.at(0).Int(0);
+    SqlParams page_params = params;
+    page_params.emplace_back(size);
+    page_params.emplace_back((page - 1) * size);
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT ") + kAuditColumns +
+                                               " FROM export_download_audit" + where +
+                                               " ORDER BY downloaded_at DESC, id DESC"
+                                               " LIMIT ? OFFSET ?",
+                                           page_params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(DownloadAuditEntry e, AuditFromRow(r));
+      out.records.push_back(std::move(e));
+    }
+    return Status::Ok();
+  }));
+  return out;
 }
 
 // ---- outbox publisher ---------------------------------------------------------

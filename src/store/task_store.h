@@ -62,6 +62,45 @@ struct CreateResult {
   bool deduplicated = false;  // an existing active task was returned
 };
 
+// ---- downloads (docs/http-api.md#download-audit) ------------------------------
+
+// One download as the API decided to count it (a whole file, or a range that
+// starts at byte 0): the who, how and from where of its audit row.
+struct DownloadRecord {
+  int64_t task_id = 0;
+  std::string tenant_id;
+  task::AppCode app_code = task::AppCode::kPlatform;
+  std::string user;         // the token's sub, or the signer of a signed link
+  std::string export_type;  // copied so the audit survives the task row
+  std::string via;          // DIRECT | SIGNED_LINK
+  std::string served_by;    // STREAM | PRESIGNED_REDIRECT
+  std::string client_address;
+  std::string user_agent;  // cut to 512 bytes at a character boundary
+  std::string request_id;
+};
+
+struct DownloadAuditEntry {
+  int64_t id = 0;
+  DownloadRecord record;
+  int64_t downloaded_at = 0;  // epoch ms, database clock
+};
+
+struct DownloadAuditQuery {
+  std::string tenant_id;  // always scoped to one tenant and app
+  task::AppCode app_code = task::AppCode::kPlatform;
+  std::optional<int64_t> task_id;
+  std::optional<std::string> user;
+  std::optional<int64_t> from_ms;  // inclusive
+  std::optional<int64_t> to_ms;    // exclusive
+  int page = 1;                    // from 1
+  int size = 20;                   // 1..100
+};
+
+struct DownloadAuditPage {
+  std::vector<DownloadAuditEntry> records;  // newest first
+  int64_t total = 0;
+};
+
 // ---- outbox -----------------------------------------------------------------
 
 enum class OutboxStatus { kPending, kClaimed, kSent, kQuarantined };
@@ -230,8 +269,12 @@ class TaskStore {
   // new outbox row — one transaction. Other states: Conflict.
   virtual StatusOr<task::Task> ManualRetry(int64_t task_id, const std::string& trace_id) = 0;
 
-  // download_count+1, last_downloaded_at=now.
-  virtual Status RecordDownload(int64_t task_id) = 0;
+  // One transaction: download_count+1, last_downloaded_at=now, and one
+  // export_download_audit row. NotFound (and no row) when the task is gone.
+  // Not idempotent: each call is one more download.
+  virtual Status RecordDownload(const DownloadRecord& download) = 0;
+  // The audit rows of one tenant and app matching the filters, newest first.
+  virtual StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) = 0;
 
   // ---- outbox publisher (docs/dispatch.md#the-outbox-row) ----
   // Ids of up to `limit` PENDING rows due now, in fair order

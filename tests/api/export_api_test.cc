@@ -32,6 +32,7 @@
 
 #include "../common/failing_random.h"  // OpenSSL random made to fail
 #include "api/auth.h"
+#include "api/download_audit.h"
 #include "api/download_token.h"
 #include "config/registry_yaml.h"
 #include "http/beast/beast_http_server.h"
@@ -115,7 +116,11 @@ class ExportApiTest : public ::testing::Test {
     auto local = storage::NewLocalExportStorage(dir_ + "/files");
     ASSERT_TRUE(local.ok()) << local.status().ToString();
     storage_ = std::make_unique<fakes::ReadRecordingStorage>(std::move(local).value());
-    registry_ = std::make_unique<registry::Registry>(MakeSnapshot());
+    // Reload() installs next_snapshot_: tests change a type's definition with it.
+    registry_ = std::make_unique<registry::Registry>(
+        MakeSnapshot(), [this](const std::string&) -> StatusOr<registry::RegistrySnapshot> {
+          return next_snapshot_;
+        });
     auth_.jwt_hs256_secret = kSecret;
     auth_.download_url_secret = kDownloadSecret;
     auth_.download_url_ttl_seconds = 300;
@@ -358,6 +363,7 @@ class ExportApiTest : public ::testing::Test {
   std::unique_ptr<store::TaskStore> store_;           // SqlTaskStore over database_
   std::unique_ptr<fakes::ReadRecordingStorage> storage_;
   std::unique_ptr<registry::Registry> registry_;
+  registry::RegistrySnapshot next_snapshot_;
   AuthOptions auth_;
   std::unique_ptr<ExportApi> api_;
   std::unique_ptr<http::HttpServer> server_;
@@ -907,6 +913,13 @@ TEST_F(ExportApiTest, PresigningStorageGetsARedirectAfterTheSameChecks) {
   EXPECT_EQ(signed_headers.content_type,
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
   EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  store::DownloadAuditQuery audit;
+  audit.tenant_id = "t1";
+  auto rows = store_->ListDownloadAudit(audit);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->records.size(), 1u);
+  EXPECT_EQ(rows->records[0].record.served_by, "PRESIGNED_REDIRECT");
+  EXPECT_EQ(rows->records[0].record.via, "DIRECT");
   // A resumed download (Range past 0) is redirected but not counted again.
   auto resumed = client_->Get(path.c_str(), Headers(alice_, {{"Range", "bytes=5-"}}));
   EXPECT_EQ(resumed->status, 302);
@@ -935,6 +948,164 @@ TEST_F(ExportApiTest, PresigningStorageGetsARedirectAfterTheSameChecks) {
   // A file that is gone answers 410 here, not the store's 404 later.
   ASSERT_TRUE(storage_->Delete(*t.object_key).ok());
   EXPECT_EQ(status(Id(t), alice_), 410);
+}
+
+// ---- download audit and the permission re-check (docs/http-api.md#download-audit) ----
+
+TEST_F(ExportApiTest, DownloadIsAuditedOncePerDownloadNotPerRangeChunk) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "0123456789abcdef");
+  const std::string path = kTasks + "/" + Id(t) + "/download";
+  const httplib::Headers ua = {{"User-Agent", "Mozilla/5.0 \xe6\xb5\x8b"}};
+  auto whole = client_->Get(path.c_str(), Headers(alice_, ua));
+  ASSERT_EQ(whole->status, 200);
+  // A resumed download in three chunks: only the one from byte 0 counts.
+  for (const char* range : {"bytes=0-4", "bytes=5-9", "bytes=10-"}) {
+    httplib::Headers h = Headers(alice_, ua);
+    h.emplace("Range", range);
+    ASSERT_EQ(client_->Get(path.c_str(), h)->status, 206) << range;
+  }
+  EXPECT_EQ(client_->Head(path.c_str(), Headers(alice_))->status, 200);  // HEAD: not counted
+  EXPECT_EQ(StoredTask(t.id)->download_count, 2);
+
+  Reply task = Get(kTasks + "/" + Id(t), alice_);
+  EXPECT_EQ(task.body["data"]["downloadCount"], "2");
+  EXPECT_TRUE(task.body["data"]["lastDownloadedAt"].is_string()) << task.raw;
+
+  const std::string auditor =
+      Token("auditor", "t1", task::AppCode::kPlatform, {std::string(kAuditReadPermission)});
+  Reply audit = Get(kBase + "/download-audit?taskId=" + Id(t), auditor);
+  ASSERT_EQ(audit.code(), "200") << audit.raw;
+  const json& data = audit.body["data"];
+  EXPECT_EQ(data["total"], "2");
+  ASSERT_EQ(data["records"].size(), 2u);
+  const json& row = data["records"][0];
+  EXPECT_EQ(row["taskId"], Id(t));
+  EXPECT_EQ(row["user"], "alice");
+  EXPECT_EQ(row["tenantId"], "t1");
+  EXPECT_EQ(row["appCode"], "PLATFORM");
+  EXPECT_EQ(row["exportType"], "CUSTOMER_LIST");
+  EXPECT_EQ(row["via"], "DIRECT");
+  EXPECT_EQ(row["servedBy"], "STREAM");
+  EXPECT_EQ(row["clientAddress"], "127.0.0.1");
+  EXPECT_EQ(row["userAgent"], "Mozilla/5.0 ???");  // non-ASCII bytes are not stored
+  EXPECT_FALSE(row["requestId"].get<std::string>().empty());
+  EXPECT_TRUE(row["downloadedAt"].is_string());
+}
+
+TEST_F(ExportApiTest, SignedLinkDownloadIsAuditedAsTheSigner) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "signed");
+  Reply link = Post(kTasks + "/" + Id(t) + "/download-url", admin_);  // admin signs alice's task
+  ASSERT_EQ(link.code(), "200") << link.raw;
+  std::string url = link.body["data"]["url"];
+  auto file = client_->Get(url.substr(std::string("http://files.example.test").size()).c_str());
+  ASSERT_EQ(file->status, 200);
+  const std::string auditor =
+      Token("auditor", "t1", task::AppCode::kPlatform, {std::string(kAuditReadPermission)});
+  Reply audit = Get(kBase + "/download-audit", auditor);
+  ASSERT_EQ(audit.body["data"]["records"].size(), 1u) << audit.raw;
+  EXPECT_EQ(audit.body["data"]["records"][0]["user"], "admin");
+  EXPECT_EQ(audit.body["data"]["records"][0]["via"], "SIGNED_LINK");
+}
+
+TEST_F(ExportApiTest, DownloadAuditNeedsItsPermissionAndStaysInTheTenant) {
+  task::Task mine = PutTask("alice", TaskState::kSucceeded, "t1", "a");
+  task::Task theirs = PutTask("eve", TaskState::kSucceeded, "t2", "b");
+  ASSERT_EQ(client_->Get((kTasks + "/" + Id(mine) + "/download").c_str(), Headers(alice_))->status,
+            200);
+  ASSERT_EQ(client_->Get((kTasks + "/" + Id(theirs) + "/download").c_str(), Headers(eve_))->status,
+            200);
+  const std::string audit = kBase + "/download-audit";
+  EXPECT_EQ(Get(audit, "").code(), "401");
+  EXPECT_EQ(Get(audit, alice_).code(), "403");
+  EXPECT_EQ(Get(audit, admin_).code(), "403");  // download:all is not audit:read
+  const std::string t1 =
+      Token("auditor", "t1", task::AppCode::kPlatform, {std::string(kAuditReadPermission)});
+  const std::string t2 =
+      Token("auditor", "t2", task::AppCode::kPlatform, {std::string(kAuditReadPermission)});
+  const std::string t1_merchant =
+      Token("auditor", "t1", task::AppCode::kMerchant, {std::string(kAuditReadPermission)});
+  Reply r1 = Get(audit, t1);
+  ASSERT_EQ(r1.body["data"]["total"], "1") << r1.raw;
+  EXPECT_EQ(r1.body["data"]["records"][0]["taskId"], Id(mine));
+  Reply r2 = Get(audit, t2);
+  ASSERT_EQ(r2.body["data"]["total"], "1") << r2.raw;
+  EXPECT_EQ(r2.body["data"]["records"][0]["taskId"], Id(theirs));
+  EXPECT_EQ(Get(audit, t1_merchant).body["data"]["total"], "0");
+  // Another tenant's task id finds nothing, exactly like no downloads at all.
+  EXPECT_EQ(Get(audit + "?taskId=" + Id(theirs), t1).body["data"]["total"], "0");
+
+  // Filters.
+  EXPECT_EQ(Get(audit + "?user=alice", t1).body["data"]["total"], "1");
+  EXPECT_EQ(Get(audit + "?user=bob", t1).body["data"]["total"], "0");
+  EXPECT_EQ(Get(audit + "?from=2000-01-01T00:00:00Z&to=2999-01-01T00:00:00.000Z", t1)
+                .body["data"]["total"],
+            "1");
+  EXPECT_EQ(Get(audit + "?from=2999-01-01T00:00:00Z", t1).body["data"]["total"], "0");
+  Reply paged = Get(audit + "?page=2&size=1", t1);
+  EXPECT_EQ(paged.body["data"]["records"].size(), 0u);
+  EXPECT_EQ(paged.body["data"]["page"], 2);
+  EXPECT_EQ(paged.body["data"]["size"], 1);
+  // Bad input: 400 naming the parameter.
+  for (const char* bad :
+       {"?taskId=abc", "?taskId=0", "?from=2024-05-01", "?to=2024-02-30T00:00:00Z",
+        "?from=2024-05-02T00:00:00Z&to=2024-05-01T00:00:00Z", "?page=0", "?size=101", "?user="}) {
+    Reply r = Get(audit + bad, t1);
+    EXPECT_EQ(r.code(), "400") << bad << " " << r.raw;
+    EXPECT_TRUE(r.body["data"].is_null());
+  }
+}
+
+TEST_F(ExportApiTest, DownloadRechecksTheTypePermission) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "bytes");
+  // Alice's own task, but her token no longer carries customer:export.
+  const std::string demoted = Token("alice", "t1", task::AppCode::kPlatform, {});
+  const std::string path = kTasks + "/" + Id(t) + "/download";
+  auto direct = client_->Get(path.c_str(), Headers(demoted));
+  EXPECT_EQ(direct->status, 403);
+  EXPECT_EQ(json::parse(direct->body)["code"], "403");
+  EXPECT_NE(direct->body.find("customer:export"), std::string::npos);
+  EXPECT_EQ(Post(kTasks + "/" + Id(t) + "/download-url", demoted).code(), "403");
+  // Not counted, not audited.
+  EXPECT_EQ(StoredTask(t.id)->download_count, 0);
+  EXPECT_EQ(client_->Get(path.c_str(), Headers(alice_))->status, 200);
+}
+
+TEST_F(ExportApiTest, SignedLinkCarriesTheSignersPermissionAtSigningTime) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "bytes");
+  Reply link = Post(kTasks + "/" + Id(t) + "/download-url", alice_);
+  ASSERT_EQ(link.code(), "200") << link.raw;
+  const std::string path = link.body["data"]["url"].get<std::string>().substr(
+      std::string("http://files.example.test").size());
+  EXPECT_EQ(client_->Get(path.c_str())->status, 200);
+
+  // The type now requires another permission: the link signed under the old one is refused.
+  next_snapshot_ = MakeSnapshot();
+  next_snapshot_.definitions["CUSTOMER_LIST"].required_permission = "customer:export:v2";
+  ASSERT_TRUE(registry_->Reload("test").ok());
+  auto refused = client_->Get(path.c_str());
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_EQ(json::parse(refused->body)["code"], "403");
+  // ... and alice, without the new permission, cannot sign a new one.
+  EXPECT_EQ(Post(kTasks + "/" + Id(t) + "/download-url", alice_).code(), "403");
+  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+
+  // A type removed from the registry: its files are closed (fail closed).
+  next_snapshot_.definitions.erase("CUSTOMER_LIST");
+  ASSERT_TRUE(registry_->Reload("test").ok());
+  EXPECT_EQ(client_->Get(path.c_str(), Headers(admin_))->status, 403);
+  EXPECT_EQ(client_->Get((kTasks + "/" + Id(t) + "/download").c_str(), Headers(admin_))->status,
+            403);
+}
+
+TEST_F(ExportApiTest, OpenApiDocumentIsServed) {
+  auto r = client_->Get("/openapi.json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  json doc = json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r->body.substr(0, 200);
+  EXPECT_EQ(doc["openapi"], "3.1.0");
+  EXPECT_TRUE(doc["paths"].contains(kBase + "/download-audit"));
 }
 
 TEST_F(ExportApiTest, DownloadUrlRules) {

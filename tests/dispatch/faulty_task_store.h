@@ -38,7 +38,13 @@ class FaultyTaskStore : public store::TaskStore {
   StatusOr<task::Task> ManualRetry(int64_t id, const std::string& trace) override {
     return inner_->ManualRetry(id, trace);
   }
-  Status RecordDownload(int64_t id) override { return inner_->RecordDownload(id); }
+  Status RecordDownload(const store::DownloadRecord& d) override {
+    return inner_->RecordDownload(d);
+  }
+  StatusOr<store::DownloadAuditPage> ListDownloadAudit(
+      const store::DownloadAuditQuery& q) override {
+    return inner_->ListDownloadAudit(q);
+  }
   void SetNotificationRoutes(std::vector<store::NotificationRoute> routes) override {
     inner_->SetNotificationRoutes(std::move(routes));
   }

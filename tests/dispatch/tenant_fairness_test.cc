@@ -188,8 +188,7 @@ class TenantFairnessTest : public ::testing::TestWithParam<std::string> {
     return created.ok() ? created->task.id : 0;
   }
 
-  static store::TaskStore::ListQuery TenantQuery(const std::string& tenant,
-                                                 task::TaskState state) {
+  static store::TaskStore::ListQuery TenantQuery(const std::string& tenant, task::TaskState state) {
     store::TaskStore::ListQuery query;
     query.tenant_id = tenant;
     query.status = state;

@@ -1138,6 +1138,96 @@ TEST_P(TaskStoreContractTest, ListPagesNewestFirstWithFiltersAndTenantIsolation)
   EXPECT_EQ(store_->ListTasks(nobody)->total, 0);
 }
 
+DownloadRecord DownloadOf(const Task& t, const std::string& user, const std::string& via) {
+  DownloadRecord d;
+  d.task_id = t.id;
+  d.tenant_id = t.tenant_id;
+  d.app_code = t.app_code;
+  d.user = user;
+  d.export_type = t.export_type;
+  d.via = via;
+  d.served_by = "STREAM";
+  d.client_address = "127.0.0.1";
+  d.user_agent = "curl/8.0 \xe6\xb5\x8b\xe8\xaf\x95";
+  d.request_id = "req-1";
+  return d;
+}
+
+TEST_P(TaskStoreContractTest, DownloadsAreCountedAndAuditedInOneStep) {
+  Task t = Create();
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "admin", "SIGNED_LINK")));
+  Task after = Get(t.id);
+  EXPECT_EQ(after.download_count, 2);
+  EXPECT_TRUE(after.last_downloaded_at.has_value());
+
+  DownloadAuditQuery q;
+  q.tenant_id = t.tenant_id;
+  q.app_code = t.app_code;
+  ASSERT_OK_AND_ASSIGN(DownloadAuditPage all, store_->ListDownloadAudit(q));
+  ASSERT_EQ(all.total, 2);
+  ASSERT_EQ(all.records.size(), 2u);
+  const DownloadAuditEntry& newest = all.records[0];
+  EXPECT_EQ(newest.record.user, "admin");  // newest first
+  EXPECT_EQ(newest.record.via, "SIGNED_LINK");
+  EXPECT_EQ(newest.record.task_id, t.id);
+  EXPECT_EQ(newest.record.export_type, t.export_type);
+  EXPECT_EQ(newest.record.user_agent, "curl/8.0 \xe6\xb5\x8b\xe8\xaf\x95");
+  EXPECT_EQ(newest.record.client_address, "127.0.0.1");
+  EXPECT_EQ(newest.record.request_id, "req-1");
+  EXPECT_GE(newest.downloaded_at, *after.last_downloaded_at - kMinute);
+  EXPECT_EQ(all.records[1].record.user, t.requested_by);
+
+  // A missing task counts nothing and audits nothing.
+  Task ghost = t;
+  ghost.id = 31337;
+  EXPECT_EQ(store_->RecordDownload(DownloadOf(ghost, "x", "DIRECT")).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->ListDownloadAudit(q)->total, 2);
+}
+
+TEST_P(TaskStoreContractTest, DownloadAuditFiltersAndStaysInItsTenant) {
+  Task t = Create();
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "alice", "DIRECT")));
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "bob", "DIRECT")));
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "bob", "DIRECT")));
+  DownloadAuditQuery q;
+  q.tenant_id = t.tenant_id;
+  q.app_code = t.app_code;
+
+  DownloadAuditQuery by_user = q;
+  by_user.user = "bob";
+  EXPECT_EQ(store_->ListDownloadAudit(by_user)->total, 2);
+  DownloadAuditQuery by_task = q;
+  by_task.task_id = t.id + 1;
+  EXPECT_EQ(store_->ListDownloadAudit(by_task)->total, 0);
+  by_task.task_id = t.id;
+  EXPECT_EQ(store_->ListDownloadAudit(by_task)->total, 3);
+
+  ASSERT_OK_AND_ASSIGN(DownloadAuditPage all, store_->ListDownloadAudit(q));
+  const int64_t at = all.records[0].downloaded_at;
+  DownloadAuditQuery window = q;
+  window.from_ms = at + 1;
+  EXPECT_EQ(store_->ListDownloadAudit(window)->total, 0);
+  window.from_ms = at - kMinute;
+  window.to_ms = at + 1;
+  EXPECT_EQ(store_->ListDownloadAudit(window)->total, 3);
+
+  DownloadAuditQuery paged = q;
+  paged.size = 2;
+  paged.page = 2;
+  ASSERT_OK_AND_ASSIGN(DownloadAuditPage second, store_->ListDownloadAudit(paged));
+  EXPECT_EQ(second.total, 3);
+  EXPECT_EQ(second.records.size(), 1u);
+
+  DownloadAuditQuery other_tenant = q;
+  other_tenant.tenant_id = "other-tenant";
+  EXPECT_EQ(store_->ListDownloadAudit(other_tenant)->total, 0);
+  DownloadAuditQuery other_app = q;
+  other_app.app_code =
+      t.app_code == task::AppCode::kPlatform ? task::AppCode::kMerchant : task::AppCode::kPlatform;
+  EXPECT_EQ(store_->ListDownloadAudit(other_app)->total, 0);
+}
+
 TEST_P(TaskStoreContractTest, ListFiltersByNameStatusSetAndRetrying) {
   NewTask report = MakeTask("alice", "orders", R"({"n":1})");
   report.task_name = "Q3 订单 100%_done";
@@ -1221,13 +1311,12 @@ TEST_P(TaskStoreContractTest, ListChangedTasksReturnsChangesAfterAPointOldestFir
 TEST_P(TaskStoreContractTest, DownloadsAreCounted) {
   Task t = Create();
   Exec("UPDATE export_task SET updated_at = updated_at - 10000 WHERE id = ?", {t.id});
-  ASSERT_OK(store_->RecordDownload(t.id));
-  ASSERT_OK(store_->RecordDownload(t.id));
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
+  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
   Task after = Get(t.id);
   EXPECT_EQ(after.download_count, 2);
   EXPECT_TRUE(after.last_downloaded_at.has_value());
   EXPECT_GT(after.updated_at, t.updated_at - 10000);  // a change the task events see
-  EXPECT_EQ(store_->RecordDownload(31337).code(), StatusCode::kNotFound);
 }
 
 TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {

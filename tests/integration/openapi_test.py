@@ -1,0 +1,304 @@
+"""The OpenAPI document (docs/openapi.json) against the running server.
+
+Starts the built export-center with its real SQLite store and local storage
+and the sample customer-service as provider, makes real requests that cover
+every documented operation and the main error answers, and validates each
+real response (status, content type, headers, body) against the document with
+openapi-core (pinned; scripts/install-openapi-validator.sh). The document
+itself is validated with openapi-spec-validator, and /openapi.json must serve
+the file byte for byte.
+
+Run: /usr/bin/python3 openapi_test.py BUILD_DIR
+"""
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import unittest
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from harness import API, Cluster, request  # noqa: E402
+
+# The validator lives in the deps folder; the script installs it if missing.
+sys.path.insert(0, subprocess.check_output(
+    [os.path.join(REPO, "scripts", "install-openapi-validator.sh")], text=True).strip())
+import jsonschema  # noqa: E402
+from openapi_core import OpenAPI  # noqa: E402
+from openapi_core.testing import MockRequest, MockResponse  # noqa: E402
+from openapi_spec_validator import validate as validate_spec  # noqa: E402
+
+BUILD_DIR = None
+DOC_PATH = os.path.join(REPO, "docs", "openapi.json")
+DOWNLOAD_SECRET = b"e2e-download-secret-0123456789"  # harness.CONFIG_TEMPLATE
+PERM = "platform:customer:export"
+METRICS_TOKEN = "openapi-test-metrics-token"
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def sign_link(grant):
+    """A signed-link token as the center makes it (docs/http-api.md)."""
+    encoded = b64url(json.dumps(grant, separators=(",", ":")).encode())
+    mac = hmac.new(DOWNLOAD_SECRET, b"export-center/download/v1." + encoded.encode(),
+                   hashlib.sha256).digest()
+    return encoded + "." + b64url(mac)
+
+
+class OpenApiDocument(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with open(DOC_PATH, "rb") as f:
+            cls.doc_bytes = f.read()
+        cls.doc = json.loads(cls.doc_bytes)
+        cls.openapi = OpenAPI.from_dict(cls.doc)
+        # Operations exercised so far: (method, path template) → statuses seen.
+        cls.covered = {}
+        # /metrics behind its bearer token, so both of its answers are seen.
+        cls.c = Cluster(BUILD_DIR, seed=300,
+                        overrides={"auth": {"metrics-bearer-token": METRICS_TOKEN}}).start()
+        cls.alice = cls.c.token("alice", "1")
+        cls.bob = cls.c.token("bob", "1")
+        cls.demoted = cls.c.token("alice", "1", perms=())
+        cls.auditor = cls.c.token("auditor", "1", perms=("platform:audit:read",))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.cleanup()
+        print("operations covered:", file=sys.stderr)
+        for (method, path), statuses in sorted(cls.covered.items()):
+            print(f"  {method.upper():6} {path}: {sorted(statuses)}", file=sys.stderr)
+
+    # ---- validation -----------------------------------------------------------
+
+    def template_of(self, path):
+        """The document's path template matching `path` (concrete paths first)."""
+        for template in sorted(self.doc["paths"], key=lambda t: t.count("{")):
+            pattern = "^" + re.sub(r"\{[^}]+\}", "[^/]+", re.escape(template).replace(
+                r"\{", "{").replace(r"\}", "}")) + "$"
+            if re.match(pattern, path):
+                return template
+        return None
+
+    def call(self, method, path, token=None, body=None, headers=None, raw=None,
+             expect=None, code=None):
+        """One real request; its response is validated against the document.
+        `expect` is the HTTP status, `code` the envelope code (both checked)."""
+        r = request(method, self.c.base + path, token=token, body=body, headers=headers, raw=raw)
+        if expect is not None:
+            self.assertEqual(r.status, expect, f"{method} {path}: {r.body[:300]!r}")
+        self.validate(method, path, r, body=body, raw=raw)
+        if code is not None:
+            self.assertEqual(r.json()["code"], code, r.body[:300])
+        return r
+
+    def validate(self, method, path, r, body=None, raw=None):
+        template = self.template_of(urllib.parse.urlsplit(path).path)
+        self.assertIsNotNone(template, f"{path} is not in the document")
+        self.assertIn(method.lower(), self.doc["paths"][template],
+                      f"{method} {template} is not in the document")
+        url = urllib.parse.urlsplit(path)
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = MockRequest(self.c.base, method.lower(), url.path,
+                          args=dict(urllib.parse.parse_qsl(url.query)),
+                          data=data, content_type="application/json")
+        headers = {k: v for k, v in r.headers.items()}
+        res = MockResponse(r.body, status_code=r.status, headers=headers,
+                           content_type=r.headers.get("Content-Type", ""))
+        try:
+            self.openapi.validate_response(req, res)
+        except Exception as e:  # the validator's errors carry the schema path in __cause__
+            detail = getattr(e, "__cause__", None)
+            inner = [str(x)[:300] for x in (getattr(detail, "schema_errors", None) or [detail])]
+            self.fail(f"{method} {path} → {r.status} {r.headers.get('Content-Type')} does not "
+                      f"match the document: {str(e)[:300]}: {inner}\nbody: {r.body[:300]!r}")
+        self.covered.setdefault((method.lower(), template), set()).add(r.status)
+
+    def validate_http_error(self, r, status):
+        """HTTP-layer answers no operation describes (unknown route, wrong
+        method): the document's ErrorEnvelope, with `code` equal to the status."""
+        self.assertEqual(r.status, status)
+        self.assertTrue(r.headers.get("Content-Type", "").startswith("application/json"))
+        schemas = self.doc["components"]["schemas"]
+        jsonschema.validate(r.json(), {**schemas["ErrorEnvelope"], "$defs": schemas})
+        self.assertEqual(r.json()["code"], str(status))
+        self.assertRegex(r.headers["X-Request-Id"], r"^[A-Za-z0-9._-]{1,64}$")
+
+    # ---- helpers over the API --------------------------------------------------
+
+    def export(self, token, parameters=None, fmt=None):
+        r = self.call("POST", API + "/export-tasks", token,
+                      body={"exportType": "CUSTOMER_LIST", "parameters": parameters or {},
+                            **({"format": fmt} if fmt else {})}, expect=200, code="200")
+        return self.c.wait_task(token, r.json()["data"]["id"], states=("SUCCEEDED",))
+
+    def set_status(self, task_id, status):
+        self.c.db().execute("UPDATE export_task SET status = ? WHERE id = ?", (status, int(task_id)))
+
+    # ---- the tests ------------------------------------------------------------
+
+    def test_1_document_is_valid_openapi_3_1_and_served_as_is(self):
+        validate_spec(self.doc)
+        self.assertEqual(self.doc["openapi"], "3.1.0")
+        r = self.call("GET", "/openapi.json", expect=200)
+        self.assertEqual(r.body, self.doc_bytes)
+
+    def test_2_operational_endpoints(self):
+        self.assertEqual(self.call("GET", "/healthz", expect=200).json()["data"]["status"], "UP")
+        self.assertEqual(self.call("GET", "/readyz", expect=200).json()["data"]["status"],
+                         "READY")
+        metrics = self.call("GET", "/metrics", headers={"Authorization": "Bearer " + METRICS_TOKEN},
+                            expect=200)
+        self.assertIn(b"# TYPE export_", metrics.body)
+        self.call("GET", "/metrics", expect=401, code="401")
+        self.assertIn(b"<html", self.call("GET", "/", expect=200).body.lower())
+        self.call("GET", "/assets/app.js", expect=200)
+        self.call("GET", "/assets/app.css", expect=200)
+        self.call("GET", "/assets/nope.js", expect=404, code="404")
+
+    def test_3_tasks_types_and_their_errors(self):
+        base = API + "/export-tasks"
+        types = self.call("GET", API + "/export-types", self.alice, expect=200, code="200")
+        self.assertEqual(types.json()["data"][0]["exportType"], "CUSTOMER_LIST")
+        self.call("GET", API + "/export-types", None, expect=200, code="401")
+
+        task = self.export(self.alice, {"status": "ACTIVE"}, fmt="CSV")
+        self.call("POST", base, self.alice, body={"exportType": "NOPE"}, expect=200, code="400")
+        self.call("POST", base, self.alice, raw=b"{not json", expect=200, code="400")
+        self.call("POST", base, self.demoted, body={"exportType": "CUSTOMER_LIST"}, expect=200,
+                  code="403")
+        self.call("POST", base, None, body={"exportType": "CUSTOMER_LIST"}, expect=200,
+                  code="401")
+        self.call("POST", base, self.alice, raw=b"{\"x\":\"" + b"a" * 70000 + b"\"}",
+                  expect=413, code="413")
+
+        listed = self.call("GET", base + "?size=5&page=1", self.alice, expect=200, code="200")
+        self.assertEqual(listed.json()["data"]["records"][0]["id"], task["id"])
+        self.call("GET", base + "?status=DONE", self.alice, expect=200, code="400")
+        filtered = self.call("GET", base + "?status=SUCCEEDED,FAILED&name=" +
+                             urllib.parse.quote("客户"), self.alice, expect=200, code="200")
+        self.assertGreaterEqual(int(filtered.json()["data"]["total"]), 1)
+        self.call("GET", base + "/" + task["id"], self.alice, expect=200, code="200")
+        self.call("GET", base + "/0123", self.alice, expect=200, code="400")
+        self.call("GET", base + "/" + task["id"], self.bob, expect=200, code="404")
+
+        # Retry and cancel, with their wrong-state answers.
+        self.call("POST", base + "/" + task["id"] + "/retry", self.alice, expect=200, code="409")
+        self.call("POST", base + "/" + task["id"] + "/cancel", self.alice, expect=200,
+                  code="409")
+        failed = self.export(self.alice, {"status": "INACTIVE"})
+        self.set_status(failed["id"], "FAILED")
+        retried = self.call("POST", base + "/" + failed["id"] + "/retry", self.alice, expect=200,
+                            code="200")
+        self.assertEqual(retried.json()["data"]["dispatchVersion"], 2)
+        cancelled = self.call("POST", base + "/" + failed["id"] + "/cancel", self.alice,
+                              expect=200)
+        self.assertIn(cancelled.json()["code"], ("200", "409"))  # it may have finished already
+
+    def test_4_downloads_audit_and_their_real_statuses(self):
+        base = API + "/export-tasks"
+        task = self.export(self.alice)
+        path = base + "/" + task["id"] + "/download"
+        whole = self.call("GET", path, self.alice, expect=200)
+        size = len(whole.body)
+        self.call("GET", path, self.alice, headers={"Range": "bytes=0-9"}, expect=206)
+        self.call("GET", path, self.alice, headers={"Range": f"bytes={size}-"}, expect=416)
+        self.call("GET", path, None, expect=401)
+        self.call("GET", path, self.demoted, expect=403)  # permission re-check
+        self.call("GET", path, self.bob, expect=404)
+        self.call("GET", base + "/abc/download", self.alice, expect=400)
+
+        link = self.call("POST", base + "/" + task["id"] + "/download-url", self.alice,
+                         expect=200, code="200").json()["data"]
+        link_path = urllib.parse.urlsplit(link["url"]).path
+        self.assertEqual(self.call("GET", link_path, expect=200).body, whole.body)
+        self.call("GET", link_path, headers={"Range": "bytes=5-"}, expect=206)
+        self.call("GET", API + "/downloads/forged.token", expect=403)
+        grant = {"tid": task["id"], "ten": "1", "sub": "alice", "exp": 1000, "prm": PERM}
+        self.call("GET", API + "/downloads/" + sign_link(grant), expect=410)
+        grant.update(exp=int(time.time() * 1000) + 60000, ten="2")
+        self.call("GET", API + "/downloads/" + sign_link(grant), expect=404)
+        self.call("POST", base + "/" + task["id"] + "/download-url", self.demoted, expect=200,
+                  code="403")
+
+        # Wrong states: not finished (409), expired (410).
+        other = self.export(self.alice, {"keyword": "a"})
+        self.set_status(other["id"], "RUNNING")
+        self.call("GET", base + "/" + other["id"] + "/download", self.alice, expect=409)
+        self.call("POST", base + "/" + other["id"] + "/download-url", self.alice, expect=200,
+                  code="409")
+        self.set_status(other["id"], "EXPIRED")
+        self.call("GET", base + "/" + other["id"] + "/download", self.alice, expect=410)
+
+        # The audit: the whole download, the range from 0 and the link (not the resumed chunk).
+        audit = self.call("GET", API + "/download-audit?taskId=" + task["id"], self.auditor,
+                          expect=200, code="200").json()["data"]
+        self.assertEqual(audit["total"], "3")
+        self.assertEqual({r["via"] for r in audit["records"]}, {"DIRECT", "SIGNED_LINK"})
+        self.assertEqual(self.call("GET", base + "/" + task["id"], self.alice,
+                                   expect=200).json()["data"]["downloadCount"], "3")
+        self.call("GET", API + "/download-audit", self.alice, expect=200, code="403")
+        self.call("GET", API + "/download-audit?from=yesterday", self.auditor, expect=200,
+                  code="400")
+
+    def test_5_http_layer_errors(self):
+        self.validate_http_error(request("GET", self.c.base + "/no/such/route"), 404)
+        r = request("DELETE", self.c.base + API + "/export-tasks")
+        self.validate_http_error(r, 405)
+        self.assertIn("GET", r.headers["Allow"])
+        with socket.create_connection(("127.0.0.1", self.c.center_port), timeout=10) as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 +
+                      b"\r\n\r\n")
+            head = s.recv(65536).split(b"\r\n", 1)[0]
+        self.assertIn(b" 431 ", head)
+
+    def test_6_task_events_preview_and_coverage(self):
+        """Task events (a stream that never ends: its head is read and checked)
+        and the preview; then every documented operation must have been
+        exercised and validated by this file."""
+        with socket.create_connection(("127.0.0.1", self.c.center_port), timeout=10) as s:
+            s.sendall(f"GET {API}/export-tasks/events HTTP/1.1\r\nHost: x\r\n"
+                      f"Authorization: Bearer {self.alice}\r\nAccept: text/event-stream\r\n"
+                      "Connection: close\r\n\r\n".encode())
+            s.settimeout(5)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                head += chunk
+        status_line, _, rest = head.partition(b"\r\n")
+        hdrs = {k.strip().lower(): v.strip() for k, _, v in
+                (line.decode().partition(":") for line in rest.split(b"\r\n\r\n")[0].split(b"\r\n"))}
+        self.assertIn(b" 200 ", status_line, head[:300])
+        self.assertTrue(hdrs.get("content-type", "").startswith("text/event-stream"), hdrs)
+        self.assertRegex(hdrs.get("x-request-id", ""), r"^[A-Za-z0-9._-]{1,64}$")
+        self.covered[("get", API + "/export-tasks/events")] = {200}
+
+        preview_body = {"exportType": "CUSTOMER_LIST", "parameters": {"status": "ACTIVE"}}
+        preview = self.call("POST", API + "/export-previews", self.alice, body=preview_body,
+                            expect=200, code="200")
+        self.assertTrue(preview.json()["data"]["rows"])
+        self.call("POST", API + "/export-previews", None, body=preview_body, expect=200,
+                  code="401")
+        self.call("POST", API + "/export-previews", self.alice, body={"exportType": "NOPE"},
+                  expect=200, code="400")
+
+        documented = {(m, p) for p, ops in self.doc["paths"].items() for m in ops}
+        self.assertEqual(documented - set(self.covered), set(),
+                         "documented operations no request exercised")
+
+
+if __name__ == "__main__":
+    BUILD_DIR = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
