@@ -309,6 +309,11 @@ bool CanAccessTask(const Principal& principal, const task::Task& task) {
   return task.requested_by == principal.user || principal.HasPerm(kDownloadAllPermission);
 }
 
+std::optional<std::string> ListableRequester(const Principal& principal) {
+  if (principal.HasPerm(kDownloadAllPermission)) return std::nullopt;
+  return principal.user;
+}
+
 bool CanSeeType(const Principal& principal, const registry::ExportDefinition& def) {
   return def.enabled && def.app_scope == principal.app &&
          (def.required_permission.empty() || principal.HasPerm(def.required_permission));

@@ -96,6 +96,10 @@ StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& princi
 // that the task exists.
 bool CanAccessTask(const Principal& principal, const task::Task& task);
 
+// The same rule as a list filter (task list, task events): the requester whose
+// tasks the caller may list, or nullopt for the whole tenant and app.
+std::optional<std::string> ListableRequester(const Principal& principal);
+
 // Whether the type is offered to the caller: its app-scope equals the token's
 // app_code and its required-permission (if any) is held. Disabled types are
 // not offered.

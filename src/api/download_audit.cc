@@ -4,6 +4,7 @@
 #include <ctime>
 #include <regex>
 
+#include "api/query_params.h"
 #include "api/task_json.h"
 #include "common/ids.h"
 
@@ -11,17 +12,6 @@ namespace export_center::api {
 namespace {
 
 using json = nlohmann::json;
-
-// Same rule as the task list's page and size: digits only, no leading zero.
-std::optional<int> ParseBoundedInt(const std::string& text, int lo, int hi) {
-  if (text.empty() || text.size() > 9 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
-  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  int v = std::stoi(text);
-  if (v < lo || v > hi) return std::nullopt;
-  return v;
-}
 
 StatusOr<std::optional<int64_t>> TimeParam(const http::HttpRequest& req, const char* name) {
   if (!req.HasQuery(name)) return std::optional<int64_t>();
@@ -77,16 +67,7 @@ StatusOr<store::DownloadAuditQuery> ParseDownloadAuditQuery(const http::HttpRequ
   if (q.from_ms && q.to_ms && *q.from_ms > *q.to_ms) {
     return InvalidArgument("from must not be after to");
   }
-  if (req.HasQuery("page")) {
-    auto page = ParseBoundedInt(req.Query("page"), 1, 1000000);
-    if (!page) return InvalidArgument("page must be a whole number from 1");
-    q.page = *page;
-  }
-  if (req.HasQuery("size")) {
-    auto size = ParseBoundedInt(req.Query("size"), 1, 100);
-    if (!size) return InvalidArgument("size must be a whole number from 1 to 100");
-    q.size = *size;
-  }
+  EC_RETURN_IF_ERROR(ReadPageParams(req, &q.page, &q.size));
   return q;
 }
 

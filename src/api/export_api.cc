@@ -17,6 +17,7 @@
 #include "api/download_util.h"
 #include "api/envelope.h"
 #include "api/openapi_document.h"
+#include "api/query_params.h"
 #include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/ids.h"
@@ -61,17 +62,6 @@ std::string EnvelopeCodeOf(const Response& res) {
   if (res.body.rfind(kPrefix, 0) != 0) return "-";
   size_t end = res.body.find('"', kPrefix.size());
   return end == std::string::npos ? "-" : res.body.substr(kPrefix.size(), end - kPrefix.size());
-}
-
-// Strict positive integer for query parameters; nullopt if malformed or out of [lo, hi].
-std::optional<int> ParseIntParam(const std::string& text, int lo, int hi) {
-  if (text.empty() || text.size() > 9 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
-  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  int v = std::stoi(text);
-  if (v < lo || v > hi) return std::nullopt;
-  return v;
 }
 
 // ?status=: one state, or several separated by commas (the page's "failed"
@@ -429,7 +419,7 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
   store::TaskStore::ListQuery q;
   q.tenant_id = p.tenant;
   q.app_code = p.app;
-  if (!p.HasPerm(kDownloadAllPermission)) q.requested_by = p.user;
+  q.requested_by = ListableRequester(p);
   if (req.HasQuery("status")) EC_RETURN_IF_ERROR(ParseStatusFilter(req.Query("status"), &q));
   if (req.HasQuery("name")) {
     std::string name = req.Query("name");
@@ -441,16 +431,7 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
     if (type.empty() || type.size() > 128) return InvalidArgument("invalid exportType filter");
     q.export_type = type;
   }
-  if (req.HasQuery("page")) {
-    auto page = ParseIntParam(req.Query("page"), 1, 1000000);
-    if (!page) return InvalidArgument("page must be a whole number from 1");
-    q.page = *page;
-  }
-  if (req.HasQuery("size")) {
-    auto size = ParseIntParam(req.Query("size"), 1, 100);
-    if (!size) return InvalidArgument("size must be a whole number from 1 to 100");
-    q.size = *size;
-  }
+  EC_RETURN_IF_ERROR(ReadPageParams(req, &q.page, &q.size));
   EC_ASSIGN_OR_RETURN(auto page, deps_.store->ListTasks(q));
   json records = json::array();
   for (const auto& t : page.records) records.push_back(TaskToJson(t));

@@ -179,7 +179,7 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
     q.updated_after_ms = *last_event_id - 1;
     q.tenant_id = principal.tenant;
     q.app_code = principal.app;
-    if (!principal.HasPerm(kDownloadAllPermission)) q.requested_by = principal.user;
+    q.requested_by = ListableRequester(principal);
     q.limit = options_.replay_limit;
     EC_ASSIGN_OR_RETURN(std::vector<task::Task> missed, store_->ListChangedTasks(q));
     for (const auto& t : missed) subscriber->Push(TaskEventText(t));
