@@ -153,6 +153,11 @@ async function retryAFailedOne(page) {
 
 async function seeAnExpiredOne(page) {
   await page.click("#tab-expired");
+  // The expired row is already on the "all" tab: wait for the tab's own list
+  // to replace it (a timeout here fails like the count check below).
+  await page
+    .waitForFunction(() => document.querySelectorAll("#rows tr").length === 1, null, { timeout: STEP_TIMEOUT })
+    .catch(() => {});
   await waitStatus(page, cfg.expiredId, "EXPIRED");
   assert.strictEqual(await row(page, cfg.expiredId).locator('[data-action="download"]').count(), 0);
   assert.strictEqual(await page.locator("#rows tr").count(), 1, "the expired tab shows only expired tasks");
