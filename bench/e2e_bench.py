@@ -27,6 +27,7 @@ business service and the database server, the center's peak private RSS
 usage: bench/e2e_bench.py [--build-dir build] [--rows 200000,1000000]
            [--datasources sqlite,postgres,mariadb] [--routes provider,sql-callback,sql-enrich-sql]
            [--format XLSX|CSV] [--concurrent K] [--repeat R] [--compare OTHER_BUILD_DIR] [--keep]
+           [--covering-lookup-index]
 
 --compare runs every route on OTHER_BUILD_DIR's export-center too (stopping
 one center and starting the other on the same replicas and services),
@@ -240,7 +241,7 @@ def dump_table(sqlite_path, table, columns, out_path, mysql_style):
         con.close()
 
 
-def schema_sql(dialect):
+def schema_sql(dialect, covering_lookup=False):
     text = "TEXT" if dialect == "postgres" else "VARCHAR(64)"
     long_text = "TEXT"
     return [
@@ -259,13 +260,20 @@ def schema_sql(dialect):
         "CREATE INDEX orders_tenant_date ON orders (tenant_id, order_date"
         + (" DESC" if dialect == "mysql" else "") + ", id)",
         "CREATE INDEX customer_code ON customer (customer_code)",
-    ]
+    ] + ([COVERING_LOOKUP_INDEX] if covering_lookup else [])
+
+
+# --covering-lookup-index: what docs/sql-template-route.md advises for an enrich
+# SQL's lookup (WHERE tenant_id = ? AND customer_code IN (...), selecting name):
+# an index holding every column it reads, so the replica answers from the index
+# alone instead of descending the table's own B-tree once more per key.
+COVERING_LOOKUP_INDEX = "CREATE INDEX customer_lookup ON customer (tenant_id, customer_code, name)"
 
 
 class Postgres:
     kind = "postgres"
 
-    def __init__(self, work, sqlite_path):
+    def __init__(self, work, sqlite_path, covering_lookup):
         self.dir = os.path.join(work, "pg")
         script = os.path.join(ROOT, "scripts", "test-postgres.sh")
         # Replicas sized for their data, as MariaDB's buffer pool below.
@@ -275,7 +283,7 @@ class Postgres:
         with open(os.path.join(self.dir, "postgres.pid")) as f:
             self.pid = int(f.read().strip())
         log(f"postgres at {self.url}; loading ...")
-        for stmt in schema_sql("postgres"):
+        for stmt in schema_sql("postgres", covering_lookup):
             self.psql(stmt)
         for table, columns in (("orders", ORDER_COLUMNS), ("customer", CUSTOMER_COLUMNS)):
             path = os.path.join(work, f"{table}.csv")
@@ -303,7 +311,7 @@ class MariaDb:
 
     kind = "mariadb"
 
-    def __init__(self, work, sqlite_path):
+    def __init__(self, work, sqlite_path, covering_lookup):
         self.dir = os.path.join(work, "maria")
         os.makedirs(self.dir)
         self.script = os.path.join(ROOT, "scripts", "test-mariadb.sh")
@@ -321,7 +329,7 @@ class MariaDb:
         else:
             self._start_here()
         log(f"mariadb at {self.url}; loading ...")
-        for stmt in schema_sql("mysql"):
+        for stmt in schema_sql("mysql", covering_lookup):
             self.sql(stmt)
         for table, columns in (("orders", ORDER_COLUMNS), ("customer", CUSTOMER_COLUMNS)):
             path = os.path.join(work, f"{table}.tsv")
@@ -472,14 +480,21 @@ class Bench:
         cached = seeded_database(self.build, self.args.cache_dir, self.rows)
         self.sqlite_path = os.path.join(self.work, "customers.db")
         shutil.copyfile(cached, self.sqlite_path)
+        if self.args.covering_lookup_index:
+            con = sqlite3.connect(self.sqlite_path)
+            con.execute(COVERING_LOOKUP_INDEX)
+            con.execute("ANALYZE")
+            con.close()
         for kind in self.args.datasources:
             try:
                 if kind == "sqlite":
                     self.replicas[kind] = SqliteReplica(self.sqlite_path)
                 elif kind == "postgres":
-                    self.replicas[kind] = Postgres(self.work, self.sqlite_path)
+                    self.replicas[kind] = Postgres(self.work, self.sqlite_path,
+                                                   self.args.covering_lookup_index)
                 else:
-                    self.replicas[kind] = MariaDb(self.work, self.sqlite_path)
+                    self.replicas[kind] = MariaDb(self.work, self.sqlite_path,
+                                                  self.args.covering_lookup_index)
             except (OSError, subprocess.CalledProcessError, RuntimeError) as e:
                 log(f"NOTE: datasource {kind} skipped: {e}")
         kinds = set(self.replicas) | {"sqlite"}  # CUSTOMER_LIST is served by svc-sqlite
@@ -634,6 +649,9 @@ def main():
                         "with --build-dir's run by run (before/after under the same load)")
     p.add_argument("--cache-dir",
                    default=os.environ.get("EXPORT_CENTER_BENCH_DIR", "/tmp/ec-bench"))
+    p.add_argument("--covering-lookup-index", action="store_true",
+                   help="give every replica the covering index the enrich SQL's customer lookup"
+                        " can be answered from (docs/sql-template-route.md#enrichment)")
     p.add_argument("--json", help="also write the figures to this file")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
     args = p.parse_args()
@@ -648,7 +666,8 @@ def main():
     print(f"e2e_bench: {os.cpu_count()} cores, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}, format {args.format}, "
           f"batch size {args.batch_size}, {args.concurrent} export(s) at a time, "
-          f"fastest of {args.repeat}", flush=True)
+          f"fastest of {args.repeat}"
+          + (", covering lookup index" if args.covering_lookup_index else ""), flush=True)
     everything = []
     for n in (int(x) for x in args.rows.split(",")):
         bench = Bench(args, n)

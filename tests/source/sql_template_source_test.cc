@@ -570,6 +570,45 @@ TEST_F(SqlTemplateSourceTest, SqlEnrichmentJoinsByKey) {
             1);
 }
 
+// A page of many keys asks them in two statements at once (two halves);
+// every row still gets its own key's value, and a key either half misses
+// stays blank.
+TEST_F(SqlTemplateSourceTest, SqlEnrichmentOfManyKeysAsksTwoHalvesAndMissesNothing) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    AddEnrichedColumn(r, false, false);
+    r->need_enrich = false;
+    r->enrich_sqls = {{"names",
+                       "order_no",
+                       "<script>SELECT order_no, 'N-' || order_no AS customer_name FROM orders "
+                       "WHERE id % 7 &lt;&gt; 0 AND order_no IN <foreach collection=\"keys\" "
+                       "item=\"k\" open=\"(\" separator=\",\" close=\")\">#{k}</foreach>"
+                       "</script>",
+                       {"customer_name"}}};
+  };
+  SqlTemplateSourceOptions options = Options();
+  options.batch_size = 250;  // every order_no is its own key: 250 keys a page
+  auto rows = Drain(*Make(options));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
+  int named = 0;
+  for (const auto& r : *rows) {
+    const int64_t id = std::get<int64_t>(r[0]);
+    if (id % 7 != 0) {
+      EXPECT_EQ(CellText(r[8]), "N-" + CellText(r[1])) << "id " << id;
+      ++named;
+    } else {
+      EXPECT_EQ(CellText(r[8]), "<null>") << "id " << id;
+    }
+  }
+  EXPECT_GT(named, 500);
+  auto queries = recorder_->queries();
+  const auto enrich_statements =
+      std::count_if(queries.begin(), queries.end(),
+                    [](const std::string& q) { return q.find("'N-'") != std::string::npos; });
+  // 617 rows: pages of 250, 250 (two halves each) and 117 keys (one statement).
+  EXPECT_EQ(enrich_statements, 2 + 2 + 1);
+}
+
 TEST_F(SqlTemplateSourceTest, SqlEnrichmentFailuresPerCriticality) {
   auto broken = [](bool critical) {
     return [critical](sdk::SqlTemplateResult* r) {
