@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -955,10 +956,18 @@ Status SqlTemplateSource::EnrichGroup(size_t group, const ResultSet& raw,
 // while the page statement and the writer wait for it. So a page's keys
 // are asked in two halves at once, on two pooled connections: the lookup
 // takes a second replica core where one is idle. A half is still hundreds
-// of keys, so the extra statement costs little.
+// of keys, so the extra statement costs little, and so does the thread
+// started for it (tens of µs against milliseconds of lookup). Only while
+// no other lookup of this process runs, though: with several exports at
+// once the cores are busy anyway, and halves would only add statements.
 StatusOr<std::vector<ResultSet>> SqlTemplateSource::QueryEnrichSql(const EnrichGroupPlan& g,
                                                                    json keys) {
-  const size_t parts = keys.size() >= 2 * kEnrichMinKeysPerStatement ? 2 : 1;
+  static std::atomic<int> lookups_in_flight{0};
+  const bool alone = lookups_in_flight.fetch_add(1) == 0;
+  struct Done {
+    ~Done() { lookups_in_flight.fetch_sub(1); }
+  } done;
+  const size_t parts = alone && keys.size() >= 2 * kEnrichMinKeysPerStatement ? 2 : 1;
   std::vector<json> halves(parts, json::array());
   for (size_t i = 0; i < keys.size(); ++i) halves[i * parts / keys.size()].push_back(keys[i]);
   std::vector<StatusOr<ResultSet>> answers(parts, Internal("not asked"));

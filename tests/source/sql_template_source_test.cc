@@ -9,7 +9,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -570,43 +572,110 @@ TEST_F(SqlTemplateSourceTest, SqlEnrichmentJoinsByKey) {
             1);
 }
 
+// An enrich SQL keyed by order_no — every row its own key — that names
+// the orders whose id is not a multiple of 7.
+void EnrichEveryOrderNo(sdk::SqlTemplateResult* r) {
+  AddEnrichedColumn(r, false, false);
+  r->need_enrich = false;
+  r->enrich_sqls = {{"names",
+                     "order_no",
+                     "<script>SELECT order_no, 'N-' || order_no AS customer_name FROM orders "
+                     "WHERE id % 7 &lt;&gt; 0 AND order_no IN <foreach collection=\"keys\" "
+                     "item=\"k\" open=\"(\" separator=\",\" close=\")\">#{k}</foreach>"
+                     "</script>",
+                     {"customer_name"}}};
+}
+
+bool IsEveryOrderNoLookup(std::string_view sql) { return sql.find("'N-'") != sql.npos; }
+
+size_t OrderNoLookups(const RecordingDatasource& recorder) {
+  auto queries = recorder.queries();
+  return std::count_if(queries.begin(), queries.end(), IsEveryOrderNoLookup);
+}
+
+void ExpectEveryOrderNamedOrBlank(const std::vector<task::Row>& rows) {
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kOrders / 2));
+  for (const auto& r : rows) {
+    const int64_t id = std::get<int64_t>(r[0]);
+    EXPECT_EQ(CellText(r[8]), id % 7 != 0 ? "N-" + CellText(r[1]) : "<null>") << "id " << id;
+  }
+}
+
+// Holds every EnrichEveryOrderNo lookup until Release(): another export's
+// lookup in flight.
+class HeldLookupDatasource : public ReadOnlyDatasource {
+ public:
+  explicit HeldLookupDatasource(std::shared_ptr<ReadOnlyDatasource> inner)
+      : inner_(std::move(inner)) {}
+  std::string_view kind() const override { return inner_->kind(); }
+  StatusOr<ResultSet> Query(std::string_view sql, const std::vector<json>& params,
+                            std::string_view schema) override {
+    if (IsEveryOrderNoLookup(sql)) {
+      std::unique_lock lock(mu_);
+      held_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+    }
+    return inner_->Query(sql, params, schema);
+  }
+  StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<json>& params,
+                                      std::string_view schema) override {
+    return inner_->Describe(sql, params, schema);
+  }
+  OrderingTraits ordering() const override { return inner_->ordering(); }
+  void WaitUntilHeld() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return held_; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::shared_ptr<ReadOnlyDatasource> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  bool released_ = false;
+};
+
 // A page of many keys asks them in two statements at once (two halves);
 // every row still gets its own key's value, and a key either half misses
 // stays blank.
 TEST_F(SqlTemplateSourceTest, SqlEnrichmentOfManyKeysAsksTwoHalvesAndMissesNothing) {
-  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
-    AddEnrichedColumn(r, false, false);
-    r->need_enrich = false;
-    r->enrich_sqls = {{"names",
-                       "order_no",
-                       "<script>SELECT order_no, 'N-' || order_no AS customer_name FROM orders "
-                       "WHERE id % 7 &lt;&gt; 0 AND order_no IN <foreach collection=\"keys\" "
-                       "item=\"k\" open=\"(\" separator=\",\" close=\")\">#{k}</foreach>"
-                       "</script>",
-                       {"customer_name"}}};
-  };
+  scenario_->tweak = EnrichEveryOrderNo;
   SqlTemplateSourceOptions options = Options();
-  options.batch_size = 250;  // every order_no is its own key: 250 keys a page
+  options.batch_size = 250;  // 250 keys a page
   auto rows = Drain(*Make(options));
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  ASSERT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
-  int named = 0;
-  for (const auto& r : *rows) {
-    const int64_t id = std::get<int64_t>(r[0]);
-    if (id % 7 != 0) {
-      EXPECT_EQ(CellText(r[8]), "N-" + CellText(r[1])) << "id " << id;
-      ++named;
-    } else {
-      EXPECT_EQ(CellText(r[8]), "<null>") << "id " << id;
-    }
-  }
-  EXPECT_GT(named, 500);
-  auto queries = recorder_->queries();
-  const auto enrich_statements =
-      std::count_if(queries.begin(), queries.end(),
-                    [](const std::string& q) { return q.find("'N-'") != std::string::npos; });
+  ExpectEveryOrderNamedOrBlank(*rows);
   // 617 rows: pages of 250, 250 (two halves each) and 117 keys (one statement).
-  EXPECT_EQ(enrich_statements, 2 + 2 + 1);
+  EXPECT_EQ(OrderNoLookups(*recorder_), 2u + 2u + 1u);
+}
+
+// While another export's lookup runs, the cores are taken: a page asks its
+// keys in one statement, and still misses nothing.
+TEST_F(SqlTemplateSourceTest, SqlEnrichmentAsksInOneStatementWhileAnotherLookupRuns) {
+  scenario_->tweak = EnrichEveryOrderNo;
+  SqlTemplateSourceOptions options = Options();
+  options.batch_size = 250;
+  auto held = std::make_shared<HeldLookupDatasource>(NewSqliteDatasource(path_));
+  datasource_ = held;
+  std::unique_ptr<RowSource> other = Make(options);
+  datasource_ = recorder_;
+  StatusOr<std::vector<task::Row>> other_rows = Internal("not run");
+  std::thread other_export([&] { other_rows = Drain(*other); });
+  held->WaitUntilHeld();
+  auto rows = Drain(*Make(options));
+  held->Release();
+  other_export.join();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ExpectEveryOrderNamedOrBlank(*rows);
+  EXPECT_EQ(OrderNoLookups(*recorder_), 3u);  // one statement a page
+  ASSERT_TRUE(other_rows.ok()) << other_rows.status().ToString();
+  ExpectEveryOrderNamedOrBlank(*other_rows);
 }
 
 TEST_F(SqlTemplateSourceTest, SqlEnrichmentFailuresPerCriticality) {
