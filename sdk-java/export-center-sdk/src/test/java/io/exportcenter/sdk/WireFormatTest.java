@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.exportcenter.sdk.json.Json;
+import io.exportcenter.sdk.sql.SqlTemplateResult;
 import java.math.BigDecimal;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -84,6 +85,41 @@ class WireFormatTest {
     assertEquals("\"\uFFFD\"", Json.text("\uD800"));
     assertThrows(IllegalArgumentException.class, () -> Json.text(Double.NaN));
     assertThrows(IllegalArgumentException.class, () -> Json.text(new Object()));
+  }
+
+  /** Printed by the C++ SDK's SqlTemplateResultToJson for the same two contracts. */
+  @Test
+  void sqlContractIsTheCppSdksWithAndWithoutAUniqueKey() {
+    assertEquals(
+        "{\"columns\":[],\"enrichSqls\":[],\"excelTemplate\":null,\"needEnrich\":false,"
+            + "\"orderBy\":\"id\",\"paramSchema\":{},\"schema\":\"\",\"sqlTemplate\":"
+            + "\"SELECT id, code FROM t\",\"supportCountForList\":false,\"supportVersion\":false,"
+            + "\"templateType\":\"METADATA\",\"tenant\":\"1\",\"uniqueKey\":[\"id\",\"code\"],"
+            + "\"version\":0}",
+        Json.text(
+            SqlTemplateResult.of("SELECT id, code FROM t")
+                .orderBy("id")
+                .uniqueKey("id", "code")
+                .tenant("1")));
+    assertEquals(
+        "{\"columns\":[],\"enrichSqls\":[],\"excelTemplate\":null,\"needEnrich\":false,"
+            + "\"orderBy\":\"\",\"paramSchema\":{},\"schema\":\"\",\"sqlTemplate\":"
+            + "\"SELECT id FROM t\",\"supportCountForList\":false,\"supportVersion\":false,"
+            + "\"templateType\":\"METADATA\",\"tenant\":\"\",\"uniqueKey\":[],\"version\":0}",
+        Json.text(SqlTemplateResult.of("SELECT id FROM t")));
+  }
+
+  @Test
+  void aUniqueKeyIsReplacedWholeAndRefusesBlankNames() {
+    SqlTemplateResult r =
+        SqlTemplateResult.of("SELECT 1").uniqueKey("a", "b").uniqueKey(List.of("id"));
+    assertEquals(List.of("id"), r.uniqueKey());
+    assertEquals(List.of(), r.uniqueKey(List.of()).uniqueKey());
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> r.uniqueKey("id", " "));
+    assertEquals("uniqueKey holds a blank column name: [id,  ]", e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> r.uniqueKey("id", null));
+    assertEquals(List.of(), r.uniqueKey(), "a refused key leaves the one before");
   }
 
   @Test

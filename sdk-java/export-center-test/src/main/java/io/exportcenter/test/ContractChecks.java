@@ -57,8 +57,9 @@ import org.junit.jupiter.api.DynamicTest;
  *       EXPORT_CENTER_BIN) also the center's own all-branch check, {@code sql render
  *       --untrusted};
  *   <li>{@code single-select}: the rendered SQL passes {@link SqlSafety};
- *   <li>{@code order-by}: every orderBy column and every non-enriched contract column is a result
- *       column of the query, run on the DataSource;
+ *   <li>{@code order-by}: every orderBy column, every uniqueKey column and every non-enriched
+ *       contract column is a result column of the query, run on the DataSource; the uniqueKey
+ *       does not repeat in the sample's rows;
  *   <li>{@code count}: with supportCountForList, {@code SELECT COUNT(*) FROM (template)} equals
  *       countForList; with supportVersion, getVersion equals the template's version;
  *   <li>{@code enrichment}: SQL mode — every enriched column is covered by a group whose SQL
@@ -355,6 +356,52 @@ public final class ContractChecks {
         out.add("column " + col.key() + " is not a result column " + labels + at);
       }
     }
+    List<String> keyProblems = uniqueKeyProblems(c.uniqueKey(), labels, at);
+    out.addAll(keyProblems);
+    if (keyProblems.isEmpty() && !c.uniqueKey().isEmpty()) {
+      uniqueKeyRepeats(c, params, out, at);
+    }
+  }
+
+  /**
+   * A declared key that repeats in the sample's rows (a join that fans out, a wrong key) makes the
+   * center notice twins mid-export and fall back to OFFSET paging with a warning: no row is lost,
+   * but the contract is wrong. Key names are used unquoted, so only plain identifiers are asked.
+   */
+  private void uniqueKeyRepeats(SqlTemplateResult c, Map<String, Object> params, List<String> out,
+      String at) throws SQLException {
+    if (!c.uniqueKey().stream().allMatch(k -> k.matches("[A-Za-z_][A-Za-z0-9_]*"))) return;
+    String key = String.join(", ", c.uniqueKey());
+    MyBatisRender.Rendered r = MyBatisRender.render(c.sqlTemplate(), params);
+    try (Connection conn = requireDataSource().getConnection();
+        PreparedStatement st = conn.prepareStatement("SELECT " + key + ", COUNT(*) FROM ("
+            + r.sql() + ") _t GROUP BY " + key + " HAVING COUNT(*) > 1 LIMIT 1")) {
+      bind(st, r.bindings());
+      try (ResultSet rs = st.executeQuery()) {
+        if (!rs.next()) return;
+        List<Object> values = new ArrayList<>();
+        for (int i = 1; i <= c.uniqueKey().size(); i++) values.add(rs.getObject(i));
+        long rows = rs.getLong(c.uniqueKey().size() + 1);
+        out.add("uniqueKey " + c.uniqueKey() + " is not unique: " + rows + " rows have " + values
+            + " (the center then pages by OFFSET and warns)" + at);
+      }
+    }
+  }
+
+  /**
+   * The center seeks by the declared key's values in the result rows, so each key column must be
+   * a result column (matched case-insensitively, as the center does); one that is not fails every
+   * attempt of the task. A result column the contract does not export may be part of the key.
+   */
+  static List<String> uniqueKeyProblems(List<String> uniqueKey, List<String> labels, String at) {
+    List<String> out = new ArrayList<>();
+    for (String key : uniqueKey) {
+      if (labels.stream().noneMatch(l -> l.equalsIgnoreCase(key))) {
+        out.add("uniqueKey column '" + key + "' is not a result column " + labels
+            + " (the center fails the task)" + at);
+      }
+    }
+    return out;
   }
 
   private void count(SqlScenario s, SqlTemplateResult c, Map<String, Object> params, List<String> out,

@@ -95,6 +95,7 @@ class ContractChecksTest {
               .column(SqlColumn.key(Column.string("code", "编码", 8)))
               .column(SqlColumn.enriched(Column.string("name", "名称", 8)))
               .orderBy("id DESC")
+              .uniqueKey("id")
               .tenant((String) params.get("tenantId"))
               .version(2)
               .supportVersion(true)
@@ -236,6 +237,29 @@ class ContractChecksTest {
     assertTrue(joined(c.problems("ORDER", Check.ORDER_BY)).contains("orderBy column 'secret'"));
     ContractChecks col = checks(new Items("COL", r -> r.column(SqlColumn.of(Column.string("ghost", "鬼", 4))), false, 0));
     assertTrue(joined(col.problems("COL", Check.ORDER_BY)).contains("column ghost is not a result column"));
+  }
+
+  /** The center seeks by the key's values in the result rows (docs/sql-template-route.md#paging). */
+  @Test
+  void aUniqueKeyOutsideTheResultOrThatRepeatsIsFound() {
+    ContractChecks ghost = checks(new Items("KEY_GHOST", r -> r.uniqueKey("id", "order_no"), false, 0));
+    String p = joined(ghost.problems("KEY_GHOST", Check.ORDER_BY));
+    assertTrue(p.contains("uniqueKey column 'order_no' is not a result column [id, code, note]"), p);
+    assertTrue(ghost.problems("KEY_GHOST").stream()
+        .allMatch(x -> x.startsWith("uniqueKey column 'order_no' is not")), "only this rule is broken");
+    // Declared, but enriched: the center pages before enrichment, so it is no result column.
+    ContractChecks enriched = checks(new Items("KEY_ENRICHED", r -> r.uniqueKey("name"), false, 0));
+    assertTrue(joined(enriched.problems("KEY_ENRICHED", Check.ORDER_BY))
+        .contains("uniqueKey column 'name' is not a result column"));
+    ContractChecks repeats = checks(new Items("KEY_REPEATS", r -> r.uniqueKey("code"), false, 0));
+    String r = joined(repeats.problems("KEY_REPEATS", Check.ORDER_BY));
+    assertTrue(r.contains("uniqueKey [code] is not unique: ") && r.contains("rows have [C"), r);
+    // A result column the file does not show may be the key; names match case-insensitively,
+    // and no key at all leaves the choice to the center.
+    for (String[] key : new String[][] {{"note"}, {"ID"}, {"code", "id"}, {}}) {
+      ContractChecks ok = checks(new Items("KEY_OK", x -> x.uniqueKey(key), false, 0));
+      assertEquals(List.of(), ok.problems("KEY_OK"), String.join(",", key));
+    }
   }
 
   @Test

@@ -65,6 +65,7 @@ public final class OrderListScenarios {
       return SqlTemplateResult.of(templates.template(OrderMapper.LIST))
           .columns(COLUMNS)
           .orderBy("order_date DESC, id")
+          .uniqueKey("id") // the orders' primary key: the center pages by seeking past it
           .tenant((String) params.get("tenantId"))
           .version(settings.contractVersion())
           .paramSchema(PARAMS)

@@ -2,6 +2,7 @@ package io.exportcenter.sdk.sql;
 
 import io.exportcenter.sdk.json.JsonValue;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,6 +23,7 @@ public final class SqlTemplateResult implements JsonValue {
   private String sqlTemplate;
   private final List<SqlColumn> columns = new ArrayList<>();
   private String orderBy = "";
+  private List<String> uniqueKey = List.of();
   private String tenant = "";
   private String schema = "";
   private long version;
@@ -57,6 +59,29 @@ public final class SqlTemplateResult implements JsonValue {
   /** {@code "col [ASC|DESC], …"} over the result columns; the center white-lists each column. */
   public SqlTemplateResult orderBy(String clause) {
     this.orderBy = clause == null ? "" : clause;
+    return this;
+  }
+
+  /**
+   * Result columns whose values together are unique (usually the primary key's). The center then
+   * pages by seeking past the last row instead of by OFFSET, and breaks ties of {@link #orderBy}
+   * with them (docs/sql-template-route.md#paging). Unset or empty: the center looks for a primary
+   * key among the result columns itself. A column that is not a result column fails the task.
+   * Replaces any key set before.
+   */
+  public SqlTemplateResult uniqueKey(String... columns) {
+    return uniqueKey(Arrays.asList(columns));
+  }
+
+  /** {@link #uniqueKey(String...)} from a list. */
+  public SqlTemplateResult uniqueKey(List<String> columns) {
+    for (String c : columns) {
+      // The center refuses a contract whose uniqueKey holds a blank name; say so where it is set.
+      if (c == null || c.isBlank()) {
+        throw new IllegalArgumentException("uniqueKey holds a blank column name: " + columns);
+      }
+    }
+    this.uniqueKey = List.copyOf(columns);
     return this;
   }
 
@@ -124,6 +149,10 @@ public final class SqlTemplateResult implements JsonValue {
     return orderBy;
   }
 
+  public List<String> uniqueKey() {
+    return uniqueKey;
+  }
+
   public String tenant() {
     return tenant;
   }
@@ -166,6 +195,7 @@ public final class SqlTemplateResult implements JsonValue {
     j.put("sqlTemplate", sqlTemplate);
     j.put("columns", columns);
     j.put("orderBy", orderBy);
+    j.put("uniqueKey", uniqueKey); // [] when unset, as the C++ SDK writes it
     j.put("tenant", tenant);
     j.put("schema", schema);
     j.put("version", version);
