@@ -770,8 +770,9 @@ void ExportApi::Handlers::Readyz(Response& res) {
   auto now = deps_.store->DatabaseNowMs();
   if (now.ok()) return WriteSuccess(res, {{"status", "READY"}});
   spdlog::warn("readiness check failed: {}", now.status().ToString());
-  // Probes read the HTTP status, so "not ready" must not be a 200.
-  WriteEnvelope(res, 503, ErrorEnvelope(Unavailable("database unreachable")));
+  // Probes read the HTTP status, so "not ready" must not be a 200; like every
+  // answer with a real HTTP status, the envelope's code is that status.
+  WriteHttpError(res, 503, "not ready: the database does not answer; please retry shortly");
 }
 
 // ---- ExportApi -----------------------------------------------------------------

@@ -385,7 +385,7 @@ TEST_F(ExportApiTest, HealthReadinessMetricsAndPage) {
   database_->SetUnavailable(true);
   Reply down = Get("/readyz", "");
   EXPECT_EQ(down.http, 503);
-  EXPECT_EQ(down.code(), "500");
+  EXPECT_EQ(down.code(), "503");
   EXPECT_EQ(Get("/healthz", "").http, 200);
   database_->SetUnavailable(false);
 

@@ -26,7 +26,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-from harness import API, Cluster, request  # noqa: E402
+from harness import API, Cluster, ScriptServer, request  # noqa: E402
 
 # The validator lives in the deps folder; the script installs it if missing.
 sys.path.insert(0, subprocess.check_output(
@@ -55,29 +55,18 @@ def sign_link(grant):
     return encoded + "." + b64url(mac)
 
 
-class OpenApiDocument(unittest.TestCase):
+class ValidatesResponses(unittest.TestCase):
+    """Real requests to cls.c (a started Cluster), each response validated
+    against the document; load_document() fills cls.doc and cls.openapi."""
+
     @classmethod
-    def setUpClass(cls):
+    def load_document(cls):
         with open(DOC_PATH, "rb") as f:
             cls.doc_bytes = f.read()
         cls.doc = json.loads(cls.doc_bytes)
         cls.openapi = OpenAPI.from_dict(cls.doc)
         # Operations exercised so far: (method, path template) → statuses seen.
         cls.covered = {}
-        # /metrics behind its bearer token, so both of its answers are seen.
-        cls.c = Cluster(BUILD_DIR, seed=300,
-                        overrides={"auth": {"metrics-bearer-token": METRICS_TOKEN}}).start()
-        cls.alice = cls.c.token("alice", "1")
-        cls.bob = cls.c.token("bob", "1")
-        cls.demoted = cls.c.token("alice", "1", perms=())
-        cls.auditor = cls.c.token("auditor", "1", perms=("platform:audit:read",))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.cleanup()
-        print("operations covered:", file=sys.stderr)
-        for (method, path), statuses in sorted(cls.covered.items()):
-            print(f"  {method.upper():6} {path}: {sorted(statuses)}", file=sys.stderr)
 
     # ---- validation -----------------------------------------------------------
 
@@ -123,6 +112,10 @@ class OpenApiDocument(unittest.TestCase):
             self.fail(f"{method} {path} → {r.status} {r.headers.get('Content-Type')} does not "
                       f"match the document: {str(e)[:300]}: {inner}\nbody: {r.body[:300]!r}")
         self.covered.setdefault((method.lower(), template), set()).add(r.status)
+        documented = self.doc["paths"][template][method.lower()]["responses"].get(str(r.status))
+        if documented == {"$ref": "#/components/responses/HttpError"}:
+            # What the schema cannot say: the envelope's code is the real status.
+            self.assertEqual(r.json()["code"], str(r.status), f"{method} {path}: {r.body[:300]!r}")
 
     def validate_http_error(self, r, status):
         """HTTP-layer answers no operation describes (unknown route, wrong
@@ -133,6 +126,26 @@ class OpenApiDocument(unittest.TestCase):
         jsonschema.validate(r.json(), {**schemas["ErrorEnvelope"], "$defs": schemas})
         self.assertEqual(r.json()["code"], str(status))
         self.assertRegex(r.headers["X-Request-Id"], r"^[A-Za-z0-9._-]{1,64}$")
+
+
+class OpenApiDocument(ValidatesResponses):
+    @classmethod
+    def setUpClass(cls):
+        cls.load_document()
+        # /metrics behind its bearer token, so both of its answers are seen.
+        cls.c = Cluster(BUILD_DIR, seed=300,
+                        overrides={"auth": {"metrics-bearer-token": METRICS_TOKEN}}).start()
+        cls.alice = cls.c.token("alice", "1")
+        cls.bob = cls.c.token("bob", "1")
+        cls.demoted = cls.c.token("alice", "1", perms=())
+        cls.auditor = cls.c.token("auditor", "1", perms=("platform:audit:read",))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.cleanup()
+        print("operations covered:", file=sys.stderr)
+        for (method, path), statuses in sorted(cls.covered.items()):
+            print(f"  {method.upper():6} {path}: {sorted(statuses)}", file=sys.stderr)
 
     # ---- helpers over the API --------------------------------------------------
 
@@ -297,6 +310,42 @@ class OpenApiDocument(unittest.TestCase):
         documented = {(m, p) for p, ops in self.doc["paths"].items() for m in ops}
         self.assertEqual(documented - set(self.covered), set(),
                          "documented operations no request exercised")
+
+
+class NotReady(ValidatesResponses):
+    """/readyz's documented 503, for real: the center's task store is a
+    throwaway PostgreSQL server (scripts/test-postgres.sh), stopped by its pid
+    while the center runs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.load_document()
+        cls.pg = ScriptServer("test-postgres.sh", prefix="ec-openapi-pg-")
+        cls.c = None
+        try:
+            url = cls.pg.start()
+            cls.c = Cluster(BUILD_DIR, seed=50, prefix="ec-openapi-notready-",
+                            overrides={"database": {"kind": "postgres", "postgres-url": url}})
+            cls.c.start()
+        except BaseException:
+            cls.tearDownClass()  # unittest does not call it when setUpClass fails
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.c is not None:
+            cls.c.cleanup()
+        cls.pg.stop()  # a no-op when the test stopped it already
+
+    def test_readyz_answers_503_while_the_task_store_is_stopped(self):
+        self.assertEqual(self.call("GET", "/readyz", expect=200).json()["data"]["status"],
+                         "READY")
+        self.pg.stop()
+        # HttpError: a real HTTP status, and the envelope's code equals it.
+        r = self.call("GET", "/readyz", expect=503, code="503")
+        self.assertNotIn("127.0.0.1", r.json()["message"])  # no database detail to a caller
+        # The process itself is up: only readiness (where traffic goes) changes.
+        self.assertEqual(self.call("GET", "/healthz", expect=200).json()["data"]["status"], "UP")
 
 
 if __name__ == "__main__":

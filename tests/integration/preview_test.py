@@ -14,7 +14,11 @@ built export-center and customer-service binaries, both data routes.
 - the per-user rate limit answers 429; a hanging provider a clear error
   within the time limit, and the next preview works; previews past
   preview.max-running answer 429 until the hanging reads end;
-- no task row and no file appear after previews.
+- no task row and no file appear after previews;
+- the sql-template cases once more on a real PostgreSQL and a real MariaDB
+  replica (replica.py: a copy of the service's tables, its template written
+  for that database): rows equal to the CSV and XLSX files' first rows, the
+  exact count past the first page, tenant isolation, the hostile template.
 
 Run: /usr/bin/python3 preview_test.py BUILD_DIR [-k NAME]
 """
@@ -32,6 +36,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
 from harness import Cluster  # noqa: E402
 from order_list_test import expected_orders, order_definition, order_overrides  # noqa: E402
+from replica import Replica  # noqa: E402
 
 BUILD_DIR = None
 PERMS = ("platform:customer:export", "platform:order:export")
@@ -72,19 +77,9 @@ def preview_overrides(cluster_dir):
     return over
 
 
-class Preview(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.c = Cluster(BUILD_DIR, seed=3000, prefix="ec-preview-")
-        cls.c.write_config(preview_overrides(cls.c.dir))
-        cls.c.start()
-        cls.db = os.path.join(cls.c.dir, "customers.db")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.cleanup()
-
-    # ---- helpers ----------------------------------------------------------------
+class PreviewCase(unittest.TestCase):
+    """Calls and checks shared by the test classes; each sets cls.c (a started
+    Cluster) and cls.db (the service's SQLite file)."""
 
     def token(self, user, tenant="1"):
         return self.c.token(user, tenant, perms=PERMS)
@@ -114,6 +109,58 @@ class Preview(unittest.TestCase):
         self.assertEqual(len(data["rows"]), min(20, len(rows) - 1))
         self.assertEqual(data["rows"], rows[1:21])
         return data, rows
+
+    def export_xlsx_rows(self, token, export_type, parameters, width):
+        """The XLSX file's title row and first 20 rows, each padded to `width`
+        cells (openpyxl ends a row at its last non-empty cell)."""
+        created = self.c.create(token, export_type=export_type, parameters=parameters, fmt="XLSX")
+        self.assertEqual(created["code"], "200", created)
+        task = self.c.wait_task(token, created["data"]["id"], states=DONE)
+        self.assertEqual(task["status"], "SUCCEEDED", task)
+        r = self.c.api("GET", f"/export-tasks/{task['id']}/download", token)
+        self.assertEqual(r.status, 200, r.body[:300])
+        path = os.path.join(self.c.dir, f"{task['id']}.xlsx")
+        with open(path, "wb") as f:
+            f.write(r.body)
+        sheet = openpyxl.load_workbook(path, read_only=True).worksheets[0]
+        return [list(row) + [None] * (width - len(row))
+                for row in sheet.iter_rows(values_only=True, max_row=21)]
+
+    def assert_xlsx_preview_matches_export(self, token, export_type, parameters):
+        p = self.preview(token, export_type, parameters, fmt="XLSX")
+        self.assertEqual(p["code"], "200", p)
+        data = p["data"]
+        kinds = [c["type"] for c in data["columns"]]
+        rows = self.export_xlsx_rows(token, export_type, parameters, len(kinds))
+        self.assertEqual([c["title"] for c in data["columns"]], rows[0])
+        self.assertEqual(data["rows"], [[as_text(v, k) for v, k in zip(row, kinds)]
+                                        for row in rows[1:]])
+        return data, rows
+
+    def assert_hostile_template_refused_as_in_an_export(self, token, export_type):
+        p = self.preview(token, export_type, {"keyword": ATTACK})
+        self.assertEqual(p["code"], "400", p)
+        self.assertTrue(p["message"].startswith("UNSAFE_TEMPLATE: "), p)
+        self.assertIn("${keyword}", p["message"])
+        self.assertNotIn("UNION", p["message"])
+        created = self.c.create(token, export_type=export_type, parameters={"keyword": ATTACK})
+        task = self.c.wait_task(token, created["data"]["id"], states=DONE)
+        self.assertEqual(task["failureCode"], "UNSAFE_TEMPLATE", task)
+        self.assertEqual(p["message"], "UNSAFE_TEMPLATE: " + task["failureMessage"])
+
+
+
+class Preview(PreviewCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.c = Cluster(BUILD_DIR, seed=3000, prefix="ec-preview-")
+        cls.c.write_config(preview_overrides(cls.c.dir))
+        cls.c.start()
+        cls.db = os.path.join(cls.c.dir, "customers.db")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.cleanup()
 
     def wait_until_no_preview_runs(self):
         """A read an earlier test left hanging holds its slot until its capped
@@ -152,22 +199,7 @@ class Preview(unittest.TestCase):
 
     def test_xlsx_preview_is_the_xlsx_file_as_text(self):
         token = self.token("xlsx")
-        p = self.preview(token, "CUSTOMER_LIST", {}, fmt="XLSX")
-        self.assertEqual(p["code"], "200", p)
-        data = p["data"]
-        created = self.c.create(token, parameters={}, fmt="XLSX")
-        task = self.c.wait_task(token, created["data"]["id"], states=DONE)
-        self.assertEqual(task["status"], "SUCCEEDED", task)
-        r = self.c.api("GET", f"/export-tasks/{task['id']}/download", token)
-        path = os.path.join(self.c.dir, f"{task['id']}.xlsx")
-        with open(path, "wb") as f:
-            f.write(r.body)
-        sheet = openpyxl.load_workbook(path, read_only=True).worksheets[0]
-        rows = list(sheet.iter_rows(values_only=True, max_row=21))
-        kinds = [c["type"] for c in data["columns"]]
-        padded = [list(row) + [None] * (len(kinds) - len(row)) for row in rows[1:]]
-        self.assertEqual(data["rows"], [[as_text(v, k) for v, k in zip(row, kinds)]
-                                        for row in padded])
+        data, _ = self.assert_xlsx_preview_matches_export(token, "CUSTOMER_LIST", {})
         # The sample's hostile remarks are among the first rows: guarded, as in the file.
         remarks = [row[9] for row in data["rows"]]
         self.assertIn("'=HYPERLINK(\"http://example.invalid\",\"点我\")", remarks)
@@ -204,17 +236,8 @@ class Preview(unittest.TestCase):
         self.assertEqual(self.preview(no_perm, "ORDER_LIST")["code"], "403")
 
     def test_hostile_template_is_refused_the_same_way_as_an_export(self):
-        token = self.token("hostile")
-        p = self.preview(token, "ORDER_SPLICED_KEYWORD", {"keyword": ATTACK})
-        self.assertEqual(p["code"], "400", p)
-        self.assertTrue(p["message"].startswith("UNSAFE_TEMPLATE: "), p)
-        self.assertIn("${keyword}", p["message"])
-        self.assertNotIn("UNION", p["message"])
-        created = self.c.create(token, export_type="ORDER_SPLICED_KEYWORD",
-                                parameters={"keyword": ATTACK})
-        task = self.c.wait_task(token, created["data"]["id"], states=DONE)
-        self.assertEqual(task["failureCode"], "UNSAFE_TEMPLATE", task)
-        self.assertEqual(p["message"], "UNSAFE_TEMPLATE: " + task["failureMessage"])
+        self.assert_hostile_template_refused_as_in_an_export(self.token("hostile"),
+                                                             "ORDER_SPLICED_KEYWORD")
 
     def test_count_over_max_rows_says_so_with_the_allowed_options(self):
         token = self.token("big")
@@ -303,6 +326,105 @@ class Preview(unittest.TestCase):
         self.assertEqual(self.c.stored_files(), files)
         listed = self.c.api("GET", "/export-tasks", token).json()
         self.assertEqual(listed["data"]["total"], "0", listed)
+
+
+# ---- the sql-template route on a PostgreSQL and a MariaDB replica ---------------------
+
+REPLICA_CUSTOMERS = 300
+REPLICA_ORDERS = 600  # tenant 1 holds 360 of them, tenant 2 240
+REPLICA_BATCH = 100  # pages of 100: a preview's count past the first page is the COUNT(*)
+
+
+def replica_overrides(cluster_dir, replica):
+    """The service writes its ORDER_LIST template for the replica's dialect, and
+    the center's only datasource is the replica: no SQL of these types can run
+    on the service's SQLite file."""
+    over = order_overrides(cluster_dir, **{"customer-service": {
+        "seed-orders": REPLICA_ORDERS, "replica-dialect": replica.dialect}})
+    over["datasources"] = {"replica": replica.datasource()}
+    for name in ("ORDER_LIST", "ORDER_LIST_SQL"):
+        over["definitions"][name]["batch-size"] = REPLICA_BATCH
+    over["definitions"]["ORDER_SPLICED_KEYWORD"] = order_definition(
+        "ORDER_LIST_SPLICED_KEYWORD", "strict")
+    return over
+
+
+class ReplicaPreviewTests:
+    """The sql-template cases of Preview on a replica of kind KIND (a
+    subclass sets it): one server and one cluster for the class."""
+
+    KIND = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.replica = Replica(cls.KIND)
+        cls.c = Cluster(BUILD_DIR, seed=REPLICA_CUSTOMERS, prefix=f"ec-preview-{cls.KIND}-")
+        try:
+            cls.replica.start()
+            cls.c.write_config(replica_overrides(cls.c.dir, cls.replica))
+            cls.c.start_provider()  # seeds the service's SQLite file, copied next
+            cls.db = os.path.join(cls.c.dir, "customers.db")
+            cls.replica.load(cls.db)
+            cls.c.start_center()
+        except BaseException:
+            cls.tearDownClass()  # unittest does not call it when setUpClass fails
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.cleanup()
+        cls.replica.stop()
+
+    def token(self, user, tenant="1"):
+        return super().token(f"{self.KIND}-{user}", tenant)
+
+    def test_rows_equal_the_first_rows_of_the_csv_and_xlsx_files(self):
+        token = self.token("match")
+        want = len(expected_orders(self.db, "1", {}))
+        self.assertGreater(want, REPLICA_BATCH)
+        for export_type in ("ORDER_LIST", "ORDER_LIST_SQL"):  # enriched by callback, by SQL
+            data, rows = self.assert_preview_matches_export(token, export_type, {})
+            self.assertEqual(len(rows) - 1, want, export_type)
+            # More than one page: the count is the replica's COUNT(*), exact.
+            self.assertEqual(data["rowCount"], {"value": str(want), "exact": True}, export_type)
+            self.assertTrue(all(row[3] for row in data["rows"]), "a blank customer_name")
+            xlsx, _ = self.assert_xlsx_preview_matches_export(token, export_type, {})
+            self.assertEqual(xlsx["rowCount"], data["rowCount"], export_type)
+
+    def test_filters_in_the_replicas_dialect_count_exactly(self):
+        token = self.token("filters")
+        params = {"status": "PAID", "keyword": "SO00000001"}  # strpos / instr on the replica
+        data, rows = self.assert_preview_matches_export(token, "ORDER_LIST", params)
+        want = expected_orders(self.db, "1", params)
+        self.assertGreater(len(want), 0)
+        self.assertEqual(len(rows) - 1, len(want))
+        self.assertEqual(data["rowCount"], {"value": str(len(want)), "exact": True})
+
+    def test_another_tenants_data_is_impossible(self):
+        token = self.token("t2", tenant="2")
+        want = expected_orders(self.db, "2", {})
+        for export_type in ("ORDER_LIST", "ORDER_LIST_SQL"):
+            p = self.preview(token, export_type, {})
+            self.assertEqual(p["code"], "200", p)
+            ids = [row[0] for row in p["data"]["rows"]]
+            self.assertEqual(ids, [str(w[0]) for w in want[:20]], export_type)
+            self.assertEqual(p["data"]["rowCount"], {"value": str(len(want)), "exact": True})
+            tenant1_ids = {str(w[0]) for w in expected_orders(self.db, "1", {})}
+            self.assertFalse(tenant1_ids & set(ids), export_type)
+        forged = self.preview(token, "ORDER_LIST", {"tenantId": "1"})
+        self.assertEqual(forged["code"], "400", forged)
+
+    def test_hostile_template_is_refused_the_same_way_as_an_export(self):
+        self.assert_hostile_template_refused_as_in_an_export(self.token("hostile"),
+                                                             "ORDER_SPLICED_KEYWORD")
+
+
+class PreviewOnPostgres(ReplicaPreviewTests, PreviewCase):
+    KIND = "postgres"
+
+
+class PreviewOnMariaDb(ReplicaPreviewTests, PreviewCase):
+    KIND = "mariadb"
 
 
 if __name__ == "__main__":
