@@ -214,7 +214,6 @@ TEST_F(S3ClientTest, PresignedUrlIsSignedForThePresignEndpointsHost) {
   S3ClientOptions o = Options();
   o.presign_endpoint = public_endpoint;
   auto presigning = S3Client::Create(o).value();
-  // Its own requests still go to the endpoint (nothing listens elsewhere).
   ASSERT_TRUE(presigning->HeadObject(key).ok());
 
   const std::string url = presigning->PresignGetUrl(key, 60);
@@ -235,6 +234,22 @@ TEST_F(S3ClientTest, PresignedUrlIsSignedForThePresignEndpointsHost) {
   EXPECT_NE(refused->body.find("SignatureDoesNotMatch"), std::string::npos) << refused->body;
   // And the other way round.
   EXPECT_EQ(PlainGet(internal + url.substr(public_endpoint.size()))->status, 403);
+}
+
+TEST_F(S3ClientTest, OnlyPresignedUrlsGoToThePresignEndpoint) {
+  S3ClientOptions o = Options();
+  // Nothing listens there: every request the client makes must go to the endpoint.
+  o.presign_endpoint = "http://127.0.0.1:" + std::to_string(testing::FreeLoopbackPort().value());
+  auto client = S3Client::Create(o).value();
+  const std::string key = Key("x.bin");
+  ASSERT_TRUE(client->PutObject(key, "xyz").ok());
+  EXPECT_EQ(client->HeadObject(key).value().size, 3u);
+  std::string out;
+  ASSERT_TRUE(client->GetObjectRange(key, 1, 2, &out).ok());
+  EXPECT_EQ(out, "yz");
+  EXPECT_EQ(client->ListObjects(Key("")).value().objects.size(), 1u);
+  ASSERT_TRUE(client->DeleteObject(key).ok());
+  EXPECT_EQ(client->PresignGetUrl(key, 60).rfind(o.presign_endpoint + "/", 0), 0u);
 }
 
 TEST_F(S3ClientTest, ServerDownIsUnavailableAndRetried) {
