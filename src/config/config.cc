@@ -88,6 +88,7 @@ void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
 
 void ReadS3Storage(MapReader& r, storage::S3StorageOptions* c) {
   r.String("endpoint", &c->endpoint);
+  r.String("presign-endpoint", &c->presign_endpoint);
   r.String("region", &c->region);
   r.String("bucket", &c->bucket);
   r.String("access-key", &c->access_key);
@@ -319,6 +320,12 @@ void CheckS3Storage(const storage::S3StorageOptions& s3, ErrorList* errors) {
                 s3.endpoint.empty() ? "is required when storage.kind is s3"
                                     : Quote(s3.endpoint) + " is not an endpoint URL",
                 "http(s)://host[:port] without a path");
+  }
+  // Optional: presigned URLs use the endpoint when it is unset.
+  if (!s3.presign_endpoint.empty() && !std::regex_match(s3.presign_endpoint, kEndpoint)) {
+    errors->Add("storage.s3.presign-endpoint",
+                Quote(s3.presign_endpoint) + " is not an endpoint URL",
+                "http(s)://host[:port] without a path, as browsers reach the store");
   }
   if (!std::regex_match(s3.bucket, kBucket)) {
     errors->Add("storage.s3.bucket",

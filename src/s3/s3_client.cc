@@ -146,14 +146,37 @@ int64_t ParseS3Time(std::string_view text) {
   return static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
 }
 
-StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3ClientOptions options) {
+namespace {
+
+// Where requests to one endpoint go: its scheme and the Host header.
+struct Origin {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // host[:port], "bucket." prefixed unless path-style
+};
+
+// `what` names the option in the message ("endpoint", "presign endpoint").
+StatusOr<Origin> ParseEndpoint(const std::string& what, const std::string& endpoint,
+                               const std::string& bucket, bool path_style) {
   static const std::regex kEndpoint(
       R"(^(https?)://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?/?$)");
   std::smatch m;
-  if (!std::regex_match(options.endpoint, m, kEndpoint)) {
-    return InvalidArgument("s3: endpoint \"" + options.endpoint +
-                           "\" is not http(s)://host[:port]");
+  if (!std::regex_match(endpoint, m, kEndpoint)) {
+    return InvalidArgument("s3: " + what + " \"" + endpoint + "\" is not http(s)://host[:port]");
   }
+  const std::string host_port = m[2].str() + m[3].str();
+  return Origin{m[1].str(), path_style ? host_port : bucket + "." + host_port};
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3ClientOptions options) {
+  EC_ASSIGN_OR_RETURN(const Origin origin, ParseEndpoint("endpoint", options.endpoint,
+                                                         options.bucket, options.path_style));
+  EC_ASSIGN_OR_RETURN(
+      const Origin presign_origin,
+      ParseEndpoint("presign endpoint",
+                    options.presign_endpoint.empty() ? options.endpoint : options.presign_endpoint,
+                    options.bucket, options.path_style));
   static const std::regex kBucket(R"(^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$)");
   if (!std::regex_match(options.bucket, kBucket)) {
     return InvalidArgument("s3: bucket \"" + options.bucket +
@@ -164,11 +187,10 @@ StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3ClientOptions options) {
   }
   if (options.region.empty()) return InvalidArgument("s3: region is required");
   std::unique_ptr<S3Client> client(new S3Client(std::move(options)));
-  const std::string host_port = m[2].str() + m[3].str();
-  client->scheme_ = m[1].str();
-  client->host_ =
-      client->options_.path_style ? host_port : client->options_.bucket + "." + host_port;
-  client->base_url_ = client->scheme_ + "://" + client->host_;
+  client->host_ = origin.host;
+  client->base_url_ = origin.scheme + "://" + origin.host;
+  client->presign_host_ = presign_origin.host;
+  client->presign_base_url_ = presign_origin.scheme + "://" + presign_origin.host;
   client->pool_ = std::make_unique<Pool>(client->base_url_, client->options_);
   return client;
 }
@@ -394,12 +416,12 @@ StatusOr<UploadPage> S3Client::ListMultipartUploads(const std::string& prefix,
 
 std::string S3Client::PresignGetUrl(const std::string& key, int64_t expires_seconds,
                                     const std::map<std::string, std::string>& response_headers) {
-  SignableRequest request{"GET", ObjectPath(key), {}, {{"host", host_}}, ""};
+  SignableRequest request{"GET", ObjectPath(key), {}, {{"host", presign_host_}}, ""};
   for (const auto& [name, value] : response_headers) request.query.emplace(name, value);
   const std::string query =
       PresignedQuery(request, options_.credentials, SigningScope{options_.region, "s3"},
                      AmzDate(options_.now_seconds()), expires_seconds);
-  return base_url_ + request.path + "?" + query;
+  return presign_base_url_ + request.path + "?" + query;
 }
 
 }  // namespace export_center::s3

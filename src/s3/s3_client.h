@@ -38,6 +38,13 @@ namespace export_center::s3 {
 
 struct S3ClientOptions {
   std::string endpoint;  // http(s)://host[:port], no path
+  // Where presigned URLs point (http(s)://host[:port], no path); empty: the
+  // endpoint. Every request the client itself makes still goes to
+  // `endpoint`. For a store the client reaches at an internal address
+  // (http://minio.internal:9000) that browsers know by a public one
+  // (https://files.example.com): SigV4 signs the Host header, so a URL must be
+  // signed for the host the browser will send, not rewritten afterwards.
+  std::string presign_endpoint;
   std::string region = "us-east-1";
   std::string bucket;
   Credentials credentials;
@@ -81,8 +88,8 @@ struct CompletedPart {
 
 class S3Client {
  public:
-  // InvalidArgument for an endpoint that is not http(s)://host[:port], an
-  // empty bucket or missing credentials.
+  // InvalidArgument for an endpoint or presign endpoint that is not
+  // http(s)://host[:port], an empty bucket or missing credentials.
   static StatusOr<std::unique_ptr<S3Client>> Create(S3ClientOptions options);
   ~S3Client();
   S3Client(const S3Client&) = delete;
@@ -119,9 +126,10 @@ class S3Client {
                                             const std::string& key_marker = "",
                                             const std::string& upload_id_marker = "");
 
-  // A URL anyone may GET for `expires_seconds` (1..604800). `response_headers`
-  // are S3's response-* overrides (response-content-disposition,
-  // response-content-type), signed into the URL. Makes no request.
+  // A URL anyone may GET for `expires_seconds` (1..604800), on the presign
+  // endpoint and signed for its host. `response_headers` are S3's response-*
+  // overrides (response-content-disposition, response-content-type), signed
+  // into the URL. Makes no request.
   std::string PresignGetUrl(const std::string& key, int64_t expires_seconds,
                             const std::map<std::string, std::string>& response_headers = {});
 
@@ -140,9 +148,10 @@ class S3Client {
   static httplib::Result Send(httplib::Client& client, httplib::Request& req, const Call& call);
 
   S3ClientOptions options_;
-  std::string scheme_;  // "http" or "https"
-  std::string host_;    // the Host header: endpoint host[:port], bucket. prefixed unless path-style
-  std::string base_url_;  // scheme://host_
+  std::string host_;  // the Host header: endpoint host[:port], bucket. prefixed unless path-style
+  std::string base_url_;          // scheme://host_
+  std::string presign_host_;      // the same for the presign endpoint
+  std::string presign_base_url_;  // scheme://presign_host_
   std::unique_ptr<Pool> pool_;
 };
 

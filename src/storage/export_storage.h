@@ -28,6 +28,9 @@ struct S3StorageOptions {
   std::string access_key;
   std::string secret_key;
   bool path_style = false;  // endpoint/bucket/key instead of bucket.endpoint/key
+  // Where presigned download URLs point, signed for its host; empty: endpoint.
+  // The center's own requests always go to `endpoint` (docs/storage.md#downloads).
+  std::string presign_endpoint;
   // Bytes per multipart part (S3 wants >= 5 MiB but for the last part), and
   // how many full parts may wait for the uploader: a writer holds at most
   // (upload_queue_parts + 2) parts in memory.

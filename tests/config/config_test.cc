@@ -270,6 +270,7 @@ storage:
     upload-queue-parts: 2
     download: presigned
     presign-ttl-seconds: 120
+    presign-endpoint: https://files.example.com
 )";
   StatusOr<AppConfig> c = Parse(s3);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -283,6 +284,7 @@ storage:
   EXPECT_EQ(c->storage.s3.upload_queue_parts, 2);
   EXPECT_EQ(c->storage.s3.download, "presigned");
   EXPECT_EQ(c->storage.s3.presign_ttl_seconds, 120);
+  EXPECT_EQ(c->storage.s3.presign_endpoint, "https://files.example.com");
 
   setenv("EXPORT_CENTER_S3_ACCESS_KEY", "env-access", 1);
   setenv("EXPORT_CENTER_S3_SECRET_KEY", "env-secret", 1);
@@ -299,6 +301,7 @@ storage:
   EXPECT_EQ(d->storage.s3.part_size_bytes, 8 * 1024 * 1024);
   EXPECT_EQ(d->storage.s3.download, "stream");
   EXPECT_FALSE(d->storage.s3.path_style);
+  EXPECT_EQ(d->storage.s3.presign_endpoint, "");  // presigned URLs then use the endpoint
   ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
                 "storage.s3.endpoint: is required when storage.kind is s3");
   ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
@@ -315,6 +318,13 @@ storage:
                 "storage.s3.download:");
   ExpectProblem(std::string(kMinimal) + "storage: {s3: {bucket-name: x}}\n",
                 "storage.s3.bucket-name:");
+  ExpectProblem(
+      std::string(kMinimal) +
+          "storage: {kind: s3, s3: {presign-endpoint: \"https://files.example.com/dl\"}}\n",
+      "storage.s3.presign-endpoint: \"https://files.example.com/dl\" is not an endpoint URL");
+  ExpectProblem(
+      std::string(kMinimal) + "storage: {kind: s3, s3: {presign-endpoint: files.example.com}}\n",
+      "storage.s3.presign-endpoint: \"files.example.com\" is not an endpoint URL");
 }
 
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {

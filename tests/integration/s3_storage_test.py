@@ -3,7 +3,8 @@ server (S3Proxy, scripts/test-s3.sh). XLSX, CSV (several multipart parts),
 template and split exports are uploaded, downloaded through the API and read
 back cell by cell; `export-center storage list` shows them; the size cap
 aborts the multipart upload and leaves nothing; presigned download mode
-answers 302 to a URL a plain client can fetch; a kill -9 in the middle of an
+answers 302 to a URL a plain client can fetch, on the presign endpoint and
+signed for its host when one is set; a kill -9 in the middle of an
 upload leaves no object and no incomplete upload once the sweep has run.
 
 Run: /usr/bin/python3 s3_storage_test.py BUILD_DIR
@@ -60,6 +61,17 @@ class S3Server:
               "path-style": True, "part-size-bytes": 5 * MIB}
         s3.update(extra)
         return {"kind": "s3", "root": None, "s3": s3}
+
+    def as_localhost(self, url):
+        """`url` on 127.0.0.1:P rewritten to localhost:P: the same server, another Host."""
+        endpoint = self.env["EXPORT_CENTER_S3_ENDPOINT"]
+        assert endpoint.startswith("http://127.0.0.1:"), endpoint
+        return url.replace("http://127.0.0.1:", "http://localhost:", 1)
+
+    def object_bytes(self, bucket, key):
+        """An object's bytes as the store keeps them (S3Proxy's file-system backend)."""
+        with open(os.path.join(self.dir, "data", bucket, key), "rb") as f:
+            return f.read()
 
     def stop(self):
         subprocess.run([os.path.join(ROOT, "scripts", "test-s3.sh"), "stop", self.dir],
@@ -248,6 +260,11 @@ class S3Exports(unittest.TestCase):
         self.assertTrue(location.startswith(self.s3.env["EXPORT_CENTER_S3_ENDPOINT"] + "/"),
                         location)
         self.assertIn("X-Amz-Signature=", location)
+        # Signed for 127.0.0.1:P: the same server reached as localhost:P refuses
+        # it, so a URL's host cannot be rewritten afterwards (presign-endpoint).
+        status, _, body = get_no_redirect(self.s3.as_localhost(location))
+        self.assertEqual(status, 403, body[:300])
+        self.assertIn(b"SignatureDoesNotMatch", body)
         # A plain client, no token: the URL is the credential.
         status, headers, body = get_no_redirect(location)
         self.assertEqual(status, 200)
@@ -270,6 +287,34 @@ class S3Exports(unittest.TestCase):
         time.sleep(4)
         status, _, _ = get_no_redirect(location)
         self.assertEqual(status, 403, "the presigned URL expired")
+
+    def test_presigned_urls_point_at_the_presign_endpoint_signed_for_its_host(self):
+        # The center reaches the store at 127.0.0.1:P; browsers "know" it as
+        # localhost:P (an internal address and a public name of one store).
+        endpoint = self.s3.env["EXPORT_CENTER_S3_ENDPOINT"]
+        public = self.s3.as_localhost(endpoint)
+        self.assertNotEqual(public, endpoint)
+        c = self.cluster(storage_extra={"download": "presigned", "presign-endpoint": public})
+        token = c.token("u1", "1")
+        created = c.create(token, parameters={"keyword": "科技"}, fmt="CSV")
+        task = c.wait_task(token, created["data"]["id"])
+        self.assertEqual(task["status"], "SUCCEEDED", task)
+        status, headers, _ = get_no_redirect(
+            f"{c.base}/api/platform/v1/files/export-tasks/{task['id']}/download", token)
+        self.assertEqual(status, 302)
+        location = headers["Location"]
+        self.assertTrue(location.startswith(public + "/"), location)
+        status, _, body = get_no_redirect(location)
+        self.assertEqual(status, 200, body[:300])
+        row = c.task_row(task["id"])
+        stored = self.s3.object_bytes(c.overrides["storage"]["s3"]["bucket"], row["object_key"])
+        self.assertEqual(len(body), int(task["sizeBytes"]))
+        self.assertEqual(body, stored)
+        self.assertIn("科技".encode("utf-8"), body)
+        # Signed for localhost:P: refused when sent to the same server as 127.0.0.1:P.
+        status, _, body = get_no_redirect(endpoint + location[len(public):])
+        self.assertEqual(status, 403, body[:300])
+        self.assertIn(b"SignatureDoesNotMatch", body)
 
     def test_kill_9_mid_upload_leaves_nothing_after_the_sweep(self):
         c = self.cluster(overrides={"consumer": {"lease-seconds": 10, "heartbeat-seconds": 2,

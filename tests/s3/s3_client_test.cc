@@ -203,6 +203,55 @@ TEST_F(S3ClientTest, PresignedUrlWorksForAPlainClientAndExpires) {
   EXPECT_EQ(expired->status, 403) << expired->body;
 }
 
+// The server listens on 127.0.0.1:P; "localhost:P" is the same server under
+// another Host, as a public name is for a store the center reaches inside.
+TEST_F(S3ClientTest, PresignedUrlIsSignedForThePresignEndpointsHost) {
+  const std::string key = Key("public.csv");
+  ASSERT_TRUE(client_->PutObject(key, "a,b\n1,2\n").ok());
+  const std::string internal = server_->endpoint();  // http://127.0.0.1:P
+  ASSERT_EQ(internal.rfind("http://127.0.0.1:", 0), 0u) << internal;
+  const std::string public_endpoint = "http://localhost:" + internal.substr(17);
+  S3ClientOptions o = Options();
+  o.presign_endpoint = public_endpoint;
+  auto presigning = S3Client::Create(o).value();
+  ASSERT_TRUE(presigning->HeadObject(key).ok());
+
+  const std::string url = presigning->PresignGetUrl(key, 60);
+  EXPECT_EQ(url.rfind(public_endpoint + "/", 0), 0u) << url;
+  auto res = PlainGet(url);
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->body, "a,b\n1,2\n");
+
+  // A URL signed for 127.0.0.1 works there, and is refused once its host is
+  // rewritten to localhost: the server checks the signed Host.
+  const std::string for_internal = client_->PresignGetUrl(key, 60);
+  EXPECT_EQ(PlainGet(for_internal)->status, 200);
+  const std::string rewritten = public_endpoint + for_internal.substr(internal.size());
+  auto refused = PlainGet(rewritten);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403) << refused->body;
+  EXPECT_NE(refused->body.find("SignatureDoesNotMatch"), std::string::npos) << refused->body;
+  // And the other way round.
+  EXPECT_EQ(PlainGet(internal + url.substr(public_endpoint.size()))->status, 403);
+}
+
+TEST_F(S3ClientTest, OnlyPresignedUrlsGoToThePresignEndpoint) {
+  S3ClientOptions o = Options();
+  // Nothing listens there: every request the client makes must go to the endpoint.
+  o.presign_endpoint = "http://127.0.0.1:" + std::to_string(testing::FreeLoopbackPort().value());
+  auto client = S3Client::Create(o).value();
+  const std::string key = Key("x.bin");
+  ASSERT_TRUE(client->PutObject(key, "xyz").ok());
+  EXPECT_EQ(client->HeadObject(key).value().size, 3u);
+  std::string out;
+  ASSERT_TRUE(client->GetObjectRange(key, 1, 2, &out).ok());
+  EXPECT_EQ(out, "yz");
+  EXPECT_EQ(client->ListObjects(Key("")).value().objects.size(), 1u);
+  ASSERT_TRUE(client->DeleteObject(key).ok());
+  EXPECT_EQ(client->PresignGetUrl(key, 60).rfind(o.presign_endpoint + "/", 0), 0u);
+}
+
 TEST_F(S3ClientTest, ServerDownIsUnavailableAndRetried) {
   S3ClientOptions o = Options();
   o.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreeLoopbackPort().value());

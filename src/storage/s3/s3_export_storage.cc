@@ -383,6 +383,7 @@ StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptio
   }
   s3::S3ClientOptions client_options;
   client_options.endpoint = options.endpoint;
+  client_options.presign_endpoint = options.presign_endpoint;
   client_options.region = options.region;
   client_options.bucket = options.bucket;
   client_options.credentials = {options.access_key, options.secret_key};

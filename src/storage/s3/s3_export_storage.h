@@ -22,8 +22,8 @@
 
 namespace export_center::storage {
 
-// InvalidArgument for unusable options (endpoint, bucket, credentials, part
-// size below 5 MiB, download mode). Makes no request: a store that is down
+// InvalidArgument for unusable options (endpoint, presign endpoint, bucket,
+// credentials, part size below 5 MiB, download mode). Makes no request: a store that is down
 // shows up on first use, as Unavailable.
 StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options);
 
