@@ -51,6 +51,11 @@ void OutboxPublisher::Run() {
   }
 }
 
+// A pass ends early when the channel looks down — kFailuresThatEndAPass
+// sends in a row failed — or when Stop() was called: with a broker that
+// hangs, each send costs the whole send timeout (3 s), so a batch of 100
+// would hold the publisher, and a shutdown, for five minutes. The rows not
+// tried keep their state and are due in the next pass.
 int OutboxPublisher::PublishDueOnce() {
   auto due = store_->SelectDueOutbox(config_.batch_size);
   if (!due.ok()) {
@@ -58,7 +63,16 @@ int OutboxPublisher::PublishDueOnce() {
     return 0;
   }
   int claimed = 0;
+  int failed_in_a_row = 0;
   for (int64_t id : *due) {
+    if (Stopping()) break;
+    if (failed_in_a_row == kFailuresThatEndAPass) {
+      spdlog::warn(
+          "outbox publisher: {} sends in a row failed; the channel looks down, the other {} "
+          "due rows wait for the next pass",
+          failed_in_a_row, due->size() - static_cast<size_t>(claimed));
+      break;
+    }
     auto entry = store_->ClaimOutbox(id, instance_, config_.lease_seconds);
     if (!entry.ok()) {
       spdlog::warn("outbox publisher: claim of outbox {} failed: {}", id,
@@ -67,12 +81,17 @@ int OutboxPublisher::PublishDueOnce() {
     }
     if (!entry->has_value()) continue;  // another instance claimed it first
     ++claimed;
-    SendOne(**entry);
+    failed_in_a_row = SendOne(**entry) ? 0 : failed_in_a_row + 1;
   }
   return claimed;
 }
 
-void OutboxPublisher::SendOne(const store::OutboxEntry& entry) {
+bool OutboxPublisher::Stopping() {
+  MutexLock lock(&mu_);
+  return stopping_;
+}
+
+bool OutboxPublisher::SendOne(const store::OutboxEntry& entry) {
   // Properties come from the outbox columns, so they always equal the
   // payload's identifiers and stay usable if the payload is ever corrupt.
   task::CommandProperties properties = {
@@ -89,7 +108,7 @@ void OutboxPublisher::SendOne(const store::OutboxEntry& entry) {
       // consumer absorbs the duplicate.
       spdlog::warn("outbox {} sent but not marked: {}", entry.id, marked.status().ToString());
     }
-    return;
+    return true;
   }
   const int64_t backoff = OutboxBackoffMs(config_.backoff_seconds, entry.attempt_count);
   spdlog::warn("outbox {} (task {} v{}) send failed, retry in {} ms: {}", entry.id, entry.task_id,
@@ -98,6 +117,7 @@ void OutboxPublisher::SendOne(const store::OutboxEntry& entry) {
   if (!marked.ok()) {
     spdlog::warn("outbox {} failure not recorded: {}", entry.id, marked.status().ToString());
   }
+  return false;
 }
 
 }  // namespace export_center::dispatch

@@ -7,7 +7,8 @@
 // back-off 5 s / 15 s / 1 m / 5 m / 15 m and 15 m forever — there is no
 // terminal failure state. It polls every poll interval (other instances'
 // rows) and wakes at once when this process commits a task (Wake()), so the
-// embedded path has millisecond latency.
+// embedded path has millisecond latency. A pass stops early when sends keep
+// failing (the channel is down: one probe costs a whole send timeout).
 //
 // Threads: one owned worker thread; Wake() and Stop() from any thread.
 
@@ -34,13 +35,17 @@ class OutboxPublisher {
   // Asks for a publishing round now (after a local commit).
   void Wake() EXCLUDES(mu_);
 
-  // One round: claims and sends up to batch-size due rows. Returns how many
-  // rows were claimed. Public for tests.
-  int PublishDueOnce();
+  // One round: claims and sends up to batch-size due rows, fewer when the
+  // channel looks down (kFailuresThatEndAPass failed sends in a row) or
+  // Stop() was called. Returns how many rows were claimed. Public for tests.
+  int PublishDueOnce() EXCLUDES(mu_);
+  static constexpr int kFailuresThatEndAPass = 3;
 
  private:
   void Run() EXCLUDES(mu_);
-  void SendOne(const store::OutboxEntry& entry);
+  bool Stopping() EXCLUDES(mu_);
+  // True when sent (and marked SENT, or left for the lease to re-send).
+  bool SendOne(const store::OutboxEntry& entry);
 
   store::TaskStore* store_;
   CommandChannel* channel_;

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <thread>
@@ -133,7 +135,8 @@ class ConsumerTest : public ::testing::Test {
   }
 
   int64_t CreateTask(const std::string& user = "u1",
-                     task::FileFormat format = task::FileFormat::kCsv) {
+                     task::FileFormat format = task::FileFormat::kCsv,
+                     store::CreateLimits limits = {}) {
     store::NewTask t;
     t.tenant_id = "1";
     t.requested_by = user;
@@ -142,9 +145,19 @@ class ConsumerTest : public ::testing::Test {
     t.format = format;
     t.parameters_json = "{}";
     t.params_hash = "h-" + user;
-    auto created = store_->CreateTask(t, store::CreateLimits{});
+    auto created = store_->CreateTask(t, limits);
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     return created->task.id;
+  }
+  // n tasks of n users, past the per-type active limit: n outbox rows.
+  std::vector<int64_t> CreateTasks(int n) {
+    store::CreateLimits limits;
+    limits.max_active_per_type = n;
+    std::vector<int64_t> ids;
+    for (int i = 0; i < n; ++i) {
+      ids.push_back(CreateTask("u" + std::to_string(i), task::FileFormat::kCsv, limits));
+    }
+    return ids;
   }
 
   // Publishes due outbox rows and lets one consumer handle what arrives.
@@ -488,6 +501,76 @@ TEST_F(ConsumerTest, FailedSendGoesBackToPendingWithTheFirstBackoffStep) {
   EXPECT_GT(row.next_retry_at, now + 3000);
   EXPECT_LE(row.next_retry_at, now + 5000);
   EXPECT_EQ(publisher.PublishDueOnce(), 0);  // not due yet
+}
+
+// A channel whose sends fail by a rule (call number → fails?), optionally
+// slowly: a broker that is down, flaps, or hangs until the send timeout.
+class ScriptedSendChannel : public RefusingChannel {
+ public:
+  ScriptedSendChannel(std::function<bool(int)> fails, std::chrono::milliseconds delay = 0ms)
+      : fails_(std::move(fails)), delay_(delay) {}
+  Status Publish(const std::string&, const task::CommandProperties&) override {
+    const int call = calls_++;
+    std::this_thread::sleep_for(delay_);
+    return fails_(call) ? Unavailable("send timed out") : Status::Ok();
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  std::function<bool(int)> fails_;
+  std::chrono::milliseconds delay_;
+  std::atomic<int> calls_{0};
+};
+
+// The tasks' outbox rows by attempt count (a claim counts an attempt).
+std::map<int, int> AttemptCounts(store::TaskStore* store, const std::vector<int64_t>& ids) {
+  std::map<int, int> counts;
+  for (int64_t id : ids) ++counts[store->ListOutboxForTask(id).value().at(0).attempt_count];
+  return counts;
+}
+
+TEST_F(ConsumerTest, FailedSendsInARowEndThePassAndLeaveTheOtherRowsUntried) {
+  const std::vector<int64_t> ids = CreateTasks(10);
+  ScriptedSendChannel down([](int) { return true; });
+  OutboxPublisher publisher(store_.get(), &down, PublisherOptions{}, "pub");
+  EXPECT_EQ(publisher.PublishDueOnce(), OutboxPublisher::kFailuresThatEndAPass);
+  EXPECT_EQ(down.calls(), OutboxPublisher::kFailuresThatEndAPass);
+  // Three rows back off; seven were never claimed and are due as they were.
+  EXPECT_EQ(AttemptCounts(store_.get(), ids), (std::map<int, int>{{0, 7}, {1, 3}}));
+  for (int64_t id : ids) {
+    EXPECT_EQ(store_->ListOutboxForTask(id).value().at(0).status, store::OutboxStatus::kPending);
+  }
+  ScriptedSendChannel up([](int) { return false; });
+  OutboxPublisher next(store_.get(), &up, PublisherOptions{}, "pub");
+  EXPECT_EQ(next.PublishDueOnce(), 7);  // the untried rows, at once
+}
+
+TEST_F(ConsumerTest, AFlappingChannelStillGetsEveryDueRowTried) {
+  const std::vector<int64_t> ids = CreateTasks(10);
+  // Fails two in every three: never three in a row.
+  ScriptedSendChannel flapping([](int call) { return call % 3 != 2; });
+  OutboxPublisher publisher(store_.get(), &flapping, PublisherOptions{}, "pub");
+  EXPECT_EQ(publisher.PublishDueOnce(), 10);
+  int sent = 0;
+  for (int64_t id : ids) {
+    sent += store_->ListOutboxForTask(id).value().at(0).status == store::OutboxStatus::kSent;
+  }
+  EXPECT_EQ(sent, 3);  // the other 7 failed and back off
+}
+
+TEST_F(ConsumerTest, StopEndsAPassOfHangingSendsAfterTheSendInFlight) {
+  CreateTasks(10);
+  // Every send succeeds after 300 ms: ten would take 3 s.
+  ScriptedSendChannel slow([](int) { return false; }, 300ms);
+  PublisherOptions options;
+  options.poll_interval_ms = 60000;
+  OutboxPublisher publisher(store_.get(), &slow, options, "pub");
+  publisher.Start();
+  while (slow.calls() == 0) std::this_thread::sleep_for(1ms);
+  const auto before = std::chrono::steady_clock::now();
+  publisher.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
+  EXPECT_LE(slow.calls(), 2);
 }
 
 TEST_F(ConsumerTest, ShutdownStopsARunningExportAtASafePointAndHandsItBack) {
