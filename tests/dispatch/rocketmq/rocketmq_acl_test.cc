@@ -17,6 +17,7 @@
 #include "dispatch/rocketmq/rocketmq_command_channel.h"
 #include "dispatch/rocketmq/rocketmq_names.h"
 #include "dispatch/rocketmq/rocketmq_setup.h"
+#include "rocketmq/remoting/remoting_client.h"
 #include "store/sqlite/sqlite_task_store.h"
 #include "tests/support/rocketmq_server.h"
 
@@ -121,6 +122,114 @@ TEST_F(RocketMqAclTest, WrongSecretOrNoCredentialsInitIsRefusedNamingAuthenticat
   ExpectInitRefused(Options("wrong-", kUser, "not-the-secret"), "wrong secret");
   ExpectInitRefused(Options("unknown-", "nobody", kPassword), "unknown user");
   ExpectInitRefused(Options("none-", "", ""), "no credentials");
+}
+
+// ---- authorization: a normal user with exactly the documented rights ----
+
+// One policy entry of an ACL 2.0 ACL: a resource ("Topic:x", "Group:g") and
+// its allowed actions ("Pub", "Sub", "Get").
+struct Grant {
+  std::string resource;
+  std::vector<std::string> actions;
+};
+
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// Creates `user` (a normal user) and its ACL on the broker with the super
+// user's signed AUTH_CREATE_USER (3001) and AUTH_CREATE_ACL (3006) requests.
+Status CreateNormalUser(const std::string& broker, const std::string& user,
+                        const std::string& password, const std::vector<Grant>& grants) {
+  rocketmq::remoting::RemotingClientOptions options;
+  options.credentials = {kUser, kPassword};
+  rocketmq::remoting::RemotingClient client(options);
+  auto create_user = rocketmq::remoting::RemotingCommand::Request(3001);
+  create_user.Set("username", user);
+  create_user.body = "{\"username\":" + Quoted(user) + ",\"password\":" + Quoted(password) +
+                     ",\"userType\":\"Normal\"}";
+  auto r = client.Invoke(broker, create_user, 5s);
+  if (!r.ok()) return r.status();
+  if (r->code != 0) return Internal("create user: " + r->Describe());
+  std::string entries;
+  for (const Grant& g : grants) {
+    std::string actions;
+    for (const std::string& a : g.actions) actions += (actions.empty() ? "" : ",") + Quoted(a);
+    entries += (entries.empty() ? "" : ",") + std::string("{\"resource\":") + Quoted(g.resource) +
+               ",\"actions\":[" + actions + "],\"decision\":\"Allow\"}";
+  }
+  auto create_acl = rocketmq::remoting::RemotingCommand::Request(3006);
+  create_acl.Set("subject", "User:" + user);
+  create_acl.body = "{\"subject\":" + Quoted("User:" + user) +
+                    ",\"policies\":[{\"policyType\":\"Custom\",\"entries\":[" + entries + "]}]}";
+  r = client.Invoke(broker, create_acl, 5s);
+  if (!r.ok()) return r.status();
+  if (r->code != 0) return Internal("create acl: " + r->Describe());
+  return Status::Ok();
+}
+
+// What docs/deploy.md#required-permissions lists for `serve`.
+std::vector<Grant> ServeGrants(const RocketMqNames& n) {
+  return {{"Topic:" + n.command_topic, {"Pub", "Sub", "Get"}},
+          {"Group:" + n.worker_group, {"Sub", "Get"}},
+          {"Topic:" + n.dead_letter_topic, {"Sub", "Get"}},
+          {"Group:" + n.dlq_handler_group, {"Sub", "Get"}}};
+}
+
+TEST_F(RocketMqAclTest, NormalUserWithTheDocumentedRightsServesAndIsRefusedTheRest) {
+  ChannelOptions admin = Options("authz-", kUser, kPassword);
+  ASSERT_TRUE(InitRocketMq(
+                  admin, [](const std::string&) {}, 60s)
+                  .ok());
+  const RocketMqNames names = RocketMqNamesFor(*admin.rocketmq.topic_prefix);
+  const std::string user = "serve" + std::to_string(getpid());
+  ASSERT_TRUE(
+      CreateNormalUser(server_->broker_addr(), user, "serve-secret", ServeGrants(names)).ok());
+  ChannelOptions serve = admin;
+  serve.rocketmq.access_key = user;
+  serve.rocketmq.secret_key = "serve-secret";
+
+  // Not an administrator: init is refused as a missing right, not as bad credentials.
+  Status init = InitRocketMq(
+      serve, [](const std::string&) {}, 60s);
+  EXPECT_EQ(init.code(), StatusCode::kPermissionDenied) << init.ToString();
+  EXPECT_NE(init.message().find("lacks this permission"), std::string::npos) << init.ToString();
+
+  // publish → consume → ack, and a rejected command through the retry topic
+  // to the dead letters, read by the DLQ handler.
+  serve.delivery_limit = 1;  // the first rejection dead-letters
+  auto publisher = std::move(NewRocketMqCommandChannel(serve).value());
+  auto worker = std::move(NewRocketMqCommandChannel(serve).value());
+  ASSERT_TRUE(publisher->Publish("ack-me", {{"taskId", "1"}}).ok());
+  ASSERT_TRUE(publisher->Publish("reject-me", {{"taskId", "2"}}).ok());
+  std::set<std::string> seen;
+  auto deadline = Clock::now() + 30s;
+  while (seen.size() < 2 && Clock::now() < deadline) {
+    worker->ConsumeOne(200ms, [&](const Delivery& d) {
+      seen.insert(d.payload);
+      return d.payload == "reject-me" ? DeliveryOutcome::kReject : DeliveryOutcome::kAck;
+    });
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"ack-me", "reject-me"}));
+  std::string dead;
+  deadline = Clock::now() + 60s;
+  while (dead.empty() && Clock::now() < deadline) {
+    worker->ConsumeDeadLetter(200ms, [&](const Delivery& d) {
+      dead = d.payload;
+      return DeliveryOutcome::kAck;
+    });
+  }
+  EXPECT_EQ(dead, "reject-me") << "the DLQ handler read the dead letter as the normal user";
+
+  // Another prefix's topic: the user has no right there.
+  ChannelOptions elsewhere = Options("authz-other-", kUser, kPassword);
+  ASSERT_TRUE(InitRocketMq(
+                  elsewhere, [](const std::string&) {}, 60s)
+                  .ok());
+  elsewhere.rocketmq.access_key = user;
+  elsewhere.rocketmq.secret_key = "serve-secret";
+  auto stranger = std::move(NewRocketMqCommandChannel(elsewhere).value());
+  Status sent = stranger->Publish("x", {{"taskId", "3"}});
+  EXPECT_EQ(sent.code(), StatusCode::kUnavailable) << sent.ToString();
+  EXPECT_NE(sent.message().find("lacks this permission"), std::string::npos) << sent.ToString();
 }
 
 class OutboxOnAclBrokerTest : public RocketMqAclTest {
