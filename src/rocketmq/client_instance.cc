@@ -175,6 +175,9 @@ bool IsAuthenticationRemark(const std::string& remark) {
   // "check signature failed.", "username cannot be null." when no AccessKey
   // was sent, "User:x is not found.", "User:x is disabled."; 4.x plain ACL:
   // "... accessKey ...", "Check signature failed ...").
+  // 5.x authorization's refusal names the resource, which may contain any
+  // of the words below: it is never an authentication failure.
+  if (lower.find("has no permission to access") != std::string::npos) return false;
   for (const char* word : {"signature", "username", "accesskey", "authentication"}) {
     if (lower.find(word) != std::string::npos) return true;
   }

@@ -6,8 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include "rocketmq/client_instance.h"
+
 namespace export_center::rocketmq::remoting {
 namespace {
+
+using rocketmq::CodeStatus;
+using rocketmq::IsAuthenticationRemark;
 
 const AclCredentials kCredentials{"center-ak", "center-secret-1234"};
 
@@ -73,6 +78,25 @@ TEST(AclSigner, DifferentSecretDifferentSignature) {
   SignRequest(kCredentials, &a);
   SignRequest(AclCredentials{"center-ak", "wrong"}, &b);
   EXPECT_NE(*a.Ext("Signature"), *b.Ext("Signature"));
+}
+
+// The broker answers NO_PERMISSION for both checks; its remark tells them apart.
+TEST(AclSigner, NoPermissionRemarksOfTheBrokerAreClassified) {
+  // RocketMQ 5.3.3's authentication failures, as the test broker sends them.
+  for (const char* remark : {"check signature failed.", "username cannot be null.",
+                             "User:nobody is not found.", "User:center is disabled."}) {
+    EXPECT_TRUE(IsAuthenticationRemark(remark)) << remark;
+    EXPECT_EQ(CodeStatus(16, "send", remark).code(), StatusCode::kUnauthenticated) << remark;
+  }
+  // Authorization: a right the user lacks, even on a resource named like a credential.
+  for (const char* remark :
+       {"User:serve has no permission to access Topic:t from 127.0.0.1, no matched policies.",
+        "User:serve has no permission to access Group:signature-check from 10.0.0.1, the "
+        "decision is deny.",
+        "the topic[t] sending message is forbidden"}) {
+    EXPECT_FALSE(IsAuthenticationRemark(remark)) << remark;
+    EXPECT_EQ(CodeStatus(16, "send", remark).code(), StatusCode::kPermissionDenied) << remark;
+  }
 }
 
 }  // namespace
