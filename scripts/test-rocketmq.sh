@@ -17,6 +17,13 @@
 #   scripts/test-rocketmq.sh restart DIR
 #       start the broker again on the same ports with the same data.
 #
+# ACL: with EC_TEST_ROCKETMQ_AUTH=USER:PASSWORD in the environment of
+# `start`, the broker runs with RocketMQ 5's authentication and authorization
+# enabled (ACL 2.0, users in the broker's RocksDB under DIR/store/config) and
+# USER created at boot as its super user (initAuthenticationUser). Every
+# request to it must then be signed with USER's credentials; the script signs
+# its own (DIR/auth keeps them for `restart`). The NameServer checks nothing.
+#
 # The broker mirrors production's choices: autoCreateTopicEnable=false and
 # autoCreateSubscriptionGroup=false (topics and groups are created explicitly,
 # as `export-center rocketmq init` does), but with small heaps and small
@@ -79,14 +86,25 @@ PY
 
 # remoting ADDR CODE [BODY]: one RocketMQ Remoting request (JSON header, see
 # docs/rocketmq.md) to ADDR; prints the response header and body, exits 2 when
-# ADDR does not answer. Python, so the script needs no client jar.
+# ADDR does not answer. Python, so the script needs no client jar. With
+# REMOTING_AUTH=USER:PASSWORD the request is signed as docs/rocketmq.md#acl
+# says: AccessKey, then HMAC-SHA1 over the ext-field values in name order and
+# the body.
 remoting() {
   python3 - "$@" <<'PY'
-import json, socket, struct, sys
+import base64, hashlib, hmac, json, os, socket, struct, sys
 host, port = sys.argv[1].split(":")
 body = sys.argv[3].encode() if len(sys.argv) > 3 else b""
+fields = {}
+auth = os.environ.get("REMOTING_AUTH", "")
+if auth:
+    user, password = auth.split(":", 1)
+    fields["AccessKey"] = user
+    content = "".join(fields[k] for k in sorted(fields)).encode() + body
+    fields["Signature"] = base64.b64encode(
+        hmac.new(password.encode(), content, hashlib.sha1).digest()).decode()
 header = json.dumps({"code": int(sys.argv[2]), "language": "OTHER", "version": 0,
-                     "opaque": 1, "flag": 0, "extFields": {}}).encode()
+                     "opaque": 1, "flag": 0, "extFields": fields}).encode()
 try:
     s = socket.create_connection((host, int(port)), timeout=2)
     s.sendall(struct.pack(">II", 4 + len(header) + len(body), len(header)) + header + body)
@@ -149,6 +167,26 @@ waitTimeMillsInSendQueue=1000
 # re-register soon when a NameServer restarted
 registerNameServerPeriod=10000
 EOF
+  if [[ -n "${EC_TEST_ROCKETMQ_AUTH:-}" ]]; then
+    local user="${EC_TEST_ROCKETMQ_AUTH%%:*}" password="${EC_TEST_ROCKETMQ_AUTH#*:}"
+    [[ "$EC_TEST_ROCKETMQ_AUTH" == *:* && -n "$user" && -n "$password" ]] \
+      || die "EC_TEST_ROCKETMQ_AUTH must be USER:PASSWORD"
+    cat >>"$dir/broker.conf" <<EOF
+# ACL 2.0: every request is authenticated (signed with a user's password) and
+# authorized (the user's ACLs; a super user may do anything)
+authenticationEnabled=true
+authenticationProvider=org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider
+authenticationMetadataProvider=org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider
+authorizationEnabled=true
+authorizationProvider=org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider
+authorizationMetadataProvider=org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider
+initAuthenticationUser={"username":"$user","password":"$password"}
+innerClientAuthenticationCredentials={"accessKey":"$user","secretKey":"$password"}
+EOF
+    echo "$EC_TEST_ROCKETMQ_AUTH" >"$dir/auth"
+  else
+    rm -f "$dir/auth"
+  fi
   echo "NAMESRV_PORT=$nport BROKER_PORT=$bport HA_PORT=$hport" >"$dir/ports"
 }
 
@@ -185,7 +223,8 @@ wait_broker_registered() {
     if grep -q 'boot success' "$dir/broker.log"; then
       namesrv_lists "$namesrv" "$addr" && return 0
       if ((nudged % 10 == 0)); then
-        remoting "$addr" 25 "brokerPermission=6" >/dev/null || true
+        REMOTING_AUTH="$(cat "$dir/auth" 2>/dev/null || true)" \
+          remoting "$addr" 25 "brokerPermission=6" >/dev/null || true
       fi
       nudged=$((nudged + 1))
     fi

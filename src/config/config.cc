@@ -196,6 +196,8 @@ void ReadRocketMq(MapReader& r, dispatch::RocketMqChannelOptions* c) {
   if (r.String("topic-prefix", &prefix)) c->topic_prefix = prefix;
   r.Int("send-timeout-ms", &c->send_timeout_ms, 100, 60000);
   r.Int("consume-timeout-ms", &c->consume_timeout_ms, 100, 60000);
+  r.String("access-key", &c->access_key);
+  r.String("secret-key", &c->secret_key);
   r.Finish();
 }
 
@@ -246,6 +248,8 @@ void ApplyEnvOverrides(AppConfig* c) {
   ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
   ApplyEnv("EXPORT_CENTER_METRICS_TOKEN", &c->auth.metrics_bearer_token, c);
   ApplyEnv("EXPORT_CENTER_ROCKETMQ_NAMESRV", &c->channel.rocketmq.namesrv_addr, c);
+  ApplyEnv("EXPORT_CENTER_ROCKETMQ_ACCESS_KEY", &c->channel.rocketmq.access_key, c);
+  ApplyEnv("EXPORT_CENTER_ROCKETMQ_SECRET_KEY", &c->channel.rocketmq.secret_key, c);
   ApplyEnv("EXPORT_CENTER_S3_ACCESS_KEY", &c->storage.s3.access_key, c);
   ApplyEnv("EXPORT_CENTER_S3_SECRET_KEY", &c->storage.s3.secret_key, c);
   for (auto& [name, ds] : c->datasources) {
@@ -442,6 +446,20 @@ void CheckRocketMq(const AppConfig& c, ErrorList* errors) {
     errors->Add("channel.rocketmq.topic-prefix",
                 Quote(*r.topic_prefix) + " cannot start a RocketMQ topic or group name",
                 "\"\" or up to 64 letters, digits, - and _");
+  }
+  // Half a credential would sign nothing the broker accepts: refuse it here,
+  // not as authentication failures at run time.
+  if (!r.access_key.empty() && r.secret_key.empty()) {
+    errors->Add("channel.rocketmq.secret-key",
+                "is required when channel.rocketmq.access-key is set (or set "
+                "EXPORT_CENTER_ROCKETMQ_SECRET_KEY)",
+                "the RocketMQ user's password (5.x) or secretKey (4.x plain ACL)");
+  }
+  if (r.access_key.empty() && !r.secret_key.empty()) {
+    errors->Add("channel.rocketmq.access-key",
+                "is required when channel.rocketmq.secret-key is set (or set "
+                "EXPORT_CENTER_ROCKETMQ_ACCESS_KEY)",
+                "the RocketMQ user name (5.x) or accessKey (4.x plain ACL)");
   }
   // A send must end within the outbox claim that made it, or another
   // publisher could claim and send the row while the first send still runs.

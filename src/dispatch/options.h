@@ -72,6 +72,12 @@ struct RocketMqChannelOptions {
   // of its long-poll), offset commit, send-back, heartbeat; route look-ups;
   // `rocketmq init`'s admin requests.
   int consume_timeout_ms = 3000;
+  // A cluster with ACL enabled: the user (5.x) or accessKey (4.x plain ACL)
+  // and its password / secretKey; every request the center sends is signed
+  // with them (docs/deploy.md#required-permissions). Both empty: unsigned.
+  // Env EXPORT_CENTER_ROCKETMQ_ACCESS_KEY / EXPORT_CENTER_ROCKETMQ_SECRET_KEY win.
+  std::string access_key;
+  std::string secret_key;
 };
 
 struct ChannelOptions {

@@ -66,7 +66,7 @@ ClientInstance::ClientInstance(const ClientOptions& options,
       client_id_(MakeClientId(options)),
       remoting_(std::make_unique<remoting::RemotingClient>(
           remoting::RemotingClientOptions{options.request_timeout, options.reconnect_backoff_min,
-                                          options.reconnect_backoff_max},
+                                          options.reconnect_backoff_max, options.credentials},
           std::move(handler))),
       message_id_prefix_(MakeMessageIdPrefix()) {}
 
@@ -167,6 +167,24 @@ std::string ClientInstance::NewMessageId() {
   return message_id_prefix_ + HexBytes(tail, sizeof tail);
 }
 
+bool IsAuthenticationRemark(const std::string& remark) {
+  std::string lower(remark);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // The broker's authentication failures (5.x DefaultAuthenticationHandler:
+  // "check signature failed.", "username cannot be null." when no AccessKey
+  // was sent, "User:x is not found.", "User:x is disabled."; 4.x plain ACL:
+  // "... accessKey ...", "Check signature failed ...").
+  // 5.x authorization's refusal names the resource, which may contain any
+  // of the words below: it is never an authentication failure.
+  if (lower.find("has no permission to access") != std::string::npos) return false;
+  for (const char* word : {"signature", "username", "accesskey", "authentication"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return lower.rfind("user:", 0) == 0 && (lower.find("not found") != std::string::npos ||
+                                          lower.find("disabled") != std::string::npos);
+}
+
 Status CodeStatus(int code, std::string_view what, const std::string& remark) {
   const std::string message = std::string(what) + ": broker answered code " + std::to_string(code) +
                               (remark.empty() ? "" : " (" + remark + ")");
@@ -188,7 +206,15 @@ Status CodeStatus(int code, std::string_view what, const std::string& remark) {
     case rc::kPullNotFound:
       return NotFound(message);
     case rc::kNoPermission:
-      return PermissionDenied(message);
+      // One response code for both ACL checks: tell a bad or missing key
+      // (the operator's fix: the credentials) from a user without a right.
+      if (IsAuthenticationRemark(remark)) {
+        return Unauthenticated(std::string(what) +
+                               ": RocketMQ authentication failed: the broker refused the "
+                               "request's credentials (" +
+                               remark + "); check the access key and secret key");
+      }
+      return PermissionDenied(message + ": the RocketMQ user lacks this permission");
     case rc::kMessageIllegal:
     case rc::kInvalidParameter:
       return InvalidArgument(message);

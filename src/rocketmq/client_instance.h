@@ -75,7 +75,13 @@ class ClientInstance {
 // Unavailable.
 Status ResponseStatus(const StatusOr<remoting::RemotingCommand>& response, std::string_view what);
 // A non-SUCCESS response code as a Status (see docs/rocketmq.md#errors).
+// NO_PERMISSION is Unauthenticated when the remark is an authentication
+// failure (IsAuthenticationRemark), else PermissionDenied.
 Status CodeStatus(int code, std::string_view what, const std::string& remark);
+
+// Whether a NO_PERMISSION remark says the credentials were refused (missing,
+// unknown user, bad signature) rather than a right the user lacks.
+bool IsAuthenticationRemark(const std::string& remark);
 
 // Java's String.hashCode of a UTF-8 string (over its UTF-16 code units): the
 // tag code the broker filters on.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "rocketmq/remoting/acl_signer.h"
 
 namespace export_center::rocketmq {
 
@@ -27,6 +28,9 @@ struct ClientOptions {
   // Reconnect back-off to an address that failed: doubles from min to max.
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{5000};
+  // Signs every request for a cluster with ACL enabled (docs/rocketmq.md#acl);
+  // empty: requests go unsigned, as before.
+  remoting::AclCredentials credentials;
 };
 
 // "h:p;h:p" (also ',' or whitespace separated) -> {"h:p", "h:p"}.

@@ -19,6 +19,12 @@ namespace {
 
 using remoting::RemotingCommand;
 namespace code = remoting::request_code;
+
+// The broker refused the credentials or a right (ACL): nothing heals it but
+// the operator, unlike a broker that is down.
+bool IsAccessRefused(const Status& s) {
+  return s.code() == StatusCode::kUnauthenticated || s.code() == StatusCode::kPermissionDenied;
+}
 namespace rc = remoting::response_code;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -286,7 +292,12 @@ class ClusterConsumer::Impl {
       Status s = ResponseStatus(
           client_->remoting().Invoke(addr, std::move(request), options_.client.request_timeout),
           "heartbeat to " + addr);
-      if (!s.ok()) spdlog::debug("rocketmq consumer {}: {}", options_.group, s.ToString());
+      if (!s.ok()) {
+        // Refused credentials or rights are the operator's to fix: say so
+        // (every heartbeat interval); anything else heals by itself.
+        spdlog::log(IsAccessRefused(s) ? spdlog::level::warn : spdlog::level::debug,
+                    "rocketmq consumer {}: {}", options_.group, s.ToString());
+      }
     }
   }
 
@@ -401,8 +412,11 @@ class ClusterConsumer::Impl {
       if (!offset.ok()) {
         q.pull_failures++;
         q.next_pull_at = Clock::now() + PullBackoff(q.pull_failures);
-        spdlog::debug("rocketmq consumer {}: offset of {}: {}", options_.group, mq.ToString(),
-                      offset.status().ToString());
+        const bool say = IsAccessRefused(offset.status()) &&
+                         (q.pull_failures == 1 || q.pull_failures % 100 == 0);
+        spdlog::log(say ? spdlog::level::warn : spdlog::level::debug,
+                    "rocketmq consumer {}: offset of {}: {}", options_.group, mq.ToString(),
+                    offset.status().ToString());
         continue;
       }
       q.offset_loaded = true;

@@ -131,6 +131,8 @@ class Producer::Impl {
       last = ResponseStatus(response, "send to " + queue->ToString() + " at " + *addr);
       if (last.code() == StatusCode::kInvalidArgument)
         return last;  // the broker refuses this message
+      if (last.code() == StatusCode::kUnauthenticated)
+        return last;  // every broker of the cluster checks the same credentials
       spdlog::debug("rocketmq producer: {}", last.ToString());
       failed_broker = queue->broker_name;
       // The route may be stale (broker gone, topic moved): look again once.

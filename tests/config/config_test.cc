@@ -46,7 +46,8 @@ class ConfigTest : public ::testing::Test {
          {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
           "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
           "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "EXPORT_CENTER_S3_ACCESS_KEY",
-          "EXPORT_CENTER_S3_SECRET_KEY", "EXPORT_CENTER_ROCKETMQ_NAMESRV"}) {
+          "EXPORT_CENTER_S3_SECRET_KEY", "EXPORT_CENTER_ROCKETMQ_NAMESRV",
+          "EXPORT_CENTER_ROCKETMQ_ACCESS_KEY", "EXPORT_CENTER_ROCKETMQ_SECRET_KEY"}) {
       unsetenv(name);
     }
   }
@@ -500,6 +501,40 @@ TEST_F(ConfigTest, RocketMqNameServerFromTheEnvironmentWins) {
   c = Parse(std::string(kMinimal) + "channel: {kind: rocketmq, rocketmq: {topic-prefix: t-}}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->channel.rocketmq.namesrv_addr, "127.0.0.2:9876");
+}
+
+TEST_F(ConfigTest, RocketMqCredentialsFromTheFileOrTheEnvironmentAndBothOrNeither) {
+  const std::string head = std::string(kMinimal) +
+                           "channel: {kind: rocketmq, rocketmq: {namesrv-addr: \"h:9876\", "
+                           "topic-prefix: t-";
+  StatusOr<AppConfig> c = Parse(head + "}}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.access_key, "") << "unsigned unless configured";
+  EXPECT_EQ(c->channel.rocketmq.secret_key, "");
+  c = Parse(head + ", access-key: center, secret-key: file-secret}}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.access_key, "center");
+  EXPECT_EQ(c->channel.rocketmq.secret_key, "file-secret");
+
+  // The secret need not live in the file.
+  setenv("EXPORT_CENTER_ROCKETMQ_SECRET_KEY", "env-secret", 1);
+  c = Parse(head + ", access-key: center}}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.secret_key, "env-secret");
+  setenv("EXPORT_CENTER_ROCKETMQ_ACCESS_KEY", "env-center", 1);
+  c = Parse(head + ", access-key: center, secret-key: file-secret}}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.access_key, "env-center");
+  EXPECT_EQ(c->channel.rocketmq.secret_key, "env-secret");
+  unsetenv("EXPORT_CENTER_ROCKETMQ_ACCESS_KEY");
+  unsetenv("EXPORT_CENTER_ROCKETMQ_SECRET_KEY");
+
+  ExpectProblem(head + ", access-key: center}}\n",
+                "channel.rocketmq.secret-key: is required when channel.rocketmq.access-key is "
+                "set (or set EXPORT_CENTER_ROCKETMQ_SECRET_KEY)");
+  ExpectProblem(head + ", secret-key: s}}\n",
+                "channel.rocketmq.access-key: is required when channel.rocketmq.secret-key is "
+                "set (or set EXPORT_CENTER_ROCKETMQ_ACCESS_KEY)");
 }
 #endif
 

@@ -23,6 +23,8 @@ namespace export_center::dispatch {
 #ifdef EXPORT_CENTER_WITH_ROCKETMQ
 // rocketmq/rocketmq_channel_backend.cc: a real broker for the whole binary.
 std::unique_ptr<ChannelBackend> NewRocketMqChannelBackend();
+// The same on a broker with ACL 2.0 on, every request signed.
+std::unique_ptr<ChannelBackend> NewRocketMqAclChannelBackend();
 #endif
 
 namespace {
@@ -346,6 +348,7 @@ std::vector<BackendParam> Backends() {
       {"embedded", [] { return std::make_unique<EmbeddedBackend>(); }, false}};
 #ifdef EXPORT_CENTER_WITH_ROCKETMQ
   out.push_back({"rocketmq", [] { return NewRocketMqChannelBackend(); }, true});
+  out.push_back({"rocketmq_acl", [] { return NewRocketMqAclChannelBackend(); }, true});
 #endif
   return out;
 }

@@ -63,9 +63,11 @@ class ScriptServer:
         self.dir = tempfile.mkdtemp(prefix=prefix)
         self.address = None
 
-    def start(self, timeout=300):
+    def start(self, timeout=300, env=None):
+        """`env`: extra variables for the script (EC_TEST_ROCKETMQ_AUTH...)."""
         out = subprocess.run([self.script, "start", self.dir], check=True, capture_output=True,
-                             text=True, timeout=timeout).stdout
+                             text=True, timeout=timeout,
+                             env=None if env is None else {**os.environ, **env}).stdout
         self.address = out.strip().splitlines()[-1]
         return self.address
 
@@ -426,9 +428,9 @@ class Cluster:
                                     log="customer-service.log")
         wait_http(self.provider_base + "/healthz", self.provider)
 
-    def start_center(self):
+    def start_center(self, env=None):
         self.center = self._spawn("export-center", "serve", "--config", self.config,
-                                  log="center.log")
+                                  log="center.log", env=env)
         wait_http(self.base + "/healthz", self.center, timeout=60)
 
     def start(self):
@@ -482,12 +484,12 @@ class Cluster:
         with open(os.path.join(self.dir, name), encoding="utf-8", errors="replace") as f:
             return f.read()
 
-    def rocketmq_init(self, timeout=120):
+    def rocketmq_init(self, timeout=120, env=None):
         """`export-center rocketmq init` with the center's config: the topics
         and groups its channel needs."""
         r = subprocess.run([os.path.join(self.build_dir, "export-center"), "rocketmq", "init",
                             "--config", self.config], capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, env=None if env is None else {**os.environ, **env})
         if r.returncode != 0:
             raise RuntimeError(f"rocketmq init failed ({r.returncode}): {r.stderr}{r.stdout}")
         return r.stdout

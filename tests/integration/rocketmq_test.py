@@ -261,6 +261,66 @@ class RocketMq(unittest.TestCase):
         self.assert_one_file_each(c, [task_id])
 
 
+    # ---- 5. a cluster with ACL on -------------------------------------------------------
+
+    def test_acl_broker_signed_requests_work_and_refused_credentials_lose_nothing(self):
+        """A broker with ACL 2.0 on (authentication + authorization): the
+        secret from EXPORT_CENTER_ROCKETMQ_SECRET_KEY; a wrong one makes
+        `rocketmq init` fail at once naming authentication, and `serve` keep
+        the outbox row PENDING with that error until restarted with the right
+        one, when the export runs."""
+        user, secret = "center", "center-acl-secret"
+        mq = ScriptServer("test-rocketmq.sh", "ec-mq-acl-")
+        self.addCleanup(mq.stop)
+        namesrv = mq.start(env={"EC_TEST_ROCKETMQ_AUTH": f"{user}:{secret}"})
+        prefix = f"acl-{uuid.uuid4().hex[:8]}-"
+        c = Cluster(BUILD_DIR, seed=1000, prefix="ec-mq-acl-", snapshot_binaries=True,
+                    overrides=deep_merge(FAST, rocketmq_channel(namesrv, prefix,
+                                                                **{"access-key": user})))
+        self.addCleanup(c.cleanup)
+        right = {"EXPORT_CENTER_ROCKETMQ_SECRET_KEY": secret}
+        wrong = {"EXPORT_CENTER_ROCKETMQ_SECRET_KEY": "not-the-secret"}
+        # The config names a key and no secret: every command that loads it
+        # (`token` too) needs the variable; the runs below override it.
+        os.environ.update(right)
+        self.addCleanup(os.environ.pop, "EXPORT_CENTER_ROCKETMQ_SECRET_KEY", None)
+
+        started = time.time()
+        with self.assertRaises(RuntimeError) as refused:
+            c.rocketmq_init(env=wrong)
+        self.assertIn("authentication failed", str(refused.exception))
+        self.assertIn("check signature failed", str(refused.exception))
+        self.assertLess(time.time() - started, 30, "refused at once, not after init's wait")
+        self.assertIn(prefix + "export-center-command-v1", c.rocketmq_init(env=right))
+
+        c.start_provider()
+        token = c.token("mq-user", "1")
+        c.start_center(env=wrong)
+        task_id = self.create(c, {"keyword": "科技"}, token)
+        # The publisher retries every second (FAST): between its claims the
+        # row is back to PENDING with the broker's refusal as its error.
+        deadline = time.time() + 20
+        waiting = None
+        while waiting is None and time.time() < deadline:
+            rows = c.outbox_rows(task_id)
+            self.assertEqual(len(rows), 1)
+            self.assertNotEqual(rows[0]["status"], "SENT")
+            if rows[0]["status"] == "PENDING" and rows[0]["attempt_count"] >= 2:
+                waiting = rows[0]
+            time.sleep(0.1)
+        self.assertIsNotNone(waiting, "nothing lost: the row waits, PENDING, retried")
+        self.assertIn("authentication failed", waiting["last_error"])
+        self.assertIn("check signature failed", waiting["last_error"])
+        self.assertEqual(c.task_row(task_id)["status"], "PENDING")
+        self.assertIn("RocketMQ authentication failed", c.log())
+
+        c.stop_center()
+        c.start_center(env=right)
+        [row] = self.wait_all_terminal(c, [task_id], timeout=60)
+        self.assertEqual(row["status"], "SUCCEEDED", row)
+        self.assertEqual(c.outbox_rows(task_id)[0]["status"], "SENT")
+
+
 if __name__ == "__main__":
     BUILD_DIR = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

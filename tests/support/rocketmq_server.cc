@@ -31,14 +31,24 @@ bool HaveJava() {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<RocketMqServer>> RocketMqServer::Start() {
+StatusOr<std::unique_ptr<RocketMqServer>> RocketMqServer::Start() { return StartWithEnv(""); }
+
+StatusOr<std::unique_ptr<RocketMqServer>> RocketMqServer::StartWithAcl(
+    const std::string& user, const std::string& password) {
+  if (user.empty() || password.empty() || user.find(':') != std::string::npos) {
+    return InvalidArgument("an ACL test broker needs a user without ':' and a password");
+  }
+  return StartWithEnv(user + ":" + password);
+}
+
+StatusOr<std::unique_ptr<RocketMqServer>> RocketMqServer::StartWithEnv(const std::string& auth) {
   if (!HaveJava()) return Unavailable("no java on PATH: the test broker needs Java 17");
   std::unique_ptr<RocketMqServer> server(new RocketMqServer());
   char tmpl[] = "/tmp/ec-rmq-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return Internal("mkdtemp failed");
   server->dir_ = tmpl;  // from here on the destructor cleans up
   server->running_ = true;
-  EC_RETURN_IF_ERROR(server->RunScript("start"));
+  EC_RETURN_IF_ERROR(server->RunScript("start", auth));
   server->namesrv_addr_ = ReadFirstLine(server->dir_ + "/namesrv");
   std::istringstream ports(ReadFirstLine(server->dir_ + "/ports"));
   std::string field;
@@ -51,10 +61,13 @@ StatusOr<std::unique_ptr<RocketMqServer>> RocketMqServer::Start() {
   return server;
 }
 
-Status RocketMqServer::RunScript(const std::string& command) {
+Status RocketMqServer::RunScript(const std::string& command, const std::string& auth) {
   const std::string log = dir_ + "/script.log";
-  EC_ASSIGN_OR_RETURN(pid_t pid,
-                      SpawnLogged({"/bin/bash", EC_TEST_ROCKETMQ_SCRIPT, command, dir_}, log));
+  // env(1) sets the script's EC_TEST_ROCKETMQ_AUTH without touching this
+  // process's environment (other threads may read it).
+  EC_ASSIGN_OR_RETURN(pid_t pid, SpawnLogged({"/usr/bin/env", "EC_TEST_ROCKETMQ_AUTH=" + auth,
+                                              "/bin/bash", EC_TEST_ROCKETMQ_SCRIPT, command, dir_},
+                                             log));
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }

@@ -23,6 +23,11 @@ class RocketMqServer {
   // Maven), Internal when the servers fail to start (the log tail is in the
   // message). Takes a few seconds.
   static StatusOr<std::unique_ptr<RocketMqServer>> Start();
+  // The same with ACL 2.0 on: authentication and authorization enabled and
+  // `user` (password `password`) the broker's super user; every request must
+  // be signed (scripts/test-rocketmq.sh, EC_TEST_ROCKETMQ_AUTH).
+  static StatusOr<std::unique_ptr<RocketMqServer>> StartWithAcl(const std::string& user,
+                                                                const std::string& password);
 
   ~RocketMqServer();
   RocketMqServer(const RocketMqServer&) = delete;
@@ -47,7 +52,8 @@ class RocketMqServer {
 
  private:
   RocketMqServer() = default;
-  Status RunScript(const std::string& command);
+  static StatusOr<std::unique_ptr<RocketMqServer>> StartWithEnv(const std::string& auth);
+  Status RunScript(const std::string& command, const std::string& auth = "");
 
   std::string dir_;
   std::string namesrv_addr_;

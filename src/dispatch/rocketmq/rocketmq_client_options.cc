@@ -15,6 +15,11 @@ StatusOr<rocketmq::ClientOptions> RocketMqClientOptions(const ChannelOptions& op
   rocketmq::ClientOptions client;
   EC_ASSIGN_OR_RETURN(client.namesrv_addrs,
                       rocketmq::ParseNamesrvAddr(options.rocketmq.namesrv_addr));
+  if (options.rocketmq.access_key.empty() != options.rocketmq.secret_key.empty()) {
+    return InvalidArgument(
+        "channel.rocketmq.access-key and channel.rocketmq.secret-key go together");
+  }
+  client.credentials = {options.rocketmq.access_key, options.rocketmq.secret_key};
   client.request_timeout = std::chrono::milliseconds(options.rocketmq.consume_timeout_ms);
   // A client id of its own for every client object: the allocation of queues
   // is by sorted client ids, so two channels in one process (tests, the

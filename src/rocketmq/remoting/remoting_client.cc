@@ -54,6 +54,7 @@ class RemotingClient::Loop {
     }
     request.opaque = next_opaque_.fetch_add(1);
     request.flag &= ~kFlagOneway;
+    SignRequest(options_.credentials, &request);  // here, on the caller's thread, not the I/O one
     asio::post(
         io_, [this, addr, request = std::move(request), timeout, done = std::move(done)]() mutable {
           Send(addr, std::move(request), timeout, std::move(done));
@@ -64,6 +65,7 @@ class RemotingClient::Loop {
     if (stopped_.load()) return;
     request.opaque = next_opaque_.fetch_add(1);
     request.flag |= kFlagOneway;
+    SignRequest(options_.credentials, &request);
     asio::post(io_, [this, addr, request = std::move(request)]() mutable {
       Send(addr, std::move(request), std::chrono::milliseconds(0), nullptr);
     });

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "rocketmq/remoting/acl_signer.h"
 #include "rocketmq/remoting/remoting_command.h"
 
 namespace export_center::rocketmq::remoting {
@@ -32,6 +33,11 @@ struct RemotingClientOptions {
   // a back-off that doubles from min to max with each failure.
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{5000};
+  // When enabled, every request this client sends (two-way and one-way, to
+  // NameServers and brokers) is signed here, in one place (acl_signer.h);
+  // the answers to requests a server sent us are not (nor are the Java
+  // client's).
+  AclCredentials credentials;
 };
 
 class RemotingClient {

@@ -1,7 +1,8 @@
 // The RocketMQ backend of the CommandChannel contract suite: one real
 // NameServer + broker for the whole test binary (tests/support), fresh topics
 // and groups per test — a new topic prefix, set up by InitRocketMq exactly as
-// `export-center rocketmq init` does.
+// `export-center rocketmq init` does. A second backend runs the same on a
+// broker with ACL 2.0 on, every request signed.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -19,10 +20,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The user and password of the ACL broker's super user.
+constexpr char kAclUser[] = "contract";
+constexpr char kAclPassword[] = "contract-secret";
+
 class RocketMqBackend final : public ChannelBackend {
  public:
-  RocketMqBackend() {
-    auto started = testing::RocketMqServer::Start();
+  // `acl`: the broker runs with authentication and authorization on and the
+  // channel signs every request.
+  explicit RocketMqBackend(bool acl) : acl_(acl) {
+    auto started = acl ? testing::RocketMqServer::StartWithAcl(kAclUser, kAclPassword)
+                       : testing::RocketMqServer::Start();
     if (!started.ok()) {
       // A real-server test that cannot start its server fails: never a skip.
       std::fprintf(stderr, "cannot start the test broker: %s\n",
@@ -40,6 +48,10 @@ class RocketMqBackend final : public ChannelBackend {
     options_.rocketmq.namesrv_addr = server_->namesrv_addr();
     options_.rocketmq.topic_prefix =
         "contract-" + std::to_string(getpid()) + "-" + std::to_string(++round) + "-";
+    if (acl_) {
+      options_.rocketmq.access_key = kAclUser;
+      options_.rocketmq.secret_key = kAclPassword;
+    }
     Status s = InitRocketMq(
         options_, [](const std::string&) {}, 60s);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -59,6 +71,7 @@ class RocketMqBackend final : public ChannelBackend {
   std::chrono::milliseconds QuietWindow() const override { return 3s; }
 
  private:
+  const bool acl_;
   std::unique_ptr<testing::RocketMqServer> server_;
   ChannelOptions options_;
 };
@@ -66,7 +79,11 @@ class RocketMqBackend final : public ChannelBackend {
 }  // namespace
 
 std::unique_ptr<ChannelBackend> NewRocketMqChannelBackend() {
-  return std::make_unique<RocketMqBackend>();
+  return std::make_unique<RocketMqBackend>(false);
+}
+
+std::unique_ptr<ChannelBackend> NewRocketMqAclChannelBackend() {
+  return std::make_unique<RocketMqBackend>(true);
 }
 
 }  // namespace export_center::dispatch
