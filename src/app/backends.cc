@@ -92,7 +92,21 @@ Status InitCommandChannel(const dispatch::ChannelOptions& config,
                          ": only a rocketmq channel has topics and groups to create");
 }
 
-namespace {
+StatusOr<std::string> CheckExportStorage(const storage::StorageOptions& config) {
+  if (config.kind == "local") return storage::CheckLocalExportRoot(config.root);
+#ifdef EXPORT_CENTER_WITH_S3
+  if (config.kind == "s3") return storage::CheckS3ExportStorage(config.s3);
+#endif
+  return OpenExportStorage(config).status();  // the opener's "not built in"
+}
+
+StatusOr<std::string> CheckCommandChannel(const dispatch::ChannelOptions& config) {
+  if (config.kind == "embedded") return std::string("embedded: in this process, nothing to reach");
+#ifdef EXPORT_CENTER_WITH_ROCKETMQ
+  if (config.kind == "rocketmq") return dispatch::CheckRocketMq(config);
+#endif
+  return OpenCommandChannel(config).status();  // the opener's "not built in"
+}
 
 StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
     const source::DatasourceOptions& ds) {
@@ -108,6 +122,8 @@ StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
 #endif
   return InvalidArgument("datasource " + ds.name + ": kind " + ds.kind + " is not built in");
 }
+
+namespace {
 
 StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
     const source::ProviderClientOptions& client, metrics::ExportMetrics* metrics,

@@ -20,6 +20,10 @@
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 
+namespace export_center::source {
+class ReadOnlyDatasource;  // source/datasource/read_only_datasource.h
+}  // namespace export_center::source
+
 namespace export_center::app {
 
 StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseOptions& config);
@@ -27,6 +31,18 @@ StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
     const storage::StorageOptions& config);
 StatusOr<std::unique_ptr<dispatch::CommandChannel>> OpenCommandChannel(
     const dispatch::ChannelOptions& config);
+// `export-center check`: whether the configured storage and command channel
+// would work, changing nothing (but the one marker object an S3 check writes
+// and deletes: storage::CheckS3ExportStorage). A line saying what was found;
+// the backend's error otherwise. A local root that does not exist yet is
+// not created.
+StatusOr<std::string> CheckExportStorage(const storage::StorageOptions& config);
+// embedded: nothing to reach. rocketmq: dispatch::CheckRocketMq.
+StatusOr<std::string> CheckCommandChannel(const dispatch::ChannelOptions& config);
+// The read-only datasource `ds` names (config `datasources:`); no I/O yet
+// for sqlite and postgres, a connect for mysql.
+StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
+    const source::DatasourceOptions& ds);
 // `export-center rocketmq init`: creates the channel's topics and groups on the
 // cluster `config` names (docs/deploy.md#export-center-rocketmq-init), printing
 // a line per step to `report`. InvalidArgument unless channel.kind is rocketmq

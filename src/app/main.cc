@@ -1,6 +1,7 @@
 // export-center: the command line. Subcommands:
 //   serve   --config FILE          run API, publisher, consumers and reconciler
 //   migrate --config FILE          create or upgrade the schema, then exit
+//   check   --config FILE [--json] check the configuration end to end, changing nothing
 //   token   --config FILE --user U --tenant T --app PLATFORM|MERCHANT --perm P ...
 //                                   print a development JWT
 //   demo    --config FILE          serve + the sample customer service + one export
@@ -20,6 +21,7 @@
 
 #include "api/auth.h"
 #include "app/backends.h"
+#include "app/check_command.h"
 #include "app/commands.h"
 #include "config/config.h"
 #include "source/sql_template/sql_render_command.h"
@@ -81,6 +83,11 @@ int main(int argc, char** argv) {
   serve->add_option("--config", config_path, "YAML configuration file")->required();
   auto* migrate = cli.add_subcommand("migrate", "create or upgrade the database schema");
   migrate->add_option("--config", config_path, "YAML configuration file")->required();
+  auto* check = cli.add_subcommand(
+      "check", "check store, storage, channel, datasources, provider services and auth");
+  check->add_option("--config", config_path, "YAML configuration file")->required();
+  bool check_json = false;
+  check->add_flag("--json", check_json, "one JSON object per step");
   auto* demo = cli.add_subcommand("demo", "run the center with the sample customer service");
   demo->add_option("--config", config_path, "YAML configuration file")->required();
 
@@ -131,6 +138,7 @@ int main(int argc, char** argv) {
 
   if (serve->parsed()) return ec::app::RunServe(config_path);
   if (migrate->parsed()) return RunMigrate(config_path);
+  if (check->parsed()) return ec::app::RunCheck(config_path, check_json);
   if (token->parsed()) return RunToken(config_path, token_options);
   if (demo->parsed()) return ec::app::RunDemo(config_path);
   if (rocketmq_init->parsed()) return RunRocketMqInit(config_path);

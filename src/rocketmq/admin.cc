@@ -69,6 +69,23 @@ class Admin::Impl {
                           "create subscription group " + spec.group + " on " + broker_addr);
   }
 
+  StatusOr<std::vector<std::string>> ListSubscriptionGroups(const std::string& broker_addr) {
+    StatusOr<RemotingCommand> response =
+        Invoke(broker_addr, RemotingCommand::Request(code::kGetAllSubscriptionGroupConfig));
+    EC_RETURN_IF_ERROR(ResponseStatus(response, "subscription groups of " + broker_addr));
+    // {"subscriptionGroupTable": {"<group>": {...}, ...}, "dataVersion": {...}}
+    nlohmann::json body =
+        nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+    if (!body.is_object() || !body.contains("subscriptionGroupTable") ||
+        !body["subscriptionGroupTable"].is_object()) {
+      return Internal("subscription groups of " + broker_addr +
+                      ": the answer has no subscriptionGroupTable object");
+    }
+    std::vector<std::string> groups;
+    for (const auto& entry : body["subscriptionGroupTable"].items()) groups.push_back(entry.key());
+    return groups;  // nlohmann's object keeps its keys sorted
+  }
+
   StatusOr<TopicRoute> GetTopicRoute(const std::string& topic) {
     return client_.FetchTopicRoute(topic);
   }
@@ -126,6 +143,9 @@ Status Admin::CreateOrUpdateTopic(const std::string& broker_addr, const TopicSpe
 Status Admin::CreateOrUpdateSubscriptionGroup(const std::string& broker_addr,
                                               const SubscriptionGroupSpec& spec) {
   return impl_->CreateOrUpdateSubscriptionGroup(broker_addr, spec);
+}
+StatusOr<std::vector<std::string>> Admin::ListSubscriptionGroups(const std::string& broker_addr) {
+  return impl_->ListSubscriptionGroups(broker_addr);
 }
 StatusOr<TopicRoute> Admin::GetTopicRoute(const std::string& topic) {
   return impl_->GetTopicRoute(topic);

@@ -93,6 +93,11 @@ class Admin {
   Status CreateOrUpdateSubscriptionGroup(const std::string& broker_addr,
                                          const SubscriptionGroupSpec& spec);
 
+  // The names of the subscription groups the broker at `broker_addr` holds
+  // (GET_ALL_SUBSCRIPTIONGROUP_CONFIG), sorted; read-only. Codes as
+  // CreateOrUpdateTopic, Internal for a body that is not the broker's JSON.
+  StatusOr<std::vector<std::string>> ListSubscriptionGroups(const std::string& broker_addr);
+
   // The route the NameServer has for `topic` (GET_ROUTEINFO_BY_TOPIC).
   // NotFound when the topic does not exist, Unavailable when no NameServer
   // answers.

@@ -333,4 +333,42 @@ StatusOr<std::unique_ptr<ExportStorage>> NewLocalExportStorage(const std::string
   return std::unique_ptr<ExportStorage>(new LocalExportStorage(text));
 }
 
+namespace {
+
+// A folder this process may create entries in; access() also sees a
+// read-only mount (EROFS), which the mode bits do not show.
+Status CheckWritableFolder(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    return Unavailable("storage: " + path.string() + " is not a folder");
+  }
+  if (::access(path.c_str(), W_OK | X_OK) != 0) {
+    return Unavailable("storage: " + path.string() + " is not writable: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::string> CheckLocalExportRoot(const std::string& root_dir) {
+  if (root_dir.empty()) return InvalidArgument("storage: empty root directory");
+  std::error_code ec;
+  std::filesystem::path root = std::filesystem::absolute(root_dir, ec).lexically_normal();
+  if (ec) return Unavailable("storage: bad root " + root_dir + ": " + ec.message());
+  if (!root.has_filename()) root = root.parent_path();  // "dir/" names dir
+  if (std::filesystem::exists(root, ec)) {
+    EC_RETURN_IF_ERROR(CheckWritableFolder(root));
+    const std::filesystem::path exports = root / "exports";
+    if (std::filesystem::exists(exports, ec)) EC_RETURN_IF_ERROR(CheckWritableFolder(exports));
+    return "folder " + root.string() + " is writable";
+  }
+  std::filesystem::path ancestor = root.parent_path();
+  while (!std::filesystem::exists(ancestor, ec) && ancestor.has_relative_path()) {
+    ancestor = ancestor.parent_path();
+  }
+  EC_RETURN_IF_ERROR(CheckWritableFolder(ancestor));
+  return "folder " + root.string() + " does not exist yet; serve creates it in " +
+         ancestor.string() + ", which is writable";
+}
+
 }  // namespace export_center::storage

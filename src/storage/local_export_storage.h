@@ -21,4 +21,12 @@ namespace export_center::storage {
 // Unavailable when the directory cannot be created or is not writable.
 StatusOr<std::unique_ptr<ExportStorage>> NewLocalExportStorage(const std::string& root_dir);
 
+// `export-center check`: whether NewLocalExportStorage(root_dir) would succeed
+// and its writers could write, without creating or writing anything: the
+// root (and its exports/ folder, when present) is a writable folder, or, when
+// the root is missing, its nearest existing ancestor is one (serve creates the
+// rest). Returns a line saying what was found; Unavailable/InvalidArgument
+// naming the path otherwise.
+StatusOr<std::string> CheckLocalExportRoot(const std::string& root_dir);
+
 }  // namespace export_center::storage

@@ -243,6 +243,7 @@ class SqlTaskStore final : public TaskStore {
   // ---- schema ----
   Status Migrate() override;
   Status CheckGuardRow() override;
+  StatusOr<SchemaVersions> ReadSchemaVersions() override;
   StatusOr<int64_t> DatabaseNowMs() override;
 
   // ---- tasks ----
@@ -471,6 +472,11 @@ Status SqlTaskStore::CheckGuardRow() {
                     "; run `export-center migrate`");
   }
   return Status::Ok();
+}
+
+StatusOr<SchemaVersions> SqlTaskStore::ReadSchemaVersions() {
+  EC_ASSIGN_OR_RETURN(int current, CurrentSchemaVersion(*db_));
+  return SchemaVersions{current, LatestSchemaVersion()};
 }
 
 StatusOr<int64_t> SqlTaskStore::DatabaseNowMs() {

@@ -205,6 +205,12 @@ struct ExpiredArtifact {
   std::string object_key;
 };
 
+// The schema version a database holds beside the one this binary migrates to.
+struct SchemaVersions {
+  int current = 0;  // highest applied migration; 0 for an empty database
+  int latest = 0;   // store::LatestSchemaVersion() of this binary
+};
+
 class TaskStore {
  public:
   virtual ~TaskStore() = default;
@@ -214,6 +220,10 @@ class TaskStore {
   virtual Status Migrate() = 0;
   // Fails with Internal when the guard row is missing (start-up check).
   virtual Status CheckGuardRow() = 0;
+  // Reads the applied schema version without changing anything (`export-center
+  // check`). The error of the read when the version table cannot be read (a
+  // database never migrated has none). Idempotent; any thread.
+  virtual StatusOr<SchemaVersions> ReadSchemaVersions() = 0;
   // Current database time in epoch ms (for display and tests; never compared in C++).
   virtual StatusOr<int64_t> DatabaseNowMs() = 0;
 

@@ -24,6 +24,9 @@ class FaultyTaskStore : public store::TaskStore {
 
   Status Migrate() override { return inner_->Migrate(); }
   Status CheckGuardRow() override { return inner_->CheckGuardRow(); }
+  StatusOr<store::SchemaVersions> ReadSchemaVersions() override {
+    return inner_->ReadSchemaVersions();
+  }
   StatusOr<int64_t> DatabaseNowMs() override { return inner_->DatabaseNowMs(); }
   StatusOr<store::CreateResult> CreateTask(const store::NewTask& t,
                                            const store::CreateLimits& l) override {

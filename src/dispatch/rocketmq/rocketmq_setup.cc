@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -122,6 +123,47 @@ Status InitRocketMq(const ChannelOptions& options,
   report("producer group " + names.producer_group + " (needs no set-up); tag " +
          std::string(kRocketMqCommandTag));
   return Status::Ok();
+}
+
+StatusOr<std::string> CheckRocketMq(const ChannelOptions& options) {
+  EC_ASSIGN_OR_RETURN(rocketmq::ClientOptions client, RocketMqClientOptions(options, "check"));
+  const RocketMqNames names = RocketMqNamesFor(*options.rocketmq.topic_prefix);
+  const std::string& namesrv = options.rocketmq.namesrv_addr;
+  EC_ASSIGN_OR_RETURN(auto admin, rocketmq::Admin::Start(client));
+  auto brokers = admin->ListBrokers();
+  if (!brokers.ok()) return brokers.status().WithContext("NameServer " + namesrv);
+  std::vector<rocketmq::BrokerInfo> masters;
+  for (const auto& b : *brokers) {
+    if (b.broker_id == 0 && !b.addr.empty()) masters.push_back(b);
+  }
+  if (masters.empty()) return Unavailable("no broker is registered with the NameServer " + namesrv);
+
+  std::vector<std::string> missing;
+  for (const std::string& topic : {names.command_topic, names.dead_letter_topic}) {
+    auto route = admin->GetTopicRoute(topic);
+    if (route.status().code() == StatusCode::kNotFound) {
+      missing.push_back("topic " + topic);
+    } else if (!route.ok()) {
+      return route.status().WithContext("route of topic " + topic);
+    }
+  }
+  for (const rocketmq::BrokerInfo& b : masters) {
+    EC_ASSIGN_OR_RETURN(std::vector<std::string> groups, admin->ListSubscriptionGroups(b.addr));
+    for (const std::string& group : {names.worker_group, names.dlq_handler_group}) {
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) {
+        missing.push_back("group " + group + " on broker " + b.broker_name);
+      }
+    }
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return NotFound("missing on the cluster of NameServer " + namesrv + ": " + list +
+                    "; run `export-center rocketmq init`");
+  }
+  return "NameServer " + namesrv + ", " + std::to_string(masters.size()) +
+         " master broker(s): topics " + names.command_topic + " and " + names.dead_letter_topic +
+         ", groups " + names.worker_group + " and " + names.dlq_handler_group + " exist";
 }
 
 }  // namespace export_center::dispatch

@@ -28,4 +28,12 @@ Status InitRocketMq(const ChannelOptions& options,
                     const std::function<void(const std::string&)>& report,
                     std::chrono::seconds wait_for_broker = std::chrono::seconds(120));
 
+// `export-center check`: read-only. The NameServer answers and knows at least
+// one master broker, it routes the command topic and the dead-letter topic,
+// and every master holds the worker and DLQ-handler subscription groups.
+// Returns a line saying what was found. Unavailable when no NameServer or
+// broker answers (or none is registered); NotFound listing every topic and
+// group missing, ending "run `export-center rocketmq init`".
+StatusOr<std::string> CheckRocketMq(const ChannelOptions& options);
+
 }  // namespace export_center::dispatch

@@ -20,6 +20,7 @@ inline constexpr int kNotifyConsumerIdsChanged = 40;
 inline constexpr int kGetRouteInfoByTopic = 105;
 inline constexpr int kGetBrokerClusterInfo = 106;
 inline constexpr int kUpdateAndCreateSubscriptionGroup = 200;
+inline constexpr int kGetAllSubscriptionGroupConfig = 201;
 inline constexpr int kSendMessageV2 = 310;
 }  // namespace request_code
 

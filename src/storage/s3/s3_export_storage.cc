@@ -7,6 +7,7 @@
 #include <deque>
 #include <thread>
 
+#include "common/ids.h"
 #include "common/mutex.h"
 #include "s3/s3_client.h"
 
@@ -364,9 +365,8 @@ class S3ExportStorage final : public ExportStorage {
   const S3StorageOptions options_;
 };
 
-}  // namespace
-
-StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options) {
+// The options' client, after refusing what no S3 store would accept.
+StatusOr<std::unique_ptr<s3::S3Client>> ClientFor(const S3StorageOptions& options) {
   if (options.part_size_bytes < kMinPartBytes) {
     return InvalidArgument("storage: s3 part size " + std::to_string(options.part_size_bytes) +
                            " is below S3's minimum of 5 MiB");
@@ -390,9 +390,32 @@ StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptio
   client_options.path_style = options.path_style;
   client_options.connect_timeout_ms = options.connect_timeout_ms;
   client_options.io_timeout_ms = options.io_timeout_ms;
-  EC_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Client> client,
-                      s3::S3Client::Create(std::move(client_options)));
+  return s3::S3Client::Create(std::move(client_options));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options) {
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Client> client, ClientFor(options));
   return std::unique_ptr<ExportStorage>(new S3ExportStorage(std::move(client), options));
+}
+
+StatusOr<std::string> CheckS3ExportStorage(const S3StorageOptions& options) {
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Client> client, ClientFor(options));
+  Status listed = client->ListObjects("exports/", "", 1).status();
+  if (!listed.ok()) return listed.WithContext("list exports/ of bucket " + options.bucket);
+  // S3 has no read-only way to prove a PUT would be allowed (a policy may
+  // grant List but not Put), so one empty marker object outside exports/ is
+  // written and deleted at once.
+  const std::string marker = ".export-center-check/" + NewUuid();
+  Status put = client->PutObject(marker, "");
+  if (!put.ok()) return put.WithContext("write marker " + marker + " to bucket " + options.bucket);
+  Status deleted = client->DeleteObject(marker);
+  if (!deleted.ok()) {
+    return deleted.WithContext("delete marker " + marker + " from bucket " + options.bucket);
+  }
+  return "bucket " + options.bucket + " at " + options.endpoint +
+         ": listed exports/, wrote and deleted one marker object " + marker;
 }
 
 }  // namespace export_center::storage

@@ -27,4 +27,11 @@ namespace export_center::storage {
 // shows up on first use, as Unavailable.
 StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options);
 
+// `export-center check`: proves the bucket is reachable with the credentials
+// (lists one key under exports/) and that they may write — S3 has no
+// read-only proof of that, so it PUTs and DELETEs one empty marker object
+// ".export-center-check/<uuid>", outside exports/. Returns a line saying what
+// was done; the client's codes (Unavailable, PermissionDenied, ...) otherwise.
+StatusOr<std::string> CheckS3ExportStorage(const S3StorageOptions& options);
+
 }  // namespace export_center::storage

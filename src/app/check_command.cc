@@ -1,0 +1,340 @@
+#include "app/check_command.h"
+
+#include <httplib.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "api/auth.h"
+#include "app/backends.h"
+#include "config/config.h"
+#include "config/registry_yaml.h"
+#include "registry/registry.h"
+#include "source/datasource/read_only_datasource.h"
+
+namespace export_center::app {
+namespace {
+
+enum class Outcome { kOk, kFail, kSkip };
+
+const char* Label(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kFail:
+      return "FAIL";
+    case Outcome::kSkip:
+      return "skip";
+  }
+  return "?";
+}
+
+// The password of "scheme://user:password@host...", or empty.
+std::string UrlPassword(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  const size_t at = url.find('@', scheme + 3);
+  if (at == std::string::npos) return "";
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return "";
+  return url.substr(colon + 1, at - colon - 1);
+}
+
+// Masks every configured secret in what is printed: a backend's error may
+// quote a URL or a header, and an operator pastes check output into tickets.
+class Redactor {
+ public:
+  explicit Redactor(const config::AppConfig& c) {
+    for (const std::string* s :
+         {&c.auth.jwt_hs256_secret, &c.auth.download_url_secret, &c.auth.metrics_bearer_token,
+          &c.storage.s3.secret_key, &c.channel.rocketmq.secret_key}) {
+      Add(*s);
+    }
+    Add(UrlPassword(c.database.postgres_url));
+    Add(UrlPassword(c.database.mysql_url));
+    for (const auto& [name, ds] : c.datasources) Add(UrlPassword(ds.url));
+    for (const dispatch::WebhookReceiver& r : c.notifications.receivers) Add(r.secret);
+  }
+  void Add(const std::string& secret) {
+    if (!secret.empty()) secrets_.insert(secret);
+  }
+  std::string Apply(std::string text) const {
+    for (const std::string& secret : secrets_) {
+      for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
+        text.replace(at, secret.size(), "***");
+      }
+    }
+    return text;
+  }
+
+ private:
+  std::set<std::string> secrets_;
+};
+
+// One line per step: a multi-line message (a config's list of problems, a
+// libpq error) is joined with "; ".
+std::string OneLine(const std::string& text) {
+  std::string line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string part = text.substr(start, end - start);
+    const size_t first = part.find_first_not_of(" \t\r");
+    const size_t last = part.find_last_not_of(" \t\r");
+    if (first != std::string::npos) {
+      part = part.substr(first, last - first + 1);
+      if (!line.empty()) line += line.back() == ':' ? " " : "; ";
+      line += part;
+    }
+    start = end + 1;
+  }
+  return line;
+}
+
+// Prints each step as it finishes, so a slow step shows where it hangs.
+class Report {
+ public:
+  explicit Report(bool json) : json_(json) {}
+  void SetRedactor(const Redactor* redactor) { redactor_ = redactor; }
+
+  void Add(Outcome outcome, const std::string& step, const std::string& detail) {
+    const std::string shown = OneLine(redactor_ == nullptr ? detail : redactor_->Apply(detail));
+    if (outcome == Outcome::kFail) failed_ = true;
+    if (json_) {
+      nlohmann::json line = {{"status", Label(outcome)}, {"step", step}, {"detail", shown}};
+      std::cout << line.dump() << std::endl;
+    } else {
+      char head[64];
+      std::snprintf(head, sizeof head, "%-4s  %-10s", Label(outcome), step.c_str());
+      std::cout << head << "  " << shown << std::endl;
+    }
+  }
+  // `result` OK: ok with its line; else FAIL with the error's message.
+  void Add(const std::string& step, const StatusOr<std::string>& result) {
+    if (result.ok()) {
+      Add(Outcome::kOk, step, *result);
+    } else {
+      Add(Outcome::kFail, step, result.status().message());
+    }
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  const bool json_;
+  const Redactor* redactor_ = nullptr;
+  bool failed_ = false;
+};
+
+std::string ShownUrl(const std::string& url) {
+  const std::string password = UrlPassword(url);
+  if (password.empty()) return url;
+  std::string shown = url;
+  shown.replace(shown.find(password, shown.find("://") + 3), password.size(), "***");
+  return shown;
+}
+
+std::string DatabaseName(const store::DatabaseOptions& db) {
+  if (db.kind == "sqlite") return "sqlite " + db.sqlite_path;
+  return db.kind + " " + ShownUrl(db.kind == "postgres" ? db.postgres_url : db.mysql_url);
+}
+
+// Connects, then reads the schema version; migrates nothing.
+StatusOr<std::string> CheckTaskStore(const store::DatabaseOptions& db) {
+  const std::string name = DatabaseName(db);
+  std::error_code ec;
+  if (db.kind == "sqlite" && !std::filesystem::exists(db.sqlite_path, ec)) {
+    // Opening would create an empty file: say so instead.
+    return NotFound(name + ": the file does not exist; run `export-center migrate`");
+  }
+  auto store = OpenTaskStore(db);
+  if (!store.ok()) return store.status().WithContext(name);
+  if (auto now = (*store)->DatabaseNowMs(); !now.ok()) {
+    return now.status().WithContext(name + ": does not answer");
+  }
+  auto versions = (*store)->ReadSchemaVersions();
+  if (!versions.ok()) {
+    return NotFound(name + ": no schema version (" + versions.status().message() +
+                    "); run `export-center migrate`");
+  }
+  const std::string latest = std::to_string(versions->latest);
+  if (versions->current < versions->latest) {
+    return Conflict(name + ": schema version " + std::to_string(versions->current) +
+                    ", this binary needs " + latest + "; run `export-center migrate`");
+  }
+  if (Status guard = (*store)->CheckGuardRow(); !guard.ok()) return guard.WithContext(name);
+  if (versions->current > versions->latest) {
+    return name + ": schema version " + std::to_string(versions->current) +
+           " is newer than this binary's " + latest + " (a newer release migrated it)";
+  }
+  return name + ": schema version " + latest + " (the latest)";
+}
+
+std::string DatasourceName(const source::DatasourceOptions& ds) {
+  return ds.kind + " " + (ds.kind == "sqlite" ? ds.sqlite_path : ShownUrl(ds.url));
+}
+
+StatusOr<std::string> CheckDatasource(const source::DatasourceOptions& ds) {
+  const std::string name = DatasourceName(ds);
+  auto datasource = OpenDatasource(ds);
+  if (!datasource.ok()) return datasource.status().WithContext(name);
+  // Query opens its connection read-only (read_only_datasource.h), as every
+  // export's page does.
+  auto result = (*datasource)->Query("SELECT 1", {}, "");
+  if (!result.ok()) return result.status().WithContext(name + ": SELECT 1");
+  return name + ": SELECT 1 answered";
+}
+
+std::string HttpClientError(httplib::Error error, int connect_ms, int read_ms) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "connection refused or host unreachable";
+    case httplib::Error::ConnectionTimeout:
+      return "no connection within the connect timeout of " + std::to_string(connect_ms) + " ms";
+    case httplib::Error::Read:
+      return "connected, but no answer within the read timeout of " + std::to_string(read_ms) +
+             " ms";
+    default:
+      return httplib::to_string(error);
+  }
+}
+
+// Any HTTP answer proves the service is reachable; its routes need the
+// internal token, which is never sent here.
+StatusOr<std::string> CheckProviderService(const registry::ProviderService& service,
+                                           const source::ProviderClientOptions& client_options) {
+  const std::string& base = service.base_url;
+  if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
+    return InvalidArgument(base + " is not an http(s) URL");
+  }
+  httplib::Client client(base);
+  if (!client.is_valid()) return InvalidArgument(base + " is not a valid base URL");
+  const int connect_ms = client_options.connect_timeout_ms;
+  const int read_ms = client_options.read_timeout_ms;
+  client.set_connection_timeout(connect_ms / 1000, (connect_ms % 1000) * 1000);
+  client.set_read_timeout(read_ms / 1000, (read_ms % 1000) * 1000);
+  const auto start = std::chrono::steady_clock::now();
+  httplib::Result result = client.Get("/");
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  if (!result) {
+    return Unavailable(base + ": no HTTP answer after " + std::to_string(ms) + " ms (" +
+                       HttpClientError(result.error(), connect_ms, read_ms) + ")");
+  }
+  return base + ": answered HTTP " + std::to_string(result->status) + " to GET / in " +
+         std::to_string(ms) + " ms";
+}
+
+// What `serve` needs of auth/: a token verifier (ExportApi refuses to start
+// without one) and, for links that work on every instance, the download-URL
+// secret.
+StatusOr<std::string> CheckAuth(const api::AuthOptions& auth) {
+  auto verifier = api::TokenVerifier::Create(auth);
+  if (!verifier.ok()) return verifier.status();
+  std::string line = "JWT";
+  if ((*verifier)->hs256_enabled()) line += " HS256 (secret set)";
+  if ((*verifier)->rs256_enabled())
+    line += " RS256 (public key " + auth.jwt_rs256_public_key_file + ")";
+  line += auth.download_url_secret.empty()
+              ? "; download-url-secret unset: download links work only on the instance that "
+                "signed them, until it restarts"
+              : "; download-url-secret set";
+  return line;
+}
+
+// The datasources sql-template definitions name, with the definitions naming each.
+std::map<std::string, std::vector<std::string>> NamedDatasources(
+    const registry::RegistrySnapshot& registry) {
+  std::map<std::string, std::vector<std::string>> named;
+  for (const auto& [name, def] : registry.definitions) {
+    if (def.source == registry::SourceKind::kSqlTemplate) named[def.datasource].push_back(name);
+  }
+  return named;
+}
+
+void CheckDatasources(const config::AppConfig& config, const registry::RegistrySnapshot& registry,
+                      Report& report) {
+  const auto named = NamedDatasources(registry);
+  if (named.empty()) {
+    report.Add(Outcome::kSkip, "datasource", "no sql-template definition names a datasource");
+    return;
+  }
+  for (const auto& [name, definitions] : named) {
+    auto ds = config.datasources.find(name);
+    if (ds == config.datasources.end()) {
+      report.Add(
+          Outcome::kFail, "datasource",
+          name + ": not configured under datasources (named by " + definitions.front() + ")");
+      continue;
+    }
+    StatusOr<std::string> result = CheckDatasource(ds->second);
+    report.Add("datasource", result.ok()
+                                 ? StatusOr<std::string>(name + ": " + *result)
+                                 : StatusOr<std::string>(result.status().WithContext(name)));
+  }
+}
+
+void CheckProviderServices(const config::AppConfig& config,
+                           const registry::RegistrySnapshot& registry, Report& report) {
+  if (registry.services.empty()) {
+    report.Add(Outcome::kSkip, "provider", "no provider service is configured");
+    return;
+  }
+  for (const auto& [name, service] : registry.services) {
+    StatusOr<std::string> result = CheckProviderService(service, config.provider);
+    report.Add("provider", result.ok() ? StatusOr<std::string>(name + ": " + *result)
+                                       : StatusOr<std::string>(result.status().WithContext(name)));
+  }
+}
+
+// Loads the file as `serve` does: LoadConfig's validation, then the registry
+// with the template writer's inspector.
+StatusOr<std::string> LoadEverything(const std::string& path, config::AppConfig* config,
+                                     registry::RegistrySnapshot* registry) {
+  auto loaded = config::LoadConfig(path);
+  if (!loaded.ok()) return loaded.status().WithContext("invalid configuration " + path);
+  *config = std::move(loaded).value();
+  auto snapshot = config::LoadRegistry(config->path, MakeTemplateInspector());
+  if (!snapshot.ok()) return snapshot.status().WithContext("invalid registry in " + path);
+  *registry = std::move(snapshot).value();
+  return path + ": " + std::to_string(registry->definitions.size()) + " export type(s), " +
+         std::to_string(registry->services.size()) + " provider service(s), " +
+         std::to_string(config->datasources.size()) + " datasource(s)";
+}
+
+}  // namespace
+
+int RunCheck(const std::string& config_path, bool json) {
+  // Components log through spdlog; keep stdout for the report alone.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("check"));
+  spdlog::set_level(spdlog::level::warn);
+  Report report(json);
+
+  config::AppConfig config;
+  registry::RegistrySnapshot registry;
+  StatusOr<std::string> loaded = LoadEverything(config_path, &config, &registry);
+  report.Add("config", loaded);
+  if (!loaded.ok()) return 1;  // nothing else can be checked without it
+
+  Redactor redactor(config);
+  for (const auto& [name, service] : registry.services) redactor.Add(service.internal_token);
+  report.SetRedactor(&redactor);
+
+  report.Add("store", CheckTaskStore(config.database));
+  report.Add("storage", CheckExportStorage(config.storage));
+  report.Add("channel", CheckCommandChannel(config.channel));
+  CheckDatasources(config, registry, report);
+  CheckProviderServices(config, registry, report);
+  report.Add("auth", CheckAuth(config.auth));
+  return report.failed() ? 1 : 0;
+}
+
+}  // namespace export_center::app

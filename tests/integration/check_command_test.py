@@ -1,0 +1,210 @@
+"""`export-center check` (docs/deploy.md#before-the-first-start) with the built
+binary, against real peers: the SQLite task store migrated by `export-center
+migrate`, a local storage folder, the sample customer-service as the provider
+service, its own SQLite file as a sql-template datasource.
+
+- a good configuration: exit 0, every step ok, in text and --json, no secret
+  printed;
+- one thing broken per configuration (a datasource file that does not exist,
+  a PostgreSQL datasource on a closed port, a storage folder that cannot be
+  written, a provider URL on a closed port, a store never migrated, a store
+  one migration behind, an invalid file): exit 1, that step FAIL with a
+  clear detail, every other step still reported ok;
+- nothing changed: a missing database file or storage folder is not created,
+  a store behind keeps its version.
+
+Run: /usr/bin/python3 check_command_test.py BUILD_DIR [-k NAME]
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import Cluster, free_port  # noqa: E402
+
+BUILD_DIR = None
+STEPS = ["config", "store", "storage", "channel", "datasource", "provider", "auth"]
+JWT_SECRET = "e2e-secret-0123456789-0123456789"
+INTERNAL_TOKEN = "e2e-internal-token"
+DB_PASSWORD = "datasource-pw-4711"
+
+ORDER_LIST = {"title": "ORDER_LIST", "source": "sql-template",
+              "provider-service": "customer-service", "query-id": "ORDER_LIST",
+              "datasource": "replica", "consistency": "lenient",
+              "required-permission": "platform:order:export", "app-scope": "PLATFORM",
+              "max-rows": 1000, "batch-size": 100, "timezone": "Asia/Shanghai",
+              "parameters": [{"name": "keyword", "type": "STRING"}]}
+
+
+class CheckCommandTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.c = Cluster(BUILD_DIR, seed=50, prefix="ec-check-")
+        cls.good = {
+            "datasources": {"replica": {"kind": "sqlite",
+                                        "sqlite-path": os.path.join(cls.c.dir, "customers.db")}},
+            "definitions": {"ORDER_LIST": ORDER_LIST},
+        }
+        cls.c.write_config(cls.good)
+        cls.c.start_provider()  # also creates customers.db
+        cls.binary = os.path.join(cls.c.build_dir, "export-center")
+        subprocess.run([cls.binary, "migrate", "--config", cls.c.config], check=True,
+                       capture_output=True, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.cleanup()
+
+    def check(self, overrides=None, name="good", json_out=False):
+        """Runs `check` on the good config with `overrides`; (exit code,
+        {step: [(status, detail)]}, stdout)."""
+        path = self.c.write_config(_merge(self.good, overrides or {}),
+                                   path=os.path.join(self.c.dir, f"{name}.yaml"))
+        args = [self.binary, "check", "--config", path] + (["--json"] if json_out else [])
+        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        steps = {}
+        for line in r.stdout.splitlines():
+            if json_out:
+                row = json.loads(line)
+                status, step, detail = row["status"], row["step"], row["detail"]
+            else:
+                status, step, detail = line.split(None, 2)
+            steps.setdefault(step, []).append((status, detail))
+        for secret in (JWT_SECRET, INTERNAL_TOKEN, DB_PASSWORD):
+            self.assertNotIn(secret, r.stdout + r.stderr)
+        return r.returncode, steps, r.stdout
+
+    def assert_only_failing(self, steps, failing):
+        self.assertEqual(list(steps), STEPS, steps)
+        for step, rows in steps.items():
+            for status, detail in rows:
+                self.assertEqual(status, "FAIL" if step == failing else "ok",
+                                 f"{step}: {detail}")
+
+    def test_good_config_passes_every_step(self):
+        code, steps, out = self.check()
+        self.assertEqual(code, 0, out)
+        self.assert_only_failing(steps, None)
+        self.assertIn("schema version", steps["store"][0][1])
+        self.assertIn("is writable", steps["storage"][0][1])
+        self.assertIn("replica: sqlite", steps["datasource"][0][1])
+        self.assertIn("SELECT 1 answered", steps["datasource"][0][1])
+        self.assertIn(f"{self.c.provider_base}: answered HTTP", steps["provider"][0][1])
+        self.assertIn("HS256", steps["auth"][0][1])
+
+    def test_json_prints_one_object_per_step(self):
+        code, steps, out = self.check(json_out=True)
+        self.assertEqual(code, 0, out)
+        self.assert_only_failing(steps, None)
+
+    def test_missing_datasource_file_fails_the_datasource_step(self):
+        missing = os.path.join(self.c.dir, "no-such-replica.db")
+        code, steps, out = self.check(
+            {"datasources": {"replica": {"kind": "sqlite", "sqlite-path": missing}}},
+            name="missing-ds")
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "datasource")
+        self.assertIn(missing, steps["datasource"][0][1])
+        self.assertFalse(os.path.exists(missing), "check created the datasource file")
+
+    def test_postgres_datasource_on_a_closed_port_fails_without_its_password(self):
+        url = f"postgresql://reader:{DB_PASSWORD}@127.0.0.1:{free_port()}/orders"
+        code, steps, out = self.check(
+            {"datasources": {"replica": {"kind": "postgres", "url": url}}}, name="pg-closed")
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "datasource")
+        detail = steps["datasource"][0][1]
+        self.assertIn("replica: postgres postgresql://reader:***@127.0.0.1", detail)
+        self.assertRegex(detail.lower(), "refused|could not connect|connection")
+
+    def test_storage_folder_that_cannot_be_written_fails_the_storage_step(self):
+        # A regular file where a folder should be: refused for root too,
+        # which a chmod would not be.
+        blocker = os.path.join(self.c.dir, "not-a-folder")
+        with open(blocker, "w") as f:
+            f.write("x")
+        for root in (blocker, os.path.join(blocker, "files")):
+            code, steps, out = self.check({"storage": {"root": root}}, name="storage-file")
+            self.assertEqual(code, 1, out)
+            self.assert_only_failing(steps, "storage")
+            self.assertIn(f"{blocker} is not a folder", steps["storage"][0][1])
+        if os.geteuid() != 0:
+            ro = os.path.join(self.c.dir, "read-only")
+            os.makedirs(ro)
+            os.chmod(ro, 0o555)
+            code, steps, out = self.check({"storage": {"root": ro}}, name="storage-ro")
+            self.assertEqual(code, 1, out)
+            self.assertIn("is not writable", steps["storage"][0][1])
+
+    def test_missing_storage_folder_is_ok_and_not_created(self):
+        root = os.path.join(self.c.dir, "later", "files")
+        code, steps, out = self.check({"storage": {"root": root}}, name="storage-later")
+        self.assertEqual(code, 0, out)
+        self.assertIn("does not exist yet", steps["storage"][0][1])
+        self.assertFalse(os.path.exists(os.path.join(self.c.dir, "later")))
+
+    def test_provider_on_a_closed_port_fails_the_provider_step(self):
+        base = f"http://127.0.0.1:{free_port()}"
+        code, steps, out = self.check(
+            {"provider-services": {"customer-service": {"base-url": base,
+                                                        "internal-token": INTERNAL_TOKEN}}},
+            name="provider-closed")
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "provider")
+        self.assertIn(f"customer-service: {base}: no HTTP answer", steps["provider"][0][1])
+        self.assertIn("connection refused", steps["provider"][0][1])
+
+    def test_store_never_migrated_fails_and_is_not_created(self):
+        path = os.path.join(self.c.dir, "fresh.db")
+        code, steps, out = self.check({"database": {"sqlite-path": path}}, name="fresh")
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "store")
+        self.assertIn("run `export-center migrate`", steps["store"][0][1])
+        self.assertFalse(os.path.exists(path), "check created the database file")
+
+    def test_store_one_migration_behind_fails_and_keeps_its_version(self):
+        path = os.path.join(self.c.dir, "behind.db")
+        config = self.c.write_config(_merge(self.good, {"database": {"sqlite-path": path}}),
+                                     path=os.path.join(self.c.dir, "behind-migrate.yaml"))
+        subprocess.run([self.binary, "migrate", "--config", config], check=True,
+                       capture_output=True, timeout=60)
+        con = sqlite3.connect(path)
+        latest = con.execute("SELECT MAX(version) FROM export_schema_version").fetchone()[0]
+        con.execute("DELETE FROM export_schema_version WHERE version = ?", (latest,))
+        con.commit()
+        con.close()
+        code, steps, out = self.check({"database": {"sqlite-path": path}}, name="behind")
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "store")
+        self.assertIn(f"schema version {latest - 1}, this binary needs {latest}; "
+                      "run `export-center migrate`", steps["store"][0][1])
+        con = sqlite3.connect(path)
+        now = con.execute("SELECT MAX(version) FROM export_schema_version").fetchone()[0]
+        con.close()
+        self.assertEqual(now, latest - 1, "check migrated the store")
+
+    def test_invalid_config_stops_at_the_config_step(self):
+        code, steps, out = self.check({"storage": {"kind": "floppy"}}, name="invalid")
+        self.assertEqual(code, 1, out)
+        self.assertEqual(list(steps), ["config"], out)
+        status, detail = steps["config"][0]
+        self.assertEqual(status, "FAIL")
+        self.assertIn('(1 problem): storage.kind: "floppy" is not supported', detail)
+
+
+def _merge(base, overrides):
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+if __name__ == "__main__":
+    BUILD_DIR = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
