@@ -201,5 +201,32 @@ TEST(NewLocalExportStorage, RejectsEmptyRoot) {
   EXPECT_EQ(NewLocalExportStorage("").status().code(), StatusCode::kInvalidArgument);
 }
 
+// `export-center check`: the same verdicts as opening, with nothing created.
+TEST_F(LocalExportStorageTest, CheckAcceptsTheWritableRootAndAMissingOneWithoutCreatingIt) {
+  auto existing = CheckLocalExportRoot(root_ + "/data/");
+  ASSERT_TRUE(existing.ok()) << existing.status().ToString();
+  EXPECT_EQ(*existing, "folder " + root_ + "/data is writable");
+
+  auto missing = CheckLocalExportRoot(root_ + "/later/files");
+  ASSERT_TRUE(missing.ok()) << missing.status().ToString();
+  EXPECT_NE(missing->find("does not exist yet; serve creates it in " + root_), std::string::npos)
+      << *missing;
+  EXPECT_FALSE(fs::exists(root_ + "/later"));
+}
+
+TEST_F(LocalExportStorageTest, CheckRefusesAFileWhereAFolderShouldBe) {
+  std::ofstream(root_ + "/plain") << "x";
+  for (const std::string& root : {root_ + "/plain", root_ + "/plain/files"}) {
+    auto checked = CheckLocalExportRoot(root);
+    EXPECT_EQ(checked.status().code(), StatusCode::kUnavailable) << root;
+    EXPECT_EQ(checked.status().message(), "storage: " + root_ + "/plain is not a folder");
+  }
+  fs::remove(root_ + "/data/exports");
+  std::ofstream(root_ + "/data/exports") << "x";  // writers could not make their folders
+  EXPECT_EQ(CheckLocalExportRoot(root_ + "/data").status().message(),
+            "storage: " + root_ + "/data/exports is not a folder");
+  EXPECT_EQ(CheckLocalExportRoot("").status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace export_center::storage

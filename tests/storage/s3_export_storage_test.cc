@@ -105,6 +105,31 @@ TEST_F(S3ExportStorageTest, PartsGoUpWhileTheWriterStillWrites) {
   EXPECT_EQ(tail, "xxend");
 }
 
+// `export-center check`: the credentials list exports/ and may write, proved
+// by one marker object that is deleted at once; a wrong secret or a stopped
+// server fails with what the store said.
+TEST_F(S3ExportStorageTest, CheckListsWritesAndDeletesOneMarkerAndLeavesNothing) {
+  auto checked = CheckS3ExportStorage(Options());
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_NE(checked->find("listed exports/, wrote and deleted one marker object "
+                          ".export-center-check/"),
+            std::string::npos)
+      << *checked;
+  EXPECT_TRUE(client_->ListObjects(".export-center-check/").value().objects.empty())
+      << "a marker was left behind";
+
+  S3StorageOptions wrong = Options();
+  wrong.secret_key = "not-the-secret";
+  auto refused = CheckS3ExportStorage(wrong);
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("list exports/ of bucket " + server_->bucket()),
+            std::string::npos)
+      << refused.status().message();
+
+  ASSERT_TRUE(server_->Stop().ok());
+  EXPECT_EQ(CheckS3ExportStorage(Options()).status().code(), StatusCode::kUnavailable);
+}
+
 TEST_F(S3ExportStorageTest, SmallFileGoesAsOnePutAtCommit) {
   const std::string key = MakeObjectKey(2, "xlsx");
   auto writer = storage_->Create(key).value();

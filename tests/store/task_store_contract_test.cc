@@ -353,6 +353,29 @@ TEST_P(TaskStoreContractTest, MigrateTwiceIsANoOp) {
   EXPECT_EQ(Get(t.id).id, t.id);
 }
 
+// `export-center check` reads the version and changes nothing: a database
+// never migrated stays without the version table.
+TEST_P(TaskStoreContractTest, ReadSchemaVersionsReadsWithoutMigrating) {
+  auto migrated = store_->ReadSchemaVersions();
+  ASSERT_OK(migrated.status());
+  EXPECT_EQ(migrated->current, LatestSchemaVersion());
+  EXPECT_EQ(migrated->latest, LatestSchemaVersion());
+
+  ASSERT_OK(db_->Exec("DELETE FROM export_schema_version WHERE version = " +
+                      std::to_string(LatestSchemaVersion()))
+                .status());
+  auto behind = store_->ReadSchemaVersions();
+  ASSERT_OK(behind.status());
+  EXPECT_EQ(behind->current, LatestSchemaVersion() - 1);
+
+  std::string skip;
+  std::shared_ptr<Database> fresh = backend_->OpenFresh(&skip);
+  ASSERT_NE(fresh, nullptr) << skip;
+  std::unique_ptr<TaskStore> never_migrated = NewSqlTaskStore(fresh);
+  EXPECT_FALSE(never_migrated->ReadSchemaVersions().ok());
+  EXPECT_FALSE(never_migrated->ReadSchemaVersions().ok()) << "the read created the table";
+}
+
 TEST_P(TaskStoreContractTest, ConcurrentMigrationsOfAFreshDatabaseAllSucceed) {
   std::string skip;
   std::shared_ptr<Database> fresh = backend_->OpenFresh(&skip);
