@@ -85,6 +85,43 @@ TEST_F(RocketMqChannelTest, InitCreatesTopicsWithReadWritePermissionAndIsIdempot
   EXPECT_EQ(dlq->queues[0].perm, 6) << "a DLQ a 4.x broker made itself would be write-only (2)";
 }
 
+// `export-center check`: before init every missing topic and group is named
+// with the command that creates them; after init the check passes; the
+// subscription-group listing it relies on sees init's groups.
+TEST_F(RocketMqChannelTest, CheckNamesWhatInitWouldCreateAndPassesAfterInit) {
+  ChannelOptions options = Options("check-");
+  const RocketMqNames names = RocketMqNamesFor(*options.rocketmq.topic_prefix);
+  auto before = CheckRocketMq(options);
+  ASSERT_EQ(before.status().code(), StatusCode::kNotFound) << before.status().ToString();
+  const std::string& missing = before.status().message();
+  for (const std::string& name :
+       {"topic " + names.command_topic, "topic " + names.dead_letter_topic,
+        "group " + names.worker_group + " on broker broker-a",
+        "group " + names.dlq_handler_group + " on broker broker-a"}) {
+    EXPECT_NE(missing.find(name), std::string::npos) << name << " not in: " << missing;
+  }
+  EXPECT_NE(missing.find("run `export-center rocketmq init`"), std::string::npos) << missing;
+
+  ASSERT_TRUE(InitRocketMq(
+                  options, [](const std::string&) {}, 30s)
+                  .ok());
+  auto after = CheckRocketMq(options);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_NE(after->find("1 master broker(s)"), std::string::npos) << *after;
+
+  auto admin = Admin();
+  auto brokers = admin->ListBrokers();
+  ASSERT_TRUE(brokers.ok() && !brokers->empty());
+  auto groups = admin->ListSubscriptionGroups(brokers->front().addr);
+  ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+  EXPECT_TRUE(std::is_sorted(groups->begin(), groups->end()));
+  EXPECT_NE(std::find(groups->begin(), groups->end(), names.worker_group), groups->end());
+
+  ChannelOptions nobody = options;
+  nobody.rocketmq.namesrv_addr = "127.0.0.1:1";  // nothing listens on port 1
+  EXPECT_EQ(CheckRocketMq(nobody).status().code(), StatusCode::kUnavailable);
+}
+
 TEST_F(RocketMqChannelTest, ChannelOnTopicsThatDoNotExistIsUnavailableNotLost) {
   ChannelOptions options = Options("no-init-");  // `rocketmq init` never ran
   auto channel = NewRocketMqCommandChannel(options);
