@@ -109,7 +109,7 @@ class Report {
     const std::string shown = OneLine(redactor_ == nullptr ? detail : redactor_->Apply(detail));
     if (outcome == Outcome::kFail) failed_ = true;
     if (json_) {
-      nlohmann::json line = {{"status", Label(outcome)}, {"step", step}, {"detail", shown}};
+      nlohmann::ordered_json line = {{"status", Label(outcome)}, {"step", step}, {"detail", shown}};
       std::cout << line.dump() << std::endl;
     } else {
       char head[64];
