@@ -17,9 +17,11 @@ Run: /usr/bin/python3 check_command_test.py BUILD_DIR [-k NAME]
 """
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -156,6 +158,33 @@ class CheckCommandTest(unittest.TestCase):
         self.assert_only_failing(steps, "provider")
         self.assertIn(f"customer-service: {base}: no HTTP answer", steps["provider"][0][1])
         self.assertIn("connection refused", steps["provider"][0][1])
+
+    def test_postgres_store_on_a_closed_port_fails_without_its_password(self):
+        url = f"postgresql://center:{DB_PASSWORD}@127.0.0.1:{free_port()}/center"
+        code, steps, out = self.check({"database": {"kind": "postgres", "postgres-url": url}},
+                                      name="pg-store-closed")
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "store")
+        self.assertIn("postgres postgresql://center:***@127.0.0.1", steps["store"][0][1])
+        self.assertRegex(steps["store"][0][1].lower(), "refused|could not connect|connection")
+
+    def test_provider_that_never_answers_fails_after_the_read_timeout(self):
+        # A socket that listens but never accepts: the kernel completes the
+        # connection, nothing ever answers.
+        with socket.socket() as silent:
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(8)
+            base = f"http://127.0.0.1:{silent.getsockname()[1]}"
+            started = time.monotonic()
+            code, steps, out = self.check(
+                {"provider": {"read-timeout-ms": 800},
+                 "provider-services": {"customer-service": {"base-url": base}}},
+                name="provider-silent")
+            took = time.monotonic() - started
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "provider")
+        self.assertIn("no answer within the read timeout of 800 ms", steps["provider"][0][1])
+        self.assertLess(took, 10)
 
     def test_store_never_migrated_fails_and_is_not_created(self):
         path = os.path.join(self.c.dir, "fresh.db")
