@@ -102,6 +102,13 @@ class CheckCommandTest(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assert_only_failing(steps, None)
 
+    def test_nothing_of_a_kind_configured_is_a_skip_and_still_passes(self):
+        code, steps, out = self.check({"definitions": {"ORDER_LIST": None},
+                                       "datasources": None}, name="provider-only")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(steps["datasource"],
+                         [("skip", "no sql-template definition names a datasource")])
+
     def test_missing_datasource_file_fails_the_datasource_step(self):
         missing = os.path.join(self.c.dir, "no-such-replica.db")
         code, steps, out = self.check(
