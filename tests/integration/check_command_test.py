@@ -13,7 +13,14 @@ service, its own SQLite file as a sql-template datasource.
 - nothing changed: a missing database file or storage folder is not created,
   a store behind keeps its version.
 
-Run: /usr/bin/python3 check_command_test.py BUILD_DIR [-k NAME]
+CheckCommandBackendsTest (its own CTest entry: it starts a real S3Proxy,
+scripts/test-s3.sh, and a RocketMQ NameServer + broker, scripts/test-rocketmq.sh):
+- storage.kind s3: ok with the right credentials (the marker object deleted
+  again), FAIL with a wrong secret key, which is never printed;
+- channel.kind rocketmq: FAIL naming `export-center rocketmq init` before it
+  ran, ok after.
+
+Run: /usr/bin/python3 check_command_test.py BUILD_DIR [CheckCommandTest|CheckCommandBackendsTest]
 """
 import json
 import os
@@ -25,7 +32,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Cluster, free_port  # noqa: E402
+from harness import Cluster, ScriptServer, free_port, rocketmq_channel  # noqa: E402
 
 BUILD_DIR = None
 STEPS = ["config", "store", "storage", "channel", "datasource", "provider", "auth"]
@@ -41,7 +48,9 @@ ORDER_LIST = {"title": "ORDER_LIST", "source": "sql-template",
               "parameters": [{"name": "keyword", "type": "STRING"}]}
 
 
-class CheckCommandTest(unittest.TestCase):
+class CheckCommandBase(unittest.TestCase):
+    """The sample provider, a migrated store and a good config; `check` runs."""
+
     @classmethod
     def setUpClass(cls):
         cls.c = Cluster(BUILD_DIR, seed=50, prefix="ec-check-")
@@ -60,7 +69,7 @@ class CheckCommandTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.c.cleanup()
 
-    def check(self, overrides=None, name="good", json_out=False):
+    def check(self, overrides=None, name="good", json_out=False, secrets=()):
         """Runs `check` on the good config with `overrides`; (exit code,
         {step: [(status, detail)]}, stdout)."""
         path = self.c.write_config(_merge(self.good, overrides or {}),
@@ -75,7 +84,7 @@ class CheckCommandTest(unittest.TestCase):
             else:
                 status, step, detail = line.split(None, 2)
             steps.setdefault(step, []).append((status, detail))
-        for secret in (JWT_SECRET, INTERNAL_TOKEN, DB_PASSWORD):
+        for secret in (JWT_SECRET, INTERNAL_TOKEN, DB_PASSWORD, *secrets):
             self.assertNotIn(secret, r.stdout + r.stderr)
         return r.returncode, steps, r.stdout
 
@@ -86,6 +95,7 @@ class CheckCommandTest(unittest.TestCase):
                 self.assertEqual(status, "FAIL" if step == failing else "ok",
                                  f"{step}: {detail}")
 
+class CheckCommandTest(CheckCommandBase):
     def test_good_config_passes_every_step(self):
         code, steps, out = self.check()
         self.assertEqual(code, 0, out)
@@ -229,6 +239,80 @@ class CheckCommandTest(unittest.TestCase):
         status, detail = steps["config"][0]
         self.assertEqual(status, "FAIL")
         self.assertIn('(1 problem): storage.kind: "floppy" is not supported', detail)
+
+
+class CheckCommandBackendsTest(CheckCommandBase):
+    """The same binary on storage.kind s3 and channel.kind rocketmq."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.s3 = ScriptServer("test-s3.sh", "ec-check-s3-")
+        cls.mq = ScriptServer("test-rocketmq.sh", "ec-check-mq-")
+        try:
+            out = subprocess.run([cls.s3.script, "start", cls.s3.dir], check=True,
+                                 capture_output=True, text=True, timeout=120).stdout
+            cls.s3.address = "started"  # lets stop() run the script's stop
+            cls.s3_env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+            cls.namesrv = cls.mq.start()
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for server in (getattr(cls, "s3", None), getattr(cls, "mq", None)):
+            if server is not None:
+                server.stop()
+        super().tearDownClass()
+
+    def s3_storage(self, secret_key):
+        bucket = f"check-{os.getpid()}"
+        os.makedirs(os.path.join(self.s3.dir, "data", bucket), exist_ok=True)
+        return {"kind": "s3", "root": None, "s3": {
+            "endpoint": self.s3_env["EXPORT_CENTER_S3_ENDPOINT"], "bucket": bucket,
+            "region": self.s3_env["EXPORT_CENTER_S3_REGION"],
+            "access-key": self.s3_env["EXPORT_CENTER_S3_ACCESS_KEY"],
+            "secret-key": secret_key, "path-style": True}}, bucket
+
+    def test_s3_storage_is_written_and_cleaned_with_the_right_secret_and_refused_without(self):
+        secret = self.s3_env["EXPORT_CENTER_S3_SECRET_KEY"]
+        storage, bucket = self.s3_storage(secret)
+        code, steps, out = self.check({"storage": storage}, name="s3", secrets=(secret,))
+        self.assertEqual(code, 0, out)
+        self.assert_only_failing(steps, None)
+        self.assertIn(f"bucket {bucket} at {self.s3_env['EXPORT_CENTER_S3_ENDPOINT']}: listed "
+                      "exports/, wrote and deleted one marker object", steps["storage"][0][1])
+        left = [f for _, _, files in os.walk(os.path.join(self.s3.dir, "data", bucket))
+                for f in files]
+        self.assertEqual(left, [], "the marker object was left in the bucket")
+
+        wrong = "wrong-secret-key-0123456789"
+        storage, _ = self.s3_storage(wrong)
+        code, steps, out = self.check({"storage": storage}, name="s3-wrong",
+                                      secrets=(secret, wrong))
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "storage")
+        self.assertIn(f"list exports/ of bucket {bucket}", steps["storage"][0][1])
+
+    def test_rocketmq_channel_fails_before_init_and_passes_after(self):
+        prefix = f"check-{os.getpid()}-"
+        channel = rocketmq_channel(self.namesrv, prefix)
+        code, steps, out = self.check(channel, name="mq")
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "channel")
+        detail = steps["channel"][0][1]
+        self.assertIn(f"topic {prefix}export-center-command-v1", detail)
+        self.assertIn(f"group {prefix}export-center-worker-v1", detail)
+        self.assertTrue(detail.endswith("run `export-center rocketmq init`"), detail)
+
+        path = os.path.join(self.c.dir, "mq.yaml")
+        subprocess.run([self.binary, "rocketmq", "init", "--config", path], check=True,
+                       capture_output=True, timeout=180)
+        code, steps, out = self.check(channel, name="mq")
+        self.assertEqual(code, 0, out)
+        self.assert_only_failing(steps, None)
+        self.assertIn("1 master broker(s)", steps["channel"][0][1])
 
 
 def _merge(base, overrides):
