@@ -16,6 +16,16 @@
 #       kill -9 the broker only, and wait until the NameServer dropped it.
 #   scripts/test-rocketmq.sh restart DIR
 #       start the broker again on the same ports with the same data.
+#   scripts/test-rocketmq.sh start-b DIR
+#       after `start`: a second broker, broker-b, in the same cluster on the
+#       same NameServer (free ports, data under DIR/store-b, log
+#       DIR/broker-b.log); print its address 127.0.0.1:PORT and write it to
+#       DIR/broker-b.addr. `stop` stops it too.
+#   scripts/test-rocketmq.sh freeze DIR [broker|broker-b]
+#   scripts/test-rocketmq.sh thaw DIR [broker|broker-b]
+#       SIGSTOP / SIGCONT the broker (default) or broker-b by its pid: a
+#       frozen broker keeps its port (the kernel still accepts connections)
+#       and answers nothing, like one in a long GC pause or a disk stall.
 #
 # ACL: with EC_TEST_ROCKETMQ_AUTH=USER:PASSWORD in the environment of
 # `start`, the broker runs with RocketMQ 5's authentication and authorization
@@ -140,9 +150,16 @@ write_configs() {
 listenPort=$nport
 bindAddress=127.0.0.1
 EOF
-  cat >"$dir/broker.conf" <<EOF
+  write_broker_conf "$dir" "$dir/broker.conf" "$BROKER_NAME" "$dir/store" "$nport" "$bport" "$hport"
+  echo "NAMESRV_PORT=$nport BROKER_PORT=$bport HA_PORT=$hport" >"$dir/ports"
+}
+
+# write_broker_conf DIR FILE NAME STORE NAMESRV_PORT BROKER_PORT HA_PORT
+write_broker_conf() {
+  local dir="$1" file="$2" name="$3" store="$4" nport="$5" bport="$6" hport="$7"
+  cat >"$file" <<EOF
 brokerClusterName=$CLUSTER
-brokerName=$BROKER_NAME
+brokerName=$name
 brokerId=0
 brokerRole=ASYNC_MASTER
 flushDiskType=ASYNC_FLUSH
@@ -151,8 +168,8 @@ bindAddress=127.0.0.1
 listenPort=$bport
 haListenPort=$hport
 namesrvAddr=127.0.0.1:$nport
-storePathRootDir=$dir/store
-storePathCommitLog=$dir/store/commitlog
+storePathRootDir=$store
+storePathCommitLog=$store/commitlog
 # small store files: 16 MiB commit log segments, 30000-entry consume queues,
 # a small message index; no timer wheel (delay levels use the schedule topic)
 mappedFileSizeCommitLog=16777216
@@ -171,7 +188,7 @@ EOF
     local user="${EC_TEST_ROCKETMQ_AUTH%%:*}" password="${EC_TEST_ROCKETMQ_AUTH#*:}"
     [[ "$EC_TEST_ROCKETMQ_AUTH" == *:* && -n "$user" && -n "$password" ]] \
       || die "EC_TEST_ROCKETMQ_AUTH must be USER:PASSWORD"
-    cat >>"$dir/broker.conf" <<EOF
+    cat >>"$file" <<EOF
 # ACL 2.0: every request is authenticated (signed with a user's password) and
 # authorized (the user's ACLs; a super user may do anything)
 authenticationEnabled=true
@@ -187,7 +204,6 @@ EOF
   else
     rm -f "$dir/auth"
   fi
-  echo "NAMESRV_PORT=$nport BROKER_PORT=$bport HA_PORT=$hport" >"$dir/ports"
 }
 
 # launch NAME MAIN_CLASS HEAP ARGS...: java in its own session, all output to
@@ -216,11 +232,11 @@ launch() {
 # (read+write, what it already has) with UPDATE_BROKER_CONFIG (code 25) makes
 # it register at once.
 wait_broker_registered() {
-  local dir="$1" namesrv="$2" addr="$3" pid nudged=0
-  pid="$(cat "$dir/broker.pid")"
+  local dir="$1" namesrv="$2" addr="$3" name="${4:-broker}" pid nudged=0
+  pid="$(cat "$dir/$name.pid")"
   for _ in $(seq 600); do
-    alive "$pid" || { tail -n 30 "$dir/broker.log" >&2; return 1; }
-    if grep -q 'boot success' "$dir/broker.log"; then
+    alive "$pid" || { tail -n 30 "$dir/$name.log" >&2; return 1; }
+    if grep -q 'boot success' "$dir/$name.log"; then
       namesrv_lists "$namesrv" "$addr" && return 0
       if ((nudged % 10 == 0)); then
         REMOTING_AUTH="$(cat "$dir/auth" 2>/dev/null || true)" \
@@ -230,7 +246,7 @@ wait_broker_registered() {
     fi
     sleep 0.1
   done
-  tail -n 30 "$dir/broker.log" >&2
+  tail -n 30 "$dir/$name.log" >&2
   return 1
 }
 
@@ -307,12 +323,61 @@ stop() {
   local dir="$1"
   [[ -n "$dir" ]] || die "usage: $0 stop DIR"
   [[ -f "$dir/namesrv.pid" ]] || die "no $dir/namesrv.pid"
-  # Both at once, with a short grace: the broker's orderly shutdown takes
+  # A frozen broker would not act on SIGTERM: thaw both first.
+  signal_pidfile CONT "$dir/broker.pid"
+  signal_pidfile CONT "$dir/broker-b.pid"
+  # All at once, with a short grace: the broker's orderly shutdown takes
   # about 10 s, and its data is deleted right after anyway.
   stop_pidfile "$dir/broker.pid" 3 &
+  stop_pidfile "$dir/broker-b.pid" 3 &
   stop_pidfile "$dir/namesrv.pid" 3 &
   wait
-  rm -rf "$dir/store" "$dir/namesrv" "$dir/namesrv.pid" "$dir/broker.pid" "$dir/namesrv-home/namesrv"
+  rm -rf "$dir/store" "$dir/store-b" "$dir/namesrv" "$dir/namesrv.pid" "$dir/broker.pid" \
+    "$dir/broker-b.pid" "$dir/broker-b.addr" "$dir/namesrv-home/namesrv"
+}
+
+# signal_pidfile SIGNAL PIDFILE: signals the live process of PIDFILE, if any.
+signal_pidfile() {
+  [[ -f "$2" ]] || return 0
+  local pid
+  pid="$(cat "$2")"
+  if alive "$pid"; then kill -"$1" "$pid" 2>/dev/null || true; fi
+}
+
+start_b() {
+  local dir="$1" bport hport
+  [[ -n "$dir" ]] || die "usage: $0 start-b DIR"
+  dir="$(cd "$dir" && pwd)"
+  [[ -f "$dir/namesrv.pid" ]] || die "no NameServer in $dir: run 'start $dir' first"
+  [[ ! -e "$dir/broker-b.pid" ]] || die "$dir already has a broker-b"
+  load_ports "$dir"
+  # The same ACL as the first broker (write_broker_conf reads it from the env).
+  if [[ -f "$dir/auth" ]]; then EC_TEST_ROCKETMQ_AUTH="$(cat "$dir/auth")"; else EC_TEST_ROCKETMQ_AUTH=; fi
+  LIB="$("$here/install-rocketmq.sh")/lib" || exit 3
+  local attempt
+  for attempt in 1 2 3; do
+    read -r _ bport hport < <(pick_ports)
+    write_broker_conf "$dir" "$dir/broker-b.conf" broker-b "$dir/store-b" "$NAMESRV_PORT" \
+      "$bport" "$hport"
+    launch "$dir" broker-b org.apache.rocketmq.broker.BrokerStartup 256m -c "$dir/broker-b.conf"
+    if wait_broker_registered "$dir" "127.0.0.1:$NAMESRV_PORT" "127.0.0.1:$bport" broker-b; then
+      echo "127.0.0.1:$bport" | tee "$dir/broker-b.addr"
+      return 0
+    fi
+    stop_pidfile "$dir/broker-b.pid" 2
+    rm -rf "$dir/broker-b.pid" "$dir/store-b"
+  done
+  die "broker-b did not start; see $dir/broker-b.log"
+}
+
+# freeze_or_thaw STOP|CONT DIR [broker|broker-b]
+freeze_or_thaw() {
+  local signal="$1" dir="$2" name="${3:-broker}"
+  [[ -n "$dir" ]] || die "usage: $0 freeze|thaw DIR [broker|broker-b]"
+  [[ "$name" == broker || "$name" == broker-b ]] || die "no such broker: $name"
+  [[ -f "$dir/$name.pid" ]] || die "no $dir/$name.pid ($name not running?)"
+  alive "$(cat "$dir/$name.pid")" || die "$name of $dir is not running"
+  kill -"$signal" "$(cat "$dir/$name.pid")"
 }
 
 kill_broker() {
@@ -361,5 +426,8 @@ case "${1:-}" in
   stop) stop "${2:-}" ;;
   kill) kill_broker "${2:-}" ;;
   restart) restart "${2:-}" ;;
-  *) die "usage: $0 start DIR | stop DIR | kill DIR | restart DIR" ;;
+  start-b) start_b "${2:-}" ;;
+  freeze) freeze_or_thaw STOP "${2:-}" "${3:-}" ;;
+  thaw) freeze_or_thaw CONT "${2:-}" "${3:-}" ;;
+  *) die "usage: $0 start DIR | stop DIR | kill DIR | restart DIR | start-b DIR | freeze|thaw DIR [broker|broker-b]" ;;
 esac

@@ -28,6 +28,12 @@ struct ClientOptions {
   // Reconnect back-off to an address that failed: doubles from min to max.
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{5000};
+  // A producer avoids a broker that did not answer a send (connection lost,
+  // timeout) for broker_isolation_min, doubling while it keeps failing, up to
+  // broker_isolation_max, as long as another broker can take the message
+  // (docs/rocketmq.md#producer).
+  std::chrono::milliseconds broker_isolation_min{30000};
+  std::chrono::milliseconds broker_isolation_max{300000};
   // Signs every request for a cluster with ACL enabled (docs/rocketmq.md#acl);
   // empty: requests go unsigned, as before.
   remoting::AclCredentials credentials;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <optional>
 
+#include "rocketmq/broker_fault_tracker.h"
 #include "rocketmq/client_instance.h"
 #include "rocketmq/remoting/codes.h"
 
@@ -65,7 +66,9 @@ bool Stored(int code) {
 class Producer::Impl {
  public:
   Impl(const ClientOptions& options, std::string group)
-      : client_(options), group_(std::move(group)) {}
+      : client_(options),
+        faults_({options.broker_isolation_min, options.broker_isolation_max}),
+        group_(std::move(group)) {}
 
   StatusOr<SendResult> Send(const Message& message, std::chrono::milliseconds timeout) {
     if (shut_down_.load()) return Unavailable("producer is shut down");
@@ -92,14 +95,19 @@ class Producer::Impl {
       const auto remaining =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (remaining.count() <= 0) break;
-      std::optional<MessageQueue> queue =
-          PickQueue(*route, message.topic, start + attempt, failed_broker);
+      const std::vector<MessageQueue> queues = WritableQueues(*route, message.topic);
+      std::optional<MessageQueue> queue = faults_.Pick(queues, start + attempt, failed_broker);
       if (!queue) break;
       const std::string* addr = route->MasterAddr(queue->broker_name);
       if (addr == nullptr) {
         failed_broker = queue->broker_name;
         continue;
       }
+      // The last attempt gets all that is left; before it, a share, so that
+      // a broker that never answers leaves time for a retry elsewhere.
+      const auto attempt_timeout =
+          attempt + 1 < kMaxAttempts ? faults_.AttemptTimeout(queues, queue->broker_name, remaining)
+                                     : remaining;
       RemotingCommand request = RemotingCommand::Request(remoting::request_code::kSendMessageV2);
       request.Set("a", group_)
           .Set("b", message.topic)
@@ -118,8 +126,11 @@ class Producer::Impl {
           .Set("n", queue->broker_name);
       request.body = message.body;
       StatusOr<RemotingCommand> response =
-          client_.remoting().Invoke(*addr, std::move(request), remaining);
-      if (response.ok() && Stored(response->code)) {
+          client_.remoting().Invoke(*addr, std::move(request), attempt_timeout);
+      if (!response.ok()) {
+        faults_.Failed(queue->broker_name);  // no answer: connection or timeout
+      } else if (Stored(response->code)) {
+        faults_.Succeeded(queue->broker_name);
         SendResult result;
         result.msg_id = msg_id;
         result.queue = *queue;
@@ -160,24 +171,19 @@ class Producer::Impl {
   const std::string& client_id() const { return client_.client_id(); }
 
  private:
-  // The writable queues of the route in order, starting at `index`, skipping
-  // the broker that just failed when another broker has queues.
-  static std::optional<MessageQueue> PickQueue(const TopicRoute& route, const std::string& topic,
-                                               uint64_t index, const std::string& avoid_broker) {
+  // The writable queues of the route, in route order.
+  static std::vector<MessageQueue> WritableQueues(const TopicRoute& route,
+                                                  const std::string& topic) {
     std::vector<MessageQueue> all;
     for (const TopicRoute::Queues& q : route.queues) {
       if ((q.perm & kPermWrite) == 0) continue;
       for (int id = 0; id < q.write_queues; ++id) all.push_back({topic, q.broker_name, id});
     }
-    if (all.empty()) return std::nullopt;
-    for (size_t i = 0; i < all.size(); ++i) {
-      const MessageQueue& q = all[(index + i) % all.size()];
-      if (q.broker_name != avoid_broker) return q;
-    }
-    return all[index % all.size()];
+    return all;
   }
 
   ClientInstance client_;
+  BrokerFaultTracker faults_;
   const std::string group_;
   std::atomic<uint64_t> next_queue_{0};
   std::atomic<bool> shut_down_{false};

@@ -4,7 +4,10 @@
 //
 // Queues are picked round-robin over the writable queues of the topic's
 // route; a failed send is retried on another queue, preferring another
-// broker, up to 2 retries (3 attempts) within the caller's timeout. Routes
+// broker, up to 2 retries (3 attempts) within the caller's timeout. A broker
+// that did not answer is avoided for a while, and an attempt gets only half
+// the remaining time while another broker could take the retry
+// (BrokerFaultTracker, docs/rocketmq.md#a-broker-that-does-not-answer). Routes
 // are fetched on first use and refreshed every route_refresh_interval.
 // Start() does not contact the cluster: a producer can be started while the
 // NameServer or the brokers are down, and Send reports Unavailable until they

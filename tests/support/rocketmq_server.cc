@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "tests/support/server_process.h"
 
@@ -61,13 +62,16 @@ StatusOr<std::unique_ptr<RocketMqServer>> RocketMqServer::StartWithEnv(const std
   return server;
 }
 
-Status RocketMqServer::RunScript(const std::string& command, const std::string& auth) {
+Status RocketMqServer::RunScript(const std::string& command, const std::string& auth,
+                                 const std::string& broker) {
   const std::string log = dir_ + "/script.log";
   // env(1) sets the script's EC_TEST_ROCKETMQ_AUTH without touching this
   // process's environment (other threads may read it).
-  EC_ASSIGN_OR_RETURN(pid_t pid, SpawnLogged({"/usr/bin/env", "EC_TEST_ROCKETMQ_AUTH=" + auth,
-                                              "/bin/bash", EC_TEST_ROCKETMQ_SCRIPT, command, dir_},
-                                             log));
+  std::vector<std::string> argv = {"/usr/bin/env", "EC_TEST_ROCKETMQ_AUTH=" + auth,
+                                   "/bin/bash",    EC_TEST_ROCKETMQ_SCRIPT,
+                                   command,        dir_};
+  if (!broker.empty()) argv.push_back(broker);
+  EC_ASSIGN_OR_RETURN(pid_t pid, SpawnLogged(argv, log));
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
@@ -83,6 +87,21 @@ Status RocketMqServer::RunScript(const std::string& command, const std::string& 
 Status RocketMqServer::Kill() { return RunScript("kill"); }
 
 Status RocketMqServer::Restart() { return RunScript("restart"); }
+
+Status RocketMqServer::StartSecondBroker() {
+  EC_RETURN_IF_ERROR(RunScript("start-b"));
+  second_broker_addr_ = ReadFirstLine(dir_ + "/broker-b.addr");
+  if (second_broker_addr_.empty()) return Internal("test-rocketmq.sh start-b wrote no address");
+  return Status::Ok();
+}
+
+Status RocketMqServer::Freeze(bool second) {
+  return RunScript("freeze", "", second ? "broker-b" : "broker");
+}
+
+Status RocketMqServer::Thaw(bool second) {
+  return RunScript("thaw", "", second ? "broker-b" : "broker");
+}
 
 RocketMqServer::~RocketMqServer() {
   if (running_) (void)RunScript("stop");

@@ -47,17 +47,33 @@ class RocketMqServer {
   // returns once it is registered with the NameServer.
   Status Restart();
 
+  // A second broker, "broker-b", in the same cluster on the same NameServer
+  // (test-rocketmq.sh start-b); returns once it is registered. The destructor
+  // stops it too. Topics on it are created by the test, as on broker-a.
+  Status StartSecondBroker();
+  // "127.0.0.1:PORT" of broker-b; empty before StartSecondBroker().
+  const std::string& second_broker_addr() const { return second_broker_addr_; }
+  static constexpr const char* kSecondBrokerName = "broker-b";
+
+  // SIGSTOP / SIGCONT of a broker by its pid (test-rocketmq.sh freeze|thaw):
+  // a frozen broker still accepts connections and answers nothing. `second`
+  // picks broker-b. The destructor thaws before stopping.
+  Status Freeze(bool second);
+  Status Thaw(bool second);
+
   // The directory holding the configs and logs (DIR/broker.log, DIR/*-home/logs).
   const std::string& dir() const { return dir_; }
 
  private:
   RocketMqServer() = default;
   static StatusOr<std::unique_ptr<RocketMqServer>> StartWithEnv(const std::string& auth);
-  Status RunScript(const std::string& command, const std::string& auth = "");
+  Status RunScript(const std::string& command, const std::string& auth = "",
+                   const std::string& broker = "");
 
   std::string dir_;
   std::string namesrv_addr_;
   std::string broker_addr_;
+  std::string second_broker_addr_;
   bool running_ = false;
 };
 
