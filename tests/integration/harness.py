@@ -521,6 +521,21 @@ class Cluster:
             time.sleep(0.1)
         raise AssertionError(f"task {task_id} did not reach {states}: {r}")
 
+    def export_file(self, token, export_type, parameters, fmt, timeout=180):
+        """Creates an export, waits for SUCCEEDED and downloads it: (task, file
+        bytes); an AssertionError with the answer when any step fails."""
+        created = self.create(token, export_type=export_type, parameters=parameters, fmt=fmt)
+        if created["code"] != "200":
+            raise AssertionError(f"create {export_type}: {created}")
+        task = self.wait_task(token, created["data"]["id"], timeout=timeout,
+                              states=("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT"))
+        if task["status"] != "SUCCEEDED":
+            raise AssertionError(f"export {export_type} ended {task['status']}: {task}")
+        r = self.api("GET", f"/export-tasks/{task['id']}/download", token)
+        if r.status != 200:
+            raise AssertionError(f"download of task {task['id']}: {r.status} {r.body[:300]!r}")
+        return task, r.body
+
     def faults(self, **faults):
         r = request("POST", self.provider_base + "/admin/faults", body=faults,
                     headers={"X-Internal-Service-Token": "e2e-internal-token"})

@@ -46,7 +46,6 @@ CUSTOMERS = 2000
 ORDERS = 3000
 TOKEN = "e2e-internal-token"
 SECRET = "e2e-snapshot-secret-0123456789"
-DONE = ("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT")
 
 
 def service_section(port, db):
@@ -143,15 +142,10 @@ class JavaServiceExports(unittest.TestCase):
         cls.c.cleanup()
 
     def export_rows(self, token, export_type, params, titles):
-        created = self.c.create(token, export_type=export_type, parameters=params, fmt="XLSX")
-        self.assertEqual(created["code"], "200", created)
-        task = self.c.wait_task(token, created["data"]["id"], states=DONE, timeout=180)
-        self.assertEqual(task["status"], "SUCCEEDED", task)
-        r = self.c.api("GET", f"/export-tasks/{task['id']}/download", token)
-        self.assertEqual(r.status, 200, r.body[:300])
+        task, body = self.c.export_file(token, export_type, params, "XLSX")
         path = os.path.join(self.c.dir, f"{task['id']}.xlsx")
         with open(path, "wb") as f:
-            f.write(r.body)
+            f.write(body)
         rows = list(openpyxl.load_workbook(path, read_only=True).worksheets[0]
                     .iter_rows(values_only=True))
         self.assertEqual(list(rows[0]), titles)

@@ -92,13 +92,8 @@ class PreviewCase(unittest.TestCase):
         return self.c.api("POST", "/export-previews", token, body).json()
 
     def export_csv_rows(self, token, export_type, parameters):
-        created = self.c.create(token, export_type=export_type, parameters=parameters, fmt="CSV")
-        self.assertEqual(created["code"], "200", created)
-        task = self.c.wait_task(token, created["data"]["id"], states=DONE)
-        self.assertEqual(task["status"], "SUCCEEDED", task)
-        r = self.c.api("GET", f"/export-tasks/{task['id']}/download", token)
-        self.assertEqual(r.status, 200, r.body[:300])
-        return list(csv.reader(io.StringIO(r.body.decode("utf-8-sig"), newline="")))
+        _, body = self.c.export_file(token, export_type, parameters, "CSV")
+        return list(csv.reader(io.StringIO(body.decode("utf-8-sig"), newline="")))
 
     def assert_preview_matches_export(self, token, export_type, parameters):
         p = self.preview(token, export_type, parameters, fmt="CSV")
@@ -113,15 +108,10 @@ class PreviewCase(unittest.TestCase):
     def export_xlsx_rows(self, token, export_type, parameters, width):
         """The XLSX file's title row and first 20 rows, each padded to `width`
         cells (openpyxl ends a row at its last non-empty cell)."""
-        created = self.c.create(token, export_type=export_type, parameters=parameters, fmt="XLSX")
-        self.assertEqual(created["code"], "200", created)
-        task = self.c.wait_task(token, created["data"]["id"], states=DONE)
-        self.assertEqual(task["status"], "SUCCEEDED", task)
-        r = self.c.api("GET", f"/export-tasks/{task['id']}/download", token)
-        self.assertEqual(r.status, 200, r.body[:300])
+        task, body = self.c.export_file(token, export_type, parameters, "XLSX")
         path = os.path.join(self.c.dir, f"{task['id']}.xlsx")
         with open(path, "wb") as f:
-            f.write(r.body)
+            f.write(body)
         sheet = openpyxl.load_workbook(path, read_only=True).worksheets[0]
         return [list(row) + [None] * (width - len(row))
                 for row in sheet.iter_rows(values_only=True, max_row=21)]
