@@ -227,6 +227,9 @@ const std::unordered_set<std::string>& ForbiddenWords() {
   return words;
 }
 
+// Functions that sleep, touch files, lock, signal other sessions or change
+// state. The last five are MySQL's replication waits: each holds the replica
+// connection until a binlog position or GTID set arrives.
 const std::unordered_set<std::string>& ForbiddenFunctions() {
   static const std::unordered_set<std::string> functions = {"SLEEP",
                                                             "BENCHMARK",
@@ -274,7 +277,12 @@ const std::unordered_set<std::string>& ForbiddenFunctions() {
                                                             "QUERY_TO_XML",
                                                             "QUERY_TO_XMLSCHEMA",
                                                             "QUERY_TO_XML_AND_XMLSCHEMA",
-                                                            "CURSOR_TO_XML"};
+                                                            "CURSOR_TO_XML",
+                                                            "SOURCE_POS_WAIT",
+                                                            "MASTER_POS_WAIT",
+                                                            "MASTER_GTID_WAIT",
+                                                            "WAIT_FOR_EXECUTED_GTID_SET",
+                                                            "WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS"};
   return functions;
 }
 

@@ -74,6 +74,13 @@ TEST(SqlScanner, RejectsFileAccessAndSleeps) {
   ExpectRejected("SELECT LOAD_FILE('/etc/passwd')", "LOAD_FILE(");
   ExpectRejected("SELECT SLEEP (5)", "SLEEP(");
   ExpectRejected("SELECT BENCHMARK(1000000, MD5('a'))", "BENCHMARK(");
+  ExpectRejected("SELECT SOURCE_POS_WAIT('binlog.000001', 4, 60)", "SOURCE_POS_WAIT(");
+  ExpectRejected("SELECT master_pos_wait('binlog.000001', 4)", "MASTER_POS_WAIT(");
+  ExpectRejected("SELECT MASTER_GTID_WAIT('0-1-100', 60)", "MASTER_GTID_WAIT(");
+  ExpectRejected("SELECT WAIT_FOR_EXECUTED_GTID_SET('uuid:1-5', 60)",
+                 "WAIT_FOR_EXECUTED_GTID_SET(");
+  ExpectRejected("SELECT 1 FROM t WHERE WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS('uuid:1-5') = 0",
+                 "WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS(");
   ExpectRejected("SELECT pg_catalog.pg_sleep(1)", "PG_SLEEP(");
   ExpectRejected("SELECT \"pg_sleep\"(1)", "PG_SLEEP(");
   ExpectRejected("SELECT pg_read_file('/etc/passwd')", "PG_READ_FILE(");
