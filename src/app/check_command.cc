@@ -14,6 +14,7 @@
 
 #include "api/auth.h"
 #include "app/backends.h"
+#include "common/credentials.h"
 #include "config/config.h"
 #include "config/registry_yaml.h"
 #include "registry/registry.h"
@@ -36,17 +37,6 @@ const char* Label(Outcome outcome) {
   return "?";
 }
 
-// The password of "scheme://user:password@host...", or empty.
-std::string UrlPassword(const std::string& url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return "";
-  const size_t at = url.find('@', scheme + 3);
-  if (at == std::string::npos) return "";
-  const size_t colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return "";
-  return url.substr(colon + 1, at - colon - 1);
-}
-
 // Masks every configured secret in what is printed: a backend's error may
 // quote a URL or a header, and an operator pastes check output into tickets.
 class Redactor {
@@ -57,21 +47,25 @@ class Redactor {
           &c.storage.s3.secret_key, &c.channel.rocketmq.secret_key}) {
       Add(*s);
     }
-    Add(UrlPassword(c.database.postgres_url));
-    Add(UrlPassword(c.database.mysql_url));
-    for (const auto& [name, ds] : c.datasources) Add(UrlPassword(ds.url));
+    AddCredentialsIn(c.database.postgres_url);
+    AddCredentialsIn(c.database.mysql_url);
+    for (const auto& [name, ds] : c.datasources) AddCredentialsIn(ds.url);
     for (const dispatch::WebhookReceiver& r : c.notifications.receivers) Add(r.secret);
   }
   void Add(const std::string& secret) {
     if (!secret.empty()) secrets_.insert(secret);
   }
+  // A URL's or a keyword string's passwords, in whichever form it has them.
+  void AddCredentialsIn(const std::string& connection) {
+    for (const std::string& secret : credentials::Find(connection)) Add(secret);
+  }
   std::string Apply(std::string text) const {
     for (const std::string& secret : secrets_) {
       for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
-        text.replace(at, secret.size(), "***");
+        text.replace(at, secret.size(), credentials::kMask);
       }
     }
-    return text;
+    return credentials::Mask(text);
   }
 
  private:
@@ -133,13 +127,7 @@ class Report {
   bool failed_ = false;
 };
 
-std::string ShownUrl(const std::string& url) {
-  const std::string password = UrlPassword(url);
-  if (password.empty()) return url;
-  std::string shown = url;
-  shown.replace(shown.find(password, shown.find("://") + 3), password.size(), "***");
-  return shown;
-}
+std::string ShownUrl(const std::string& url) { return credentials::Mask(url); }
 
 std::string DatabaseName(const store::DatabaseOptions& db) {
   if (db.kind == "sqlite") return "sqlite " + db.sqlite_path;

@@ -6,6 +6,9 @@
 #include <set>
 #include <sstream>
 
+#include "common/credentials.h"
+#include "common/utf8.h"
+
 namespace export_center::config {
 namespace {
 
@@ -77,8 +80,9 @@ std::string JoinPath(std::string_view parent, std::string_view key) {
 
 std::string Quote(std::string_view text) {
   constexpr size_t kMax = 60;
-  if (text.size() <= kMax) return "\"" + std::string(text) + "\"";
-  return "\"" + std::string(text.substr(0, kMax)) + "...\"";
+  const std::string masked = credentials::Mask(text);
+  if (masked.size() <= kMax) return "\"" + masked + "\"";
+  return "\"" + std::string(utf8::TruncateBytes(masked, kMax)) + "...\"";
 }
 
 std::string JoinList(const std::vector<std::string>& items) {

@@ -39,8 +39,8 @@ class ErrorList {
 // "server" + "port" -> "server.port"; "" + "server" -> "server".
 std::string JoinPath(std::string_view parent, std::string_view key);
 
-// Quotes a scalar for an error message, shortened so secrets or huge values
-// do not end up in logs whole.
+// Quotes a scalar for an error message: credentials in it masked
+// (common/credentials.h), shortened so huge values do not end up in logs whole.
 std::string Quote(std::string_view text);
 
 // Reads one YAML mapping. Each accessor marks its key as known; Finish()

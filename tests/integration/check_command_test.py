@@ -139,6 +139,30 @@ class CheckCommandTest(CheckCommandBase):
         self.assertIn("replica: postgres postgresql://reader:***@127.0.0.1", detail)
         self.assertRegex(detail.lower(), "refused|could not connect|connection")
 
+    def test_postgres_datasource_password_in_any_form_is_never_printed(self):
+        port = free_port()
+        for name, url in [
+                ("pg-keywords", f"host=127.0.0.1 port={port} user=reader password={DB_PASSWORD}"),
+                ("pg-quoted", f"host=127.0.0.1 port={port} password='{DB_PASSWORD} x' user=r"),
+                ("pg-query", f"postgresql://127.0.0.1:{port}/orders?password={DB_PASSWORD}")]:
+            with self.subTest(name):
+                code, steps, out = self.check(
+                    {"datasources": {"replica": {"kind": "postgres", "url": url}}}, name=name)
+                self.assertEqual(code, 1, out)
+                self.assert_only_failing(steps, "datasource")
+                self.assertNotIn(DB_PASSWORD, out)
+                self.assertIn("***", steps["datasource"][0][1])
+
+    def test_config_error_quoting_a_url_masks_its_password(self):
+        code, steps, out = self.check(
+            {"notifications": {"receivers": {"hook": {
+                "url": f"https://ops:{DB_PASSWORD}@hooks.example/x",
+                "secret": "0123456789abcdef0123"}}}}, name="hook-userinfo")
+        self.assertEqual(code, 1, out)
+        self.assertEqual(list(steps), ["config"], out)
+        self.assertNotIn(DB_PASSWORD, out)
+        self.assertIn("https://ops:***@hooks.example/x", steps["config"][0][1])
+
     def test_storage_folder_that_cannot_be_written_fails_the_storage_step(self):
         # A regular file where a folder should be: refused for root too,
         # which a chmod would not be.
