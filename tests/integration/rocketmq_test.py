@@ -163,15 +163,24 @@ class RocketMq(unittest.TestCase):
         outbox = c.outbox_rows(task_id)
         self.assertEqual(len(outbox), 1)
         self.assertEqual(outbox[0]["status"], "QUARANTINED", outbox)
+        # The reconciler may re-send the same payload (same version) before the
+        # broker's redeliveries of the first send end in %DLQ% — allowed by the
+        # design (docs/task-lifecycle.md#dead-letters-and-quarantine). What must
+        # hold: one outbox row quarantined, the task FAILED once, each send
+        # dead-lettered after the delivery limit, and no send after the quarantine.
         sends = outbox[0]["attempt_count"]
-        self.assertEqual(sends, 1, "sent once, redelivered by the broker, never re-sent")
+        self.assertGreaterEqual(sends, 1)
         row = c.task_row(task_id)
         self.assertEqual((row["status"], row["failure_code"]), ("FAILED", "COMMAND_QUARANTINED"))
         self.assertEqual((row["dispatch_version"], row["attempt_count"]), (1, 0))
-        self.assertEqual(c.metrics()[DLQ_METRIC], 1)
+        deadline = time.time() + 60
+        while time.time() < deadline and c.metrics()[DLQ_METRIC] < sends:
+            time.sleep(0.2)
+        self.assertEqual(c.metrics()[DLQ_METRIC], sends, "one dead letter per send")
         log = c.log()
-        # Delivered delivery-limit (3) times by the broker, then dead-lettered.
-        self.assertEqual(re.findall(r"poison command \(delivery (\d)\)", log), ["1", "2", "3"])
+        # Each send delivered delivery-limit (3) times by the broker, then dead-lettered.
+        self.assertEqual(sorted(re.findall(r"poison command \(delivery (\d)\)", log)),
+                         sorted(["1", "2", "3"] * sends))
         self.assertRegex(log, rf"task {task_id} v1 event \S+: poison command quarantined "
                               r"after 3 deliveries")
 
@@ -181,7 +190,7 @@ class RocketMq(unittest.TestCase):
             self.assertEqual((rows[0]["status"], rows[0]["attempt_count"]),
                              ("QUARANTINED", sends))
             self.assertEqual(c.task_row(task_id)["status"], "FAILED")
-            self.assertEqual(c.metrics()[DLQ_METRIC], 1)
+            self.assertEqual(c.metrics()[DLQ_METRIC], sends)
 
         hold(2 + 4 * RECONCILER_INTERVAL, never_resent)
 
