@@ -11,6 +11,7 @@ std::string_view ContentTypeOf(std::string_view name) {
   if (name.ends_with(".html")) return "text/html; charset=utf-8";
   if (name.ends_with(".js")) return "text/javascript; charset=utf-8";
   if (name.ends_with(".css")) return "text/css; charset=utf-8";
+  if (name.ends_with(".svg")) return "image/svg+xml";
   return "application/octet-stream";
 }
 

@@ -51,9 +51,29 @@ std::string AcceptRequestId(const std::string& given) {
 }
 
 // Signed-URL tokens are credentials: they never reach the log.
+// The decoded path as one token of a key=value log line: a control byte,
+// space, quote or backslash (a decoded %0A would start a forged line, a space
+// a forged field) and every byte that is not valid UTF-8 are written \xNN.
+std::string EscapeForLog(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const size_t n = utf8::SequenceLength(text, i);
+    if (n == 0 || c <= 0x20 || c == 0x7F || c == '"' || c == '\\') {
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 std::string LoggablePath(const std::string& path) {
   if (path.rfind(kDownloadsPrefix, 0) == 0) return std::string(kDownloadsPrefix) + "<redacted>";
-  return path;
+  return EscapeForLog(path);
 }
 
 // The envelope code, read back from the body for the access log.
@@ -141,15 +161,17 @@ std::string RejectMessage(int status, int max_body_bytes) {
 
 // The download-center page and its assets (docs/download-center.md). The
 // policy keeps it self-contained: scripts, styles and connections only from
-// this origin, nothing inline, no framing by other origins than the shell's
-// (frame-ancestors is left to the platform's proxy, which knows the shell).
-void ServePage(const Request& req, Response& res) {
+// this origin, nothing inline, and framing only by `frame_ancestors`
+// (server.page-frame-ancestors: the platform shell's origin; default 'self').
+void ServePage(const Request& req, Response& res, const std::string& frame_ancestors) {
   auto asset = FindPageAsset(req.path);
   if (!asset) return WriteHttpError(res, 404, "no such file: " + req.path);
   res.SetHeader("Cache-Control", "no-cache");
   res.SetHeader("X-Content-Type-Options", "nosniff");
   res.SetHeader("Content-Security-Policy",
-                "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'");
+                "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+                "frame-ancestors " +
+                    frame_ancestors);
   res.SetContent(std::string(asset->bytes), asset->content_type);
 }
 
@@ -256,8 +278,11 @@ ExportApi::Handlers::Handlers(ExportApi& api)
     res.SetHeader("Cache-Control", "no-cache");
     res.SetContent(std::string(OpenApiDocument()), "application/json");
   });
-  Add("GET", "/", [](const Request& req, Response& res) { ServePage(req, res); });
-  Add("GET", "/assets/{name}", [](const Request& req, Response& res) { ServePage(req, res); });
+  auto page = [this](const Request& req, Response& res) {
+    ServePage(req, res, deps_.server.page_frame_ancestors);
+  };
+  Add("GET", "/", page);
+  Add("GET", "/assets/{name}", page);
 }
 
 void ExportApi::Handlers::Add(const std::string& method, const std::string& pattern,

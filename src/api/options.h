@@ -15,6 +15,9 @@ struct ServerOptions {
   int port = 8080;
   int threads = 8;              // workers running the handlers (they block on the database)
   std::string public_base_url;  // for signed download URLs; default http://host:port
+  // The page's CSP frame-ancestors: who may show it in a frame (the platform
+  // shell's origin, e.g. "'self' https://shell.example.com").
+  std::string page_frame_ancestors = "'self'";
   // Connection handling (docs/http-serving.md): I/O threads, deadlines, caps.
   int io_threads = 1;
   int header_timeout_seconds = 10;      // accept or first byte → end of the header

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "config/config_internal.h"
 #include "config/notifications_yaml.h"
@@ -64,6 +65,7 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.Int("port", &c->port, 1, kMaxPort);
   r.Int("threads", &c->threads, 1, 256);
   r.String("public-base-url", &c->public_base_url);
+  r.String("page-frame-ancestors", &c->page_frame_ancestors);
   r.Int("io-threads", &c->io_threads, 1, 16);
   r.Int("header-timeout-seconds", &c->header_timeout_seconds, 1, 300);
   r.Int("body-timeout-seconds", &c->body_timeout_seconds, 1, 3600);
@@ -275,6 +277,23 @@ void CheckSecret(const std::string& value, size_t min_bytes, const std::string& 
   }
 }
 
+// CSP source expressions separated by spaces ('self', 'none', a scheme such
+// as https:, or a host source with optional scheme, '*.' and port). Nothing
+// else: a ';' or ',' would add directives or policies to the page's header.
+void CheckFrameAncestors(const std::string& value, ErrorList* errors) {
+  // 'self' | 'none' | scheme: | [scheme://][*.]host[:port|:*]
+  static const std::regex kSource(
+      R"('self'|'none'|[a-z][a-z0-9+.-]*:|([a-z][a-z0-9+.-]*://)?(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5}|:\*)?)");
+  std::istringstream words(value);
+  int count = 0;
+  bool ok = true;
+  for (std::string word; words >> word; ++count) ok = ok && std::regex_match(word, kSource);
+  if (!ok || count == 0) {
+    errors->Add("server.page-frame-ancestors", Quote(value) + " is not a list of CSP sources",
+                "'self', 'none' or origins such as https://shell.example.com, space-separated");
+  }
+}
+
 void CheckServer(AppConfig* c, ErrorList* errors) {
   if (c->server.host.empty())
     errors->Add("server.host", "must not be empty", "an IP address or host name");
@@ -290,6 +309,7 @@ void CheckServer(AppConfig* c, ErrorList* errors) {
   while (c->server.public_base_url.size() > 1 && c->server.public_base_url.back() == '/') {
     c->server.public_base_url.pop_back();
   }
+  CheckFrameAncestors(c->server.page_frame_ancestors, errors);
   if (c->server.max_connections_per_address > c->server.max_connections) {
     errors->Add("server.max-connections-per-address",
                 std::to_string(c->server.max_connections_per_address) +

@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -400,6 +402,38 @@ TEST_F(ExportApiTest, HealthReadinessMetricsAndPage) {
   EXPECT_EQ(page->status, 200);
   EXPECT_NE(page->get_header_value("Content-Type").find("text/html"), std::string::npos);
   EXPECT_NE(page->body.find("/api/platform/v1/files"), std::string::npos);
+  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("frame-ancestors 'self'"),
+            std::string::npos);
+  // The icon the page links to: the browser's console shows no 404.
+  EXPECT_NE(page->body.find("/assets/favicon.svg"), std::string::npos);
+  auto icon = client_->Get("/assets/favicon.svg");
+  ASSERT_TRUE(icon);
+  EXPECT_EQ(icon->status, 200);
+  EXPECT_EQ(icon->get_header_value("Content-Type"), "image/svg+xml");
+  EXPECT_EQ(icon->body.rfind("<svg", 0), 0u);
+}
+
+// A decoded %0A in the path would end the access-log line and let the rest
+// of the path forge one of its own; a space would forge a field.
+TEST_F(ExportApiTest, AccessLogEscapesControlBytesOfThePath) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("access-log-test", sink);
+  logger->set_level(spdlog::level::trace);
+  spdlog::set_default_logger(logger);
+  Reply r = Get("/x%0Ahttp%20request_id=forged%20status=200%22%5C%FF", "");
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(r.http, 404);
+  std::string line;
+  for (const std::string& l : sink->last_formatted()) {
+    if (l.find("http request_id=") != std::string::npos && l.find("path=/x") != std::string::npos)
+      line = l;
+  }
+  ASSERT_FALSE(line.empty()) << ::testing::PrintToString(sink->last_formatted());
+  EXPECT_NE(line.find("path=/x\\x0Ahttp\\x20request_id=forged\\x20status=200\\x22\\x5C\\xFF "),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line only";
 }
 
 TEST_F(ExportApiTest, UnknownRouteIsHttp404WithEnvelope) {

@@ -234,6 +234,24 @@ TEST_F(ConfigTest, PublicBaseUrlKeptWithoutTrailingSlash) {
                 "server.public-base-url: \"files?x\" is not a URL");
 }
 
+TEST_F(ConfigTest, PageFrameAncestorsTakeCspSourcesOnly) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.page_frame_ancestors, "'self'");
+  c = Parse(std::string(kMinimal) +
+            "server: {page-frame-ancestors: \"'self' https://shell.example.com:8443 "
+            "https://*.corp.example\"}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.page_frame_ancestors,
+            "'self' https://shell.example.com:8443 https://*.corp.example");
+  // A ';' would add a directive of its own to the page's policy.
+  ExpectProblem(
+      std::string(kMinimal) + "server: {page-frame-ancestors: \"'self'; script-src *\"}\n",
+      "server.page-frame-ancestors");
+  ExpectProblem(std::string(kMinimal) + "server: {page-frame-ancestors: \"  \"}\n",
+                "server.page-frame-ancestors");
+}
+
 TEST_F(ConfigTest, EnvironmentOverridesSecrets) {
   setenv("EXPORT_CENTER_DATABASE_URL", "postgresql://env@db/ec", 1);
   setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
