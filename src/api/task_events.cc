@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "api/task_json.h"
+#include "common/thread_guard.h"
 
 namespace export_center::api {
 namespace {
@@ -191,7 +192,7 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
   subscribers_.push_back(subscriber);
   if (!started_) {
     started_ = true;
-    poller_ = std::thread([this] { Run(); });
+    poller_ = StartGuardedThread("sse_poller", [this] { Run(); });
   }
   return std::shared_ptr<http::LiveSource>(std::move(subscriber));
 }

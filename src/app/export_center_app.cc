@@ -8,6 +8,7 @@
 #include "api/export_api.h"
 #include "app/backends.h"
 #include "common/ids.h"
+#include "common/thread_guard.h"
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
 #include "dispatch/export_preview.h"
@@ -205,6 +206,7 @@ std::string ExportCenterApp::MetricsText() {
     for (const auto& t : gauges->tenants) load.push_back({t.tenant_id, t.queued, t.running});
     c_->metrics->SetTenantLoad(load);
   }
+  c_->metrics->SetThreadFailures(ThreadFailureCounts());
   // export_storage_bytes is set by the reconciler's sweep: a scrape must not
   // walk the storage (nor, on local storage, delete stale temp files).
   return c_->metrics->Text();

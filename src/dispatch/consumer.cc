@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/thread_guard.h"
 #include "task/command.h"
 
 namespace export_center::dispatch {
@@ -16,7 +17,7 @@ Consumer::~Consumer() { Stop(); }
 void Consumer::Start() {
   if (!threads_.empty()) return;
   for (int i = 0; i < deps_.consumer.concurrency; ++i) {
-    threads_.emplace_back([this] { Loop(); });
+    threads_.push_back(StartGuardedThread("consumer", [this] { Loop(); }));
   }
 }
 

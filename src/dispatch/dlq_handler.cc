@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/ids.h"
+#include "common/thread_guard.h"
 #include "task/command.h"
 
 namespace export_center::dispatch {
@@ -47,7 +48,7 @@ DlqHandler::~DlqHandler() { Stop(); }
 
 void DlqHandler::Start() {
   if (worker_.joinable()) return;
-  worker_ = std::thread([this] {
+  worker_ = StartGuardedThread("dlq_handler", [this] {
     while (!stopping_) {
       bool retry_later = false;
       channel_->ConsumeDeadLetter(std::chrono::milliseconds(200), [&](const Delivery& d) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "dispatch/backoff.h"
 #include "dispatch/lease_watchdog.h"
@@ -54,7 +55,7 @@ class AttemptRunner {
       LeaseWatchdog watchdog(deps_.store, attempt_, deps_.consumer.lease_seconds,
                              deps_.consumer.heartbeat_seconds, deps_.consumer.max_duration_seconds,
                              &abort_);
-      AttemptResult result = Execute();
+      AttemptResult result = ExecuteGuarded();
       // The watchdog keeps renewing until the final write below is done.
       end = Conclude(result);
     }
@@ -96,6 +97,16 @@ class AttemptRunner {
       return Status::Ok();
     }
     return RenewalVerdict(renewed, deps_.consumer.max_duration_seconds);
+  }
+
+  // An exception out of the attempt's own code (a writer, a source) ends it
+  // as Internal, FAILED by the usual rules, instead of leaving the task
+  // RUNNING until lease recovery (docs/conventions.md#threads).
+  AttemptResult ExecuteGuarded() {
+    StatusOr<AttemptResult> result =
+        RunGuardedOnce("attempt", [this]() -> StatusOr<AttemptResult> { return Execute(); });
+    if (!result.ok()) return {result.status(), {}};
+    return std::move(result).value();
   }
 
   AttemptResult Execute() {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <limits>
 
+#include "common/thread_guard.h"
 #include "render/cell_preview.h"
 
 namespace export_center::dispatch {
@@ -121,14 +122,15 @@ StatusOr<task::PreviewTable> ExportPreviewer::Preview(
       return LimitExceeded("too many previews are running; please retry in a few seconds");
     }
     // The thread owns copies of what it reads: it may outlive this call.
-    running_.emplace_back(std::thread([this, job, task, snapshot = std::move(snapshot)] {
-                            auto result = ReadPreview(make_source_, task, *snapshot, options_.rows);
-                            MutexLock done(&job->mu);
-                            job->result = std::move(result);
-                            job->done = true;
-                            job->finished.SignalAll();
-                          }),
-                          job);
+    auto read = [this, job, task, snapshot = std::move(snapshot)] {
+      auto result = RunGuardedOnce(
+          "preview", [&] { return ReadPreview(make_source_, task, *snapshot, options_.rows); });
+      MutexLock done(&job->mu);
+      job->result = std::move(result);
+      job->done = true;
+      job->finished.SignalAll();
+    };
+    running_.emplace_back(StartWorkerThread("preview", std::move(read)), job);
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(options_.timeout_seconds);

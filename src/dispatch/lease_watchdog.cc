@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/thread_guard.h"
+
 namespace export_center::dispatch {
 
 Status RenewalVerdict(const StatusOr<store::RenewOutcome>& outcome, int max_duration_seconds) {
@@ -31,7 +33,7 @@ LeaseWatchdog::LeaseWatchdog(store::TaskStore* store, store::Attempt attempt, in
       heartbeat_seconds_(heartbeat_seconds),
       max_duration_seconds_(max_duration_seconds),
       abort_(abort),
-      thread_([this] { Run(); }) {}
+      thread_(StartGuardedThread("lease_watchdog", [this] { Run(); })) {}
 
 LeaseWatchdog::~LeaseWatchdog() { Stop(); }
 

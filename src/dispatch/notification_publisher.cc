@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/thread_guard.h"
 #include "dispatch/backoff.h"
 #include "dispatch/webhook_sender.h"
 #include "dispatch/webhook_signature.h"
@@ -66,7 +67,7 @@ NotificationPublisher::~NotificationPublisher() { Stop(); }
 
 void NotificationPublisher::Start() {
   if (worker_.joinable()) return;
-  worker_ = std::thread([this] { Run(); });
+  worker_ = StartGuardedThread("notifier", [this] { Run(); });
 }
 
 void NotificationPublisher::Stop() {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/thread_guard.h"
 #include "dispatch/backoff.h"
 #include "task/command.h"
 
@@ -15,7 +16,7 @@ OutboxPublisher::~OutboxPublisher() { Stop(); }
 
 void OutboxPublisher::Start() {
   if (worker_.joinable()) return;
-  worker_ = std::thread([this] { Run(); });
+  worker_ = StartGuardedThread("outbox_publish", [this] { Run(); });
 }
 
 void OutboxPublisher::Stop() {

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "common/thread_guard.h"
+
 namespace export_center::dispatch {
 namespace {
 
@@ -50,7 +52,7 @@ Reconciler::~Reconciler() { Stop(); }
 
 void Reconciler::Start() {
   if (worker_.joinable()) return;
-  worker_ = std::thread([this] { Run(); });
+  worker_ = StartGuardedThread("reconciler", [this] { Run(); });
 }
 
 void Reconciler::Stop() {

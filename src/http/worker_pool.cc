@@ -2,10 +2,14 @@
 
 #include <utility>
 
+#include "common/thread_guard.h"
+
 namespace export_center::http {
 
 WorkerPool::WorkerPool(int threads) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  for (int i = 0; i < threads; ++i) {
+    threads_.push_back(StartGuardedThread("http_worker", [this] { Run(); }));
+  }
 }
 
 WorkerPool::~WorkerPool() { Stop(); }

@@ -103,7 +103,11 @@ ExportMetrics::ExportMetrics()
       task_wait_(BuildHistogram()
                      .Name("export_task_wait_seconds")
                      .Help("Seconds from a task's creation to its first RUNNING, by tenant")
-                     .Register(*registry_)) {
+                     .Register(*registry_)),
+      thread_failures_(BuildCounter()
+                           .Name("export_thread_failures_total")
+                           .Help("Exceptions caught by the thread guard, by thread name")
+                           .Register(*registry_)) {
   // Alerts such as rate(...{action="lease_recover"}) need the series to exist
   // at zero before the first event.
   for (const char* action : {kActionRedispatch, kActionLeaseRecover, kActionOutboxRelease,
@@ -181,6 +185,15 @@ void ExportMetrics::SetTenantLoad(const std::vector<TenantLoad>& tenants) {
 
 void ExportMetrics::TaskWait(const std::string& tenant, double seconds) {
   task_wait_.Add({{"tenant", tenant}}, WaitBuckets()).Observe(seconds < 0 ? 0 : seconds);
+}
+
+void ExportMetrics::SetThreadFailures(const std::vector<std::pair<std::string, int64_t>>& totals) {
+  std::lock_guard<std::mutex> lock(thread_failures_mu_);
+  for (const auto& [thread, total] : totals) {
+    prometheus::Counter& counter = thread_failures_.Add({{"thread", thread}});
+    const double missing = static_cast<double>(total) - counter.Value();
+    if (missing > 0) counter.Increment(missing);
+  }
 }
 
 std::string ExportMetrics::Text() const {

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace export_center::metrics {
@@ -98,6 +99,13 @@ class ExportMetrics {
   // (docs/dispatch.md#tenant-fairness).
   void TaskWait(const std::string& tenant, double seconds);
 
+  // export_thread_failures_total{thread}: exceptions the thread guard caught
+  // (common/thread_guard.h, docs/conventions.md#threads), per thread name.
+  // `totals` is the guard's process-wide table, read at each scrape: each
+  // counter is raised to its total (a total never goes down). Thread names
+  // are the code's own, a fixed set of about twenty.
+  void SetThreadFailures(const std::vector<std::pair<std::string, int64_t>>& totals);
+
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
 
@@ -124,11 +132,14 @@ class ExportMetrics {
   prometheus::Family<prometheus::Gauge>& tenant_queued_;
   prometheus::Family<prometheus::Gauge>& tenant_running_;
   prometheus::Family<prometheus::Histogram>& task_wait_;
+  prometheus::Family<prometheus::Counter>& thread_failures_;
 
   // The tenants whose load series exist. std::mutex: metrics/ depends on
   // nothing, so common/mutex.h is out of reach; one short critical section.
   std::mutex tenants_mu_;
   std::set<std::string> tenants_with_load_;  // guarded by tenants_mu_
+  // Two scrapes at once must not both raise a counter to its total.
+  std::mutex thread_failures_mu_;
 };
 
 }  // namespace export_center::metrics

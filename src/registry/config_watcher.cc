@@ -4,6 +4,8 @@
 
 #include <system_error>
 
+#include "common/thread_guard.h"
+
 namespace export_center::registry {
 
 ConfigWatcher::ConfigWatcher(Registry* registry, std::string config_path,
@@ -33,7 +35,7 @@ void ConfigWatcher::Start() {
     stopping_ = false;
   }
   last_ = Observe();
-  thread_ = std::thread([this] { Run(); });
+  thread_ = StartGuardedThread("config_watcher", [this] { Run(); });
 }
 
 void ConfigWatcher::Stop() {

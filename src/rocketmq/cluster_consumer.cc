@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/mutex.h"
+#include "common/thread_guard.h"
 #include "rocketmq/allocate.h"
 #include "rocketmq/client_instance.h"
 #include "rocketmq/remoting/codes.h"
@@ -82,7 +83,7 @@ class ClusterConsumer::Impl {
   ~Impl() { Shutdown(); }
 
   void Start() {
-    service_ = std::thread([this] { ServiceLoop(); });
+    service_ = StartGuardedThread("rmq_service", [this] { ServiceLoop(); });
   }
 
   std::optional<Received> Take(milliseconds wait) {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/thread_guard.h"
+
 namespace export_center::source {
 
 PrefetchingRowSource::PrefetchingRowSource(std::unique_ptr<RowSource> inner)
@@ -19,7 +21,7 @@ PrefetchingRowSource::~PrefetchingRowSource() {
 StatusOr<Page> PrefetchingRowSource::NextPage() {
   if (finished_) return Internal("NextPage called after the last page or an error");
   if (!worker_.joinable()) {
-    worker_ = std::thread([this] { Work(); });
+    worker_ = StartWorkerThread("prefetch", [this] { Work(); });
     RequestFetch();
   }
   StatusOr<Page> page = TakeFetched();
@@ -69,7 +71,7 @@ void PrefetchingRowSource::Work() {
       if (stopping_) return;
       fetch_requested_ = false;
     }
-    StatusOr<Page> page = inner_->NextPage();
+    StatusOr<Page> page = RunGuardedOnce("prefetch", [this] { return inner_->NextPage(); });
     MutexLock lock(&mu_);
     fetched_.emplace(std::move(page));
     cv_.SignalAll();

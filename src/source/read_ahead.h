@@ -25,6 +25,7 @@
 
 #include "common/mutex.h"
 #include "common/status.h"
+#include "common/thread_guard.h"
 
 namespace export_center::source {
 
@@ -45,7 +46,7 @@ class ReadAhead {
 
   // Asks the worker for one more call. Call it again only after Take().
   void Start() {
-    if (!worker_.joinable()) worker_ = std::thread([this] { Work(); });
+    if (!worker_.joinable()) worker_ = StartWorkerThread("read_ahead", [this] { Work(); });
     MutexLock lock(&mu_);
     requested_ = true;
     cv_.SignalAll();
@@ -69,7 +70,7 @@ class ReadAhead {
         if (stopping_) return;
         requested_ = false;
       }
-      StatusOr<T> result = fetch_();
+      StatusOr<T> result = RunGuardedOnce("read_ahead", fetch_);
       MutexLock lock(&mu_);
       result_.emplace(std::move(result));
       cv_.SignalAll();

@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/thread_guard.h"
 #include "registry/registry.h"
 #include "source/keyset_paging.h"
 #include "source/read_ahead.h"
@@ -973,7 +974,9 @@ StatusOr<std::vector<ResultSet>> SqlTemplateSource::QueryEnrichSql(const EnrichG
   std::vector<StatusOr<ResultSet>> answers(parts, Internal("not asked"));
   std::optional<std::thread> second;
   if (parts == 2) {
-    second.emplace([&] { answers[1] = RunEnrichSql(g, std::move(halves[1])); });
+    second = StartWorkerThread("enrich", [&] {
+      answers[1] = RunGuardedOnce("enrich", [&] { return RunEnrichSql(g, std::move(halves[1])); });
+    });
   }
   answers[0] = RunEnrichSql(g, std::move(halves[0]));
   if (second) second->join();

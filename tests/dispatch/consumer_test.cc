@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "dispatch/dlq_handler.h"
@@ -40,6 +41,7 @@ struct Script {
                                        {"name", "名称", task::ColumnType::kString, 20, 0, ""}};
   std::vector<std::vector<task::Row>> pages;
   std::map<size_t, Status> fail_at;                   // page index → error
+  std::map<size_t, std::string> throw_at;             // page index → std::runtime_error
   std::map<size_t, std::function<void()>> hook_at;    // page index → side effect
   std::shared_ptr<const std::string> excel_template;  // as an SQL contract may supply
   std::optional<std::string> failure_code;            // as the SQL source's UNSAFE_TEMPLATE
@@ -60,6 +62,9 @@ class ScriptedSource : public source::RowSource {
     const size_t i = next_++;
     if (auto hook = script_->hook_at.find(i); hook != script_->hook_at.end()) hook->second();
     if (auto err = script_->fail_at.find(i); err != script_->fail_at.end()) return err->second;
+    if (auto t = script_->throw_at.find(i); t != script_->throw_at.end()) {
+      throw std::runtime_error(t->second);
+    }
     source::Page page;
     if (i < script_->pages.size()) page.rows = script_->pages[i];
     page.has_more = i + 1 < script_->pages.size();
@@ -283,6 +288,49 @@ TEST_F(ConsumerTest, PermanentProviderErrorFailsTheTaskAndDeletesThePartialFile)
   EXPECT_EQ(t.status, TaskState::kFailed);
   EXPECT_EQ(t.failure_code, "INVALID_DATA");
   EXPECT_NE(t.failure_message->find("not a DECIMAL"), std::string::npos);
+  EXPECT_EQ(StoredFiles(), 0u);
+}
+
+// docs/conventions.md#threads: an exception on the prefetch worker (which
+// runs the source) fails the attempt by the usual rules — Internal is
+// permanent — and the process, the consumer and the file system are clean.
+TEST_F(ConsumerTest, ASourceThatThrowsOnThePrefetchThreadFailsTheTaskAsInternal) {
+  script_.pages = {Rows(1, 2), Rows(3, 2)};
+  script_.throw_at[1] = "type_error.316: invalid UTF-8 byte";
+  Consumer consumer(channel_.get(), Deps());
+  const int64_t id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kFailed);
+  EXPECT_EQ(t.failure_code, "INTERNAL");
+  ASSERT_TRUE(t.failure_message);
+  EXPECT_NE(t.failure_message->find("thread prefetch"), std::string::npos) << *t.failure_message;
+  EXPECT_NE(t.failure_message->find("type_error.316"), std::string::npos) << *t.failure_message;
+  EXPECT_EQ(StoredFiles(), 0u);
+  // The consumer still runs the next export.
+  script_.throw_at.clear();
+  const int64_t next = CreateTask("u2");
+  PublishAndConsume(consumer);
+  EXPECT_EQ(Task(next).status, TaskState::kSucceeded);
+}
+
+// An exception on the consumer's own thread (here the writer factory) ends
+// the attempt FAILED too, never RUNNING until lease recovery.
+TEST_F(ConsumerTest, AWriterThatThrowsOnTheConsumerThreadFailsTheTaskAsInternal) {
+  script_.pages = {Rows(1, 2)};
+  AttemptDeps deps = Deps();
+  deps.make_writer = [](task::FileFormat, ByteSink*,
+                        const render::WriterOptions&) -> StatusOr<std::unique_ptr<render::Writer>> {
+    throw 17;  // not even a std::exception
+  };
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kFailed);
+  EXPECT_EQ(t.failure_code, "INTERNAL");
+  ASSERT_TRUE(t.failure_message);
+  EXPECT_NE(t.failure_message->find("thread attempt"), std::string::npos) << *t.failure_message;
   EXPECT_EQ(StoredFiles(), 0u);
 }
 

@@ -129,5 +129,18 @@ TEST(ExportMetrics, NotificationDeliveriesAreCountedPerReceiverAndResult) {
       << text;
 }
 
+TEST(ExportMetrics, ThreadFailuresFollowTheGuardsTotals) {
+  ExportMetrics m;
+  m.SetThreadFailures({{"consumer", 0}, {"sse_poller", 2}});
+  std::string text = m.Text();
+  EXPECT_TRUE(Has(text, "export_thread_failures_total{thread=\"consumer\"} 0")) << text;
+  EXPECT_TRUE(Has(text, "export_thread_failures_total{thread=\"sse_poller\"} 2")) << text;
+  m.SetThreadFailures({{"consumer", 3}, {"sse_poller", 2}});
+  m.SetThreadFailures({{"consumer", 3}, {"sse_poller", 1}});  // never goes down
+  text = m.Text();
+  EXPECT_TRUE(Has(text, "export_thread_failures_total{thread=\"consumer\"} 3")) << text;
+  EXPECT_TRUE(Has(text, "export_thread_failures_total{thread=\"sse_poller\"} 2")) << text;
+}
+
 }  // namespace
 }  // namespace export_center::metrics

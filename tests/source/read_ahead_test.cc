@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 namespace export_center::source {
@@ -52,6 +53,22 @@ TEST(ReadAheadTest, ErrorsPassThrough) {
   StatusOr<int> got = ahead.Take();
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
+}
+
+TEST(ReadAheadTest, AThrowingCallIsAnInternalErrorAndTheWorkerLivesOn) {
+  int calls = 0;  // the worker's only
+  ReadAhead<int> ahead([&]() -> StatusOr<int> {
+    if (++calls == 1) throw std::runtime_error("bad row");
+    return calls;
+  });
+  ahead.Start();
+  StatusOr<int> got = ahead.Take();
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kInternal);
+  EXPECT_NE(got.status().message().find("thread read_ahead"), std::string::npos);
+  EXPECT_NE(got.status().message().find("bad row"), std::string::npos);
+  ahead.Start();
+  EXPECT_EQ(*ahead.Take(), 2);
 }
 
 TEST(ReadAheadTest, DestroyingWaitsForTheCallInFlightAndStartsNoMore) {

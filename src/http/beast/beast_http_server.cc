@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread_guard.h"
 #include "http/connection_limiter.h"
 #include "http/worker_pool.h"
 
@@ -587,7 +588,7 @@ Status BeastHttpServer::Start() {
   port_ = acceptor_.local_endpoint().port();
   Accept();
   for (int i = 0; i < std::max(1, o.io_threads); ++i) {
-    io_threads_.emplace_back([this] { io_.run(); });
+    io_threads_.push_back(StartGuardedThread("http_io", [this] { io_.run(); }));
   }
   return Status::Ok();
 }

@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/thread_guard.h"
 #include "rocketmq/remoting/codes.h"
 
 namespace export_center::rocketmq::remoting {
@@ -39,7 +40,7 @@ class RemotingClient::Loop {
       : options_(options),
         handler_(std::move(handler)),
         work_(asio::make_work_guard(io_)),
-        thread_([this] { io_.run(); }) {}
+        thread_(StartGuardedThread("rmq_remoting", [this] { io_.run(); })) {}
 
   ~Loop() {
     Shutdown();

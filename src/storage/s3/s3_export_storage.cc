@@ -9,6 +9,7 @@
 
 #include "common/ids.h"
 #include "common/mutex.h"
+#include "common/thread_guard.h"
 #include "s3/s3_client.h"
 
 namespace export_center::storage {
@@ -125,7 +126,7 @@ class S3ObjectWriter final : public ObjectWriter {
   Status SendFullPart() {
     if (upload_id_.empty()) {
       EC_ASSIGN_OR_RETURN(upload_id_, client_->CreateMultipartUpload(key_));
-      uploader_ = std::thread([this] { UploadLoop(); });
+      uploader_ = StartWorkerThread("s3_uploader", [this] { UploadLoop(); });
     }
     Status s = Enqueue(std::move(buffer_));
     buffer_ = std::string();
@@ -173,7 +174,9 @@ class S3ObjectWriter final : public ObjectWriter {
         queue_.pop_front();
         cv_.SignalAll();  // room for the next part
       }
-      StatusOr<std::string> etag = client_->UploadPart(key_, upload_id_, part.first, &part.second);
+      StatusOr<std::string> etag = RunGuardedOnce("s3_uploader", [&] {
+        return client_->UploadPart(key_, upload_id_, part.first, &part.second);
+      });
       MutexLock lock(&mu_);
       if (!etag.ok()) {
         error_ = etag.status();
