@@ -322,8 +322,10 @@ beast::error_code Connection::CheckHeld() const {
 }
 
 void Connection::ReadMore() {
-  // Never past the buffer's max_size: room is at least kReadBytes here.
+  // Never past the buffer's max_size. CheckHeld leaves at least kReadBytes of
+  // room; should it not, the cap still holds and the request is refused.
   size_t room = std::min(kReadBytes, buffer_.max_size() - buffer_.size());
+  if (room == 0) return Refuse(bhttp::error::buffer_overflow);
   size_t want = std::min(room, std::max(kFirstReadBytes, buffer_.capacity() - buffer_.size()));
   stream_.async_read_some(buffer_.prepare(want),
                           [self = shared_from_this()](beast::error_code ec, size_t n) {
