@@ -10,7 +10,10 @@
 //
 // Idle, slow and half-sent connections are bounded by deadlines (header, body,
 // keep-alive idle, send) and by caps on connections in total and per client
-// address. Every accepted socket gets TCP_NODELAY.
+// address. Every accepted socket gets TCP_NODELAY. A connection's read memory
+// is capped (header limit + body limit + one read; chunk-size lines and
+// trailers 4 KiB), and request framing follows RFC 9112 (request_framing.h):
+// what breaks a limit or a rule is refused and the connection closed.
 //
 // The only implementation is beast/beast_http_server.h (Boost.Beast on Asio).
 

@@ -23,6 +23,7 @@
 
 #include "common/thread_guard.h"
 #include "http/connection_limiter.h"
+#include "http/request_framing.h"
 #include "http/worker_pool.h"
 
 namespace export_center::http {
@@ -36,6 +37,10 @@ using tcp = asio::ip::tcp;
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 // First read of a keep-alive connection's next request: a small request fits.
 constexpr size_t kFirstReadBytes = 4096;
+// The most one read adds to the buffer. The buffer's cap is the header limit
+// plus this: every read happens only while less than a header (or, in the
+// body, a chunk line) is held unparsed.
+constexpr size_t kReadBytes = 16 * 1024;
 // Idle connections keep their buffer; one that grew for a big request shrinks.
 constexpr size_t kKeepBufferBytes = 16 * 1024;
 // Lingering close: how much unread input to swallow, and for how long, so the
@@ -62,12 +67,23 @@ struct ServerCore {
 
 bool IsTimeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
 
-// Malformed input, as opposed to the peer going away in the middle.
-bool IsBadRequest(const beast::error_code& ec) {
-  static const auto& kHttpErrors = bhttp::make_error_code(bhttp::error::bad_method).category();
-  return ec.category() == kHttpErrors && ec != bhttp::error::end_of_stream &&
-         ec != bhttp::error::partial_message;
+// Every refusal of what a client sent is a parser error code, ours included:
+// a header over its limit or with too many fields 431, a body over the limit
+// 413, anything else (malformed, a chunk line over its cap) 400.
+int RefusalStatus(const beast::error_code& ec) {
+  if (ec == bhttp::error::header_limit) return 431;
+  if (ec == bhttp::error::body_limit) return 413;
+  return 400;
 }
+
+// Beast's chunk-header callback (it keeps a reference, so the connection owns one).
+struct ChunkHeaderCheck {
+  void operator()(std::uint64_t, beast::string_view extensions, beast::error_code& ec) {
+    if (!ChunkExtensionsAreClean({extensions.data(), extensions.size()})) {
+      ec = bhttp::error::bad_chunk_extension;
+    }
+  }
+};
 
 // "::ffff:1.2.3.4" → "1.2.3.4", so one client has one spelling on a dual-stack socket.
 std::string PeerAddress(const tcp::socket& socket) {
@@ -94,6 +110,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(tcp::socket socket, ServerCore* core, std::string peer, std::string limit_key)
       : core_(core),
         stream_(std::move(socket)),
+        buffer_(core->options.max_header_bytes + kReadBytes),
         peer_(std::move(peer)),
         limit_key_(std::move(limit_key)) {
     std::lock_guard<std::mutex> lock(core_->mu);
@@ -136,9 +153,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ---- reading ----
   void WaitForNextRequest();
   void ReadHeader();
-  void OnHeader(beast::error_code ec);
   void ReadBody();
-  void OnBody(beast::error_code ec);
+  void Advance();
+  bool PhaseDone() const;
+  beast::error_code ParseHeld();
+  void SkipEmptyLines();
+  beast::error_code ScanHeader();
+  beast::error_code CheckHeld() const;
+  void ReadMore();
+  void OnHeader();
+  void Refuse(beast::error_code ec);
   void FillHead();
   void Dispatch();
   // ---- writing ----
@@ -165,9 +189,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   ServerCore* const core_;
   beast::tcp_stream stream_;
+  // Every byte read lands here; its max_size is the connection's read cap.
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  HttpRequest request_;  // the request being read
+  ChunkHeaderCheck chunk_check_;
+  HeaderScanner scanner_;
+  size_t scanned_ = 0;         // buffered header bytes the scanner has seen
+  bool reading_body_ = false;  // else the header
+  HttpRequest request_;        // the request being read
   const std::string peer_;
   const std::string limit_key_;
   unsigned version_ = 11;
@@ -208,23 +237,109 @@ void Connection::ReadHeader() {
   parser_.emplace();
   parser_->header_limit(options().max_header_bytes);
   parser_->body_limit(options().max_body_bytes);
+  parser_->on_chunk_header(chunk_check_);
+  scanner_ = HeaderScanner();
+  scanned_ = 0;
+  reading_body_ = false;
   // One deadline for the whole header: a client trickling a byte at a time
   // (slowloris) is cut off as surely as a silent one.
   stream_.expires_after(options().header_timeout);
-  bhttp::async_read_header(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  Advance();
 }
 
-void Connection::OnHeader(beast::error_code ec) {
-  if (ec == bhttp::error::header_limit) return Reject(431);
-  if (ec == bhttp::error::body_limit) {
-    FillHead();
-    return Reject(413);
+void Connection::ReadBody() {
+  reading_body_ = true;
+  parser_->eager(true);  // parse every chunk the buffer holds, not just one
+  stream_.expires_after(options().body_timeout);
+  Advance();
+}
+
+// Our own read loop rather than http::async_read, so that one check (CheckHeld)
+// sees what is buffered between reads: Beast's would let a chunk-size line
+// grow the buffer without end. Parses what is held, then goes on to the
+// header or the dispatch, to a refusal, or to another read.
+void Connection::Advance() {
+  beast::error_code ec = ParseHeld();
+  if (!ec && !PhaseDone()) ec = CheckHeld();
+  if (ec) return Refuse(ec);
+  if (!PhaseDone()) return ReadMore();
+  if (reading_body_) return Dispatch();
+  OnHeader();
+}
+
+bool Connection::PhaseDone() const {
+  return reading_body_ ? parser_->is_done() : parser_->is_header_done();
+}
+
+beast::error_code Connection::ParseHeld() {
+  beast::error_code ec;
+  if (!reading_body_) {
+    SkipEmptyLines();
+    if ((ec = ScanHeader())) return ec;
   }
-  if (IsBadRequest(ec)) return Reject(400);
-  if (ec) return Fail(ec);
+  while (buffer_.size() > 0 && !PhaseDone()) {
+    size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    scanned_ -= std::min(scanned_, used);
+    if (ec == bhttp::error::need_more) return {};
+    if (ec || used == 0) return ec;
+  }
+  return {};
+}
+
+// RFC 9112 §2.2: empty lines before a request line are ignored (some clients
+// send a CRLF after a body).
+void Connection::SkipEmptyLines() {
+  while (scanned_ == 0 && !parser_->got_some() && buffer_.size() >= 2) {
+    auto held = static_cast<const char*>(buffer_.data().data());
+    if (held[0] != '\r' || held[1] != '\n') return;
+    buffer_.consume(2);
+  }
+}
+
+// Runs before the parser sees a header byte: fields are counted before Beast
+// stores them, and a folded line is refused instead of unfolded.
+beast::error_code Connection::ScanHeader() {
+  std::string_view held(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  size_t used = 0;
+  HeaderScanner::Verdict verdict = scanner_.Scan(held.substr(scanned_), &used);
+  scanned_ += used;
+  if (verdict == HeaderScanner::Verdict::kFolded) return bhttp::error::bad_field;
+  if (verdict == HeaderScanner::Verdict::kTooManyFields) return bhttp::error::header_limit;
+  return {};
+}
+
+// The one cap on what a connection holds while its parser wants more: in the
+// header, less than the header limit (Beast checks that too); in the body,
+// whose data the parser takes as it comes, what is held is a chunk-size line
+// with its extensions or the trailer section, capped at kMaxChunkFramingBytes.
+beast::error_code Connection::CheckHeld() const {
+  if (!reading_body_) {
+    if (buffer_.size() >= options().max_header_bytes) return bhttp::error::header_limit;
+  } else if (buffer_.size() >= kMaxChunkFramingBytes) {
+    return bhttp::error::buffer_overflow;
+  }
+  return {};
+}
+
+void Connection::ReadMore() {
+  // Never past the buffer's max_size. CheckHeld leaves at least kReadBytes of
+  // room; should it not, the cap still holds and the request is refused.
+  size_t room = std::min(kReadBytes, buffer_.max_size() - buffer_.size());
+  if (room == 0) return Refuse(bhttp::error::buffer_overflow);
+  size_t want = std::min(room, std::max(kFirstReadBytes, buffer_.capacity() - buffer_.size()));
+  stream_.async_read_some(buffer_.prepare(want),
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            self->buffer_.commit(n);
+                            if (ec) return self->Fail(ec);  // gone, or a deadline
+                            self->Advance();
+                          });
+}
+
+void Connection::OnHeader() {
   FillHead();
+  if (int status = FramingRefusal(request_, version_, parser_->chunked())) return Reject(status);
+  if (!NormalizeTarget(&request_)) return Reject(400);
   if (parser_->is_done()) return Dispatch();
   const auto& expect = parser_->get()[bhttp::field::expect];
   if (EqualsIgnoreCase(expect, "100-continue")) {
@@ -238,18 +353,11 @@ void Connection::OnHeader(beast::error_code ec) {
   ReadBody();
 }
 
-void Connection::ReadBody() {
-  stream_.expires_after(options().body_timeout);
-  bhttp::async_read(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
-}
-
-void Connection::OnBody(beast::error_code ec) {
-  if (ec == bhttp::error::body_limit) return Reject(413);
-  if (IsBadRequest(ec)) return Reject(400);
-  if (ec) return Fail(ec);
-  Dispatch();
+// A body over the limit is known from the header before it is done; the
+// request is then logged with what was parsed.
+void Connection::Refuse(beast::error_code ec) {
+  if (!reading_body_ && ec == bhttp::error::body_limit) FillHead();
+  Reject(RefusalStatus(ec));
 }
 
 void Connection::FillHead() {
@@ -518,7 +626,8 @@ void Connection::Fail(beast::error_code ec) {
 void Connection::CloseGracefully() {
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  if (!drain_on_close_) return stream_.close();
+  // Pipelined bytes we will not answer count as unread input too.
+  if (!drain_on_close_ && buffer_.size() == 0) return stream_.close();
   stream_.expires_after(kDrainTime);
   Drain(0);
 }
