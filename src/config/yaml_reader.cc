@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/utf8.h"
+
 namespace export_center::config {
 namespace {
 
@@ -76,9 +78,8 @@ std::string JoinPath(std::string_view parent, std::string_view key) {
 }
 
 std::string Quote(std::string_view text) {
-  constexpr size_t kMax = 60;
-  if (text.size() <= kMax) return "\"" + std::string(text) + "\"";
-  return "\"" + std::string(text.substr(0, kMax)) + "...\"";
+  constexpr size_t kMax = 63;  // 60 bytes and "..."
+  return "\"" + utf8::Excerpt(text, kMax) + "\"";
 }
 
 std::string JoinList(const std::vector<std::string>& items) {
