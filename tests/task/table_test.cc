@@ -187,7 +187,7 @@ TEST(ParseWireValue, ErrorQuotesLongTextWholeCharactersOnly) {
 TEST(ParseDecimal, ErrorQuotesLongOrInvalidTextAsValidUtf8) {
   std::string value;
   for (int i = 0; i < 6; ++i) value += "下单日期2026年12月1日";
-  for (const std::string& text : {value, std::string("12\xFF34"), value + "\xE5"}) {
+  for (const std::string& text : {value, std::string("12\xFF.34"), value + "\xE5"}) {
     auto d = ParseDecimal(text, 2);
     ASSERT_FALSE(d.ok());
     EXPECT_TRUE(utf8::IsValid(d.status().message())) << d.status().message();
