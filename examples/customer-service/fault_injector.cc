@@ -38,6 +38,42 @@ bool ReadFlag(const json& body, const char* name, bool* out) {
   return true;
 }
 
+// batchCell: absent -> keep, null -> none, else {"column": string, "value": any}.
+bool ReadBatchCell(const json& body, json* out) {
+  auto it = body.find("batchCell");
+  if (it == body.end()) return true;
+  if (it->is_null()) {
+    *out = nullptr;
+    return true;
+  }
+  if (!it->is_object() || !it->contains("column") || !(*it)["column"].is_string() ||
+      !it->contains("value")) {
+    return false;
+  }
+  *out = *it;
+  return true;
+}
+
+// sqlReplace: absent -> keep, null -> none, else [{"from": non-empty, "to": string}].
+bool ReadSqlReplace(const json& body, json* out) {
+  auto it = body.find("sqlReplace");
+  if (it == body.end()) return true;
+  if (it->is_null()) {
+    *out = json::array();
+    return true;
+  }
+  if (!it->is_array()) return false;
+  for (const json& r : *it) {
+    if (!r.is_object() || !r.contains("from") || !r["from"].is_string() ||
+        r["from"].get_ref<const std::string&>().empty() || !r.contains("to") ||
+        !r["to"].is_string()) {
+      return false;
+    }
+  }
+  *out = *it;
+  return true;
+}
+
 bool IsDispatch(const httplib::Request& req, const char* op) {
   return req.method == "POST" && req.path == std::string("/dispatch/") + op;
 }
@@ -56,6 +92,10 @@ void FaultInjector::Install(httplib::Server& server, std::string token) {
   });
   server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (IsDispatch(req, "sql") && res.status == 200) AfterSql(res);
+    if (req.method == "POST" && req.path.rfind(sdk::kBatchPathPrefix, 0) == 0 &&
+        res.status == 200) {
+      AfterBatch(res);
+    }
   });
   auto guard = [token](const httplib::Request& req, httplib::Response& res) {
     if (!IsLoopback(req.remote_addr)) {
@@ -118,12 +158,14 @@ bool FaultInjector::BeforeEnrich(httplib::Response& res) {
 
 void FaultInjector::AfterSql(httplib::Response& res) {
   bool critical = false, broken = false;
+  json replace;
   {
     std::lock_guard lock(mu_);
     critical = critical_enrich_;
     broken = broken_enrich_sql_;
+    replace = sql_replace_;
   }
-  if (!critical && !broken) return;
+  if (!critical && !broken && replace.empty()) return;
   json body = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.contains("data") || !body["data"].is_object()) return;
   json& data = body["data"];
@@ -142,8 +184,38 @@ void FaultInjector::AfterSql(httplib::Response& res) {
       group["sql"] = sql;
     }
   }
-  // httplib runs this hook after it has set Content-Length from the old body.
-  res.body = body.dump();
+  if (data.contains("sqlTemplate") && data["sqlTemplate"].is_string()) {
+    std::string sql = data["sqlTemplate"].get<std::string>();
+    for (const json& r : replace) {
+      const std::string from = r["from"].get<std::string>(), to = r["to"].get<std::string>();
+      for (size_t at = sql.find(from); at != std::string::npos;
+           at = sql.find(from, at + to.size())) {
+        sql.replace(at, from.size(), to);
+      }
+    }
+    data["sqlTemplate"] = sql;
+  }
+  SetBody(res, body.dump());
+}
+
+void FaultInjector::AfterBatch(httplib::Response& res) {
+  json cell;
+  {
+    std::lock_guard lock(mu_);
+    cell = batch_cell_;
+  }
+  if (cell.is_null()) return;
+  json body = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.contains("data") || !body["data"].is_object()) return;
+  json& rows = body["data"]["rows"];
+  if (!rows.is_array() || rows.empty() || !rows[0].is_object()) return;
+  rows[0][cell["column"].get<std::string>()] = cell["value"];
+  SetBody(res, body.dump());
+}
+
+void FaultInjector::SetBody(httplib::Response& res, std::string body) {
+  // httplib runs the post-routing hook after it has set Content-Length from the old body.
+  res.body = std::move(body);
   res.headers.erase("Content-Length");
   res.set_header("Content-Length", std::to_string(res.body.size()));
 }
@@ -157,14 +229,18 @@ void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& re
   int64_t fail = fail503_, hang_ms = hang_ms_, hang_count = hang_count_;
   int64_t enrich_fail = enrich_fail_;
   bool critical = critical_enrich_, broken = broken_enrich_sql_;
+  json batch_cell = batch_cell_, sql_replace = sql_replace_;
   if (!ReadCount(body, "fail503", 1000000, &fail) || !ReadCount(body, "hangMs", 600000, &hang_ms) ||
       !ReadCount(body, "hangCount", 1000000, &hang_count) ||
       !ReadCount(body, "enrichFail", 1000000, &enrich_fail) ||
-      !ReadFlag(body, "criticalEnrich", &critical) || !ReadFlag(body, "brokenEnrichSql", &broken)) {
+      !ReadFlag(body, "criticalEnrich", &critical) || !ReadFlag(body, "brokenEnrichSql", &broken) ||
+      !ReadBatchCell(body, &batch_cell) || !ReadSqlReplace(body, &sql_replace)) {
     return Reply(res, 400,
                  sdk::ErrorEnvelope(400,
                                     "fail503, hangMs, hangCount, enrichFail: non-negative "
-                                    "integers; criticalEnrich, brokenEnrichSql: booleans"));
+                                    "integers; criticalEnrich, brokenEnrichSql: booleans; "
+                                    "batchCell: {column, value} or null; sqlReplace: "
+                                    "[{from, to}] strings"));
   }
   fail503_ = fail;
   hang_ms_ = hang_ms;
@@ -172,6 +248,8 @@ void FaultInjector::SetFaults(const httplib::Request& req, httplib::Response& re
   enrich_fail_ = enrich_fail;
   critical_enrich_ = critical;
   broken_enrich_sql_ = broken;
+  batch_cell_ = std::move(batch_cell);
+  sql_replace_ = std::move(sql_replace);
   Reply(res, 200, json{{"code", "200"}, {"message", "success"}, {"data", nullptr}}.dump());
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "api/strict_json.h"
+#include "common/json_dump.h"
 
 namespace export_center::api {
 namespace {
@@ -291,7 +292,8 @@ StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& princi
                  {"perms", principal.perms},
                  {"iat", now},
                  {"exp", now + ttl.count()}};
-  std::string signed_part = Base64UrlEncode(header.dump()) + "." + Base64UrlEncode(claims.dump());
+  std::string signed_part =
+      Base64UrlEncode(DumpTolerant(header)) + "." + Base64UrlEncode(DumpTolerant(claims));
   std::string signature;
   if (rs256) {
     EC_ASSIGN_OR_RETURN(std::string pem, ReadFile(auth.jwt_rs256_private_key_file));

@@ -5,6 +5,7 @@
 #include "api/auth.h"
 #include "api/strict_json.h"
 #include "common/ids.h"
+#include "common/json_dump.h"
 
 namespace export_center::api {
 namespace {
@@ -25,7 +26,7 @@ std::string SignDownloadGrant(std::string_view secret, const DownloadGrant& gran
                          {"sub", grant.user},
                          {"exp", grant.expires_at_ms}};
   if (!grant.permission.empty()) body["prm"] = grant.permission;
-  std::string encoded = Base64UrlEncode(body.dump());
+  std::string encoded = Base64UrlEncode(DumpTolerant(body));
   return encoded + "." + Base64UrlEncode(Mac(secret, encoded));
 }
 

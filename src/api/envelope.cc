@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "common/json_dump.h"
+
 namespace export_center::api {
 
 int EnvelopeCode(StatusCode code) {
@@ -73,9 +75,8 @@ nlohmann::json ErrorEnvelope(const Status& status) {
 
 void WriteEnvelope(http::HttpResponse& res, int http_status, const nlohmann::json& envelope) {
   res.status = http_status;
-  // 'replace' keeps a response well-formed even if a message holds bad UTF-8.
-  res.SetContent(envelope.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                 "application/json; charset=utf-8");
+  // Tolerant: a response stays well-formed even if a message holds bad UTF-8.
+  res.SetContent(DumpTolerant(envelope), "application/json; charset=utf-8");
 }
 
 void WriteSuccess(http::HttpResponse& res, nlohmann::json data) {

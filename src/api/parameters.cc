@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/json_dump.h"
 #include "common/utf8.h"
 
 namespace export_center::api {
@@ -124,7 +125,7 @@ StatusOr<std::string> CanonicalParameters(const json& params, const registry::Ex
   Walk walk{limits};
   EC_RETURN_IF_ERROR(CheckShape(clean, 1, "", walk));
   EC_RETURN_IF_ERROR(CheckDeclared(clean, def));
-  std::string canonical = clean.dump();
+  std::string canonical = DumpTolerant(clean);
   if (canonical.size() > static_cast<size_t>(limits.max_parameter_json_bytes)) {
     return InvalidArgument("parameters exceed " + std::to_string(limits.max_parameter_json_bytes) +
                            " bytes of JSON");

@@ -7,6 +7,7 @@
 
 #include "api/task_json.h"
 #include "common/thread_guard.h"
+#include "common/json_dump.h"
 
 namespace export_center::api {
 namespace {
@@ -27,7 +28,7 @@ std::string TaskEventText(const task::Task& task) {
   // The id is the change's updated_at: a reconnecting browser sends it back
   // as Last-Event-ID and is replayed the changes after it.
   return "id: " + std::to_string(task.updated_at) +
-         "\nevent: task\ndata: " + TaskToJson(task).dump() + "\n\n";
+         "\nevent: task\ndata: " + DumpTolerant(TaskToJson(task)) + "\n\n";
 }
 
 // One SSE client: the events not yet written, and the server's waker.

@@ -15,6 +15,7 @@
 #include "api/auth.h"
 #include "app/backends.h"
 #include "common/credentials.h"
+#include "common/json_dump.h"
 #include "config/config.h"
 #include "config/registry_yaml.h"
 #include "registry/registry.h"
@@ -104,7 +105,7 @@ class Report {
     if (outcome == Outcome::kFail) failed_ = true;
     if (json_) {
       nlohmann::ordered_json line = {{"status", Label(outcome)}, {"step", step}, {"detail", shown}};
-      std::cout << line.dump() << std::endl;
+      std::cout << DumpTolerant(line) << std::endl;
     } else {
       char head[64];
       std::snprintf(head, sizeof head, "%-4s  %-10s", Label(outcome), step.c_str());

@@ -19,6 +19,8 @@
 #include "app/backends.h"
 #include "app/demo_console.h"
 #include "app/export_center_app.h"
+#include "common/json_dump.h"
+#include "common/utf8.h"
 
 namespace export_center::app {
 namespace {
@@ -222,12 +224,12 @@ StatusOr<json> CallApi(httplib::Client& client, const std::string& token, const 
                        const std::string& path, const json& body = nullptr) {
   httplib::Headers headers = {{"Authorization", "Bearer " + token}};
   httplib::Result res = method == "POST"
-                            ? client.Post(path, headers, body.dump(), "application/json")
+                            ? client.Post(path, headers, DumpTolerant(body), "application/json")
                             : client.Get(path, headers);
   if (!res) return Unavailable("no answer from the center for " + path);
   json reply = json::parse(res->body, nullptr, false);
   if (reply.is_discarded() || !reply.contains("code")) {
-    return Internal("unexpected reply for " + path + ": " + res->body);
+    return Internal("unexpected reply for " + path + ": " + utf8::Excerpt(res->body, 300));
   }
   if (reply["code"] != "200") {
     return Internal(path + " answered code " + reply["code"].get<std::string>() + ": " +
@@ -263,7 +265,7 @@ std::string Grouped(const std::string& digits) {
 std::string Plain(const json& task, const char* key) {
   auto it = task.find(key);
   if (it == task.end() || it->is_null()) return "?";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : DumpTolerant(*it);
 }
 
 // "1,500 / 6,000 rows", or "1,500 rows" while the total is unknown.
@@ -306,7 +308,7 @@ StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& toke
     }
     if (status != "PENDING" && status != "RUNNING") {
       return Internal("the demo " + demo.type + " export ended " + status + ": " +
-                      task.value("failureMessage", json("")).dump());
+                      DumpTolerant(task.value("failureMessage", json(""))));
     }
     const json& progress = task["progress"];
     console.Progress(progress.is_number() ? std::optional<int>(progress.get<int>()) : std::nullopt,

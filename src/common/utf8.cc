@@ -78,6 +78,49 @@ std::string_view TruncateBytes(std::string_view text, size_t max_bytes) {
   return text.substr(0, cut);
 }
 
+std::string MakeValid(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = SequenceLength(text, i);
+    if (n == 0) {
+      out.append(kReplacement);
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string Excerpt(std::string_view text, size_t max_bytes) {
+  constexpr std::string_view kMore = "...";
+  std::string out;
+  size_t i = 0;
+  // Repaired as it is copied, and only until the copy passes max_bytes: a
+  // replacement is longer than the byte it stands for, so the cut is made on
+  // the repaired text, where every boundary is a character's.
+  while (i < text.size() && out.size() <= max_bytes) {
+    const size_t n = SequenceLength(text, i);
+    if (n == 0) {
+      out.append(kReplacement);
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  if (i == text.size() && out.size() <= max_bytes) return out;
+  if (max_bytes < kMore.size()) {
+    out.resize(TruncateBytes(out, max_bytes).size());
+    return out;
+  }
+  out.resize(TruncateBytes(out, max_bytes - kMore.size()).size());
+  out.append(kMore);
+  return out;
+}
+
 std::string_view TruncateUtf16Units(std::string_view text, size_t max_units) {
   // Every character has at least as many bytes as UTF-16 units.
   if (text.size() <= max_units) return text;

@@ -90,8 +90,22 @@ bool IsValid(std::string_view text);
 size_t CountCodePoints(std::string_view text);
 
 // The longest prefix of `text` of at most `max_bytes` bytes that does not end
-// inside a character. Returns `text` when it is short enough.
+// inside a character. Returns `text` when it is short enough. Invalid bytes
+// before the cut stay: for messages use Excerpt, which also repairs them.
 std::string_view TruncateBytes(std::string_view text, size_t max_bytes);
+
+// `text` with each byte that does not belong to a valid character replaced by
+// U+FFFD (as the writers' cells do), resynchronising at the next character.
+// Returns a copy of `text` when it is valid already.
+std::string MakeValid(std::string_view text);
+
+// The one way to quote data (a cell value, a reply's text, a foreign error)
+// in a message that is stored, sent or serialized: `text` made valid
+// (MakeValid) and cut to at most `max_bytes` bytes at a character boundary,
+// ending in "..." when anything was cut. The result is always valid UTF-8
+// and never longer than `max_bytes`; only about `max_bytes` bytes of a long
+// `text` are read.
+std::string Excerpt(std::string_view text, size_t max_bytes);
 
 // The longest prefix of valid UTF-8 `text` with at most `max_units` UTF-16
 // code units (a character above U+FFFF takes two), never splitting a

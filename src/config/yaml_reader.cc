@@ -79,10 +79,8 @@ std::string JoinPath(std::string_view parent, std::string_view key) {
 }
 
 std::string Quote(std::string_view text) {
-  constexpr size_t kMax = 60;
-  const std::string masked = credentials::Mask(text);
-  if (masked.size() <= kMax) return "\"" + masked + "\"";
-  return "\"" + std::string(utf8::TruncateBytes(masked, kMax)) + "...\"";
+  constexpr size_t kMax = 63;  // 60 bytes and "..."
+  return "\"" + utf8::Excerpt(credentials::Mask(text), kMax) + "\"";
 }
 
 std::string JoinList(const std::vector<std::string>& items) {

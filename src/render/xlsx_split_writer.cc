@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_dump.h"
 #include "render/xlsx_writer.h"
 #include "render/zip_stream.h"
 
@@ -96,9 +97,9 @@ class XlsxSplitWriter final : public Writer {
   Status WriteManifest() {
     nlohmann::json files = nlohmann::json::array();
     for (const auto& f : files_) files.push_back({{"name", f.name}, {"rows", f.rows}});
-    const std::string text =
-        nlohmann::json{{"files", files}, {"rows", rows_}, {"rowsPerFile", options_.rows_per_file}}
-            .dump(2);
+    const std::string text = DumpTolerant(
+        nlohmann::json{{"files", files}, {"rows", rows_}, {"rowsPerFile", options_.rows_per_file}},
+        2);
     EC_RETURN_IF_ERROR(zip_.BeginEntry("manifest.json"));
     EC_RETURN_IF_ERROR(zip_.Write(text));
     return zip_.EndEntry();

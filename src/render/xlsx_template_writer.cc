@@ -7,6 +7,7 @@
 #include <set>
 #include <variant>
 
+#include "common/json_dump.h"
 #include "render/cell_text.h"
 #include "render/xlsx_cells.h"
 #include "render/xlsx_template.h"
@@ -68,7 +69,7 @@ task::CellValue SingleFromJson(const nlohmann::json& v) {
     return text;
   }
   if (v.is_null()) return std::monostate{};
-  return v.dump();  // arrays and objects: their JSON text
+  return DumpTolerant(v);  // arrays and objects: their JSON text
 }
 
 // One cell of the list row, compiled once and emitted per record.

@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/json_dump.h"
+#include "common/utf8.h"
 #include "source/common/business_reply.h"
 #include "source/common/capped_post.h"
 
@@ -199,7 +201,7 @@ StatusOr<Page> ProviderBatchSource::FetchPage(ProviderBatchStats* stats) {
     return InvalidArgument("task parameters are not a JSON object");
   }
   EC_RETURN_IF_ERROR(EnsureClient());
-  EC_ASSIGN_OR_RETURN(HttpAnswer answer, Post(RequestBody().dump()));
+  EC_ASSIGN_OR_RETURN(HttpAnswer answer, Post(DumpTolerant(RequestBody())));
   stats->response_bytes = static_cast<int64_t>(answer.body.size());
   EC_ASSIGN_OR_RETURN(json data, OpenEnvelope(answer));
   EC_RETURN_IF_ERROR(CheckSchema(data));
@@ -330,7 +332,11 @@ StatusOr<json> ProviderBatchSource::OpenEnvelope(const HttpAnswer& answer) {
     return BusinessError(answer.status, "provider answered HTTP",
                          is_envelope ? EnvelopeMessage(body) : "");
   }
-  if (!is_envelope) return InvalidArgument("provider answer is not a JSON envelope");
+  if (!is_envelope) {
+    // JSON is UTF-8 (RFC 8259): bytes that are not are a clear failure, not U+FFFD.
+    return InvalidArgument(utf8::IsValid(answer.body) ? "provider answer is not a JSON envelope"
+                                                      : "provider answer is not valid UTF-8");
+  }
   auto code = EnvelopeCode(body);
   if (!code) return InvalidArgument("provider envelope lacks a code");
   if (*code != 200) return BusinessError(*code, "provider answered code", EnvelopeMessage(body));
@@ -345,7 +351,8 @@ Status ProviderBatchSource::CheckSchema(const json& data) {
   auto version = data.find("schemaVersion");
   if (version != data.end() && !version->is_null() &&
       !(version->is_number_integer() && version->get<int64_t>() == kSupportedSchemaVersion)) {
-    return InvalidArgument("provider schemaVersion " + version->dump() + " is not supported");
+    return InvalidArgument("provider schemaVersion " + utf8::Excerpt(DumpTolerant(*version), 64) +
+                           " is not supported");
   }
   auto hash = data.find("schemaHash");
   if (hash == data.end() || !hash->is_string() || hash->get_ref<const std::string&>().empty() ||

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "common/json_dump.h"
 #include "source/common/business_reply.h"
 #include "source/common/capped_post.h"
 
@@ -185,7 +186,7 @@ class HttpSqlContractClient : public SqlContractClient {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(options_.client.connect_timeout_ms +
                                                     2LL * options_.client.read_timeout_ms);
-    CappedAnswer res = PostCapped(client_.get(), path, headers, body.dump(),
+    CappedAnswer res = PostCapped(client_.get(), path, headers, DumpTolerant(body),
                                   options_.client.max_response_bytes, deadline);
     switch (res.outcome) {
       case CappedAnswer::Outcome::kTooLarge:

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "common/thread_guard.h"
+#include "common/utf8.h"
 #include "registry/registry.h"
 #include "source/keyset_paging.h"
 #include "source/read_ahead.h"
@@ -139,17 +140,26 @@ const cctz::time_zone& Zone(const std::string& name) {
   return it->second;
 }
 
+// Bytes of a value quoted in an error message, and of a column key.
+constexpr size_t kMaxQuotedBytes = 64;
+constexpr size_t kMaxKeyBytes = 128;
+
+// The replica's text is quoted through utf8::Excerpt: it may be any bytes,
+// and the message is stored and sent as JSON.
 Status BadValue(const task::Column& column, std::string_view text) {
-  return InvalidArgument("column " + column.key + ": value \"" + std::string(text.substr(0, 64)) +
-                         "\" is not a " + std::string(task::ToString(column.type)));
+  return InvalidArgument("column " + utf8::Excerpt(column.key, kMaxKeyBytes) + ": value \"" +
+                         utf8::Excerpt(text, kMaxQuotedBytes) + "\" is not a " +
+                         std::string(task::ToString(column.type)));
 }
 
-// The JSON a key travels as to the callback: numbers stay numbers.
+// The JSON a key travels as to the callback: numbers stay numbers. A key
+// that is not UTF-8 travels repaired (U+FFFD), so it finds nothing and its
+// enriched cells stay blank: JSON cannot carry it as it is.
 json KeyJson(const task::Column& column, const std::optional<std::string>& text) {
   if (!text) return nullptr;
   int64_t v = 0;
   if (column.type == task::ColumnType::kInteger && ParseInt(*text, &v)) return v;
-  return *text;
+  return utf8::MakeValid(*text);
 }
 
 struct ColumnPlan {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/ids.h"
+#include "common/json_dump.h"
 
 namespace export_center::task {
 
@@ -16,7 +17,7 @@ std::string EncodeCommand(const Command& c) {
       {"occurredAt", c.occurred_at},
       {"traceId", c.trace_id},
   };
-  return j.dump();
+  return DumpTolerant(j);
 }
 
 CommandProperties PropertiesOf(const Command& c) {

@@ -8,6 +8,9 @@
 #include <tuple>
 #include <utility>
 
+#include "common/json_dump.h"
+#include "common/utf8.h"
+
 namespace export_center::task {
 namespace {
 
@@ -34,16 +37,19 @@ constexpr int64_t kMsPerDay = 86400000;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// The value as it appears in an error message: short, never a whole blob.
+// Bytes of a value quoted in an error message: short, never a whole blob.
+constexpr size_t kMaxQuotedBytes = 64;
+
+// The value as it appears in an error message (utf8::Excerpt: valid UTF-8,
+// never cut inside a character).
 std::string Quote(const nlohmann::json& value) {
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > 64) text = text.substr(0, 61) + "...";
-  return text;
+  return utf8::Excerpt(DumpTolerant(value), kMaxQuotedBytes);
 }
 
 Status BadValue(const Column& column, const nlohmann::json& value, std::string_view why) {
-  return InvalidArgument("column '" + column.key + "' (" + std::string(ToString(column.type)) +
-                         "): value " + Quote(value) + " " + std::string(why));
+  return InvalidArgument("column '" + utf8::Excerpt(column.key, kMaxKeyBytes) + "' (" +
+                         std::string(ToString(column.type)) + "): value " + Quote(value) + " " +
+                         std::string(why));
 }
 
 // Reads exactly `count` digits at text[*pos]; advances *pos.
@@ -256,7 +262,7 @@ Status ValidateColumns(const std::vector<Column>& columns) {
     std::string where = "column " + std::to_string(i + 1);
     if (c.key.empty()) return InvalidArgument(where + " has an empty key");
     if (c.key.size() > kMaxKeyBytes) return InvalidArgument(where + " has a key over 128 bytes");
-    where += " '" + c.key + "'";
+    where += " '" + utf8::Excerpt(c.key, kMaxKeyBytes) + "'";
     if (!keys.insert(c.key).second) return InvalidArgument(where + " is duplicated");
     if (c.title.size() > kMaxTitleBytes)
       return InvalidArgument(where + " has a title over 255 bytes");
@@ -271,7 +277,7 @@ Status ValidateColumns(const std::vector<Column>& columns) {
 
 StatusOr<Decimal> ParseDecimal(std::string_view text, int scale) {
   auto bad = [&] {
-    return InvalidArgument("'" + std::string(text.substr(0, 64)) + "' is not a decimal");
+    return InvalidArgument("'" + utf8::Excerpt(text, kMaxQuotedBytes) + "' is not a decimal");
   };
   if (scale < 0 || scale > 18) return InvalidArgument("decimal scale must be 0..18");
   if (text.empty() || text.size() > kMaxDecimalText) return bad();
@@ -397,7 +403,7 @@ StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns) {
     auto key = j.find("key");
     if (key == j.end() || !key->is_string()) return InvalidArgument(where + " lacks a string key");
     c.key = key->get<std::string>();
-    where += " '" + c.key.substr(0, kMaxKeyBytes) + "'";
+    where += " '" + utf8::Excerpt(c.key, kMaxKeyBytes) + "'";
     auto title = j.find("title");
     if (title != j.end() && !title->is_null()) {
       if (!title->is_string()) return InvalidArgument(where + ": title is not a string");

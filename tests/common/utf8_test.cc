@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace export_center::utf8 {
 namespace {
@@ -183,6 +184,114 @@ TEST(Utf8TruncateBytes, ReturnsAViewIntoTheArgument) {
   std::string_view cut = TruncateBytes(text, 7);
   EXPECT_EQ(cut.data(), text.data());
   EXPECT_EQ(cut, "客户");
+}
+
+// ---- MakeValid / Excerpt -------------------------------------------------------
+
+// One character of each length, and text of each.
+constexpr std::string_view kOneOfEachLength[] = {"a", "é", "客", "😀"};
+
+TEST(Utf8MakeValid, KeepsValidTextAndReplacesEachInvalidByte) {
+  EXPECT_EQ(MakeValid(""), "");
+  EXPECT_EQ(MakeValid("a客😀é\0b"sv), "a客😀é\0b"sv);
+  EXPECT_EQ(MakeValid("a\xFF!"), "a\uFFFD!");
+  EXPECT_EQ(MakeValid("\xE5\xAE"), "\uFFFD\uFFFD");       // a truncated 客: each byte
+  EXPECT_EQ(MakeValid("\xE5\x61\xAE"), "\uFFFDa\uFFFD");  // resynchronises at 'a'
+  EXPECT_EQ(MakeValid("2026年\xE5"), "2026年\uFFFD");
+  for (std::string_view bad : kInvalid) {
+    const std::string out = MakeValid(bad);
+    EXPECT_TRUE(IsValid(out)) << ::testing::PrintToString(std::string(bad));
+    EXPECT_NE(out.find(kReplacement), std::string::npos);
+  }
+}
+
+TEST(Utf8Excerpt, ShortValidTextIsUnchanged) {
+  EXPECT_EQ(Excerpt("", 10), "");
+  EXPECT_EQ(Excerpt("2026年12月1日", 64), "2026年12月1日");
+  EXPECT_EQ(Excerpt("abc", 3), "abc");  // exactly the limit: nothing cut, no "..."
+}
+
+TEST(Utf8Excerpt, LongTextEndsInAnEllipsisWithinTheLimit) {
+  EXPECT_EQ(Excerpt("abcdefgh", 6), "abc...");
+  EXPECT_EQ(Excerpt("客户列表", 9), "客户...");   // 12 bytes: 6 of them and "..."
+  EXPECT_EQ(Excerpt("客户列表", 11), "客户...");  // 列 does not fit before "..."
+  EXPECT_EQ(Excerpt("a\xFF\xFF", 3), "...");      // repaired first: 7 bytes
+  EXPECT_EQ(Excerpt("abcd", 3), "...");
+  EXPECT_EQ(Excerpt("abcd", 2), "ab");  // no room for the ellipsis
+  EXPECT_EQ(Excerpt("客客", 2), "");
+}
+
+// The issue's kind of value: a Chinese date repeated past the 64 bytes quoted
+// in a message, which the old substr(0, 64) cut inside a character.
+TEST(Utf8Excerpt, TheIssuesChineseDateIsCutBetweenCharacters) {
+  std::string value;
+  for (int i = 0; i < 6; ++i) value += "下单日期2026年12月1日";
+  ASSERT_FALSE(IsValid(value.substr(0, 64)));  // what the old cut produced
+  const std::string out = Excerpt(value, 64);
+  EXPECT_TRUE(IsValid(out));
+  EXPECT_LE(out.size(), 64u);
+  EXPECT_GE(out.size(), 64u - 3 - 2);  // at most a partial character short
+  EXPECT_EQ(out.substr(out.size() - 3), "...");
+  EXPECT_EQ(value.rfind(out.substr(0, out.size() - 3), 0), 0u);  // a prefix of the value
+}
+
+// Every cut position, for text made of characters of each length and of a
+// mix: valid, within the limit, a prefix of the text (+ "..."), never empty of
+// a character that fitted whole.
+TEST(Utf8Excerpt, NeverCutsACodePointAtAnyPosition) {
+  std::vector<std::string> texts;
+  for (std::string_view c : kOneOfEachLength) {
+    std::string t;
+    for (int i = 0; i < 9; ++i) t += c;
+    texts.push_back(t);
+  }
+  texts.push_back("a é客😀b客é😀😀a");
+  for (const std::string& text : texts) {
+    for (size_t max = 0; max <= text.size() + 4; ++max) {
+      const std::string out = Excerpt(text, max);
+      const std::string where = ::testing::PrintToString(text) + " max " + std::to_string(max);
+      EXPECT_TRUE(IsValid(out)) << where;
+      EXPECT_LE(out.size(), max) << where;
+      if (text.size() <= max) {
+        EXPECT_EQ(out, text) << where;
+        continue;
+      }
+      std::string_view kept = out;
+      if (max >= 3) {
+        ASSERT_GE(out.size(), 3u) << where;
+        EXPECT_EQ(out.substr(out.size() - 3), "...") << where;
+        kept.remove_suffix(3);
+      }
+      EXPECT_EQ(text.compare(0, kept.size(), kept), 0) << where;
+      // The cut is the longest one: the next character would not have fitted.
+      const size_t room = max >= 3 ? max - 3 : max;
+      EXPECT_GT(kept.size() + SequenceLength(text, kept.size()), room) << where;
+    }
+  }
+}
+
+TEST(Utf8Excerpt, InvalidInputBecomesValidOutputAtAnyLimit) {
+  std::vector<std::string> texts;
+  for (std::string_view bad : kInvalid) texts.push_back("x" + std::string(bad) + "客y");
+  std::string mixed;
+  for (std::string_view bad : kInvalid) mixed += "年" + std::string(bad);
+  texts.push_back(mixed);
+  for (const std::string& text : texts) {
+    for (size_t max = 0; max <= MakeValid(text).size() + 4; ++max) {
+      const std::string out = Excerpt(text, max);
+      const std::string where = ::testing::PrintToString(text) + " max " + std::to_string(max);
+      EXPECT_TRUE(IsValid(out)) << where;
+      EXPECT_LE(out.size(), max) << where;
+      if (MakeValid(text).size() <= max) EXPECT_EQ(out, MakeValid(text)) << where;
+    }
+  }
+}
+
+TEST(Utf8Excerpt, ReadsOnlyAboutTheLimitOfAHugeValue) {
+  const std::string huge(64 << 20, '\xFF');  // 64 MiB of invalid bytes
+  const std::string out = Excerpt(huge, 100);
+  EXPECT_TRUE(IsValid(out));
+  EXPECT_LE(out.size(), 100u);
 }
 
 TEST(Utf8TruncateUtf16Units, CountsSurrogatePairs) {

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/utf8.h"
+
 namespace export_center::source {
 namespace {
 
@@ -343,6 +345,36 @@ TEST_F(ProviderBatchSourceTest, BadValueNamesRowColumnAndValue) {
   EXPECT_NE(s.message().find("row 4"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("balance"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("12,50"), std::string::npos) << s.message();
+}
+
+// Issue 22: a long Chinese date in a DATE column. The message quotes it
+// between characters, so it is valid UTF-8 wherever it is stored or sent.
+TEST_F(ProviderBatchSourceTest, LongChineseValueFailsWithAValidUtf8Message) {
+  std::string cjk;
+  for (int i = 0; i < 6; ++i) cjk += "下单日期2026年12月1日";
+  Status s = RunWith([&](int, const json&, httplib::Response& res) {
+    json bad = Row(1);
+    bad["balance"] = cjk;
+    Answer(res, Data({bad}, false, nullptr));
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_TRUE(utf8::IsValid(s.message())) << s.message();
+  EXPECT_NE(s.message().find("balance"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("下单日期2026年12月1日"), std::string::npos) << s.message();
+}
+
+// JSON is UTF-8: an answer that is not is refused as a whole, and says so.
+TEST_F(ProviderBatchSourceTest, AnswerThatIsNotUtf8IsAClearPermanentFailure) {
+  Status s = RunWith([](int, const json&, httplib::Response& res) {
+    std::string body =
+        json{{"code", "200"}, {"message", "success"}, {"data", Data({Row(1)}, false, nullptr)}}
+            .dump();
+    const size_t at = body.find("\"success\"");
+    body.replace(at + 1, 1, "\xFF");
+    res.set_content(body, "application/json");
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("not valid UTF-8"), std::string::npos) << s.message();
 }
 
 TEST_F(ProviderBatchSourceTest, TooManyRowsInOneBatch) {

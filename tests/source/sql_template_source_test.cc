@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/utf8.h"
 #include "registry/registry.h"
 #include "sdk/sql_scenario.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
@@ -960,6 +961,37 @@ TEST(ParseDatabaseValueTest, TypesSurviveFromText) {
   EXPECT_EQ(parse(ColumnType::kDateTime, "1970-01-01T02:00:00+02:00"), "ms:0");
   EXPECT_EQ(parse(ColumnType::kDateTime, "1700000000000"), "ms:1700000000000");
   EXPECT_EQ(parse(ColumnType::kDateTime, "yesterday"), "error");
+}
+
+// Issue 22: a replica's long Chinese date, or bytes that are not UTF-8, in a
+// typed column: a failure whose message is valid UTF-8, names the column and
+// quotes whole characters only; in a STRING column the bytes stay as they are
+// (the writers and the preview turn them into U+FFFD).
+TEST(ParseDatabaseValueTest, BadValueMessagesAreValidUtf8) {
+  using task::ColumnType;
+  std::string cjk;
+  for (int i = 0; i < 6; ++i) cjk += "下单日期2026年12月1日";
+  for (ColumnType type : {ColumnType::kDate, ColumnType::kDecimal, ColumnType::kInteger,
+                          ColumnType::kDateTime, ColumnType::kBoolean}) {
+    for (const std::string& text : {cjk, std::string("2026\xE5\xB9"), std::string("\xFF\xFE")}) {
+      task::Column c;
+      c.key = "order_date";
+      c.type = type;
+      c.scale = 2;
+      auto v = ParseDatabaseValue(c, text, "Asia/Shanghai");
+      ASSERT_FALSE(v.ok());
+      const std::string& message = v.status().message();
+      EXPECT_TRUE(utf8::IsValid(message)) << message;
+      EXPECT_NE(message.find("order_date"), std::string::npos) << message;
+      EXPECT_LT(message.size(), 200u) << message;
+    }
+  }
+  task::Column s;
+  s.key = "order_no";
+  s.type = ColumnType::kString;
+  auto v = ParseDatabaseValue(s, std::string("SO\xFFK"), "UTC");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(std::get<std::string>(*v), "SO\xFFK");
 }
 
 TEST(TemplateParametersTest, ServerSideIdentityOverridesUserKeys) {

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/utf8.h"
+
 namespace export_center::task {
 namespace {
 
@@ -159,6 +161,38 @@ TEST(ParseWireValue, ErrorNamesColumnAndValue) {
   EXPECT_EQ(v.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(v.status().message().find("registeredOn"), std::string::npos);
   EXPECT_NE(v.status().message().find("31/12/2024"), std::string::npos);
+}
+
+// Issue 22: a long Chinese date in a typed column. The message quotes the
+// value cut between characters (the old cut at byte 64 fell inside one and
+// the stored message then broke every JSON dump of the task).
+TEST(ParseWireValue, ErrorQuotesLongTextWholeCharactersOnly) {
+  std::string value;
+  for (int i = 0; i < 6; ++i) value += "下单日期2026年12月1日";
+  for (ColumnType type : {ColumnType::kDate, ColumnType::kDecimal, ColumnType::kInteger,
+                          ColumnType::kDateTime, ColumnType::kBoolean}) {
+    Column c = Col(type);
+    c.key = "registeredOn";
+    auto v = ParseWireValue(c, json(value));
+    ASSERT_FALSE(v.ok()) << ToString(type);
+    const std::string& message = v.status().message();
+    EXPECT_TRUE(utf8::IsValid(message)) << message;
+    EXPECT_NE(message.find("registeredOn"), std::string::npos) << message;
+    EXPECT_NE(message.find("\"下单日期2026年12月1日"), std::string::npos) << message;
+    EXPECT_NE(message.find("..."), std::string::npos) << message;
+    EXPECT_LT(message.size(), 200u) << message;
+  }
+}
+
+TEST(ParseDecimal, ErrorQuotesLongOrInvalidTextAsValidUtf8) {
+  std::string value;
+  for (int i = 0; i < 6; ++i) value += "下单日期2026年12月1日";
+  for (const std::string& text : {value, std::string("12\xFF.34"), value + "\xE5"}) {
+    auto d = ParseDecimal(text, 2);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(utf8::IsValid(d.status().message())) << d.status().message();
+    EXPECT_LT(d.status().message().size(), 100u);
+  }
 }
 
 TEST(DaysFromCivil, KnownDates) {

@@ -17,10 +17,9 @@ std::string CleanBusinessMessage(std::string_view text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
     out += c;
   }
-  if (out.size() > kMaxMessageBytes) {
-    out = std::string(utf8::TruncateBytes(out, kMaxMessageBytes)) + "...";
-  }
-  return out;
+  // Any bytes may come back (a proxy's HTML page): the message is stored and
+  // sent as JSON, so it is repaired and cut by utf8::Excerpt.
+  return utf8::Excerpt(out, kMaxMessageBytes + 3);  // 200 bytes of text and "..."
 }
 
 Status BusinessError(int code, std::string_view what, std::string_view message) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/json_dump.h"
 #include "common/utf8.h"
 
 namespace export_center::sql_template {
@@ -628,7 +629,7 @@ class Evaluator {
   StatusOr<Value> ListLiteral(const Node& n) {
     EC_ASSIGN_OR_RETURN(std::vector<Value> items, Args(n, 0));
     Json list = Json::array();
-    for (const Value& v : items) list.push_back(Json::parse(v.ToBindingJson().dump()));
+    for (const Value& v : items) list.push_back(Json::parse(DumpTolerant(v.ToBindingJson())));
     return Value::FromOwnedJson(std::move(list));
   }
 
@@ -728,7 +729,7 @@ class Evaluator {
   static Value Values(const Value& map) {
     Json values = Json::array();
     for (auto& [k, v] : map.Entries())
-      values.push_back(v.is_null() ? Json() : Json::parse(v.ToBindingJson().dump()));
+      values.push_back(v.is_null() ? Json() : Json::parse(DumpTolerant(v.ToBindingJson())));
     return Value::FromOwnedJson(std::move(values));
   }
 

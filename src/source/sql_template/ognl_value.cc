@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/json_dump.h"
 #include "common/utf8.h"
 
 namespace export_center::sql_template {
@@ -146,7 +147,7 @@ nlohmann::json Value::ToBindingJson() const {
       return str_;
     case Kind::kList:
     case Kind::kMap:
-      return nlohmann::json::parse(node_->dump());
+      return nlohmann::json::parse(DumpTolerant(*node_));
   }
   return nullptr;
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json_dump.h"
 #include "source/sql_template/sql_template.h"
 
 namespace export_center::sql_template {
@@ -54,9 +55,9 @@ int RunSqlRender(const std::string& template_file, const std::string& params_fil
   result["sql"] = rendered->sql;
   result["bindings"] = nlohmann::ordered_json::array();
   for (const auto& b : rendered->bindings) {
-    result["bindings"].push_back(nlohmann::ordered_json::parse(b.dump()));
+    result["bindings"].push_back(nlohmann::ordered_json::parse(DumpTolerant(b)));
   }
-  out << result.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  out << DumpTolerant(result) << "\n";
   return 0;
 }
 

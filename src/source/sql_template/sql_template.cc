@@ -9,6 +9,7 @@
 #include <pugixml.hpp>
 #include <unordered_map>
 
+#include "common/json_dump.h"
 #include "common/utf8.h"
 #include "source/sql_template/ognl_expression.h"
 #include "source/sql_template/ognl_value.h"
@@ -973,7 +974,7 @@ StatusOr<RenderedSql> RenderTemplate(std::string_view template_text,
 
 StatusOr<RenderedSql> RenderTemplate(std::string_view template_text, const nlohmann::json& params,
                                      const RenderOptions& options) {
-  return Render(template_text, Json::parse(params.dump()), options);
+  return Render(template_text, Json::parse(DumpTolerant(params)), options);
 }
 
 }  // namespace export_center::sql_template
