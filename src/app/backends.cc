@@ -34,13 +34,17 @@ namespace export_center::app {
 
 StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseOptions& config) {
   if (config.kind == "sqlite") return store::OpenSqliteTaskStore(config.sqlite_path);
+  [[maybe_unused]] const store::SessionTimeouts timeouts{config.connect_timeout_ms,
+                                                         config.statement_timeout_ms};
 #ifdef EXPORT_CENTER_WITH_POSTGRES
   if (config.kind == "postgres") {
-    return store::OpenPostgresTaskStore(config.postgres_url, config.pool_size);
+    return store::OpenPostgresTaskStore(config.postgres_url, config.pool_size, timeouts);
   }
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
-  if (config.kind == "mysql") return store::OpenMysqlTaskStore(config.mysql_url, config.pool_size);
+  if (config.kind == "mysql") {
+    return store::OpenMysqlTaskStore(config.mysql_url, config.pool_size, timeouts);
+  }
 #endif
   std::string built_in = "sqlite";
 #ifdef EXPORT_CENTER_WITH_POSTGRES
@@ -110,13 +114,18 @@ StatusOr<std::string> CheckCommandChannel(const dispatch::ChannelOptions& config
 
 StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
     const source::DatasourceOptions& ds) {
-  if (ds.kind == "sqlite") return std::shared_ptr(source::NewSqliteDatasource(ds.sqlite_path));
+  const source::DatasourceTimeouts timeouts{ds.connect_timeout_ms, ds.statement_timeout_ms};
+  if (ds.kind == "sqlite") {
+    return std::shared_ptr(source::NewSqliteDatasource(ds.sqlite_path, timeouts));
+  }
 #ifdef EXPORT_CENTER_WITH_POSTGRES
-  if (ds.kind == "postgres") return std::shared_ptr(source::NewPostgresDatasource(ds.url));
+  if (ds.kind == "postgres") {
+    return std::shared_ptr(source::NewPostgresDatasource(ds.url, timeouts));
+  }
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
   if (ds.kind == "mysql") {
-    EC_ASSIGN_OR_RETURN(auto mysql, source::NewMysqlDatasource(ds.url));
+    EC_ASSIGN_OR_RETURN(auto mysql, source::NewMysqlDatasource(ds.url, timeouts));
     return std::shared_ptr<source::ReadOnlyDatasource>(std::move(mysql));
   }
 #endif
@@ -201,8 +210,15 @@ dispatch::RowSourceFactory MakePreviewSourceFactory(
   source::ProviderClientOptions capped = config;
   capped.connect_timeout_ms = std::min(config.connect_timeout_ms, cap_ms);
   capped.read_timeout_ms = std::min(config.read_timeout_ms, cap_ms);
+  // The same cap for each replica statement; a preview that answers at its
+  // limit cancels its statement anyway (export_preview.h).
+  std::map<std::string, source::DatasourceOptions> capped_datasources = datasources;
+  for (auto& [name, ds] : capped_datasources) {
+    ds.connect_timeout_ms = std::min(ds.connect_timeout_ms, cap_ms);
+    ds.statement_timeout_ms = std::min(ds.statement_timeout_ms, cap_ms);
+  }
   return MakeRowSourceFactory(
-      capped, metrics, datasources,
+      capped, metrics, capped_datasources,
       [](const task::Task&, const std::string& version) { return StatusOr<std::string>(version); });
 }
 

@@ -85,6 +85,8 @@ void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
   r.String("postgres-url", &c->postgres_url);
   r.String("mysql-url", &c->mysql_url);
   r.Int("pool-size", &c->pool_size, 1, 256);
+  r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
+  r.Int("statement-timeout-ms", &c->statement_timeout_ms, 1000, 3600000);
   r.Finish();
 }
 
@@ -235,6 +237,8 @@ void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptio
     entry.Enum("kind", &ds.kind, {"sqlite", "postgres", "mysql"});
     entry.String("sqlite-path", &ds.sqlite_path);
     entry.String("url", &ds.url);
+    entry.Int("connect-timeout-ms", &ds.connect_timeout_ms, 100, 60000);
+    entry.Int("statement-timeout-ms", &ds.statement_timeout_ms, 100, 86400000);
     entry.Finish();
     (*out)[name] = std::move(ds);
   }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/thread_guard.h"
@@ -24,8 +25,13 @@ void Consumer::Start() {
 void Consumer::Stop() {
   if (threads_.empty()) return;
   stopping_ = true;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(deps_.consumer.shutdown_grace_seconds);
+  // Attempts may finish until the last fifth of the grace (at most 5 s);
+  // then the signal cancels what each is waiting for — a replica statement
+  // that hangs included (docs/sql-template-route.md#deadlines) — and the
+  // rest of the grace is for handing them back.
+  const auto grace = std::chrono::milliseconds(deps_.consumer.shutdown_grace_seconds * 1000);
+  const auto reserve = std::min(grace / 5, std::chrono::milliseconds(5000));
+  const auto deadline = std::chrono::steady_clock::now() + grace - reserve;
   while (running_attempts_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

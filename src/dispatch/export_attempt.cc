@@ -84,9 +84,10 @@ class AttemptRunner {
   // Stop reasons from the watchdog or shutdown, checked at every safe point.
   Status CheckAbort() const {
     EC_RETURN_IF_ERROR(abort_.Check());
-    if (shutdown_.IsSet()) return Unavailable("interrupted by shutdown; will resume");
+    if (shutdown_.IsSet()) return ShutdownReason();
     return Status::Ok();
   }
+  static Status ShutdownReason() { return Unavailable("interrupted by shutdown; will resume"); }
 
   // Before each page: abort flags, then — before the first page and at most
   // every kPageCheckpointInterval — a lease renewal, whose statement also
@@ -130,6 +131,14 @@ class AttemptRunner {
     if (!made.ok()) return {made.status(), {}};
     // The next page is fetched while this one is written.
     std::unique_ptr<source::RowSource> source = source::WithPrefetch(std::move(made).value());
+    // An abort does not wait for the next safe point to reach the source:
+    // the statement the source is waiting for now is cancelled at once
+    // (docs/sql-template-route.md#deadlines). Unsubscribed before the source goes.
+    source::RowSource* interruptible = source.get();
+    const AbortSignal::Subscription on_abort =
+        abort_.OnSet([interruptible](const Status& why) { interruptible->Interrupt(why); });
+    const AbortSignal::Subscription on_shutdown = shutdown_.OnSet(
+        [interruptible](const Status&) { interruptible->Interrupt(ShutdownReason()); });
 
     const render::WriterOptions options = WriterOptionsFor(*def);
     const render::OutputKind kind = render::OutputKindFor(task_.format, options);
@@ -142,6 +151,8 @@ class AttemptRunner {
     std::unique_ptr<render::Writer> writer;
     auto rows = Pump(*source, &sink, options, def->max_rows, &writer);
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
+      // A statement cancelled by an abort ends with the abort's reason.
+      if (Status stop = CheckAbort(); !stop.ok()) return {stop, {}};
       return {rows.status(), {}, source->terminal_state(), source->failure_code()};
     }
     auto summary = writer->Finish();

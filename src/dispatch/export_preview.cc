@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 
 #include "common/thread_guard.h"
 #include "render/cell_preview.h"
@@ -47,14 +48,23 @@ void CountRows(const registry::ExportDefinition& def, const source::Page& page,
 
 StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
                                          const task::Task& task,
-                                         const registry::RegistrySnapshot& snapshot, int rows) {
+                                         const registry::RegistrySnapshot& snapshot, int rows,
+                                         const AbortSignal* abort) {
   EC_ASSIGN_OR_RETURN(const registry::ExportDefinition* def, DefinitionFor(snapshot, task));
   registry::ExportDefinition uncapped = *def;
   uncapped.max_rows = std::numeric_limits<int64_t>::max();
   EC_ASSIGN_OR_RETURN(std::unique_ptr<source::RowSource> source,
                       make_source(task, uncapped, snapshot));
+  // A preview given up (past its limit, or the center stopping) cancels the
+  // statement it waits for, so its thread ends now rather than at the
+  // statement's timeout.
+  AbortSignal::Subscription on_abort;
+  if (abort != nullptr) {
+    on_abort = abort->OnSet([src = source.get()](const Status& why) { src->Interrupt(why); });
+  }
   // No prefetch (unlike the attempt): a second page would be read for nothing.
   auto page = source->NextPage();
+  if (!page.ok() && abort != nullptr && abort->IsSet()) return abort->Check();
   if (!page.ok()) return PreviewError(page.status(), *source);
   EC_ASSIGN_OR_RETURN(render::CellPreview cells,
                       render::CellPreview::Create(def->timezone, task.format));
@@ -82,6 +92,8 @@ struct ExportPreviewer::Job {
   CondVar finished;
   bool done GUARDED_BY(mu) = false;
   StatusOr<task::PreviewTable> result GUARDED_BY(mu) = Internal("preview not run");
+  // Set when nobody waits for the answer any more: cancels its statement.
+  AbortSignal abort;
 };
 
 ExportPreviewer::ExportPreviewer(RowSourceFactory make_source, task::PreviewOptions options)
@@ -93,6 +105,8 @@ ExportPreviewer::~ExportPreviewer() {
     MutexLock lock(&mu_);
     running.swap(running_);
   }
+  // Shutdown does not wait for a replica that hangs: each statement is cancelled.
+  for (auto& [thread, job] : running) job->abort.Set(Unavailable("the center is stopping"));
   for (auto& [thread, job] : running) thread.join();
 }
 
@@ -118,13 +132,19 @@ StatusOr<task::PreviewTable> ExportPreviewer::Preview(
   {
     MutexLock lock(&mu_);
     JoinFinished();
-    if (static_cast<int>(running_.size()) >= options_.max_running) {
+    // A preview that answered at its limit frees its slot at once; its
+    // thread, cancelling its statement, still counts toward a cap of twice
+    // the slots, so a replica that ignores cancels cannot pile threads up.
+    if (waiting_ >= options_.max_running ||
+        static_cast<int>(running_.size()) >= 2 * options_.max_running) {
       return LimitExceeded("too many previews are running; please retry in a few seconds");
     }
+    ++waiting_;
     // The thread owns copies of what it reads: it may outlive this call.
     auto read = [this, job, task, snapshot = std::move(snapshot)] {
-      auto result = RunGuardedOnce(
-          "preview", [&] { return ReadPreview(make_source_, task, *snapshot, options_.rows); });
+      auto result = RunGuardedOnce("preview", [&] {
+        return ReadPreview(make_source_, task, *snapshot, options_.rows, &job->abort);
+      });
       MutexLock done(&job->mu);
       job->result = std::move(result);
       job->done = true;
@@ -134,18 +154,26 @@ StatusOr<task::PreviewTable> ExportPreviewer::Preview(
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(options_.timeout_seconds);
-  MutexLock lock(&job->mu);
-  while (!job->done) {
-    if (!job->finished.WaitUntil(&job->mu, deadline) && !job->done) {
-      spdlog::warn("preview taskId={} exportType={} tenantId={} timed out after {} s", task.id,
-                   task.export_type, task.tenant_id, options_.timeout_seconds);
-      return DeadlineExceeded("the preview did not finish within " +
-                              std::to_string(options_.timeout_seconds) +
-                              " s: the data service is slow; narrow the filter or export "
-                              "without a preview");
+  std::optional<StatusOr<task::PreviewTable>> answer;
+  {
+    MutexLock lock(&job->mu);
+    while (!job->done && job->finished.WaitUntil(&job->mu, deadline)) {
     }
+    if (job->done) answer.emplace(std::move(job->result));
   }
-  return std::move(job->result);
+  {
+    MutexLock lock(&mu_);
+    --waiting_;
+  }
+  if (answer) return std::move(*answer);
+  spdlog::warn("preview taskId={} exportType={} tenantId={} timed out after {} s", task.id,
+               task.export_type, task.tenant_id, options_.timeout_seconds);
+  Status late = DeadlineExceeded("the preview did not finish within " +
+                                 std::to_string(options_.timeout_seconds) +
+                                 " s: the data service is slow; narrow the filter or export "
+                                 "without a preview");
+  job->abort.Set(late);  // cancels its statement: the thread ends soon
+  return late;
 }
 
 }  // namespace export_center::dispatch

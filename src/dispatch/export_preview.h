@@ -14,16 +14,20 @@
 // max-rows lifted, and the caller compares the count with the definition's.
 //
 // Each preview runs on a thread of its own and Preview waits for it at most
-// options.timeout_seconds; a preview that times out keeps its thread until
-// its data-source call ends (bounded by the capped client timeouts), counts
-// toward options.max_running until then, and is joined at the latest by the
-// destructor. Thread-safe: the API's worker threads call Preview at once.
+// options.timeout_seconds. A preview that times out answers at once and
+// frees its slot of options.max_running; its data-source statement is
+// cancelled (RowSource::Interrupt, docs/sql-template-route.md#deadlines) and
+// its thread ends soon after — at the latest at the capped client and
+// statement timeouts — counting until then toward a cap of twice the slots.
+// The destructor cancels the previews still reading and joins them.
+// Thread-safe: the API's worker threads call Preview at once.
 
 #include <list>
 #include <memory>
 #include <thread>
 
 #include "common/mutex.h"
+#include "dispatch/abort_signal.h"
 #include "dispatch/export_attempt.h"
 #include "registry/registry.h"
 #include "task/preview.h"
@@ -34,7 +38,7 @@ namespace export_center::dispatch {
 class ExportPreviewer {
  public:
   ExportPreviewer(RowSourceFactory make_source, task::PreviewOptions options);
-  // Waits for previews still reading (at most their client timeouts).
+  // Cancels the previews still reading and waits for their threads.
   ~ExportPreviewer();
   ExportPreviewer(const ExportPreviewer&) = delete;
   ExportPreviewer& operator=(const ExportPreviewer&) = delete;
@@ -61,12 +65,16 @@ class ExportPreviewer {
   const task::PreviewOptions options_;
   Mutex mu_;
   std::list<std::pair<std::thread, std::shared_ptr<Job>>> running_ GUARDED_BY(mu_);
+  int waiting_ GUARDED_BY(mu_) = 0;  // previews whose caller still waits: the slots taken
 };
 
 // Reads the preview of `task` on the calling thread, without a time limit:
-// the work Preview runs on its own thread. `rows` rows are shown.
+// the work Preview runs on its own thread. `rows` rows are shown. When
+// `abort` (may be null) is set meanwhile, the source's statement is
+// cancelled and the preview fails with the abort's reason.
 StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
                                          const task::Task& task,
-                                         const registry::RegistrySnapshot& snapshot, int rows);
+                                         const registry::RegistrySnapshot& snapshot, int rows,
+                                         const AbortSignal* abort = nullptr);
 
 }  // namespace export_center::dispatch

@@ -24,6 +24,12 @@ struct DatasourceOptions {
   std::string kind;         // sqlite | postgres | mysql (required)
   std::string sqlite_path;  // sqlite
   std::string url;          // postgres | mysql; env EXPORT_CENTER_DATASOURCE_URL_<NAME_UPPER_SNAKE>
+  // The deadlines of its calls (docs/sql-template-route.md#deadlines): the
+  // connect (and a cancel's second connection), and one statement, lock
+  // waits included, past which the database cancels it (DeadlineExceeded).
+  // app/ hands them to the datasource as source::DatasourceTimeouts.
+  int connect_timeout_ms = 5000;
+  int statement_timeout_ms = 120000;
 };
 
 }  // namespace export_center::source

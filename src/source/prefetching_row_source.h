@@ -43,6 +43,8 @@ class PrefetchingRowSource : public RowSource {
   std::optional<task::TaskState> terminal_state() const override;
   std::optional<std::string> failure_code() const override;
   std::shared_ptr<const std::string> excel_template() const override { return excel_template_; }
+  // The inner source's: thread-safe, also while the worker waits in it.
+  void Interrupt(const Status& reason) override { inner_->Interrupt(reason); }
 
  private:
   void RequestFetch();

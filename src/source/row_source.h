@@ -11,7 +11,8 @@
 // Error classes (docs/task-lifecycle.md#failure-classes): Unavailable and
 // DeadlineExceeded are transient (retry the attempt later); InvalidArgument,
 // LimitExceeded, PermissionDenied and NotFound are permanent (the task fails).
-// Not thread-safe: one attempt, one thread.
+// Not thread-safe: one attempt, one thread — except Interrupt, which another
+// thread calls to stop the call a NextPage is waiting for.
 
 #include <cstdint>
 #include <memory>
@@ -55,6 +56,13 @@ class RowSource {
   // contract's excelTemplate), valid after the first NextPage; it takes
   // precedence over the definition's template-file. nullptr: none.
   virtual std::shared_ptr<const std::string> excel_template() const { return nullptr; }
+
+  // Cancels what NextPage is waiting for now (a datasource statement,
+  // docs/sql-template-route.md#deadlines) and fails it, and every NextPage
+  // after, with `reason` (not OK): for an attempt that was aborted or a
+  // preview past its limit. Thread-safe, idempotent. The default does
+  // nothing: the call ends at its own timeout.
+  virtual void Interrupt(const Status& reason) { (void)reason; }
 };
 
 // What a source needs to know about the attempt it serves.

@@ -227,6 +227,8 @@ class SqlTemplateSource : public RowSource {
   std::optional<task::TaskState> terminal_state() const override { return terminal_state_; }
   std::optional<std::string> failure_code() const override { return failure_code_; }
   std::shared_ptr<const std::string> excel_template() const override { return excel_template_; }
+  // The datasource's statements (a contract call ends at its own timeout).
+  void Interrupt(const Status& reason) override { datasource_->Interrupt(reason); }
 
   StatusOr<Page> NextPage() override {
     if (done_) return Internal("NextPage called after the last page");

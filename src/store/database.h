@@ -26,6 +26,16 @@
 
 namespace export_center::store {
 
+// The deadlines of a server database's connections (database.*-ms,
+// docs/store.md#deadlines): connecting, and each statement, lock waits
+// included — past it the server cancels the statement and the call fails
+// with Unavailable (retry the whole transaction). SQLite, a local file,
+// bounds its lock waits with its busy timeout instead.
+struct SessionTimeouts {
+  int connect_timeout_ms = 5000;
+  int statement_timeout_ms = 60000;
+};
+
 // One bound parameter: NULL, a 64-bit integer, a double or a string.
 class SqlValue {
  public:

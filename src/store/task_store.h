@@ -33,6 +33,10 @@ struct DatabaseOptions {
   std::string postgres_url;  // postgresql://user:pass@host:port/db
   std::string mysql_url;     // mysql://user:pass@host:port/db (MySQL 8 or MariaDB 10.11)
   int pool_size = 8;
+  // database.connect-timeout-ms / statement-timeout-ms (postgres, mysql):
+  // as store::SessionTimeouts (database.h).
+  int connect_timeout_ms = 5000;
+  int statement_timeout_ms = 60000;
 };
 
 // ---- create -----------------------------------------------------------------

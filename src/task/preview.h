@@ -26,14 +26,15 @@ struct PreviewTable {
 
 struct PreviewOptions {
   // The whole preview, every data-source call included; past it the caller
-  // gets a clear error and the data-source calls stop at their own timeouts,
-  // which the preview caps at this value + 1 s.
+  // gets a clear error, a datasource statement is cancelled, and other
+  // data-source calls stop at their own timeouts, which the preview caps at
+  // this value + 1 s.
   int timeout_seconds = 10;
   int rows = 20;  // rows shown; the data source is still asked for a whole first page
   // Previews one user (tenant + user) may ask for per minute; 429 beyond.
   int per_user_per_minute = 10;
-  // Previews running at once in one process, a preview that timed out
-  // included until its data-source call ends; 429 beyond.
+  // Previews running at once in one process; 429 beyond. A preview that
+  // timed out frees its slot when it answers (its statement is cancelled).
   int max_running = 8;
 };
 

@@ -25,6 +25,7 @@
 #include "faulty_task_store.h"  // beside this test
 #include "render/csv_writer.h"
 #include "render/xlsx_template_writer.h"
+#include "statement_source.h"  // beside this test
 #include "storage/local_export_storage.h"
 #include "store/database.h"
 #include "store/sqlite/sqlite_task_store.h"
@@ -649,6 +650,96 @@ TEST_F(ConsumerTest, ShutdownStopsARunningExportAtASafePointAndHandsItBack) {
   EXPECT_LE(t.next_retry_at, store_->DatabaseNowMs().value());  // due at once after restart
   EXPECT_EQ(StoredFiles(), 0u);
   EXPECT_TRUE(storage_->ListPartials().value().empty());
+}
+
+// The first page is a statement on a real SQLite datasource that only its
+// timeout or a cancel ends (statement_source.h).
+AttemptDeps WithEndlessStatement(AttemptDeps deps, const std::string& path, int timeout_ms,
+                                 StatementProbe* probe) {
+  deps.make_source =
+      [path, timeout_ms, probe](
+          const task::Task&, const registry::ExportDefinition&,
+          const registry::RegistrySnapshot&) -> StatusOr<std::unique_ptr<source::RowSource>> {
+    source::DatasourceTimeouts timeouts;
+    timeouts.statement_timeout_ms = timeout_ms;
+    return std::unique_ptr<source::RowSource>(
+        new StatementSource(source::NewSqliteDatasource(path, timeouts), kEndlessSql, probe));
+  };
+  return deps;
+}
+
+void WaitFor(const std::atomic<bool>& flag) {
+  while (!flag) std::this_thread::sleep_for(5ms);
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST_F(ConsumerTest, AReplicaStatementPastItsTimeoutEndsTheAttemptForARetry) {
+  StatementProbe probe;
+  AttemptDeps deps = WithEndlessStatement(Deps(), (dir_ / "db.sqlite").string(), 500, &probe);
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  const auto start = std::chrono::steady_clock::now();
+  PublishAndConsume(consumer);
+  EXPECT_LT(SecondsSince(start), 3.0);
+  EXPECT_EQ(probe.Outcome().code(), StatusCode::kDeadlineExceeded) << probe.Outcome().ToString();
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kPending);  // transient: retried, as the retry rules say
+  EXPECT_EQ(t.dispatch_version, 2);
+  EXPECT_NE(t.failure_message.value_or("").find("statement timeout of 500 ms"), std::string::npos)
+      << t.failure_message.value_or("");
+  EXPECT_EQ(StoredFiles(), 0u);
+}
+
+TEST_F(ConsumerTest, TheExecutionDeadlineCancelsTheReplicaStatementTheAttemptWaitsFor) {
+  StatementProbe probe;
+  AttemptDeps deps = WithEndlessStatement(Deps(), (dir_ / "db.sqlite").string(), 60000, &probe);
+  deps.consumer.heartbeat_seconds = 1;
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  std::chrono::steady_clock::time_point passed;
+  std::thread deadline([&] {
+    WaitFor(probe.started);
+    // The deadline passes while the statement runs: the watchdog's next
+    // renewal sees it and the abort cancels the statement.
+    passed = std::chrono::steady_clock::now();
+    ASSERT_TRUE(
+        db_->Exec("UPDATE export_task SET execution_deadline_at = 0 WHERE id = ?", {id}).ok());
+  });
+  PublishAndConsume(consumer);
+  deadline.join();
+  ASSERT_TRUE(probe.ended);
+  EXPECT_LT(std::chrono::duration<double>(probe.EndedAt() - passed).count(), 2.5);
+  EXPECT_EQ(probe.Outcome().code(), StatusCode::kDeadlineExceeded) << probe.Outcome().ToString();
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kPending);
+  EXPECT_EQ(t.dispatch_version, 2);
+  EXPECT_NE(t.failure_message.value_or("").find("maximum duration"), std::string::npos)
+      << t.failure_message.value_or("");
+}
+
+TEST_F(ConsumerTest, ShutdownWithAHangingReplicaStatementEndsWithinTheGrace) {
+  StatementProbe probe;
+  AttemptDeps deps = WithEndlessStatement(Deps(), (dir_ / "db.sqlite").string(), 600000, &probe);
+  deps.consumer.shutdown_grace_seconds = 2;
+  Consumer consumer(channel_.get(), deps);
+  const int64_t id = CreateTask();
+  OutboxPublisher publisher(store_.get(), channel_.get(), PublisherOptions{}, "pub");
+  publisher.PublishDueOnce();
+  consumer.Start();
+  WaitFor(probe.started);
+  const auto start = std::chrono::steady_clock::now();
+  consumer.Stop();
+  const double took = SecondsSince(start);
+  EXPECT_LE(took, 2.0);
+  EXPECT_GE(took, 1.0);  // the attempt had most of the grace to finish
+  EXPECT_EQ(probe.Outcome().message(), "interrupted by shutdown; will resume");
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kPending);  // handed back, due at once
+  EXPECT_EQ(t.dispatch_version, 2);
+  EXPECT_LE(t.next_retry_at, store_->DatabaseNowMs().value());
 }
 
 // A writer whose Finish (compression, the final flush) is slow and runs a

@@ -108,7 +108,7 @@ class PostgresReplica : public Replica {
     return {"SELECT pg_backend_pid()::text",
             "SELECT set_config('statement_timeout', '1234', false)",
             "SELECT current_setting('statement_timeout')",
-            "0",
+            "2min",  // the datasource's own statement timeout, set again after the reset
             "SELECT current_setting('search_path')",
             "\"$user\", public",
             [](const std::string& id) { return "SELECT pg_terminate_backend(" + id + ")"; }};

@@ -22,9 +22,19 @@
 // form it can bind back, how the database orders NULLs, and which result
 // columns hold a primary key (Describe).
 //
+// Deadlines (docs/sql-template-route.md#deadlines): the connect and every
+// statement are bounded (DatasourceTimeouts below); a statement
+// past its timeout is cancelled by the database and fails with
+// DeadlineExceeded. Interrupt cancels the statements running now from
+// another thread, for an attempt that was aborted or a preview past its
+// limit.
+//
 // Thread-safety: Query may be called from any thread; it shares nothing.
+// Interrupt may be called from any thread, also while Query runs.
 // Codes: Unavailable for connection trouble (retry the attempt later),
-// InvalidArgument for SQL the database rejects or a bad schema name.
+// DeadlineExceeded for a statement past its timeout (also retried),
+// InvalidArgument for SQL the database rejects or a bad schema name, and
+// Interrupt's reason once it was called.
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -45,6 +55,18 @@ struct ResultSet {
   // exactly, everything else as text the database converts to the column's
   // type; null for NULL. Empty when there are no rows.
   std::vector<nlohmann::json> last_row_params;
+};
+
+// The deadlines of a datasource's calls (keys datasources.NAME.*-ms,
+// docs/sql-template-route.md#deadlines).
+struct DatasourceTimeouts {
+  // Connecting, and a cancel's second connection (MySQL's KILL QUERY).
+  int connect_timeout_ms = 5000;
+  // The longest one statement may run, lock waits included: the database
+  // cancels it past this (PostgreSQL statement_timeout, MariaDB
+  // max_statement_time, MySQL max_execution_time, SQLite's progress
+  // handler) and Query fails with DeadlineExceeded.
+  int statement_timeout_ms = 120000;
 };
 
 // What a statement returns, learned without reading a row.
@@ -88,6 +110,14 @@ class ReadOnlyDatasource {
                                               std::string_view schema);
 
   virtual OrderingTraits ordering() const { return {}; }
+
+  // Cancels the statements running now (PQcancel, KILL QUERY on a second
+  // connection, sqlite3_interrupt) and fails them, and every Query or
+  // Describe after, with `reason` (not OK). Returns once the cancels were
+  // sent, bounded by the connect timeout; the database stops the statement
+  // soon after. Idempotent; the first reason counts. The default (a
+  // datasource with nothing to cancel) does nothing.
+  virtual void Interrupt(Status reason) { (void)reason; }
 };
 
 // OK when `schema` is empty or matches [A-Za-z0-9_$]+: the

@@ -1,5 +1,6 @@
 #include "store/mysql/mysql_database.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <string>
@@ -168,8 +169,12 @@ class MysqlConnection final : public Connection {
 StatusOr<std::unique_ptr<MysqlConnection>> Connect(const mysql::Url& url,
                                                    const MysqlDatabaseOptions& db_options) {
   mysql::ConnectOptions options;
-  options.read_timeout_seconds = kReadWriteTimeoutSeconds;
-  options.write_timeout_seconds = kReadWriteTimeoutSeconds;
+  const int statement_ms = db_options.timeouts.statement_timeout_ms;
+  options.connect_timeout_seconds =
+      static_cast<unsigned>((db_options.timeouts.connect_timeout_ms + 999) / 1000);
+  options.read_timeout_seconds =
+      std::max(kReadWriteTimeoutSeconds, static_cast<unsigned>((statement_ms + 999) / 1000) + 5);
+  options.write_timeout_seconds = options.read_timeout_seconds;
   options.client_flags = CLIENT_FOUND_ROWS;
   auto [conn, error] = mysql::Connect(url, options);
   if (!conn) {
@@ -178,6 +183,7 @@ StatusOr<std::unique_ptr<MysqlConnection>> Connect(const mysql::Url& url,
     Status mapped = MysqlError(error.code, error.sqlstate, error.message, "connect");
     return Unavailable(mapped.message());
   }
+  const bool mariadb = mysql::IsMariaDb(conn.get());
   auto connection =
       std::make_unique<MysqlConnection>(std::move(conn), db_options.lock_conflict_retries);
   for (const char* statement : kSessionSetup) {
@@ -188,6 +194,13 @@ StatusOr<std::unique_ptr<MysqlConnection>> Connect(const mysql::Url& url,
                                     std::to_string(db_options.lock_wait_timeout_seconds),
                                 {})
                          .status());
+  // MariaDB's limit is in seconds with fractions and covers every statement;
+  // MySQL's in milliseconds, SELECTs only.
+  const std::string limit =
+      mariadb ? "SET SESSION max_statement_time = " + std::to_string(statement_ms / 1000) + "." +
+                    std::to_string(1000 + statement_ms % 1000).substr(1)
+              : "SET SESSION max_execution_time = " + std::to_string(statement_ms);
+  EC_RETURN_IF_ERROR(connection->Exec(limit, {}).status());
   return connection;
 }
 

@@ -4,13 +4,12 @@
 //
 // A bounded pool of connections, each set up the same way: utf8mb4, time zone
 // UTC (for the dialect's {NOW}), strict SQL mode, READ COMMITTED, a short
-// InnoDB lock wait, and CLIENT_FOUND_ROWS so that an UPDATE's row count is the
-// rows it matched, as on SQLite and PostgreSQL (MySQL otherwise counts only
-// rows whose values changed, and a conditional UPDATE that writes the values
-// a row already has would look like a miss). Write transactions run READ
-// COMMITTED, read transactions REPEATABLE READ READ ONLY with one consistent
-// snapshot. Statements with parameters run as server-side prepared statements,
-// kept per connection; statements without parameters use the text protocol.
+// InnoDB lock wait, a statement time limit, and CLIENT_FOUND_ROWS so that an UPDATE's row count is
+// the rows it matched, as on SQLite and PostgreSQL (MySQL otherwise counts only rows whose values
+// changed, and a conditional UPDATE that writes the values a row already has would look like a
+// miss). Write transactions run READ COMMITTED, read transactions REPEATABLE READ READ ONLY with
+// one consistent snapshot. Statements with parameters run as server-side prepared statements, kept
+// per connection; statements without parameters use the text protocol.
 //
 // A transaction the server rolled back to break a deadlock, or whose lock
 // wait timed out, is run again from the start a couple of times (database.h
@@ -31,6 +30,12 @@ struct MysqlDatabaseOptions {
   int lock_wait_timeout_seconds = 5;
   // How many times a transaction rolled back by a lock conflict runs again.
   int lock_conflict_retries = 2;
+  // Connecting, and each statement of a session: MariaDB max_statement_time
+  // (every statement) or MySQL max_execution_time (SELECTs), past which the
+  // server stops the statement (1969 / 3024, Unavailable). The client's read
+  // and write timeouts are the backstop: the longer of 120 s and the
+  // statement timeout + 5 s.
+  SessionTimeouts timeouts;
 };
 
 // Connects to `url` (mysql://user:password@host:port/database; mariadb:// also

@@ -6,23 +6,26 @@
 namespace export_center::store {
 namespace {
 
-StatusOr<std::shared_ptr<Database>> Open(const std::string& url, int pool_size) {
+StatusOr<std::shared_ptr<Database>> Open(const std::string& url, int pool_size,
+                                         const SessionTimeouts& timeouts) {
   MysqlDatabaseOptions options;
   options.pool_size = pool_size;
+  options.timeouts = timeouts;
   EC_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenMysqlDatabase(url, options));
   return std::shared_ptr<Database>(std::move(db));
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<TaskStore>> OpenMysqlTaskStore(const std::string& url, int pool_size) {
-  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size));
+StatusOr<std::unique_ptr<TaskStore>> OpenMysqlTaskStore(const std::string& url, int pool_size,
+                                                        const SessionTimeouts& timeouts) {
+  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size, timeouts));
   return NewSqlTaskStore(std::move(db));
 }
 
 StatusOr<MysqlStoreWithDatabase> OpenMysqlTaskStoreWithDatabase(const std::string& url,
                                                                 int pool_size) {
-  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size));
+  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size, SessionTimeouts{}));
   return MysqlStoreWithDatabase{NewSqlTaskStore(db), db};
 }
 

@@ -13,7 +13,8 @@ namespace export_center::store {
 // Connects to `url` (mysql://user:password@host:port/database) with a pool of
 // `pool_size` connections. Does not migrate: call Migrate() and
 // CheckGuardRow() at start-up.
-StatusOr<std::unique_ptr<TaskStore>> OpenMysqlTaskStore(const std::string& url, int pool_size);
+StatusOr<std::unique_ptr<TaskStore>> OpenMysqlTaskStore(const std::string& url, int pool_size,
+                                                        const SessionTimeouts& timeouts = {});
 
 // The same store together with the Database under it, for tests and tools
 // that read or rewrite rows directly (tests move clocks that way).

@@ -113,8 +113,14 @@ class PostgresConnection final : public Connection {
   PGconn* conn_;
 };
 
-StatusOr<std::unique_ptr<PostgresConnection>> Connect(const std::string& url) {
-  PGconn* conn = PQconnectdb(url.c_str());
+StatusOr<std::unique_ptr<PostgresConnection>> Connect(const std::string& url,
+                                                      const SessionTimeouts& timeouts) {
+  // A connect_timeout the URL names itself wins (later keywords override
+  // earlier ones, and the URL's are expanded in place of dbname).
+  const std::string connect_s = std::to_string((timeouts.connect_timeout_ms + 999) / 1000);
+  const char* keys[] = {"connect_timeout", "dbname", nullptr};
+  const char* values[] = {connect_s.c_str(), url.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr) return Unavailable("postgres connect: out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
     Status status = PostgresError("08001", PQerrorMessage(conn), "connect");
@@ -125,15 +131,22 @@ StatusOr<std::unique_ptr<PostgresConnection>> Connect(const std::string& url) {
   // to stderr.
   PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
-  return std::make_unique<PostgresConnection>(conn);
+  auto connection = std::make_unique<PostgresConnection>(conn);
+  // Every statement of the session, lock waits included, is bounded.
+  EC_RETURN_IF_ERROR(
+      connection
+          ->Exec("SET statement_timeout = " + std::to_string(timeouts.statement_timeout_ms), {})
+          .status());
+  return connection;
 }
 
 class PostgresDatabase final : public Database {
  public:
-  PostgresDatabase(std::string url, int pool_size)
+  PostgresDatabase(std::string url, int pool_size, SessionTimeouts timeouts)
       : dialect_(PostgresDialect()),
-        pool_(pool_size,
-              [url]() -> StatusOr<std::unique_ptr<PostgresConnection>> { return Connect(url); }) {}
+        pool_(pool_size, [url, timeouts]() -> StatusOr<std::unique_ptr<PostgresConnection>> {
+          return Connect(url, timeouts);
+        }) {}
 
   const Dialect& dialect() const override { return dialect_; }
 
@@ -163,8 +176,9 @@ class PostgresDatabase final : public Database {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size) {
-  auto db = std::make_unique<PostgresDatabase>(url, pool_size);
+StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size,
+                                                         const SessionTimeouts& timeouts) {
+  auto db = std::make_unique<PostgresDatabase>(url, pool_size, timeouts);
   // Connect once now so a wrong URL fails at start-up, not at the first task.
   EC_RETURN_IF_ERROR(db->WithConnection([](Connection&) { return Status::Ok(); }));
   return std::unique_ptr<Database>(std::move(db));

@@ -16,8 +16,11 @@
 namespace export_center::store {
 
 // Connects to `url` (a libpq connection string or postgresql:// URL) with up
-// to `pool_size` connections. Fails with Unavailable when the server cannot
-// be reached.
-StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size);
+// to `pool_size` connections, each connect bounded by the timeouts'
+// connect_timeout_ms and each session's statements by statement_timeout_ms
+// (`statement_timeout`; a statement past it fails Unavailable, SQLSTATE
+// 57014). Fails with Unavailable when the server cannot be reached.
+StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url, int pool_size,
+                                                         const SessionTimeouts& timeouts = {});
 
 }  // namespace export_center::store

@@ -6,7 +6,8 @@ namespace export_center::store {
 
 StatusCode PostgresStatusCode(std::string_view s) {
   if (s.empty()) return StatusCode::kUnavailable;
-  if (s == "40001" || s == "40P01" || s == "55P03") return StatusCode::kUnavailable;
+  // 57014: cancelled, by statement_timeout — the statement may succeed later.
+  if (s == "40001" || s == "40P01" || s == "55P03" || s == "57014") return StatusCode::kUnavailable;
   if (s.starts_with("08") || s.starts_with("53") || s.starts_with("57P")) {
     return StatusCode::kUnavailable;
   }

@@ -5,8 +5,9 @@
 
 namespace export_center::store {
 
-StatusOr<std::unique_ptr<TaskStore>> OpenPostgresTaskStore(const std::string& url, int pool_size) {
-  EC_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenPostgresDatabase(url, pool_size));
+StatusOr<std::unique_ptr<TaskStore>> OpenPostgresTaskStore(const std::string& url, int pool_size,
+                                                           const SessionTimeouts& timeouts) {
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenPostgresDatabase(url, pool_size, timeouts));
   return NewSqlTaskStore(std::shared_ptr<Database>(std::move(db)));
 }
 

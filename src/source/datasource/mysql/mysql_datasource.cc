@@ -12,6 +12,7 @@
 
 #include "mysql/mysql_client.h"
 #include "source/datasource/connection_pool.h"
+#include "source/datasource/running_statements.h"
 
 namespace export_center::source {
 namespace {
@@ -21,20 +22,24 @@ struct ResultFreer {
 };
 using mysql::ConnPtr;
 
-// The one place MySQL/MariaDB errors become a Status. Lost or refused
-// connections (client errors 2000-2999 except the prepared-statement API
-// misuse codes 2030-2036, SQLSTATE class 08), shutdown, too many connections,
-// lock waits, deadlocks and killed statements are worth a later retry;
+// The one place MySQL/MariaDB errors become a Status. A statement past its
+// time limit (MariaDB 1969 max_statement_time, MySQL 3024
+// max_execution_time) is DeadlineExceeded. Lost or refused connections
+// (client errors 2000-2999 except the prepared-statement API misuse codes
+// 2030-2036, SQLSTATE class 08), shutdown, too many connections, lock waits,
+// deadlocks and killed statements (1317, which Query reports as the
+// interrupt's reason when Interrupt killed it) are worth a later retry;
 // anything else is the statement's fault.
 Status MysqlError(unsigned code, const char* sqlstate, std::string_view message,
                   std::string_view what) {
   std::string state = sqlstate ? sqlstate : "";
   std::string text = "mysql datasource " + std::string(what) + ": [" + std::to_string(code) +
                      (state.empty() ? "" : "/" + state) + "] " + std::string(message);
+  if (code == 1969 || code == 3024) return DeadlineExceeded(text);
   bool client_api_misuse = code >= 2030 && code <= 2036;
   bool client_connection = code >= 2000 && code < 3000 && !client_api_misuse;
   bool transient_server =
-      code == 1040 || code == 1053 || code == 1205 || code == 1213 || code == 1927 || code == 1969;
+      code == 1040 || code == 1053 || code == 1205 || code == 1213 || code == 1317 || code == 1927;
   if (client_connection || transient_server || state.rfind("08", 0) == 0) {
     return Unavailable(text);
   }
@@ -111,17 +116,23 @@ std::vector<nlohmann::json> LastRowParams(const std::vector<std::optional<std::s
 
 class MysqlDatasource : public ReadOnlyDatasource {
  public:
-  MysqlDatasource(mysql::Url url, int connect_timeout_s)
+  MysqlDatasource(mysql::Url url, DatasourceTimeouts timeouts)
       : url_(std::move(url)),
-        connect_timeout_s_(connect_timeout_s),
+        timeouts_(timeouts),
         pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "mysql"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
+    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
     EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
-    StatusOr<ResultSet> result = Run(conn.handle.get(), sql, params);
+    StatusOr<ResultSet> result = Internal("not run");
+    {
+      EC_ASSIGN_OR_RETURN(auto running, Register(conn.handle.get()));
+      result = Run(conn.handle.get(), sql, params);
+    }
+    if (!result.ok()) result = Explain(result.status());
     GiveBack(std::move(conn), result.status());
     return result;
   }
@@ -130,8 +141,14 @@ class MysqlDatasource : public ReadOnlyDatasource {
   // origin table and column.
   StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
                                       std::string_view schema) override {
+    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
     EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
-    StatusOr<QueryDescription> description = DescribeOn(conn.handle.get(), sql);
+    StatusOr<QueryDescription> description = Internal("not run");
+    {
+      EC_ASSIGN_OR_RETURN(auto running, Register(conn.handle.get()));
+      description = DescribeOn(conn.handle.get(), sql);
+    }
+    if (!description.ok()) description = Explain(description.status());
     GiveBack(std::move(conn), description.status());
     return description;
   }
@@ -139,14 +156,61 @@ class MysqlDatasource : public ReadOnlyDatasource {
   // MariaDB evaluates (a, b) > (?, ?) without an index range.
   OrderingTraits ordering() const override { return {/*nulls_first=*/true, false}; }
 
+  void Interrupt(Status reason) override { running_.Interrupt(std::move(reason)); }
+
  private:
-  StatusOr<ConnPtr> Connect() const {
+  // The statement about to run on `conn`, cancellable by Interrupt until the
+  // registration ends: the protocol has no cancel request, so the canceller
+  // connects again and sends KILL QUERY for the connection's thread (only
+  // the statement ends; the server answers it 1317).
+  StatusOr<RunningStatements::Registration> Register(MYSQL* conn) {
+    const unsigned long thread_id = mysql_thread_id(conn);
+    return running_.Begin([this, thread_id] {
+      auto [killer, error] = mysql::Connect(url_, ConnectOptionsFor(timeouts_.connect_timeout_ms));
+      if (!killer) return;  // the statement ends at its own timeout instead
+      mysql::Answer ignored;
+      (void)mysql::Query(killer.get(), "KILL QUERY " + std::to_string(thread_id), &ignored);
+    });
+  }
+
+  // A failed statement's Status: the interrupt's reason when Interrupt
+  // killed it, else its own.
+  Status Explain(Status failed) const {
+    Status reason = running_.reason();
+    return reason.ok() ? failed : reason;
+  }
+
+  // The server bounds each statement (max_statement_time); the client's
+  // read and write timeouts are the backstop for a server that stops
+  // answering altogether, a little later.
+  mysql::ConnectOptions ConnectOptionsFor(int statement_timeout_ms) const {
     mysql::ConnectOptions options;
-    options.connect_timeout_seconds = static_cast<unsigned>(connect_timeout_s_);
-    auto [conn, error] = mysql::Connect(url_, options);
+    options.connect_timeout_seconds =
+        static_cast<unsigned>((timeouts_.connect_timeout_ms + 999) / 1000);
+    const unsigned io_seconds = static_cast<unsigned>((statement_timeout_ms + 999) / 1000) + 5;
+    options.read_timeout_seconds = io_seconds;
+    options.write_timeout_seconds = io_seconds;
+    return options;
+  }
+
+  StatusOr<ConnPtr> Connect() {
+    auto [conn, error] = mysql::Connect(url_, ConnectOptionsFor(timeouts_.statement_timeout_ms));
     // Whatever the code, a failed connect is for a later attempt (as postgres).
     if (!conn) return Unavailable("mysql datasource connect: " + error.message);
+    mariadb_ = mysql::IsMariaDb(conn.get());
     return std::move(conn);
+  }
+
+  // The statement time limit of the session: MariaDB's max_statement_time
+  // (seconds, fractions allowed) or MySQL's max_execution_time (ms, SELECT
+  // only, which is all a datasource runs). MariaDB's lock_wait_timeout
+  // (whole seconds) bounds a wait for a table lock on its own too.
+  std::string TimeLimitStatement() const {
+    const int ms = timeouts_.statement_timeout_ms;
+    if (!mariadb_.load()) return "SET SESSION max_execution_time = " + std::to_string(ms);
+    return "SET SESSION max_statement_time = " + std::to_string(ms / 1000) + "." +
+           std::to_string(1000 + ms % 1000).substr(1) +
+           ", lock_wait_timeout = " + std::to_string((ms + 999) / 1000);
   }
 
   // A connection and the database it was switched to (empty: the URL's).
@@ -179,6 +243,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
     }
     // Read-only: a backstop behind the scanner, enforced by the server.
     EC_RETURN_IF_ERROR(Exec(m, "SET SESSION TRANSACTION READ ONLY"));
+    EC_RETURN_IF_ERROR(Exec(m, TimeLimitStatement()));
     TuneOptimizer(m);
     if (conn->schema != schema) {
       // A reset keeps the current database: go back to the URL's, or drop
@@ -297,18 +362,20 @@ class MysqlDatasource : public ReadOnlyDatasource {
   }
 
   mysql::Url url_;
-  int connect_timeout_s_;
+  const DatasourceTimeouts timeouts_;
   ConnectionPool<Pooled> pool_;
   std::atomic<bool> tune_optimizer_{true};
+  std::atomic<bool> mariadb_{true};  // the server's flavour, learned at each connect
+  RunningStatements running_;
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(const std::string& url,
-                                                                 int connect_timeout_s) {
+StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(
+    const std::string& url, const DatasourceTimeouts& timeouts) {
   EC_ASSIGN_OR_RETURN(mysql::Url parsed, mysql::ParseUrl(url));
   return std::unique_ptr<ReadOnlyDatasource>(
-      std::make_unique<MysqlDatasource>(std::move(parsed), connect_timeout_s));
+      std::make_unique<MysqlDatasource>(std::move(parsed), timeouts));
 }
 
 }  // namespace export_center::source

@@ -6,6 +6,10 @@
 // parameters, and every value is fetched as the client library prints it:
 // DECIMAL exact ("1234.50"), DATE "2024-03-01", DATETIME "2024-03-01 10:11:12"
 // (read in the export's zone, like any naive timestamp), TINYINT(1) "0"/"1".
+// Each session's statements are bounded by the timeouts' statement_timeout_ms
+// (MariaDB max_statement_time, MySQL max_execution_time; the client's read
+// and write timeouts a few seconds later); Interrupt sends KILL QUERY for the
+// statements running over a second connection.
 
 #include <memory>
 #include <string>
@@ -18,7 +22,7 @@ namespace export_center::source {
 // `url`: mysql://user:password@host:port/database (mariadb:// also accepted;
 // user, password, port and database optional; %XX escapes decoded).
 // InvalidArgument for a malformed URL. No I/O until Query.
-StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(const std::string& url,
-                                                                 int connect_timeout_s = 5);
+StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(
+    const std::string& url, const DatasourceTimeouts& timeouts = {});
 
 }  // namespace export_center::source

@@ -9,6 +9,7 @@
 
 #include "pq/pq.h"
 #include "source/datasource/connection_pool.h"
+#include "source/datasource/running_statements.h"
 
 namespace export_center::source {
 namespace {
@@ -16,13 +17,17 @@ namespace {
 using pq::ConnPtr;
 using pq::ResultPtr;
 
-// Connection classes (08), resources (53), shutdown (57) and no answer at all
-// are worth a later retry; anything else is the statement's fault.
+// A statement cancelled (57014: by statement_timeout, or by a cancel
+// request, which Query reports as the interrupt's reason instead) or a lock
+// not granted in time (55P03) ran out of time. Connection classes (08),
+// resources (53), shutdown (57) and no answer at all are worth a later
+// retry; anything else is the statement's fault.
 Status PgError(const char* sqlstate, std::string_view message, std::string_view what) {
   std::string state = sqlstate ? sqlstate : "";
   std::string text =
       "postgres datasource " + std::string(what) + ": [" + state + "] " + std::string(message);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (state == "57014" || state == "55P03") return DeadlineExceeded(text);
   std::string cls = state.substr(0, 2);
   if (state.empty() || cls == "08" || cls == "53" || cls == "57" || state == "40001" ||
       state == "40P01") {
@@ -43,10 +48,17 @@ Status Exec(PGconn* conn, const std::string& sql) {
 // of what a page's statement costs the server (an enrich SQL's IN list of a
 // thousand keys is a thousand selectivity estimates); prepared once, later
 // pages of the attempt run the cached plan.
+struct CancelFreer {
+  void operator()(PGcancel* c) const { PQfreeCancel(c); }
+};
+
 struct PgConnection {
-  explicit PgConnection(ConnPtr c) : conn(std::move(c)) {}
+  explicit PgConnection(ConnPtr c) : conn(std::move(c)), cancel(PQgetCancel(conn.get())) {}
   PGconn* get() const { return conn.get(); }
   ConnPtr conn;
+  // What PQcancel needs to cancel this connection's statement from another
+  // thread; independent of `conn`.
+  std::unique_ptr<PGcancel, CancelFreer> cancel;
   std::list<std::pair<std::string, std::string>> prepared;  // key → name, most recent first
   int next_name = 0;
 };
@@ -56,17 +68,23 @@ constexpr size_t kPreparedPerConnection = 8;
 
 class PostgresDatasource : public ReadOnlyDatasource {
  public:
-  PostgresDatasource(std::string url, int connect_timeout_s)
+  PostgresDatasource(std::string url, DatasourceTimeouts timeouts)
       : url_(std::move(url)),
-        connect_timeout_s_(connect_timeout_s),
+        timeouts_(timeouts),
         pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "postgres"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
+    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
     EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
-    StatusOr<ResultSet> result = Run(conn.get(), sql, params);
+    StatusOr<ResultSet> result = Internal("not run");
+    {
+      EC_ASSIGN_OR_RETURN(auto running, Register(*conn));
+      result = Run(conn.get(), sql, params);
+    }
+    if (!result.ok()) result = Explain(result.status());
     GiveBack(std::move(conn));
     return result;
   }
@@ -75,8 +93,15 @@ class PostgresDatasource : public ReadOnlyDatasource {
   StatusOr<QueryDescription> Describe(std::string_view sql,
                                       const std::vector<nlohmann::json>& params,
                                       std::string_view schema) override {
+    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
     EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
-    StatusOr<QueryDescription> description = DescribeOn(conn->get(), sql, params);
+    // Parse analysis takes the tables' locks: a prepare can wait too.
+    StatusOr<QueryDescription> description = Internal("not run");
+    {
+      EC_ASSIGN_OR_RETURN(auto running, Register(*conn));
+      description = DescribeOn(conn->get(), sql, params);
+    }
+    if (!description.ok()) description = Explain(description.status());
     GiveBack(std::move(conn));
     return description;
   }
@@ -84,10 +109,31 @@ class PostgresDatasource : public ReadOnlyDatasource {
   // PostgreSQL sorts NULL after every value in ascending order.
   OrderingTraits ordering() const override { return {/*nulls_first=*/false, true}; }
 
+  void Interrupt(Status reason) override { running_.Interrupt(std::move(reason)); }
+
  private:
+  // The statement about to run on `conn`, cancellable by Interrupt until the
+  // registration ends. PQcancel asks the server over a connection of its
+  // own and is thread-safe; the server answers the statement 57014.
+  StatusOr<RunningStatements::Registration> Register(const PgConnection& conn) {
+    PGcancel* cancel = conn.cancel.get();
+    return running_.Begin([cancel] {
+      char error[256];
+      if (cancel != nullptr) PQcancel(cancel, error, sizeof error);
+    });
+  }
+
+  // A failed statement's Status: the interrupt's reason when Interrupt
+  // cancelled it, else its own.
+  Status Explain(Status failed) const {
+    Status reason = running_.reason();
+    return reason.ok() ? failed : reason;
+  }
+
   StatusOr<ConnPtr> Connect() const {
     const char* keys[] = {"dbname", "connect_timeout", nullptr};
-    std::string timeout = std::to_string(connect_timeout_s_);
+    // libpq counts whole seconds (and at least 2).
+    std::string timeout = std::to_string((timeouts_.connect_timeout_ms + 999) / 1000);
     const char* values[] = {url_.c_str(), timeout.c_str(), nullptr};
     ConnPtr conn(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
     if (!conn || PQstatus(conn.get()) != CONNECTION_OK) {
@@ -107,7 +153,11 @@ class PostgresDatasource : public ReadOnlyDatasource {
     EC_RETURN_IF_ERROR(CheckSchemaName(schema));
     // Read-only: a backstop behind the scanner, enforced by the server.
     // UTC makes timestamptz text carry "+00", parsed exactly by the source.
-    std::string setup = "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'";
+    // statement_timeout bounds each statement, lock waits included (57014).
+    std::string setup =
+        "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'; "
+        "SET statement_timeout = " +
+        std::to_string(timeouts_.statement_timeout_ms);
     if (!schema.empty()) setup += "; SET search_path TO \"" + std::string(schema) + "\"";
     if (auto pooled = pool_.Take()) {
       if (Exec((*pooled)->get(), "SELECT pg_advisory_unlock_all(); RESET ALL; " + setup).ok()) {
@@ -283,15 +333,16 @@ class PostgresDatasource : public ReadOnlyDatasource {
   }
 
   std::string url_;
-  int connect_timeout_s_;
+  const DatasourceTimeouts timeouts_;
   ConnectionPool<PgConnectionPtr> pool_;
+  RunningStatements running_;
 };
 
 }  // namespace
 
 std::unique_ptr<ReadOnlyDatasource> NewPostgresDatasource(const std::string& url,
-                                                          int connect_timeout_s) {
-  return std::make_unique<PostgresDatasource>(url, connect_timeout_s);
+                                                          const DatasourceTimeouts& timeouts) {
+  return std::make_unique<PostgresDatasource>(url, timeouts);
 }
 
 }  // namespace export_center::source

@@ -1,7 +1,9 @@
 #pragma once
 // PostgresDatasource: a PostgreSQL replica, one libpq connection per query.
 // The session is made read-only before the statement runs; a schema switch
-// is `SET search_path TO <schema>` after CheckSchemaName.
+// is `SET search_path TO <schema>` after CheckSchemaName. Each session has
+// `statement_timeout` set to the timeouts' statement_timeout_ms; Interrupt
+// sends PQcancel for the statements running.
 
 #include <memory>
 #include <string>
@@ -12,6 +14,6 @@ namespace export_center::source {
 
 // `url`: a postgresql:// URL or libpq connection string. No I/O until Query.
 std::unique_ptr<ReadOnlyDatasource> NewPostgresDatasource(const std::string& url,
-                                                          int connect_timeout_s = 5);
+                                                          const DatasourceTimeouts& timeouts = {});
 
 }  // namespace export_center::source

@@ -2,20 +2,31 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <list>
 #include <map>
 #include <memory>
 #include <utility>
 
 #include "source/datasource/connection_pool.h"
+#include "source/datasource/running_statements.h"
 
 namespace export_center::source {
 namespace {
 
-// SQLITE_BUSY/LOCKED/CANTOPEN are worth a later retry; the rest is the SQL's fault.
+// SQLITE_INTERRUPT is a statement past its timeout (the progress handler
+// stopped it; Query reports the interrupt's reason instead when Interrupt
+// did). SQLITE_BUSY/LOCKED/CANTOPEN are worth a later retry; the rest is the
+// SQL's fault.
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string text = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   int primary = rc & 0xff;
+  if (primary == SQLITE_INTERRUPT) {
+    return DeadlineExceeded("sqlite datasource " + text +
+                            ": the statement ran past the datasource's statement timeout");
+  }
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_CANTOPEN ||
       primary == SQLITE_IOERR || primary == SQLITE_NOMEM) {
     return Unavailable(text);
@@ -114,8 +125,23 @@ StatusOr<std::vector<std::string>> SelectedPrimaryKey(sqlite3* db, sqlite3_stmt*
 // connection, not once per page.
 class SqliteConnection {
  public:
-  explicit SqliteConnection(sqlite3* db) : db_(db) {}
+  // The progress handler looks at the clock every this many virtual machine
+  // instructions: well under a millisecond of work.
+  static constexpr int kInstructionsBetweenDeadlineChecks = 10000;
+
+  explicit SqliteConnection(sqlite3* db) : db_(db) {
+    if (db != nullptr) {
+      sqlite3_progress_handler(db, kInstructionsBetweenDeadlineChecks, &PastDeadline, this);
+    }
+  }
   sqlite3* db() const { return db_.get(); }
+
+  // The statement about to run ends with SQLITE_INTERRUPT once `timeout`
+  // has passed: SQLite has no statement timeout of its own, and readers
+  // never wait for locks (WAL), so what takes long is the statement itself.
+  void StartClock(std::chrono::milliseconds timeout) {
+    deadline_ns_.store((std::chrono::steady_clock::now() + timeout).time_since_epoch().count());
+  }
 
   // `sql` prepared on this connection, from the cache when it was before;
   // reset and unbound. Owned by the connection.
@@ -138,7 +164,14 @@ class SqliteConnection {
   }
 
  private:
+  static int PastDeadline(void* self) {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    return now > static_cast<SqliteConnection*>(self)->deadline_ns_.load() ? 1 : 0;
+  }
+
   static constexpr size_t kCachedStatements = 8;
+  std::atomic<std::chrono::steady_clock::rep> deadline_ns_{
+      std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
   std::unique_ptr<sqlite3, DbCloser> db_;
   // Most recently used first; destroyed before db_.
   std::list<std::pair<std::string, std::unique_ptr<sqlite3_stmt, StmtFinalizer>>> statements_;
@@ -148,19 +181,25 @@ using SqliteConnectionPtr = std::unique_ptr<SqliteConnection>;
 
 class SqliteDatasource : public ReadOnlyDatasource {
  public:
-  SqliteDatasource(std::string path, int busy_timeout_ms)
+  SqliteDatasource(std::string path, DatasourceTimeouts timeouts)
       : path_(std::move(path)),
-        busy_timeout_ms_(busy_timeout_ms),
+        timeouts_(timeouts),
         pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "sqlite"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
+    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
     EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
     EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
     Status bound = Bind(conn->db(), stmt, params);
-    StatusOr<ResultSet> result = bound.ok() ? Fetch(conn->db(), stmt) : StatusOr<ResultSet>(bound);
+    StatusOr<ResultSet> result = bound.ok() ? Internal("not run") : bound;
+    if (bound.ok()) {
+      EC_ASSIGN_OR_RETURN(auto running, Register(conn.get()));
+      result = Fetch(conn->db(), stmt);
+    }
+    if (!result.ok()) result = Explain(result.status());
     // Reset ends the statement's read transaction before the connection idles.
     sqlite3_reset(stmt);
     pool_.Return(std::move(conn));
@@ -170,20 +209,47 @@ class SqliteDatasource : public ReadOnlyDatasource {
   // Prepared, never stepped: the column metadata is known after prepare.
   StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
                                       std::string_view schema) override {
+    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
     EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
     EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
     QueryDescription out;
     for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
       out.columns.emplace_back(sqlite3_column_name(stmt, i));
     }
-    auto key = SelectedPrimaryKey(conn->db(), stmt);
+    StatusOr<std::vector<std::string>> key = Internal("not run");
+    {
+      EC_ASSIGN_OR_RETURN(auto running, Register(conn.get()));
+      key = SelectedPrimaryKey(conn->db(), stmt);
+    }
     pool_.Return(std::move(conn));
-    if (!key.ok()) return key.status();
+    if (!key.ok()) return Explain(key.status());
     out.primary_key = std::move(key).value();
     return out;
   }
 
+  void Interrupt(Status reason) override { running_.Interrupt(std::move(reason)); }
+
  private:
+  // The statement about to run on `conn`, its clock started, cancellable by
+  // Interrupt until the registration ends (sqlite3_interrupt is safe from
+  // any thread while the connection is open, which the registration keeps
+  // it).
+  StatusOr<RunningStatements::Registration> Register(SqliteConnection* conn) {
+    conn->StartClock(std::chrono::milliseconds(timeouts_.statement_timeout_ms));
+    sqlite3* db = conn->db();
+    return running_.Begin([db] { sqlite3_interrupt(db); });
+  }
+
+  // A failed statement's Status: the interrupt's reason when Interrupt
+  // stopped it; the timeout, named, when the progress handler did.
+  Status Explain(Status failed) const {
+    if (Status reason = running_.reason(); !reason.ok()) return reason;
+    if (failed.code() != StatusCode::kDeadlineExceeded) return failed;
+    return DeadlineExceeded("sqlite datasource: the statement ran past its statement timeout of " +
+                            std::to_string(timeouts_.statement_timeout_ms) +
+                            " ms (statement-timeout-ms) and was stopped");
+  }
+
   // A connection of the pool, or a new one: read-only, with the file mapped
   // (read in place from the OS cache instead of copied page by page).
   StatusOr<SqliteConnectionPtr> Take(std::string_view schema) {
@@ -196,7 +262,8 @@ class SqliteDatasource : public ReadOnlyDatasource {
         sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
     auto conn = std::make_unique<SqliteConnection>(raw);
     if (rc != SQLITE_OK) return Unavailable("cannot open sqlite datasource " + path_);
-    sqlite3_busy_timeout(raw, busy_timeout_ms_);
+    // A reader waits for a lock only in rollback-journal mode, behind a writer.
+    sqlite3_busy_timeout(raw, std::min(kBusyTimeoutMs, timeouts_.statement_timeout_ms));
     sqlite3_exec(raw, "PRAGMA mmap_size = 1073741824", nullptr, nullptr, nullptr);
     return conn;
   }
@@ -249,16 +316,18 @@ class SqliteDatasource : public ReadOnlyDatasource {
     return params;
   }
 
+  static constexpr int kBusyTimeoutMs = 5000;
   std::string path_;
-  int busy_timeout_ms_;
+  const DatasourceTimeouts timeouts_;
   ConnectionPool<SqliteConnectionPtr> pool_;
+  RunningStatements running_;
 };
 
 }  // namespace
 
 std::unique_ptr<ReadOnlyDatasource> NewSqliteDatasource(const std::string& path,
-                                                        int busy_timeout_ms) {
-  return std::make_unique<SqliteDatasource>(path, busy_timeout_ms);
+                                                        const DatasourceTimeouts& timeouts) {
+  return std::make_unique<SqliteDatasource>(path, timeouts);
 }
 
 }  // namespace export_center::source
