@@ -581,6 +581,16 @@ TEST_F(ExportApiTest, FormatRules) {
   EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", "XLSX"}}).code(), "200");
 }
 
+// null is "not given" for format and taskName, as for parameters (found by
+// tests/integration/api_fuzz_test.py: docs/openapi.json said string only).
+TEST_F(ExportApiTest, NullFormatAndTaskNameMeanTheDefaults) {
+  Reply r =
+      Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", nullptr}, {"taskName", nullptr}});
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.body["data"]["format"], "XLSX");
+  EXPECT_EQ(r.body["data"]["taskName"], "订单列表");  // the type's title
+}
+
 TEST_F(ExportApiTest, TaskNameRules) {
   auto code = [&](json name) {
     return Create(alice_, {{"exportType", "ORDER_LIST"}, {"taskName", name}}).code();
