@@ -9,5 +9,5 @@
 #   install-openapi-validator.sh --print-path  only print the folder
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exec "$HERE/install-pinned-python.sh" openapi "$HERE/../tests/integration/openapi-requirements.txt" \
-  openapi_core openapi_spec_validator "$@"
+exec "$HERE/install-pinned-python.sh" openapi \
+  "$HERE/../tests/integration/openapi-requirements.txt" openapi_core openapi_spec_validator "$@"
