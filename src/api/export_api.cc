@@ -50,10 +50,21 @@ std::string AcceptRequestId(const std::string& given) {
   return std::regex_match(given, kSafe) ? given : NewUuid();
 }
 
-// Signed-URL tokens are credentials: they never reach the log.
+// Signed-URL tokens are credentials: they never reach the log. The path is
+// percent-decoded, so a client could send %0A and write a line of its own
+// into the log: control bytes are written as \xNN (found by api_fuzz_test).
 std::string LoggablePath(const std::string& path) {
   if (path.rfind(kDownloadsPrefix, 0) == 0) return std::string(kDownloadsPrefix) + "<redacted>";
-  return path;
+  std::string out;
+  out.reserve(path.size());
+  for (unsigned char c : path) {
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 // The envelope code, read back from the body for the access log.
