@@ -51,18 +51,28 @@ std::string AcceptRequestId(const std::string& given) {
 }
 
 // Signed-URL tokens are credentials: they never reach the log. The path is
-// percent-decoded, so a client could send %0A and write a line of its own
-// into the log: control bytes are written as \xNN (found by api_fuzz_test).
+// percent-decoded, so a client could send %0A (or NEL, U+2028) and write a
+// line of its own into the log (found by api_fuzz_test): control, bidi and
+// line-separator characters are written as \uXXXX, invalid bytes as \xNN.
 std::string LoggablePath(const std::string& path) {
   if (path.rfind(kDownloadsPrefix, 0) == 0) return std::string(kDownloadsPrefix) + "<redacted>";
   std::string out;
   out.reserve(path.size());
-  for (unsigned char c : path) {
-    if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    char32_t cp = 0;
+    const size_t n = utf8::Decode(rest, &cp);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(rest[0]));
+      rest.remove_prefix(1);
+      continue;
     }
+    if (utf8::IsControlOrBidi(cp) || cp == 0x2028 || cp == 0x2029) {
+      out += fmt::format("\\u{:04x}", static_cast<uint32_t>(cp));
+    } else {
+      out.append(rest.substr(0, n));
+    }
+    rest.remove_prefix(n);
   }
   return out;
 }

@@ -268,12 +268,12 @@ class OpenApiDocument(ValidatesResponses):
     def test_5_http_layer_errors(self):
         self.validate_http_error(request("GET", self.c.base + "/no/such/route"), 404)
         # A percent-encoded line break in the path writes no line of its own
-        # into the access log (found by api_fuzz_test.py): it is logged as \x0a.
+        # into the access log (found by api_fuzz_test.py): it is logged as \u000a.
         self.validate_http_error(request("GET", self.c.base + "/no/such%0A%5Bforged%5D"), 404)
         deadline = time.time() + 10
-        while "/no/such\\x0a[forged]" not in self.c.log() and time.time() < deadline:
+        while "/no/such\\u000a[forged]" not in self.c.log() and time.time() < deadline:
             time.sleep(0.1)
-        self.assertIn("/no/such\\x0a[forged]", self.c.log())
+        self.assertIn("/no/such\\u000a[forged]", self.c.log())
         self.assertNotIn("\n[forged]", self.c.log())
         r = request("DELETE", self.c.base + API + "/export-tasks")
         self.validate_http_error(r, 405)
