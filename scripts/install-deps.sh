@@ -16,7 +16,7 @@ PACKAGES=(
   # the JDK also runs the RocketMQ broker and S3Proxy of the tests, Maven fetches them
   openjdk-17-jdk-headless maven
   libclang-rt-14-dev  # libFuzzer + ASan runtime of the rocketmq decoder fuzzer (tests/rocketmq)
-  python3-pip  # installs the pinned OpenAPI validator (scripts/install-openapi-validator.sh)
+  python3-pip  # installs the pinned Python test tools (scripts/install-pinned-python.sh)
   # the download-center page's browser tests: playwright-core (npm, scripts/install-node-tools.sh)
   # drives Debian's headless chromium; Noto CJK renders the Chinese page
   chromium fonts-noto-cjk nodejs  # node >= 20 for playwright-core; its npm comes with it
@@ -45,5 +45,7 @@ fi
 "$(dirname "${BASH_SOURCE[0]}")/install-s3proxy.sh"
 # The pinned OpenAPI validator of tests/integration/openapi_test.py, with pip (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-openapi-validator.sh" >/dev/null
+# The pinned property-based API tester of tests/integration/api_fuzz_test.py (idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/install-api-fuzzer.sh" >/dev/null
 # playwright-core for the browser tests, with npm into the same folder (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-node-tools.sh"

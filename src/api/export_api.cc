@@ -50,30 +50,33 @@ std::string AcceptRequestId(const std::string& given) {
   return std::regex_match(given, kSafe) ? given : NewUuid();
 }
 
-// Signed-URL tokens are credentials: they never reach the log.
-// The decoded path as one token of a key=value log line: a control byte,
-// space, quote or backslash (a decoded %0A would start a forged line, a space
-// a forged field) and every byte that is not valid UTF-8 are written \xNN.
-std::string EscapeForLog(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    const size_t n = utf8::SequenceLength(text, i);
-    if (n == 0 || c <= 0x20 || c == 0x7F || c == '"' || c == '\\') {
-      out += fmt::format("\\x{:02X}", c);
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
-
+// Signed-URL tokens are credentials: they never reach the log. The path is
+// percent-decoded, so a client could send %0A (or NEL, U+2028) and write a
+// line of its own into the log (found by api_fuzz_test), or a space and
+// forge a field: control, bidi and line-separator characters, space, quote
+// and backslash are written as \uXXXX, invalid bytes as \xNN.
 std::string LoggablePath(const std::string& path) {
   if (path.rfind(kDownloadsPrefix, 0) == 0) return std::string(kDownloadsPrefix) + "<redacted>";
-  return EscapeForLog(path);
+  std::string out;
+  out.reserve(path.size());
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    char32_t cp = 0;
+    const size_t n = utf8::Decode(rest, &cp);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(rest[0]));
+      rest.remove_prefix(1);
+      continue;
+    }
+    if (utf8::IsControlOrBidi(cp) || cp == 0x2028 || cp == 0x2029 || cp == ' ' || cp == '"' ||
+        cp == '\\') {
+      out += fmt::format("\\u{:04x}", static_cast<uint32_t>(cp));
+    } else {
+      out.append(rest.substr(0, n));
+    }
+    rest.remove_prefix(n);
+  }
+  return out;
 }
 
 // The envelope code, read back from the body for the access log.

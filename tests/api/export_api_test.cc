@@ -430,7 +430,8 @@ TEST_F(ExportApiTest, AccessLogEscapesControlBytesOfThePath) {
       line = l;
   }
   ASSERT_FALSE(line.empty()) << ::testing::PrintToString(sink->last_formatted());
-  EXPECT_NE(line.find("path=/x\\x0Ahttp\\x20request_id=forged\\x20status=200\\x22\\x5C\\xFF "),
+  EXPECT_NE(line.find("path=/x\\u000ahttp\\u0020request_id=forged\\u0020status=200\\u0022\\u005c"
+                      "\\xff "),
             std::string::npos)
       << line;
   EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line only";
@@ -613,6 +614,16 @@ TEST_F(ExportApiTest, FormatRules) {
   EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", "PDF"}}).code(), "400");
   EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", 1}}).code(), "400");
   EXPECT_EQ(Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", "XLSX"}}).code(), "200");
+}
+
+// null is "not given" for format and taskName, as for parameters (found by
+// tests/integration/api_fuzz_test.py: docs/openapi.json said string only).
+TEST_F(ExportApiTest, NullFormatAndTaskNameMeanTheDefaults) {
+  Reply r =
+      Create(alice_, {{"exportType", "ORDER_LIST"}, {"format", nullptr}, {"taskName", nullptr}});
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.body["data"]["format"], "XLSX");
+  EXPECT_EQ(r.body["data"]["taskName"], "订单列表");  // the type's title
 }
 
 TEST_F(ExportApiTest, TaskNameRules) {
