@@ -57,6 +57,7 @@ fi
 
 run_one() {
   local name="$1" corpus bin="$build/bin/$1"
+  shift
   corpus="$(corpus_of "$name")"
   [[ -n "$corpus" ]] || { echo "fuzz: no corpus folder tests/*/fuzz/corpus/$name" >&2; return 1; }
   [[ -x "$bin" ]] || { echo "fuzz: $bin is not built (scripts/fuzz.sh --build)" >&2; return 1; }
