@@ -99,6 +99,8 @@ S3ErrorBody ParseErrorBody(const std::string& body) {
   return {error.child_value("Code"), error.child_value("Message")};
 }
 
+}  // namespace
+
 // Every S3 answer that is not a success becomes a Status here, in one place.
 Status S3Error(const std::string& what, int status, const std::string& body) {
   const S3ErrorBody e = ParseErrorBody(body);
@@ -113,6 +115,8 @@ Status S3Error(const std::string& what, int status, const std::string& body) {
   if (status >= 400) return InvalidArgument(std::move(message));
   return Internal(std::move(message));
 }
+
+namespace {
 
 StatusOr<pugi::xml_document> ParseXml(const std::string& what, const std::string& body) {
   pugi::xml_document doc;
@@ -144,6 +148,55 @@ int64_t ParseS3Time(std::string_view text) {
     return 0;
   }
   return static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
+}
+
+StatusOr<ObjectPage> ParseListObjectsAnswer(const std::string& what, const std::string& body) {
+  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(what, body));
+  pugi::xml_node result = doc.child("ListBucketResult");
+  if (!result) return Internal("s3 " + what + ": no ListBucketResult in the answer");
+  ObjectPage page;
+  for (pugi::xml_node c : result.children("Contents")) {
+    page.objects.push_back(ObjectInfo{c.child_value("Key"), ParseSize(c.child_value("Size")),
+                                      ParseS3Time(c.child_value("LastModified"))});
+  }
+  if (std::string(result.child_value("IsTruncated")) == "true") {
+    page.next_continuation_token = result.child_value("NextContinuationToken");
+    if (page.next_continuation_token.empty()) {
+      return Internal("s3 " + what + ": truncated listing without a continuation token");
+    }
+  }
+  return page;
+}
+
+StatusOr<std::string> ParseCreateMultipartUploadAnswer(const std::string& what,
+                                                       const std::string& body) {
+  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(what, body));
+  std::string upload_id = doc.child("InitiateMultipartUploadResult").child_value("UploadId");
+  if (upload_id.empty()) return Internal("s3 " + what + ": no UploadId in the answer");
+  return upload_id;
+}
+
+Status ParseCompleteMultipartUploadAnswer(const std::string& what, const std::string& body) {
+  // S3 may answer 200 and still fail: the error is then in the body.
+  const S3ErrorBody error = ParseErrorBody(body);
+  if (!error.code.empty()) return S3Error(what, 500, body);
+  return Status::Ok();
+}
+
+StatusOr<UploadPage> ParseListMultipartUploadsAnswer(const std::string& what,
+                                                     const std::string& body) {
+  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(what, body));
+  pugi::xml_node result = doc.child("ListMultipartUploadsResult");
+  if (!result) return Internal("s3 " + what + ": no ListMultipartUploadsResult in the answer");
+  UploadPage page;
+  for (pugi::xml_node u : result.children("Upload")) {
+    page.uploads.push_back(MultipartUpload{u.child_value("Key"), u.child_value("UploadId"),
+                                           ParseS3Time(u.child_value("Initiated"))});
+  }
+  page.truncated = std::string(result.child_value("IsTruncated")) == "true";
+  page.next_key_marker = result.child_value("NextKeyMarker");
+  page.next_upload_id_marker = result.child_value("NextUploadIdMarker");
+  return page;
 }
 
 namespace {
@@ -316,31 +369,14 @@ StatusOr<ObjectPage> S3Client::ListObjects(const std::string& prefix,
   call.query.emplace("max-keys", std::to_string(max_keys));
   if (!continuation_token.empty()) call.query.emplace("continuation-token", continuation_token);
   EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
-  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(call.what, reply.body));
-  pugi::xml_node result = doc.child("ListBucketResult");
-  if (!result) return Internal("s3 " + call.what + ": no ListBucketResult in the answer");
-  ObjectPage page;
-  for (pugi::xml_node c : result.children("Contents")) {
-    page.objects.push_back(ObjectInfo{c.child_value("Key"), ParseSize(c.child_value("Size")),
-                                      ParseS3Time(c.child_value("LastModified"))});
-  }
-  if (std::string(result.child_value("IsTruncated")) == "true") {
-    page.next_continuation_token = result.child_value("NextContinuationToken");
-    if (page.next_continuation_token.empty()) {
-      return Internal("s3 " + call.what + ": truncated listing without a continuation token");
-    }
-  }
-  return page;
+  return ParseListObjectsAnswer(call.what, reply.body);
 }
 
 StatusOr<std::string> S3Client::CreateMultipartUpload(const std::string& key) {
   Call call{"POST", ObjectPath(key), {{"uploads", ""}}, {}, "", "CreateMultipartUpload " + key};
   call.idempotent = false;  // a retry could leave an extra upload behind
   EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
-  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(call.what, reply.body));
-  std::string upload_id = doc.child("InitiateMultipartUploadResult").child_value("UploadId");
-  if (upload_id.empty()) return Internal("s3 " + call.what + ": no UploadId in the answer");
-  return upload_id;
+  return ParseCreateMultipartUploadAnswer(call.what, reply.body);
 }
 
 StatusOr<std::string> S3Client::UploadPart(const std::string& key, const std::string& upload_id,
@@ -378,10 +414,7 @@ Status S3Client::CompleteMultipartUpload(const std::string& key, const std::stri
             "CompleteMultipartUpload " + key};
   call.idempotent = false;
   EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
-  // S3 may answer 200 and still fail: the error is then in the body.
-  const S3ErrorBody error = ParseErrorBody(reply.body);
-  if (!error.code.empty()) return S3Error(call.what, 500, reply.body);
-  return Status::Ok();
+  return ParseCompleteMultipartUploadAnswer(call.what, reply.body);
 }
 
 Status S3Client::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
@@ -400,18 +433,7 @@ StatusOr<UploadPage> S3Client::ListMultipartUploads(const std::string& prefix,
   if (!key_marker.empty()) call.query.emplace("key-marker", key_marker);
   if (!upload_id_marker.empty()) call.query.emplace("upload-id-marker", upload_id_marker);
   EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
-  EC_ASSIGN_OR_RETURN(pugi::xml_document doc, ParseXml(call.what, reply.body));
-  pugi::xml_node result = doc.child("ListMultipartUploadsResult");
-  if (!result) return Internal("s3 " + call.what + ": no ListMultipartUploadsResult in the answer");
-  UploadPage page;
-  for (pugi::xml_node u : result.children("Upload")) {
-    page.uploads.push_back(MultipartUpload{u.child_value("Key"), u.child_value("UploadId"),
-                                           ParseS3Time(u.child_value("Initiated"))});
-  }
-  page.truncated = std::string(result.child_value("IsTruncated")) == "true";
-  page.next_key_marker = result.child_value("NextKeyMarker");
-  page.next_upload_id_marker = result.child_value("NextUploadIdMarker");
-  return page;
+  return ParseListMultipartUploadsAnswer(call.what, reply.body);
 }
 
 std::string S3Client::PresignGetUrl(const std::string& key, int64_t expires_seconds,

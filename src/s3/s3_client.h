@@ -159,4 +159,25 @@ class S3Client {
 // "Mon, 30 Nov 2026 16:00:07 GMT" (HTTP headers) to epoch ms; 0 if neither.
 int64_t ParseS3Time(std::string_view text);
 
+// ---- reading S3's answers ----------------------------------------------------
+// What S3Client makes of an answer's body, apart from the HTTP call so that
+// each reader of S3's XML is fuzzed on its own (tests/s3/fuzz/). `what` names
+// the call in messages ("LIST exports/").
+
+// The Status of an answer that is not a success: the XML <Error> body's Code
+// and Message in the message; 404 NotFound (NoSuchBucket: Internal), 403
+// PermissionDenied, 5xx/429/SlowDown Unavailable, other 4xx InvalidArgument.
+Status S3Error(const std::string& what, int status, const std::string& body);
+// ListObjectsV2. Internal for unreadable XML, no ListBucketResult, or a
+// truncated page without a continuation token.
+StatusOr<ObjectPage> ParseListObjectsAnswer(const std::string& what, const std::string& body);
+// The UploadId of CreateMultipartUpload; Internal when there is none.
+StatusOr<std::string> ParseCreateMultipartUploadAnswer(const std::string& what,
+                                                       const std::string& body);
+// CompleteMultipartUpload's 200 answer, which may still hold an <Error>.
+Status ParseCompleteMultipartUploadAnswer(const std::string& what, const std::string& body);
+// ListMultipartUploads. Internal for unreadable XML or no ListMultipartUploadsResult.
+StatusOr<UploadPage> ParseListMultipartUploadsAnswer(const std::string& what,
+                                                     const std::string& body);
+
 }  // namespace export_center::s3

@@ -137,7 +137,8 @@ struct HttpAnswer {
 
 class ProviderBatchSource : public RowSource {
  public:
-  explicit ProviderBatchSource(ProviderBatchOptions options) : options_(std::move(options)) {
+  explicit ProviderBatchSource(ProviderBatchOptions options, ServiceAnswerFn answer = nullptr)
+      : options_(std::move(options)), answer_(std::move(answer)) {
     parameters_ = json::parse(options_.parameters_json, nullptr, /*allow_exceptions=*/false);
   }
 
@@ -159,6 +160,7 @@ class ProviderBatchSource : public RowSource {
   Status AdvanceCursor(const json& data, bool has_more);
 
   ProviderBatchOptions options_;
+  ServiceAnswerFn answer_;  // set: answers in place of the service (tests)
   json parameters_;
   std::unique_ptr<httplib::Client> client_;
   // The answer is parsed by simdjson: data.rows stay in the parser's
@@ -274,7 +276,8 @@ StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
   const httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},
                                     {"Accept", "application/json"}};
   CappedAnswer capped =
-      PostCapped(client_.get(), options_.path, headers, body, max_bytes, deadline);
+      answer_ ? AnswerInPlace(answer_, options_.path, body, max_bytes)
+              : PostCapped(client_.get(), options_.path, headers, body, max_bytes, deadline);
   if (capped.status >= 500) return BusinessError(capped.status, "provider answered HTTP", "");
   switch (capped.outcome) {
     case CappedAnswer::Outcome::kTooLarge:
@@ -531,6 +534,11 @@ ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& s
 
 std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options) {
   return std::make_unique<ProviderBatchSource>(options);
+}
+
+std::unique_ptr<RowSource> NewProviderBatchSourceForTest(const ProviderBatchOptions& options,
+                                                         ServiceAnswerFn answer) {
+  return std::make_unique<ProviderBatchSource>(options, std::move(answer));
 }
 
 }  // namespace export_center::source

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "registry/export_definition.h"
+#include "source/common/service_answer.h"
 #include "source/options.h"
 #include "source/row_source.h"
 
@@ -77,5 +78,11 @@ ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& s
 
 // Returns a source that performs no I/O until the first NextPage.
 std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options);
+
+// As NewProviderBatchSource, but each batch call is answered by `answer`
+// instead of the service; the answer is judged exactly as one read from the
+// wire (size cap included). Public for the fuzzer (tests/source/fuzz/).
+std::unique_ptr<RowSource> NewProviderBatchSourceForTest(const ProviderBatchOptions& options,
+                                                         ServiceAnswerFn answer);
 
 }  // namespace export_center::source

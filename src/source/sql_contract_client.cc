@@ -108,7 +108,8 @@ StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data) {
 
 class HttpSqlContractClient : public SqlContractClient {
  public:
-  explicit HttpSqlContractClient(SqlContractClientOptions options) : options_(std::move(options)) {}
+  explicit HttpSqlContractClient(SqlContractClientOptions options, ServiceAnswerFn answer = nullptr)
+      : options_(std::move(options)), answer_(std::move(answer)) {}
 
   StatusOr<SqlContract> GetSqlTemplate(const json& params) override {
     EC_ASSIGN_OR_RETURN(json data, Call("sql", params));
@@ -186,8 +187,10 @@ class HttpSqlContractClient : public SqlContractClient {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(options_.client.connect_timeout_ms +
                                                     2LL * options_.client.read_timeout_ms);
-    CappedAnswer res = PostCapped(client_.get(), path, headers, DumpTolerant(body),
-                                  options_.client.max_response_bytes, deadline);
+    const int64_t max_bytes = options_.client.max_response_bytes;
+    const std::string text = DumpTolerant(body);
+    CappedAnswer res = answer_ ? AnswerInPlace(answer_, path, text, max_bytes)
+                               : PostCapped(client_.get(), path, headers, text, max_bytes, deadline);
     switch (res.outcome) {
       case CappedAnswer::Outcome::kTooLarge:
         return InvalidArgument("contract answer exceeds " +
@@ -247,6 +250,7 @@ class HttpSqlContractClient : public SqlContractClient {
   }
 
   SqlContractClientOptions options_;
+  ServiceAnswerFn answer_;  // set: answers in place of the service (tests)
   std::unique_ptr<httplib::Client> client_;
 };
 
@@ -289,6 +293,11 @@ StatusOr<SqlContract> ParseSqlContract(const json& data) {
 std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(
     const SqlContractClientOptions& options) {
   return std::make_unique<HttpSqlContractClient>(options);
+}
+
+std::unique_ptr<SqlContractClient> NewSqlContractClientForTest(
+    const SqlContractClientOptions& options, ServiceAnswerFn answer) {
+  return std::make_unique<HttpSqlContractClient>(options, std::move(answer));
 }
 
 }  // namespace export_center::source

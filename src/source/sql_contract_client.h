@@ -25,6 +25,7 @@
 
 #include "common/status.h"
 #include "registry/export_definition.h"
+#include "source/common/service_answer.h"
 #include "source/options.h"
 #include "task/table.h"
 
@@ -104,5 +105,11 @@ struct SqlContractClientOptions {
 
 std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(
     const SqlContractClientOptions& options);
+
+// As NewHttpSqlContractClient, but each /dispatch/* call is answered by
+// `answer` instead of the service; the answer is judged exactly as one read
+// from the wire (size cap included). Public for the fuzzer (tests/source/fuzz/).
+std::unique_ptr<SqlContractClient> NewSqlContractClientForTest(
+    const SqlContractClientOptions& options, ServiceAnswerFn answer);
 
 }  // namespace export_center::source

@@ -4,7 +4,7 @@
 //
 // With EC_ROCKETMQ_CORPUS_DIR set, RealPullFramesDecode also writes the raw
 // frames and pull bodies it receives there: that is how
-// tests/rocketmq/corpus/ (the fuzzer's seed corpus) was captured.
+// tests/rocketmq/fuzz/corpus/rocketmq_decode_fuzzer/ (the fuzzer's seed corpus) was captured.
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

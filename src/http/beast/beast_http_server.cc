@@ -600,9 +600,12 @@ void Connection::EndLive() {
   live_.reset();
   live_waiting_ = false;
   --core_->live_streams;
-  std::string().swap(chunk_);
-  serializer_.reset();
-  stream_msg_.reset();
+  // The serializer, its message and the chunk stay until the connection is
+  // destroyed: EndLive also runs from Fail (WatchPeer saw the client leave)
+  // while a chunk's write may still be in flight, and that write's completion
+  // consumes from the serializer (found by http_api_fuzzer: Beast's variant
+  // assertion). A live connection is closed after its stream, so nothing
+  // reuses them.
 }
 
 void Connection::Reject(int status) {

@@ -47,4 +47,18 @@ CappedAnswer PostCapped(httplib::Client* client, const std::string& path,
   return answer;
 }
 
+CappedAnswer AnswerInPlace(const ServiceAnswerFn& answer, const std::string& path,
+                           const std::string& body, int64_t max_bytes) {
+  ServiceAnswer given = answer(path, body);
+  CappedAnswer out;
+  out.status = given.status;
+  if (static_cast<int64_t>(given.body.size()) > max_bytes) {
+    out.outcome = CappedAnswer::Outcome::kTooLarge;
+    return out;
+  }
+  out.outcome = CappedAnswer::Outcome::kRead;
+  out.body = std::move(given.body);
+  return out;
+}
+
 }  // namespace export_center::source

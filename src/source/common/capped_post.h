@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "source/common/service_answer.h"
+
 namespace export_center::source {
 
 struct CappedAnswer {
@@ -30,5 +32,10 @@ struct CappedAnswer {
 CappedAnswer PostCapped(httplib::Client* client, const std::string& path,
                         const httplib::Headers& headers, const std::string& body, int64_t max_bytes,
                         std::chrono::steady_clock::time_point deadline);
+
+// The verdict PostCapped gives, for an answer handed over in place of the
+// network: kTooLarge past `max_bytes`, else kRead with its status and body.
+CappedAnswer AnswerInPlace(const ServiceAnswerFn& answer, const std::string& path,
+                           const std::string& body, int64_t max_bytes);
 
 }  // namespace export_center::source

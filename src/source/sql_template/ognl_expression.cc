@@ -750,8 +750,9 @@ class Evaluator {
           index.kind() != Value::Kind::kDouble) {
         return EvalError(n, "bad list index " + index.ToJavaString());
       }
-      int64_t i = index.kind() == Value::Kind::kDouble ? static_cast<int64_t>(index.double_value())
-                                                       : index.int_value();
+      int64_t i = index.kind() == Value::Kind::kDouble
+                      ? ognl_ops::JavaDoubleToLong(index.double_value())
+                      : index.int_value();
       if (i < 0 || static_cast<size_t>(i) >= target.Size()) {
         return EvalError(n, "IndexOutOfBoundsException: Index " + std::to_string(i) +
                                 " out of bounds for length " + std::to_string(target.Size()));
@@ -793,11 +794,12 @@ class Evaluator {
     if (t.is_number() && argc == 0) {
       if (m == "intValue")
         return Value::Int(static_cast<int32_t>(t.kind() == Value::Kind::kDouble
-                                                   ? static_cast<int64_t>(t.double_value())
+                                                   ? ognl_ops::JavaDoubleToLong(t.double_value())
                                                    : t.int_value()));
       if (m == "longValue")
-        return Value::Long(t.kind() == Value::Kind::kDouble ? static_cast<int64_t>(t.double_value())
-                                                            : t.int_value());
+        return Value::Long(t.kind() == Value::Kind::kDouble
+                               ? ognl_ops::JavaDoubleToLong(t.double_value())
+                               : t.int_value());
       if (m == "doubleValue")
         return Value::Double(t.kind() == Value::Kind::kDouble ? t.double_value()
                                                               : static_cast<double>(t.int_value()));

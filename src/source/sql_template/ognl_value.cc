@@ -344,7 +344,7 @@ StatusOr<int64_t> LongValue(const Value& v) {
     case Value::Kind::kChar:
       return v.int_value();
     case Value::Kind::kDouble:
-      return static_cast<int64_t>(v.double_value());
+      return JavaDoubleToLong(v.double_value());
     default:
       break;
   }
@@ -367,7 +367,7 @@ Value NewInteger(int type, int64_t value) {
     case kIntT:
       return Value::Int(static_cast<int32_t>(value));
     case kDoubleT:
-      if (static_cast<int64_t>(static_cast<double>(value)) == value) {
+      if (JavaDoubleToLong(static_cast<double>(value)) == value) {
         return Value::Double(static_cast<double>(value));
       }
       return Value::Long(value);
@@ -377,6 +377,18 @@ Value NewInteger(int type, int64_t value) {
 }
 
 bool IsComparable(const Value& v) { return v.kind() == Value::Kind::kString; }
+
+// Java long arithmetic, which wraps around: computed on uint64_t, where
+// overflow is defined, instead of int64_t, where it is undefined behaviour.
+int64_t WrapAdd(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+}
+int64_t WrapSubtract(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+}
+int64_t WrapMultiply(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+}
 
 template <typename DoubleOp, typename LongOp>
 StatusOr<Value> Arithmetic(const Value& a, const Value& b, DoubleOp dop, LongOp lop) {
@@ -393,6 +405,14 @@ StatusOr<Value> Arithmetic(const Value& a, const Value& b, DoubleOp dop, LongOp 
 }
 
 }  // namespace
+
+int64_t JavaDoubleToLong(double d) {
+  if (std::isnan(d)) return 0;
+  // 2^63 is exactly representable; every double below it converts.
+  if (d >= 9223372036854775808.0) return INT64_MAX;
+  if (d <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(d);
+}
 
 bool BooleanValue(const Value& v) {
   switch (v.kind()) {
@@ -484,19 +504,19 @@ StatusOr<Value> Add(const Value& a, const Value& b) {
   }
   EC_ASSIGN_OR_RETURN(int64_t x, LongValue(a));
   EC_ASSIGN_OR_RETURN(int64_t y, LongValue(b));
-  return NewInteger(type, x + y);
+  return NewInteger(type, WrapAdd(x, y));
 }
 
 StatusOr<Value> Subtract(const Value& a, const Value& b) {
   return Arithmetic(
       a, b, [](double x, double y) { return x - y; },
-      [](int64_t x, int64_t y) -> StatusOr<int64_t> { return x - y; });
+      [](int64_t x, int64_t y) -> StatusOr<int64_t> { return WrapSubtract(x, y); });
 }
 
 StatusOr<Value> Multiply(const Value& a, const Value& b) {
   return Arithmetic(
       a, b, [](double x, double y) { return x * y; },
-      [](int64_t x, int64_t y) -> StatusOr<int64_t> { return x * y; });
+      [](int64_t x, int64_t y) -> StatusOr<int64_t> { return WrapMultiply(x, y); });
 }
 
 StatusOr<Value> Divide(const Value& a, const Value& b) {
@@ -504,6 +524,7 @@ StatusOr<Value> Divide(const Value& a, const Value& b) {
       a, b, [](double x, double y) { return x / y; },
       [](int64_t x, int64_t y) -> StatusOr<int64_t> {
         if (y == 0) return InvalidArgument("ArithmeticException: / by zero");
+        if (y == -1) return WrapSubtract(0, x);  // Long.MIN_VALUE / -1 wraps in Java
         return x / y;
       });
 }
@@ -514,14 +535,14 @@ StatusOr<Value> Remainder(const Value& a, const Value& b) {
   EC_ASSIGN_OR_RETURN(int64_t x, LongValue(a));
   EC_ASSIGN_OR_RETURN(int64_t y, LongValue(b));
   if (y == 0) return InvalidArgument("ArithmeticException: / by zero");
-  return NewInteger(type, x % y);
+  return NewInteger(type, y == -1 ? 0 : x % y);  // Long.MIN_VALUE % -1 is 0, not a trap
 }
 
 StatusOr<Value> Negate(const Value& a) {
   int type = TypeOf(a);
   if (type == kDoubleT) return Value::Double(-a.double_value());
   EC_ASSIGN_OR_RETURN(int64_t x, LongValue(a));
-  return NewInteger(type, -x);
+  return NewInteger(type, WrapSubtract(0, x));
 }
 
 StatusOr<Value> BitNot(const Value& a) {

@@ -101,6 +101,11 @@ bool BooleanValue(const Value& v);
 bool MyBatisTruthy(const Value& v);
 StatusOr<bool> Equal(const Value& a, const Value& b);
 StatusOr<int> Compare(const Value& a, const Value& b);
+// Java's (long) cast of a double: NaN is 0, values past the range saturate
+// (a C++ cast is undefined behaviour there).
+int64_t JavaDoubleToLong(double d);
+// Arithmetic on Java's long: integer results wrap around on overflow as they
+// do in Java (Long.MAX_VALUE + 1 is Long.MIN_VALUE), never undefined behaviour.
 StatusOr<Value> Add(const Value& a, const Value& b);
 StatusOr<Value> Subtract(const Value& a, const Value& b);
 StatusOr<Value> Multiply(const Value& a, const Value& b);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -103,6 +105,27 @@ TEST(OgnlExpression, Arithmetic) {
   EXPECT_EQ(Eval("-x", Json{{"x", 4}}).int_value(), -4);
   EXPECT_EQ(Eval("'a' + 1").string_value(), "a1");
   EXPECT_EQ(Eval("\"n=\" + 1.5").string_value(), "n=1.5");
+}
+
+// Found by sql_template_fuzzer (corpus regression-long-overflow): Java's long
+// arithmetic wraps and its (long) cast of a double saturates, where the C++
+// operations were undefined behaviour.
+TEST(OgnlExpression, LongArithmeticWrapsAsInJava) {
+  const Json p = {{"max", INT64_MAX}, {"min", INT64_MIN}, {"big", 1e300}, {"l", {1, 2}}};
+  EXPECT_EQ(Eval("max + 1", p).int_value(), INT64_MIN);
+  EXPECT_EQ(Eval("min - 1", p).int_value(), INT64_MAX);
+  EXPECT_EQ(Eval("max * 2", p).int_value(), -2);
+  EXPECT_EQ(Eval("-min", p).int_value(), INT64_MIN);
+  EXPECT_EQ(Eval("min / -1", p).int_value(), INT64_MIN);
+  EXPECT_EQ(Eval("min % -1", p).int_value(), 0);
+  EXPECT_EQ(Eval("big.longValue()", p).int_value(), INT64_MAX);
+  EXPECT_EQ(ognl_ops::JavaDoubleToLong(-1e300), INT64_MIN);
+  EXPECT_EQ(ognl_ops::JavaDoubleToLong(std::nan("")), 0);
+  EXPECT_EQ(ognl_ops::JavaDoubleToLong(-2.9), -2);
+  auto parsed = Expression::Parse("l[big]");
+  ASSERT_TRUE(parsed.ok());
+  MapResolver root(p);
+  EXPECT_FALSE((*parsed)->Evaluate(root).ok());  // IndexOutOfBounds, as in Java
 }
 
 TEST(OgnlExpression, TernaryInAndListLiterals) {

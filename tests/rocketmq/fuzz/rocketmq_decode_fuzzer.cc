@@ -5,9 +5,9 @@
 // and as a pull body; every frame found is decoded further. Nothing may
 // crash, leak or read out of bounds; errors are fine.
 //
-// Built and run for a bounded number of runs by run_fuzzer.sh (CTest
-// rocketmq_decode_fuzz) on the seed corpus in tests/rocketmq/corpus/, which
-// holds real frames captured from the test broker (client_test.cc).
+// Its seed corpus (corpus/rocketmq_decode_fuzzer/) holds real frames captured
+// from the test broker (client_test.cc); built and run by scripts/fuzz.sh
+// (docs/fuzzing.md).
 
 #include <cstddef>
 #include <cstdint>
