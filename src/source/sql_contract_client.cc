@@ -189,8 +189,9 @@ class HttpSqlContractClient : public SqlContractClient {
                                                     2LL * options_.client.read_timeout_ms);
     const int64_t max_bytes = options_.client.max_response_bytes;
     const std::string text = DumpTolerant(body);
-    CappedAnswer res = answer_ ? AnswerInPlace(answer_, path, text, max_bytes)
-                               : PostCapped(client_.get(), path, headers, text, max_bytes, deadline);
+    CappedAnswer res = answer_
+                           ? AnswerInPlace(answer_, path, text, max_bytes)
+                           : PostCapped(client_.get(), path, headers, text, max_bytes, deadline);
     switch (res.outcome) {
       case CappedAnswer::Outcome::kTooLarge:
         return InvalidArgument("contract answer exceeds " +
