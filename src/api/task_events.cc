@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "api/task_json.h"
-#include "common/thread_guard.h"
 #include "common/json_dump.h"
+#include "common/thread_guard.h"
 
 namespace export_center::api {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "common/thread_guard.h"
 #include "common/json_dump.h"
+#include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "dispatch/backoff.h"
 #include "dispatch/lease_watchdog.h"
