@@ -266,7 +266,7 @@ TEST(Registry, ServiceBaseUrlRules) {
                 "provider-services.customer-service.base-url: \"http://127.0.0.1:8081?x=1\" must "
                 "not have a path, query");
   ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://user:pw@127.0.0.1:8081"),
-                "provider-services.customer-service.base-url: \"http://user:pw@127.0.0.1:8081\" "
+                "provider-services.customer-service.base-url: \"http://user:***@127.0.0.1:8081\" "
                 "must not contain user info");
   ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "ftp://127.0.0.1"),
                 "provider-services.customer-service.base-url: \"ftp://127.0.0.1\" must start with "
@@ -398,7 +398,8 @@ TEST_F(RegistryReloadTest, InvalidFileKeepsOldSetAndValidFileSwaps) {
   EXPECT_EQ(registry.Current(), before);
 
   Write(Replace(kValid, "batch-size: 500", "batch-size: 100"));
-  ASSERT_TRUE(registry.Reload(path_).ok());
+  Status swapped = registry.Reload(path_);
+  ASSERT_TRUE(swapped.ok()) << swapped.ToString();
   EXPECT_NE(registry.Current(), before);
   EXPECT_EQ(registry.Current()->Find("CUSTOMER_LIST")->batch_size, 100);
   EXPECT_EQ(before->Find("CUSTOMER_LIST")->batch_size, 500);  // old snapshot untouched
