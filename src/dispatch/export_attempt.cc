@@ -29,17 +29,6 @@ constexpr size_t kRowsBetweenAbortChecks = 1000;
 // before every page (docs/task-lifecycle.md#running-an-attempt).
 constexpr auto kPageCheckpointInterval = std::chrono::milliseconds(500);
 
-// Bytes of a failure message stored with the task (the store's own limit).
-// A message may quote a replica's or a provider's bytes, or a driver's error
-// about them: it is made valid UTF-8 and cut here (utf8::Excerpt), before
-// the final write, which PostgreSQL and MariaDB would otherwise refuse —
-// leaving the task RUNNING until lease recovery.
-constexpr size_t kMaxStoredMessageBytes = 1000;
-
-std::string StoredMessage(std::string_view message) {
-  return utf8::Excerpt(message, kMaxStoredMessageBytes);
-}
-
 struct AttemptResult {
   Status status;
   store::FileResult file;
@@ -294,7 +283,7 @@ class AttemptRunner {
     const int64_t backoff = interrupted ? 0
                                         : RetryBackoffMs(deps_.consumer.retry_backoff_seconds,
                                                          task_.attempt_count, UnitRandom());
-    auto outcome = deps_.store->ScheduleRetry(attempt_, StoredMessage(cause.message()), backoff);
+    auto outcome = deps_.store->ScheduleRetry(attempt_, cause.message(), backoff);
     if (!outcome.ok()) {
       spdlog::error("task {}: cannot schedule retry ({}); lease recovery will", task_.id,
                     outcome.status().ToString());
@@ -315,7 +304,7 @@ class AttemptRunner {
 
   AttemptEnd Finish(task::TaskState state, const std::string& code, const std::string& message,
                     AttemptEnd end) {
-    auto done = deps_.store->FinishAttempt(attempt_, state, code, StoredMessage(message));
+    auto done = deps_.store->FinishAttempt(attempt_, state, code, message);
     if (!done.ok() || !*done) return AttemptEnd::kLost;
     return end;
   }

@@ -3,18 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include "common/thread_guard.h"
-#include "common/utf8.h"
 #include "dispatch/backoff.h"
 #include "task/command.h"
 
 namespace export_center::dispatch {
-namespace {
-
-// Bytes of a send error kept on the outbox row (the store's own limit). A
-// broker's error text is foreign: made valid UTF-8 and cut before the write.
-constexpr size_t kMaxErrorBytes = 1000;
-
-}  // namespace
 
 OutboxPublisher::OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
                                  const PublisherOptions& config, std::string instance)
@@ -122,8 +114,7 @@ bool OutboxPublisher::SendOne(const store::OutboxEntry& entry) {
   const int64_t backoff = OutboxBackoffMs(config_.backoff_seconds, entry.attempt_count);
   spdlog::warn("outbox {} (task {} v{}) send failed, retry in {} ms: {}", entry.id, entry.task_id,
                entry.dispatch_version, backoff, sent.ToString());
-  auto marked = store_->MarkOutboxFailed(entry.id, instance_,
-                                         utf8::Excerpt(sent.message(), kMaxErrorBytes), backoff);
+  auto marked = store_->MarkOutboxFailed(entry.id, instance_, sent.message(), backoff);
   if (!marked.ok()) {
     spdlog::warn("outbox {} failure not recorded: {}", entry.id, marked.status().ToString());
   }

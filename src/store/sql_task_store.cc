@@ -92,12 +92,14 @@ constexpr char kCodeQuarantined[] = "COMMAND_QUARANTINED";
 constexpr char kCodeCancelled[] = "CANCELLED";
 constexpr char kCancelledMessage[] = "cancelled by the user";
 
-// Longest message stored; longer ones are cut at a UTF-8 boundary.
+// Longest message stored. Every message written (a failure, a send error, a
+// quarantine reason) may quote a replica's, a provider's or a broker's bytes:
+// it is made valid UTF-8 and cut between characters here, the one place all
+// of them pass, since PostgreSQL and MariaDB refuse invalid text and the
+// task would stay RUNNING until lease recovery.
 constexpr size_t kMaxMessageBytes = 1000;
 
-std::string Truncate(const std::string& text) {
-  return std::string(utf8::TruncateBytes(text, kMaxMessageBytes));
-}
+std::string Truncate(const std::string& text) { return utf8::Excerpt(text, kMaxMessageBytes); }
 
 // The export_task_guard row that serialises the claims of one tenant
 // (HandBackIfTenantAtLimit). The name column is VARCHAR(64) like tenant_id,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "common/utf8.h"
 #include "store/database.h"
 #include "store/migrations.h"
 #include "store/sql_task_store.h"
@@ -768,6 +769,22 @@ TEST_P(TaskStoreContractTest, FinishAttemptEndsInTheGivenState) {
   EXPECT_EQ(after.failure_message, "the SQL contract changed");
   EXPECT_TRUE(after.completed_at.has_value());
   EXPECT_FALSE(after.lease_owner.has_value());
+}
+
+// A message may quote a replica's bytes: PostgreSQL and MariaDB refuse text
+// that is not UTF-8, so the store repairs and cuts every message it writes.
+TEST_P(TaskStoreContractTest, MessagesAreStoredValidAndBoundedWhateverTheirBytes) {
+  Task t = Create();
+  ASSERT_TRUE(Claim(t.id).claimed);
+  std::string message = "value \"SO\xFFK\" is not a DATE; ";
+  while (message.size() < 3000) message += "下单日期2026年12月1日";
+  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kFailed, "INVALID_DATA", message));
+  Task after = Get(t.id);
+  ASSERT_TRUE(after.failure_message.has_value());
+  EXPECT_TRUE(utf8::IsValid(*after.failure_message));
+  EXPECT_LE(after.failure_message->size(), 1000u);
+  EXPECT_EQ(after.failure_message->rfind("value \"SO\xEF\xBF\xBDK\" is not a DATE; 下单", 0), 0u)
+      << *after.failure_message;
 }
 
 // ---- retries (docs/task-lifecycle.md#automatic-retry and #manual-retry) -----------
