@@ -34,8 +34,10 @@ class Failpoints {
     any_.store(!armed_.empty(), std::memory_order_relaxed);
   }
 
+  bool Any() const { return any_.load(std::memory_order_relaxed); }
+
   bool Fires(std::string_view name) {
-    if (!any_.load(std::memory_order_relaxed)) return false;
+    if (!Any()) return false;
     MutexLock lock(&mu_);
     auto it = armed_.find(name);
     if (it == armed_.end() || !it->second) return false;
@@ -57,6 +59,8 @@ Failpoints& Instance() {
 }  // namespace
 
 bool FailpointFires(std::string_view name) { return Instance().Fires(name); }
+
+bool AnyFailpointArmed() { return Instance().Any(); }
 
 void SetFailpointsForTest(std::string_view list) { Instance().Set(list); }
 

@@ -21,6 +21,10 @@ inline constexpr const char* kFailpointsEnv = "EXPORT_CENTER_FAILPOINTS";
 // Whether the failpoint `name` fires now (listed and not fired yet).
 bool FailpointFires(std::string_view name);
 
+// Whether any failpoint is listed at all: one relaxed atomic load, so a hot
+// caller can skip building a name.
+bool AnyFailpointArmed();
+
 // Replaces the list read from the environment with `list` (same syntax) and
 // re-arms every name in it. Public for tests.
 void SetFailpointsForTest(std::string_view list);

@@ -29,9 +29,11 @@ constexpr size_t kMaxWhatBytes = 400;
 
 class FailureTable {
  public:
+  // Runs at every guarded unit of work (a prefetched page, say): allocates
+  // only the first time a name is seen.
   void Register(std::string_view name) {
     MutexLock lock(&mu_);
-    counts_.try_emplace(std::string(name), 0);
+    if (counts_.find(name) == counts_.end()) counts_.emplace(std::string(name), 0);
   }
   void Count(std::string_view name) {
     MutexLock lock(&mu_);
@@ -52,21 +54,6 @@ FailureTable& Table() {
   return *table;
 }
 
-std::string Readable(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = utf8::SequenceLength(text, i);
-    if (n == 0) {
-      out += utf8::kReplacement;
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
-  return std::string(utf8::TruncateBytes(out, kMaxWhatBytes));
-}
-
 std::string TypeName(const std::type_info& type) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
@@ -79,7 +66,7 @@ std::string Describe(std::exception_ptr error) {
   try {
     std::rethrow_exception(std::move(error));
   } catch (const std::exception& e) {
-    return Readable(e.what()) + " (" + TypeName(typeid(e)) + ")";
+    return utf8::Excerpt(e.what(), kMaxWhatBytes) + " (" + TypeName(typeid(e)) + ")";
   } catch (...) {
     return "an exception of a type that is not std::exception";
   }
@@ -98,7 +85,8 @@ std::string LogAndCount(std::string_view name, std::exception_ptr error, std::st
 
 void Enter(std::string_view name, bool failpoint) {
   Table().Register(name);
-  if (failpoint && FailpointFires(std::string("thread.") + std::string(name))) {
+  if (failpoint && AnyFailpointArmed() &&
+      FailpointFires(std::string("thread.") + std::string(name))) {
     throw std::runtime_error("failpoint thread." + std::string(name));
   }
 }

@@ -78,19 +78,30 @@ std::string_view TruncateBytes(std::string_view text, size_t max_bytes) {
   return text.substr(0, cut);
 }
 
+namespace {
+
+// Copies text[*i...] to *out with each invalid byte as U+FFFD, stopping once
+// *out holds more than `stop_after` bytes.
+void AppendRepaired(std::string_view text, size_t stop_after, size_t* i, std::string* out) {
+  while (*i < text.size() && out->size() <= stop_after) {
+    const size_t n = SequenceLength(text, *i);
+    if (n == 0) {
+      out->append(kReplacement);
+      ++*i;
+    } else {
+      out->append(text.substr(*i, n));
+      *i += n;
+    }
+  }
+}
+
+}  // namespace
+
 std::string MakeValid(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = SequenceLength(text, i);
-    if (n == 0) {
-      out.append(kReplacement);
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
+  size_t i = 0;
+  AppendRepaired(text, std::string::npos, &i, &out);
   return out;
 }
 
@@ -101,16 +112,7 @@ std::string Excerpt(std::string_view text, size_t max_bytes) {
   // Repaired as it is copied, and only until the copy passes max_bytes: a
   // replacement is longer than the byte it stands for, so the cut is made on
   // the repaired text, where every boundary is a character's.
-  while (i < text.size() && out.size() <= max_bytes) {
-    const size_t n = SequenceLength(text, i);
-    if (n == 0) {
-      out.append(kReplacement);
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
+  AppendRepaired(text, max_bytes, &i, &out);
   if (i == text.size() && out.size() <= max_bytes) return out;
   if (max_bytes < kMore.size()) {
     out.resize(TruncateBytes(out, max_bytes).size());
