@@ -27,7 +27,7 @@
 #include "sdk/sql_scenario.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
 #include "source/sql_template_source.h"
-#include "tests/support/server_process.h"
+#include "tests/support/once_per_kind.h"
 #ifdef EXPORT_CENTER_WITH_POSTGRES
 #include <libpq-fe.h>
 
@@ -268,35 +268,27 @@ class KeysetPagingTest : public ::testing::TestWithParam<std::string> {
  protected:
   // One database per kind for the whole binary, seeded once.
   static Database* Get(const std::string& kind, std::string* why) {
-    static std::map<std::string, std::unique_ptr<Database>> started;
-    static std::map<std::string, std::string> failed;
-    if (auto it = started.find(kind); it != started.end()) return it->second.get();
-    if (auto it = failed.find(kind); it != failed.end()) {
-      *why = it->second;
-      return nullptr;
-    }
-    StatusOr<std::unique_ptr<Database>> db = Unavailable(kind + " is not built in");
-    if (kind == "sqlite") db = SqliteDatabase::Start();
+    static testing::OncePerKind<Database> databases;
+    return databases.Get(
+        kind,
+        [&]() -> StatusOr<std::unique_ptr<Database>> {
+          StatusOr<std::unique_ptr<Database>> db = Unavailable(kind + " is not built in");
+          if (kind == "sqlite") db = SqliteDatabase::Start();
 #ifdef EXPORT_CENTER_WITH_POSTGRES
-    if (kind == "postgres") db = PostgresDatabase::Start();
+          if (kind == "postgres") db = PostgresDatabase::Start();
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
-    if (kind == "mariadb") db = MariaDatabase::Start();
+          if (kind == "mariadb") db = MariaDatabase::Start();
 #endif
-    if (!db.ok()) {
-      *why = failed[kind] = db.status().ToString();
-      return nullptr;
-    }
-    return (started[kind] = std::move(db).value()).get();
+          return db;
+        },
+        why);
   }
 
   void SetUp() override {
     std::string why;
     db_ = Get(GetParam(), &why);
-    if (db_ == nullptr && testing::RealServersRequired()) {
-      FAIL() << GetParam() << " unavailable in CI: " << why;
-    }
-    if (db_ == nullptr) GTEST_SKIP() << GetParam() << " unavailable: " << why;
+    EC_REQUIRE_REAL_SERVER(db_, GetParam(), why);
     scenario_ = std::make_shared<ItemsScenario>();
     scenario_->count = [this] { return static_cast<int64_t>(Direct("id").size()); };
     sdk::RegisterSqlScenarios(server_, kToken, {scenario_});

@@ -24,8 +24,8 @@
 #include <libpq-fe.h>
 
 #include "source/datasource/postgres/postgres_datasource.h"
+#include "tests/support/once_per_kind.h"
 #include "tests/support/postgres_server.h"
-#include "tests/support/server_process.h"
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
 #include <mysql.h>
@@ -300,36 +300,28 @@ class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
  protected:
   // One server per backend for the whole binary, seeded once.
   static Replica* Get(const std::string& kind, std::string* why) {
-    static std::map<std::string, std::unique_ptr<Replica>> started;
-    static std::map<std::string, std::string> failed;
-    if (auto it = started.find(kind); it != started.end()) return it->second.get();
-    if (auto it = failed.find(kind); it != failed.end()) {
-      *why = it->second;
-      return nullptr;
-    }
-    StatusOr<std::unique_ptr<Replica>> r = Unavailable(kind + " is not built in");
+    static testing::OncePerKind<Replica> replicas;
+    return replicas.Get(
+        kind,
+        [&]() -> StatusOr<std::unique_ptr<Replica>> {
+          StatusOr<std::unique_ptr<Replica>> r = Unavailable(kind + " is not built in");
 #ifdef EXPORT_CENTER_WITH_POSTGRES
-    if (kind == "postgres") r = PostgresReplica::Start();
+          if (kind == "postgres") r = PostgresReplica::Start();
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
-    if (kind == "mysql") r = MariaDbReplica::Start();
+          if (kind == "mysql") r = MariaDbReplica::Start();
 #endif
-    Status seeded = r.ok() ? (*r)->Exec(SeedSql(**r, kOrders)) : r.status();
-    if (!seeded.ok()) {
-      failed[kind] = seeded.ToString();
-      *why = failed[kind];
-      return nullptr;
-    }
-    return (started[kind] = std::move(r).value()).get();
+          if (!r.ok()) return r;
+          EC_RETURN_IF_ERROR((*r)->Exec(SeedSql(**r, kOrders)));
+          return r;
+        },
+        why);
   }
 
   void SetUp() override {
     std::string why;
     replica_ = Get(GetParam(), &why);
-    if (replica_ == nullptr && testing::RealServersRequired()) {
-      FAIL() << GetParam() << " replica unavailable in CI: " << why;
-    }
-    if (replica_ == nullptr) GTEST_SKIP() << GetParam() << " replica unavailable: " << why;
+    EC_REQUIRE_REAL_SERVER(replica_, GetParam() + " replica", why);
     scenario_ = std::make_shared<ReplicaScenario>();
     scenario_->count = [this](const json& p) {
       auto t = replica_->Direct("SELECT COUNT(*) FROM orders WHERE tenant_id = '" +

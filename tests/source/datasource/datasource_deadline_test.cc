@@ -24,7 +24,7 @@
 
 #include "source/datasource/read_only_datasource.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
-#include "tests/support/server_process.h"
+#include "tests/support/once_per_kind.h"
 #ifdef EXPORT_CENTER_WITH_POSTGRES
 #include <libpq-fe.h>
 
@@ -190,35 +190,27 @@ class MariaDbBackend : public Backend {
 class DatasourceDeadlineTest : public ::testing::TestWithParam<std::string> {
  protected:
   static Backend* Get(const std::string& kind, std::string* why) {
-    static std::map<std::string, std::unique_ptr<Backend>> started;
-    static std::map<std::string, std::string> failed;
-    if (auto it = started.find(kind); it != started.end()) return it->second.get();
-    if (auto it = failed.find(kind); it != failed.end()) {
-      *why = it->second;
-      return nullptr;
-    }
-    StatusOr<std::unique_ptr<Backend>> b = Unavailable(kind + " is not built in");
-    if (kind == "sqlite") b = SqliteBackend::Start();
+    static testing::OncePerKind<Backend> servers;
+    return servers.Get(
+        kind,
+        [&]() -> StatusOr<std::unique_ptr<Backend>> {
+          StatusOr<std::unique_ptr<Backend>> b = Unavailable(kind + " is not built in");
+          if (kind == "sqlite") b = SqliteBackend::Start();
 #ifdef EXPORT_CENTER_WITH_POSTGRES
-    if (kind == "postgres") b = PostgresBackend::Start();
+          if (kind == "postgres") b = PostgresBackend::Start();
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
-    if (kind == "mariadb") b = MariaDbBackend::Start();
+          if (kind == "mariadb") b = MariaDbBackend::Start();
 #endif
-    if (!b.ok()) {
-      *why = failed[kind] = b.status().ToString();
-      return nullptr;
-    }
-    return (started[kind] = std::move(b).value()).get();
+          return b;
+        },
+        why);
   }
 
   void SetUp() override {
     std::string why;
     backend_ = Get(GetParam(), &why);
-    if (backend_ == nullptr && testing::RealServersRequired()) {
-      FAIL() << GetParam() << " unavailable in CI: " << why;
-    }
-    if (backend_ == nullptr) GTEST_SKIP() << GetParam() << " unavailable: " << why;
+    EC_REQUIRE_REAL_SERVER(backend_, GetParam(), why);
   }
   void TearDown() override {
     if (backend_ != nullptr) backend_->Release();
