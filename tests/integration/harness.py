@@ -11,6 +11,7 @@ psql, MySQL/MariaDB through the mariadb client) for fault injection.
 """
 import copy
 import csv
+import http.client
 import io
 import json
 import os
@@ -21,6 +22,7 @@ import socket
 import sqlite3
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -336,6 +338,68 @@ class MariaDb:
         """One statement (autocommit); returns the rows it changed."""
         rows = self._rows(self._bind(sql, params) + "; SELECT ROW_COUNT() AS n")
         return rows[-1]["n"] if rows else 0
+
+
+class TaskStream:
+    """GET /export-tasks/events held open on its own thread: every event's
+    data, decoded as strict UTF-8 JSON (a decoding error is kept and fails
+    the test), and whether the stream is still open."""
+
+    def __init__(self, port, token):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.conn.request("GET", API + "/export-tasks/events",
+                          headers={"Authorization": f"Bearer {token}",
+                                   "Accept": "text/event-stream"})
+        self.response = self.conn.getresponse()
+        if self.response.status != 200:
+            raise AssertionError(f"events: HTTP {self.response.status}")
+        self.events = []
+        self.errors = []
+        self.open = True
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            while True:
+                line = self.response.readline()
+                if not line:
+                    break
+                if line.startswith(b"data: "):
+                    try:
+                        event = json.loads(line[len(b"data: "):].decode("utf-8"))
+                    except ValueError as e:  # UnicodeDecodeError included
+                        with self.lock:
+                            self.errors.append(f"{e}: {line[:200]!r}")
+                        continue
+                    with self.lock:
+                        self.events.append(event)
+        except Exception as e:  # the center went away, or the stream broke
+            with self.lock:
+                self.errors.append(f"stream: {e!r}")
+        self.open = False
+
+    def wait_for(self, task_id, status, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                for event in self.events:
+                    if event["id"] == task_id and event["status"] == status:
+                        return event
+            if not self.open:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no {status} event for task {task_id} on the stream "
+                             f"(open: {self.open}, errors: {self.errors})")
+
+    def has(self, task_id):
+        """Whether any event of the task has arrived."""
+        with self.lock:
+            return any(event["id"] == task_id for event in self.events)
+
+    def close(self):
+        self.conn.close()
 
 
 def parse_metrics(text):

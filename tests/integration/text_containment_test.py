@@ -21,18 +21,15 @@ One started center per database class; each case is one small export.
 
 Run: /usr/bin/python3 text_containment_test.py BUILD_DIR [-k NAME]
 """
-import http.client
-import json
 import os
 import sys
-import threading
 import time
 import unittest
 
 import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import API, PostgresDb, request  # noqa: E402
+from harness import API, PostgresDb, TaskStream, request  # noqa: E402
 from harness import Cluster  # noqa: E402
 from order_list_test import order_overrides  # noqa: E402
 from replica import Replica  # noqa: E402
@@ -66,63 +63,6 @@ BAD_ORDER_NO = {
     "postgres": "convert_from(decode('534fff4b', 'hex'), 'SQL_ASCII') AS order_no",
     "mysql": "X'534FFF4B' AS order_no",
 }
-
-
-class TaskStream:
-    """GET /export-tasks/events held open on its own thread: every event's
-    data, decoded as strict UTF-8 JSON (a decoding error is kept and fails
-    the test), and whether the stream is still open."""
-
-    def __init__(self, port, token):
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        self.conn.request("GET", API + "/export-tasks/events",
-                          headers={"Authorization": f"Bearer {token}",
-                                   "Accept": "text/event-stream"})
-        self.response = self.conn.getresponse()
-        if self.response.status != 200:
-            raise AssertionError(f"events: HTTP {self.response.status}")
-        self.events = []
-        self.errors = []
-        self.open = True
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        try:
-            while True:
-                line = self.response.readline()
-                if not line:
-                    break
-                if line.startswith(b"data: "):
-                    try:
-                        event = json.loads(line[len(b"data: "):].decode("utf-8"))
-                    except ValueError as e:  # UnicodeDecodeError included
-                        with self.lock:
-                            self.errors.append(f"{e}: {line[:200]!r}")
-                        continue
-                    with self.lock:
-                        self.events.append(event)
-        except Exception as e:  # the center went away, or the stream broke
-            with self.lock:
-                self.errors.append(f"stream: {e!r}")
-        self.open = False
-
-    def wait_for(self, task_id, status, timeout=60):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            with self.lock:
-                for event in self.events:
-                    if event["id"] == task_id and event["status"] == status:
-                        return event
-            if not self.open:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"no {status} event for task {task_id} on the stream "
-                             f"(open: {self.open}, errors: {self.errors})")
-
-    def close(self):
-        self.conn.close()
 
 
 class TextContainment:

@@ -28,15 +28,13 @@ Run: /usr/bin/python3 thread_guard_test.py BUILD_DIR [-k NAME]
 """
 import os
 import re
-import socket
 import sys
-import threading
 import time
 import unittest
 import uuid
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (API, Cluster, ScriptServer, deep_merge, free_port, request,  # noqa: E402
+from harness import (API, Cluster, ScriptServer, TaskStream, deep_merge, free_port, request,  # noqa: E402
                      rocketmq_channel)
 from order_list_test import order_overrides  # noqa: E402
 from s3_storage_test import S3Server  # noqa: E402
@@ -52,59 +50,6 @@ LOOPS = ["consumer", "outbox_publish", "reconciler", "notifier", "dlq_handler",
 ATTEMPT_UNITS = ["attempt", "prefetch", "read_ahead", "enrich", "preview"]
 ROCKETMQ = ["rmq_service", "rmq_remoting"]
 S3 = ["s3_uploader"]
-
-
-class SseReader:
-    """One open GET /export-tasks/events stream, read on a thread of its own."""
-
-    def __init__(self, port, token):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
-        self.sock.sendall(f"GET {API}/export-tasks/events HTTP/1.1\r\nHost: x\r\n"
-                          f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n"
-                          "\r\n".encode())
-        self.data = b""
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        try:
-            while True:
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    return
-                with self.lock:
-                    self.data += chunk
-        except OSError:
-            return
-
-    def head(self):
-        with self.lock:
-            return self.data.split(b"\r\n", 1)[0].decode("latin-1")
-
-    def body(self):
-        """The complete chunks so far, de-chunked, as text."""
-        with self.lock:
-            data = self.data
-        rest = data.partition(b"\r\n\r\n")[2]
-        out = b""
-        while True:
-            line, sep, after = rest.partition(b"\r\n")
-            if not sep:
-                break
-            size = int(line.split(b";")[0] or b"0", 16)
-            if size == 0 or len(after) < size + 2:
-                break
-            out += after[:size]
-            rest = after[size + 2:]
-        return out.decode("utf-8", errors="replace")
-
-    def close(self):
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
 
 
 def thread_failures(metrics_text):
@@ -209,22 +154,18 @@ class ThreadGuardTest(unittest.TestCase):
         self.assertEqual(running, [])
         # The stream outlived its poller's restart: the tasks' events reached it.
         deadline = time.time() + 30
-        def seen(i):
-            return f'"id":"{i}"' in sse.body()
-        while time.time() < deadline and not all(seen(i) for i in task_ids):
+        while time.time() < deadline and not all(sse.has(i) for i in task_ids):
             time.sleep(0.2)
         for i in task_ids:
-            self.assertTrue(seen(i), f"task {i} never reached the SSE stream: {sse.body()[-500:]}")
+            self.assertTrue(sse.has(i), f"task {i} never reached the SSE stream: {sse.errors}")
+        self.assertEqual(sse.errors, [])
 
     def run_scenario(self, c, names, uploads=False):
         t1 = c.token("g1", "1", perms=PERMS)
-        sse = SseReader(c.center_port, t1)
+        # Opened with a 200 (TaskStream checks): the poller has started, and is
+        # restarted after its throw.
+        sse = TaskStream(c.center_port, t1)
         self.addCleanup(sse.close)
-        # The stream's head: the poller has started (and is restarted after its throw).
-        deadline = time.time() + 10
-        while time.time() < deadline and " 200 " not in sse.head():
-            time.sleep(0.05)
-        self.assertIn(" 200 ", sse.head())
 
         failed = []
         failed_previews = self.preview_until_rows(c, t1, "CUSTOMER_LIST", {"status": "ACTIVE"})
