@@ -24,10 +24,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -228,21 +230,37 @@ std::string Substitute(std::string text, const Fixture& f) {
   return text;
 }
 
-// One connection: sends `bytes`, shuts the write side, reads to the end.
-std::string Exchange(int port, const std::string& bytes) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) std::abort();
+// connect() that survives a signal: libFuzzer's -timeout is a SIGALRM every
+// second, and a blocking connect interrupted by it fails with EINTR (never
+// restarted) while the connection goes on; wait for it then.
+bool ConnectLoopback(int fd, int port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return true;
+  if (errno != EINTR) return false;
+  pollfd p{fd, POLLOUT, 0};
+  while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+  int error = 0;
+  socklen_t length = sizeof error;
+  return ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
+}
+
+// One connection: sends `bytes`, shuts the write side, reads to the end.
+// Every call is retried on EINTR (the SIGALRM above), so no answer is cut short.
+std::string Exchange(int port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) std::abort();
+  if (!ConnectLoopback(fd, port)) {
     std::perror("http_api_fuzzer: connect");
     std::abort();
   }
   size_t sent = 0;
   while (sent < bytes.size()) {
     const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server refused and closed: read what it said
     sent += static_cast<size_t>(n);
   }
@@ -251,6 +269,7 @@ std::string Exchange(int port, const std::string& bytes) {
   char buf[16384];
   while (true) {
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     answer.append(buf, static_cast<size_t>(n));
   }
