@@ -1,11 +1,34 @@
 #!/usr/bin/env bash
 # Configures and builds export-center into build/ (Ninja, RelWithDebInfo).
+#
+#   build.sh          # everything: the center, tests, benchmarks and the Java modules
+#   build.sh --demo   # only what scripts/demo.sh runs: the center and the sample service
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -f build/build.ninja ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-fi
+profile=all
+case "${1:-}" in
+  --demo) profile=demo ;;
+  "") ;;
+  *) echo "usage: build.sh [--demo]" >&2; exit 2 ;;
+esac
 # Two cores: two jobs keep memory and the machine responsive.
-ninja -C build -j "${EXPORT_CENTER_BUILD_JOBS:-2}"
+jobs="${EXPORT_CENTER_BUILD_JOBS:-2}"
+
+if [ "$profile" = demo ]; then
+  # A build/ configured for the tests stays so; a fresh one leaves tests and benchmarks
+  # out, so the demo needs neither their packages nor their compile time.
+  if [ ! -f build/build.ninja ]; then
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DEXPORT_CENTER_BUILD_TESTS=OFF -DEXPORT_CENTER_BUILD_BENCH=OFF
+  fi
+  ninja -C build -j "$jobs" export-center customer-service
+  exit 0
+fi
+
+if [ ! -f build/build.ninja ] || grep -q '^EXPORT_CENTER_BUILD_TESTS:BOOL=OFF' build/CMakeCache.txt; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DEXPORT_CENTER_BUILD_TESTS=ON -DEXPORT_CENTER_BUILD_BENCH=ON
+fi
+ninja -C build -j "$jobs"
 # The Java SDK and its sample service (Maven; offline once cached).
 ./scripts/build-java.sh

@@ -1,26 +1,48 @@
 #!/usr/bin/env bash
-# Installs the Debian packages export-center needs to build, run and test.
-# Idempotent: asks apt-get only for packages that are not installed yet.
+# Installs the Debian packages export-center needs, and the test tools that come
+# from package registries. Idempotent: asks apt-get only for packages that are
+# not installed yet, and each tool script does nothing when its cache is complete.
+#
+#   install-deps.sh          # everything: build, run, and every test (scripts/test.sh)
+#   install-deps.sh --demo   # only what building and running the demo needs (scripts/demo.sh)
+#
+# The demo profile exists because a newcomer waits for it: the test tools below
+# (a browser, LibreOffice, clang, database servers, a broker) are most of the
+# download and none of the demo.
 set -euo pipefail
 
-PACKAGES=(
+profile=test
+case "${1:-}" in
+  --demo) profile=demo ;;
+  "") ;;
+  *) echo "usage: install-deps.sh [--demo]" >&2; exit 2 ;;
+esac
+
+# Building the center, its sample service and the demo's run (SQLite, local files).
+BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3 libpq-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
-  postgresql mariadb-server mariadb-client libmariadb-dev python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
+  libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev libmariadb-dev
+)
+# Everything else the test command uses.
+TEST_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  postgresql mariadb-server mariadb-client python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
   # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh);
   # the JDK also runs the RocketMQ broker and S3Proxy of the tests, Maven fetches them
   openjdk-17-jdk-headless maven
-  libclang-rt-14-dev  # libFuzzer + ASan runtime of the rocketmq decoder fuzzer (tests/rocketmq)
+  libclang-rt-14-dev  # libFuzzer + ASan runtime of the fuzz targets (docs/fuzzing.md)
   python3-pip  # installs the pinned Python test tools (scripts/install-pinned-python.sh)
   # the download-center page's browser tests: playwright-core (npm, scripts/install-node-tools.sh)
   # drives Debian's headless chromium; Noto CJK renders the Chinese page
   chromium fonts-noto-cjk nodejs  # node >= 20 for playwright-core; its npm comes with it
 )
+PACKAGES=("${BUILD_PACKAGES[@]}")
+if [ "$profile" = test ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -37,6 +59,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "install-deps: all packages present"
 fi
+if [ "$profile" = demo ]; then exit 0; fi
 
 # Test servers that come from a package registry rather than Debian, fetched once with
 # Maven into ${EXPORT_CENTER_DEPS_DIR:-/var/cache/export-center} (idempotent): the RocketMQ
