@@ -41,7 +41,17 @@ struct AuthOptions {
   std::string jwt_hs256_secret;  // env EXPORT_CENTER_JWT_SECRET
   std::string jwt_rs256_public_key_file;
   std::string jwt_rs256_private_key_file;  // only for `export-center token`
-  std::string download_url_secret;         // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
+  // The token's `iss` must equal jwt_issuer and its `aud` (a string, or an
+  // array per RFC 7519 §4.1.3) must hold jwt_audience. config/ requires both;
+  // empty skips the check (TokenVerifier built in code, e.g. in tests).
+  // `export-center token` writes both into the tokens it mints.
+  std::string jwt_issuer;
+  std::string jwt_audience;
+  // Clock skew allowed between the issuer and this server, applied to exp
+  // (accepted until exp + leeway), nbf (from nbf - leeway) and iat (refused
+  // when more than leeway in the future).
+  int jwt_leeway_seconds = 30;
+  std::string download_url_secret;  // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
   // When set, GET /metrics answers only "Authorization: Bearer <this>" (a
   // Prometheus scrape config's bearer_token); empty leaves it open, for a

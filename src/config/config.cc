@@ -121,6 +121,9 @@ void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.String("jwt-hs256-secret", &c->jwt_hs256_secret);
   r.String("jwt-rs256-public-key-file", &c->jwt_rs256_public_key_file);
   r.String("jwt-rs256-private-key-file", &c->jwt_rs256_private_key_file);
+  r.String("jwt-issuer", &c->jwt_issuer);
+  r.String("jwt-audience", &c->jwt_audience);
+  r.Int("jwt-leeway-seconds", &c->jwt_leeway_seconds, 0, 300);
   r.String("download-url-secret", &c->download_url_secret);
   r.Int("download-url-ttl-seconds", &c->download_url_ttl_seconds, 10, kDay);
   r.String("metrics-bearer-token", &c->metrics_bearer_token);
@@ -417,6 +420,18 @@ void CheckAuth(const api::AuthOptions& a, ErrorList* errors) {
   if (!a.jwt_rs256_public_key_file.empty() && !std::ifstream(a.jwt_rs256_public_key_file)) {
     errors->Add("auth.jwt-rs256-public-key-file",
                 Quote(a.jwt_rs256_public_key_file) + " cannot be read", "a readable PEM file");
+  }
+  // Without them any token the same key signed is accepted, also one minted
+  // for another service. Required in every file, the demo's included
+  // (docs/configuration.md#auth), so no configuration runs without the check.
+  if (a.jwt_issuer.empty()) {
+    errors->Add("auth.jwt-issuer", "is required: the iss claim every accepted token carries",
+                "the token issuer's identifier, e.g. https://sso.example.com");
+  }
+  if (a.jwt_audience.empty()) {
+    errors->Add("auth.jwt-audience",
+                "is required: the aud value (or one of them) every accepted token carries",
+                "this service's name at the issuer, e.g. export-center");
   }
   CheckSecret(a.download_url_secret, kMinDownloadSecretBytes, "auth.download-url-secret",
               "EXPORT_CENTER_DOWNLOAD_URL_SECRET", errors);

@@ -18,6 +18,8 @@ const char kMinimal[] = R"(
 auth:
   jwt-hs256-secret: test-secret-0123456789abcdef0123456789
   download-url-secret: test-download-0123456789abcdef0123456789
+  jwt-issuer: test-issuer
+  jwt-audience: export-center
 )";
 
 #ifdef EXPORT_CENTER_WITH_ROCKETMQ
@@ -105,6 +107,7 @@ TEST_F(ConfigTest, EveryKeyOverrides) {
   StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
   jwt-rs256-private-key-file: key.pem
   download-url-ttl-seconds: 60
+  jwt-leeway-seconds: 5
 instance-id: worker-7
 logging: {level: debug}
 server:
@@ -168,6 +171,7 @@ datasources:
   EXPECT_EQ(c->instance_id, "worker-7");
   EXPECT_EQ(c->logging.level, "debug");
   EXPECT_EQ(c->server.host, "0.0.0.0");
+  EXPECT_EQ(c->auth.jwt_leeway_seconds, 5);
   EXPECT_EQ(c->server.port, 9000);
   EXPECT_EQ(c->server.threads, 4);
   EXPECT_EQ(c->server.public_base_url, "http://127.0.0.1:9000");  // wildcard → loopback
@@ -349,7 +353,8 @@ storage:
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {
   setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
   setenv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", "env-download-secret-0123456789abcdef01234", 1);
-  StatusOr<AppConfig> c = Parse("");
+  // iss and aud are not secrets: they stay in the file.
+  StatusOr<AppConfig> c = Parse("auth: {jwt-issuer: i, jwt-audience: a}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
 
@@ -582,13 +587,36 @@ TEST_F(ConfigTest, AuthRules) {
                 "auth.jwt-rs256-public-key-file: \"/nonexistent/key.pem\" cannot be read");
 }
 
+// Without them any token the key signed would do, also one minted for another
+// service: required in every file (issue 23 item 3).
+TEST_F(ConfigTest, JwtIssuerAndAudienceAreRequiredAndLeewayDefaultsTo30) {
+  const std::string secrets =
+      "auth:\n  jwt-hs256-secret: test-secret-0123456789abcdef0123456789\n"
+      "  download-url-secret: test-download-0123456789abcdef0123456789\n";
+  ExpectProblem(secrets + "  jwt-audience: export-center\n",
+                "auth.jwt-issuer: is required: the iss claim every accepted token carries");
+  ExpectProblem(secrets + "  jwt-issuer: https://sso.example.com\n",
+                "auth.jwt-audience: is required");
+  ExpectProblem(std::string(kMinimal) + "  jwt-leeway-seconds: 301\n",
+                "auth.jwt-leeway-seconds: 301 is out of range");
+  StatusOr<AppConfig> c = Parse(kMinimal);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->auth.jwt_issuer, "test-issuer");
+  EXPECT_EQ(c->auth.jwt_audience, "export-center");
+  EXPECT_EQ(c->auth.jwt_leeway_seconds, 30);
+  c = Parse(std::string(kMinimal) + "  jwt-leeway-seconds: 0\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->auth.jwt_leeway_seconds, 0);
+}
+
 TEST_F(ConfigTest, Rs256PublicKeyAloneIsEnough) {
   std::string key =
       std::filesystem::temp_directory_path() / ("ec_key_" + std::to_string(getpid()) + ".pem");
   std::ofstream(key) << "-----BEGIN PUBLIC KEY-----\n";
   StatusOr<AppConfig> c =
       Parse("auth: {jwt-rs256-public-key-file: " + key +
-            ", download-url-secret: test-download-0123456789abcdef0123456789}\n");
+            ", download-url-secret: test-download-0123456789abcdef0123456789, jwt-issuer: i, "
+            "jwt-audience: a}\n");
   std::filesystem::remove(key);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
@@ -673,12 +701,14 @@ TEST_F(ConfigTest, AllProblemsReportedTogetherOnePerLine) {
   StatusOr<AppConfig> c = Parse("server: {port: 0, prot: 1}\nconsumer: {concurrency: 99}\n");
   ASSERT_FALSE(c.ok());
   const std::string& m = c.status().message();
-  EXPECT_EQ(m.substr(0, m.find('\n')), "invalid config file test.yaml (5 problems):") << m;
+  EXPECT_EQ(m.substr(0, m.find('\n')), "invalid config file test.yaml (7 problems):") << m;
   EXPECT_NE(m.find("\nserver.port: 0 is out of range"), std::string::npos) << m;
   EXPECT_NE(m.find("\nserver.prot: unknown key"), std::string::npos) << m;
   EXPECT_NE(m.find("\nconsumer.concurrency: 99 is out of range"), std::string::npos) << m;
   EXPECT_NE(m.find("\nauth.jwt-hs256-secret: "), std::string::npos) << m;
   EXPECT_NE(m.find("\nauth.download-url-secret: "), std::string::npos) << m;
+  EXPECT_NE(m.find("\nauth.jwt-issuer: "), std::string::npos) << m;
+  EXPECT_NE(m.find("\nauth.jwt-audience: "), std::string::npos) << m;
 }
 
 // The sample service's section is its own business: accepted, never read.

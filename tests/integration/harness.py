@@ -133,6 +133,8 @@ storage:
 auth:
   jwt-hs256-secret: e2e-secret-0123456789-0123456789
   download-url-secret: e2e-download-secret-0123456789
+  jwt-issuer: e2e-issuer
+  jwt-audience: export-center
 consumer:
   concurrency: {concurrency}
   heartbeat-seconds: 2
@@ -560,7 +562,7 @@ class Cluster:
 
     def token(self, user, tenant, perms=("platform:customer:export",), app="PLATFORM", ttl=3600):
         args = [os.path.join(self.build_dir, "export-center"), "token", "--config", self.config,
-                "--user", user, "--tenant", tenant, "--app", app, "--ttl", str(ttl)]
+                "--user", user, "--tenant", tenant, "--app", app, f"--ttl={ttl}"]
         for p in perms:
             args += ["--perm", p]
         return subprocess.check_output(args, text=True).strip()
