@@ -54,8 +54,9 @@ struct AuthOptions {
   std::string download_url_secret;  // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
   // When set, GET /metrics answers only "Authorization: Bearer <this>" (a
-  // Prometheus scrape config's bearer_token); empty leaves it open, for a
-  // listener only the monitoring network reaches. Env EXPORT_CENTER_METRICS_TOKEN.
+  // Prometheus scrape config's bearer_token); empty leaves it open, which
+  // config/ allows only on a loopback listener (server.host 127.0.0.1, ::1
+  // or localhost). Env EXPORT_CENTER_METRICS_TOKEN.
   std::string metrics_bearer_token;
 };
 

@@ -437,6 +437,28 @@ void CheckAuth(const api::AuthOptions& a, ErrorList* errors) {
               "EXPORT_CENTER_DOWNLOAD_URL_SECRET", errors);
 }
 
+// A loopback listener: reachable from this machine only (127.0.0.0/8, ::1,
+// localhost). Any other host, a name included, may be reached from outside.
+bool IsLoopbackHost(const std::string& host) {
+  static const std::regex kV4Loopback(R"(^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$)");
+  return host == "localhost" || host == "::1" || host == "[::1]" ||
+         std::regex_match(host, kV4Loopback);
+}
+
+// GET /metrics without a token is only for a listener nobody else reaches:
+// on any other it would hand the task counts, tenants' export types and
+// timings to whoever asks. Refusing to start is simpler and safer than a
+// second, loopback-only metrics port (docs/observability.md#metrics).
+void CheckMetricsExposure(const AppConfig& c, ErrorList* errors) {
+  if (!c.auth.metrics_bearer_token.empty() || IsLoopbackHost(c.server.host)) return;
+  errors->Add("auth.metrics-bearer-token",
+              "is required when server.host is not a loopback address (it is " +
+                  Quote(c.server.host) +
+                  "): /metrics would be open to anyone who reaches the port (or set "
+                  "EXPORT_CENTER_METRICS_TOKEN)",
+              "a random string for the scrape config's bearer token, or server.host 127.0.0.1");
+}
+
 void CheckTiming(const AppConfig& c, ErrorList* errors) {
   const dispatch::ConsumerOptions& k = c.consumer;
   // The watchdog must renew well before the lease runs out, and a lease longer
@@ -517,6 +539,7 @@ void Validate(AppConfig* c, ErrorList* errors) {
   CheckServer(c, errors);
   CheckStores(*c, errors);
   CheckAuth(c->auth, errors);
+  CheckMetricsExposure(*c, errors);
   CheckTiming(*c, errors);
   if (c->channel.kind == "rocketmq") CheckRocketMq(*c, errors);
 }

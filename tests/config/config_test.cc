@@ -44,12 +44,12 @@ void ExpectProblem(const std::string& yaml, const std::string& line) {
 class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name :
-         {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
-          "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-          "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "EXPORT_CENTER_S3_ACCESS_KEY",
-          "EXPORT_CENTER_S3_SECRET_KEY", "EXPORT_CENTER_ROCKETMQ_NAMESRV",
-          "EXPORT_CENTER_ROCKETMQ_ACCESS_KEY", "EXPORT_CENTER_ROCKETMQ_SECRET_KEY"}) {
+    for (const char* name : {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
+                             "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
+                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA",
+                             "EXPORT_CENTER_S3_ACCESS_KEY", "EXPORT_CENTER_S3_SECRET_KEY",
+                             "EXPORT_CENTER_ROCKETMQ_NAMESRV", "EXPORT_CENTER_ROCKETMQ_ACCESS_KEY",
+                             "EXPORT_CENTER_ROCKETMQ_SECRET_KEY", "EXPORT_CENTER_METRICS_TOKEN"}) {
       unsetenv(name);
     }
   }
@@ -108,6 +108,7 @@ TEST_F(ConfigTest, EveryKeyOverrides) {
   jwt-rs256-private-key-file: key.pem
   download-url-ttl-seconds: 60
   jwt-leeway-seconds: 5
+  metrics-bearer-token: scrape-token-0123456789
 instance-id: worker-7
 logging: {level: debug}
 server:
@@ -172,6 +173,7 @@ datasources:
   EXPECT_EQ(c->logging.level, "debug");
   EXPECT_EQ(c->server.host, "0.0.0.0");
   EXPECT_EQ(c->auth.jwt_leeway_seconds, 5);
+  EXPECT_EQ(c->auth.metrics_bearer_token, "scrape-token-0123456789");
   EXPECT_EQ(c->server.port, 9000);
   EXPECT_EQ(c->server.threads, 4);
   EXPECT_EQ(c->server.public_base_url, "http://127.0.0.1:9000");  // wildcard → loopback
@@ -607,6 +609,34 @@ TEST_F(ConfigTest, JwtIssuerAndAudienceAreRequiredAndLeewayDefaultsTo30) {
   c = Parse(std::string(kMinimal) + "  jwt-leeway-seconds: 0\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->auth.jwt_leeway_seconds, 0);
+}
+
+// issue 23 item 5: /metrics without a token only on a loopback listener.
+TEST_F(ConfigTest, OpenMetricsAreRefusedOnANonLoopbackListener) {
+  ExpectProblem(std::string(kMinimal) + "server: {host: 0.0.0.0}\n",
+                "auth.metrics-bearer-token: is required when server.host is not a loopback "
+                "address (it is \"0.0.0.0\")");
+  ExpectProblem(std::string(kMinimal) + "server: {host: \"::\"}\n",
+                "auth.metrics-bearer-token: is required");
+  ExpectProblem(std::string(kMinimal) + "server: {host: 10.1.2.3}\n",
+                "auth.metrics-bearer-token: is required");
+  ExpectProblem(std::string(kMinimal) + "server: {host: exports.example.internal}\n",
+                "auth.metrics-bearer-token: is required");
+  ExpectProblem(std::string(kMinimal) + "server: {host: 127.0.0.1.example.com}\n",
+                "auth.metrics-bearer-token: is required");
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "localhost"}) {
+    StatusOr<AppConfig> c = Parse(std::string(kMinimal) + "server: {host: \"" + host + "\"}\n");
+    EXPECT_TRUE(c.ok()) << host << ": " << c.status().ToString();
+  }
+  // The default host is loopback.
+  EXPECT_TRUE(Parse(kMinimal).ok());
+  StatusOr<AppConfig> with_token = Parse(std::string(kMinimal) +
+                                         "  metrics-bearer-token: scrape-token-0123456789\n"
+                                         "server: {host: 0.0.0.0}\n");
+  EXPECT_TRUE(with_token.ok()) << with_token.status().ToString();
+  setenv("EXPORT_CENTER_METRICS_TOKEN", "env-scrape-token-0123456789", 1);
+  StatusOr<AppConfig> with_env = Parse(std::string(kMinimal) + "server: {host: 0.0.0.0}\n");
+  EXPECT_TRUE(with_env.ok()) << with_env.status().ToString();
 }
 
 TEST_F(ConfigTest, Rs256PublicKeyAloneIsEnough) {
