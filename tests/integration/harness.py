@@ -9,8 +9,11 @@ extra centers on the same database and storage, and read or rewrite the
 task/outbox rows directly (SQLite through python's sqlite3, PostgreSQL through
 psql, MySQL/MariaDB through the mariadb client) for fault injection.
 """
+import base64
 import copy
 import csv
+import hashlib
+import hmac
 import http.client
 import io
 import json
@@ -562,10 +565,29 @@ class Cluster:
 
     def token(self, user, tenant, perms=("platform:customer:export",), app="PLATFORM", ttl=3600):
         args = [os.path.join(self.build_dir, "export-center"), "token", "--config", self.config,
-                "--user", user, "--tenant", tenant, "--app", app, f"--ttl={ttl}"]
+                "--user", user, "--tenant", tenant, "--app", app, "--ttl", str(ttl)]
         for p in perms:
             args += ["--perm", p]
         return subprocess.check_output(args, text=True).strip()
+
+    def expired_token(self, user, tenant, perms=("platform:customer:export",), app="PLATFORM",
+                      seconds_ago=60):
+        """An HS256 token of this config's secret, issuer and audience whose exp
+        passed `seconds_ago` (past the 30 s auth.jwt-leeway-seconds by default):
+        `export-center token` mints only live ones."""
+        auth = self.config_dict(self.overrides)["auth"]
+
+        def b64(data):
+            return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+        now = int(time.time())
+        claims = {"sub": user, "tenant_id": tenant, "app_code": app, "perms": list(perms),
+                  "iss": auth["jwt-issuer"], "aud": auth["jwt-audience"],
+                  "iat": now - seconds_ago - 60, "exp": now - seconds_ago}
+        signed = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()) + "." + \
+            b64(json.dumps(claims).encode())
+        mac = hmac.new(auth["jwt-hs256-secret"].encode(), signed.encode(), hashlib.sha256)
+        return signed + "." + b64(mac.digest())
 
     def api(self, method, path, token=None, body=None, **kw):
         return request(method, self.base + API + path, token=token, body=body, **kw)
