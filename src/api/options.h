@@ -35,6 +35,8 @@ struct ServerOptions {
   int events_max_streams = 1000;        // per process; over it: 503
   int events_max_streams_per_user = 5;  // per tenant, app and user; over it: 429
   int events_poll_interval_ms = 1000;   // how often the one poller reads the database
+  // Life of a ticket from POST /export-tasks/events-ticket: one connect within it.
+  int events_ticket_ttl_seconds = 30;  // 1..30
 };
 
 struct AuthOptions {

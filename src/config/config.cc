@@ -76,6 +76,7 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.Int("events-max-streams", &c->events_max_streams, 1, 1000000);
   r.Int("events-max-streams-per-user", &c->events_max_streams_per_user, 1, 1000);
   r.Int("events-poll-interval-ms", &c->events_poll_interval_ms, 100, 60000);
+  r.Int("events-ticket-ttl-seconds", &c->events_ticket_ttl_seconds, 1, 30);
   r.Finish();
 }
 

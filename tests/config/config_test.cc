@@ -125,6 +125,7 @@ server:
   events-max-streams: 300
   events-max-streams-per-user: 2
   events-poll-interval-ms: 500
+  events-ticket-ttl-seconds: 10
 database: {kind: postgres, sqlite-path: x.db, postgres-url: "postgresql://u:p@db:5432/ec", pool-size: 16}
 storage: {kind: local, root: /data/files}
 limits:
@@ -172,6 +173,7 @@ datasources:
   EXPECT_EQ(c->instance_id, "worker-7");
   EXPECT_EQ(c->logging.level, "debug");
   EXPECT_EQ(c->server.host, "0.0.0.0");
+  EXPECT_EQ(c->server.events_ticket_ttl_seconds, 10);
   EXPECT_EQ(c->auth.jwt_leeway_seconds, 5);
   EXPECT_EQ(c->auth.metrics_bearer_token, "scrape-token-0123456789");
   EXPECT_EQ(c->server.port, 9000);

@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import yaml
@@ -350,15 +351,22 @@ class TaskStream:
     data, decoded as strict UTF-8 JSON (a decoding error is kept and fails
     the test), and whether the stream is still open."""
 
-    def __init__(self, port, token):
+    def __init__(self, port, token=None, ticket=None):
+        """With `token` in the Authorization header, or with a `ticket` from
+        POST /export-tasks/events-ticket in the query, as the page does."""
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        self.conn.request("GET", API + "/export-tasks/events",
-                          headers={"Authorization": f"Bearer {token}",
-                                   "Accept": "text/event-stream"})
+        headers = {"Accept": "text/event-stream"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        path = API + "/export-tasks/events"
+        if ticket:
+            path += "?ticket=" + urllib.parse.quote(ticket, safe="")
+        self.conn.request("GET", path, headers=headers)
         self.response = self.conn.getresponse()
         if self.response.status != 200:
             raise AssertionError(f"events: HTTP {self.response.status}")
         self.events = []
+        self.reauth = None  # the data of the last `event: reauth`, once sent
         self.errors = []
         self.open = True
         self.lock = threading.Lock()
@@ -366,12 +374,20 @@ class TaskStream:
         self.thread.start()
 
     def _read(self):
+        name = b"message"
         try:
             while True:
                 line = self.response.readline()
                 if not line:
                     break
-                if line.startswith(b"data: "):
+                if line.startswith(b"event: "):
+                    name = line[len(b"event: "):].strip()
+                elif line in (b"\n", b"\r\n"):
+                    name = b"message"
+                if line.startswith(b"data: ") and name == b"reauth":
+                    with self.lock:
+                        self.reauth = json.loads(line[len(b"data: "):].decode("utf-8"))
+                elif line.startswith(b"data: "):
                     try:
                         event = json.loads(line[len(b"data: "):].decode("utf-8"))
                     except ValueError as e:  # UnicodeDecodeError included
