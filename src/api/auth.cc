@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -108,14 +110,64 @@ const std::string* StringClaim(const json& claims, const char* name) {
   return it->get_ptr<const std::string*>();
 }
 
-StatusOr<Principal> PrincipalFromClaims(const json& claims, int64_t now) {
-  auto exp = claims.find("exp");
-  if (exp == claims.end() || !exp->is_number()) return Unauthenticated("token has no exp claim");
-  if (now >= exp->get<double>()) return Unauthenticated("token expired; please sign in again");
-  auto nbf = claims.find("nbf");
-  if (nbf != claims.end() && (!nbf->is_number() || now < nbf->get<double>())) {
+// A NumericDate claim (RFC 7519 §2): a JSON number of seconds.
+bool NumericClaim(const json& claims, const char* name, double* out) {
+  auto it = claims.find(name);
+  if (it == claims.end()) return false;
+  *out = it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
+  return true;
+}
+
+// RFC 7519 §4.1.3: aud is one string or an array of strings; ours must be in it.
+bool AudienceHolds(const json& aud, const std::string& audience) {
+  if (aud.is_string()) return aud.get_ref<const std::string&>() == audience;
+  if (!aud.is_array()) return false;
+  return std::any_of(aud.begin(), aud.end(), [&](const json& a) {
+    return a.is_string() && a.get_ref<const std::string&>() == audience;
+  });
+}
+
+struct ClaimRules {
+  const std::string& issuer;
+  const std::string& audience;
+  int64_t leeway;
+};
+
+// The time and audience claims, each allowed `leeway` seconds of clock skew.
+// A malformed optional claim (a string nbf, say) is refused like a failed one.
+Status CheckRegisteredClaims(const json& claims, int64_t now, const ClaimRules& rules) {
+  double exp = 0;
+  if (!NumericClaim(claims, "exp", &exp) || std::isnan(exp)) {
+    return Unauthenticated("token has no exp claim");
+  }
+  if (static_cast<double>(now - rules.leeway) >= exp) {
+    return Unauthenticated("token expired; please sign in again");
+  }
+  double nbf = 0;
+  if (NumericClaim(claims, "nbf", &nbf) &&
+      (std::isnan(nbf) || static_cast<double>(now + rules.leeway) < nbf)) {
     return Unauthenticated("token not yet valid");
   }
+  double iat = 0;
+  if (NumericClaim(claims, "iat", &iat) &&
+      (std::isnan(iat) || iat > static_cast<double>(now + rules.leeway))) {
+    return Unauthenticated("token issued in the future; check the issuer's clock");
+  }
+  if (!rules.issuer.empty()) {
+    const std::string* iss = StringClaim(claims, "iss");
+    if (!iss || *iss != rules.issuer) return Unauthenticated("token issuer not accepted");
+  }
+  if (!rules.audience.empty()) {
+    auto aud = claims.find("aud");
+    if (aud == claims.end() || !AudienceHolds(*aud, rules.audience)) {
+      return Unauthenticated("token audience not accepted");
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Principal> PrincipalFromClaims(const json& claims, int64_t now, const ClaimRules& rules) {
+  EC_RETURN_IF_ERROR(CheckRegisteredClaims(claims, now, rules));
   const std::string* sub = StringClaim(claims, "sub");
   const std::string* tenant = StringClaim(claims, "tenant_id");
   const std::string* app = StringClaim(claims, "app_code");
@@ -124,6 +176,11 @@ StatusOr<Principal> PrincipalFromClaims(const json& claims, int64_t now) {
   auto app_code = app ? task::ParseAppCode(*app) : std::nullopt;
   if (!app_code) return Unauthenticated("token app_code must be PLATFORM or MERCHANT");
   Principal p{*sub, *tenant, *app_code, {}};
+  // A number (checked above); a far-future exp saturates instead of overflowing.
+  const double until_ms =
+      (claims.at("exp").get<double>() + static_cast<double>(rules.leeway)) * 1000;
+  p.valid_until_ms = until_ms >= 9.0e18 ? std::numeric_limits<int64_t>::max()
+                                        : static_cast<int64_t>(std::floor(until_ms));
   if (auto perms = claims.find("perms"); perms != claims.end()) {
     if (!perms->is_array()) return Unauthenticated("token perms claim must be an array");
     for (const auto& perm : *perms) {
@@ -219,6 +276,9 @@ TokenVerifier::~TokenVerifier() = default;
 StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(const AuthOptions& auth) {
   std::unique_ptr<TokenVerifier> v(new TokenVerifier());
   v->hs256_secret_ = auth.jwt_hs256_secret;
+  v->issuer_ = auth.jwt_issuer;
+  v->audience_ = auth.jwt_audience;
+  v->leeway_seconds_ = std::max(0, auth.jwt_leeway_seconds);
   if (!auth.jwt_rs256_public_key_file.empty()) {
     EC_ASSIGN_OR_RETURN(std::string pem, ReadFile(auth.jwt_rs256_public_key_file));
     PkeyPtr key = ReadPem(pem, /*private_key=*/false);
@@ -275,7 +335,7 @@ StatusOr<Principal> TokenVerifier::Verify(std::string_view jwt, int64_t now_seco
   EC_RETURN_IF_ERROR(CheckSignature(*alg, jwt.substr(0, dot2), *signature));
   EC_ASSIGN_OR_RETURN(json claims,
                       DecodeJsonSegment(jwt.substr(dot1 + 1, dot2 - dot1 - 1), "claims"));
-  return PrincipalFromClaims(claims, now_seconds);
+  return PrincipalFromClaims(claims, now_seconds, {issuer_, audience_, leeway_seconds_});
 }
 
 StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& principal,
@@ -292,6 +352,8 @@ StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& princi
                  {"perms", principal.perms},
                  {"iat", now},
                  {"exp", now + ttl.count()}};
+  if (!auth.jwt_issuer.empty()) claims["iss"] = auth.jwt_issuer;
+  if (!auth.jwt_audience.empty()) claims["aud"] = auth.jwt_audience;
   std::string signed_part =
       Base64UrlEncode(DumpTolerant(header)) + "." + Base64UrlEncode(DumpTolerant(claims));
   std::string signature;

@@ -6,8 +6,12 @@
 // public key, whichever the config enables. The header's `alg` must be one of
 // the enabled ones, so "none" and the HS256-with-the-public-key confusion
 // attack are refused. Claims: sub, tenant_id (string), app_code
-// (PLATFORM|MERCHANT), perms (array of strings), exp (required). Expiry uses
-// the process clock: a token is an authentication artefact, not a lease.
+// (PLATFORM|MERCHANT), perms (array of strings), exp (required), iss and aud
+// (checked when configured: iss equal to auth.jwt-issuer, aud a string equal
+// to auth.jwt-audience or an array holding it), nbf and iat (optional). Times
+// use the process clock with auth.jwt-leeway-seconds of skew allowed: a token
+// is an authentication artefact, not a lease
+// (docs/http-api.md#authentication).
 //
 // Thread-safety: TokenVerifier is immutable after Create and may be shared.
 
@@ -35,6 +39,9 @@ struct Principal {
   std::string tenant;  // tenant_id
   task::AppCode app = task::AppCode::kPlatform;
   std::vector<std::string> perms;
+  // Unix ms from which the token no longer verifies (exp + leeway); 0 for a
+  // principal that came with no expiry. Live event streams end there.
+  int64_t valid_until_ms = 0;
 
   bool HasPerm(std::string_view perm) const;
 };
@@ -80,12 +87,15 @@ class TokenVerifier {
 
   std::string hs256_secret_;
   std::unique_ptr<void, KeyDeleter> rs256_key_;  // EVP_PKEY
+  std::string issuer_;                           // empty: not checked
+  std::string audience_;                         // empty: not checked
+  int64_t leeway_seconds_ = 0;
 };
 
 // Mints a token for `principal` valid for `ttl` (negative makes an expired
-// token, useful in tests). RS256 when a private key file is configured, else
-// HS256 with the secret; InvalidArgument when neither is. For
-// `export-center token` and tests.
+// token, useful in tests), with iss and aud from the options when set.
+// RS256 when a private key file is configured, else HS256 with the secret;
+// InvalidArgument when neither is. For `export-center token` and tests.
 StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& principal,
                                 std::chrono::seconds ttl);
 

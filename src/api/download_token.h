@@ -4,7 +4,7 @@
 // link dies within minutes.
 //
 // Token = base64url(JSON grant) "." base64url(HMAC-SHA256(secret, context)),
-// where the MAC covers a version prefix and the encoded grant. The grant
+// where the MAC covers a version prefix and the encoded grant (signed_json.h). The grant
 // names the task, the tenant and the user who asked (for the audit log), and
 // the type's required-permission the signer held when signing: the link
 // carries the signer's right, checked at signing time

@@ -16,6 +16,7 @@
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
+#include "api/events_ticket.h"
 #include "api/openapi_document.h"
 #include "api/query_params.h"
 #include "api/task_events.h"
@@ -226,6 +227,7 @@ class ExportApi::Handlers {
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
   void Cancel(const Request& req, Response& res);
+  void EventsTicket(const Request& req, Response& res);
   void TaskEvents(const Request& req, Response& res);
   void ExportTypes(const Request& req, Response& res);
   void Readyz(Response& res);
@@ -247,6 +249,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   Add("GET", Base("/export-tasks"), std::bind(&Handlers::ListTasks, this, _1, _2));
   // Before "/export-tasks/{id}" so that "events" is not read as an id.
   Add("GET", Base("/export-tasks/events"), std::bind(&Handlers::TaskEvents, this, _1, _2));
+  Add("POST", Base("/export-tasks/events-ticket"),
+      std::bind(&Handlers::EventsTicket, this, _1, _2));
   Add("GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
   Add("GET", Base("/export-tasks") + id + "/download",
       std::bind(&Handlers::Download, this, _1, _2));
@@ -744,16 +748,58 @@ void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
 // ---- GET /export-tasks/events (docs/http-api.md#get-export-tasksevents--task-events)
 // ---------------------
 
-void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
-  // EventSource cannot set headers: on this route only, the token may come as
-  // ?access_token=. Only the path is ever logged, so it stays out of the log.
-  std::string authorization = req.Header("Authorization");
-  if (authorization.empty() && req.HasQuery("access_token")) {
-    authorization = "Bearer " + req.Query("access_token");
+namespace {
+
+int64_t UnixNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// A single-use ticket for one connect of the event stream (api/events_ticket.h):
+// EventSource cannot send the Authorization header, and a bearer token in the
+// URL would be logged by every proxy on the way.
+void ExportApi::Handlers::EventsTicket(const Request& req, Response& res) {
+  auto p = Authenticate(req);
+  if (!p.ok()) return WriteStatus(res, p.status());
+  auto ticket = api_.tickets_->Issue(*p, UnixNowMs());
+  if (!ticket.ok()) return WriteStatus(res, ticket.status());
+  res.SetHeader("Cache-Control", "no-store");
+  WriteSuccess(res, {{"ticket", *ticket},
+                     {"expiresInSeconds", api_.tickets_->ttl().count()},
+                     {"eventsPath", Base("/export-tasks/events")}});
+}
+
+namespace {
+
+// The stream's caller: the Authorization header, or a ticket in ?ticket=. A
+// bearer token in the query (?access_token=, accepted before tickets) is
+// refused, so that no client keeps putting one where proxies log it.
+StatusOr<Principal> EventsCaller(const Request& req, const TokenVerifier& verifier,
+                                 EventsTickets& tickets) {
+  if (req.HasQuery("access_token")) {
+    return Unauthenticated(
+        "a bearer token in the URL is refused; POST /export-tasks/events-ticket and connect with "
+        "?ticket=");
   }
+  std::string authorization = req.Header("Authorization");
+  if (authorization.empty() && req.HasQuery("ticket")) {
+    return tickets.Redeem(req.Query("ticket"), UnixNowMs());
+  }
+  return verifier.Authenticate(authorization);
+}
+
+}  // namespace
+
+void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
   if (!api_.verifier_) return WriteHttpStatus(res, Internal("authentication is not configured"));
-  auto p = api_.verifier_->Authenticate(authorization);
-  if (!p.ok()) return WriteHttpStatus(res, p.status());
+  auto p = EventsCaller(req, *api_.verifier_, *api_.tickets_);
+  if (!p.ok()) {
+    if (p.status().code() == StatusCode::kUnavailable) res.SetHeader("Retry-After", "5");
+    return WriteHttpStatus(res, p.status());
+  }
   std::optional<int64_t> last_event_id;
   std::string last = req.Header("Last-Event-ID");
   if (last.empty()) last = req.Query("lastEventId");
@@ -831,6 +877,9 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
   events.max_streams_per_user = deps_.server.events_max_streams_per_user;
   events.poll_interval = std::chrono::milliseconds(deps_.server.events_poll_interval_ms);
   events_ = std::make_unique<TaskEventHub>(deps_.store, events);
+  EventsTicketOptions tickets;
+  tickets.ttl = std::chrono::seconds(std::clamp(deps_.server.events_ticket_ttl_seconds, 1, 30));
+  tickets_ = std::make_unique<EventsTickets>(download_secret_, tickets);
   preview_ = std::make_unique<PreviewApi>(deps_.preview, deps_.preview_options, deps_.limits);
   handlers_ = std::make_unique<Handlers>(*this);
 }

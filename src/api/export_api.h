@@ -43,6 +43,7 @@ namespace export_center::api {
 
 class TokenVerifier;
 class TaskEventHub;
+class EventsTickets;
 
 inline constexpr char kApiBase[] = "/api/platform/v1/files";
 
@@ -102,7 +103,8 @@ class ExportApi : public http::HttpService {
   Status init_status_;
   std::unique_ptr<TokenVerifier> verifier_;
   std::string download_secret_;
-  std::unique_ptr<TaskEventHub> events_;  // GET /export-tasks/events
+  std::unique_ptr<TaskEventHub> events_;    // GET /export-tasks/events
+  std::unique_ptr<EventsTickets> tickets_;  // POST /export-tasks/events-ticket
   std::unique_ptr<PreviewApi> preview_;
   std::unique_ptr<Handlers> handlers_;
 };

@@ -35,17 +35,30 @@ struct ServerOptions {
   int events_max_streams = 1000;        // per process; over it: 503
   int events_max_streams_per_user = 5;  // per tenant, app and user; over it: 429
   int events_poll_interval_ms = 1000;   // how often the one poller reads the database
+  // Life of a ticket from POST /export-tasks/events-ticket: one connect within it.
+  int events_ticket_ttl_seconds = 30;  // 1..30
 };
 
 struct AuthOptions {
   std::string jwt_hs256_secret;  // env EXPORT_CENTER_JWT_SECRET
   std::string jwt_rs256_public_key_file;
   std::string jwt_rs256_private_key_file;  // only for `export-center token`
-  std::string download_url_secret;         // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
+  // The token's `iss` must equal jwt_issuer and its `aud` (a string, or an
+  // array per RFC 7519 §4.1.3) must hold jwt_audience. config/ requires both;
+  // empty skips the check (TokenVerifier built in code, e.g. in tests).
+  // `export-center token` writes both into the tokens it mints.
+  std::string jwt_issuer;
+  std::string jwt_audience;
+  // Clock skew allowed between the issuer and this server, applied to exp
+  // (accepted until exp + leeway), nbf (from nbf - leeway) and iat (refused
+  // when more than leeway in the future).
+  int jwt_leeway_seconds = 30;
+  std::string download_url_secret;  // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
   // When set, GET /metrics answers only "Authorization: Bearer <this>" (a
-  // Prometheus scrape config's bearer_token); empty leaves it open, for a
-  // listener only the monitoring network reaches. Env EXPORT_CENTER_METRICS_TOKEN.
+  // Prometheus scrape config's bearer_token); empty leaves it open, which
+  // config/ allows only on a loopback listener (server.host 127.0.0.1, ::1
+  // or localhost). Env EXPORT_CENTER_METRICS_TOKEN.
   std::string metrics_bearer_token;
 };
 

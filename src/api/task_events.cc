@@ -24,6 +24,10 @@ std::string UserKey(const Principal& p) {
 
 }  // namespace
 
+const char kReauthEventText[] =
+    "event: reauth\ndata: {\"reason\":\"TOKEN_EXPIRED\",\"message\":\"the token that opened this "
+    "stream has expired; reconnect with a fresh one\"}\n\n";
+
 std::string TaskEventText(const task::Task& task) {
   // The id is the change's updated_at: a reconnecting browser sends it back
   // as Last-Event-ID and is replayed the changes after it.
@@ -41,6 +45,16 @@ class TaskEventHub::Subscriber : public http::LiveSource {
         last_push_(std::chrono::steady_clock::now()) {}
 
   bool Sees(const task::Task& task) const { return CanAccessTask(principal_, task); }
+  bool ExpiredAt(int64_t now_ms) const {
+    return principal_.valid_until_ms > 0 && now_ms >= principal_.valid_until_ms;
+  }
+  // Queues `text` as the stream's last bytes: it ends once they are written.
+  void PushLast(const std::string& text) {
+    Push(text);
+    MutexLock lock(&mu_);
+    ended_ = true;
+    if (waker_) waker_();
+  }
   const std::string& user_key() const { return user_key_; }
 
   // Queues `text` and wakes the connection. Over the backlog the stream ends
@@ -209,6 +223,7 @@ void TaskEventHub::Run() {
     }
     PollOnce();
     SendHeartbeats();
+    EndExpiredStreams();
   }
 }
 
@@ -246,6 +261,20 @@ void TaskEventHub::PollOnce() {
   }
   const int64_t forget_before = *cursor_ - options_.overlap.count();
   std::erase_if(sent_, [&](const auto& entry) { return entry.second < forget_before; });
+}
+
+void TaskEventHub::EndExpiredStreams() {
+  std::vector<std::shared_ptr<Subscriber>> subscribers;
+  {
+    MutexLock lock(&mu_);
+    subscribers = LiveSubscribersLocked();
+  }
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  for (const auto& s : subscribers) {
+    if (s->ExpiredAt(now_ms)) s->PushLast(kReauthEventText);
+  }
 }
 
 void TaskEventHub::SendHeartbeats() {

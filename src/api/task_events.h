@@ -20,6 +20,11 @@
 // A subscriber that falls more than max_backlog_bytes behind is ended; the
 // browser reconnects with Last-Event-ID and is replayed what it missed.
 //
+// A stream lives no longer than the token that opened it: at the principal's
+// valid_until_ms (the token's exp plus the leeway) the poller sends a last
+// `event: reauth` and ends it, within one poll interval; the page reconnects
+// with its fresh token.
+//
 // Thread-safe.
 
 #include <chrono>
@@ -77,6 +82,8 @@ class TaskEventHub {
   void Run();
   void PollOnce();
   void SendHeartbeats();
+  // Sends `event: reauth` to and ends the streams whose token has expired.
+  void EndExpiredStreams();
   // Live subscribers; drops the closed ones. Requires mu_.
   std::vector<std::shared_ptr<Subscriber>> LiveSubscribersLocked() REQUIRES(mu_);
   Status CheckCaps(const std::string& user_key) REQUIRES(mu_);
@@ -97,5 +104,9 @@ class TaskEventHub {
 
 // One Server-Sent Event carrying a task (the GET /export-tasks/{id} shape).
 std::string TaskEventText(const task::Task& task);
+
+// The last event of a stream whose token expired: the client should get a
+// fresh token (and ticket) and reconnect with Last-Event-ID.
+extern const char kReauthEventText[];
 
 }  // namespace export_center::api

@@ -76,6 +76,7 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.Int("events-max-streams", &c->events_max_streams, 1, 1000000);
   r.Int("events-max-streams-per-user", &c->events_max_streams_per_user, 1, 1000);
   r.Int("events-poll-interval-ms", &c->events_poll_interval_ms, 100, 60000);
+  r.Int("events-ticket-ttl-seconds", &c->events_ticket_ttl_seconds, 1, 30);
   r.Finish();
 }
 
@@ -121,6 +122,9 @@ void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.String("jwt-hs256-secret", &c->jwt_hs256_secret);
   r.String("jwt-rs256-public-key-file", &c->jwt_rs256_public_key_file);
   r.String("jwt-rs256-private-key-file", &c->jwt_rs256_private_key_file);
+  r.String("jwt-issuer", &c->jwt_issuer);
+  r.String("jwt-audience", &c->jwt_audience);
+  r.Int("jwt-leeway-seconds", &c->jwt_leeway_seconds, 0, 300);
   r.String("download-url-secret", &c->download_url_secret);
   r.Int("download-url-ttl-seconds", &c->download_url_ttl_seconds, 10, kDay);
   r.String("metrics-bearer-token", &c->metrics_bearer_token);
@@ -418,8 +422,42 @@ void CheckAuth(const api::AuthOptions& a, ErrorList* errors) {
     errors->Add("auth.jwt-rs256-public-key-file",
                 Quote(a.jwt_rs256_public_key_file) + " cannot be read", "a readable PEM file");
   }
+  // Without them any token the same key signed is accepted, also one minted
+  // for another service. Required in every file, the demo's included
+  // (docs/configuration.md#auth), so no configuration runs without the check.
+  if (a.jwt_issuer.empty()) {
+    errors->Add("auth.jwt-issuer", "is required: the iss claim every accepted token carries",
+                "the token issuer's identifier, e.g. https://sso.example.com");
+  }
+  if (a.jwt_audience.empty()) {
+    errors->Add("auth.jwt-audience",
+                "is required: the aud value (or one of them) every accepted token carries",
+                "this service's name at the issuer, e.g. export-center");
+  }
   CheckSecret(a.download_url_secret, kMinDownloadSecretBytes, "auth.download-url-secret",
               "EXPORT_CENTER_DOWNLOAD_URL_SECRET", errors);
+}
+
+// A loopback listener: reachable from this machine only (127.0.0.0/8, ::1,
+// localhost). Any other host, a name included, may be reached from outside.
+bool IsLoopbackHost(const std::string& host) {
+  static const std::regex kV4Loopback(R"(^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$)");
+  return host == "localhost" || host == "::1" || host == "[::1]" ||
+         std::regex_match(host, kV4Loopback);
+}
+
+// GET /metrics without a token is only for a listener nobody else reaches:
+// on any other it would hand the task counts, tenants' export types and
+// timings to whoever asks. Refusing to start is simpler and safer than a
+// second, loopback-only metrics port (docs/observability.md#metrics).
+void CheckMetricsExposure(const AppConfig& c, ErrorList* errors) {
+  if (!c.auth.metrics_bearer_token.empty() || IsLoopbackHost(c.server.host)) return;
+  errors->Add("auth.metrics-bearer-token",
+              "is required when server.host is not a loopback address (it is " +
+                  Quote(c.server.host) +
+                  "): /metrics would be open to anyone who reaches the port (or set "
+                  "EXPORT_CENTER_METRICS_TOKEN)",
+              "a random string for the scrape config's bearer token, or server.host 127.0.0.1");
 }
 
 void CheckTiming(const AppConfig& c, ErrorList* errors) {
@@ -502,6 +540,7 @@ void Validate(AppConfig* c, ErrorList* errors) {
   CheckServer(c, errors);
   CheckStores(*c, errors);
   CheckAuth(c->auth, errors);
+  CheckMetricsExposure(*c, errors);
   CheckTiming(*c, errors);
   if (c->channel.kind == "rocketmq") CheckRocketMq(*c, errors);
 }

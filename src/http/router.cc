@@ -1,6 +1,7 @@
 #include "http/router.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 namespace export_center::http {
@@ -51,9 +52,16 @@ Router::Match Router::Find(std::string_view method, std::string_view path) const
   std::vector<std::string_view> segments = Split(path);
   if (segments.empty()) return m;
   std::string_view want = method == "HEAD" ? "GET" : method;
+  // A literal segment beats a parameter: "/tasks/events-ticket" is that
+  // route's path for every method (405 for the others), never "/tasks/{id}".
+  // So only the routes matching with the fewest parameters count.
   std::vector<std::string> params;
+  size_t fewest = SIZE_MAX;
   for (const Route& r : routes_) {
-    if (!MatchPath(r, segments, &params)) continue;
+    if (MatchPath(r, segments, &params)) fewest = std::min(fewest, params.size());
+  }
+  for (const Route& r : routes_) {
+    if (!MatchPath(r, segments, &params) || params.size() != fewest) continue;
     if (r.method == want) {
       m.handler = &r.handler;
       m.params = std::move(params);

@@ -3,7 +3,9 @@
 //
 // Patterns are literal segments and "{name}" segments; a "{name}" segment
 // matches one non-empty path segment and lands in HttpRequest::path_params.
-// HEAD is answered by the GET route (the server drops the body). When nothing
+// HEAD is answered by the GET route (the server drops the body). A route
+// whose literal segments match where another has a parameter wins for every
+// method: the path is its, and other methods get 405. When nothing
 // matches, Find says whether the path exists under other methods, so the
 // caller can tell 405 (with Allow) from 404.
 //

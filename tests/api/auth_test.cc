@@ -116,7 +116,7 @@ TEST(Auth, SchemeIsCaseInsensitiveButRequired) {
 }
 
 TEST(Auth, ExpiredTokenIsRejected) {
-  auto token = MintToken(HsConfig(), Alice(), seconds(-1));
+  auto token = MintToken(HsConfig(), Alice(), seconds(-31));  // past the default 30 s leeway
   auto p = Verifier(HsConfig())->Authenticate("Bearer " + *token);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kUnauthenticated);
@@ -200,6 +200,130 @@ TEST(Auth, ClaimsAreChecked) {
   auto no_perms = with("perms", gone);
   ASSERT_TRUE(no_perms.ok());
   EXPECT_TRUE(no_perms->perms.empty());
+}
+
+// ---- issuer, audience and clock-skew leeway (docs/http-api.md#authentication)
+
+AuthOptions IssuerConfig(int leeway = 30) {
+  AuthOptions c = HsConfig();
+  c.jwt_issuer = "https://sso.example.com";
+  c.jwt_audience = "export-center";
+  c.jwt_leeway_seconds = leeway;
+  return c;
+}
+
+json IssuedClaims() {
+  json c = Claims();
+  c["iss"] = "https://sso.example.com";
+  c["aud"] = "export-center";
+  return c;
+}
+
+StatusOr<Principal> VerifyAt(const AuthOptions& config, const json& claims, int64_t now) {
+  return Verifier(config)->Verify(Craft({{"alg", "HS256"}}, claims, kSecret), now);
+}
+
+TEST(AuthIssuer, WrongOrMissingIssuerIsRefused) {
+  json c = IssuedClaims();
+  ASSERT_TRUE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  c["iss"] = "https://other.example.com";
+  auto wrong = VerifyAt(IssuerConfig(), c, Now());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(wrong.status().message().find("issuer"), std::string::npos);
+  c["iss"] = json::array({"https://sso.example.com"});
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  c.erase("iss");
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  // Not configured (a verifier built in code): not checked.
+  EXPECT_TRUE(VerifyAt(HsConfig(), c, Now()).ok());
+}
+
+TEST(AuthAudience, WrongOrMissingAudienceIsRefused) {
+  json c = IssuedClaims();
+  c["aud"] = "another-service";
+  auto wrong = VerifyAt(IssuerConfig(), c, Now());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("audience"), std::string::npos);
+  c["aud"] = json::array({"another-service", "reports"});
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  c["aud"] = json::array();
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  c["aud"] = 7;
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  c.erase("aud");
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, Now()).ok());
+}
+
+TEST(AuthAudience, ArrayHoldingOursIsAccepted) {
+  json c = IssuedClaims();
+  c["aud"] = json::array({"reports", "export-center"});
+  EXPECT_TRUE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  c["aud"] = json::array({"export-center"});
+  EXPECT_TRUE(VerifyAt(IssuerConfig(), c, Now()).ok());
+  // A non-string element beside ours does not spoil it.
+  c["aud"] = json::array({1, "export-center"});
+  EXPECT_TRUE(VerifyAt(IssuerConfig(), c, Now()).ok());
+}
+
+TEST(AuthLeeway, ExpWithinLeewayIsAcceptedBeyondIsRefused) {
+  const int64_t now = Now();
+  json c = IssuedClaims();
+  c["exp"] = now - 20;  // 20 s ago: inside the default 30 s
+  auto within = VerifyAt(IssuerConfig(), c, now);
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  // The principal carries the instant the token stops verifying.
+  EXPECT_EQ(within->valid_until_ms, (now + 10) * 1000);
+  c["exp"] = now - 30;  // exactly exp + leeway: refused
+  auto beyond = VerifyAt(IssuerConfig(), c, now);
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_NE(beyond.status().message().find("expired"), std::string::npos);
+  c["exp"] = now - 1;
+  EXPECT_FALSE(VerifyAt(IssuerConfig(/*leeway=*/0), c, now).ok());
+  c["exp"] = now + 1;
+  auto zero = VerifyAt(IssuerConfig(/*leeway=*/0), c, now);
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero->valid_until_ms, (now + 1) * 1000);
+}
+
+TEST(AuthLeeway, NbfHonoursLeeway) {
+  const int64_t now = Now();
+  json c = IssuedClaims();
+  c["nbf"] = now + 25;
+  EXPECT_TRUE(VerifyAt(IssuerConfig(), c, now).ok());
+  c["nbf"] = now + 31;
+  auto early = VerifyAt(IssuerConfig(), c, now);
+  ASSERT_FALSE(early.ok());
+  EXPECT_NE(early.status().message().find("not yet valid"), std::string::npos);
+  c["nbf"] = now + 1;
+  EXPECT_FALSE(VerifyAt(IssuerConfig(/*leeway=*/0), c, now).ok());
+  c["nbf"] = "soon";
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, now).ok());
+}
+
+TEST(AuthLeeway, IatInTheFutureBeyondLeewayIsRefused) {
+  const int64_t now = Now();
+  json c = IssuedClaims();
+  c["iat"] = now + 30;
+  EXPECT_TRUE(VerifyAt(IssuerConfig(), c, now).ok());
+  c["iat"] = now + 31;
+  auto future = VerifyAt(IssuerConfig(), c, now);
+  ASSERT_FALSE(future.ok());
+  EXPECT_EQ(future.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(future.status().message().find("future"), std::string::npos);
+  c["iat"] = now - 86400;  // long ago is fine: exp decides
+  EXPECT_TRUE(VerifyAt(IssuerConfig(), c, now).ok());
+  c["iat"] = "now";
+  EXPECT_FALSE(VerifyAt(IssuerConfig(), c, now).ok());
+}
+
+TEST(AuthIssuer, MintedTokenCarriesTheConfiguredIssuerAndAudience) {
+  auto token = MintToken(IssuerConfig(), Alice(), seconds(600));
+  ASSERT_TRUE(token.ok());
+  EXPECT_TRUE(Verifier(IssuerConfig())->Authenticate("Bearer " + *token).ok());
+  AuthOptions other = IssuerConfig();
+  other.jwt_audience = "reports";
+  EXPECT_FALSE(Verifier(other)->Authenticate("Bearer " + *token).ok());
 }
 
 TEST(Auth, DuplicateClaimsAreRejected) {

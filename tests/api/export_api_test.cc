@@ -484,7 +484,8 @@ TEST_F(ExportApiTest, MissingOrBadTokenIs401InTheEnvelope) {
   Reply none = Get(kTasks, "");
   EXPECT_EQ(none.http, 200);
   EXPECT_EQ(none.code(), "401");
-  std::string expired = Token("alice", "t1", task::AppCode::kPlatform, {}, -5);
+  std::string expired =
+      Token("alice", "t1", task::AppCode::kPlatform, {}, -60);  // past the 30 s leeway
   EXPECT_EQ(Get(kTasks, expired).code(), "401");
   std::string forged = alice_.substr(0, alice_.rfind('.') + 1) + "AAAA";
   EXPECT_EQ(Get(kTasks, forged).code(), "401");
@@ -884,7 +885,8 @@ TEST_F(ExportApiTest, DownloadErrorsUseRealHttpStatuses) {
     return r.http;
   };
   EXPECT_EQ(status(Id(ok), ""), 401);
-  EXPECT_EQ(status(Id(ok), Token("alice", "t1", task::AppCode::kPlatform, {}, -1)), 401);
+  EXPECT_EQ(status(Id(ok), Token("alice", "t1", task::AppCode::kPlatform, {}, -60)),
+            401);  // expired past the leeway
   EXPECT_EQ(status(Id(ok), bob_), 404);
   EXPECT_EQ(status(Id(ok), eve_), 404);
   EXPECT_EQ(status(Id(ok), admin_), 200);
@@ -1351,6 +1353,8 @@ TEST_F(ExportApiTest, CreateWithRegistryHotReloadUsesTheCurrentSnapshot) {
 auth:
   jwt-hs256-secret: test-secret-0123456789abcdef0123456789
   download-url-secret: test-download-0123456789abcdef0123456789
+  jwt-issuer: test-issuer
+  jwt-audience: export-center
 provider-services:
   customer-service:
     base-url: http://127.0.0.1:8081

@@ -158,6 +158,19 @@ class TaskEventsTest : public ::testing::Test {
     return *t;
   }
 
+  // A ticket from POST /export-tasks/events-ticket with `token`.
+  std::string Ticket(const std::string& token) {
+    httplib::Client client("127.0.0.1", port_);
+    auto res = client.Post(kEvents + "-ticket", {{"Authorization", "Bearer " + token}}, "",
+                           "application/json");
+    EXPECT_TRUE(res);
+    if (!res) return "";
+    json body = json::parse(res->body);
+    EXPECT_EQ(body["code"], "200") << res->body;
+    EXPECT_EQ(body["data"]["expiresInSeconds"], 30);
+    return body["data"]["ticket"].get<std::string>();
+  }
+
   std::unique_ptr<SseClient> Open(const std::string& token, const std::string& extra = "") {
     auto c = std::make_unique<SseClient>(port_, kEvents,
                                          "Authorization: Bearer " + token + "\r\n" + extra);
@@ -283,14 +296,14 @@ TEST_F(TaskEventsTest, StreamsAreCappedPerUserAndInTotal) {
   EXPECT_TRUE(c2->WaitFor(": connected")) << c2->seen();
 }
 
-TEST_F(TaskEventsTest, TokenInTheQueryAndLastEventIdReplay) {
+TEST_F(TaskEventsTest, TicketInTheQueryAndLastEventIdReplay) {
   StartServer();
   const std::string token = Token("alice", "t1");
   SseClient anonymous(port_, kEvents);
   ASSERT_TRUE(anonymous.WaitFor("\r\n\r\n"));
   EXPECT_EQ(anonymous.seen().rfind("HTTP/1.1 401", 0), 0u) << anonymous.seen();
 
-  SseClient first(port_, kEvents + "?access_token=" + token);
+  SseClient first(port_, kEvents + "?ticket=" + Ticket(token));
   ASSERT_TRUE(first.WaitFor(": connected")) << first.seen();
   std::string id = CreateTask(*store_, "alice", "t1", "one");
   ASSERT_TRUE(first.WaitFor("\"id\":\"" + id + "\""));
@@ -298,10 +311,73 @@ TEST_F(TaskEventsTest, TokenInTheQueryAndLastEventIdReplay) {
   auto task = store_->GetTask(std::stoll(id));
   ASSERT_TRUE(task.ok());
   first.Close();
-  SseClient again(port_, kEvents + "?access_token=" + token,
+  SseClient again(port_, kEvents + "?ticket=" + Ticket(token),
                   "Last-Event-ID: " + std::to_string(task->updated_at - 1) + "\r\n");
   ASSERT_TRUE(again.WaitFor("\"id\":\"" + id + "\"", 1000ms)) << again.seen();
   EXPECT_NE(again.seen().find("id: " + std::to_string(task->updated_at) + "\n"), std::string::npos);
+}
+
+// issue 23 item 2: a ticket opens one stream; the URL a proxy logged opens nothing.
+TEST_F(TaskEventsTest, ATicketOpensOneStreamOnly) {
+  StartServer();
+  const std::string ticket = Ticket(Token("alice", "t1"));
+  SseClient first(port_, kEvents + "?ticket=" + ticket);
+  ASSERT_TRUE(first.WaitFor(": connected")) << first.seen();
+  SseClient replay(port_, kEvents + "?ticket=" + ticket);
+  ASSERT_TRUE(replay.WaitFor("\r\n\r\n"));
+  EXPECT_EQ(replay.seen().rfind("HTTP/1.1 401", 0), 0u) << replay.seen();
+  EXPECT_NE(replay.seen().find("already used"), std::string::npos) << replay.seen();
+  // Without a bearer token no ticket is issued.
+  httplib::Client client("127.0.0.1", port_);
+  auto refused = client.Post(kEvents + "-ticket", "", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(json::parse(refused->body)["code"], "401");
+}
+
+// The bearer token in the query string is refused, also beside a valid header:
+// no client should keep putting it where proxies log it.
+TEST_F(TaskEventsTest, ABearerTokenInTheQueryIsRefused) {
+  StartServer();
+  const std::string token = Token("alice", "t1");
+  SseClient query(port_, kEvents + "?access_token=" + token);
+  ASSERT_TRUE(query.WaitFor("\r\n\r\n"));
+  EXPECT_EQ(query.seen().rfind("HTTP/1.1 401", 0), 0u) << query.seen();
+  EXPECT_NE(query.seen().find("events-ticket"), std::string::npos) << query.seen();
+  auto both = Open(token, "");
+  ASSERT_TRUE(both->WaitFor(": connected"));  // the header alone is fine
+  SseClient with_header(port_, kEvents + "?access_token=" + token,
+                        "Authorization: Bearer " + token + "\r\n");
+  ASSERT_TRUE(with_header.WaitFor("\r\n\r\n"));
+  EXPECT_EQ(with_header.seen().rfind("HTTP/1.1 401", 0), 0u) << with_header.seen();
+}
+
+// issue 23 item 2: a stream opened shortly before the token's exp ends there
+// (exp + leeway), with a last `event: reauth`, for the header and the ticket.
+TEST_F(TaskEventsTest, AStreamEndsWhenItsTokenExpires) {
+  auth_.jwt_leeway_seconds = 0;
+  StartServer();
+  auto t = MintToken(auth_, Principal{"alice", "t1", task::AppCode::kPlatform, {}},
+                     std::chrono::seconds(2));
+  ASSERT_TRUE(t.ok());
+  const auto opened = std::chrono::steady_clock::now();
+  auto header = Open(*t);
+  SseClient ticket(port_, kEvents + "?ticket=" + Ticket(*t));
+  ASSERT_TRUE(header->WaitFor(": connected"));
+  ASSERT_TRUE(ticket.WaitFor(": connected"));
+  EXPECT_EQ(header->seen().find("event: reauth"), std::string::npos);
+  for (SseClient* c : {header.get(), &ticket}) {
+    ASSERT_TRUE(c->WaitFor("event: reauth\ndata: {\"reason\":\"TOKEN_EXPIRED\"", 5000ms))
+        << c->seen();
+    // The server ends the chunked body: the last chunk follows.
+    EXPECT_TRUE(c->WaitFor("\r\n0\r\n\r\n", 2000ms)) << c->seen();
+  }
+  const auto took = std::chrono::steady_clock::now() - opened;
+  EXPECT_GE(took, 900ms);  // exp has whole seconds: 1..2 s after opening
+  EXPECT_LT(took, 4000ms);
+  for (int i = 0; i < 100 && api_ && server_->stats().live_streams > 0; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(server_->stats().live_streams, 0);
 }
 
 // The hub on its own: heartbeats on a quiet stream, and a client that falls

@@ -18,6 +18,8 @@ const char kMinimal[] = R"(
 auth:
   jwt-hs256-secret: test-secret-0123456789abcdef0123456789
   download-url-secret: test-download-0123456789abcdef0123456789
+  jwt-issuer: test-issuer
+  jwt-audience: export-center
 )";
 
 #ifdef EXPORT_CENTER_WITH_ROCKETMQ
@@ -42,12 +44,12 @@ void ExpectProblem(const std::string& yaml, const std::string& line) {
 class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name :
-         {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
-          "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
-          "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "EXPORT_CENTER_S3_ACCESS_KEY",
-          "EXPORT_CENTER_S3_SECRET_KEY", "EXPORT_CENTER_ROCKETMQ_NAMESRV",
-          "EXPORT_CENTER_ROCKETMQ_ACCESS_KEY", "EXPORT_CENTER_ROCKETMQ_SECRET_KEY"}) {
+    for (const char* name : {"EXPORT_CENTER_DATABASE_URL", "EXPORT_CENTER_JWT_SECRET",
+                             "EXPORT_CENTER_DOWNLOAD_URL_SECRET", "CUSTOMER_SERVICE_INTERNAL_TOKEN",
+                             "EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA",
+                             "EXPORT_CENTER_S3_ACCESS_KEY", "EXPORT_CENTER_S3_SECRET_KEY",
+                             "EXPORT_CENTER_ROCKETMQ_NAMESRV", "EXPORT_CENTER_ROCKETMQ_ACCESS_KEY",
+                             "EXPORT_CENTER_ROCKETMQ_SECRET_KEY", "EXPORT_CENTER_METRICS_TOKEN"}) {
       unsetenv(name);
     }
   }
@@ -105,6 +107,8 @@ TEST_F(ConfigTest, EveryKeyOverrides) {
   StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
   jwt-rs256-private-key-file: key.pem
   download-url-ttl-seconds: 60
+  jwt-leeway-seconds: 5
+  metrics-bearer-token: scrape-token-0123456789
 instance-id: worker-7
 logging: {level: debug}
 server:
@@ -121,6 +125,7 @@ server:
   events-max-streams: 300
   events-max-streams-per-user: 2
   events-poll-interval-ms: 500
+  events-ticket-ttl-seconds: 10
 database: {kind: postgres, sqlite-path: x.db, postgres-url: "postgresql://u:p@db:5432/ec", pool-size: 16}
 storage: {kind: local, root: /data/files}
 limits:
@@ -168,6 +173,9 @@ datasources:
   EXPECT_EQ(c->instance_id, "worker-7");
   EXPECT_EQ(c->logging.level, "debug");
   EXPECT_EQ(c->server.host, "0.0.0.0");
+  EXPECT_EQ(c->server.events_ticket_ttl_seconds, 10);
+  EXPECT_EQ(c->auth.jwt_leeway_seconds, 5);
+  EXPECT_EQ(c->auth.metrics_bearer_token, "scrape-token-0123456789");
   EXPECT_EQ(c->server.port, 9000);
   EXPECT_EQ(c->server.threads, 4);
   EXPECT_EQ(c->server.public_base_url, "http://127.0.0.1:9000");  // wildcard → loopback
@@ -349,7 +357,8 @@ storage:
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {
   setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
   setenv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", "env-download-secret-0123456789abcdef01234", 1);
-  StatusOr<AppConfig> c = Parse("");
+  // iss and aud are not secrets: they stay in the file.
+  StatusOr<AppConfig> c = Parse("auth: {jwt-issuer: i, jwt-audience: a}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
 
@@ -582,13 +591,64 @@ TEST_F(ConfigTest, AuthRules) {
                 "auth.jwt-rs256-public-key-file: \"/nonexistent/key.pem\" cannot be read");
 }
 
+// Without them any token the key signed would do, also one minted for another
+// service: required in every file (issue 23 item 3).
+TEST_F(ConfigTest, JwtIssuerAndAudienceAreRequiredAndLeewayDefaultsTo30) {
+  const std::string secrets =
+      "auth:\n  jwt-hs256-secret: test-secret-0123456789abcdef0123456789\n"
+      "  download-url-secret: test-download-0123456789abcdef0123456789\n";
+  ExpectProblem(secrets + "  jwt-audience: export-center\n",
+                "auth.jwt-issuer: is required: the iss claim every accepted token carries");
+  ExpectProblem(secrets + "  jwt-issuer: https://sso.example.com\n",
+                "auth.jwt-audience: is required");
+  ExpectProblem(std::string(kMinimal) + "  jwt-leeway-seconds: 301\n",
+                "auth.jwt-leeway-seconds: 301 is out of range");
+  StatusOr<AppConfig> c = Parse(kMinimal);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->auth.jwt_issuer, "test-issuer");
+  EXPECT_EQ(c->auth.jwt_audience, "export-center");
+  EXPECT_EQ(c->auth.jwt_leeway_seconds, 30);
+  c = Parse(std::string(kMinimal) + "  jwt-leeway-seconds: 0\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->auth.jwt_leeway_seconds, 0);
+}
+
+// issue 23 item 5: /metrics without a token only on a loopback listener.
+TEST_F(ConfigTest, OpenMetricsAreRefusedOnANonLoopbackListener) {
+  ExpectProblem(std::string(kMinimal) + "server: {host: 0.0.0.0}\n",
+                "auth.metrics-bearer-token: is required when server.host is not a loopback "
+                "address (it is \"0.0.0.0\")");
+  ExpectProblem(std::string(kMinimal) + "server: {host: \"::\"}\n",
+                "auth.metrics-bearer-token: is required");
+  ExpectProblem(std::string(kMinimal) + "server: {host: 10.1.2.3}\n",
+                "auth.metrics-bearer-token: is required");
+  ExpectProblem(std::string(kMinimal) + "server: {host: exports.example.internal}\n",
+                "auth.metrics-bearer-token: is required");
+  ExpectProblem(std::string(kMinimal) + "server: {host: 127.0.0.1.example.com}\n",
+                "auth.metrics-bearer-token: is required");
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "localhost"}) {
+    StatusOr<AppConfig> c = Parse(std::string(kMinimal) + "server: {host: \"" + host + "\"}\n");
+    EXPECT_TRUE(c.ok()) << host << ": " << c.status().ToString();
+  }
+  // The default host is loopback.
+  EXPECT_TRUE(Parse(kMinimal).ok());
+  StatusOr<AppConfig> with_token = Parse(std::string(kMinimal) +
+                                         "  metrics-bearer-token: scrape-token-0123456789\n"
+                                         "server: {host: 0.0.0.0}\n");
+  EXPECT_TRUE(with_token.ok()) << with_token.status().ToString();
+  setenv("EXPORT_CENTER_METRICS_TOKEN", "env-scrape-token-0123456789", 1);
+  StatusOr<AppConfig> with_env = Parse(std::string(kMinimal) + "server: {host: 0.0.0.0}\n");
+  EXPECT_TRUE(with_env.ok()) << with_env.status().ToString();
+}
+
 TEST_F(ConfigTest, Rs256PublicKeyAloneIsEnough) {
   std::string key =
       std::filesystem::temp_directory_path() / ("ec_key_" + std::to_string(getpid()) + ".pem");
   std::ofstream(key) << "-----BEGIN PUBLIC KEY-----\n";
   StatusOr<AppConfig> c =
       Parse("auth: {jwt-rs256-public-key-file: " + key +
-            ", download-url-secret: test-download-0123456789abcdef0123456789}\n");
+            ", download-url-secret: test-download-0123456789abcdef0123456789, jwt-issuer: i, "
+            "jwt-audience: a}\n");
   std::filesystem::remove(key);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 }
@@ -673,12 +733,14 @@ TEST_F(ConfigTest, AllProblemsReportedTogetherOnePerLine) {
   StatusOr<AppConfig> c = Parse("server: {port: 0, prot: 1}\nconsumer: {concurrency: 99}\n");
   ASSERT_FALSE(c.ok());
   const std::string& m = c.status().message();
-  EXPECT_EQ(m.substr(0, m.find('\n')), "invalid config file test.yaml (5 problems):") << m;
+  EXPECT_EQ(m.substr(0, m.find('\n')), "invalid config file test.yaml (7 problems):") << m;
   EXPECT_NE(m.find("\nserver.port: 0 is out of range"), std::string::npos) << m;
   EXPECT_NE(m.find("\nserver.prot: unknown key"), std::string::npos) << m;
   EXPECT_NE(m.find("\nconsumer.concurrency: 99 is out of range"), std::string::npos) << m;
   EXPECT_NE(m.find("\nauth.jwt-hs256-secret: "), std::string::npos) << m;
   EXPECT_NE(m.find("\nauth.download-url-secret: "), std::string::npos) << m;
+  EXPECT_NE(m.find("\nauth.jwt-issuer: "), std::string::npos) << m;
+  EXPECT_NE(m.find("\nauth.jwt-audience: "), std::string::npos) << m;
 }
 
 // The sample service's section is its own business: accepted, never read.

@@ -15,6 +15,8 @@ const char kBase[] = R"(
 auth:
   jwt-hs256-secret: test-secret-0123456789abcdef0123456789
   download-url-secret: test-download-0123456789abcdef0123456789
+  jwt-issuer: test-issuer
+  jwt-audience: export-center
 definitions:
   ORDERS: {}
 )";

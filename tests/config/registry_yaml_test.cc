@@ -361,6 +361,8 @@ const char kConfigHead[] = R"(
 auth:
   jwt-hs256-secret: test-secret-0123456789abcdef0123456789
   download-url-secret: test-download-0123456789abcdef0123456789
+  jwt-issuer: test-issuer
+  jwt-audience: export-center
 )";
 
 // The loader app/ hands to the registry.

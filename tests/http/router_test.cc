@@ -56,5 +56,19 @@ TEST(Router, UnknownPathsAndWrongMethods) {
   EXPECT_EQ(r.Find("GET", "/files/tasks/1/retry").allowed, std::vector<std::string>{"POST"});
 }
 
+// A literal path beside a parameter one (POST /tasks/events-ticket beside
+// GET /tasks/{id}) is its own path: another method gets 405, not the
+// parameter route with "events-ticket" as an id.
+TEST(Router, ALiteralSegmentBeatsAParameterForEveryMethod) {
+  Router r = MakeRouter();
+  r.Add("POST", "/files/tasks/events-ticket",
+        [](const HttpRequest&, HttpResponse& res) { res.body = "ticket"; });
+  EXPECT_EQ(HandlerName(r.Find("POST", "/files/tasks/events-ticket")), "ticket");
+  Router::Match get = r.Find("GET", "/files/tasks/events-ticket");
+  EXPECT_EQ(get.handler, nullptr);
+  EXPECT_EQ(get.allowed, std::vector<std::string>{"POST"});
+  EXPECT_EQ(HandlerName(r.Find("GET", "/files/tasks/42")), "get");
+}
+
 }  // namespace
 }  // namespace export_center::http

@@ -9,8 +9,11 @@ extra centers on the same database and storage, and read or rewrite the
 task/outbox rows directly (SQLite through python's sqlite3, PostgreSQL through
 psql, MySQL/MariaDB through the mariadb client) for fault injection.
 """
+import base64
 import copy
 import csv
+import hashlib
+import hmac
 import http.client
 import io
 import json
@@ -25,6 +28,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import yaml
@@ -133,6 +137,8 @@ storage:
 auth:
   jwt-hs256-secret: e2e-secret-0123456789-0123456789
   download-url-secret: e2e-download-secret-0123456789
+  jwt-issuer: e2e-issuer
+  jwt-audience: export-center
 consumer:
   concurrency: {concurrency}
   heartbeat-seconds: 2
@@ -345,15 +351,22 @@ class TaskStream:
     data, decoded as strict UTF-8 JSON (a decoding error is kept and fails
     the test), and whether the stream is still open."""
 
-    def __init__(self, port, token):
+    def __init__(self, port, token=None, ticket=None):
+        """With `token` in the Authorization header, or with a `ticket` from
+        POST /export-tasks/events-ticket in the query, as the page does."""
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        self.conn.request("GET", API + "/export-tasks/events",
-                          headers={"Authorization": f"Bearer {token}",
-                                   "Accept": "text/event-stream"})
+        headers = {"Accept": "text/event-stream"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        path = API + "/export-tasks/events"
+        if ticket:
+            path += "?ticket=" + urllib.parse.quote(ticket, safe="")
+        self.conn.request("GET", path, headers=headers)
         self.response = self.conn.getresponse()
         if self.response.status != 200:
             raise AssertionError(f"events: HTTP {self.response.status}")
         self.events = []
+        self.reauth = None  # the data of the last `event: reauth`, once sent
         self.errors = []
         self.open = True
         self.lock = threading.Lock()
@@ -361,12 +374,20 @@ class TaskStream:
         self.thread.start()
 
     def _read(self):
+        name = b"message"
         try:
             while True:
                 line = self.response.readline()
                 if not line:
                     break
-                if line.startswith(b"data: "):
+                if line.startswith(b"event: "):
+                    name = line[len(b"event: "):].strip()
+                elif line in (b"\n", b"\r\n"):
+                    name = b"message"
+                if line.startswith(b"data: ") and name == b"reauth":
+                    with self.lock:
+                        self.reauth = json.loads(line[len(b"data: "):].decode("utf-8"))
+                elif line.startswith(b"data: "):
                     try:
                         event = json.loads(line[len(b"data: "):].decode("utf-8"))
                     except ValueError as e:  # UnicodeDecodeError included
@@ -564,6 +585,25 @@ class Cluster:
         for p in perms:
             args += ["--perm", p]
         return subprocess.check_output(args, text=True).strip()
+
+    def expired_token(self, user, tenant, perms=("platform:customer:export",), app="PLATFORM",
+                      seconds_ago=60):
+        """An HS256 token of this config's secret, issuer and audience whose exp
+        passed `seconds_ago` (past the 30 s auth.jwt-leeway-seconds by default):
+        `export-center token` mints only live ones."""
+        auth = self.config_dict(self.overrides)["auth"]
+
+        def b64(data):
+            return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+        now = int(time.time())
+        claims = {"sub": user, "tenant_id": tenant, "app_code": app, "perms": list(perms),
+                  "iss": auth["jwt-issuer"], "aud": auth["jwt-audience"],
+                  "iat": now - seconds_ago - 60, "exp": now - seconds_ago}
+        signed = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()) + "." + \
+            b64(json.dumps(claims).encode())
+        mac = hmac.new(auth["jwt-hs256-secret"].encode(), signed.encode(), hashlib.sha256)
+        return signed + "." + b64(mac.digest())
 
     def api(self, method, path, token=None, body=None, **kw):
         return request(method, self.base + API + path, token=token, body=body, **kw)

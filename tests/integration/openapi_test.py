@@ -335,6 +335,20 @@ class OpenApiDocument(ValidatesResponses):
         self.assertTrue(hdrs.get("content-type", "").startswith("text/event-stream"), hdrs)
         self.assertRegex(hdrs.get("x-request-id", ""), r"^[A-Za-z0-9._-]{1,64}$")
         self.covered[("get", API + "/export-tasks/events")] = {200}
+        # Its ticket (issue 23 item 2): issued with the token, opens the stream once.
+        ticket = self.call("POST", API + "/export-tasks/events-ticket", self.alice, expect=200,
+                           code="200").json()["data"]
+        self.assertEqual(ticket["eventsPath"], API + "/export-tasks/events")
+        self.call("POST", API + "/export-tasks/events-ticket", None, expect=200, code="401")
+        query = "?ticket=" + urllib.parse.quote(ticket["ticket"], safe="")
+        with socket.create_connection(("127.0.0.1", self.c.center_port), timeout=10) as s:
+            s.sendall(f"GET {API}/export-tasks/events{query} HTTP/1.1\r\nHost: x\r\n"
+                      "Accept: text/event-stream\r\nConnection: close\r\n\r\n".encode())
+            s.settimeout(5)
+            self.assertIn(b" 200 ", s.recv(4096).split(b"\r\n", 1)[0])
+        spent = self.call("GET", API + "/export-tasks/events" + query)
+        self.assertEqual(spent.status, 401)
+        self.assertEqual(spent.json()["code"], "401")
 
         preview_body = {"exportType": "CUSTOMER_LIST", "parameters": {"status": "ACTIVE"}}
         preview = self.call("POST", API + "/export-previews", self.alice, body=preview_body,

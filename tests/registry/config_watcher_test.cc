@@ -18,6 +18,8 @@ std::string ConfigWithBatchSize(int batch_size) {
 auth:
   jwt-hs256-secret: test-secret-0123456789abcdef0123456789
   download-url-secret: test-download-0123456789abcdef0123456789
+  jwt-issuer: test-issuer
+  jwt-audience: export-center
 provider-services:
   svc:
     base-url: http://127.0.0.1:9

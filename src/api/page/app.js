@@ -492,6 +492,10 @@
   // ---- live updates --------------------------------------------------------
 
   let events = null, pollTimer = null, sseRetryTimer = null;
+  // Every connect is a new EventSource with a new ticket (a ticket opens one
+  // stream), so the page carries the last event id itself.
+  let liveGeneration = 0, lastEventId = "";
+  const SSE_RECONNECT_MS = 3000;
 
   function setLive(live) {
     $("live").textContent = t(live ? "live" : "polling");
@@ -499,28 +503,65 @@
     document.body.dataset.live = live ? "sse" : "polling";
   }
 
-  function startLive() {
-    stopLive();
-    // EventSource cannot send headers: the token goes in the query, which
-    // the server accepts on this route only and never logs.
-    events = new EventSource(API + "/export-tasks/events?access_token=" + encodeURIComponent(token()));
-    events.addEventListener("open", () => {
+  function retryLive(ms) {
+    clearTimeout(sseRetryTimer);
+    sseRetryTimer = setTimeout(startLive, ms);
+  }
+
+  // Closes the stream and forgets a pending connect; polling goes on.
+  function closeEvents() {
+    ++liveGeneration;
+    if (events) events.close();
+    events = null;
+    clearTimeout(sseRetryTimer);
+  }
+
+  async function startLive() {
+    closeEvents();
+    const generation = liveGeneration;
+    // EventSource cannot send headers, and a bearer token in the URL would be
+    // logged by every proxy: fetch a single-use ticket with the current token
+    // (valid for one connect within 30 s) and put only that in the URL.
+    let ticket;
+    try {
+      ticket = (await call("POST", "/export-tasks/events-ticket")).ticket;
+    } catch (e) {
+      if (generation !== liveGeneration || !token()) return;
+      startPolling();
+      retryLive(SSE_RETRY_MS);
+      return;
+    }
+    if (generation !== liveGeneration) return;
+    let url = API + "/export-tasks/events?ticket=" + encodeURIComponent(ticket);
+    if (lastEventId) url += "&lastEventId=" + encodeURIComponent(lastEventId);
+    const source = new EventSource(url);
+    let opened = false;
+    events = source;
+    source.addEventListener("open", () => {
+      opened = true;
       const wasPolling = pollTimer !== null;
       stopPolling();
       setLive(true);
       if (wasPolling) loadTasks();  // catch up on what polling may have missed
     });
-    events.addEventListener("task", (ev) => {
+    source.addEventListener("task", (ev) => {
+      if (ev.lastEventId) lastEventId = ev.lastEventId;
       try { applyTask(JSON.parse(ev.data)); } catch (e) { /* a malformed event changes nothing */ }
     });
-    events.addEventListener("error", () => {
-      // The browser reconnects by itself (sending Last-Event-ID) unless the
-      // server refused the stream; either way poll until it is back.
+    // The token that opened the stream expired: reconnect with the current
+    // one (a refreshed token, or a sign-in prompt when there is none).
+    source.addEventListener("reauth", () => {
+      if (events === source) startLive();
+    });
+    source.addEventListener("error", () => {
+      if (events !== source) return;
+      // The browser's own reconnect would reuse the spent ticket: close and
+      // reconnect with a new one, polling meanwhile. A stream refused from
+      // the start (a cap, an outage) waits longer than a dropped one.
+      source.close();
+      events = null;
       startPolling();
-      if (events && events.readyState === EventSource.CLOSED) {
-        events = null;
-        sseRetryTimer = setTimeout(startLive, SSE_RETRY_MS);
-      }
+      retryLive(opened ? SSE_RECONNECT_MS : SSE_RETRY_MS);
     });
   }
 
@@ -535,9 +576,7 @@
   }
 
   function stopLive() {
-    if (events) events.close();
-    events = null;
-    clearTimeout(sseRetryTimer);
+    closeEvents();
     stopPolling();
   }
 

@@ -8,7 +8,8 @@
 // the JOSE header, the rest the claims — so the checks behind the signature
 // see fuzzed claims too. Properties checked beside "no crash, no leak":
 // a decoded base64url segment encodes back to the same text (one canonical
-// spelling), and a verified principal has a user and a tenant.
+// spelling), and a verified principal has a user and a tenant. The re-signed
+// token also meets a verifier with iss, aud and the clock-skew leeway set.
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -47,10 +48,20 @@ std::string WritePublicKey() {
   return path;
 }
 
-const TokenVerifier& Verifier() {
-  static const TokenVerifier* verifier = [] {
+// `checked`: iss, aud and the leeway configured too, as config/ requires.
+const TokenVerifier& Verifier(bool checked = false) {
+  static const TokenVerifier* plain = nullptr;
+  static const TokenVerifier* with_claims = nullptr;
+  const TokenVerifier*& verifier = checked ? with_claims : plain;
+  if (verifier != nullptr) return *verifier;
+  verifier = [checked] {
     AuthOptions auth;
     auth.jwt_hs256_secret = kSecret;
+    if (checked) {
+      auth.jwt_issuer = "https://sso.example.com";
+      auth.jwt_audience = "export-center";
+      auth.jwt_leeway_seconds = 30;
+    }
     const std::string pem = WritePublicKey();
     auth.jwt_rs256_public_key_file = pem;
     auto created = TokenVerifier::Create(auth);
@@ -85,6 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Base64UrlEncode(in.substr(0, nul)) + "." + Base64UrlEncode(in.substr(nul + 1));
     const std::string jwt = signed_part + "." + Base64UrlEncode(HmacSha256(kSecret, signed_part));
     CheckPrincipal(verifier.Verify(jwt, kNow));
+    CheckPrincipal(Verifier(/*checked=*/true).Verify(jwt, kNow));
   }
   return 0;
 }

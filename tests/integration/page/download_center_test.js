@@ -57,6 +57,8 @@ async function openPage(context, token, viewport) {
   const page = await context.newPage();
   await page.setViewportSize(viewport);
   page.on("pageerror", (e) => log("page error:", e.message));
+  page.requestedUrls = [];
+  page.on("request", (r) => page.requestedUrls.push(r.url()));
   await page.goto(cfg.base + "/#token=" + token);
   await page.locator("#app").waitFor({ state: "visible" });
   await page.waitForFunction(() => document.body.dataset.live === "sse", null, { timeout: STEP_TIMEOUT });
@@ -68,7 +70,14 @@ async function signInCleansTheAddressBar(page) {
   const kept = await page.evaluate(() => sessionStorage.getItem("exportCenter.token"));
   assert.strictEqual(kept, cfg.aliceToken);
   assert.strictEqual(await page.locator("html").getAttribute("lang"), "zh-CN");
-  log("signed in from #token; address bar clean; zh-CN");
+  // The event stream is opened with a single-use ticket; the token never
+  // appears in a URL (proxies log URLs).
+  const streams = page.requestedUrls.filter((u) => u.includes("/export-tasks/events?"));
+  assert(streams.length > 0 && streams.every((u) => u.includes("ticket=")), "events URLs: " + streams);
+  const apiUrls = page.requestedUrls.filter((u) => u.includes("/api/"));
+  assert(!apiUrls.some((u) => u.includes(cfg.aliceToken) || u.includes("access_token")),
+    "an API URL carried the token");
+  log("signed in from #token; address bar clean; zh-CN; events opened with a ticket");
 }
 
 // Create from the form and watch the progress arrive over SSE to 100 %.
