@@ -202,6 +202,7 @@ void ReadRocketMq(MapReader& r, dispatch::RocketMqChannelOptions* c) {
   r.Int("consume-timeout-ms", &c->consume_timeout_ms, 100, 60000);
   r.String("access-key", &c->access_key);
   r.String("secret-key", &c->secret_key);
+  r.Int("undecodable-max-pulls", &c->undecodable_max_pulls, 1, 100);
   r.Finish();
 }
 

@@ -449,8 +449,10 @@ channel:
     topic-prefix: test-
     send-timeout-ms: 2000
     consume-timeout-ms: 4000
+    undecodable-max-pulls: 5
 )");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.undecodable_max_pulls, 5);
   EXPECT_EQ(c->channel.kind, "rocketmq");
   EXPECT_EQ(c->channel.rocketmq.namesrv_addr, "10.0.0.1:9876;mq-2.internal:9876");
   EXPECT_EQ(c->channel.rocketmq.topic_prefix, "test-");
@@ -468,6 +470,7 @@ TEST_F(ConfigTest, RocketMqEmptyPrefixIsAValidExplicitChoice) {
     ASSERT_TRUE(c->channel.rocketmq.topic_prefix.has_value());
     EXPECT_EQ(*c->channel.rocketmq.topic_prefix, "");
     EXPECT_EQ(c->channel.rocketmq.send_timeout_ms, 3000);
+    EXPECT_EQ(c->channel.rocketmq.undecodable_max_pulls, 3);
   }
 }
 
@@ -506,6 +509,8 @@ TEST_F(ConfigTest, RocketMqValues) {
                 "publisher.lease-seconds (5 s)");
   ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876\", retries: 3}}\n",
                 "channel.rocketmq.retries: unknown key");
+  ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876\", undecodable-max-pulls: 0}}\n",
+                "channel.rocketmq.undecodable-max-pulls: 0 is out of range");
 }
 
 TEST_F(ConfigTest, RocketMqNameServerFromTheEnvironmentWins) {
