@@ -642,6 +642,52 @@ TEST_F(ConfigTest, MysqlUrlIsRequiredAndCheckedWithoutEchoingIt) {
                 "database.kind: \"mysqll\" is not supported; allowed: sqlite, postgres, mysql");
 }
 
+TEST_F(ConfigTest, MysqlTlsKeysOfTheTaskStoreAndTheDatasources) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
+database:
+  kind: mysql
+  mysql-url: "mysql://ec@db.internal/export_center"
+  ssl-mode: verify-identity
+  ssl-ca: /etc/export-center/db-ca.pem
+  ssl-cert: /etc/export-center/db-client.pem
+  ssl-key: /etc/export-center/db-client.key
+datasources:
+  orders: {kind: mysql, url: "mysql://ro@replica/orders", ssl-mode: required}
+  plain: {kind: mysql, url: "mysql://ro@replica/orders"}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->database.mysql_tls.mode, TlsMode::kVerifyIdentity);
+  EXPECT_EQ(c->database.mysql_tls.ca_file, "/etc/export-center/db-ca.pem");
+  EXPECT_EQ(c->database.mysql_tls.cert_file, "/etc/export-center/db-client.pem");
+  EXPECT_EQ(c->database.mysql_tls.key_file, "/etc/export-center/db-client.key");
+  EXPECT_EQ(c->datasources["orders"].tls.mode, TlsMode::kRequired);
+  EXPECT_EQ(c->datasources["plain"].tls.mode, TlsMode::kPreferred) << "MySQL's default";
+  EXPECT_TRUE(c->datasources["plain"].tls.ca_file.empty());
+}
+
+TEST_F(ConfigTest, MysqlTlsKeysAreCheckedTogether) {
+  const std::string db =
+      std::string(kMinimal) + "database: {kind: mysql, mysql-url: " + "\"mysql://ec@db/ec\", ";
+  ExpectProblem(db + "ssl-mode: verify-ca}\n",
+                "database.ssl-ca: is required when ssl-mode is verify-ca");
+  ExpectProblem(db + "ssl-mode: VERIFY_CA, ssl-ca: ca.pem}\n",
+                "database.ssl-mode: \"VERIFY_CA\" is not supported; allowed: disabled, "
+                "preferred, required, verify-ca, verify-identity");
+  ExpectProblem(db + "ssl-cert: c.pem}\n", "database.ssl-key: ssl-cert and ssl-key go together");
+  ExpectProblem(db + "ssl-mode: disabled, ssl-ca: ca.pem}\n",
+                "database.ssl-mode: is disabled, but TLS files are set");
+  ExpectProblem(std::string(kMinimal) + "database: {ssl-mode: required}\n",
+                "database.ssl-mode: applies to kind mysql only (kind is sqlite)");
+  ExpectProblem(std::string(kMinimal) +
+                    "datasources: {pg: {kind: postgres, url: \"postgresql://h/d\", "
+                    "ssl-ca: ca.pem}}\n",
+                "datasources.pg.ssl-mode: applies to kind mysql only (kind is postgres)");
+  ExpectProblem(std::string(kMinimal) +
+                    "datasources: {ro: {kind: mysql, url: \"mysql://h/d\", "
+                    "ssl-mode: verify-identity}}\n",
+                "datasources.ro.ssl-ca: is required when ssl-mode is verify-identity");
+}
+
 TEST_F(ConfigTest, RequiredConnectionStrings) {
   ExpectProblem(std::string(kMinimal) + "database: {kind: postgres}\n",
                 "database.postgres-url: is required when database.kind is postgres (or set "
