@@ -487,44 +487,6 @@ StatusOr<remoting::RemotingCommand> RawInvoke(const std::string& addr,
   return remoting::DecodeFrame(std::string_view(frame).substr(4));
 }
 
-// Four bytes of one record in the broker's commit log (DIR/store/commitlog,
-// 16 MiB files named by the offset they start at), overwritten for the life
-// of the object — as a failing disk or a broker bug would leave them — and
-// put back by the destructor, so a later broker restart recovers the log.
-class CommitLogCorruption {
- public:
-  CommitLogCorruption(const std::string& broker_dir, int64_t commit_log_offset, int64_t at) {
-    constexpr int64_t kFileSize = 16 * 1024 * 1024;  // mappedFileSizeCommitLog
-    char name[32];
-    std::snprintf(name, sizeof name, "%020lld",
-                  static_cast<long long>(commit_log_offset / kFileSize * kFileSize));
-    path_ = broker_dir + "/store/commitlog/" + name;
-    pos_ = commit_log_offset % kFileSize + at;
-    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(pos_);
-    f.read(saved_, sizeof saved_);
-    const char garbage[4] = {0x12, 0x34, 0x56, 0x78};
-    f.seekp(pos_);
-    f.write(garbage, sizeof garbage);
-    ok_ = static_cast<bool>(f);
-  }
-  ~CommitLogCorruption() {
-    if (!ok_) return;
-    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(pos_);
-    f.write(saved_, sizeof saved_);
-  }
-  CommitLogCorruption(const CommitLogCorruption&) = delete;
-  CommitLogCorruption& operator=(const CommitLogCorruption&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  std::string path_;
-  int64_t pos_ = 0;
-  char saved_[4] = {};
-  bool ok_ = false;
-};
-
 // A stored record the decoder refuses (its magic code corrupted in the
 // broker's commit log) sits between good ones on a queue. The consumer pulls
 // the batch again one message at a time, so the good one before the bad one
@@ -536,7 +498,8 @@ TEST_F(RocketMqTest, AnUndecodableMessageIsSkippedAfterItsPullsAndTheOthersArriv
   CreateGroup("undecodable-group");
   CreateGroup("undecodable-probe");
   auto producer = StartProducer();
-  const std::vector<std::string> bodies = {"good-0", "bad", "good-1", "good-2", "good-3"};
+  const std::vector<std::string> bodies = {"good-0", "the-undecodable-one", "good-1", "good-2",
+                                           "good-3"};
   std::vector<SendResult> sent;
   for (const std::string& body : bodies) {
     auto r = producer->Send(Msg("undecodable-topic", body, "EXPORT_TASK"), seconds(5));
@@ -558,8 +521,11 @@ TEST_F(RocketMqTest, AnUndecodableMessageIsSkippedAfterItsPullsAndTheOthersArriv
   // offset_msg_id: store host ip (8 hex digits), port (8), commit log offset (16).
   const int64_t bad_commit_log_offset =
       static_cast<int64_t>(std::stoull(sent[1].offset_msg_id.substr(16), nullptr, 16));
-  CommitLogCorruption corruption(server_->dir(), bad_commit_log_offset, /*at=*/4);  // the magic
-  ASSERT_TRUE(corruption.ok());
+  auto found = server_->CommitLogOffsetOfBody("the-undecodable-one");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, bad_commit_log_offset) << "the search other tests use finds the same record";
+  auto corruption = server_->CorruptRecord(bad_commit_log_offset, /*at=*/4);  // the magic code
+  ASSERT_TRUE(corruption.ok()) << corruption.status().ToString();
   {
     auto r = RawInvoke(server_->broker_addr(),
                        PullRequest("undecodable-probe", "undecodable-topic", 0, 32));
