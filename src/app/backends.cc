@@ -43,7 +43,8 @@ StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseO
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
   if (config.kind == "mysql") {
-    return store::OpenMysqlTaskStore(config.mysql_url, config.pool_size, timeouts);
+    return store::OpenMysqlTaskStore(config.mysql_url, config.pool_size, timeouts,
+                                     config.mysql_tls);
   }
 #endif
   std::string built_in = "sqlite";
@@ -125,7 +126,7 @@ StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
   if (ds.kind == "mysql") {
-    EC_ASSIGN_OR_RETURN(auto mysql, source::NewMysqlDatasource(ds.url, timeouts));
+    EC_ASSIGN_OR_RETURN(auto mysql, source::NewMysqlDatasource(ds.url, timeouts, ds.tls));
     return std::shared_ptr<source::ReadOnlyDatasource>(std::move(mysql));
   }
 #endif

@@ -130,9 +130,20 @@ class Report {
 
 std::string ShownUrl(const std::string& url) { return credentials::Mask(url); }
 
+// The TLS settings of a MySQL connection: the mode and the file paths, never
+// their contents.
+std::string ShownTls(const ClientTlsOptions& tls) {
+  std::string shown = std::string(" (ssl-mode ") + TlsModeName(tls.mode);
+  if (!tls.ca_file.empty()) shown += ", ssl-ca " + tls.ca_file;
+  if (!tls.cert_file.empty()) shown += ", ssl-cert " + tls.cert_file;
+  if (!tls.key_file.empty()) shown += ", ssl-key " + tls.key_file;
+  return shown + ")";
+}
+
 std::string DatabaseName(const store::DatabaseOptions& db) {
   if (db.kind == "sqlite") return "sqlite " + db.sqlite_path;
-  return db.kind + " " + ShownUrl(db.kind == "postgres" ? db.postgres_url : db.mysql_url);
+  if (db.kind == "mysql") return "mysql " + ShownUrl(db.mysql_url) + ShownTls(db.mysql_tls);
+  return db.kind + " " + ShownUrl(db.postgres_url);
 }
 
 // Connects, then reads the schema version; migrates nothing.
@@ -167,6 +178,7 @@ StatusOr<std::string> CheckTaskStore(const store::DatabaseOptions& db) {
 }
 
 std::string DatasourceName(const source::DatasourceOptions& ds) {
+  if (ds.kind == "mysql") return "mysql " + ShownUrl(ds.url) + ShownTls(ds.tls);
   return ds.kind + " " + (ds.kind == "sqlite" ? ds.sqlite_path : ShownUrl(ds.url));
 }
 

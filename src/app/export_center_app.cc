@@ -136,7 +136,11 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   }
   EC_ASSIGN_OR_RETURN(c.store, OpenTaskStore(cfg.database));
   EC_ASSIGN_OR_RETURN(c.storage, OpenExportStorage(cfg.storage));
-  EC_ASSIGN_OR_RETURN(c.channel, OpenCommandChannel(cfg.channel));
+  dispatch::ChannelOptions channel_options = cfg.channel;
+  channel_options.rocketmq.on_undecodable_skipped = [m = c.metrics.get()] {
+    m->RocketMqUndecodableSkipped();
+  };
+  EC_ASSIGN_OR_RETURN(c.channel, OpenCommandChannel(channel_options));
 
   c.publisher = std::make_unique<dispatch::OutboxPublisher>(c.store.get(), c.channel.get(),
                                                             cfg.publisher, cfg.instance_id);

@@ -80,6 +80,40 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.Finish();
 }
 
+// ssl-mode, ssl-ca, ssl-cert, ssl-key of a MySQL connection (database. and
+// datasources.<name>.), checked together: they mean something for kind
+// mysql only, a verify mode needs the CA, a client certificate needs its key.
+void ReadMysqlTls(MapReader& r, const std::string& kind, ClientTlsOptions* tls) {
+  static const std::vector<std::string> kModes = {"disabled", "preferred", "required", "verify-ca",
+                                                  "verify-identity"};
+  std::string mode = TlsModeName(tls->mode);
+  // `|`, not `||`: every key is read (an unread key would be reported unknown).
+  const bool any = r.Enum("ssl-mode", &mode, kModes) | r.String("ssl-ca", &tls->ca_file) |
+                   r.String("ssl-cert", &tls->cert_file) | r.String("ssl-key", &tls->key_file);
+  tls->mode = TlsModeFromName(mode).value_or(TlsMode::kPreferred);
+  ErrorList* errors = r.errors();
+  const std::string at = r.path().empty() ? "" : r.path() + ".";
+  if (any && kind != "mysql") {
+    errors->Add(at + "ssl-mode", "applies to kind mysql only (kind is " + kind + ")",
+                "a postgres URL takes ?sslmode=… itself");
+    return;
+  }
+  const bool verify = tls->mode == TlsMode::kVerifyCa || tls->mode == TlsMode::kVerifyIdentity;
+  if (verify && tls->ca_file.empty()) {
+    errors->Add(at + "ssl-ca", std::string("is required when ssl-mode is ") + mode,
+                "the PEM file of the CA that signed the server's certificate");
+  }
+  if (tls->cert_file.empty() != tls->key_file.empty()) {
+    errors->Add(at + (tls->cert_file.empty() ? "ssl-cert" : "ssl-key"),
+                "ssl-cert and ssl-key go together", "both PEM files, or neither");
+  }
+  if (tls->mode == TlsMode::kDisabled &&
+      !(tls->ca_file.empty() && tls->cert_file.empty() && tls->key_file.empty())) {
+    errors->Add(at + "ssl-mode", "is disabled, but TLS files are set",
+                "preferred, required, verify-ca, verify-identity; or drop the files");
+  }
+}
+
 void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
   r.Enum("kind", &c->kind, {"sqlite", "postgres", "mysql"});
   r.String("sqlite-path", &c->sqlite_path);
@@ -88,6 +122,7 @@ void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
   r.Int("pool-size", &c->pool_size, 1, 256);
   r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
   r.Int("statement-timeout-ms", &c->statement_timeout_ms, 1000, 3600000);
+  ReadMysqlTls(r, c->kind, &c->mysql_tls);
   r.Finish();
 }
 
@@ -206,6 +241,7 @@ void ReadRocketMq(MapReader& r, dispatch::RocketMqChannelOptions* c) {
   r.Int("consume-timeout-ms", &c->consume_timeout_ms, 100, 60000);
   r.String("access-key", &c->access_key);
   r.String("secret-key", &c->secret_key);
+  r.Int("undecodable-max-pulls", &c->undecodable_max_pulls, 1, 100);
   r.Finish();
 }
 
@@ -243,6 +279,7 @@ void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptio
     entry.String("url", &ds.url);
     entry.Int("connect-timeout-ms", &ds.connect_timeout_ms, 100, 60000);
     entry.Int("statement-timeout-ms", &ds.statement_timeout_ms, 100, 86400000);
+    ReadMysqlTls(entry, ds.kind, &ds.tls);
     entry.Finish();
     (*out)[name] = std::move(ds);
   }

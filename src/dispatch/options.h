@@ -5,6 +5,7 @@
 // A header of its own so that config/, which fills them, does not pull in the
 // threads, store and render declarations of the classes that read them.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,13 @@ struct RocketMqChannelOptions {
   // Env EXPORT_CENTER_ROCKETMQ_ACCESS_KEY / EXPORT_CENTER_ROCKETMQ_SECRET_KEY win.
   std::string access_key;
   std::string secret_key;
+  // Pulls of a stored message that does not decode (a corrupt record) before
+  // the consumer skips it (docs/rocketmq.md#undecodable-messages).
+  int undecodable_max_pulls = 3;
+  // Set by app/, not read from YAML: called once per skipped message
+  // (export_rocketmq_undecodable_skipped_total), on a client I/O thread;
+  // must not block. May be empty.
+  std::function<void()> on_undecodable_skipped;
 };
 
 struct ChannelOptions {

@@ -107,7 +107,13 @@ ExportMetrics::ExportMetrics()
       thread_failures_(BuildCounter()
                            .Name("export_thread_failures_total")
                            .Help("Exceptions caught by the thread guard, by thread name")
-                           .Register(*registry_)) {
+                           .Register(*registry_)),
+      rocketmq_undecodable_skipped_(
+          BuildCounter()
+              .Name("export_rocketmq_undecodable_skipped_total")
+              .Help("Stored RocketMQ messages skipped by a consumer because they do not decode")
+              .Register(*registry_)
+              .Add({})) {
   // Alerts such as rate(...{action="lease_recover"}) need the series to exist
   // at zero before the first event.
   for (const char* action : {kActionRedispatch, kActionLeaseRecover, kActionOutboxRelease,
@@ -200,5 +206,7 @@ std::string ExportMetrics::Text() const {
   prometheus::TextSerializer serializer;
   return serializer.Serialize(registry_->Collect());
 }
+
+void ExportMetrics::RocketMqUndecodableSkipped() { rocketmq_undecodable_skipped_.Increment(); }
 
 }  // namespace export_center::metrics

@@ -106,6 +106,11 @@ class ExportMetrics {
   // are the code's own, a fixed set of about twenty.
   void SetThreadFailures(const std::vector<std::pair<std::string, int64_t>>& totals);
 
+  // export_rocketmq_undecodable_skipped_total: stored RocketMQ messages the
+  // channel's consumers skipped because they did not decode
+  // (docs/rocketmq.md#undecodable-messages). Exists at 0 on every channel.
+  void RocketMqUndecodableSkipped();
+
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
 
@@ -133,6 +138,7 @@ class ExportMetrics {
   prometheus::Family<prometheus::Gauge>& tenant_running_;
   prometheus::Family<prometheus::Histogram>& task_wait_;
   prometheus::Family<prometheus::Counter>& thread_failures_;
+  prometheus::Counter& rocketmq_undecodable_skipped_;
 
   // The tenants whose load series exist. std::mutex: metrics/ depends on
   // nothing, so common/mutex.h is out of reach; one short critical section.

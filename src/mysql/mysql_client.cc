@@ -189,6 +189,43 @@ Error FetchAll(MYSQL_STMT* stmt, MYSQL_RES* meta, Answer* answer) {
   return {};
 }
 
+// Maps MySQL's --ssl-mode onto libmariadb's options. libmariadb has no
+// mode option: MYSQL_OPT_SSL_ENFORCE asks for TLS but (in Connector/C 3.3)
+// still connects unencrypted to a server without it, and a CA file makes the
+// TLS handshake verify the server's chain; MYSQL_OPT_SSL_VERIFY_SERVER_CERT
+// adds the host-name check (and refuses a server without TLS). So
+// preferred = ENFORCE alone, verify-ca = ENFORCE + CA, verify-identity =
+// ENFORCE + CA + VERIFY_SERVER_CERT, and "TLS or nothing" (required and the
+// verify modes) is checked after the connect by RequireTls. disabled turns
+// both off explicitly: later Connector/C versions default to TLS.
+void ApplyTls(MYSQL* conn, const ClientTlsOptions& tls) {
+  my_bool on = 1, off = 0;
+  const bool use = tls.mode != TlsMode::kDisabled;
+  const bool verify_host = tls.mode == TlsMode::kVerifyIdentity;
+  if (use) {
+    // With a CA the handshake verifies the chain; preferred and required do
+    // not check the certificate, whatever file is configured.
+    const bool verify_chain = tls.mode == TlsMode::kVerifyCa || verify_host;
+    if (verify_chain && !tls.ca_file.empty()) {
+      mysql_options(conn, MYSQL_OPT_SSL_CA, tls.ca_file.c_str());
+    }
+    if (!tls.cert_file.empty()) mysql_options(conn, MYSQL_OPT_SSL_CERT, tls.cert_file.c_str());
+    if (!tls.key_file.empty()) mysql_options(conn, MYSQL_OPT_SSL_KEY, tls.key_file.c_str());
+  }
+  mysql_options(conn, MYSQL_OPT_SSL_ENFORCE, use ? &on : &off);
+  mysql_options(conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, verify_host ? &on : &off);
+}
+
+// required and the verify modes: an unencrypted connection is an error
+// (libmariadb may have fallen back to one).
+Error RequireTls(MYSQL* conn, const ClientTlsOptions& tls) {
+  if (tls.mode == TlsMode::kDisabled || tls.mode == TlsMode::kPreferred) return {};
+  if (mysql_get_ssl_cipher(conn) != nullptr) return {};
+  return {kClientSslConnectionError, "HY000",
+          std::string("TLS is required (ssl-mode ") + TlsModeName(tls.mode) +
+              ") but the server does not offer it"};
+}
+
 }  // namespace
 
 StatusOr<Url> ParseUrl(std::string_view url) {
@@ -253,17 +290,24 @@ std::pair<ConnPtr, Error> Connect(const Url& url, const ConnectOptions& options)
     mysql_options(conn.get(), MYSQL_OPT_WRITE_TIMEOUT, &options.write_timeout_seconds);
   }
   mysql_options(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  ApplyTls(conn.get(), options.tls);
   if (!mysql_real_connect(conn.get(), url.host.c_str(), url.user.c_str(), url.password.c_str(),
                           url.database.empty() ? nullptr : url.database.c_str(), url.port, nullptr,
                           options.client_flags)) {
     return {nullptr, ErrorOf(conn.get())};
   }
+  if (Error e = RequireTls(conn.get(), options.tls); e.failed()) return {nullptr, e};
   return {std::move(conn), Error{}};
 }
 
 bool IsMariaDb(MYSQL* conn) {
   const char* info = mysql_get_server_info(conn);
   return info != nullptr && std::strstr(info, "MariaDB") != nullptr;
+}
+
+std::string TlsCipher(MYSQL* conn) {
+  const char* cipher = mysql_get_ssl_cipher(conn);
+  return cipher != nullptr ? cipher : "";
 }
 
 std::pair<StmtPtr, Error> Prepare(MYSQL* conn, std::string_view sql) {

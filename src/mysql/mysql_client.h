@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/client_tls.h"
 #include "common/status.h"
 
 namespace export_center::mysql {
@@ -73,6 +74,7 @@ Error ErrorOf(MYSQL_STMT* stmt);
 inline constexpr unsigned kClientMinError = 2000;
 inline constexpr unsigned kClientMaxError = 2999;
 inline constexpr unsigned kClientInvalidParameterNo = 2034;  // CR_INVALID_PARAMETER_NO
+inline constexpr unsigned kClientSslConnectionError = 2026;  // CR_SSL_CONNECTION_ERROR
 
 struct ConnectOptions {
   unsigned connect_timeout_seconds = 5;
@@ -81,16 +83,26 @@ struct ConnectOptions {
   unsigned write_timeout_seconds = 0;
   // CLIENT_* flags passed to mysql_real_connect (e.g. CLIENT_FOUND_ROWS).
   unsigned long client_flags = 0;
+  // TLS of the connection, as MySQL's client names its modes. required and
+  // the verify modes fail the connect (kClientSslConnectionError) when the
+  // server does not speak TLS; verify-ca fails when the server's certificate
+  // does not chain to tls.ca_file, verify-identity also when it does not
+  // name url.host.
+  ClientTlsOptions tls;
 };
 
 // Opens a connection: utf8mb4, no automatic reconnect (a silent reconnect
-// would drop the session's settings and its open transaction). On failure
-// the Error of the attempt and a null pointer.
+// would drop the session's settings and its open transaction), TLS as
+// options.tls says. On failure the Error of the attempt and a null pointer.
 std::pair<ConnPtr, Error> Connect(const Url& url, const ConnectOptions& options);
 
 // Whether the connected server is MariaDB (else MySQL): its version string
 // says so ("10.11.6-MariaDB...").
 bool IsMariaDb(MYSQL* conn);
+
+// The TLS cipher of the connection ("TLS_AES_256_GCM_SHA384"), or "" when it
+// is not encrypted.
+std::string TlsCipher(MYSQL* conn);
 
 // One parameter value.
 using Param = std::variant<std::monostate, bool, int64_t, double, std::string>;

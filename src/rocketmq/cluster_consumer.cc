@@ -11,6 +11,7 @@
 
 #include "common/mutex.h"
 #include "common/thread_guard.h"
+#include "common/utf8.h"
 #include "rocketmq/allocate.h"
 #include "rocketmq/client_instance.h"
 #include "rocketmq/remoting/codes.h"
@@ -43,6 +44,8 @@ constexpr milliseconds kPullBackoffMax{3000};
 // A rebalance that could not complete (no route yet, no member list) is
 // tried again this soon instead of after rebalance_interval.
 constexpr milliseconds kRebalanceRetry{1000};
+// How much of a decoder error a log line and UndecodableSkip quote.
+constexpr size_t kErrorExcerptBytes = 300;
 
 std::string RetryTopic(const std::string& group) { return "%RETRY%" + group; }
 
@@ -171,6 +174,12 @@ class ClusterConsumer::Impl {
     bool pull_in_flight = false;
     Clock::time_point next_pull_at{};
     int pull_failures = 0;
+    // Below this offset a pull asks for one message: a batch there failed to
+    // decode, and one at a time only the bad record fails (-1: none).
+    int64_t isolate_until = -1;
+    // The offset whose single-message pull failed to decode, and how often.
+    int64_t undecodable_at = -1;
+    int undecodable_pulls = 0;
   };
   struct Ready {
     MessageQueue queue;
@@ -184,6 +193,8 @@ class ClusterConsumer::Impl {
   struct PullJob {
     MessageQueue queue;
     uint64_t assignment;
+    int64_t offset;
+    int max_msgs;
     std::string addr;
     RemotingCommand request;
   };
@@ -506,12 +517,14 @@ class ClusterConsumer::Impl {
         const int64_t consume_offset = ConsumeOffset(q);
         int flags = kPullSuspend | kPullSubscription;
         if (consume_offset > 0) flags |= kPullCommitOffset;
+        const int max_msgs =
+            q.next_pull_offset < q.isolate_until ? 1 : std::min(options_.pull_batch_size, room);
         RemotingCommand request = RemotingCommand::Request(code::kPullMessage);
         request.Set("consumerGroup", options_.group)
             .Set("topic", mq.topic)
             .Set("queueId", mq.queue_id)
             .Set("queueOffset", q.next_pull_offset)
-            .Set("maxMsgNums", std::min(options_.pull_batch_size, room))
+            .Set("maxMsgNums", max_msgs)
             .Set("sysFlag", flags)
             .Set("commitOffset", consume_offset)
             .Set("suspendTimeoutMillis", static_cast<int64_t>(options_.long_poll_timeout.count()))
@@ -519,7 +532,7 @@ class ClusterConsumer::Impl {
             .Set("subVersion", sub_version_)
             .Set("expressionType", "TAG");
         q.pull_in_flight = true;
-        jobs.push_back({mq, q.assignment, *addr, std::move(request)});
+        jobs.push_back({mq, q.assignment, q.next_pull_offset, max_msgs, *addr, std::move(request)});
       }
     }
     // Outside the lock: a shut-down client answers on this thread.
@@ -527,23 +540,41 @@ class ClusterConsumer::Impl {
       const milliseconds timeout = options_.long_poll_timeout + options_.client.request_timeout;
       client_->remoting().InvokeAsync(
           job.addr, std::move(job.request), timeout,
-          [this, queue = job.queue, assignment = job.assignment](StatusOr<RemotingCommand> r) {
-            OnPullResponse(queue, assignment, std::move(r));
+          [this, queue = job.queue, assignment = job.assignment, offset = job.offset,
+           max_msgs = job.max_msgs](StatusOr<RemotingCommand> r) {
+            OnPullResponse(queue, assignment, offset, max_msgs, std::move(r));
           });
     }
   }
 
-  // Runs on the I/O thread.
-  void OnPullResponse(const MessageQueue& mq, uint64_t assignment, StatusOr<RemotingCommand> r) {
+  // Runs on the I/O thread: the answer to a pull of up to `max_msgs`
+  // messages at `offset`.
+  void OnPullResponse(const MessageQueue& mq, uint64_t assignment, int64_t offset, int max_msgs,
+                      StatusOr<RemotingCommand> r) {
     StatusOr<std::vector<MessageExt>> messages = std::vector<MessageExt>();
     if (r.ok() && r->code == rc::kSuccess) messages = DecodeMessages(r->body);  // outside the lock
+    std::optional<UndecodableSkip> skipped =
+        HandlePullResponse(mq, assignment, offset, max_msgs, std::move(r), std::move(messages));
+    // Outside the lock: the callback is the caller's (a metric).
+    if (skipped && options_.on_undecodable_skipped) options_.on_undecodable_skipped(*skipped);
+  }
+
+  // The record of a skipped undecodable message, when this answer made the
+  // consumer skip one.
+  std::optional<UndecodableSkip> HandlePullResponse(const MessageQueue& mq, uint64_t assignment,
+                                                    int64_t offset, int max_msgs,
+                                                    StatusOr<RemotingCommand> r,
+                                                    StatusOr<std::vector<MessageExt>> messages)
+      EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     auto it = queues_.find(mq);
-    if (shutdown_ || it == queues_.end() || it->second.assignment != assignment) return;
+    if (shutdown_ || it == queues_.end() || it->second.assignment != assignment) {
+      return std::nullopt;
+    }
     QueueState& q = it->second;
     q.pull_in_flight = false;
     service_cv_.Signal();
-    auto fail = [&](const Status& why) {
+    auto fail = [&](const Status& why) -> std::optional<UndecodableSkip> {
       q.pull_failures++;
       q.next_pull_at = Clock::now() + PullBackoff(q.pull_failures);
       // Say it once, then now and then: a missing group or topic, or a broker
@@ -552,38 +583,94 @@ class ClusterConsumer::Impl {
         spdlog::warn("rocketmq consumer {}: pull {} failed ({} in a row): {}", options_.group,
                      mq.ToString(), q.pull_failures, why.ToString());
       }
+      return std::nullopt;
     };
     if (!r.ok()) return fail(r.status());
     StatusOr<int64_t> next = r->ExtInt("nextBeginOffset");
     switch (r->code) {
       case rc::kSuccess: {
-        if (!messages.ok()) {
-          spdlog::error("rocketmq consumer {}: undecodable pull response from {} at offset {}: {}",
-                        options_.group, mq.ToString(), q.next_pull_offset,
-                        messages.status().ToString());
-          return fail(messages.status());
-        }
+        if (!messages.ok()) return OnUndecodable(mq, q, offset, max_msgs, next, messages.status());
         if (!next.ok()) return fail(next.status());
         Deliver(mq, q, std::move(*messages));
         q.next_pull_offset = std::max(q.next_pull_offset, *next);
         q.pull_failures = 0;
-        return;
+        q.undecodable_at = -1;
+        if (q.next_pull_offset >= q.isolate_until) q.isolate_until = -1;
+        return std::nullopt;
       }
       case rc::kPullNotFound:  // nothing new before the long poll ended
       case rc::kPullRetryImmediately:
         if (next.ok()) q.next_pull_offset = std::max(q.next_pull_offset, *next);
         q.pull_failures = 0;
-        return;
+        return std::nullopt;
       case rc::kPullOffsetMoved:
         // Our offset is outside the queue (expired messages, or a queue that
         // lost data): continue where the broker says.
         spdlog::warn("rocketmq consumer {}: offset {} of {} moved to {}", options_.group,
                      q.next_pull_offset, mq.ToString(), next.ok() ? *next : -1);
         if (next.ok()) q.next_pull_offset = *next;
-        return;
+        q.isolate_until = -1;
+        q.undecodable_at = -1;
+        return std::nullopt;
       default:
         return fail(CodeStatus(r->code, "pull " + mq.ToString(), r->remark));
     }
+  }
+
+  // A pull of up to `max_msgs` at `offset` answered with records the decoder
+  // refuses. A batch does not say which record is bad (decoding stops at the
+  // first bad one, and a bad size loses the framing of all after it), so its
+  // range up to the broker's next offset is pulled again one message at a
+  // time: the good records around the bad one are delivered, and only the
+  // pull of the bad one keeps failing. That pull is tried
+  // undecodable_max_pulls times in all (a record corrupted in transit decodes
+  // the next time), then the record is skipped: the queue continues after it
+  // and its offset is committed past it, instead of the queue standing still
+  // for ever. A skipped command is not lost to its task: the reconciler sends
+  // a command again when its task is still PENDING sent-stale-seconds after
+  // it was SENT (docs/dispatch.md#re-sending-keeps-the-version).
+  std::optional<UndecodableSkip> OnUndecodable(const MessageQueue& mq, QueueState& q,
+                                               int64_t offset, int max_msgs,
+                                               const StatusOr<int64_t>& next, const Status& why)
+      REQUIRES(mu_) {
+    const std::string error = utf8::Excerpt(why.ToString(), kErrorExcerptBytes);
+    const bool next_known = next.ok() && *next > offset;
+    if (max_msgs > 1) {
+      q.isolate_until = std::max(q.isolate_until, next_known ? *next : offset + max_msgs);
+      spdlog::warn(
+          "rocketmq consumer {}: a pull of up to {} messages of {} at offset {} does not decode "
+          "({}); pulling them again one at a time up to offset {}",
+          options_.group, max_msgs, mq.ToString(), offset, error, q.isolate_until);
+      return std::nullopt;  // pulled again at once: the broker is not at fault
+    }
+    if (q.undecodable_at != offset) {
+      q.undecodable_at = offset;
+      q.undecodable_pulls = 0;
+    }
+    q.undecodable_pulls++;
+    if (q.undecodable_pulls < options_.undecodable_max_pulls) {
+      spdlog::warn(
+          "rocketmq consumer {}: the message of {} at offset {} does not decode (pull {} "
+          "of {}): {}",
+          options_.group, mq.ToString(), offset, q.undecodable_pulls,
+          options_.undecodable_max_pulls, error);
+      q.pull_failures++;
+      q.next_pull_at = Clock::now() + PullBackoff(q.pull_failures);
+      return std::nullopt;
+    }
+    const int64_t past = next_known ? *next : offset + 1;
+    spdlog::error(
+        "rocketmq consumer {}: skips the undecodable message of topic {} queue {}#{} at offset {} "
+        "after {} pulls and continues at offset {}: {}",
+        options_.group, mq.topic, mq.broker_name, mq.queue_id, offset, q.undecodable_pulls, past,
+        error);
+    UndecodableSkip skip{mq, offset, q.undecodable_pulls, error};
+    q.next_pull_offset = std::max(q.next_pull_offset, past);
+    if (q.next_pull_offset >= q.isolate_until) q.isolate_until = -1;
+    q.undecodable_at = -1;
+    q.undecodable_pulls = 0;
+    q.pull_failures = 0;
+    return skip;
   }
 
   void Deliver(const MessageQueue& mq, QueueState& q, std::vector<MessageExt> messages)
@@ -675,6 +762,9 @@ StatusOr<std::unique_ptr<ClusterConsumer>> ClusterConsumer::Start(const Consumer
   }
   if (options.send_back_delay_level < 0 || options.send_back_delay_level > 18) {
     return InvalidArgument("send_back_delay_level must be 0-18");
+  }
+  if (options.undecodable_max_pulls < 1) {
+    return InvalidArgument("undecodable_max_pulls must be at least 1");
   }
   auto impl = std::make_unique<Impl>(options);
   impl->Start();

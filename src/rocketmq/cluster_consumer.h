@@ -20,12 +20,15 @@
 // messages that were not done are delivered again (at-least-once: a message
 // acknowledged after the last commit is delivered again too). A fresh group
 // with no committed offset starts at the queue's minimum offset: messages
-// published before the group first consumed are not skipped.
+// published before the group first consumed are not skipped. The one
+// exception: a stored record that does not decode is skipped after
+// undecodable_max_pulls single-message pulls (docs/rocketmq.md#undecodable-messages).
 //
 // Thread-safety: every method may be called from any thread.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +39,14 @@
 #include "rocketmq/message.h"
 
 namespace export_center::rocketmq {
+
+// A record skipped because it could not be decoded.
+struct UndecodableSkip {
+  MessageQueue queue;
+  int64_t queue_offset = 0;  // the offset pulled; the record is at or after it
+  int pulls = 0;             // single-message pulls that failed on it
+  std::string error;         // the decoder's error, made valid UTF-8 and cut
+};
 
 struct ConsumerOptions {
   ClientOptions client;
@@ -68,6 +79,16 @@ struct ConsumerOptions {
   std::chrono::milliseconds offset_commit_interval{1000};
   // A message whose SendBack failed is offered again after this long.
   std::chrono::milliseconds local_redelivery_delay{1000};
+  // A pulled record the decoder refuses (DecodeMessages: a corrupt store
+  // record) is pulled again, alone, this many times in all and then skipped:
+  // logged, reported to on_undecodable_skipped and counted as done, so the
+  // queue's offset moves past it (docs/rocketmq.md#undecodable-messages).
+  // A batch that fails to decode is first pulled again one message at a
+  // time, so the good messages around the bad one are delivered.
+  int undecodable_max_pulls = 3;
+  // Called once per skipped record, on the I/O thread, without the
+  // consumer's lock; must not block. May be empty.
+  std::function<void(const UndecodableSkip&)> on_undecodable_skipped;
 };
 
 // One taken message and the handle to end it.

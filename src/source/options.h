@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/client_tls.h"
+
 namespace export_center::source {
 
 struct ProviderClientOptions {
@@ -30,6 +32,9 @@ struct DatasourceOptions {
   // app/ hands them to the datasource as source::DatasourceTimeouts.
   int connect_timeout_ms = 5000;
   int statement_timeout_ms = 120000;
+  // ssl-mode / ssl-ca / ssl-cert / ssl-key (mysql only; a postgres URL
+  // carries sslmode itself): docs/configuration.md#database-tls.
+  ClientTlsOptions tls;
 };
 
 }  // namespace export_center::source

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/client_tls.h"
 #include "common/status.h"
 #include "store/notification_outbox.h"
 #include "task/task.h"
@@ -37,6 +38,9 @@ struct DatabaseOptions {
   // as store::SessionTimeouts (database.h).
   int connect_timeout_ms = 5000;
   int statement_timeout_ms = 60000;
+  // database.ssl-mode / ssl-ca / ssl-cert / ssl-key (mysql only; a postgres
+  // URL carries sslmode itself): docs/configuration.md#database-tls.
+  ClientTlsOptions mysql_tls;
 };
 
 // ---- create -----------------------------------------------------------------

@@ -458,8 +458,10 @@ channel:
     topic-prefix: test-
     send-timeout-ms: 2000
     consume-timeout-ms: 4000
+    undecodable-max-pulls: 5
 )");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->channel.rocketmq.undecodable_max_pulls, 5);
   EXPECT_EQ(c->channel.kind, "rocketmq");
   EXPECT_EQ(c->channel.rocketmq.namesrv_addr, "10.0.0.1:9876;mq-2.internal:9876");
   EXPECT_EQ(c->channel.rocketmq.topic_prefix, "test-");
@@ -477,6 +479,7 @@ TEST_F(ConfigTest, RocketMqEmptyPrefixIsAValidExplicitChoice) {
     ASSERT_TRUE(c->channel.rocketmq.topic_prefix.has_value());
     EXPECT_EQ(*c->channel.rocketmq.topic_prefix, "");
     EXPECT_EQ(c->channel.rocketmq.send_timeout_ms, 3000);
+    EXPECT_EQ(c->channel.rocketmq.undecodable_max_pulls, 3);
   }
 }
 
@@ -515,6 +518,8 @@ TEST_F(ConfigTest, RocketMqValues) {
                 "publisher.lease-seconds (5 s)");
   ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876\", retries: 3}}\n",
                 "channel.rocketmq.retries: unknown key");
+  ExpectProblem(head + "topic-prefix: \"\", namesrv-addr: \"h:9876\", undecodable-max-pulls: 0}}\n",
+                "channel.rocketmq.undecodable-max-pulls: 0 is out of range");
 }
 
 TEST_F(ConfigTest, RocketMqNameServerFromTheEnvironmentWins) {
@@ -695,6 +700,52 @@ TEST_F(ConfigTest, MysqlUrlIsRequiredAndCheckedWithoutEchoingIt) {
   }
   ExpectProblem(std::string(kMinimal) + "database: {kind: mysqll}\n",
                 "database.kind: \"mysqll\" is not supported; allowed: sqlite, postgres, mysql");
+}
+
+TEST_F(ConfigTest, MysqlTlsKeysOfTheTaskStoreAndTheDatasources) {
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
+database:
+  kind: mysql
+  mysql-url: "mysql://ec@db.internal/export_center"
+  ssl-mode: verify-identity
+  ssl-ca: /etc/export-center/db-ca.pem
+  ssl-cert: /etc/export-center/db-client.pem
+  ssl-key: /etc/export-center/db-client.key
+datasources:
+  orders: {kind: mysql, url: "mysql://ro@replica/orders", ssl-mode: required}
+  plain: {kind: mysql, url: "mysql://ro@replica/orders"}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->database.mysql_tls.mode, TlsMode::kVerifyIdentity);
+  EXPECT_EQ(c->database.mysql_tls.ca_file, "/etc/export-center/db-ca.pem");
+  EXPECT_EQ(c->database.mysql_tls.cert_file, "/etc/export-center/db-client.pem");
+  EXPECT_EQ(c->database.mysql_tls.key_file, "/etc/export-center/db-client.key");
+  EXPECT_EQ(c->datasources["orders"].tls.mode, TlsMode::kRequired);
+  EXPECT_EQ(c->datasources["plain"].tls.mode, TlsMode::kPreferred) << "MySQL's default";
+  EXPECT_TRUE(c->datasources["plain"].tls.ca_file.empty());
+}
+
+TEST_F(ConfigTest, MysqlTlsKeysAreCheckedTogether) {
+  const std::string db =
+      std::string(kMinimal) + "database: {kind: mysql, mysql-url: " + "\"mysql://ec@db/ec\", ";
+  ExpectProblem(db + "ssl-mode: verify-ca}\n",
+                "database.ssl-ca: is required when ssl-mode is verify-ca");
+  ExpectProblem(db + "ssl-mode: VERIFY_CA, ssl-ca: ca.pem}\n",
+                "database.ssl-mode: \"VERIFY_CA\" is not supported; allowed: disabled, "
+                "preferred, required, verify-ca, verify-identity");
+  ExpectProblem(db + "ssl-cert: c.pem}\n", "database.ssl-key: ssl-cert and ssl-key go together");
+  ExpectProblem(db + "ssl-mode: disabled, ssl-ca: ca.pem}\n",
+                "database.ssl-mode: is disabled, but TLS files are set");
+  ExpectProblem(std::string(kMinimal) + "database: {ssl-mode: required}\n",
+                "database.ssl-mode: applies to kind mysql only (kind is sqlite)");
+  ExpectProblem(std::string(kMinimal) +
+                    "datasources: {pg: {kind: postgres, url: \"postgresql://h/d\", "
+                    "ssl-ca: ca.pem}}\n",
+                "datasources.pg.ssl-mode: applies to kind mysql only (kind is postgres)");
+  ExpectProblem(std::string(kMinimal) +
+                    "datasources: {ro: {kind: mysql, url: \"mysql://h/d\", "
+                    "ssl-mode: verify-identity}}\n",
+                "datasources.ro.ssl-ca: is required when ssl-mode is verify-identity");
 }
 
 TEST_F(ConfigTest, RequiredConnectionStrings) {

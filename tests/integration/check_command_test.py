@@ -209,6 +209,23 @@ class CheckCommandTest(CheckCommandBase):
         self.assertIn("postgres postgresql://center:***@127.0.0.1", steps["store"][0][1])
         self.assertRegex(steps["store"][0][1].lower(), "refused|could not connect|connection")
 
+    def test_mysql_store_shows_its_tls_settings_but_no_key_material(self):
+        key = os.path.join(self.c.dir, "db-client.key")
+        key_text = "-----BEGIN PRIVATE KEY-----\nnot-a-real-key-7f3a9c\n-----END PRIVATE KEY-----\n"
+        with open(key, "w") as f:
+            f.write(key_text)
+        url = f"mysql://center:{DB_PASSWORD}@127.0.0.1:{free_port()}/center"
+        code, steps, out = self.check(
+            {"database": {"kind": "mysql", "mysql-url": url, "ssl-mode": "verify-ca",
+                          "ssl-ca": "/etc/ec/ca.pem", "ssl-cert": "/etc/ec/client.pem",
+                          "ssl-key": key}},
+            name="mysql-store-tls", secrets=("not-a-real-key-7f3a9c",))
+        self.assertEqual(code, 1, out)
+        self.assert_only_failing(steps, "store")
+        self.assertIn("mysql mysql://center:***@127.0.0.1", steps["store"][0][1])
+        self.assertIn(f"(ssl-mode verify-ca, ssl-ca /etc/ec/ca.pem, ssl-cert /etc/ec/client.pem, "
+                      f"ssl-key {key})", steps["store"][0][1])
+
     def test_provider_that_never_answers_fails_after_the_read_timeout(self):
         # A socket that listens but never accepts: the kernel completes the
         # connection, nothing ever answers.

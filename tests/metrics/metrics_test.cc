@@ -19,6 +19,7 @@ TEST(ExportMetrics, UnlabelledMetricsExistAtZero) {
   for (const char* name : {"export_task_queue_age_seconds 0", "export_outbox_pending 0",
                            "export_outbox_oldest_age_seconds 0", "export_outbox_max_attempt 0",
                            "export_dlq_messages_total 0", "export_storage_bytes 0",
+                           "export_rocketmq_undecodable_skipped_total 0",
                            "export_reconciler_action_total{action=\"lease_recover\"} 0"}) {
     EXPECT_TRUE(Has(text, name)) << name << "\n" << text;
   }
@@ -38,7 +39,9 @@ TEST(ExportMetrics, TextContainsLabelsAfterUpdates) {
   m.ReconcilerAction(kActionExpire, 0);
   m.DlqMessage();
   m.SetStorageBytes(1048576);
+  m.RocketMqUndecodableSkipped();
   std::string t = m.Text();
+  EXPECT_TRUE(Has(t, "export_rocketmq_undecodable_skipped_total 1")) << t;
   EXPECT_TRUE(Has(t, "export_task_created_total{type=\"CUSTOMER_LIST\"} 2")) << t;
   EXPECT_TRUE(Has(t, "export_task_completed_total{status=\"SUCCEEDED\",type=\"CUSTOMER_LIST\"} 1"))
       << t;

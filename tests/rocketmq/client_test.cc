@@ -458,6 +458,119 @@ std::string RawExchange(const std::string& addr, const remoting::RemotingCommand
   return frame;
 }
 
+// A PULL_MESSAGE of up to `max` messages of queue 0 at `offset`, without
+// suspending and without committing an offset.
+remoting::RemotingCommand PullRequest(const std::string& group, const std::string& topic,
+                                      int64_t offset, int max) {
+  remoting::RemotingCommand pull =
+      remoting::RemotingCommand::Request(remoting::request_code::kPullMessage);
+  pull.opaque = 1;
+  pull.Set("consumerGroup", group)
+      .Set("topic", topic)
+      .Set("queueId", 0)
+      .Set("queueOffset", offset)
+      .Set("maxMsgNums", max)
+      .Set("sysFlag", 1 << 2)
+      .Set("commitOffset", 0)
+      .Set("suspendTimeoutMillis", 0)
+      .Set("subscription", "*")
+      .Set("subVersion", 0)
+      .Set("expressionType", "TAG");
+  return pull;
+}
+
+// The response to `request` on a fresh connection to `addr`, decoded.
+StatusOr<remoting::RemotingCommand> RawInvoke(const std::string& addr,
+                                              const remoting::RemotingCommand& request) {
+  const std::string frame = RawExchange(addr, request);
+  if (frame.size() <= 8) return Unavailable("no answer from " + addr);
+  return remoting::DecodeFrame(std::string_view(frame).substr(4));
+}
+
+// A stored record the decoder refuses (its magic code corrupted in the
+// broker's commit log) sits between good ones on a queue. The consumer pulls
+// the batch again one message at a time, so the good one before the bad one
+// in the same batch arrives; the bad one is pulled alone
+// undecodable_max_pulls times, then skipped and reported once; the ones
+// after it arrive; the committed offset moves past all five.
+TEST_F(RocketMqTest, AnUndecodableMessageIsSkippedAfterItsPullsAndTheOthersArrive) {
+  CreateTopic("undecodable-topic", 1);
+  CreateGroup("undecodable-group");
+  CreateGroup("undecodable-probe");
+  auto producer = StartProducer();
+  const std::vector<std::string> bodies = {"good-0", "the-undecodable-one", "good-1", "good-2",
+                                           "good-3"};
+  std::vector<SendResult> sent;
+  for (const std::string& body : bodies) {
+    auto r = producer->Send(Msg("undecodable-topic", body, "EXPORT_TASK"), seconds(5));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    sent.push_back(*r);
+  }
+  // The broker reads each record again when it indexes it into the consume
+  // queue, asynchronously: corrupt the record only once all five are indexed.
+  const remoting::RemotingCommand probe =
+      PullRequest("undecodable-probe", "undecodable-topic", 0, 32);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = RawInvoke(server_->broker_addr(), probe);
+        if (!r.ok() || r->code != 0) return false;
+        auto next = r->ExtInt("nextBeginOffset");
+        return next.ok() && *next == 5;
+      },
+      seconds(10)));
+  // offset_msg_id: store host ip (8 hex digits), port (8), commit log offset (16).
+  const int64_t bad_commit_log_offset =
+      static_cast<int64_t>(std::stoull(sent[1].offset_msg_id.substr(16), nullptr, 16));
+  auto found = server_->CommitLogOffsetOfBody("the-undecodable-one");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, bad_commit_log_offset) << "the search other tests use finds the same record";
+  auto corruption = server_->CorruptRecord(bad_commit_log_offset, /*at=*/4);  // the magic code
+  ASSERT_TRUE(corruption.ok()) << corruption.status().ToString();
+  {
+    auto r = RawInvoke(server_->broker_addr(),
+                       PullRequest("undecodable-probe", "undecodable-topic", 0, 32));
+    ASSERT_TRUE(r.ok() && r->code == 0);
+    auto decoded = DecodeMessages(r->body);
+    ASSERT_FALSE(decoded.ok()) << "the broker serves the corrupted record as it is stored";
+    EXPECT_NE(decoded.status().message().find("magic code"), std::string::npos)
+        << decoded.status().ToString();
+  }
+
+  std::mutex mu;
+  std::vector<UndecodableSkip> skips;
+  ConsumerOptions options = Consumer("undecodable-group", "undecodable-topic");
+  options.tag_expression = "EXPORT_TASK";
+  options.undecodable_max_pulls = 3;
+  options.on_undecodable_skipped = [&](const UndecodableSkip& skip) {
+    std::lock_guard lock(mu);
+    skips.push_back(skip);
+  };
+  auto consumer = ClusterConsumer::Start(options);
+  ASSERT_TRUE(consumer.ok());
+  std::vector<Received> got = TakeN(**consumer, 4, seconds(30));
+  std::vector<std::string> got_bodies;
+  for (const Received& r : got) got_bodies.push_back(r.message.body);
+  EXPECT_EQ(got_bodies, (std::vector<std::string>{"good-0", "good-1", "good-2", "good-3"}));
+  EXPECT_FALSE((*consumer)->Take(milliseconds(1500)).has_value()) << "the bad one never comes";
+  {
+    std::lock_guard lock(mu);
+    ASSERT_EQ(skips.size(), 1u) << "skipped and reported once";
+    EXPECT_EQ(skips[0].queue.topic, "undecodable-topic");
+    EXPECT_EQ(skips[0].queue.queue_id, 0);
+    EXPECT_EQ(skips[0].queue_offset, sent[1].queue_offset);
+    EXPECT_EQ(skips[0].pulls, 3);
+    EXPECT_NE(skips[0].error.find("magic code"), std::string::npos) << skips[0].error;
+  }
+  const MessageQueue queue{"undecodable-topic", testing::RocketMqServer::kBrokerName, 0};
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto o = admin_->QueryConsumerOffset("undecodable-group", queue);
+        return o.ok() && *o == 5;
+      },
+      seconds(10)))
+      << "the committed offset moves past the skipped message";
+}
+
 // A pull answered by the real broker decodes into exactly what was sent.
 TEST_F(RocketMqTest, RealPullFramesDecode) {
   CreateTopic("frames-topic", 1);
@@ -471,20 +584,7 @@ TEST_F(RocketMqTest, RealPullFramesDecode) {
     ASSERT_TRUE(r.ok());
     sent.push_back(*r);
   }
-  remoting::RemotingCommand pull =
-      remoting::RemotingCommand::Request(remoting::request_code::kPullMessage);
-  pull.opaque = 1;
-  pull.Set("consumerGroup", "frames-group")
-      .Set("topic", "frames-topic")
-      .Set("queueId", 0)
-      .Set("queueOffset", 0)
-      .Set("maxMsgNums", 32)
-      .Set("sysFlag", 1 << 2)
-      .Set("commitOffset", 0)
-      .Set("suspendTimeoutMillis", 0)
-      .Set("subscription", "*")
-      .Set("subVersion", 0)
-      .Set("expressionType", "TAG");
+  const remoting::RemotingCommand pull = PullRequest("frames-group", "frames-topic", 0, 32);
   // The broker writes its consume queue from the commit log asynchronously, so
   // right after the sends a pull may see fewer than 5: pull again until it has all.
   std::string frame;

@@ -1,6 +1,7 @@
 #include "tests/support/mariadb_server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <mysql.h>
 #include <netinet/in.h>
@@ -25,6 +26,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kInstallDb = "/usr/bin/mariadb-install-db";
 constexpr const char* kServer = "/usr/sbin/mariadbd";
+constexpr const char* kOpenssl = "/usr/bin/openssl";
 
 struct Closer {
   void operator()(MYSQL* m) const { mysql_close(m); }
@@ -46,9 +48,32 @@ std::unique_ptr<MYSQL, Closer> Connect(int port, const std::string& database, bo
   return m;
 }
 
+// Runs `argv` to completion, its output appended to `log`.
+Status Run(const std::vector<std::string>& argv, const std::string& log) {
+  EC_ASSIGN_OR_RETURN(pid_t pid, SpawnLogged(argv, log));
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Internal(argv[0] + " " + argv[1] + " failed: " + TailOfFile(log));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<MariaDbServer>> MariaDbServer::Start(const std::string& database) {
+  return StartIn(database, /*tls=*/false);
+}
+
+StatusOr<std::unique_ptr<MariaDbServer>> MariaDbServer::StartWithTls(const std::string& database) {
+  std::error_code ec;
+  if (!fs::exists(kOpenssl, ec)) return Unavailable("no openssl CLI to make test certificates");
+  return StartIn(database, /*tls=*/true);
+}
+
+StatusOr<std::unique_ptr<MariaDbServer>> MariaDbServer::StartIn(const std::string& database,
+                                                                bool tls) {
   std::error_code ec;
   if (!fs::exists(kInstallDb, ec) || !fs::exists(kServer, ec)) {
     return Unavailable("no MariaDB server binaries (mariadb-install-db, mariadbd) found");
@@ -57,6 +82,7 @@ StatusOr<std::unique_ptr<MariaDbServer>> MariaDbServer::Start(const std::string&
   char tmpl[] = "/tmp/ec-maria-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return Internal("mkdtemp failed");
   server->dir_ = tmpl;  // from here on the destructor cleans up
+  if (tls) EC_RETURN_IF_ERROR(server->MakeTlsFiles());
   EC_RETURN_IF_ERROR(server->Launch());
   EC_RETURN_IF_ERROR(server->Exec("CREATE DATABASE `" + database + "` CHARACTER SET utf8mb4"));
   server->database_ = database;
@@ -71,6 +97,45 @@ StatusOr<std::string> MariaDbServer::CreateDatabase(const std::string& name) {
 
 std::string MariaDbServer::UrlFor(const std::string& name) const {
   return "mysql://root@127.0.0.1:" + std::to_string(port_) + "/" + name;
+}
+
+// A CA, a server and a client certificate it signs, and an unrelated CA.
+Status MariaDbServer::MakeTlsFiles() {
+  const std::string log = dir_ + "/openssl.log";
+  const std::vector<std::string> ec_key = {"-newkey", "ec", "-pkeyopt",
+                                           "ec_paramgen_curve:prime256v1", "-nodes"};
+  auto make_ca = [&](const std::string& name, const std::string& cn) {
+    std::vector<std::string> argv = {kOpenssl, "req", "-x509"};
+    argv.insert(argv.end(), ec_key.begin(), ec_key.end());
+    argv.insert(argv.end(), {"-keyout", dir_ + "/" + name + "-key.pem", "-out",
+                             dir_ + "/" + name + ".pem", "-days", "2", "-subj", "/CN=" + cn});
+    return Run(argv, log);
+  };
+  // A certificate for `cn` signed by ca.pem, with the extensions `ext`.
+  auto make_signed = [&](const std::string& name, const std::string& cn, const std::string& ext) {
+    const std::string base = dir_ + "/" + name;
+    std::ofstream(base + ".ext") << ext;
+    std::vector<std::string> argv = {kOpenssl, "req"};
+    argv.insert(argv.end(), ec_key.begin(), ec_key.end());
+    argv.insert(argv.end(),
+                {"-keyout", base + "-key.pem", "-out", base + ".csr", "-subj", "/CN=" + cn});
+    EC_RETURN_IF_ERROR(Run(argv, log));
+    return Run({kOpenssl, "x509", "-req", "-in", base + ".csr", "-CA", dir_ + "/ca.pem", "-CAkey",
+                dir_ + "/ca-key.pem", "-CAcreateserial", "-days", "2", "-extfile", base + ".ext",
+                "-out", base + "-cert.pem"},
+               log);
+  };
+  EC_RETURN_IF_ERROR(make_ca("ca", "export-center test CA"));
+  EC_RETURN_IF_ERROR(make_ca("other-ca", "export-center unrelated CA"));
+  EC_RETURN_IF_ERROR(make_signed("server", "127.0.0.1",
+                                 "basicConstraints=CA:FALSE\n"
+                                 "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                                 "extendedKeyUsage=serverAuth\n"));
+  EC_RETURN_IF_ERROR(make_signed("client", "export-center-client",
+                                 "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n"));
+  tls_ = {dir_ + "/ca.pem",          dir_ + "/server-cert.pem", dir_ + "/server-key.pem",
+          dir_ + "/client-cert.pem", dir_ + "/client-key.pem",  dir_ + "/other-ca.pem"};
+  return Status::Ok();
 }
 
 Status MariaDbServer::Launch() {
@@ -100,6 +165,10 @@ Status MariaDbServer::Launch() {
         {"--socket=" + dir_ + "/mariadb.sock", "--port=" + std::to_string(port_),
          "--bind-address=127.0.0.1", "--pid-file=" + dir_ + "/mariadb.pid", "--log-error=" + log,
          "--innodb-flush-log-at-trx-commit=0", "--skip-log-bin", "--innodb-buffer-pool-size=64M"});
+    if (!tls_.ca.empty()) {
+      argv.insert(argv.end(), {"--ssl-ca=" + tls_.ca, "--ssl-cert=" + tls_.server_cert,
+                               "--ssl-key=" + tls_.server_key});
+    }
     EC_ASSIGN_OR_RETURN(pid_, SpawnLogged(argv, log));
     last = WaitReady();
     if (last.ok()) return last;

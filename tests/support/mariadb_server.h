@@ -8,6 +8,12 @@
 // database. The destructor stops the server by its own pid (SIGTERM, then
 // SIGKILL after a grace period) and deletes the directory. Only the thread
 // that owns the object may call its methods.
+//
+// StartWithTls() does the same with TLS on: a CA, a server certificate and a
+// client certificate made at start with the openssl CLI, and mariadbd's
+// --ssl-ca / --ssl-cert / --ssl-key. Unencrypted connections are still
+// accepted (the helpers here use them), unless an account is created
+// REQUIRE SSL / REQUIRE X509.
 
 #include <sys/types.h>
 
@@ -24,6 +30,22 @@ class MariaDbServer {
   // the install or the server fails (the log tail is in the message).
   static StatusOr<std::unique_ptr<MariaDbServer>> Start(
       const std::string& database = "export_center");
+
+  // The PEM files of a server started with TLS, in its directory; EC P-256
+  // keys, valid for two days.
+  struct TlsFiles {
+    std::string ca;           // the CA that signed both certificates
+    std::string server_cert;  // CN 127.0.0.1; subjectAltName IP:127.0.0.1, DNS:localhost
+    std::string server_key;
+    std::string client_cert;  // CN export-center-client, for REQUIRE X509 accounts
+    std::string client_key;
+    std::string other_ca;  // a CA that signed nothing here: the wrong CA
+  };
+  // Start() with TLS. Unavailable also when there is no openssl CLI.
+  static StatusOr<std::unique_ptr<MariaDbServer>> StartWithTls(
+      const std::string& database = "export_center");
+  // Empty paths when started without TLS.
+  const TlsFiles& tls() const { return tls_; }
 
   ~MariaDbServer();
   MariaDbServer(const MariaDbServer&) = delete;
@@ -43,6 +65,8 @@ class MariaDbServer {
 
  private:
   MariaDbServer() = default;
+  static StatusOr<std::unique_ptr<MariaDbServer>> StartIn(const std::string& database, bool tls);
+  Status MakeTlsFiles();
   Status Launch();
   Status WaitReady();
 
@@ -51,6 +75,7 @@ class MariaDbServer {
   std::string database_;
   int port_ = 0;
   pid_t pid_ = -1;
+  TlsFiles tls_;
 };
 
 }  // namespace export_center::testing

@@ -4,8 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -21,6 +23,21 @@ std::string ReadFirstLine(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return line;
+}
+
+constexpr int64_t kCommitLogFileSize = 16 * 1024 * 1024;  // mappedFileSizeCommitLog
+
+std::string CommitLogFile(const std::string& dir, int64_t offset) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%020lld",
+                static_cast<long long>(offset / kCommitLogFileSize * kCommitLogFileSize));
+  return dir + "/store/commitlog/" + name;
+}
+
+int64_t BigEndian(const std::string& bytes, size_t pos, int n) {
+  int64_t v = 0;
+  for (int i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(bytes[pos + i]);
+  return v;
 }
 
 bool HaveJava() {
@@ -101,6 +118,49 @@ Status RocketMqServer::Freeze(bool second) {
 
 Status RocketMqServer::Thaw(bool second) {
   return RunScript("thaw", "", second ? "broker-b" : "broker");
+}
+
+StatusOr<std::unique_ptr<RocketMqServer::CorruptedRecord>> RocketMqServer::CorruptRecord(
+    int64_t commit_log_offset, int at) const {
+  const std::string path = CommitLogFile(dir_, commit_log_offset);
+  const int64_t pos = commit_log_offset % kCommitLogFileSize + at;
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string saved(4, '\0');
+  f.seekg(pos);
+  f.read(saved.data(), 4);
+  const char garbage[4] = {0x12, 0x34, 0x56, 0x78};
+  f.seekp(pos);
+  f.write(garbage, sizeof garbage);
+  if (!f) return Internal("cannot rewrite " + path);
+  return std::make_unique<CorruptedRecord>(path, pos, std::move(saved));
+}
+
+RocketMqServer::CorruptedRecord::~CorruptedRecord() {
+  std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(pos_);
+  f.write(saved_.data(), static_cast<std::streamsize>(saved_.size()));
+}
+
+StatusOr<int64_t> RocketMqServer::CommitLogOffsetOfBody(const std::string& body) const {
+  // The store format (docs/rocketmq.md#messages) puts the body 88 bytes after
+  // the record's start when both hosts are IPv4, as on this broker; the
+  // record's own commit log offset (at byte 28) confirms the match.
+  constexpr size_t kBodyAt = 88;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_ + "/store/commitlog", ec)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const int64_t file_start = std::stoll(entry.path().filename().string());
+    for (size_t at = data.find(body); at != std::string::npos; at = data.find(body, at + 1)) {
+      if (at < kBodyAt) continue;
+      const size_t start = at - kBodyAt;
+      if (BigEndian(data, start + 84, 4) != static_cast<int64_t>(body.size())) continue;
+      if (BigEndian(data, start + 28, 8) == file_start + static_cast<int64_t>(start)) {
+        return file_start + static_cast<int64_t>(start);
+      }
+    }
+  }
+  return NotFound("no stored record has that body");
 }
 
 RocketMqServer::~RocketMqServer() {

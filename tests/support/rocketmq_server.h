@@ -10,6 +10,7 @@
 // them. The destructor stops both by their pids and deletes the directory.
 // Only the thread that owns the object may call its methods.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -63,6 +64,34 @@ class RocketMqServer {
 
   // The directory holding the configs and logs (DIR/broker.log, DIR/*-home/logs).
   const std::string& dir() const { return dir_; }
+
+  // Four bytes of one stored record of broker-a, overwritten in its commit log
+  // (DIR/store/commitlog, 16 MiB files named by their first offset) for the
+  // life of the object — as a failing disk or a broker bug would leave them —
+  // and put back by the destructor, so a later broker restart recovers the
+  // log. The broker serves the bytes as they are (its file is mapped). Corrupt
+  // a record only once the broker has indexed it: it reads the record again
+  // to build its consume queue.
+  class CorruptedRecord {
+   public:
+    CorruptedRecord(std::string path, int64_t pos, std::string saved)
+        : path_(std::move(path)), pos_(pos), saved_(std::move(saved)) {}
+    ~CorruptedRecord();
+    CorruptedRecord(const CorruptedRecord&) = delete;
+    CorruptedRecord& operator=(const CorruptedRecord&) = delete;
+
+   private:
+    std::string path_;
+    int64_t pos_;
+    std::string saved_;
+  };
+  // Overwrites the 4 bytes at `at` (4: the magic code) of the record at
+  // `commit_log_offset` (a message's offset_msg_id ends with it).
+  StatusOr<std::unique_ptr<CorruptedRecord>> CorruptRecord(int64_t commit_log_offset, int at) const;
+  // The commit log offset of the one stored record whose body is `body`
+  // (searched in broker-a's commit log; make the body unique). NotFound when
+  // there is none.
+  StatusOr<int64_t> CommitLogOffsetOfBody(const std::string& body) const;
 
  private:
   RocketMqServer() = default;

@@ -171,6 +171,13 @@ class RocketMqCommandChannel final : public CommandChannel {
         c.topic = names_.dead_letter_topic;
         c.max_reconsume_times = kRocketMqUnlimitedRetries;
       }
+      c.undecodable_max_pulls = options_.rocketmq.undecodable_max_pulls;
+      // The skip is logged by the consumer; a skipped command is sent again
+      // by the reconciler while its task stays PENDING (sent-stale-seconds).
+      if (options_.rocketmq.on_undecodable_skipped) {
+        c.on_undecodable_skipped = [count = options_.rocketmq.on_undecodable_skipped](
+                                       const rocketmq::UndecodableSkip&) { count(); };
+      }
       EC_ASSIGN_OR_RETURN(auto consumer, rocketmq::ClusterConsumer::Start(c));
       slot = std::move(consumer);
       spdlog::info("rocketmq: joined group {} on {} as {}", c.group, c.topic, slot->client_id());

@@ -176,6 +176,7 @@ StatusOr<std::unique_ptr<MysqlConnection>> Connect(const mysql::Url& url,
       std::max(kReadWriteTimeoutSeconds, static_cast<unsigned>((statement_ms + 999) / 1000) + 5);
   options.write_timeout_seconds = options.read_timeout_seconds;
   options.client_flags = CLIENT_FOUND_ROWS;
+  options.tls = db_options.tls;
   auto [conn, error] = mysql::Connect(url, options);
   if (!conn) {
     // Whatever the code (refused, unknown host, access denied while the
@@ -288,8 +289,9 @@ StatusOr<mysql::Url> ParseStoreUrl(const std::string& url) {
 
 // Connects once: a wrong URL or an unsupported server fails at start-up, and
 // the server's flavour picks the dialect.
-StatusOr<MysqlFlavor> ProbeServer(const mysql::Url& url) {
+StatusOr<MysqlFlavor> ProbeServer(const mysql::Url& url, const ClientTlsOptions& tls) {
   mysql::ConnectOptions options;
+  options.tls = tls;
   auto [conn, error] = mysql::Connect(url, options);
   if (!conn) {
     return Unavailable(MysqlError(error.code, error.sqlstate, error.message, "connect").message());
@@ -310,7 +312,7 @@ StatusOr<MysqlFlavor> ProbeServer(const mysql::Url& url) {
 StatusOr<std::unique_ptr<Database>> OpenMysqlDatabase(const std::string& url,
                                                       const MysqlDatabaseOptions& options) {
   EC_ASSIGN_OR_RETURN(mysql::Url parsed, ParseStoreUrl(url));
-  EC_ASSIGN_OR_RETURN(MysqlFlavor flavor, ProbeServer(parsed));
+  EC_ASSIGN_OR_RETURN(MysqlFlavor flavor, ProbeServer(parsed, options.tls));
   auto db = std::make_unique<MysqlDatabase>(std::move(parsed), MysqlDialect(flavor), options);
   // One pooled connection now, so a session setting the server refuses fails
   // at start-up too.

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "common/client_tls.h"
 #include "common/status.h"
 #include "store/database.h"
 
@@ -36,13 +37,16 @@ struct MysqlDatabaseOptions {
   // and write timeouts are the backstop: the longer of 120 s and the
   // statement timeout + 5 s.
   SessionTimeouts timeouts;
+  // TLS of every connection, the start-up probe's too (database.ssl-*).
+  ClientTlsOptions tls;
 };
 
 // Connects to `url` (mysql://user:password@host:port/database; mariadb:// also
 // accepted; %XX escapes decoded) and checks the server once. InvalidArgument
 // for a malformed URL, a URL without a database, or a server too old (MySQL
 // before 8.0.17, MariaDB before 10.3); Unavailable when the server cannot be
-// reached.
+// reached or refuses the connection, TLS included (no TLS where options.tls
+// requires it, a certificate that does not verify).
 StatusOr<std::unique_ptr<Database>> OpenMysqlDatabase(const std::string& url,
                                                       const MysqlDatabaseOptions& options = {});
 

@@ -7,10 +7,12 @@ namespace export_center::store {
 namespace {
 
 StatusOr<std::shared_ptr<Database>> Open(const std::string& url, int pool_size,
-                                         const SessionTimeouts& timeouts) {
+                                         const SessionTimeouts& timeouts,
+                                         const ClientTlsOptions& tls) {
   MysqlDatabaseOptions options;
   options.pool_size = pool_size;
   options.timeouts = timeouts;
+  options.tls = tls;
   EC_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenMysqlDatabase(url, options));
   return std::shared_ptr<Database>(std::move(db));
 }
@@ -18,14 +20,16 @@ StatusOr<std::shared_ptr<Database>> Open(const std::string& url, int pool_size,
 }  // namespace
 
 StatusOr<std::unique_ptr<TaskStore>> OpenMysqlTaskStore(const std::string& url, int pool_size,
-                                                        const SessionTimeouts& timeouts) {
-  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size, timeouts));
+                                                        const SessionTimeouts& timeouts,
+                                                        const ClientTlsOptions& tls) {
+  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size, timeouts, tls));
   return NewSqlTaskStore(std::move(db));
 }
 
 StatusOr<MysqlStoreWithDatabase> OpenMysqlTaskStoreWithDatabase(const std::string& url,
                                                                 int pool_size) {
-  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Open(url, pool_size, SessionTimeouts{}));
+  EC_ASSIGN_OR_RETURN(std::shared_ptr<Database> db,
+                      Open(url, pool_size, SessionTimeouts{}, ClientTlsOptions{}));
   return MysqlStoreWithDatabase{NewSqlTaskStore(db), db};
 }
 

@@ -166,6 +166,45 @@ TEST_F(RocketMqChannelTest, PublishOnlyChannelHoldsNoQueues) {
   EXPECT_EQ(seen.size(), static_cast<size_t>(kCommands)) << "the worker got every queue";
 }
 
+// A stored command whose record does not decode (its magic code overwritten
+// in the broker's commit log) is skipped by the worker's consumer and counted
+// once through ChannelOptions (the center's export_rocketmq_undecodable_skipped_total);
+// the commands around it are delivered.
+TEST_F(RocketMqChannelTest, AnUndecodableStoredCommandIsSkippedAndCountedOnce) {
+  ChannelOptions options = Options("undecodable-");
+  ASSERT_TRUE(InitRocketMq(
+                  options, [](const std::string&) {}, 30s)
+                  .ok());
+  std::atomic<int> skipped{0};
+  options.rocketmq.undecodable_max_pulls = 2;
+  options.rocketmq.on_undecodable_skipped = [&] { skipped++; };
+  auto publisher = std::move(NewRocketMqCommandChannel(options).value());
+  const std::string bad = "undecodable-command-" + std::to_string(getpid());
+  for (const std::string& payload : {std::string("before"), bad, std::string("after")}) {
+    ASSERT_TRUE(publisher->Publish(payload, {{"taskId", "7"}}).ok());
+  }
+  // The worker has not joined yet (it starts at the queues' first offsets);
+  // the broker indexes each record within milliseconds, reading it again.
+  std::this_thread::sleep_for(1s);
+  auto offset = server_->CommitLogOffsetOfBody(bad);
+  ASSERT_TRUE(offset.ok()) << offset.status().ToString();
+  auto corruption = server_->CorruptRecord(*offset, /*at=*/4);
+  ASSERT_TRUE(corruption.ok()) << corruption.status().ToString();
+
+  auto worker = std::move(NewRocketMqCommandChannel(options).value());
+  std::set<std::string> seen;
+  const auto deadline = Clock::now() + 30s;
+  while ((seen.size() < 2 || skipped.load() < 1) && Clock::now() < deadline) {
+    worker->ConsumeOne(200ms, [&](const Delivery& d) {
+      seen.insert(d.payload);
+      return DeliveryOutcome::kAck;
+    });
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"before", "after"}));
+  EXPECT_FALSE(worker->ConsumeOne(1500ms, [](const Delivery&) { return DeliveryOutcome::kAck; }));
+  EXPECT_EQ(skipped.load(), 1) << "skipped and counted once";
+}
+
 // Last: it takes the broker down and up.
 TEST_F(RocketMqChannelTest, BrokerDownSendIsUnavailableAndInitWaitsForTheBroker) {
   ChannelOptions options = Options("outage-");

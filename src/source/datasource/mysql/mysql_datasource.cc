@@ -116,9 +116,10 @@ std::vector<nlohmann::json> LastRowParams(const std::vector<std::optional<std::s
 
 class MysqlDatasource : public ReadOnlyDatasource {
  public:
-  MysqlDatasource(mysql::Url url, DatasourceTimeouts timeouts)
+  MysqlDatasource(mysql::Url url, DatasourceTimeouts timeouts, ClientTlsOptions tls)
       : url_(std::move(url)),
         timeouts_(timeouts),
+        tls_(std::move(tls)),
         pool_(kPooledConnections, kPooledConnectionAge) {}
 
   std::string_view kind() const override { return "mysql"; }
@@ -190,6 +191,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
     const unsigned io_seconds = static_cast<unsigned>((statement_timeout_ms + 999) / 1000) + 5;
     options.read_timeout_seconds = io_seconds;
     options.write_timeout_seconds = io_seconds;
+    options.tls = tls_;
     return options;
   }
 
@@ -363,6 +365,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
   mysql::Url url_;
   const DatasourceTimeouts timeouts_;
+  const ClientTlsOptions tls_;
   ConnectionPool<Pooled> pool_;
   std::atomic<bool> tune_optimizer_{true};
   std::atomic<bool> mariadb_{true};  // the server's flavour, learned at each connect
@@ -371,11 +374,12 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(
-    const std::string& url, const DatasourceTimeouts& timeouts) {
+StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(const std::string& url,
+                                                                 const DatasourceTimeouts& timeouts,
+                                                                 const ClientTlsOptions& tls) {
   EC_ASSIGN_OR_RETURN(mysql::Url parsed, mysql::ParseUrl(url));
   return std::unique_ptr<ReadOnlyDatasource>(
-      std::make_unique<MysqlDatasource>(std::move(parsed), timeouts));
+      std::make_unique<MysqlDatasource>(std::move(parsed), timeouts, tls));
 }
 
 }  // namespace export_center::source

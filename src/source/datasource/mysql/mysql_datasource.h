@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "common/client_tls.h"
 #include "common/status.h"
 #include "source/datasource/read_only_datasource.h"
 
@@ -21,8 +22,11 @@ namespace export_center::source {
 
 // `url`: mysql://user:password@host:port/database (mariadb:// also accepted;
 // user, password, port and database optional; %XX escapes decoded).
+// Every connection (the KILL QUERY one too) uses TLS as `tls` says; a
+// connection refused for TLS is Unavailable, like any failed connect.
 // InvalidArgument for a malformed URL. No I/O until Query.
 StatusOr<std::unique_ptr<ReadOnlyDatasource>> NewMysqlDatasource(
-    const std::string& url, const DatasourceTimeouts& timeouts = {});
+    const std::string& url, const DatasourceTimeouts& timeouts = {},
+    const ClientTlsOptions& tls = {});
 
 }  // namespace export_center::source
