@@ -186,7 +186,7 @@ CUSTOMER_COLUMNS = ("id", "tenant_id", "customer_code", "name", "status", "balan
 
 def service_config(path, port, sqlite_path, rows, dialect):
     section = {"host": "127.0.0.1", "port": port, "sqlite-path": sqlite_path,
-               "internal-token": TOKEN, "snapshot-secret": "bench-snapshot-secret-0123456789",
+               "internal-token": TOKEN, "snapshot-secret": "bench-snapshot-secret-0123456789abcdef",
                "seed-customers": rows, "seed-orders": rows, "replica-dialect": dialect}
     with open(path, "w") as f:
         yaml.safe_dump({"customer-service": section}, f)

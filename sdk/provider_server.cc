@@ -162,52 +162,62 @@ std::string ErrorEnvelope(int code, std::string_view message) {
   return Dump(json{{"code", std::to_string(code)}, {"message", message}, {"data", nullptr}});
 }
 
+bool AdmitCaller(std::string_view token, const httplib::Request& req, httplib::Response& res,
+                 RefusalLog& log) {
+  if (TokenMatches(token, req.get_header_value(kTokenHeader))) return true;
+  log.Refused(req.method + " " + req.path + " from " + req.remote_addr + ": " +
+              (req.has_header(kTokenHeader) ? "wrong " : "no ") + kTokenHeader);
+  Send(res, 401, ErrorEnvelope(401, "invalid internal service token"));
+  return false;
+}
+
 void RegisterBatchProviders(httplib::Server& server, std::string token,
                             std::vector<std::shared_ptr<BatchProvider>> providers,
                             ProviderServerOptions options) {
+  RequireSecret("the internal token", token, kMinInternalTokenBytes);
+  auto refusals = std::make_shared<RefusalLog>(options.refusal_log);
   auto by_type = std::make_shared<std::map<std::string, std::shared_ptr<BatchProvider>>>();
   for (auto& p : providers) (*by_type)[p->ExportType()] = std::move(p);
   server.set_tcp_nodelay(true);
   KeepConnections(server);
-  server.Post(R"(/internal/exports/v1/([^/]+)/batches)", [by_type, token = std::move(token),
-                                                          options](const httplib::Request& req,
-                                                                   httplib::Response& res) {
-    // The token comes first: an unauthenticated caller learns nothing, not
-    // even which export types exist.
-    if (!TokenMatches(token, req.get_header_value(kTokenHeader))) {
-      return Send(res, 401, ErrorEnvelope(401, "invalid internal service token"));
-    }
-    auto it = by_type->find(req.matches[1].str());
-    if (it == by_type->end()) return Send(res, 404, ErrorEnvelope(404, "unknown export type"));
-    if (req.body.size() > options.max_request_bytes) {
-      return Send(res, 413, ErrorEnvelope(400, "request body too large"));
-    }
-    auto request = ParseBatchRequest(it->first, req.body, options.max_limit);
-    if (!request.ok()) {
-      return Send(res, request.error().code,
-                  ErrorEnvelope(request.error().code, request.error().message));
-    }
-    try {
-      auto result = it->second->Fetch(request.value());
-      if (!result.ok()) {
-        return Send(res, result.error().code,
-                    ErrorEnvelope(result.error().code, result.error().message));
-      }
-      if (result.value().has_more && !result.value().next_cursor) {
-        return Send(res, 500, ErrorEnvelope(500, "provider bug: hasMore without nextCursor"));
-      }
-      if (const auto& written = result.value().written) {
-        std::optional<std::string> misuse = written->error();
-        if (!misuse && !result.value().rows.empty()) misuse = "both rows and written rows set";
-        if (misuse) return Send(res, 500, ErrorEnvelope(500, "provider bug: " + *misuse));
-      }
-      Send(res, 200, SuccessEnvelope(it->second->Columns(), request.value(), result.value()));
-    } catch (const std::exception&) {
-      // Business code may throw; the contract speaks envelopes. 500 lets the
-      // center retry later.
-      Send(res, 500, ErrorEnvelope(500, "internal error"));
-    }
-  });
+  server.Post(
+      R"(/internal/exports/v1/([^/]+)/batches)",
+      [by_type, token = std::move(token), refusals, options](const httplib::Request& req,
+                                                             httplib::Response& res) {
+        // The token comes first: an unauthenticated caller learns nothing, not
+        // even which export types exist.
+        if (!AdmitCaller(token, req, res, *refusals)) return;
+        auto it = by_type->find(req.matches[1].str());
+        if (it == by_type->end()) return Send(res, 404, ErrorEnvelope(404, "unknown export type"));
+        if (req.body.size() > options.max_request_bytes) {
+          return Send(res, 413, ErrorEnvelope(400, "request body too large"));
+        }
+        auto request = ParseBatchRequest(it->first, req.body, options.max_limit);
+        if (!request.ok()) {
+          return Send(res, request.error().code,
+                      ErrorEnvelope(request.error().code, request.error().message));
+        }
+        try {
+          auto result = it->second->Fetch(request.value());
+          if (!result.ok()) {
+            return Send(res, result.error().code,
+                        ErrorEnvelope(result.error().code, result.error().message));
+          }
+          if (result.value().has_more && !result.value().next_cursor) {
+            return Send(res, 500, ErrorEnvelope(500, "provider bug: hasMore without nextCursor"));
+          }
+          if (const auto& written = result.value().written) {
+            std::optional<std::string> misuse = written->error();
+            if (!misuse && !result.value().rows.empty()) misuse = "both rows and written rows set";
+            if (misuse) return Send(res, 500, ErrorEnvelope(500, "provider bug: " + *misuse));
+          }
+          Send(res, 200, SuccessEnvelope(it->second->Columns(), request.value(), result.value()));
+        } catch (const std::exception&) {
+          // Business code may throw; the contract speaks envelopes. 500 lets the
+          // center retry later.
+          Send(res, 500, ErrorEnvelope(500, "internal error"));
+        }
+      });
 }
 
 }  // namespace export_center::sdk

@@ -31,7 +31,9 @@
 #include <variant>
 #include <vector>
 
+#include "sdk/refusal_log.h"
 #include "sdk/row_writer.h"
+#include "sdk/secret_check.h"
 #include "sdk/snapshot_token.h"
 #include "sdk/wire_values.h"
 
@@ -99,12 +101,17 @@ class BatchProvider {
 struct ProviderServerOptions {
   size_t max_request_bytes = 64 * 1024;
   int max_limit = 5000;
+  // Where refused calls (missing or wrong token) are logged, at most one line
+  // per 10 s (RefusalLog); null: stderr.
+  RefusalLog::Sink refusal_log;
 };
 
 // Routes POST /internal/exports/v1/{TYPE}/batches on `server` to the provider
-// whose ExportType() is TYPE. An empty token rejects every call (fail
-// closed). Also turns on TCP_NODELAY, which batch round trips need, and
-// keeps a connection open for many batches (the center reuses one per export).
+// whose ExportType() is TYPE. Throws std::invalid_argument, before routing
+// anything, when `token` is empty, shorter than kMinInternalTokenBytes or an
+// unresolved `${...}` placeholder (RequireSecret). Also turns on TCP_NODELAY,
+// which batch round trips need, and keeps a connection open for many batches
+// (the center reuses one per export).
 void RegisterBatchProviders(httplib::Server& server, std::string token,
                             std::vector<std::shared_ptr<BatchProvider>> providers,
                             ProviderServerOptions options = {});
@@ -118,6 +125,11 @@ void KeepConnections(httplib::Server& server);
 
 // Exposed for tests and for services with their own router.
 bool TokenMatches(std::string_view expected, std::string_view given);
+// The check both contracts make first: true when `req` carries `token`;
+// otherwise answers 401, logs the refusal to `log` (method, path, peer, and
+// whether the header was missing or wrong, never its value) and returns false.
+bool AdmitCaller(std::string_view token, const httplib::Request& req, httplib::Response& res,
+                 RefusalLog& log);
 Result<BatchRequest> ParseBatchRequest(std::string_view export_type, std::string_view body,
                                        int max_limit);
 std::string SuccessEnvelope(const std::vector<Column>& columns, const BatchRequest& request,

@@ -8,10 +8,13 @@
 #include <cstdio>
 
 #include "sdk/provider_server.h"
+#include "sdk/secret_check.h"
 
 namespace export_center::sdk {
 
-SnapshotSigner::SnapshotSigner(std::string secret) : secret_(std::move(secret)) {}
+SnapshotSigner::SnapshotSigner(std::string secret) : secret_(std::move(secret)) {
+  RequireSecret("the snapshot secret", secret_, kMinSnapshotSecretBytes);
+}
 
 std::string SnapshotSigner::Mac(const BatchRequest& request, int64_t max_id) const {
   // Fields joined by a byte that none of them may contain.

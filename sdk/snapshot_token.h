@@ -21,7 +21,9 @@ struct BatchRequest;
 
 class SnapshotSigner {
  public:
-  // REQUIRES: a non-empty secret (an empty one would make tokens forgeable).
+  // Throws std::invalid_argument when `secret` is empty, shorter than
+  // kMinSnapshotSecretBytes or an unresolved `${...}` placeholder
+  // (secret_check.h): such a key would make tokens forgeable.
   explicit SnapshotSigner(std::string secret);
 
   // "v1.<maxId>.<hex hmac>".

@@ -110,16 +110,16 @@ json SqlTemplateResultToJson(const SqlTemplateResult& r) {
 void RegisterSqlScenarios(httplib::Server& server, std::string token,
                           std::vector<std::shared_ptr<SqlScenario>> scenarios,
                           SqlScenarioServerOptions options) {
+  RequireSecret("the internal token", token, kMinInternalTokenBytes);
+  auto refusals = std::make_shared<RefusalLog>(options.refusal_log);
   auto by_id = std::make_shared<std::map<std::string, std::shared_ptr<SqlScenario>>>();
   for (auto& s : scenarios) (*by_id)[s->QueryId()] = std::move(s);
   server.set_tcp_nodelay(true);
   KeepConnections(server);
   server.Post(R"(/dispatch/(sql|count|version|enrich))",
-              [token = std::move(token), by_id, options](const httplib::Request& req,
-                                                         httplib::Response& res) {
-                if (!TokenMatches(token, req.get_header_value(kTokenHeader))) {
-                  return Send(res, 401, ErrorEnvelope(401, "invalid internal service token"));
-                }
+              [token = std::move(token), refusals, by_id, options](const httplib::Request& req,
+                                                                   httplib::Response& res) {
+                if (!AdmitCaller(token, req, res, *refusals)) return;
                 auto it = by_id->find(req.get_param_value("queryId"));
                 if (it == by_id->end()) {
                   return Send(res, 404, ErrorEnvelope(404, "unknown export scenario"));

@@ -106,10 +106,13 @@ class SqlScenario {
 
 struct SqlScenarioServerOptions {
   size_t max_request_bytes = 1024 * 1024;  // enrich bodies carry a page of keys
+  // Where refused calls are logged, rate-limited (RefusalLog); null: stderr.
+  RefusalLog::Sink refusal_log;
 };
 
 // Routes POST /dispatch/{sql,count,version,enrich}?queryId=… on `server`.
-// An empty token rejects every call (fail closed).
+// Throws std::invalid_argument when `token` is empty, too short or an
+// unresolved placeholder, as RegisterBatchProviders.
 void RegisterSqlScenarios(httplib::Server& server, std::string token,
                           std::vector<std::shared_ptr<SqlScenario>> scenarios,
                           SqlScenarioServerOptions options = {});

@@ -8,7 +8,10 @@
 #include <iterator>
 #include <set>
 
+#include "sdk/secret_check.h"
+
 namespace customer_service {
+namespace sdk = export_center::sdk;
 namespace {
 
 const char* const kKeys[] = {
@@ -83,10 +86,14 @@ bool ApplyEnvironmentAndCheck(Config* config, std::string* error) {
   if (const char* env = std::getenv("CUSTOMER_SERVICE_CONTRACT_VERSION"); env && *env) {
     config->contract_version = std::atoll(env);
   }
-  if (config->internal_token.empty())
-    *error = "customer-service.internal-token is required";
-  else if (config->snapshot_secret.size() < 16)
-    *error = "customer-service.snapshot-secret needs >= 16 characters";
+  auto token_problem = sdk::SecretProblem(config->internal_token, sdk::kMinInternalTokenBytes);
+  auto secret_problem = sdk::SecretProblem(config->snapshot_secret, sdk::kMinSnapshotSecretBytes);
+  if (token_problem)
+    *error =
+        "customer-service.internal-token (or CUSTOMER_SERVICE_INTERNAL_TOKEN) " + *token_problem;
+  else if (secret_problem)
+    *error =
+        "customer-service.snapshot-secret (or CUSTOMER_SERVICE_SNAPSHOT_SECRET) " + *secret_problem;
   else if (config->port < 0 || config->port > 65535)
     *error = "customer-service.port must be 0..65535";
   else if (config->seed_customers < 0 || config->seed_customers > 10000000)

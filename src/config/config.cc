@@ -10,6 +10,7 @@
 
 #include "config/config_internal.h"
 #include "config/notifications_yaml.h"
+#include "config/secret_check.h"
 #include "config/yaml_reader.h"
 
 namespace export_center::config {
@@ -311,17 +312,6 @@ bool IsHttpUrl(const std::string& url) {
   return std::regex_match(url, kUrl);
 }
 
-void CheckSecret(const std::string& value, size_t min_bytes, const std::string& path,
-                 const std::string& env, ErrorList* errors) {
-  if (value.empty()) {
-    errors->Add(path, "is required (or set " + env + ")",
-                "a random string of at least " + std::to_string(min_bytes) + " bytes");
-  } else if (value.size() < min_bytes) {
-    errors->Add(path, "is too short (" + std::to_string(value.size()) + " bytes)",
-                "at least " + std::to_string(min_bytes) + " bytes");
-  }
-}
-
 // CSP source expressions separated by spaces ('self', 'none', a scheme such
 // as https:, or a host source with optional scheme, '*.' and port). Nothing
 // else: a ';' or ',' would add directives or policies to the page's header.
@@ -413,6 +403,8 @@ void CheckS3Storage(const storage::S3StorageOptions& s3, ErrorList* errors) {
                 "is required when storage.kind is s3 (or set EXPORT_CENTER_S3_SECRET_KEY)",
                 "the store's secret access key");
   }
+  CheckOptionalSecret(s3.secret_key, 0, "storage.s3.secret-key", "EXPORT_CENTER_S3_SECRET_KEY",
+                      errors);
 }
 
 void CheckStores(const AppConfig& c, ErrorList* errors) {
@@ -473,6 +465,8 @@ void CheckAuth(const api::AuthOptions& a, ErrorList* errors) {
   }
   CheckSecret(a.download_url_secret, kMinDownloadSecretBytes, "auth.download-url-secret",
               "EXPORT_CENTER_DOWNLOAD_URL_SECRET", errors);
+  CheckOptionalSecret(a.metrics_bearer_token, kMinTokenBytes, "auth.metrics-bearer-token",
+                      "EXPORT_CENTER_METRICS_TOKEN", errors);
 }
 
 // A loopback listener: reachable from this machine only (127.0.0.0/8, ::1,
@@ -554,6 +548,8 @@ void CheckRocketMq(const AppConfig& c, ErrorList* errors) {
                 "EXPORT_CENTER_ROCKETMQ_SECRET_KEY)",
                 "the RocketMQ user's password (5.x) or secretKey (4.x plain ACL)");
   }
+  CheckOptionalSecret(r.secret_key, 0, "channel.rocketmq.secret-key",
+                      "EXPORT_CENTER_ROCKETMQ_SECRET_KEY", errors);
   if (r.access_key.empty() && !r.secret_key.empty()) {
     errors->Add("channel.rocketmq.access-key",
                 "is required when channel.rocketmq.secret-key is set (or set "

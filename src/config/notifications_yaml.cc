@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config/config.h"
+#include "config/secret_check.h"
 
 namespace export_center::config {
 namespace {
@@ -92,13 +93,7 @@ void CheckReceiver(const dispatch::WebhookReceiver& w, const std::set<std::strin
                 "target " + Quote(target) + " is not in notifications.allowed-targets",
                 "add \"" + target + "\" to notifications.allowed-targets, or use a listed target");
   }
-  if (w.secret.empty()) {
-    errors->Add(path + ".secret", "is required (or set " + SecretEnv(w.id) + ")",
-                "a random string of at least 16 bytes");
-  } else if (w.secret.size() < kMinSecretBytes) {
-    errors->Add(path + ".secret", "is too short (" + std::to_string(w.secret.size()) + " bytes)",
-                "at least 16 bytes");
-  }
+  CheckSecret(w.secret, kMinSecretBytes, path + ".secret", SecretEnv(w.id), errors);
   for (const std::string& type : w.export_types) {
     if (!definitions.IsMap() || !definitions[type].IsDefined()) {
       errors->Add(path + ".export-types", "names " + Quote(type) + ", which is not defined",

@@ -14,6 +14,7 @@
 #include "common/utf8.h"
 #include "config/config.h"
 #include "config/config_internal.h"
+#include "config/secret_check.h"
 #include "config/yaml_reader.h"
 
 namespace export_center::config {
@@ -102,10 +103,7 @@ ProviderService ParseService(const std::string& name, const YAML::Node& node,
   if (const char* token = std::getenv(env.c_str()); token != nullptr && *token != '\0') {
     s.internal_token = token;
   }
-  if (s.internal_token.empty()) {
-    errors->Add(path + ".internal-token", "is required (or set " + env + ")",
-                "the X-Internal-Service-Token the service expects");
-  }
+  CheckSecret(s.internal_token, kMinTokenBytes, path + ".internal-token", env, errors);
   return s;
 }
 

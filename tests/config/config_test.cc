@@ -160,8 +160,8 @@ customer-service:
   host: 0.0.0.0
   port: 9001
   sqlite-path: cs.db
-  internal-token: tok
-  snapshot-secret: snap
+  internal-token: tok-0123456789abcdef
+  snapshot-secret: snap-0123456789abcdef0123456789abcd
   seed-customers: 10
   seed-orders: 25
   contract-version: 7
@@ -264,11 +264,11 @@ TEST_F(ConfigTest, EnvironmentOverridesSecrets) {
   setenv("EXPORT_CENTER_DATABASE_URL", "postgresql://env@db/ec", 1);
   setenv("EXPORT_CENTER_JWT_SECRET", "env-jwt-secret-0123456789abcdef0123456789", 1);
   setenv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", "env-download-secret-0123456789abcdef01234", 1);
-  setenv("CUSTOMER_SERVICE_INTERNAL_TOKEN", "env-token", 1);
+  setenv("CUSTOMER_SERVICE_INTERNAL_TOKEN", "env-token-0123456789", 1);
   setenv("EXPORT_CENTER_DATASOURCE_URL_ORDERS_REPLICA", "mysql://env@replica/orders", 1);
   StatusOr<AppConfig> c = Parse(std::string(kMinimal) + R"(
 database: {kind: postgres}
-customer-service: {internal-token: file-token}
+customer-service: {internal-token: file-token-0123456789}
 datasources:
   orders-replica: {kind: mysql}
 )");
@@ -644,6 +644,35 @@ TEST_F(ConfigTest, OpenMetricsAreRefusedOnANonLoopbackListener) {
   setenv("EXPORT_CENTER_METRICS_TOKEN", "env-scrape-token-0123456789", 1);
   StatusOr<AppConfig> with_env = Parse(std::string(kMinimal) + "server: {host: 0.0.0.0}\n");
   EXPECT_TRUE(with_env.ok()) << with_env.status().ToString();
+}
+
+// One rule for every secret (config/secret_check.h), each named by its key:
+// an unresolved `${...}` placeholder is refused (YAML expands nothing, so the
+// literal text would become the secret), a metrics token is checked when set,
+// third-party credentials only for a placeholder.
+TEST_F(ConfigTest, SecretsThatArePlaceholdersOrTooShortAreRefused) {
+  const std::string download = "download-url-secret: test-download-0123456789abcdef0123456789";
+  const std::string jwt = "jwt-hs256-secret: test-secret-0123456789abcdef0123456789";
+  ExpectProblem("auth: {jwt-hs256-secret: \"${EXPORT_CENTER_JWT_SECRET}\", " + download + "}\n",
+                "auth.jwt-hs256-secret: is the unresolved placeholder ${EXPORT_CENTER_JWT_SECRET}: "
+                "the configuration file expands no variables; set EXPORT_CENTER_JWT_SECRET "
+                "instead");
+  ExpectProblem("auth: {" + jwt + ", download-url-secret: \"${DL:-x}-0123456789abcdef\"}\n",
+                "auth.download-url-secret: contains an unresolved ${...} placeholder");
+  ExpectProblem(std::string(kMinimal) + "  metrics-bearer-token: short-token\n",
+                "auth.metrics-bearer-token: is too short (11 bytes); allowed: at least 16 bytes");
+  ExpectProblem(std::string(kMinimal) + "  metrics-bearer-token: \"${METRICS_TOKEN}\"\n",
+                "auth.metrics-bearer-token: is the unresolved placeholder ${METRICS_TOKEN}");
+  ExpectProblem(std::string(kMinimal) +
+                    "channel:\n  kind: rocketmq\n  rocketmq: {namesrv-addr: \"127.0.0.1:9876\", "
+                    "topic-prefix: \"\", access-key: ak, secret-key: \"${MQ_SECRET}\"}\n",
+                "channel.rocketmq.secret-key: is the unresolved placeholder ${MQ_SECRET}");
+  // Good values pass; an empty metrics token stays "off" here (its own rule is auth's).
+  ASSERT_TRUE(
+      Parse(std::string(kMinimal) + "  metrics-bearer-token: metrics-token-0123456789\n").ok());
+  // A secret from the environment is checked as one from the file.
+  setenv("EXPORT_CENTER_JWT_SECRET", "${NOT_EXPANDED}", 1);
+  ExpectProblem(kMinimal, "auth.jwt-hs256-secret: is the unresolved placeholder ${NOT_EXPANDED}");
 }
 
 TEST_F(ConfigTest, Rs256PublicKeyAloneIsEnough) {

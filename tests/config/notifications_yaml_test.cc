@@ -160,6 +160,16 @@ notifications:
   receivers:
     ops-hook:
       url: https://hooks.example.com/x
+      secret: "${OPS_HOOK_SECRET}"
+)",
+                "notifications.receivers.ops-hook.secret: is the unresolved placeholder "
+                "${OPS_HOOK_SECRET}");
+  ExpectProblem(R"(
+notifications:
+  allowed-targets: ["hooks.example.com:443"]
+  receivers:
+    ops-hook:
+      url: https://hooks.example.com/x
       secret: file-secret-0123456789
       export-types: [ORDRES]
       events: [RUNNING]

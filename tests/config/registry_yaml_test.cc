@@ -26,7 +26,7 @@ provider-services:
     internal-token: token-1234567890
   order-service:
     base-url: https://orders.internal:9443
-    internal-token: token-abcdef
+    internal-token: token-abcdef-0123456
 datasources:
   orders-replica:
     kind: sqlite
@@ -281,13 +281,25 @@ TEST(Registry, ServiceNeedsToken) {
                 "EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE)");
 }
 
+// The provider token is a secret under the shared rule (config/secret_check.h).
+TEST(Registry, ServiceTokenMustBeLongAndNoPlaceholder) {
+  ExpectProblem(Replace(kValid, "internal-token: token-1234567890", "internal-token: tok"),
+                "provider-services.customer-service.internal-token: is too short (3 bytes); "
+                "allowed: at least 16 bytes");
+  ExpectProblem(Replace(kValid, "internal-token: token-1234567890",
+                        "internal-token: ${EXPORT_CENTER_INTERNAL_TOKEN}"),
+                "provider-services.customer-service.internal-token: is the unresolved placeholder "
+                "${EXPORT_CENTER_INTERNAL_TOKEN}: the configuration file expands no variables; set "
+                "EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE instead");
+}
+
 TEST(Registry, ServiceTokenFromEnvironment) {
-  setenv("EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE", "from-env", 1);
+  setenv("EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE", "from-env-0123456789", 1);
   StatusOr<RegistrySnapshot> r =
       Parse(Replace(kValid, "    internal-token: token-1234567890\n", ""));
   unsetenv("EXPORT_CENTER_PROVIDER_TOKEN_CUSTOMER_SERVICE");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->FindService("customer-service")->internal_token, "from-env");
+  EXPECT_EQ(r->FindService("customer-service")->internal_token, "from-env-0123456789");
 }
 
 TEST(Registry, FileNamePattern) {

@@ -175,7 +175,7 @@ customer-service:
   port: {provider_port}
   sqlite-path: {dir}/customers.db
   internal-token: e2e-internal-token
-  snapshot-secret: e2e-snapshot-secret
+  snapshot-secret: e2e-snapshot-secret-0123456789abcdef
   seed-customers: {seed}
 """
 

@@ -45,7 +45,7 @@ JAR = os.path.join(ROOT, "examples", "order-service-java", "target", "order-serv
 CUSTOMERS = 2000
 ORDERS = 3000
 TOKEN = "e2e-internal-token"
-SECRET = "e2e-snapshot-secret-0123456789"
+SECRET = "e2e-snapshot-secret-0123456789abcdef"
 
 
 def service_section(port, db):

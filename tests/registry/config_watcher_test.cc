@@ -23,7 +23,7 @@ auth:
 provider-services:
   svc:
     base-url: http://127.0.0.1:9
-    internal-token: t
+    internal-token: watcher-token-0123456789
 definitions:
   A_LIST:
     provider-service: svc

@@ -15,8 +15,8 @@ namespace {
 // The smallest valid section: the token and the secret.
 const char kMinimal[] = R"(
 customer-service:
-  internal-token: tok
-  snapshot-secret: snap-0123456789abcdef
+  internal-token: tok-0123456789abcdef
+  snapshot-secret: snap-0123456789abcdef0123456789abcd
 )";
 
 // Unsets the env vars a test may set, whatever the outcome.
@@ -56,8 +56,8 @@ customer-service:
   host: 0.0.0.0
   port: 9001
   sqlite-path: cs.db
-  internal-token: tok
-  snapshot-secret: snap-0123456789abcdef
+  internal-token: tok-0123456789abcdef
+  snapshot-secret: snap-0123456789abcdef0123456789abcd
   seed-customers: 10
   seed-orders: 25
   contract-version: 7
@@ -68,8 +68,8 @@ customer-service:
   EXPECT_EQ(c.host, "0.0.0.0");
   EXPECT_EQ(c.port, 9001);
   EXPECT_EQ(c.sqlite_path, "cs.db");
-  EXPECT_EQ(c.internal_token, "tok");
-  EXPECT_EQ(c.snapshot_secret, "snap-0123456789abcdef");
+  EXPECT_EQ(c.internal_token, "tok-0123456789abcdef");
+  EXPECT_EQ(c.snapshot_secret, "snap-0123456789abcdef0123456789abcd");
   EXPECT_EQ(c.seed_customers, 10);
   EXPECT_EQ(c.seed_orders, 25);
   EXPECT_EQ(c.contract_version, 7);
@@ -77,7 +77,7 @@ customer-service:
 }
 
 TEST_F(ServiceConfigTest, EnvironmentWinsOverTheFile) {
-  setenv("CUSTOMER_SERVICE_INTERNAL_TOKEN", "env-token", 1);
+  setenv("CUSTOMER_SERVICE_INTERNAL_TOKEN", "env-token-0123456789", 1);
   setenv("CUSTOMER_SERVICE_SEED_ORDERS", "30", 1);
   setenv("CUSTOMER_SERVICE_CONTRACT_VERSION", "4", 1);
   Config c;
@@ -85,7 +85,7 @@ TEST_F(ServiceConfigTest, EnvironmentWinsOverTheFile) {
   ASSERT_TRUE(
       ParseConfig(std::string(kMinimal) + "  contract-version: 2\n", "test.yaml", &c, &error))
       << error;
-  EXPECT_EQ(c.internal_token, "env-token");
+  EXPECT_EQ(c.internal_token, "env-token-0123456789");
   EXPECT_EQ(c.seed_orders, 30);
   EXPECT_EQ(c.contract_version, 4);
 }
@@ -104,15 +104,34 @@ TEST_F(ServiceConfigTest, RangeErrors) {
 }
 
 TEST_F(ServiceConfigTest, RequiredValues) {
-  EXPECT_EQ(Problem("customer-service:\n  snapshot-secret: snap-0123456789abcdef\n"),
-            "customer-service.internal-token is required");
-  EXPECT_EQ(Problem("customer-service:\n  internal-token: tok\n  snapshot-secret: short\n"),
-            "customer-service.snapshot-secret needs >= 16 characters");
+  EXPECT_EQ(Problem("customer-service:\n  snapshot-secret: snap-0123456789abcdef0123456789abcd\n"),
+            "customer-service.internal-token (or CUSTOMER_SERVICE_INTERNAL_TOKEN) is empty");
+  EXPECT_EQ(Problem("customer-service:\n  internal-token: tok-0123456789abcdef\n"
+                    "  snapshot-secret: short\n"),
+            "customer-service.snapshot-secret (or CUSTOMER_SERVICE_SNAPSHOT_SECRET) is too short "
+            "(5 bytes; at least 32)");
   EXPECT_EQ(Problem(std::string(kMinimal) + "  host: \"\"\n"),
             "customer-service.host must not be empty");
   EXPECT_EQ(Problem(std::string(kMinimal) + "  sqlite-path: \"\"\n"),
             "customer-service.sqlite-path must not be empty");
   EXPECT_EQ(Problem("server: {port: 1}\n"), "test.yaml: no customer-service section");
+}
+
+// The rule of sdk/secret_check.h, named by the key: a short token, and a
+// placeholder nobody resolved (a template copied without its variable).
+TEST_F(ServiceConfigTest, SecretsAreRefusedWhenShortOrAnUnresolvedPlaceholder) {
+  EXPECT_EQ(Problem("customer-service:\n  internal-token: tok\n"
+                    "  snapshot-secret: snap-0123456789abcdef0123456789abcd\n"),
+            "customer-service.internal-token (or CUSTOMER_SERVICE_INTERNAL_TOKEN) is too short "
+            "(3 bytes; at least 16)");
+  EXPECT_EQ(Problem("customer-service:\n  internal-token: ${CUSTOMER_SERVICE_INTERNAL_TOKEN}\n"
+                    "  snapshot-secret: snap-0123456789abcdef0123456789abcd\n"),
+            "customer-service.internal-token (or CUSTOMER_SERVICE_INTERNAL_TOKEN) is the "
+            "unresolved placeholder ${CUSTOMER_SERVICE_INTERNAL_TOKEN}");
+  EXPECT_EQ(Problem("customer-service:\n  internal-token: tok-0123456789abcdef\n"
+                    "  snapshot-secret: \"${SNAPSHOT_SECRET:-x}-0123456789abcdef0123456789\"\n"),
+            "customer-service.snapshot-secret (or CUSTOMER_SERVICE_SNAPSHOT_SECRET) contains an "
+            "unresolved ${...} placeholder");
 }
 
 TEST_F(ServiceConfigTest, UnknownAndDuplicateKeys) {

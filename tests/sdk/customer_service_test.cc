@@ -36,13 +36,14 @@ class CustomerService {
     char tmpl[] = "/tmp/customer-service-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
     db_path_ = dir_ + "/db/customers.db";
-    std::ofstream(dir_ + "/config.yaml") << "customer-service:\n"
-                                         << "  host: 127.0.0.1\n"
-                                         << "  port: 0\n"
-                                         << "  sqlite-path: " << db_path_ << "\n"
-                                         << "  internal-token: " << kToken << "\n"
-                                         << "  snapshot-secret: integration-secret-0123456789\n"
-                                         << "  seed-customers: " << kSeed << "\n";
+    std::ofstream(dir_ + "/config.yaml")
+        << "customer-service:\n"
+        << "  host: 127.0.0.1\n"
+        << "  port: 0\n"
+        << "  sqlite-path: " << db_path_ << "\n"
+        << "  internal-token: " << kToken << "\n"
+        << "  snapshot-secret: integration-secret-0123456789abcdef\n"
+        << "  seed-customers: " << kSeed << "\n";
     Start();
   }
 

@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 constexpr char kToken[] = "internal-token-1";
-constexpr char kSecret[] = "snapshot-secret-0123456789";
+constexpr char kSecret[] = "snapshot-secret-0123456789abcdef0123";
 
 std::vector<Column> TestColumns() {
   return {{"id", "ID", ColumnType::kInteger, 20, 0, ""},
@@ -279,7 +279,7 @@ TEST(SnapshotSigner, SignVerify) {
   std::string token = signer.Sign(r, 12345);
   EXPECT_LE(token.size(), 512u);
   EXPECT_EQ(signer.Verify(r, token), 12345);
-  EXPECT_FALSE(SnapshotSigner("another-secret-xyz").Verify(r, token));
+  EXPECT_FALSE(SnapshotSigner("another-secret-0123456789abcdef-xyz").Verify(r, token));
   BatchRequest other = r;
   other.task_id = 8;
   EXPECT_FALSE(signer.Verify(other, token));
@@ -288,7 +288,7 @@ TEST(SnapshotSigner, SignVerify) {
   EXPECT_FALSE(signer.Verify(other, token));
   std::string padded = "v1.012345" + token.substr(token.find('.', 3));
   EXPECT_FALSE(signer.Verify(r, padded));
-  EXPECT_FALSE(SnapshotSigner("").Verify(r, SnapshotSigner("").Sign(r, 1)));
+  EXPECT_THROW(SnapshotSigner(""), std::invalid_argument);
 }
 
 TEST(WireValues, Encoders) {

@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kToken[] = "s3cret-token";
+constexpr char kToken[] = "s3cret-token-0123456789";
 constexpr char kPath[] = "/internal/exports/v1/CUSTOMER_LIST/batches";
 
 // A provider on 127.0.0.1:<port 0> whose answers each test scripts, so it

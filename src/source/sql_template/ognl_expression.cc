@@ -597,14 +597,12 @@ class Evaluator {
       case Op::kIn:
       case Op::kNotIn:
         return In(n);
-      case Op::kProperty: {
-        EC_ASSIGN_OR_RETURN(Value target, Eval(*n.kids[0]));
-        return Property(n, n.name, target);
-      }
+      case Op::kProperty:
       case Op::kIndex:
-        return Index(n);
-      case Op::kMethod:
-        return Method(n);
+      case Op::kMethod: {
+        bool ended = false;
+        return Link(n, &ended);
+      }
       case Op::kStatic:
         return Static(n);
     }
@@ -694,12 +692,31 @@ class Evaluator {
     return Value::Bool(n.op == Op::kIn ? found : !found);
   }
 
+  static bool IsLink(const Node& n) {
+    return n.op == Op::kProperty || n.op == Op::kIndex || n.op == Op::kMethod;
+  }
+
+  // One link of a navigation chain (`a.b[0].c()`), its target evaluated
+  // first. As OGNL 3.4's ASTChain in MyBatis 3.5.19: a null that meets a
+  // property or index link ends the whole chain with null (`user.name` and
+  // `user.name.length()` of an absent `user` are null); a null that meets a
+  // method call fails (`user.size()`: "source is null for method size()").
+  // `*ended` tells the outer links of the same chain that it ended.
+  StatusOr<Value> Link(const Node& n, bool* ended) {
+    const Node& target_node = *n.kids[0];
+    StatusOr<Value> target = IsLink(target_node) ? Link(target_node, ended) : Eval(target_node);
+    if (!target.ok() || *ended) return target;
+    if (target->is_null() && n.op != Op::kMethod) {
+      *ended = true;
+      return Value::Null();
+    }
+    if (n.op == Op::kProperty) return Property(n, n.name, *target);
+    if (n.op == Op::kIndex) return Index(n, *target);
+    return Method(n, *target);
+  }
+
   StatusOr<Value> Property(const Node& n, const std::string& name, const Value& target) {
     switch (target.kind()) {
-      case Value::Kind::kNull:
-        // OGNL's chains are null-safe for properties (MyBatis 3.5 with OGNL
-        // 3.4: `a.b` of a null `a` is null); a method call on null still fails.
-        return Value::Null();
       case Value::Kind::kMap:
         // OGNL's MapPropertyAccessor answers these names itself.
         if (name == "size") return Value::Int(static_cast<int32_t>(target.Size()));
@@ -733,10 +750,9 @@ class Evaluator {
     return Value::FromOwnedJson(std::move(values));
   }
 
-  StatusOr<Value> Index(const Node& n) {
-    EC_ASSIGN_OR_RETURN(Value target, Eval(*n.kids[0]));
+  // REQUIRES: a non-null target (Link ends the chain at a null).
+  StatusOr<Value> Index(const Node& n, const Value& target) {
     EC_ASSIGN_OR_RETURN(Value index, Eval(*n.kids[1]));
-    if (target.is_null()) return Value::Null();  // null-safe, as Property()
     if (target.kind() == Value::Kind::kMap) {
       // Map.get with a Character key never matches a String key: map['k'] is null.
       if (index.kind() != Value::Kind::kString) return Value::Null();
@@ -765,8 +781,7 @@ class Evaluator {
     return EvalError(n, "cannot index " + target.JavaClassName());
   }
 
-  StatusOr<Value> Method(const Node& n) {
-    EC_ASSIGN_OR_RETURN(Value target, Eval(*n.kids[0]));
+  StatusOr<Value> Method(const Node& n, const Value& target) {
     EC_ASSIGN_OR_RETURN(std::vector<Value> args, Args(n, 1));
     if (target.is_null()) {
       return EvalError(n, "source is null for method " + n.name + "()");

@@ -178,6 +178,29 @@ TEST(OgnlExpression, PropertyOfNullIsNull) {
   }
 }
 
+// OGNL 3.4's ASTChain (MyBatis 3.5.19): a null that meets a property or
+// index link ends the whole chain with null, later method calls included; a
+// null that meets a method call fails. The conformance corpus holds the same
+// cases against the real jar (if-property-of-absent-is-null,
+// if-method-after-absent-property-is-null, if-method-of-absent-map-key-fails).
+TEST(OgnlExpression, NullEndsTheChainAtAPropertyAndFailsAtAMethod) {
+  MapResolver root(Json{{"a", nullptr}, {"user", Json::object()}});
+  // `x` absent, `a` null, `user.name` absent: the next link is a property or
+  // an index, so the whole chain is null, the method calls after it included.
+  for (const char* e :
+       {"x.y.length()", "a.b.size()", "a['k'].trim()", "x.y.z.isEmpty()", "user.name.x.trim()"}) {
+    auto v = (*Expression::Parse(e))->Evaluate(root);
+    ASSERT_TRUE(v.ok()) << e << ": " << v.status().message();
+    EXPECT_TRUE(v->is_null()) << e;
+  }
+  // The null meets a method call: an error, as in MyBatis.
+  for (const char* e : {"x.size()", "a.trim()", "user.name.length()"}) {
+    auto v = (*Expression::Parse(e))->Evaluate(root);
+    ASSERT_FALSE(v.ok()) << e;
+    EXPECT_NE(v.status().message().find("source is null for method"), std::string::npos) << e;
+  }
+}
+
 TEST(OgnlValue, JavaDoubleToString) {
   EXPECT_EQ(JavaDoubleToString(1.0), "1.0");
   EXPECT_EQ(JavaDoubleToString(0.1), "0.1");

@@ -327,6 +327,21 @@ TEST(SqlTemplate, PropertyOfNullInATestIsNullAndAMethodOfNullFails) {
             std::string::npos);
 }
 
+// The neighbours of `user.name != null` with `user` absent, as the real
+// MyBatis 3.5.19 renders them (corpus case if-property-of-absent-is-null):
+// `user != null` false, `user == null` true, a property chain of an absent
+// value null however long, even when a method call follows it.
+TEST(SqlTemplate, AbsentValueInATestAsMyBatisRendersIt) {
+  const char* tpl =
+      "<script>SELECT 1<if test=\"user.name != null\"> a</if><if test=\"user != null\"> b</if>"
+      "<if test=\"user == null\"> c</if><if test=\"user.name.length() &gt; 0\"> d</if></script>";
+  EXPECT_EQ(MustRender(tpl, Json::object()).sql, "SELECT 1  c");
+  EXPECT_NE(ErrorOf("<script><if test=\"user.name.length() &gt; 0\">x</if></script>",
+                    Json{{"user", Json::object()}})
+                .find("source is null for method length()"),
+            std::string::npos);
+}
+
 // MyBatis's DOM parser drops comments and keeps the text around one as one
 // text node: no joining space appears where the comment was.
 TEST(SqlTemplate, TextAroundACommentIsOneFragment) {

@@ -50,11 +50,20 @@ public final class ContractDispatcher {
   private final ScenarioRegistry registry;
   private final InternalToken token;
   private final Options options;
+  private final RefusalLog refusals;
 
+  /** Refused calls are logged as WARNING, at most one line per 10 s. */
   public ContractDispatcher(ScenarioRegistry registry, InternalToken token, Options options) {
+    this(registry, token, options, RefusalLog.toSystemLogger());
+  }
+
+  /** With the log of refused calls (missing or wrong token) given. */
+  public ContractDispatcher(
+      ScenarioRegistry registry, InternalToken token, Options options, RefusalLog refusals) {
     this.registry = registry;
     this.token = token;
     this.options = options;
+    this.refusals = refusals;
   }
 
   /** Whether the dispatcher answers this path (any method). */
@@ -72,6 +81,9 @@ public final class ContractDispatcher {
    */
   public ContractResponse handle(String path, String queryId, String tokenHeader, InputStream body) {
     if (!token.matches(tokenHeader)) {
+      // Never the header's value: a near-miss of the real token is itself a secret.
+      refusals.refused(
+          "POST " + path + ": " + (tokenHeader == null ? "no " : "wrong ") + InternalToken.HEADER);
       return error(401, 401, "invalid internal service token");
     }
     Matcher batch = BATCH.matcher(path);

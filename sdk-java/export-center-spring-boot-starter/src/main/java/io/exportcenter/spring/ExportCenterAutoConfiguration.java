@@ -3,6 +3,7 @@ package io.exportcenter.spring;
 import io.exportcenter.sdk.ContractDispatcher;
 import io.exportcenter.sdk.InternalToken;
 import io.exportcenter.sdk.ScenarioRegistry;
+import io.exportcenter.sdk.Secrets;
 import io.exportcenter.sdk.batch.BatchProvider;
 import io.exportcenter.sdk.batch.SnapshotSigner;
 import io.exportcenter.sdk.sql.SqlScenario;
@@ -26,7 +27,9 @@ import org.springframework.context.annotation.Configuration;
  * BatchProvider} bean answers {@code /internal/exports/v1/{TYPE}/batches}, every {@link
  * SqlScenario} bean ({@code @Scenario(queryId)}) answers {@code /dispatch/*?queryId=}. Adds a
  * {@link SnapshotSigner} when {@code export-center.sdk.snapshot-secret} is set, and {@link
- * io.exportcenter.mybatis.MapperTemplates} when MyBatis is configured.
+ * io.exportcenter.mybatis.MapperTemplates} when MyBatis is configured. The context fails to start,
+ * naming the property, when the internal token (or a set snapshot secret) is empty, too short or
+ * an unresolved {@code ${...}} placeholder ({@link Secrets}).
  */
 @AutoConfiguration(afterName = "org.mybatis.spring.boot.autoconfigure.MybatisAutoConfiguration")
 @EnableConfigurationProperties(ExportCenterProperties.class)
@@ -53,9 +56,10 @@ public class ExportCenterAutoConfiguration {
   @ConditionalOnMissingBean
   public ContractDispatcher exportCenterContractDispatcher(
       ScenarioRegistry registry, ExportCenterProperties props) {
-    if (props.getInternalToken() == null || props.getInternalToken().isEmpty()) {
-      LOG.warn("export-center.sdk.internal-token is empty: every contract call is refused (401)");
-    }
+    // Refuse to start rather than serve with a guessable token or the text of a placeholder
+    // whose variable is unset (Spring binds `${EXPORT_CENTER_INTERNAL_TOKEN}` as is then).
+    Secrets.require(
+        "export-center.sdk.internal-token", props.getInternalToken(), Secrets.MIN_TOKEN_BYTES);
     return new ContractDispatcher(
         registry,
         new InternalToken(props.getInternalToken()),
@@ -67,6 +71,10 @@ public class ExportCenterAutoConfiguration {
   @ConditionalOnMissingBean
   @ConditionalOnExpression("'${export-center.sdk.snapshot-secret:}' != ''")
   public SnapshotSigner exportCenterSnapshotSigner(ExportCenterProperties props) {
+    Secrets.require(
+        "export-center.sdk.snapshot-secret",
+        props.getSnapshotSecret(),
+        Secrets.MIN_HMAC_SECRET_BYTES);
     return new SnapshotSigner(props.getSnapshotSecret());
   }
 

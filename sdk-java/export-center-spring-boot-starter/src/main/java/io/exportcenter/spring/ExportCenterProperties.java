@@ -9,19 +9,20 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * export-center:
  *   sdk:
  *     internal-token: ${EXPORT_CENTER_INTERNAL_TOKEN}   # the center's provider-services token
- *     snapshot-secret: ${EXPORT_CENTER_SNAPSHOT_SECRET} # ≥16 chars, signs snapshot tokens
+ *     snapshot-secret: ${EXPORT_CENTER_SNAPSHOT_SECRET} # ≥32 bytes, signs snapshot tokens
  * </pre>
  *
- * Take both from the environment or a secret store in production; an empty token rejects every
- * call (fail closed).
+ * Take both from the environment or a secret store in production. The service refuses to start
+ * when the token is empty, shorter than 16 bytes or still a placeholder (the variable unset), and
+ * likewise a snapshot secret shorter than 32 bytes.
  */
 @ConfigurationProperties("export-center.sdk")
 public class ExportCenterProperties {
   /** Serve the contracts at all. */
   private boolean enabled = true;
-  /** The X-Internal-Service-Token the center presents; empty rejects everything. */
+  /** The X-Internal-Service-Token the center presents; REQUIRED, at least 16 bytes. */
   private String internalToken = "";
-  /** The HMAC secret of snapshot tokens (at least 16 characters); empty: no SnapshotSigner bean. */
+  /** The HMAC secret of snapshot tokens (at least 32 bytes); empty: no SnapshotSigner bean. */
   private String snapshotSecret = "";
   /** Largest batch request body accepted. */
   private int maxBatchRequestBytes = 64 * 1024;

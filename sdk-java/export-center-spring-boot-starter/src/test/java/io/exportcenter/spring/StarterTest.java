@@ -34,8 +34,8 @@ import org.springframework.context.annotation.Bean;
 @SpringBootTest(
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = {
-      "export-center.sdk.internal-token=starter-token",
-      "export-center.sdk.snapshot-secret=starter-snapshot-secret",
+      "export-center.sdk.internal-token=starter-token-0123456789",
+      "export-center.sdk.snapshot-secret=starter-snapshot-secret-0123456789abcdef",
       "export-center.sdk.max-limit=50",
       "spring.autoconfigure.exclude=org.mybatis.spring.boot.autoconfigure.MybatisAutoConfiguration,"
           + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
@@ -114,7 +114,7 @@ class StarterTest {
   @Test
   void servesTheBatchContractWithTheConfiguredTokenSecretAndLimits() throws Exception {
     HttpResponse<String> ok =
-        post("/internal/exports/v1/GREETINGS/batches", "starter-token", "application/json",
+        post("/internal/exports/v1/GREETINGS/batches", "starter-token-0123456789", "application/json",
             String.format(BATCH, 10));
     assertEquals(200, ok.statusCode(), ok.body());
     assertTrue(ok.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
@@ -122,7 +122,7 @@ class StarterTest {
     assertTrue(ok.body().contains("\"snapshotToken\":\"v1.2."), ok.body());
     assertEquals(401, post("/internal/exports/v1/GREETINGS/batches", "nope", "application/json",
         String.format(BATCH, 10)).statusCode());
-    HttpResponse<String> tooMany = post("/internal/exports/v1/GREETINGS/batches", "starter-token",
+    HttpResponse<String> tooMany = post("/internal/exports/v1/GREETINGS/batches", "starter-token-0123456789",
         "application/json", String.format(BATCH, 51));
     assertEquals(400, tooMany.statusCode());
     assertTrue(tooMany.body().contains("limit must be an integer 1..50"), tooMany.body());
@@ -131,14 +131,14 @@ class StarterTest {
   @Test
   void servesTheSqlContractEvenWithAFormContentType() throws Exception {
     // queryId is read from the query string, so the servlet never consumes the body as a form.
-    HttpResponse<String> sql = post("/dispatch/sql?queryId=HELLO", "starter-token",
+    HttpResponse<String> sql = post("/dispatch/sql?queryId=HELLO", "starter-token-0123456789",
         "application/x-www-form-urlencoded", "{\"tenantId\":\"3\"}");
     assertEquals(200, sql.statusCode(), sql.body());
     assertTrue(sql.body().contains("\"tenant\":\"3\""), sql.body());
-    HttpResponse<String> count = post("/dispatch/count?queryId=HELLO", "starter-token",
+    HttpResponse<String> count = post("/dispatch/count?queryId=HELLO", "starter-token-0123456789",
         "application/json", "{}");
     assertEquals("{\"code\":\"200\",\"data\":\"1\",\"message\":\"success\"}", count.body());
-    assertEquals(404, post("/dispatch/sql?queryId=NOPE", "starter-token", "application/json", "{}")
+    assertEquals(404, post("/dispatch/sql?queryId=NOPE", "starter-token-0123456789", "application/json", "{}")
         .statusCode());
     assertEquals(401, post("/dispatch/sql?queryId=HELLO", null, "application/json", "{}")
         .statusCode());

@@ -1,5 +1,6 @@
 package io.exportcenter.examples.order;
 
+import io.exportcenter.sdk.Secrets;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -21,7 +22,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * @param port 0 picks a free port (printed on the "listening" line)
  * @param sqlitePath the service's own database file, created and seeded on first start
  * @param internalToken the center's X-Internal-Service-Token (env ORDER_SERVICE_INTERNAL_TOKEN)
- * @param snapshotSecret signs snapshot tokens, ≥16 chars (env ORDER_SERVICE_SNAPSHOT_SECRET)
+ * @param snapshotSecret signs snapshot tokens, ≥32 bytes (env ORDER_SERVICE_SNAPSHOT_SECRET)
  * @param seedCustomers customers seeded into an empty database
  * @param seedOrders orders seeded (env ORDER_SERVICE_SEED_ORDERS)
  * @param contractVersion the ORDER_LIST contract version (env ORDER_SERVICE_CONTRACT_VERSION)
@@ -77,8 +78,10 @@ public record ServiceSettings(
         : number(v, "contract-version", 1, problems);
     if (port < 0 || port > 65535) problems.add(SECTION + ".port must be 0..65535");
     if (sqlite.isEmpty()) problems.add(SECTION + ".sqlite-path is required");
-    if (token.isEmpty()) problems.add(SECTION + ".internal-token is required");
-    if (secret.length() < 16) problems.add(SECTION + ".snapshot-secret needs at least 16 characters");
+    String tokenProblem = Secrets.problem(token, Secrets.MIN_TOKEN_BYTES);
+    if (tokenProblem != null) problems.add(SECTION + ".internal-token " + tokenProblem);
+    String secretProblem = Secrets.problem(secret, Secrets.MIN_HMAC_SECRET_BYTES);
+    if (secretProblem != null) problems.add(SECTION + ".snapshot-secret " + secretProblem);
     if (customers < 0 || orders < 0) problems.add(SECTION + ".seed-* must not be negative");
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(file + ":\n  " + String.join("\n  ", problems));

@@ -35,8 +35,8 @@ class ExportContractsTest {
     registry.add("order-service.sqlite-path", db::toString);
     registry.add("order-service.seed-customers", () -> 600);
     registry.add("order-service.seed-orders", () -> 900);
-    registry.add("export-center.sdk.internal-token", () -> "contract-test-token");
-    registry.add("export-center.sdk.snapshot-secret", () -> "contract-test-snapshot-secret");
+    registry.add("export-center.sdk.internal-token", () -> "contract-test-token-0123456789");
+    registry.add("export-center.sdk.snapshot-secret", () -> "contract-test-snapshot-secret-0123456789abcdef");
   }
 
   @TestFactory

@@ -1,6 +1,7 @@
 package io.exportcenter.sdk.batch;
 
 import io.exportcenter.sdk.ContractException;
+import io.exportcenter.sdk.Secrets;
 import java.nio.charset.StandardCharsets;
 import java.security.InvalidKeyException;
 import java.security.MessageDigest;
@@ -24,12 +25,12 @@ public final class SnapshotSigner {
   private final SecretKeySpec key;
 
   /**
-   * @param secret at least 16 characters; an empty or short secret would make tokens forgeable
+   * @param secret at least {@link Secrets#MIN_HMAC_SECRET_BYTES} bytes, no unresolved {@code
+   *     ${...}} placeholder; an empty, short or placeholder secret would make tokens forgeable
+   * @throws IllegalArgumentException naming the problem
    */
   public SnapshotSigner(String secret) {
-    if (secret == null || secret.length() < 16) {
-      throw new IllegalArgumentException("the snapshot secret must have at least 16 characters");
-    }
+    Secrets.require("the snapshot secret", secret, Secrets.MIN_HMAC_SECRET_BYTES);
     this.key = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256");
   }
 

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /** Request parsing, id cursors, snapshot tokens and the tenant scope. */
 class BatchContractTest {
-  static final String SECRET = "snap-0123456789abcdef";
+  static final String SECRET = "snap-0123456789abcdef0123456789abcdef";
 
   static String body(String override) {
     String base =
@@ -80,9 +80,9 @@ class BatchContractTest {
   void snapshotTokensEqualTheCppSdksAndBindTheirTask() {
     BatchRequest first = parse(body(""));
     SnapshotSigner signer = new SnapshotSigner(SECRET);
-    // Made by the C++ customer-service with the same secret for the same request.
+    // What the C++ SDK signs with the same secret for the same request (same message, HMAC-SHA256).
     String cpp =
-        "v1.10000000300.a85ad2586e24fd567e7ba6b5f2ff7b6ae32058ea7b339e09bff48d66d4b33104";
+        "v1.10000000300.ea88f6c3ece2f35be1c68e2381b2bab62a8cc53f0d3cf65a5f875933d3a21f0f";
     assertEquals(cpp, signer.sign(first, 10000000300L));
     assertEquals(10000000300L, signer.verify(first, cpp));
     BatchRequest otherTenant = parse(body("").replace("\"tenantId\":\"1\"", "\"tenantId\":\"2\""));
@@ -92,7 +92,7 @@ class BatchContractTest {
     assertNull(signer.verify(first, cpp.replace("v1.10000000300.", "v1.10000000301.")));
     assertNull(signer.verify(first, cpp.replace("v1.10000000300.", "v1.010000000300.")));
     assertNull(signer.verify(first, cpp.substring(0, cpp.length() - 1) + "5"));
-    assertNull(new SnapshotSigner("another-secret-0123").verify(first, cpp));
+    assertNull(new SnapshotSigner("another-secret-0123456789abcdef0123").verify(first, cpp));
     assertThrows(IllegalArgumentException.class, () -> new SnapshotSigner("short"));
 
     SnapshotSigner.Snapshot s = signer.resolve(first, () -> 42L);
