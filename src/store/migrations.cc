@@ -192,11 +192,38 @@ std::optional<IndexStatement> ParseCreateIndex(const std::string& statement) {
   return IndexStatement{m[4], m[3], m[1].str() + m[3].str() + " ON " + m[4].str() + m[5].str()};
 }
 
+// "DROP INDEX IF EXISTS name ON table", the only shape of drop the
+// migrations use; MySQL needs the table, SQLite and PostgreSQL refuse it.
+struct DropIndexStatement {
+  std::string table;
+  std::string name;
+};
+std::optional<DropIndexStatement> ParseDropIndex(const std::string& statement) {
+  static const std::regex kDropIndex(
+      R"(^DROP INDEX IF EXISTS ([A-Za-z0-9_]+) ON ([A-Za-z0-9_]+)$)");
+  std::smatch m;
+  if (!std::regex_match(statement, m, kDropIndex)) return std::nullopt;
+  return DropIndexStatement{m[2], m[1]};
+}
+
+Status DropIndex(Connection& c, const Dialect& d, const DropIndexStatement& drop) {
+  if (d.name != "mysql") return c.Exec("DROP INDEX IF EXISTS " + drop.name).status();
+  // MySQL 8 has no DROP INDEX IF EXISTS: look the index up (MariaDB has it,
+  // but one way for both is simpler).
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM information_schema.statistics"
+                                         " WHERE table_schema = DATABASE() AND table_name = ?"
+                                         " AND index_name = ?",
+                                         {drop.table, drop.name}));
+  if (rows.at(0).Int(0) == 0) return Status::Ok();
+  return c.Exec("DROP INDEX " + drop.name + " ON " + drop.table).status();
+}
+
 // One DDL statement. Where the database lacks CREATE INDEX IF NOT EXISTS
 // (MySQL 8), an existing index is looked up instead, so a migration cut short
 // by a crash can run again.
 Status RunStatement(Connection& c, const Dialect& d, const std::string& statement) {
   std::string sql = d.Expand(statement);
+  if (std::optional<DropIndexStatement> drop = ParseDropIndex(sql)) return DropIndex(c, d, *drop);
   if (!d.index_exists_query.empty()) {
     if (std::optional<IndexStatement> index = ParseCreateIndex(sql)) {
       EC_ASSIGN_OR_RETURN(Rows rows, c.Query(d.index_exists_query, {index->table, index->name}));
@@ -267,12 +294,27 @@ Migration DownloadAudit() {
   };
 }
 
+// Version 6: the live task events page through changes by the key
+// (updated_at, id) (docs/http-api.md#get-export-tasksevents--task-events):
+// the index of version 4 leaves the id order of one millisecond's changes to
+// a sort, and is dropped (InnoDB already appended the primary key to it).
+Migration TaskChangeKeyIndex() {
+  return {
+      6,
+      "export_task (updated_at, id) index for keyset paging of task events",
+      {
+          "CREATE INDEX IF NOT EXISTS idx_export_task_change_key ON export_task (updated_at, id)",
+          "DROP INDEX IF EXISTS idx_export_task_updated_at ON export_task",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
-  static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter(),
+  static const std::vector<Migration> kMigrations = {InitialSchema(),      IdNodeCounter(),
                                                      NotificationOutbox(), TaskUpdatedAtIndex(),
-                                                     DownloadAudit()};
+                                                     DownloadAudit(),      TaskChangeKeyIndex()};
   return kMigrations;
 }
 

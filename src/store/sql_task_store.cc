@@ -253,6 +253,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<Task> GetTask(int64_t task_id) override;
   StatusOr<ListPage> ListTasks(const ListQuery& query) override;
   StatusOr<std::vector<Task>> ListChangedTasks(const ChangeQuery& query) override;
+  StatusOr<std::vector<ChangeKey>> ListChangeKeys(const ChangeQuery& query) override;
   StatusOr<TaskState> RequestCancel(int64_t task_id) override;
   StatusOr<Task> ManualRetry(int64_t task_id, const std::string& trace_id) override;
   Status RecordDownload(const DownloadRecord& download) override;
@@ -622,32 +623,65 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
   return out;
 }
 
-StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
-  std::string where = " WHERE updated_at > ?";
-  SqlParams params = {q.updated_after_ms};
+// The WHERE of ListChangedTasks and ListChangeKeys, and its parameters. The
+// keyset bounds are written as a range on updated_at plus a tie-break on id,
+// not as a row-value comparison: "updated_at >= ? AND (updated_at > ? OR id
+// > ?)" is a range scan of the (updated_at, id) index on SQLite, PostgreSQL
+// and MySQL/MariaDB alike (MariaDB does not use an index for row values).
+std::string ChangeWhere(const TaskStore::ChangeQuery& q, SqlParams* params) {
+  std::string where;
+  if (q.after_id) {
+    where = " WHERE updated_at >= ? AND (updated_at > ? OR id > ?)";
+    *params = {q.updated_after_ms, q.updated_after_ms, *q.after_id};
+  } else {
+    where = " WHERE updated_at > ?";
+    *params = {q.updated_after_ms};
+  }
+  if (q.up_to) {
+    where += " AND updated_at <= ? AND (updated_at < ? OR id <= ?)";
+    params->emplace_back(q.up_to->updated_at);
+    params->emplace_back(q.up_to->updated_at);
+    params->emplace_back(q.up_to->id);
+  }
   if (q.tenant_id) {
     where += " AND tenant_id = ? AND app_code = ?";
-    params.emplace_back(*q.tenant_id);
-    params.emplace_back(task::ToString(q.app_code));
+    params->emplace_back(*q.tenant_id);
+    params->emplace_back(task::ToString(q.app_code));
     if (q.requested_by) {
       where += " AND requested_by = ?";
-      params.emplace_back(*q.requested_by);
+      params->emplace_back(*q.requested_by);
     }
   }
-  params.emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
+  params->emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
+  return where + " ORDER BY updated_at, id LIMIT ?";
+}
+
+StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
+  SqlParams params;
+  const std::string where = ChangeWhere(q, &params);
   std::vector<Task> out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
     out.clear();
     EC_ASSIGN_OR_RETURN(
-        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
-                               " ORDER BY updated_at, id LIMIT ?",
-                           params));
+        Rows rows,
+        c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where, params));
     for (const Row& r : rows) {
       EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
       out.push_back(std::move(t));
     }
     return Status::Ok();
   }));
+  return out;
+}
+
+StatusOr<std::vector<TaskStore::ChangeKey>> SqlTaskStore::ListChangeKeys(const ChangeQuery& q) {
+  SqlParams params;
+  const std::string where = ChangeWhere(q, &params);
+  EC_ASSIGN_OR_RETURN(Rows rows,
+                      db_->Query("SELECT updated_at, id FROM export_task" + where, params));
+  std::vector<ChangeKey> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back({r.Int(0), r.Int(1)});
   return out;
 }
 
