@@ -420,10 +420,10 @@ StatusOr<int64_t> SqlTaskStore::InsertCommand(Connection& c, int64_t task_id, in
   command.trace_id = trace_id.empty() ? NewUuid() : trace_id;
   return c.Exec(
       Sql("{INSERT_IGNORE} export_outbox (id, event_id, task_id, dispatch_version, topic, tag,"
-          " message_key, payload_json, status, attempt_count, next_retry_at, created_at,"
-          " updated_at)"
+          " message_key, payload_json, status, attempt_count, next_retry_at, due_since,"
+          " created_at, updated_at)"
           " SELECT ?, ?, t.id, t.dispatch_version, ?, t.export_type, ?, ?, 'PENDING', 0,"
-          " t.next_retry_at, {NOW}, {NOW}"
+          " t.next_retry_at, t.next_retry_at, {NOW}, {NOW}"
           " FROM export_task t WHERE t.id = ? AND t.dispatch_version = ? AND t.status = 'PENDING'"
           "{ON_CONFLICT_IGNORE}"),
       {NewId(), command.event_id, kTopic, std::to_string(task_id), task::EncodeCommand(command),
@@ -1000,14 +1000,17 @@ StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimR
   // than the publisher's MarkOutboxSent) goes back to PENDING, due after the
   // short back-off, so the publisher sends it again; the task is untouched.
   // attempt_count restarts at 0: it counts failed sends for the send back-off
-  // and the send alert, and this send did not fail.
-  EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
-                                " next_retry_at = {NOW} + ?, attempt_count = 0,"
-                                " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
-                                " WHERE task_id = ? AND dispatch_version = ?"
-                                " AND status IN ('SENT', 'CLAIMED')"),
-                            {r.handback_backoff_ms, r.task_id, r.dispatch_version})
-                         .status());
+  // and the send alert, and this send did not fail; for the same reason the
+  // row is due afresh (due_since) once the back-off is over.
+  EC_RETURN_IF_ERROR(
+      c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
+                 " next_retry_at = {NOW} + ?, due_since = {NOW} + ?,"
+                 " attempt_count = 0, lease_owner = NULL, lease_until = NULL,"
+                 " updated_at = {NOW}"
+                 " WHERE task_id = ? AND dispatch_version = ?"
+                 " AND status IN ('SENT', 'CLAIMED')"),
+             {r.handback_backoff_ms, r.handback_backoff_ms, r.task_id, r.dispatch_version})
+          .status());
   return true;
 }
 
@@ -1257,11 +1260,11 @@ StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int gr
                                                   int limit) {
   // Same row, same version (docs/dispatch.md#re-sending-keeps-the-version): a
   // re-send never changes the version, so a command that merely waited in a long
-  // queue is not starved.
+  // queue is not starved. It was delivered once, so it is due afresh from now.
   EC_ASSIGN_OR_RETURN(
       int64_t n,
       db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
-                    " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                    " due_since = {NOW}, lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
                     " WHERE status = 'SENT' AND id IN (SELECT id FROM ("
                     "SELECT o.id FROM export_outbox o JOIN export_task t"
                     " ON t.id = o.task_id AND t.dispatch_version = o.dispatch_version"
@@ -1449,14 +1452,18 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
 StatusOr<TaskStore::Gauges> SqlTaskStore::ReadGauges() {
   Gauges g;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    // The oldest age counts from when a row became due, not from created_at:
-    // a row re-sent by the reconciler or written for a retry still in its
-    // back-off is not late (docs/observability.md#metrics).
-    EC_ASSIGN_OR_RETURN(Rows outbox,
-                        c.Query(Sql("SELECT COUNT(*), COALESCE(MAX(attempt_count), 0),"
-                                    " COALESCE(({NOW} - MIN(CASE WHEN next_retry_at <= {NOW}"
-                                    " THEN next_retry_at END)) / 1000, 0)"
-                                    " FROM export_outbox WHERE status IN ('PENDING', 'CLAIMED')")));
+    // The oldest age counts from when a row first became due (due_since),
+    // not from created_at — a row re-sent by the reconciler or written for a
+    // retry still in its back-off is not late — nor from next_retry_at, which
+    // every failed send moves on, so that a broker outage shows
+    // (docs/observability.md#metrics). COALESCE: a row written by an older
+    // binary during a rolling upgrade has no due_since.
+    EC_ASSIGN_OR_RETURN(
+        Rows outbox,
+        c.Query(Sql("SELECT COUNT(*), COALESCE(MAX(attempt_count), 0),"
+                    " COALESCE(({NOW} - MIN(CASE WHEN COALESCE(due_since, next_retry_at) <= {NOW}"
+                    " THEN COALESCE(due_since, next_retry_at) END)) / 1000, 0)"
+                    " FROM export_outbox WHERE status IN ('PENDING', 'CLAIMED')")));
     g.outbox_pending = outbox.at(0).Int(0);
     g.outbox_max_attempt = outbox.at(0).Int(1);
     g.outbox_oldest_age_seconds = std::max<int64_t>(0, outbox.at(0).Int(2));

@@ -1452,6 +1452,7 @@ TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {
   Task a = Create("alice", "orders");
   Task b = Create("bob", "orders");
   Shift("export_outbox", "next_retry_at", -120 * kSecond, a.id);
+  Shift("export_outbox", "due_since", -120 * kSecond, a.id);
   Shift("export_task", "next_retry_at", -30 * kSecond, b.id);
   int64_t id = Outbox(b.id)[0].id;
   ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
@@ -1652,6 +1653,7 @@ TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
   // Created long ago, but its back-off has ten minutes to run: not late.
   Shift("export_outbox", "created_at", -3600 * kSecond, waiting.id);
   Shift("export_outbox", "next_retry_at", 600 * kSecond, waiting.id);
+  Shift("export_outbox", "due_since", 600 * kSecond, waiting.id);
   Task resent = Create("bob");
   // Created long ago and re-sent just now by the reconciler: not late either.
   Shift("export_outbox", "created_at", -3600 * kSecond, resent.id);
@@ -1659,9 +1661,47 @@ TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
   EXPECT_EQ(fresh.outbox_pending, 2);
   EXPECT_LT(fresh.outbox_oldest_age_seconds, 60);
   Shift("export_outbox", "next_retry_at", -200 * kSecond, resent.id);
+  Shift("export_outbox", "due_since", -200 * kSecond, resent.id);
   ASSERT_OK_AND_ASSIGN(TaskStore::Gauges late, store_->ReadGauges());
   EXPECT_GE(late.outbox_oldest_age_seconds, 200);
   EXPECT_LT(late.outbox_oldest_age_seconds, 300);
+}
+
+// Issue 23 item 13: a failed send moves next_retry_at on, not the time the
+// row first became due, so the outbox age keeps growing while the channel
+// is down (the ExportOutboxOldestAge alert can fire). A re-send of a
+// delivered row and a hand-back start the age afresh.
+TEST_P(TaskStoreContractTest, AFailedSendDoesNotResetTheOutboxAge) {
+  Task t = Create("alice");
+  const int64_t id = Outbox(t.id)[0].id;
+  // Due for 300 s, every send failing.
+  Shift("export_outbox", "next_retry_at", -300 * kSecond, t.id);
+  Shift("export_outbox", "due_since", -300 * kSecond, t.id);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> claimed, store_->ClaimOutbox(id, "p", 60));
+    ASSERT_TRUE(claimed.has_value());
+    ASSERT_OK_AND_ASSIGN(bool failed, store_->MarkOutboxFailed(id, "p", "broker down", 0));
+    ASSERT_TRUE(failed);
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> claimed, store_->ClaimOutbox(id, "p", 60));
+  ASSERT_TRUE(claimed.has_value());
+  // The last failure backs off for a minute: the row is still late.
+  ASSERT_OK_AND_ASSIGN(bool failed, store_->MarkOutboxFailed(id, "p", "broker down", 60000));
+  ASSERT_TRUE(failed);
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges down, store_->ReadGauges());
+  EXPECT_GE(down.outbox_oldest_age_seconds, 300);
+  EXPECT_LT(down.outbox_oldest_age_seconds, 400);
+  EXPECT_EQ(down.outbox_max_attempt, 4);
+
+  // Delivered at last, then re-sent by the reconciler (case B): due afresh.
+  Shift("export_outbox", "next_retry_at", -61 * kSecond, t.id);
+  ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
+  ASSERT_TRUE(*store_->MarkOutboxSent(id, "p"));
+  Shift("export_outbox", "sent_at", -600 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(int resent, store_->ResendStaleSentOutbox(300, 0, 10));
+  ASSERT_EQ(resent, 1);
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges again, store_->ReadGauges());
+  EXPECT_LT(again.outbox_oldest_age_seconds, 60);
 }
 
 // ---- notification outbox (docs/notifications.md) -------------------------------------
