@@ -12,8 +12,11 @@
 namespace export_center::api {
 namespace {
 
-// The poller reads at most this many changes per round; more wait for the next.
+// The poller reads changes in pages of this many, and reads on while pages
+// come back full.
 constexpr int kPollLimit = 2000;
+// Sent keys remembered for the look-back (a few MB); see task_events.h.
+constexpr size_t kMaxRemembered = 100000;
 // Sent first: the browser's reconnect delay, and bytes so the stream opens at once.
 constexpr char kGreeting[] = "retry: 3000\n: connected\n\n";
 constexpr char kHeartbeat[] = ": heartbeat\n\n";
@@ -203,7 +206,7 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
   MutexLock lock(&mu_);
   // Checked again: other streams may have opened while the database answered.
   EC_RETURN_IF_ERROR(CheckCaps(subscriber->user_key()));
-  if (!cursor_ && start) cursor_ = start;
+  if (!cursor_ && start) cursor_ = store::TaskStore::ChangeKey{*start, 0};
   subscribers_.push_back(subscriber);
   if (!started_) {
     started_ = true;
@@ -228,39 +231,117 @@ void TaskEventHub::Run() {
 }
 
 void TaskEventHub::PollOnce() {
-  store::TaskStore::ChangeQuery q;
-  q.limit = kPollLimit;
   {
     MutexLock lock(&mu_);
     if (LiveSubscribersLocked().empty()) {
       // Nobody listens: forget the position; the next listener starts afresh.
       cursor_.reset();
       sent_.clear();
+      forgotten_ = {};
       return;
     }
     if (!cursor_) return;
-    q.updated_after_ms = *cursor_ - options_.overlap.count();
   }
-  auto changed = store_->ListChangedTasks(q);
-  if (!changed.ok()) {
-    spdlog::warn("task events: reading changed tasks failed: {}", changed.status().ToString());
-    return;
-  }
-  MutexLock lock(&mu_);
-  if (!cursor_) return;
-  auto subscribers = LiveSubscribersLocked();
-  for (const task::Task& t : *changed) {
-    auto it = sent_.find(t.id);
-    if (it != sent_.end() && it->second >= t.updated_at) continue;
-    sent_[t.id] = t.updated_at;
-    cursor_ = std::max(*cursor_, t.updated_at);
-    const std::string text = TaskEventText(t);
-    for (const auto& s : subscribers) {
-      if (s->Sees(t)) s->Push(text);
+  if (ReadForward()) ReadLookBack();
+}
+
+bool TaskEventHub::ReadForward() {
+  for (;;) {
+    store::TaskStore::ChangeQuery q;
+    q.limit = kPollLimit;
+    {
+      MutexLock lock(&mu_);
+      if (stopping_ || !cursor_) return false;
+      q.updated_after_ms = cursor_->updated_at;
+      q.after_id = cursor_->id;
     }
+    auto changed = store_->ListChangedTasks(q);
+    if (!changed.ok()) {
+      spdlog::warn("task events: reading changed tasks failed: {}", changed.status().ToString());
+      return false;
+    }
+    MutexLock lock(&mu_);
+    if (!cursor_) return false;
+    const auto subscribers = LiveSubscribersLocked();
+    for (const task::Task& t : *changed) SendLocked(t, /*advance=*/true, subscribers);
+    ForgetLocked();
+    if (static_cast<int>(changed->size()) < kPollLimit) return true;
   }
-  const int64_t forget_before = *cursor_ - options_.overlap.count();
-  std::erase_if(sent_, [&](const auto& entry) { return entry.second < forget_before; });
+}
+
+void TaskEventHub::ReadLookBack() {
+  using Key = store::TaskStore::ChangeKey;
+  store::TaskStore::ChangeQuery q;
+  q.limit = kPollLimit;
+  {
+    MutexLock lock(&mu_);
+    if (!cursor_) return;
+    const Key from = std::max(Key{cursor_->updated_at - options_.overlap.count(), 0}, forgotten_);
+    q.updated_after_ms = from.updated_at;
+    q.after_id = from.id;
+    q.up_to = *cursor_;
+  }
+  // First the keys only (index-only), to find the first one not sent.
+  std::optional<Key> first_late;
+  while (!first_late) {
+    auto keys = store_->ListChangeKeys(q);
+    if (!keys.ok()) {
+      spdlog::warn("task events: reading changed keys failed: {}", keys.status().ToString());
+      return;
+    }
+    {
+      MutexLock lock(&mu_);
+      for (const Key& k : *keys) {
+        if (!sent_.contains(k)) {
+          first_late = k;
+          break;
+        }
+      }
+    }
+    if (static_cast<int>(keys->size()) < kPollLimit) break;
+    q.updated_after_ms = keys->back().updated_at;
+    q.after_id = keys->back().id;
+  }
+  if (!first_late) return;
+  // Then the rows from there up to the cursor; the ones sent are skipped.
+  q.updated_after_ms = first_late->updated_at;
+  q.after_id = first_late->id - 1;
+  for (;;) {
+    auto changed = store_->ListChangedTasks(q);
+    if (!changed.ok()) {
+      spdlog::warn("task events: reading late changes failed: {}", changed.status().ToString());
+      return;
+    }
+    MutexLock lock(&mu_);
+    if (!cursor_) return;
+    const auto subscribers = LiveSubscribersLocked();
+    for (const task::Task& t : *changed) SendLocked(t, /*advance=*/false, subscribers);
+    ForgetLocked();
+    if (static_cast<int>(changed->size()) < kPollLimit) return;
+    q.updated_after_ms = changed->back().updated_at;
+    q.after_id = changed->back().id;
+  }
+}
+
+void TaskEventHub::SendLocked(const task::Task& t, bool advance,
+                              const std::vector<std::shared_ptr<Subscriber>>& subscribers) {
+  const store::TaskStore::ChangeKey key{t.updated_at, t.id};
+  if (advance) cursor_ = std::max(*cursor_, key);
+  if (!sent_.insert(key).second) return;
+  const std::string text = TaskEventText(t);
+  for (const auto& s : subscribers) {
+    if (s->Sees(t)) s->Push(text);
+  }
+}
+
+void TaskEventHub::ForgetLocked() {
+  const int64_t window_start = cursor_->updated_at - options_.overlap.count();
+  while (!sent_.empty() &&
+         (sent_.begin()->updated_at < window_start || sent_.size() > kMaxRemembered)) {
+    if (sent_.begin()->updated_at >= window_start)
+      forgotten_ = std::max(forgotten_, *sent_.begin());
+    sent_.erase(sent_.begin());
+  }
 }
 
 void TaskEventHub::EndExpiredStreams() {

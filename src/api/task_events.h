@@ -10,10 +10,15 @@
 // own tasks, or the whole tenant and app with platform:download:all). The
 // poller runs only while someone subscribes.
 //
-// updated_at is the database clock at the statement, not at commit, so a
-// transaction committing late can carry an older updated_at than one already
-// seen: every poll looks `overlap` back and skips (task, updated_at) pairs it
-// has already sent.
+// The poller pages by the change key (updated_at, id) from the last change
+// it sent, and reads on while pages come back full, so a burst of any size in
+// one millisecond passes. updated_at is the database clock at the statement,
+// not at commit, so a transaction committing late (PostgreSQL and MySQL run
+// writers concurrently) can carry a key below one already sent: every poll
+// also reads the keys of the last `overlap` (an index-only read) and sends the
+// tasks whose key it has not sent. The keys sent are remembered for that
+// window, at most kMaxRemembered of them; past that the look-back reaches
+// back only as far as the memory does.
 //
 // A subscriber is an http::LiveSource: it holds the events not yet written;
 // the server polls it on its I/O thread, so an SSE client holds no worker.
@@ -29,9 +34,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,6 +86,16 @@ class TaskEventHub {
  private:
   void Run();
   void PollOnce();
+  // Reads the changes after the cursor page by page; false when it failed.
+  bool ReadForward();
+  // Sends the late commits of the last `overlap` not sent yet.
+  void ReadLookBack();
+  // Sends `t` to the subscribers that see it unless its key was sent;
+  // `advance` moves the cursor to it. Requires mu_ and a cursor.
+  void SendLocked(const task::Task& t, bool advance,
+                  const std::vector<std::shared_ptr<Subscriber>>& subscribers) REQUIRES(mu_);
+  // Forgets the sent keys the look-back no longer reaches. Requires mu_.
+  void ForgetLocked() REQUIRES(mu_);
   void SendHeartbeats();
   // Sends `event: reauth` to and ends the streams whose token has expired.
   void EndExpiredStreams();
@@ -94,10 +109,13 @@ class TaskEventHub {
   CondVar wake_;
   bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::weak_ptr<Subscriber>> subscribers_ GUARDED_BY(mu_);
-  // The newest updated_at seen; unset while nobody listens.
-  std::optional<int64_t> cursor_ GUARDED_BY(mu_);
-  // (task id → updated_at) already sent within the overlap window.
-  std::map<int64_t, int64_t> sent_ GUARDED_BY(mu_);
+  // The key of the last change read forward; unset while nobody listens.
+  std::optional<store::TaskStore::ChangeKey> cursor_ GUARDED_BY(mu_);
+  // Keys sent within the overlap window, oldest first; at most kMaxRemembered.
+  std::set<store::TaskStore::ChangeKey> sent_ GUARDED_BY(mu_);
+  // Keys at or below this were forgotten before they left the window: the
+  // look-back starts after it.
+  store::TaskStore::ChangeKey forgotten_ GUARDED_BY(mu_);
   std::thread poller_;  // started by the first Subscribe
   bool started_ GUARDED_BY(mu_) = false;
 };

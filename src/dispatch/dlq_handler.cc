@@ -7,10 +7,15 @@
 
 #include "common/ids.h"
 #include "common/thread_guard.h"
+#include "common/utf8.h"
 #include "task/command.h"
 
 namespace export_center::dispatch {
 namespace {
+
+// The decode error quoted in the quarantine reason; the store bounds the
+// whole reason again.
+constexpr size_t kMaxErrorBytes = 400;
 
 // How long the worker waits before taking a dead letter back after its own
 // database failed, so an outage is not a busy loop.
@@ -36,6 +41,17 @@ std::string RawProperties(const Delivery& d) {
     out += key + "=" + value;
   }
   return "{" + out + "}";
+}
+
+// Why the command was dead-lettered, for the outbox row's last_error: the
+// consumer rejects a command only when it does not decode, so decoding it
+// again here gives the real error.
+std::string QuarantineReason(const Delivery& d) {
+  auto command = task::DecodeCommand(d.payload);
+  const std::string deliveries = " (after " + std::to_string(d.delivery_count) + " deliveries)";
+  if (command.ok()) return "dead-lettered although the command decodes here" + deliveries;
+  return "the export command could not be decoded: " +
+         utf8::Excerpt(command.status().message(), kMaxErrorBytes) + deliveries;
 }
 
 }  // namespace
@@ -89,13 +105,11 @@ DeliveryOutcome DlqHandler::Handle(const Delivery& delivery) {
         delivery.message_id, RawProperties(delivery), delivery.delivery_count);
     return DeliveryOutcome::kAck;
   }
-  Status s = store_->QuarantineCommand(
-      *task_id, *version, event_id, "the export command could not be decoded and was quarantined");
+  const std::string reason = QuarantineReason(delivery);
+  Status s = store_->QuarantineCommand(*task_id, *version, event_id, reason);
   if (s.ok()) {
-    spdlog::error(
-        "task {} v{} event {}: poison command quarantined after {} deliveries "
-        "(message id {})",
-        *task_id, *version, event_id, delivery.delivery_count, delivery.message_id);
+    spdlog::error("task {} v{} event {}: poison command quarantined (message id {}): {}", *task_id,
+                  *version, event_id, delivery.message_id, reason);
     return DeliveryOutcome::kAck;
   }
   if (s.code() == StatusCode::kConflict) {

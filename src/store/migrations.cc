@@ -192,11 +192,73 @@ std::optional<IndexStatement> ParseCreateIndex(const std::string& statement) {
   return IndexStatement{m[4], m[3], m[1].str() + m[3].str() + " ON " + m[4].str() + m[5].str()};
 }
 
+// "DROP INDEX IF EXISTS name ON table", the only shape of drop the
+// migrations use; MySQL needs the table, SQLite and PostgreSQL refuse it.
+struct DropIndexStatement {
+  std::string table;
+  std::string name;
+};
+std::optional<DropIndexStatement> ParseDropIndex(const std::string& statement) {
+  static const std::regex kDropIndex(
+      R"(^DROP INDEX IF EXISTS ([A-Za-z0-9_]+) ON ([A-Za-z0-9_]+)$)");
+  std::smatch m;
+  if (!std::regex_match(statement, m, kDropIndex)) return std::nullopt;
+  return DropIndexStatement{m[2], m[1]};
+}
+
+Status DropIndex(Connection& c, const Dialect& d, const DropIndexStatement& drop) {
+  if (d.name != "mysql") return c.Exec("DROP INDEX IF EXISTS " + drop.name).status();
+  // MySQL 8 has no DROP INDEX IF EXISTS: look the index up (MariaDB has it,
+  // but one way for both is simpler).
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM information_schema.statistics"
+                                         " WHERE table_schema = DATABASE() AND table_name = ?"
+                                         " AND index_name = ?",
+                                         {drop.table, drop.name}));
+  if (rows.at(0).Int(0) == 0) return Status::Ok();
+  return c.Exec("DROP INDEX " + drop.name + " ON " + drop.table).status();
+}
+
+// "ALTER TABLE table ADD COLUMN IF NOT EXISTS column …", the only shape of
+// added column the migrations use. SQLite and MySQL 8 lack the IF NOT EXISTS
+// (PostgreSQL and MariaDB have it): there the column is looked up first.
+struct AddColumnStatement {
+  std::string table;
+  std::string column;
+  std::string without_if_not_exists;
+};
+std::optional<AddColumnStatement> ParseAddColumn(const std::string& statement) {
+  static const std::regex kAddColumn(
+      R"(^(ALTER TABLE ([A-Za-z0-9_]+) ADD COLUMN )IF NOT EXISTS (([A-Za-z0-9_]+).*)$)");
+  std::smatch m;
+  if (!std::regex_match(statement, m, kAddColumn)) return std::nullopt;
+  return AddColumnStatement{m[2], m[4], m[1].str() + m[3].str()};
+}
+
+Status AddColumn(Connection& c, const Dialect& d, const AddColumnStatement& add,
+                 const std::string& sql) {
+  std::string exists;
+  if (d.name == "sqlite") {
+    exists = "SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?";
+  } else if (d.name == "mysql") {
+    exists =
+        "SELECT COUNT(*) FROM information_schema.columns"
+        " WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?";
+  } else {
+    return c.Exec(sql).status();
+  }
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(exists, {add.table, add.column}));
+  if (rows.at(0).Int(0) > 0) return Status::Ok();
+  return c.Exec(add.without_if_not_exists).status();
+}
+
 // One DDL statement. Where the database lacks CREATE INDEX IF NOT EXISTS
 // (MySQL 8), an existing index is looked up instead, so a migration cut short
 // by a crash can run again.
 Status RunStatement(Connection& c, const Dialect& d, const std::string& statement) {
   std::string sql = d.Expand(statement);
+  if (std::optional<DropIndexStatement> drop = ParseDropIndex(sql)) return DropIndex(c, d, *drop);
+  if (std::optional<AddColumnStatement> add = ParseAddColumn(sql))
+    return AddColumn(c, d, *add, sql);
   if (!d.index_exists_query.empty()) {
     if (std::optional<IndexStatement> index = ParseCreateIndex(sql)) {
       EC_ASSIGN_OR_RETURN(Rows rows, c.Query(d.index_exists_query, {index->table, index->name}));
@@ -267,12 +329,43 @@ Migration DownloadAudit() {
   };
 }
 
+// Version 6: the live task events page through changes by the key
+// (updated_at, id) (docs/http-api.md#get-export-tasksevents--task-events):
+// the index of version 4 leaves the id order of one millisecond's changes to
+// a sort, and is dropped (InnoDB already appended the primary key to it).
+Migration TaskChangeKeyIndex() {
+  return {
+      6,
+      "export_task (updated_at, id) index for keyset paging of task events",
+      {
+          "CREATE INDEX IF NOT EXISTS idx_export_task_change_key ON export_task (updated_at, id)",
+          "DROP INDEX IF EXISTS idx_export_task_updated_at ON export_task",
+      },
+  };
+}
+
+// Version 7: when an unsent outbox row first became due
+// (docs/observability.md#metrics). next_retry_at moves on with every failed
+// send, so the outbox age measured from it stayed below one back-off during
+// a broker outage and its alert could not fire; due_since stays put until
+// the command is delivered. Rows already waiting start from next_retry_at.
+Migration OutboxDueSince() {
+  return {
+      7,
+      "export_outbox.due_since: when the unsent row first became due",
+      {
+          "ALTER TABLE export_outbox ADD COLUMN IF NOT EXISTS due_since BIGINT NULL",
+          "UPDATE export_outbox SET due_since = next_retry_at WHERE due_since IS NULL",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
-  static const std::vector<Migration> kMigrations = {InitialSchema(), IdNodeCounter(),
-                                                     NotificationOutbox(), TaskUpdatedAtIndex(),
-                                                     DownloadAudit()};
+  static const std::vector<Migration> kMigrations = {
+      InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
+      DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince()};
   return kMigrations;
 }
 

@@ -253,6 +253,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<Task> GetTask(int64_t task_id) override;
   StatusOr<ListPage> ListTasks(const ListQuery& query) override;
   StatusOr<std::vector<Task>> ListChangedTasks(const ChangeQuery& query) override;
+  StatusOr<std::vector<ChangeKey>> ListChangeKeys(const ChangeQuery& query) override;
   StatusOr<TaskState> RequestCancel(int64_t task_id) override;
   StatusOr<Task> ManualRetry(int64_t task_id, const std::string& trace_id) override;
   Status RecordDownload(const DownloadRecord& download) override;
@@ -419,10 +420,10 @@ StatusOr<int64_t> SqlTaskStore::InsertCommand(Connection& c, int64_t task_id, in
   command.trace_id = trace_id.empty() ? NewUuid() : trace_id;
   return c.Exec(
       Sql("{INSERT_IGNORE} export_outbox (id, event_id, task_id, dispatch_version, topic, tag,"
-          " message_key, payload_json, status, attempt_count, next_retry_at, created_at,"
-          " updated_at)"
+          " message_key, payload_json, status, attempt_count, next_retry_at, due_since,"
+          " created_at, updated_at)"
           " SELECT ?, ?, t.id, t.dispatch_version, ?, t.export_type, ?, ?, 'PENDING', 0,"
-          " t.next_retry_at, {NOW}, {NOW}"
+          " t.next_retry_at, t.next_retry_at, {NOW}, {NOW}"
           " FROM export_task t WHERE t.id = ? AND t.dispatch_version = ? AND t.status = 'PENDING'"
           "{ON_CONFLICT_IGNORE}"),
       {NewId(), command.event_id, kTopic, std::to_string(task_id), task::EncodeCommand(command),
@@ -622,32 +623,65 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
   return out;
 }
 
-StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
-  std::string where = " WHERE updated_at > ?";
-  SqlParams params = {q.updated_after_ms};
+// The WHERE of ListChangedTasks and ListChangeKeys, and its parameters. The
+// keyset bounds are written as a range on updated_at plus a tie-break on id,
+// not as a row-value comparison: "updated_at >= ? AND (updated_at > ? OR id
+// > ?)" is a range scan of the (updated_at, id) index on SQLite, PostgreSQL
+// and MySQL/MariaDB alike (MariaDB does not use an index for row values).
+std::string ChangeWhere(const TaskStore::ChangeQuery& q, SqlParams* params) {
+  std::string where;
+  if (q.after_id) {
+    where = " WHERE updated_at >= ? AND (updated_at > ? OR id > ?)";
+    *params = {q.updated_after_ms, q.updated_after_ms, *q.after_id};
+  } else {
+    where = " WHERE updated_at > ?";
+    *params = {q.updated_after_ms};
+  }
+  if (q.up_to) {
+    where += " AND updated_at <= ? AND (updated_at < ? OR id <= ?)";
+    params->emplace_back(q.up_to->updated_at);
+    params->emplace_back(q.up_to->updated_at);
+    params->emplace_back(q.up_to->id);
+  }
   if (q.tenant_id) {
     where += " AND tenant_id = ? AND app_code = ?";
-    params.emplace_back(*q.tenant_id);
-    params.emplace_back(task::ToString(q.app_code));
+    params->emplace_back(*q.tenant_id);
+    params->emplace_back(task::ToString(q.app_code));
     if (q.requested_by) {
       where += " AND requested_by = ?";
-      params.emplace_back(*q.requested_by);
+      params->emplace_back(*q.requested_by);
     }
   }
-  params.emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
+  params->emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
+  return where + " ORDER BY updated_at, id LIMIT ?";
+}
+
+StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
+  SqlParams params;
+  const std::string where = ChangeWhere(q, &params);
   std::vector<Task> out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
     out.clear();
     EC_ASSIGN_OR_RETURN(
-        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
-                               " ORDER BY updated_at, id LIMIT ?",
-                           params));
+        Rows rows,
+        c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where, params));
     for (const Row& r : rows) {
       EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
       out.push_back(std::move(t));
     }
     return Status::Ok();
   }));
+  return out;
+}
+
+StatusOr<std::vector<TaskStore::ChangeKey>> SqlTaskStore::ListChangeKeys(const ChangeQuery& q) {
+  SqlParams params;
+  const std::string where = ChangeWhere(q, &params);
+  EC_ASSIGN_OR_RETURN(Rows rows,
+                      db_->Query("SELECT updated_at, id FROM export_task" + where, params));
+  std::vector<ChangeKey> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back({r.Int(0), r.Int(1)});
   return out;
 }
 
@@ -966,14 +1000,17 @@ StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimR
   // than the publisher's MarkOutboxSent) goes back to PENDING, due after the
   // short back-off, so the publisher sends it again; the task is untouched.
   // attempt_count restarts at 0: it counts failed sends for the send back-off
-  // and the send alert, and this send did not fail.
-  EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
-                                " next_retry_at = {NOW} + ?, attempt_count = 0,"
-                                " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
-                                " WHERE task_id = ? AND dispatch_version = ?"
-                                " AND status IN ('SENT', 'CLAIMED')"),
-                            {r.handback_backoff_ms, r.task_id, r.dispatch_version})
-                         .status());
+  // and the send alert, and this send did not fail; for the same reason the
+  // row is due afresh (due_since) once the back-off is over.
+  EC_RETURN_IF_ERROR(
+      c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
+                 " next_retry_at = {NOW} + ?, due_since = {NOW} + ?,"
+                 " attempt_count = 0, lease_owner = NULL, lease_until = NULL,"
+                 " updated_at = {NOW}"
+                 " WHERE task_id = ? AND dispatch_version = ?"
+                 " AND status IN ('SENT', 'CLAIMED')"),
+             {r.handback_backoff_ms, r.handback_backoff_ms, r.task_id, r.dispatch_version})
+          .status());
   return true;
 }
 
@@ -1223,11 +1260,11 @@ StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int gr
                                                   int limit) {
   // Same row, same version (docs/dispatch.md#re-sending-keeps-the-version): a
   // re-send never changes the version, so a command that merely waited in a long
-  // queue is not starved.
+  // queue is not starved. It was delivered once, so it is due afresh from now.
   EC_ASSIGN_OR_RETURN(
       int64_t n,
       db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
-                    " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                    " due_since = {NOW}, lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
                     " WHERE status = 'SENT' AND id IN (SELECT id FROM ("
                     "SELECT o.id FROM export_outbox o JOIN export_task t"
                     " ON t.id = o.task_id AND t.dispatch_version = o.dispatch_version"
@@ -1415,14 +1452,18 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
 StatusOr<TaskStore::Gauges> SqlTaskStore::ReadGauges() {
   Gauges g;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    // The oldest age counts from when a row became due, not from created_at:
-    // a row re-sent by the reconciler or written for a retry still in its
-    // back-off is not late (docs/observability.md#metrics).
-    EC_ASSIGN_OR_RETURN(Rows outbox,
-                        c.Query(Sql("SELECT COUNT(*), COALESCE(MAX(attempt_count), 0),"
-                                    " COALESCE(({NOW} - MIN(CASE WHEN next_retry_at <= {NOW}"
-                                    " THEN next_retry_at END)) / 1000, 0)"
-                                    " FROM export_outbox WHERE status IN ('PENDING', 'CLAIMED')")));
+    // The oldest age counts from when a row first became due (due_since),
+    // not from created_at — a row re-sent by the reconciler or written for a
+    // retry still in its back-off is not late — nor from next_retry_at, which
+    // every failed send moves on, so that a broker outage shows
+    // (docs/observability.md#metrics). COALESCE: a row written by an older
+    // binary during a rolling upgrade has no due_since.
+    EC_ASSIGN_OR_RETURN(
+        Rows outbox,
+        c.Query(Sql("SELECT COUNT(*), COALESCE(MAX(attempt_count), 0),"
+                    " COALESCE(({NOW} - MIN(CASE WHEN COALESCE(due_since, next_retry_at) <= {NOW}"
+                    " THEN COALESCE(due_since, next_retry_at) END)) / 1000, 0)"
+                    " FROM export_outbox WHERE status IN ('PENDING', 'CLAIMED')")));
     g.outbox_pending = outbox.at(0).Int(0);
     g.outbox_max_attempt = outbox.at(0).Int(1);
     g.outbox_oldest_age_seconds = std::max<int64_t>(0, outbox.at(0).Int(2));

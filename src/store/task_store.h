@@ -13,6 +13,7 @@
 // Codes: Unavailable for connection/lock/serialization trouble, NotFound for a
 // missing task, Internal for broken invariants.
 
+#include <compare>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -266,17 +267,32 @@ class TaskStore {
   virtual StatusOr<ListPage> ListTasks(const ListQuery& query) = 0;
 
   // Tasks changed after a point of the database clock, for live task events
-  // (docs/http-api.md#get-export-tasksevents--task-events): updated_at > updated_after_ms, oldest
-  // change first, at most `limit`. Limited to one tenant and app (and user)
-  // when tenant_id is set. Served by the export_task (updated_at) index.
+  // (docs/http-api.md#get-export-tasksevents--task-events), oldest change
+  // first — ordered by the change key (updated_at, id) — at most `limit`.
+  // Without after_id: updated_at > updated_after_ms. With after_id: keyset
+  // paging, (updated_at, id) > (updated_after_ms, after_id), so a reader
+  // pages through any number of changes of one millisecond by passing the
+  // last key it got. With up_to: only keys <= *up_to. Limited to one tenant
+  // and app (and user) when tenant_id is set. Served by the export_task
+  // (updated_at, id) index. Read-only; safe to retry.
+  struct ChangeKey {
+    int64_t updated_at = 0;
+    int64_t id = 0;
+    auto operator<=>(const ChangeKey&) const = default;
+  };
   struct ChangeQuery {
     int64_t updated_after_ms = 0;
+    std::optional<int64_t> after_id;
+    std::optional<ChangeKey> up_to;
     std::optional<std::string> tenant_id;
     task::AppCode app_code = task::AppCode::kPlatform;
     std::optional<std::string> requested_by;
-    int limit = 500;
+    int limit = 500;  // 1..10000
   };
   virtual StatusOr<std::vector<task::Task>> ListChangedTasks(const ChangeQuery& query) = 0;
+  // The same changes as ListChangedTasks, only their keys: an index-only
+  // read, for the task events' look-back for late commits.
+  virtual StatusOr<std::vector<ChangeKey>> ListChangeKeys(const ChangeQuery& query) = 0;
 
   // PENDING → CANCELLED at once (returns the new state); RUNNING → sets
   // cancel_requested (state stays RUNNING). Other states: Conflict.

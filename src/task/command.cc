@@ -30,8 +30,16 @@ CommandProperties PropertiesOf(const Command& c) {
 }
 
 StatusOr<Command> DecodeCommand(std::string_view payload) {
-  nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgument("command is not a JSON object");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(payload);
+  } catch (const nlohmann::json::parse_error& e) {
+    // The parser's own words say where and why; the non-throwing parse only
+    // says that it failed. (Its "last read" quotes payload bytes as they
+    // are: whoever stores the message makes it valid UTF-8.)
+    return InvalidArgument(std::string("command is not JSON: ") + e.what());
+  }
+  if (!j.is_object()) return InvalidArgument("command is not a JSON object");
   auto field = [&](const char* name) -> const nlohmann::json* {
     auto it = j.find(name);
     return it == j.end() ? nullptr : &*it;

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/utf8.h"
 #include "dispatch/dlq_handler.h"
 #include "dispatch/embedded_command_channel.h"
 #include "dispatch/lease_watchdog.h"
@@ -503,6 +504,48 @@ TEST_F(ConsumerTest, PoisonCommandIsDeadLetteredAndQuarantinedFromItsProperties)
   auto rows = store_->ListOutboxForTask(id).value();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].status, store::OutboxStatus::kQuarantined);
+}
+
+// Issue 23 item 17: the quarantine record names the real decode error — the
+// JSON parser's own words — as valid UTF-8 and bounded, though the payload
+// is 100 KB or has bytes that are not UTF-8, and the parser quotes them.
+TEST_F(ConsumerTest, QuarantineRecordNamesTheRealDecodeError) {
+  struct Case {
+    std::string payload;
+    std::string error;  // what the reason must name
+  };
+  std::string huge = "{\"schemaVersion\": 1, \"taskId\": \"";
+  for (int i = 0; i < 50000; ++i) huge += "é";
+  huge += "\x01\"}";
+  const std::vector<Case> cases = {
+      {"{\"schemaVersion\": 1, \"taskId\": ", "unexpected end of input"},
+      {huge, "invalid string: control character U+0001"},       // quoting 100 KB
+      {"{\"taskId\": \"\xff\xfe\"}", "ill-formed UTF-8 byte"},  // quoting them
+      {"[1, 2]", "command is not a JSON object"},
+      {"{\"schemaVersion\": 7}", "unsupported command schemaVersion 7"},
+  };
+  DlqHandler dlq(store_.get(), channel_.get(), {});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.error);
+    const int64_t id = CreateTask();
+    const auto outbox = store_->ListOutboxForTask(id).value().at(0);
+    Delivery dead{
+        c.payload,
+        {{"taskId", std::to_string(id)}, {"dispatchVersion", "1"}, {"eventId", outbox.event_id}},
+        3,
+        "m-" + std::to_string(id)};
+    ASSERT_EQ(dlq.Handle(dead), DeliveryOutcome::kAck);
+    auto rows = store_->ListOutboxForTask(id).value();
+    ASSERT_EQ(rows.size(), 1u);
+    ASSERT_EQ(rows[0].status, store::OutboxStatus::kQuarantined);
+    const std::string reason = rows[0].last_error.value_or("");
+    EXPECT_NE(reason.find("could not be decoded: "), std::string::npos) << reason;
+    EXPECT_NE(reason.find(c.error), std::string::npos) << reason;
+    EXPECT_TRUE(utf8::IsValid(reason)) << reason;
+    EXPECT_LE(reason.size(), 1000u);
+    // The user sees the classified message, not the parser's.
+    EXPECT_EQ(Task(id).failure_message.value_or("").find("parse"), std::string::npos);
+  }
 }
 
 TEST_F(ConsumerTest, DeadLetterOfAnOldVersionOrWithoutPropertiesHarmsNoTask) {

@@ -37,6 +37,9 @@ class FaultyTaskStore : public store::TaskStore {
   StatusOr<std::vector<task::Task>> ListChangedTasks(const ChangeQuery& q) override {
     return inner_->ListChangedTasks(q);
   }
+  StatusOr<std::vector<ChangeKey>> ListChangeKeys(const ChangeQuery& q) override {
+    return inner_->ListChangeKeys(q);
+  }
   StatusOr<task::TaskState> RequestCancel(int64_t id) override { return inner_->RequestCancel(id); }
   StatusOr<task::Task> ManualRetry(int64_t id, const std::string& trace) override {
     return inner_->ManualRetry(id, trace);

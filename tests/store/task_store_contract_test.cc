@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -1307,6 +1308,90 @@ TEST_P(TaskStoreContractTest, ListFiltersByNameStatusSetAndRetrying) {
   (void)plain;
 }
 
+// Issue 23 item 14: more changes in one millisecond than a page holds are
+// paged through by the key (updated_at, id), each once, in key order; up_to
+// bounds a read from above, and ListChangeKeys reads the same keys.
+TEST_P(TaskStoreContractTest, ListChangedTasksPagesByKeysetThroughOneMillisecond) {
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 23; ++i) {
+    const std::string params = "{\"i\":" + std::to_string(i) + "}";
+    ids.push_back(Create(MakeTask("u" + std::to_string(i % 3), "orders", params), Unlimited()).id);
+  }
+  const int64_t t0 = Now() + 10 * kSecond;
+  // 20 changes in one millisecond, one before it and two after it.
+  Exec("UPDATE export_task SET updated_at = ?", {t0});
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {t0 - 1, ids[5]});
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {t0 + 1, ids[0]});
+  Exec("UPDATE export_task SET updated_at = ? WHERE id = ?", {t0 + 2, ids[9]});
+  std::vector<TaskStore::ChangeKey> expected;
+  for (int64_t id : ids) {
+    const int64_t at = id == ids[5] ? t0 - 1 : id == ids[0] ? t0 + 1 : id == ids[9] ? t0 + 2 : t0;
+    expected.push_back({at, id});
+  }
+  std::sort(expected.begin(), expected.end());
+
+  TaskStore::ChangeQuery q;
+  q.updated_after_ms = t0 - 2;
+  q.after_id = 0;
+  q.limit = 4;
+  std::vector<TaskStore::ChangeKey> paged;
+  for (int pages = 0; pages < 20; ++pages) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Task> page, store_->ListChangedTasks(q));
+    for (const Task& t : page) paged.push_back({t.updated_at, t.id});
+    if (page.size() < 4u) break;
+    q.updated_after_ms = page.back().updated_at;
+    q.after_id = page.back().id;
+  }
+  EXPECT_EQ(paged, expected);
+
+  // Keys only, bounded above: the changes of t0 up to the 10th of them.
+  q.updated_after_ms = t0 - 1;
+  q.after_id = ids[5];
+  q.up_to = expected[10];
+  q.limit = 100;
+  ASSERT_OK_AND_ASSIGN(std::vector<TaskStore::ChangeKey> keys, store_->ListChangeKeys(q));
+  EXPECT_EQ(keys, std::vector<TaskStore::ChangeKey>(expected.begin() + 1, expected.begin() + 11));
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> bounded, store_->ListChangedTasks(q));
+  ASSERT_EQ(bounded.size(), 10u);
+  EXPECT_EQ(bounded.back().id, expected[10].id);
+
+  // One tenant's user, paged the same way.
+  q.up_to.reset();
+  q.updated_after_ms = t0;
+  q.after_id = expected[3].id;
+  q.tenant_id = "t1";
+  q.requested_by = "u1";
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> mine, store_->ListChangedTasks(q));
+  for (const Task& t : mine) {
+    EXPECT_EQ(t.requested_by, "u1");
+    EXPECT_GT((TaskStore::ChangeKey{t.updated_at, t.id}), expected[3]);
+  }
+  EXPECT_FALSE(mine.empty());
+
+  // The read is served by the (updated_at, id) index (migration 6), which
+  // replaced the (updated_at) one.
+  const std::string index_count =
+      GetParam() == "sqlite"     ? "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index'"
+                                   " AND name = ?"
+      : GetParam() == "postgres" ? "SELECT COUNT(*) FROM pg_indexes WHERE indexname = ?"
+                                 : "SELECT COUNT(DISTINCT index_name)"
+                                   " FROM information_schema.statistics"
+                                   " WHERE table_schema = DATABASE() AND index_name = ?";
+  EXPECT_EQ(Count(index_count, {std::string("idx_export_task_change_key")}), 1);
+  EXPECT_EQ(Count(index_count, {std::string("idx_export_task_updated_at")}), 0);
+  if (GetParam() == "sqlite") {
+    ASSERT_OK_AND_ASSIGN(Rows plan,
+                         db_->Query("EXPLAIN QUERY PLAN SELECT updated_at, id FROM export_task"
+                                    " WHERE updated_at >= ? AND (updated_at > ? OR id > ?)"
+                                    " ORDER BY updated_at, id LIMIT ?",
+                                    {t0, t0, int64_t{0}, int64_t{10}}));
+    std::string text;
+    for (const Row& r : plan) text += r.Text(r.size() - 1) + "\n";
+    EXPECT_NE(text.find("idx_export_task_change_key"), std::string::npos) << text;
+    EXPECT_EQ(text.find("TEMP B-TREE"), std::string::npos) << text;
+  }
+}
+
 TEST_P(TaskStoreContractTest, ListChangedTasksReturnsChangesAfterAPointOldestFirst) {
   Task a = Create(MakeTask("alice", "orders"), Unlimited());
   Task b = Create(MakeTask("bob", "orders"), Unlimited());
@@ -1367,6 +1452,7 @@ TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {
   Task a = Create("alice", "orders");
   Task b = Create("bob", "orders");
   Shift("export_outbox", "next_retry_at", -120 * kSecond, a.id);
+  Shift("export_outbox", "due_since", -120 * kSecond, a.id);
   Shift("export_task", "next_retry_at", -30 * kSecond, b.id);
   int64_t id = Outbox(b.id)[0].id;
   ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
@@ -1567,6 +1653,7 @@ TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
   // Created long ago, but its back-off has ten minutes to run: not late.
   Shift("export_outbox", "created_at", -3600 * kSecond, waiting.id);
   Shift("export_outbox", "next_retry_at", 600 * kSecond, waiting.id);
+  Shift("export_outbox", "due_since", 600 * kSecond, waiting.id);
   Task resent = Create("bob");
   // Created long ago and re-sent just now by the reconciler: not late either.
   Shift("export_outbox", "created_at", -3600 * kSecond, resent.id);
@@ -1574,9 +1661,47 @@ TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
   EXPECT_EQ(fresh.outbox_pending, 2);
   EXPECT_LT(fresh.outbox_oldest_age_seconds, 60);
   Shift("export_outbox", "next_retry_at", -200 * kSecond, resent.id);
+  Shift("export_outbox", "due_since", -200 * kSecond, resent.id);
   ASSERT_OK_AND_ASSIGN(TaskStore::Gauges late, store_->ReadGauges());
   EXPECT_GE(late.outbox_oldest_age_seconds, 200);
   EXPECT_LT(late.outbox_oldest_age_seconds, 300);
+}
+
+// Issue 23 item 13: a failed send moves next_retry_at on, not the time the
+// row first became due, so the outbox age keeps growing while the channel
+// is down (the ExportOutboxOldestAge alert can fire). A re-send of a
+// delivered row and a hand-back start the age afresh.
+TEST_P(TaskStoreContractTest, AFailedSendDoesNotResetTheOutboxAge) {
+  Task t = Create("alice");
+  const int64_t id = Outbox(t.id)[0].id;
+  // Due for 300 s, every send failing.
+  Shift("export_outbox", "next_retry_at", -300 * kSecond, t.id);
+  Shift("export_outbox", "due_since", -300 * kSecond, t.id);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> claimed, store_->ClaimOutbox(id, "p", 60));
+    ASSERT_TRUE(claimed.has_value());
+    ASSERT_OK_AND_ASSIGN(bool failed, store_->MarkOutboxFailed(id, "p", "broker down", 0));
+    ASSERT_TRUE(failed);
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> claimed, store_->ClaimOutbox(id, "p", 60));
+  ASSERT_TRUE(claimed.has_value());
+  // The last failure backs off for a minute: the row is still late.
+  ASSERT_OK_AND_ASSIGN(bool failed, store_->MarkOutboxFailed(id, "p", "broker down", 60000));
+  ASSERT_TRUE(failed);
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges down, store_->ReadGauges());
+  EXPECT_GE(down.outbox_oldest_age_seconds, 300);
+  EXPECT_LT(down.outbox_oldest_age_seconds, 400);
+  EXPECT_EQ(down.outbox_max_attempt, 4);
+
+  // Delivered at last, then re-sent by the reconciler (case B): due afresh.
+  Shift("export_outbox", "next_retry_at", -61 * kSecond, t.id);
+  ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
+  ASSERT_TRUE(*store_->MarkOutboxSent(id, "p"));
+  Shift("export_outbox", "sent_at", -600 * kSecond, t.id);
+  ASSERT_OK_AND_ASSIGN(int resent, store_->ResendStaleSentOutbox(300, 0, 10));
+  ASSERT_EQ(resent, 1);
+  ASSERT_OK_AND_ASSIGN(TaskStore::Gauges again, store_->ReadGauges());
+  EXPECT_LT(again.outbox_oldest_age_seconds, 60);
 }
 
 // ---- notification outbox (docs/notifications.md) -------------------------------------
