@@ -15,11 +15,14 @@ esac
 jobs="${EXPORT_CENTER_BUILD_JOBS:-2}"
 
 if [ "$profile" = demo ]; then
-  # A build/ configured for the tests stays so; a fresh one leaves tests and benchmarks
-  # out, so the demo needs neither their packages nor their compile time.
+  # A build/ configured for the tests stays so; a fresh one leaves out the tests, the
+  # benchmarks and the backends the demo does not run (it uses SQLite, the embedded channel
+  # and local files), so it needs neither their packages nor their compile time.
   if [ ! -f build/build.ninja ]; then
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DEXPORT_CENTER_BUILD_TESTS=OFF -DEXPORT_CENTER_BUILD_BENCH=OFF
+      -DEXPORT_CENTER_BUILD_TESTS=OFF -DEXPORT_CENTER_BUILD_BENCH=OFF \
+      -DEXPORT_CENTER_WITH_POSTGRES=OFF -DEXPORT_CENTER_WITH_MYSQL=OFF \
+      -DEXPORT_CENTER_WITH_ROCKETMQ=OFF -DEXPORT_CENTER_WITH_S3=OFF
   fi
   ninja -C build -j "$jobs" export-center customer-service
   exit 0
@@ -27,7 +30,9 @@ fi
 
 if [ ! -f build/build.ninja ] || grep -q '^EXPORT_CENTER_BUILD_TESTS:BOOL=OFF' build/CMakeCache.txt; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DEXPORT_CENTER_BUILD_TESTS=ON -DEXPORT_CENTER_BUILD_BENCH=ON
+    -DEXPORT_CENTER_BUILD_TESTS=ON -DEXPORT_CENTER_BUILD_BENCH=ON \
+    -DEXPORT_CENTER_WITH_POSTGRES=ON -DEXPORT_CENTER_WITH_MYSQL=ON \
+    -DEXPORT_CENTER_WITH_ROCKETMQ=ON -DEXPORT_CENTER_WITH_S3=ON
 fi
 ninja -C build -j "$jobs"
 # The Java SDK and its sample service (Maven; offline once cached).

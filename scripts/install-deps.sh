@@ -21,13 +21,14 @@ esac
 # Building the center, its sample service and the demo's run (SQLite, local files).
 BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3 libpq-dev
+  nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
-  libxlsxwriter-dev libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev libmariadb-dev
+  libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
 )
 # Everything else the test command uses.
 TEST_PACKAGES=(
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev  # tests; the benchmarks (libxlsxwriter: the writer's baseline)
+  libpq-dev libmariadb-dev  # the PostgreSQL and MySQL backends (the demo builds without them)
   postgresql mariadb-server mariadb-client python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
