@@ -626,11 +626,11 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
         res, 416,
         "requested range not satisfiable; the file has " + std::to_string(size) + " bytes");
   }
-  // A download counts (and is audited) once, not once per resumed chunk:
-  // the whole file, or a range from byte 0 (docs/http-api.md#download-audit).
-  if (req.method != "HEAD" && (range.kind == RangeDecision::kWhole || range.offset == 0)) {
-    RecordDownload(req, res, t, std::move(who), "STREAM");
-  }
+  // Every answer that sends file bytes (200 or 206, any range) is audited;
+  // the store counts it once per (task, user) and window, so a resumed or
+  // parallel-range download is one download (docs/http-api.md#download-audit).
+  // A HEAD sends headers only.
+  if (req.method != "HEAD") RecordDownload(req, res, t, std::move(who), "STREAM");
   res.SetHeader("Content-Disposition", headers.content_disposition);
   res.SetHeader("Accept-Ranges", "bytes");
   res.SetHeader("Cache-Control", "private, no-store");
@@ -663,18 +663,20 @@ void ExportApi::Handlers::RedirectToStore(const Request& req, Response& res, con
     return WriteHttpError(res, 410,
                           "the file of task " + std::to_string(t.id) + " is no longer available");
   }
-  const std::string range = req.Header("Range");
-  if (req.method != "HEAD" && (range.empty() || range.rfind("bytes=0-", 0) == 0)) {
-    RecordDownload(req, res, t, std::move(who), "PRESIGNED_REDIRECT");
-  }
+  // The URL opens the whole object whatever this request's Range or method
+  // (a HEAD too gets it): every redirect hands out the file and is audited.
+  RecordDownload(req, res, t, std::move(who), "PRESIGNED_REDIRECT");
   res.status = 302;
   res.SetHeader("Location", url);
   res.SetHeader("Cache-Control", "private, no-store");
   res.SetHeader("Referrer-Policy", "no-referrer");
 }
 
-// The file is served even when recording fails: the user's download beats
-// the bookkeeping, and the failure is logged with the request id.
+// The one place the download endpoints audit an answer that hands out the
+// file. The store decides whether it is a new download (once per task, user
+// and limits.download_audit_window_seconds). The file is served even when
+// recording fails: the user's download beats the bookkeeping, and the failure
+// is logged with the request id.
 void ExportApi::Handlers::RecordDownload(const Request& req, const Response& res,
                                          const task::Task& t, store::DownloadRecord who,
                                          const char* served_by) {
@@ -684,10 +686,10 @@ void ExportApi::Handlers::RecordDownload(const Request& req, const Response& res
   who.client_address = PrintableAscii(req.peer_address, 64);
   who.user_agent = PrintableAscii(req.Header("User-Agent"), 512);
   who.request_id = res.Header(kRequestIdHeader);
-  Status s = deps_.store->RecordDownload(who);
-  if (!s.ok()) {
+  auto counted = deps_.store->RecordDownload(who, deps_.limits.download_audit_window_seconds);
+  if (!counted.ok()) {
     spdlog::warn("recording a download of task {} failed request_id={}: {}", t.id, who.request_id,
-                 s.ToString());
+                 counted.status().ToString());
   }
 }
 
