@@ -204,6 +204,8 @@ class ExportApi::Handlers {
   // ---- endpoints ----
   void CreateTask(const Request& req, Response& res);
   StatusOr<json> DoCreate(const Request& req, const Principal& p, const std::string& request_id);
+  StatusOr<json> CreateFrom(const CreateRequest& request, const Principal& p,
+                            const std::string& request_id);
   void ListTasks(const Request& req, Response& res);
   StatusOr<json> DoList(const Request& req, const Principal& p);
   void GetTask(const Request& req, Response& res);
@@ -223,6 +225,7 @@ class ExportApi::Handlers {
   StatusOr<std::string> RecheckTypePermission(const Principal& p, const task::Task& t) const;
   void DownloadAudit(const Request& req, Response& res);
   void Retry(const Request& req, Response& res);
+  void ExportAgain(const Request& req, Response& res);
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
   void Cancel(const Request& req, Response& res);
@@ -253,6 +256,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   Add("POST", Base("/export-tasks") + id + "/download-url",
       std::bind(&Handlers::CreateDownloadUrl, this, _1, _2));
   Add("POST", Base("/export-tasks") + id + "/retry", std::bind(&Handlers::Retry, this, _1, _2));
+  Add("POST", Base("/export-tasks") + id + "/export-again",
+      std::bind(&Handlers::ExportAgain, this, _1, _2));
   Add("POST", Base("/export-tasks") + id + "/cancel", std::bind(&Handlers::Cancel, this, _1, _2));
   Add("GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
   Add("POST", Base("/export-previews"), [this](const Request& req, Response& res) {
@@ -392,6 +397,13 @@ void ExportApi::Handlers::CreateTask(const Request& req, Response& res) {
 StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal& p,
                                              const std::string& request_id) {
   EC_ASSIGN_OR_RETURN(CreateRequest request, ParseCreateRequest(req, p, Snapshot(), deps_.limits));
+  return CreateFrom(request, p, request_id);
+}
+
+// The create itself, shared by POST /export-tasks and export-again: the
+// contract version, the limits and dedupe of the store, the publisher's wake.
+StatusOr<json> ExportApi::Handlers::CreateFrom(const CreateRequest& request, const Principal& p,
+                                               const std::string& request_id) {
   const registry::ExportDefinition* def = request.definition;
   const auto& snapshot = request.snapshot;
   const std::string& canonical = request.canonical_parameters;
@@ -717,12 +729,45 @@ StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Prin
     return InvalidArgument("export type " + t.export_type + " is no longer registered");
   }
   EC_RETURN_IF_ERROR(CheckCanRun(p, *def));
+  if (t.status == task::TaskState::kStale) {
+    // A retry keeps the contract version the task recorded at create and
+    // would end STALE again (docs/task-lifecycle.md#stale-and-inconsistent).
+    return Conflict("task " + std::to_string(t.id) +
+                    " is STALE: its query logic was upgraded after it was created, so a retry "
+                    "would end STALE again; export again instead (POST /export-tasks/" +
+                    std::to_string(t.id) + "/export-again)");
+  }
   if (!task::CanManualRetry(t.status)) {
     return Conflict("task " + std::to_string(t.id) + " is " +
                     std::string(task::ToString(t.status)) +
-                    "; only FAILED, CANCELLED, STALE or INCONSISTENT tasks can be retried");
+                    "; only FAILED, CANCELLED or INCONSISTENT tasks can be retried");
   }
   return deps_.store->ManualRetry(t.id, request_id);
+}
+
+// ---- POST /export-tasks/{id}/export-again ---------------------------------------
+
+// A new task with the old one's type, format, name and parameters, created by
+// the caller exactly as POST /export-tasks would (checks, limits, dedupe, a
+// fresh contract version): the way out of STALE, and "export again" for any
+// task that has ended.
+void ExportApi::Handlers::ExportAgain(const Request& req, Response& res) {
+  auto p = Authenticate(req);
+  if (!p.ok()) return WriteStatus(res, p.status());
+  auto old = LoadVisibleTask(*p, req.PathParam(0));
+  if (!old.ok()) return WriteStatus(res, old.status());
+  if (task::IsActive(old->status)) {
+    return WriteStatus(res, Conflict("task " + std::to_string(old->id) + " is " +
+                                     std::string(task::ToString(old->status)) +
+                                     "; export it again once it has ended"));
+  }
+  auto request = ExportAgainRequest(*old, *p, Snapshot(), deps_.limits);
+  if (!request.ok()) return WriteStatus(res, request.status());
+  auto data = CreateFrom(*request, *p, res.Header(kRequestIdHeader));
+  if (!data.ok()) return WriteStatus(res, data.status());
+  spdlog::info("task exported again task_id={} from_task_id={}", (*data)["id"].get<std::string>(),
+               old->id);
+  WriteSuccess(res, std::move(data).value());
 }
 
 void ExportApi::Handlers::Cancel(const Request& req, Response& res) {

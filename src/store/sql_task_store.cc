@@ -690,7 +690,7 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
     if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
     if (!task::CanManualRetry(t->status)) {
       return Conflict("the task is " + std::string(task::ToString(t->status)) +
-                      "; only failed, cancelled, stale or inconsistent tasks can be retried");
+                      "; only failed, cancelled or inconsistent tasks can be retried");
     }
     // A retry is a new execution attempt: version+1, counters and the previous
     // result cleared (docs/task-lifecycle.md#manual-retry).
@@ -704,7 +704,7 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
                               " size_bytes = NULL, lease_owner = NULL, lease_until = NULL,"
                               " execution_deadline_at = NULL, updated_at = {NOW}"
                               " WHERE id = ? AND dispatch_version = ?"
-                              " AND status IN ('FAILED', 'CANCELLED', 'STALE', 'INCONSISTENT')"),
+                              " AND status IN ('FAILED', 'CANCELLED', 'INCONSISTENT')"),
                           {task_id, t->dispatch_version}));
     if (n != 1) return Unavailable("task changed while retrying; retry");
     EC_ASSIGN_OR_RETURN(result, ReadExistingTask(c, task_id));

@@ -279,7 +279,8 @@ class TaskStore {
   // cancel_requested (state stays RUNNING). Other states: Conflict.
   virtual StatusOr<task::TaskState> RequestCancel(int64_t task_id) = 0;
 
-  // From FAILED/CANCELLED/STALE/INCONSISTENT: PENDING, version+1,
+  // From FAILED/CANCELLED/INCONSISTENT (task::CanManualRetry; a STALE task is
+  // exported again as a new task instead): PENDING, version+1,
   // attempt_count=0, next_retry_at=now, cancel_requested=0, result cleared,
   // new outbox row — one transaction. Other states: Conflict.
   virtual StatusOr<task::Task> ManualRetry(int64_t task_id, const std::string& trace_id) = 0;

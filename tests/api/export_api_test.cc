@@ -1274,9 +1274,70 @@ TEST_F(ExportApiTest, ManualRetry) {
   EXPECT_EQ(Post(kTasks + "/424242/retry", alice_).code(), "404");
   // The permission is checked again at retry time
   // (docs/task-lifecycle.md#when-definition-values-take-effect).
-  task::Task stale = PutTask("alice", TaskState::kStale);
+  task::Task inconsistent = PutTask("alice", TaskState::kInconsistent);
   std::string revoked = Token("alice", "t1", task::AppCode::kPlatform, {});
-  EXPECT_EQ(Post(kTasks + "/" + Id(stale) + "/retry", revoked).code(), "403");
+  EXPECT_EQ(Post(kTasks + "/" + Id(inconsistent) + "/retry", revoked).code(), "403");
+}
+
+// issue 23 item 15: a retry keeps the recorded contract version and would end
+// STALE again; the way out is a new task with the same parameters.
+TEST_F(ExportApiTest, StaleIsExportedAgainNotRetried) {
+  task::Task stale = PutTask("alice", TaskState::kStale);
+  stale.task_name = "Q3 客户";
+  stale.format = task::FileFormat::kCsv;
+  stale.parameters_json = R"({"keyword":"acme","status":"ACTIVE"})";
+  stale.contract_version = "v1";
+  StoreTask(stale);
+  const std::string path = kTasks + "/" + Id(stale);
+
+  Reply retry = Post(path + "/retry", alice_);
+  EXPECT_EQ(retry.code(), "409") << retry.raw;
+  EXPECT_NE(retry.body["message"].get<std::string>().find("/export-again"), std::string::npos)
+      << retry.raw;
+  EXPECT_EQ(StoredTask(stale.id)->status, TaskState::kStale) << "not retried";
+  EXPECT_EQ(OutboxRows(), 0);
+
+  // Auth and visibility as for every task route; the permission as at create.
+  EXPECT_EQ(Post(path + "/export-again", "").code(), "401");
+  EXPECT_EQ(Post(path + "/export-again", bob_).code(), "404");
+  EXPECT_EQ(Post(path + "/export-again", eve_).code(), "404");
+  EXPECT_EQ(Post(kTasks + "/0123/export-again", alice_).code(), "400");
+  EXPECT_EQ(Post(kTasks + "/424242/export-again", alice_).code(), "404");
+  const std::string revoked = Token("alice", "t1", task::AppCode::kPlatform, {});
+  EXPECT_EQ(Post(path + "/export-again", revoked).code(), "403");
+  EXPECT_EQ(OutboxRows(), 0);
+
+  Reply again = Post(path + "/export-again", alice_);
+  ASSERT_EQ(again.code(), "200") << again.raw;
+  const json& fresh = again.body["data"];
+  EXPECT_NE(fresh["id"], Id(stale));
+  EXPECT_EQ(fresh["status"], "PENDING");
+  EXPECT_EQ(fresh["dispatchVersion"], 1);
+  EXPECT_EQ(fresh["deduplicated"], false);
+  EXPECT_EQ(fresh["exportType"], "CUSTOMER_LIST");
+  EXPECT_EQ(fresh["format"], "CSV");
+  EXPECT_EQ(fresh["taskName"], "Q3 客户");
+  std::optional<task::Task> stored = StoredTask(std::stoll(fresh["id"].get<std::string>()));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(json::parse(stored->parameters_json), json::parse(stale.parameters_json));
+  EXPECT_EQ(stored->requested_by, "alice");
+  EXPECT_FALSE(stored->contract_version.has_value()) << "no version of the old task carried over";
+  EXPECT_EQ(OutboxRows(), 1);
+  EXPECT_EQ(created_types_, std::vector<std::string>{"CUSTOMER_LIST"});
+  EXPECT_EQ(StoredTask(stale.id)->status, TaskState::kStale) << "the old task is untouched";
+  // Asked twice inside the dedupe window: the same new task.
+  Reply twice = Post(path + "/export-again", alice_);
+  EXPECT_EQ(twice.body["data"]["id"], fresh["id"]) << twice.raw;
+  EXPECT_EQ(twice.body["data"]["deduplicated"], true);
+
+  // An admin of the tenant may export alice's task again; the new task is the admin's.
+  Reply by_admin = Post(path + "/export-again", admin_);
+  ASSERT_EQ(by_admin.code(), "200") << by_admin.raw;
+  EXPECT_EQ(StoredTask(std::stoll(by_admin.body["data"]["id"].get<std::string>()))->requested_by,
+            "admin");
+  // Still running: nothing to export again yet.
+  task::Task running = PutTask("alice", TaskState::kRunning);
+  EXPECT_EQ(Post(kTasks + "/" + Id(running) + "/export-again", alice_).code(), "409");
 }
 
 TEST_F(ExportApiTest, Cancel) {

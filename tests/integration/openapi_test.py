@@ -219,6 +219,21 @@ class OpenApiDocument(ValidatesResponses):
                               expect=200)
         self.assertIn(cancelled.json()["code"], ("200", "409"))  # it may have finished already
 
+        # STALE: retry answers 409 pointing to export-again, which makes a new task.
+        stale = self.export(self.alice, {"status": "ACTIVE"})
+        self.set_status(stale["id"], "STALE")
+        refused = self.call("POST", base + "/" + stale["id"] + "/retry", self.alice, expect=200,
+                            code="409")
+        self.assertIn("/export-again", refused.json()["message"])
+        again = self.call("POST", base + "/" + stale["id"] + "/export-again", self.alice,
+                          expect=200, code="200")
+        self.assertNotEqual(again.json()["data"]["id"], stale["id"])
+        self.call("POST", base + "/" + stale["id"] + "/export-again", self.bob, expect=200,
+                  code="404")
+        twice = self.call("POST", base + "/" + again.json()["data"]["id"] + "/export-again",
+                          self.alice, expect=200)
+        self.assertIn(twice.json()["code"], ("200", "409"))  # 409 while it still runs
+
     def test_4_downloads_audit_and_their_real_statuses(self):
         base = API + "/export-tasks"
         task = self.export(self.alice)
