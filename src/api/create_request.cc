@@ -34,6 +34,26 @@ StatusOr<CreateRequest> ParseCreateRequest(
     std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits) {
   EC_RETURN_IF_ERROR(CheckJsonContentType(req.Header("Content-Type")));
   EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
+  return CheckCreateBody(body, p, std::move(snapshot), limits);
+}
+
+StatusOr<CreateRequest> ExportAgainRequest(
+    const task::Task& old, const Principal& p,
+    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits) {
+  // The stored parameters are the canonical JSON the create wrote; parsed
+  // tolerantly since they are ours, then checked like a new body.
+  json params = json::parse(old.parameters_json, nullptr, false);
+  if (params.is_discarded()) return Internal("task " + std::to_string(old.id) + ": bad parameters");
+  json body = {{"exportType", old.export_type},
+               {"format", std::string(task::ToString(old.format))},
+               {"taskName", old.task_name},
+               {"parameters", std::move(params)}};
+  return CheckCreateBody(body, p, std::move(snapshot), limits);
+}
+
+StatusOr<CreateRequest> CheckCreateBody(const json& body, const Principal& p,
+                                        std::shared_ptr<const registry::RegistrySnapshot> snapshot,
+                                        const task::LimitsOptions& limits) {
   if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
     if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters") {
@@ -64,7 +84,7 @@ StatusOr<CreateRequest> ParseCreateRequest(
     out.task_name = n->get<std::string>();
     EC_RETURN_IF_ERROR(CheckTaskName(out.task_name));
   }
-  json params = body.contains("parameters") ? body["parameters"] : json();
+  json params = body.contains("parameters") ? body.at("parameters") : json();
   EC_ASSIGN_OR_RETURN(out.canonical_parameters, CanonicalParameters(params, def, limits));
   return out;
 }

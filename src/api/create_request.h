@@ -4,6 +4,7 @@
 // #post-export-previews--preview) so the two accept exactly the same requests.
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/auth.h"
@@ -30,6 +31,20 @@ struct CreateRequest {
 StatusOr<CreateRequest> ParseCreateRequest(
     const http::HttpRequest& req, const Principal& principal,
     std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits);
+
+// POST /export-tasks/{id}/export-again: the create request of `old` — its
+// type, format, task name and stored parameters — checked by `principal`
+// exactly as a new create body is (type still registered and enabled, app
+// scope and permission, parameters under the current definition). Codes as
+// ParseCreateRequest.
+StatusOr<CreateRequest> ExportAgainRequest(
+    const task::Task& old, const Principal& principal,
+    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits);
+
+// The checks of a parsed body, shared by both.
+StatusOr<CreateRequest> CheckCreateBody(const nlohmann::json& body, const Principal& principal,
+                                        std::shared_ptr<const registry::RegistrySnapshot> snapshot,
+                                        const task::LimitsOptions& limits);
 
 // taskName: 1-100 characters, not blank, no control or bidi characters.
 Status CheckTaskName(const std::string& name);

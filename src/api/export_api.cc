@@ -205,6 +205,8 @@ class ExportApi::Handlers {
   // ---- endpoints ----
   void CreateTask(const Request& req, Response& res);
   StatusOr<json> DoCreate(const Request& req, const Principal& p, const std::string& request_id);
+  StatusOr<json> CreateFrom(const CreateRequest& request, const Principal& p,
+                            const std::string& request_id);
   void ListTasks(const Request& req, Response& res);
   StatusOr<json> DoList(const Request& req, const Principal& p);
   void GetTask(const Request& req, Response& res);
@@ -224,6 +226,7 @@ class ExportApi::Handlers {
   StatusOr<std::string> RecheckTypePermission(const Principal& p, const task::Task& t) const;
   void DownloadAudit(const Request& req, Response& res);
   void Retry(const Request& req, Response& res);
+  void ExportAgain(const Request& req, Response& res);
   StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
                                const std::string& request_id);
   void Cancel(const Request& req, Response& res);
@@ -257,6 +260,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   Add("POST", Base("/export-tasks") + id + "/download-url",
       std::bind(&Handlers::CreateDownloadUrl, this, _1, _2));
   Add("POST", Base("/export-tasks") + id + "/retry", std::bind(&Handlers::Retry, this, _1, _2));
+  Add("POST", Base("/export-tasks") + id + "/export-again",
+      std::bind(&Handlers::ExportAgain, this, _1, _2));
   Add("POST", Base("/export-tasks") + id + "/cancel", std::bind(&Handlers::Cancel, this, _1, _2));
   Add("GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
   Add("POST", Base("/export-previews"), [this](const Request& req, Response& res) {
@@ -396,6 +401,13 @@ void ExportApi::Handlers::CreateTask(const Request& req, Response& res) {
 StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal& p,
                                              const std::string& request_id) {
   EC_ASSIGN_OR_RETURN(CreateRequest request, ParseCreateRequest(req, p, Snapshot(), deps_.limits));
+  return CreateFrom(request, p, request_id);
+}
+
+// The create itself, shared by POST /export-tasks and export-again: the
+// contract version, the limits and dedupe of the store, the publisher's wake.
+StatusOr<json> ExportApi::Handlers::CreateFrom(const CreateRequest& request, const Principal& p,
+                                               const std::string& request_id) {
   const registry::ExportDefinition* def = request.definition;
   const auto& snapshot = request.snapshot;
   const std::string& canonical = request.canonical_parameters;
@@ -630,11 +642,11 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
         res, 416,
         "requested range not satisfiable; the file has " + std::to_string(size) + " bytes");
   }
-  // A download counts (and is audited) once, not once per resumed chunk:
-  // the whole file, or a range from byte 0 (docs/http-api.md#download-audit).
-  if (req.method != "HEAD" && (range.kind == RangeDecision::kWhole || range.offset == 0)) {
-    RecordDownload(req, res, t, std::move(who), "STREAM");
-  }
+  // Every answer that sends file bytes (200 or 206, any range) is audited;
+  // the store counts it once per (task, user) and window, so a resumed or
+  // parallel-range download is one download (docs/http-api.md#download-audit).
+  // A HEAD sends headers only.
+  if (req.method != "HEAD") RecordDownload(req, res, t, std::move(who), "STREAM");
   res.SetHeader("Content-Disposition", headers.content_disposition);
   res.SetHeader("Accept-Ranges", "bytes");
   res.SetHeader("Cache-Control", "private, no-store");
@@ -667,18 +679,20 @@ void ExportApi::Handlers::RedirectToStore(const Request& req, Response& res, con
     return WriteHttpError(res, 410,
                           "the file of task " + std::to_string(t.id) + " is no longer available");
   }
-  const std::string range = req.Header("Range");
-  if (req.method != "HEAD" && (range.empty() || range.rfind("bytes=0-", 0) == 0)) {
-    RecordDownload(req, res, t, std::move(who), "PRESIGNED_REDIRECT");
-  }
+  // The URL opens the whole object whatever this request's Range or method
+  // (a HEAD too gets it): every redirect hands out the file and is audited.
+  RecordDownload(req, res, t, std::move(who), "PRESIGNED_REDIRECT");
   res.status = 302;
   res.SetHeader("Location", url);
   res.SetHeader("Cache-Control", "private, no-store");
   res.SetHeader("Referrer-Policy", "no-referrer");
 }
 
-// The file is served even when recording fails: the user's download beats
-// the bookkeeping, and the failure is logged with the request id.
+// The one place the download endpoints audit an answer that hands out the
+// file. The store decides whether it is a new download (once per task, user
+// and limits.download_audit_window_seconds). The file is served even when
+// recording fails: the user's download beats the bookkeeping, and the failure
+// is logged with the request id.
 void ExportApi::Handlers::RecordDownload(const Request& req, const Response& res,
                                          const task::Task& t, store::DownloadRecord who,
                                          const char* served_by) {
@@ -688,10 +702,10 @@ void ExportApi::Handlers::RecordDownload(const Request& req, const Response& res
   who.client_address = PrintableAscii(req.peer_address, 64);
   who.user_agent = PrintableAscii(req.Header("User-Agent"), 512);
   who.request_id = res.Header(kRequestIdHeader);
-  Status s = deps_.store->RecordDownload(who);
-  if (!s.ok()) {
+  auto counted = deps_.store->RecordDownload(who, deps_.limits.download_audit_window_seconds);
+  if (!counted.ok()) {
     spdlog::warn("recording a download of task {} failed request_id={}: {}", t.id, who.request_id,
-                 s.ToString());
+                 counted.status().ToString());
   }
 }
 
@@ -719,12 +733,45 @@ StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Prin
     return InvalidArgument("export type " + t.export_type + " is no longer registered");
   }
   EC_RETURN_IF_ERROR(CheckCanRun(p, *def));
+  if (t.status == task::TaskState::kStale) {
+    // A retry keeps the contract version the task recorded at create and
+    // would end STALE again (docs/task-lifecycle.md#stale-and-inconsistent).
+    return Conflict("task " + std::to_string(t.id) +
+                    " is STALE: its query logic was upgraded after it was created, so a retry "
+                    "would end STALE again; export again instead (POST /export-tasks/" +
+                    std::to_string(t.id) + "/export-again)");
+  }
   if (!task::CanManualRetry(t.status)) {
     return Conflict("task " + std::to_string(t.id) + " is " +
                     std::string(task::ToString(t.status)) +
-                    "; only FAILED, CANCELLED, STALE or INCONSISTENT tasks can be retried");
+                    "; only FAILED, CANCELLED or INCONSISTENT tasks can be retried");
   }
   return deps_.store->ManualRetry(t.id, request_id);
+}
+
+// ---- POST /export-tasks/{id}/export-again ---------------------------------------
+
+// A new task with the old one's type, format, name and parameters, created by
+// the caller exactly as POST /export-tasks would (checks, limits, dedupe, a
+// fresh contract version): the way out of STALE, and "export again" for any
+// task that has ended.
+void ExportApi::Handlers::ExportAgain(const Request& req, Response& res) {
+  auto p = Authenticate(req);
+  if (!p.ok()) return WriteStatus(res, p.status());
+  auto old = LoadVisibleTask(*p, req.PathParam(0));
+  if (!old.ok()) return WriteStatus(res, old.status());
+  if (task::IsActive(old->status)) {
+    return WriteStatus(res, Conflict("task " + std::to_string(old->id) + " is " +
+                                     std::string(task::ToString(old->status)) +
+                                     "; export it again once it has ended"));
+  }
+  auto request = ExportAgainRequest(*old, *p, Snapshot(), deps_.limits);
+  if (!request.ok()) return WriteStatus(res, request.status());
+  auto data = CreateFrom(*request, *p, res.Header(kRequestIdHeader));
+  if (!data.ok()) return WriteStatus(res, data.status());
+  spdlog::info("task exported again task_id={} from_task_id={}", (*data)["id"].get<std::string>(),
+               old->id);
+  WriteSuccess(res, std::move(data).value());
 }
 
 void ExportApi::Handlers::Cancel(const Request& req, Response& res) {

@@ -177,6 +177,7 @@ void ReadLimits(MapReader& r, task::LimitsOptions* c) {
   r.Int("max-parameter-keys", &c->max_parameter_keys, 1, 100);
   r.Int("max-parameter-json-bytes", &c->max_parameter_json_bytes, 256, 65536);
   r.Int("max-parameter-string-chars", &c->max_parameter_string_chars, 1, 4096);
+  r.Int("download-audit-window-seconds", &c->download_audit_window_seconds, 0, kDay);
   r.Finish();
 }
 

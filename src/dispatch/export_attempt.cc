@@ -10,6 +10,7 @@
 #include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "dispatch/backoff.h"
+#include "dispatch/failure_message.h"
 #include "dispatch/lease_watchdog.h"
 #include "source/prefetching_row_source.h"
 
@@ -34,6 +35,7 @@ struct AttemptResult {
   store::FileResult file;
   std::optional<task::TaskState> terminal_state;  // set by the source: STALE, INCONSISTENT
   std::optional<std::string> failure_code;        // set by the source: UNSAFE_TEMPLATE
+  FailureOrigin origin = FailureOrigin::kCenter;  // where a failure came from
 };
 
 double UnitRandom() {
@@ -111,13 +113,23 @@ class AttemptRunner {
     return std::move(result).value();
   }
 
+  // A writer's failure is the storage's when it is transient (the sink's
+  // upload), else the center's own (a template, a size cap).
+  static FailureOrigin WriterOrigin(const Status& s) {
+    return s.IsTransient() ? FailureOrigin::kStorage : FailureOrigin::kCenter;
+  }
+  Status Written(Status s) {
+    if (!s.ok()) pump_origin_ = WriterOrigin(s);
+    return s;
+  }
+
   AttemptResult Execute() {
     auto snapshot = deps_.registry->Current();
     auto found = DefinitionFor(*snapshot, task_);
     if (!found.ok()) return {found.status(), {}};
     const registry::ExportDefinition* def = *found;
     auto made = deps_.make_source(task_, *def, *snapshot);
-    if (!made.ok()) return {made.status(), {}};
+    if (!made.ok()) return {made.status(), {}, {}, {}, FailureOrigin::kSource};
     // The next page is fetched while this one is written.
     std::unique_ptr<source::RowSource> source = source::WithPrefetch(std::move(made).value());
     // An abort does not wait for the next safe point to reach the source:
@@ -134,7 +146,7 @@ class AttemptRunner {
     const std::string extension(render::FileExtension(kind));
     const std::string key = storage::MakeObjectKey(task_.id, extension);
     auto object = deps_.storage->Create(key);
-    if (!object.ok()) return {object.status(), {}};
+    if (!object.ok()) return {object.status(), {}, {}, {}, FailureOrigin::kStorage};
     CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
 
     std::unique_ptr<render::Writer> writer;
@@ -142,17 +154,24 @@ class AttemptRunner {
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
       // A statement cancelled by an abort ends with the abort's reason.
       if (Status stop = CheckAbort(); !stop.ok()) return {stop, {}};
-      return {rows.status(), {}, source->terminal_state(), source->failure_code()};
+      const bool sources = source->terminal_state() || source->failure_code();
+      return {rows.status(),
+              {},
+              source->terminal_state(),
+              source->failure_code(),
+              sources ? FailureOrigin::kSource : pump_origin_};
     }
     auto summary = writer->Finish();
-    if (!summary.ok()) return {summary.status(), {}};
+    if (!summary.ok()) {
+      return {summary.status(), {}, {}, {}, WriterOrigin(summary.status())};
+    }
     if (summary->truncated_cells > 0) {
       spdlog::warn("task {}: {} cells were truncated at 32767 characters", task_.id,
                    summary->truncated_cells);
     }
     if (Status stop = CheckAbort(); !stop.ok()) return {stop, {}};
     Status committed = (*object)->Commit();
-    if (!committed.ok()) return {committed, {}};
+    if (!committed.ok()) return {committed, {}, {}, {}, FailureOrigin::kStorage};
     store::FileResult file{MakeFileName(*def, task_, extension), key,
                            std::string(render::ContentType(kind)),
                            static_cast<int64_t>(sink.bytes_written()), *rows};
@@ -194,6 +213,7 @@ class AttemptRunner {
                          const render::WriterOptions& options, int64_t max_rows,
                          std::unique_ptr<render::Writer>* writer_out) {
     int64_t processed = 0;
+    pump_origin_ = FailureOrigin::kCenter;
     std::unique_ptr<render::Writer>& writer = *writer_out;
     // A cancel requested while the command waited in the queue stops us here.
     EC_ASSIGN_OR_RETURN(bool cancelled_early,
@@ -202,15 +222,21 @@ class AttemptRunner {
     auto last_progress = std::chrono::steady_clock::now();
     while (true) {
       EC_RETURN_IF_ERROR(CheckpointBeforePage());
-      EC_ASSIGN_OR_RETURN(source::Page page, source.NextPage());
-      if (writer == nullptr) EC_RETURN_IF_ERROR(OpenWriter(source, sink, options, &writer));
+      StatusOr<source::Page> next = source.NextPage();
+      if (!next.ok()) {
+        pump_origin_ = FailureOrigin::kSource;
+        return next.status();
+      }
+      source::Page page = std::move(next).value();
+      if (writer == nullptr)
+        EC_RETURN_IF_ERROR(Written(OpenWriter(source, sink, options, &writer)));
       if (processed + static_cast<int64_t>(page.rows.size()) > max_rows) {
         return LimitExceeded("the export has more than the maximum of " + std::to_string(max_rows) +
                              " rows");
       }
       for (size_t i = 0; i < page.rows.size(); ++i) {
         if (i % kRowsBetweenAbortChecks == 0) EC_RETURN_IF_ERROR(CheckAbort());
-        EC_RETURN_IF_ERROR(writer->WriteRow(page.rows[i]));
+        EC_RETURN_IF_ERROR(Written(writer->WriteRow(page.rows[i])));
       }
       processed += static_cast<int64_t>(page.rows.size());
       // Progress (and the cancel flag) after the last page, and otherwise
@@ -234,21 +260,22 @@ class AttemptRunner {
       return AttemptEnd::kLost;  // someone else owns the task now: write nothing
     }
     if (s.code() == StatusCode::kCancelled) {
-      return Finish(task::TaskState::kCancelled, "CANCELLED", s.message(), AttemptEnd::kCancelled);
+      return Finish(task::TaskState::kCancelled, "CANCELLED", s, result.origin,
+                    AttemptEnd::kCancelled);
     }
     if (result.terminal_state) {
       const std::string code(task::ToString(*result.terminal_state));
       const AttemptEnd end = *result.terminal_state == task::TaskState::kStale
                                  ? AttemptEnd::kStale
                                  : AttemptEnd::kInconsistent;
-      return Finish(*result.terminal_state, code, s.message(), end);
+      return Finish(*result.terminal_state, code, s, result.origin, end);
     }
     if (result.failure_code) {
-      return Finish(task::TaskState::kFailed, *result.failure_code, s.message(),
+      return Finish(task::TaskState::kFailed, *result.failure_code, s, result.origin,
                     AttemptEnd::kFailed);
     }
-    if (s.IsTransient()) return Retry(s);
-    return Finish(task::TaskState::kFailed, FailureCode(s), s.message(), AttemptEnd::kFailed);
+    if (s.IsTransient()) return Retry(s, result.origin);
+    return Finish(task::TaskState::kFailed, FailureCode(s), s, result.origin, AttemptEnd::kFailed);
   }
 
   AttemptEnd CommitResult(const store::FileResult& file) {
@@ -259,31 +286,47 @@ class AttemptRunner {
     Status deleted = deps_.storage->Delete(file.object_key);
     if (!deleted.ok())
       spdlog::error("task {}: cannot delete {}: {}", task_.id, file.object_key, deleted.ToString());
-    if (!committed.ok()) return Retry(committed.status());
+    if (!committed.ok()) return Retry(committed.status(), FailureOrigin::kCenter);
     auto now = deps_.store->GetTask(task_.id);
     const bool still_ours = now.ok() && now->status == task::TaskState::kRunning &&
                             now->dispatch_version == attempt_.dispatch_version &&
                             now->lease_owner == attempt_.instance;
     if (still_ours && now->cancel_requested) {
       // The commit refuses a cancelled task (docs/task-lifecycle.md#cancellation).
-      return Finish(task::TaskState::kCancelled, "CANCELLED", "cancelled by the user",
-                    AttemptEnd::kCancelled);
+      return Finish(task::TaskState::kCancelled, "CANCELLED", Cancelled("cancelled by the user"),
+                    FailureOrigin::kCenter, AttemptEnd::kCancelled);
     }
     if (still_ours) {
       return Retry(DeadlineExceeded("execution exceeded the maximum duration of " +
-                                    std::to_string(deps_.consumer.max_duration_seconds) + " s"));
+                                    std::to_string(deps_.consumer.max_duration_seconds) + " s"),
+                   FailureOrigin::kCenter);
     }
     spdlog::warn("task {} v{}: result not committed, the attempt was superseded", task_.id,
                  task_.dispatch_version);
     return AttemptEnd::kLost;
   }
 
-  AttemptEnd Retry(const Status& cause) {
+  // The one place an attempt's failure becomes the task's failure_message:
+  // the detail is logged under the task id, the user gets the classified
+  // text (dispatch/failure_message.h).
+  std::string ShownToUser(const std::string& failure_code, const Status& cause,
+                          FailureOrigin origin) const {
+    constexpr const char* kOrigins[] = {"center", "source", "storage"};
+    const auto level =
+        cause.code() == StatusCode::kCancelled ? spdlog::level::info : spdlog::level::warn;
+    spdlog::log(level, "task {} v{}: attempt failed failure_code={} origin={}: {}", task_.id,
+                task_.dispatch_version, failure_code, kOrigins[static_cast<int>(origin)],
+                cause.ToString());
+    return UserFailureMessage(failure_code, cause, origin);
+  }
+
+  AttemptEnd Retry(const Status& cause, FailureOrigin origin) {
     const bool interrupted = shutdown_.IsSet();
     const int64_t backoff = interrupted ? 0
                                         : RetryBackoffMs(deps_.consumer.retry_backoff_seconds,
                                                          task_.attempt_count, UnitRandom());
-    auto outcome = deps_.store->ScheduleRetry(attempt_, cause.message(), backoff);
+    auto outcome = deps_.store->ScheduleRetry(
+        attempt_, ShownToUser(FailureCode(cause), cause, origin), backoff);
     if (!outcome.ok()) {
       spdlog::error("task {}: cannot schedule retry ({}); lease recovery will", task_.id,
                     outcome.status().ToString());
@@ -302,9 +345,9 @@ class AttemptRunner {
     return AttemptEnd::kLost;
   }
 
-  AttemptEnd Finish(task::TaskState state, const std::string& code, const std::string& message,
-                    AttemptEnd end) {
-    auto done = deps_.store->FinishAttempt(attempt_, state, code, message);
+  AttemptEnd Finish(task::TaskState state, const std::string& code, const Status& cause,
+                    FailureOrigin origin, AttemptEnd end) {
+    auto done = deps_.store->FinishAttempt(attempt_, state, code, ShownToUser(code, cause, origin));
     if (!done.ok() || !*done) return AttemptEnd::kLost;
     return end;
   }
@@ -314,6 +357,7 @@ class AttemptRunner {
   const AbortSignal& shutdown_;
   const store::Attempt attempt_;
   AbortSignal abort_;
+  FailureOrigin pump_origin_ = FailureOrigin::kCenter;  // of Pump's failure
   bool renewed_before_page_ = false;
   std::chrono::steady_clock::time_point last_renewal_;
 };

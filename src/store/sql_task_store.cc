@@ -256,7 +256,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<std::vector<ChangeKey>> ListChangeKeys(const ChangeQuery& query) override;
   StatusOr<TaskState> RequestCancel(int64_t task_id) override;
   StatusOr<Task> ManualRetry(int64_t task_id, const std::string& trace_id) override;
-  Status RecordDownload(const DownloadRecord& download) override;
+  StatusOr<bool> RecordDownload(const DownloadRecord& download, int window_seconds) override;
   StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) override;
 
   // ---- outbox publisher ----
@@ -724,7 +724,7 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
     if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
     if (!task::CanManualRetry(t->status)) {
       return Conflict("the task is " + std::string(task::ToString(t->status)) +
-                      "; only failed, cancelled, stale or inconsistent tasks can be retried");
+                      "; only failed, cancelled or inconsistent tasks can be retried");
     }
     // A retry is a new execution attempt: version+1, counters and the previous
     // result cleared (docs/task-lifecycle.md#manual-retry).
@@ -738,7 +738,7 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
                               " size_bytes = NULL, lease_owner = NULL, lease_until = NULL,"
                               " execution_deadline_at = NULL, updated_at = {NOW}"
                               " WHERE id = ? AND dispatch_version = ?"
-                              " AND status IN ('FAILED', 'CANCELLED', 'STALE', 'INCONSISTENT')"),
+                              " AND status IN ('FAILED', 'CANCELLED', 'INCONSISTENT')"),
                           {task_id, t->dispatch_version}));
     if (n != 1) return Unavailable("task changed while retrying; retry");
     EC_ASSIGN_OR_RETURN(result, ReadExistingTask(c, task_id));
@@ -747,28 +747,52 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
   return result;
 }
 
-Status SqlTaskStore::RecordDownload(const DownloadRecord& d) {
+StatusOr<bool> SqlTaskStore::RecordDownload(const DownloadRecord& d, int window_seconds) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
-  return Write([&](Connection& c) -> Status {
+  // The column widths are the limits; the API cuts first, this is the backstop.
+  auto cut = [](const std::string& text, size_t bytes) {
+    return std::string(utf8::TruncateBytes(text, bytes));
+  };
+  const std::string user = cut(d.user, 128);
+  bool counted = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    counted = false;
+    // The task row's lock serialises every audit of this task: a second
+    // caller waits here and then sees the first one's committed row (every
+    // write transaction reads committed data, docs/store.md), so parallel
+    // ranges of one download count once.
+    EC_ASSIGN_OR_RETURN(
+        Rows task,
+        c.Query(Sql("SELECT id FROM export_task WHERE id = ?{FOR_UPDATE}"), {d.task_id}));
+    if (task.empty()) {
+      return NotFound("export task " + std::to_string(d.task_id) + " does not exist");
+    }
+    if (window_seconds > 0) {
+      EC_ASSIGN_OR_RETURN(
+          Rows seen,
+          c.Query(Sql("SELECT COUNT(*) FROM export_download_audit"
+                      " WHERE task_id = ? AND user_id = ? AND downloaded_at > {NOW} - ?"),
+                  {d.task_id, user, int64_t{window_seconds} * 1000}));
+      if (!seen.empty() && seen[0].Int(0) > 0) return Status::Ok();
+    }
     // updated_at too: the count is shown live (task events poll updated_at).
-    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET download_count ="
-                                              " download_count + 1, last_downloaded_at = {NOW},"
-                                              " updated_at = {NOW} WHERE id = ?"),
-                                          {d.task_id}));
-    if (n == 0) return NotFound("export task " + std::to_string(d.task_id) + " does not exist");
-    // The column widths are the limits; the API cuts first, this is the backstop.
-    auto cut = [](const std::string& text, size_t bytes) {
-      return std::string(utf8::TruncateBytes(text, bytes));
-    };
-    return c
-        .Exec(Sql("INSERT INTO export_download_audit (id, task_id, tenant_id, app_code, user_id,"
-                  " export_type, via, served_by, client_address, user_agent, request_id,"
-                  " downloaded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {NOW})"),
-              {NewId(), d.task_id, cut(d.tenant_id, 64), task::ToString(d.app_code),
-               cut(d.user, 128), cut(d.export_type, 128), d.via, d.served_by,
-               cut(d.client_address, 64), cut(d.user_agent, 512), cut(d.request_id, 64)})
-        .status();
-  });
+    EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_task SET download_count ="
+                                  " download_count + 1, last_downloaded_at = {NOW},"
+                                  " updated_at = {NOW} WHERE id = ?"),
+                              {d.task_id})
+                           .status());
+    EC_RETURN_IF_ERROR(
+        c.Exec(Sql("INSERT INTO export_download_audit (id, task_id, tenant_id, app_code, user_id,"
+                   " export_type, via, served_by, client_address, user_agent, request_id,"
+                   " downloaded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {NOW})"),
+               {NewId(), d.task_id, cut(d.tenant_id, 64), task::ToString(d.app_code), user,
+                cut(d.export_type, 128), d.via, d.served_by, cut(d.client_address, 64),
+                cut(d.user_agent, 512), cut(d.request_id, 64)})
+            .status());
+    counted = true;
+    return Status::Ok();
+  }));
+  return counted;
 }
 
 namespace {

@@ -73,8 +73,9 @@ struct CreateResult {
 
 // ---- downloads (docs/http-api.md#download-audit) ------------------------------
 
-// One download as the API decided to count it (a whole file, or a range that
-// starts at byte 0): the who, how and from where of its audit row.
+// One answer that handed out file bytes or a URL to them (200, 206, or a 302
+// to a presigned URL; docs/http-api.md#download-audit): the who, how and from
+// where of its audit row.
 struct DownloadRecord {
   int64_t task_id = 0;
   std::string tenant_id;
@@ -298,15 +299,23 @@ class TaskStore {
   // cancel_requested (state stays RUNNING). Other states: Conflict.
   virtual StatusOr<task::TaskState> RequestCancel(int64_t task_id) = 0;
 
-  // From FAILED/CANCELLED/STALE/INCONSISTENT: PENDING, version+1,
+  // From FAILED/CANCELLED/INCONSISTENT (task::CanManualRetry; a STALE task is
+  // exported again as a new task instead): PENDING, version+1,
   // attempt_count=0, next_retry_at=now, cancel_requested=0, result cleared,
   // new outbox row — one transaction. Other states: Conflict.
   virtual StatusOr<task::Task> ManualRetry(int64_t task_id, const std::string& trace_id) = 0;
 
-  // One transaction: download_count+1, last_downloaded_at=now, and one
-  // export_download_audit row. NotFound (and no row) when the task is gone.
-  // Not idempotent: each call is one more download.
-  virtual Status RecordDownload(const DownloadRecord& download) = 0;
+  // Audits one answer that handed out the file, once per (task, user) and
+  // window: one transaction that locks the task row, and unless an audit row
+  // of the same task and user is younger than `window_seconds` (database
+  // clock), adds download_count+1, last_downloaded_at=now and one
+  // export_download_audit row. Returns true when it counted, false when the
+  // window already held a row (nothing written). The row lock makes
+  // concurrent calls for one (task, user) count once: a download manager's
+  // parallel ranges are one download. window_seconds <= 0 counts every call.
+  // NotFound (and no row) when the task is gone. Safe to retry after
+  // Unavailable within the window (a repeat finds the first row).
+  virtual StatusOr<bool> RecordDownload(const DownloadRecord& download, int window_seconds) = 0;
   // The audit rows of one tenant and app matching the filters, newest first.
   virtual StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) = 0;
 

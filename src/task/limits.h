@@ -20,6 +20,9 @@ struct LimitsOptions {
   int max_parameter_keys = 20;
   int max_parameter_json_bytes = 4096;
   int max_parameter_string_chars = 256;
+  // A download is audited (and counted) once per task, user and this window
+  // (docs/http-api.md#download-audit); 0 counts every answer.
+  int download_audit_window_seconds = 600;
 };
 
 }  // namespace export_center::task

@@ -37,9 +37,11 @@ bool IsActive(TaskState state) {
   return state == TaskState::kPending || state == TaskState::kRunning;
 }
 
+// Not STALE: a retry keeps the contract version recorded at create and
+// would end STALE again; such a task is exported again as a new task.
 bool CanManualRetry(TaskState state) {
   return state == TaskState::kFailed || state == TaskState::kCancelled ||
-         state == TaskState::kStale || state == TaskState::kInconsistent;
+         state == TaskState::kInconsistent;
 }
 
 bool IsAllowedTransition(TaskState from, TaskState to) {
@@ -54,9 +56,10 @@ bool IsAllowedTransition(TaskState from, TaskState to) {
       return to == S::kExpired;
     case S::kFailed:
     case S::kCancelled:
-    case S::kStale:
     case S::kInconsistent:
       return to == S::kPending;
+    case S::kStale:  // final: exported again as a new task
+      return false;
     case S::kExpired:
       return false;
   }

@@ -826,7 +826,7 @@ TEST_F(ExportApiTest, DownloadStreamsTheFileWithRfc5987Name) {
   EXPECT_EQ(r->get_header_value("Accept-Ranges"), "bytes");
   EXPECT_GT(storage_->max_read_length(), 0u);          // read through the wrapper
   EXPECT_LE(storage_->max_read_length(), 64u * 1024);  // streamed in chunks
-  EXPECT_EQ(StoredTask(t.id)->download_count, 2);
+  EXPECT_EQ(StoredTask(t.id)->download_count, 1);      // twice by alice inside the window
 }
 
 TEST_F(ExportApiTest, DownloadFileNameIsSanitized) {
@@ -871,8 +871,8 @@ TEST_F(ExportApiTest, DownloadHonoursRanges) {
   auto multi = get("bytes=0-1,5-6");
   EXPECT_EQ(multi->status, 200);  // multi-range is ignored
   EXPECT_EQ(multi->body, bytes);
-  // Resumed chunks do not count as new downloads.
-  EXPECT_EQ(StoredTask(t.id)->download_count, 2);  // "0-9" and the multi-range whole file
+  // One user's ranges inside the window are one download.
+  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
 }
 
 TEST_F(ExportApiTest, DownloadErrorsUseRealHttpStatuses) {
@@ -967,7 +967,8 @@ TEST_F(ExportApiTest, PresigningStorageGetsARedirectAfterTheSameChecks) {
   ASSERT_EQ(rows->records.size(), 1u);
   EXPECT_EQ(rows->records[0].record.served_by, "PRESIGNED_REDIRECT");
   EXPECT_EQ(rows->records[0].record.via, "DIRECT");
-  // A resumed download (Range past 0) is redirected but not counted again.
+  // A resumed download (Range past 0) is redirected; inside the window it is
+  // the same download.
   auto resumed = client_->Get(path.c_str(), Headers(alice_, {{"Range", "bytes=5-"}}));
   EXPECT_EQ(resumed->status, 302);
   EXPECT_EQ(StoredTask(t.id)->download_count, 1);
@@ -1005,13 +1006,15 @@ TEST_F(ExportApiTest, DownloadIsAuditedOncePerDownloadNotPerRangeChunk) {
   const httplib::Headers ua = {{"User-Agent", "Mozilla/5.0 \xe6\xb5\x8b"}};
   auto whole = client_->Get(path.c_str(), Headers(alice_, ua));
   ASSERT_EQ(whole->status, 200);
-  // A resumed download in three chunks: only the one from byte 0 counts.
+  // A resumed download in three chunks: the same download, inside the window.
   for (const char* range : {"bytes=0-4", "bytes=5-9", "bytes=10-"}) {
     httplib::Headers h = Headers(alice_, ua);
     h.emplace("Range", range);
     ASSERT_EQ(client_->Get(path.c_str(), h)->status, 206) << range;
   }
-  EXPECT_EQ(client_->Head(path.c_str(), Headers(alice_))->status, 200);  // HEAD: not counted
+  EXPECT_EQ(client_->Head(path.c_str(), Headers(alice_))->status, 200);  // HEAD: headers only
+  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  ASSERT_EQ(client_->Get(path.c_str(), Headers(admin_, ua))->status, 200);  // another user
   EXPECT_EQ(StoredTask(t.id)->download_count, 2);
 
   Reply task = Get(kTasks + "/" + Id(t), alice_);
@@ -1025,7 +1028,8 @@ TEST_F(ExportApiTest, DownloadIsAuditedOncePerDownloadNotPerRangeChunk) {
   const json& data = audit.body["data"];
   EXPECT_EQ(data["total"], "2");
   ASSERT_EQ(data["records"].size(), 2u);
-  const json& row = data["records"][0];
+  const json& row = data["records"][1];  // newest first: admin's, then alice's
+  EXPECT_EQ(data["records"][0]["user"], "admin");
   EXPECT_EQ(row["taskId"], Id(t));
   EXPECT_EQ(row["user"], "alice");
   EXPECT_EQ(row["tenantId"], "t1");
@@ -1037,6 +1041,92 @@ TEST_F(ExportApiTest, DownloadIsAuditedOncePerDownloadNotPerRangeChunk) {
   EXPECT_EQ(row["userAgent"], "Mozilla/5.0 ???");  // non-ASCII bytes are not stored
   EXPECT_FALSE(row["requestId"].get<std::string>().empty());
   EXPECT_TRUE(row["downloadedAt"].is_string());
+}
+
+// issue 23 item 1: every answer that hands out file bytes or a URL to them
+// is audited — once per (task, user, limits.download_audit_window_seconds).
+TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
+  const std::string bytes = "0123456789abcdefghij";
+  auto audit_rows = [&](const task::Task& t) {
+    store::DownloadAuditQuery q;
+    q.tenant_id = "t1";
+    q.task_id = t.id;
+    auto page = store_->ListDownloadAudit(q);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    return page.ok() ? page->total : -1;
+  };
+  auto get = [&](const task::Task& t, const httplib::Headers& h) {
+    return client_->Get((kTasks + "/" + Id(t) + "/download").c_str(), h);
+  };
+
+  // All but the first byte.
+  task::Task skip_first = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  auto r = get(skip_first, Headers(alice_, {{"Range", "bytes=1-"}}));
+  ASSERT_EQ(r->status, 206);
+  EXPECT_EQ(r->body, bytes.substr(1));
+  EXPECT_EQ(StoredTask(skip_first.id)->download_count, 1);
+  EXPECT_EQ(audit_rows(skip_first), 1);
+
+  // A middle range, then the rest of the file: one download.
+  task::Task middle = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  EXPECT_EQ(get(middle, Headers(alice_, {{"Range", "bytes=5-9"}}))->body, "56789");
+  EXPECT_EQ(get(middle, Headers(alice_, {{"Range", "bytes=-5"}}))->status, 206);
+  EXPECT_EQ(get(middle, Headers(alice_))->status, 200);
+  EXPECT_EQ(StoredTask(middle.id)->download_count, 1);
+  EXPECT_EQ(audit_rows(middle), 1);
+
+  // A download manager: 16 ranges at once, each on its own connection.
+  task::Task parallel = PutTask("alice", TaskState::kSucceeded, "t1", std::string(1600, 'x'));
+  std::vector<std::thread> threads;
+  std::atomic<int> partial{0};
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", port_);
+      const std::string range =
+          "bytes=" + std::to_string(i * 100) + "-" + std::to_string(i * 100 + 99);
+      auto part = c.Get((kTasks + "/" + Id(parallel) + "/download").c_str(),
+                        Headers(alice_, {{"Range", range}}));
+      if (part && part->status == 206 && part->body.size() == 100) ++partial;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(partial, 16);
+  EXPECT_EQ(StoredTask(parallel.id)->download_count, 1);
+  EXPECT_EQ(audit_rows(parallel), 1);
+
+  // HEAD sends headers only and a 416 sends nothing: neither is audited.
+  task::Task head = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  EXPECT_EQ(client_->Head((kTasks + "/" + Id(head) + "/download").c_str(), Headers(alice_))->status,
+            200);
+  EXPECT_EQ(get(head, Headers(alice_, {{"Range", "bytes=20-"}}))->status, 416);
+  EXPECT_EQ(StoredTask(head.id)->download_count, 0);
+  EXPECT_EQ(audit_rows(head), 0);
+
+  // The window passes: the same user's next download counts again.
+  auto aged = db_->Exec(
+      "UPDATE export_download_audit SET downloaded_at = downloaded_at - 601000 WHERE task_id = ?",
+      {skip_first.id});
+  ASSERT_TRUE(aged.ok()) << aged.status().ToString();
+  EXPECT_EQ(get(skip_first, Headers(alice_, {{"Range", "bytes=1-"}}))->status, 206);
+  EXPECT_EQ(StoredTask(skip_first.id)->download_count, 2);
+  EXPECT_EQ(audit_rows(skip_first), 2);
+
+  // Presigned: every 302 hands out a URL to the whole object — a HEAD, or
+  // any Range — and is audited; once per window.
+  storage_->PresignAs("https://store.example.test/b/");
+  task::Task presigned_head = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  auto h =
+      client_->Head((kTasks + "/" + Id(presigned_head) + "/download").c_str(), Headers(alice_));
+  ASSERT_EQ(h->status, 302);
+  EXPECT_FALSE(h->get_header_value("Location").empty());
+  EXPECT_EQ(StoredTask(presigned_head.id)->download_count, 1);
+  EXPECT_EQ(audit_rows(presigned_head), 1);
+  task::Task presigned_range = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
+  EXPECT_EQ(get(presigned_range, Headers(alice_, {{"Range", "bytes=1-"}}))->status, 302);
+  EXPECT_EQ(get(presigned_range, Headers(alice_, {{"Range", "bytes=5-9"}}))->status, 302);
+  EXPECT_EQ(get(presigned_range, Headers(alice_))->status, 302);
+  EXPECT_EQ(StoredTask(presigned_range.id)->download_count, 1);
+  EXPECT_EQ(audit_rows(presigned_range), 1);
 }
 
 TEST_F(ExportApiTest, SignedLinkDownloadIsAuditedAsTheSigner) {
@@ -1186,9 +1276,70 @@ TEST_F(ExportApiTest, ManualRetry) {
   EXPECT_EQ(Post(kTasks + "/424242/retry", alice_).code(), "404");
   // The permission is checked again at retry time
   // (docs/task-lifecycle.md#when-definition-values-take-effect).
-  task::Task stale = PutTask("alice", TaskState::kStale);
+  task::Task inconsistent = PutTask("alice", TaskState::kInconsistent);
   std::string revoked = Token("alice", "t1", task::AppCode::kPlatform, {});
-  EXPECT_EQ(Post(kTasks + "/" + Id(stale) + "/retry", revoked).code(), "403");
+  EXPECT_EQ(Post(kTasks + "/" + Id(inconsistent) + "/retry", revoked).code(), "403");
+}
+
+// issue 23 item 15: a retry keeps the recorded contract version and would end
+// STALE again; the way out is a new task with the same parameters.
+TEST_F(ExportApiTest, StaleIsExportedAgainNotRetried) {
+  task::Task stale = PutTask("alice", TaskState::kStale);
+  stale.task_name = "Q3 客户";
+  stale.format = task::FileFormat::kCsv;
+  stale.parameters_json = R"({"keyword":"acme","status":"ACTIVE"})";
+  stale.contract_version = "v1";
+  StoreTask(stale);
+  const std::string path = kTasks + "/" + Id(stale);
+
+  Reply retry = Post(path + "/retry", alice_);
+  EXPECT_EQ(retry.code(), "409") << retry.raw;
+  EXPECT_NE(retry.body["message"].get<std::string>().find("/export-again"), std::string::npos)
+      << retry.raw;
+  EXPECT_EQ(StoredTask(stale.id)->status, TaskState::kStale) << "not retried";
+  EXPECT_EQ(OutboxRows(), 0);
+
+  // Auth and visibility as for every task route; the permission as at create.
+  EXPECT_EQ(Post(path + "/export-again", "").code(), "401");
+  EXPECT_EQ(Post(path + "/export-again", bob_).code(), "404");
+  EXPECT_EQ(Post(path + "/export-again", eve_).code(), "404");
+  EXPECT_EQ(Post(kTasks + "/0123/export-again", alice_).code(), "400");
+  EXPECT_EQ(Post(kTasks + "/424242/export-again", alice_).code(), "404");
+  const std::string revoked = Token("alice", "t1", task::AppCode::kPlatform, {});
+  EXPECT_EQ(Post(path + "/export-again", revoked).code(), "403");
+  EXPECT_EQ(OutboxRows(), 0);
+
+  Reply again = Post(path + "/export-again", alice_);
+  ASSERT_EQ(again.code(), "200") << again.raw;
+  const json& fresh = again.body["data"];
+  EXPECT_NE(fresh["id"], Id(stale));
+  EXPECT_EQ(fresh["status"], "PENDING");
+  EXPECT_EQ(fresh["dispatchVersion"], 1);
+  EXPECT_EQ(fresh["deduplicated"], false);
+  EXPECT_EQ(fresh["exportType"], "CUSTOMER_LIST");
+  EXPECT_EQ(fresh["format"], "CSV");
+  EXPECT_EQ(fresh["taskName"], "Q3 客户");
+  std::optional<task::Task> stored = StoredTask(std::stoll(fresh["id"].get<std::string>()));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(json::parse(stored->parameters_json), json::parse(stale.parameters_json));
+  EXPECT_EQ(stored->requested_by, "alice");
+  EXPECT_FALSE(stored->contract_version.has_value()) << "no version of the old task carried over";
+  EXPECT_EQ(OutboxRows(), 1);
+  EXPECT_EQ(created_types_, std::vector<std::string>{"CUSTOMER_LIST"});
+  EXPECT_EQ(StoredTask(stale.id)->status, TaskState::kStale) << "the old task is untouched";
+  // Asked twice inside the dedupe window: the same new task.
+  Reply twice = Post(path + "/export-again", alice_);
+  EXPECT_EQ(twice.body["data"]["id"], fresh["id"]) << twice.raw;
+  EXPECT_EQ(twice.body["data"]["deduplicated"], true);
+
+  // An admin of the tenant may export alice's task again; the new task is the admin's.
+  Reply by_admin = Post(path + "/export-again", admin_);
+  ASSERT_EQ(by_admin.code(), "200") << by_admin.raw;
+  EXPECT_EQ(StoredTask(std::stoll(by_admin.body["data"]["id"].get<std::string>()))->requested_by,
+            "admin");
+  // Still running: nothing to export again yet.
+  task::Task running = PutTask("alice", TaskState::kRunning);
+  EXPECT_EQ(Post(kTasks + "/" + Id(running) + "/export-again", alice_).code(), "409");
 }
 
 TEST_F(ExportApiTest, Cancel) {

@@ -44,8 +44,8 @@ class FaultyTaskStore : public store::TaskStore {
   StatusOr<task::Task> ManualRetry(int64_t id, const std::string& trace) override {
     return inner_->ManualRetry(id, trace);
   }
-  Status RecordDownload(const store::DownloadRecord& d) override {
-    return inner_->RecordDownload(d);
+  StatusOr<bool> RecordDownload(const store::DownloadRecord& d, int window_seconds) override {
+    return inner_->RecordDownload(d, window_seconds);
   }
   StatusOr<store::DownloadAuditPage> ListDownloadAudit(
       const store::DownloadAuditQuery& q) override {

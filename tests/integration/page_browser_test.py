@@ -8,7 +8,8 @@ FAILED for real (the provider answers 503 until the attempts are used up) and
 a task that EXPIRED — and runs the browser script. The script signs in via
 #token, creates an export from the form and watches its progress reach 100 %
 over SSE, downloads it and compares the bytes with the API's download,
-cancels a running export, retries the failed one, finds the expired one,
+cancels a running export, retries the failed one, exports a STALE one again
+(its only action: a retry would end STALE again), finds the expired one,
 previews an export from the form (rows equal to the API's preview and to the
 file the export then writes, nothing queued by the preview; a type over its
 max-rows says so with its options, in Chinese and English), and checks that
@@ -74,6 +75,16 @@ class DownloadCenterPage(unittest.TestCase):
                    " WHERE id = ?", (int(task["id"]),))
         return task["id"]
 
+    def stale_task(self):
+        # STALE as an attempt leaves it (the business contract's version moved
+        # on): only the state matters to the page and to export-again.
+        created = self.c.create(self.alice, parameters={"keyword": "柏悦"}, name="数据已变更的导出")
+        task = self.c.wait_task(self.alice, created["data"]["id"], states=("SUCCEEDED",))
+        db = self.c.db()
+        db.execute(f"UPDATE export_task SET status = 'STALE', failure_code = 'STALE',"
+                   f" object_key = NULL, updated_at = {db.NOW} WHERE id = ?", (int(task["id"]),))
+        return task["id"]
+
     def test_the_page_in_chromium(self):
         artifacts = os.path.join(BUILD_DIR, "test-artifacts", "page")
         config = {
@@ -84,6 +95,7 @@ class DownloadCenterPage(unittest.TestCase):
             "bobToken": self.bob,
             "failedId": self.failed_task(),
             "expiredId": self.expired_task(),
+            "staleId": self.stale_task(),
             "artifacts": artifacts,
             "tmp": self.c.dir,
         }

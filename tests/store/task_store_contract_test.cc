@@ -1194,10 +1194,12 @@ DownloadRecord DownloadOf(const Task& t, const std::string& user, const std::str
   return d;
 }
 
+constexpr int kWindow = 600;  // limits.download-audit-window-seconds' default
+
 TEST_P(TaskStoreContractTest, DownloadsAreCountedAndAuditedInOneStep) {
   Task t = Create();
-  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
-  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "admin", "SIGNED_LINK")));
+  ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT"), kWindow).ok());
+  ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, "admin", "SIGNED_LINK"), kWindow).ok());
   Task after = Get(t.id);
   EXPECT_EQ(after.download_count, 2);
   EXPECT_TRUE(after.last_downloaded_at.has_value());
@@ -1222,15 +1224,68 @@ TEST_P(TaskStoreContractTest, DownloadsAreCountedAndAuditedInOneStep) {
   // A missing task counts nothing and audits nothing.
   Task ghost = t;
   ghost.id = 31337;
-  EXPECT_EQ(store_->RecordDownload(DownloadOf(ghost, "x", "DIRECT")).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->RecordDownload(DownloadOf(ghost, "x", "DIRECT"), kWindow).status().code(),
+            StatusCode::kNotFound);
   EXPECT_EQ(store_->ListDownloadAudit(q)->total, 2);
+}
+
+// docs/http-api.md#download-audit: once per (task, user) and window, also
+// when a download manager asks for 16 ranges at the same moment.
+TEST_P(TaskStoreContractTest, DownloadIsAuditedOncePerTaskUserAndWindow) {
+  Task t = Create();
+  Task other = Create("bob", "orders");
+  ASSERT_OK_AND_ASSIGN(bool first, store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
+  EXPECT_TRUE(first);
+  ASSERT_OK_AND_ASSIGN(bool again, store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
+  EXPECT_FALSE(again) << "the same user inside the window";
+  // Via a signed link it is still alice's download of the same file.
+  EXPECT_FALSE(*store_->RecordDownload(DownloadOf(t, "alice", "SIGNED_LINK"), 600));
+  EXPECT_TRUE(*store_->RecordDownload(DownloadOf(t, "admin", "DIRECT"), 600)) << "another user";
+  EXPECT_TRUE(*store_->RecordDownload(DownloadOf(other, "alice", "DIRECT"), 600)) << "another task";
+  EXPECT_EQ(Get(t.id).download_count, 2);
+
+  // The window passes (the row ages by the database clock): alice counts again.
+  Exec("UPDATE export_download_audit SET downloaded_at = downloaded_at - ? WHERE task_id = ?",
+       {int64_t{601} * kSecond, t.id});
+  EXPECT_TRUE(*store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
+  EXPECT_EQ(Get(t.id).download_count, 3);
+
+  // 16 parallel calls (a download manager's ranges): one row, one count.
+  Task fresh = Create("carol", "orders");
+  std::atomic<int> counted{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([&] {
+      // Unavailable (a lock wait or deadlock the database broke) is retried
+      // as every caller of the store does.
+      for (int tries = 0; tries < 20; ++tries) {
+        auto r = store_->RecordDownload(DownloadOf(fresh, "carol", "DIRECT"), 600);
+        if (r.ok()) {
+          if (*r) ++counted;
+          return;
+        }
+        if (r.status().code() != StatusCode::kUnavailable) break;
+      }
+      ++failed;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(counted, 1);
+  EXPECT_EQ(Get(fresh.id).download_count, 1);
+  DownloadAuditQuery q;
+  q.tenant_id = fresh.tenant_id;
+  q.app_code = fresh.app_code;
+  q.task_id = fresh.id;
+  EXPECT_EQ(store_->ListDownloadAudit(q)->total, 1);
 }
 
 TEST_P(TaskStoreContractTest, DownloadAuditFiltersAndStaysInItsTenant) {
   Task t = Create();
-  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "alice", "DIRECT")));
-  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "bob", "DIRECT")));
-  ASSERT_OK(store_->RecordDownload(DownloadOf(t, "bob", "DIRECT")));
+  ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 0).ok());
+  // No window: each call counts.
+  ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, "bob", "DIRECT"), 0).ok());
+  ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, "bob", "DIRECT"), 0).ok());
   DownloadAuditQuery q;
   q.tenant_id = t.tenant_id;
   q.app_code = t.app_code;
@@ -1436,8 +1491,8 @@ TEST_P(TaskStoreContractTest, ListChangedTasksReturnsChangesAfterAPointOldestFir
 TEST_P(TaskStoreContractTest, DownloadsAreCounted) {
   Task t = Create();
   Exec("UPDATE export_task SET updated_at = updated_at - 10000 WHERE id = ?", {t.id});
-  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
-  ASSERT_OK(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT")));
+  ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT"), 0).ok());
+  ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT"), 0).ok());
   Task after = Get(t.id);
   EXPECT_EQ(after.download_count, 2);
   EXPECT_TRUE(after.last_downloaded_at.has_value());

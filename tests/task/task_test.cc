@@ -20,14 +20,13 @@ TEST(TaskState, NamesRoundTrip) {
 
 TEST(TaskState, TransitionsMatchTheLifecycleDiagram) {
   const std::set<std::pair<S, S>> allowed = {
-      {S::kPending, S::kRunning},      {S::kPending, S::kCancelled},
+      {S::kPending, S::kRunning},   {S::kPending, S::kCancelled},
       {S::kPending, S::kFailed},  // quarantine of a poison command
-      {S::kRunning, S::kSucceeded},    {S::kRunning, S::kPending},
-      {S::kRunning, S::kFailed},       {S::kRunning, S::kCancelled},
-      {S::kRunning, S::kStale},        {S::kRunning, S::kInconsistent},
-      {S::kSucceeded, S::kExpired},    {S::kFailed, S::kPending},
-      {S::kCancelled, S::kPending},    {S::kStale, S::kPending},
-      {S::kInconsistent, S::kPending},
+      {S::kRunning, S::kSucceeded}, {S::kRunning, S::kPending},
+      {S::kRunning, S::kFailed},    {S::kRunning, S::kCancelled},
+      {S::kRunning, S::kStale},     {S::kRunning, S::kInconsistent},
+      {S::kSucceeded, S::kExpired}, {S::kFailed, S::kPending},
+      {S::kCancelled, S::kPending}, {S::kInconsistent, S::kPending},
   };
   for (S from : kAll) {
     for (S to : kAll) {
@@ -44,7 +43,8 @@ TEST(TaskState, ExpiredIsTerminal) {
 TEST(TaskState, ActiveAndManualRetry) {
   for (S s : kAll) {
     EXPECT_EQ(IsActive(s), s == S::kPending || s == S::kRunning) << ToString(s);
-    bool retry = s == S::kFailed || s == S::kCancelled || s == S::kStale || s == S::kInconsistent;
+    // Not STALE: it is exported again as a new task (docs/task-lifecycle.md#manual-retry).
+    bool retry = s == S::kFailed || s == S::kCancelled || s == S::kInconsistent;
     EXPECT_EQ(CanManualRetry(s), retry) << ToString(s);
     // A manual retry is exactly an allowed edge back to PENDING from a final state.
     if (retry) {

@@ -35,19 +35,19 @@
       help_all: "", help_queued: "已提交，等待开始。", help_running: "正在生成文件。",
       help_retrying: "上次尝试遇到临时问题，稍后会自动重试。",
       help_succeeded: "文件已生成，可在过期前下载。",
-      help_failed: "导出未能完成。“数据已变更”表示导出期间数据的结构或版本发生了变化；" +
-        "“数据不一致”表示导出期间数据被修改、前后对不上。这两种情况下文件都不可信，请重试。",
+      help_failed: "导出未能完成。“数据已变更”表示导出的查询逻辑已升级，请重新导出；" +
+        "“数据不一致”表示导出期间数据被修改、前后对不上，文件不可信，请重试。",
       help_cancelled: "已被取消。", help_expired: "文件已超过保留期被删除，可重新导出。",
       st_PENDING: "排队中", st_RETRYING: "等待重试", st_RUNNING: "运行中", st_SUCCEEDED: "已完成",
       st_FAILED: "失败", st_CANCELLED: "已取消", st_EXPIRED: "已过期",
       st_STALE: "数据已变更", st_INCONSISTENT: "数据不一致",
-      why_STALE: "导出期间数据的结构或版本发生了变化，结果不可信，请重试。",
+      why_STALE: "创建任务后导出的查询逻辑已升级，重试仍会失败，请重新导出。",
       why_INCONSISTENT: "导出期间数据被修改，前后不一致，结果不可信，请重试。",
       cancelling: "正在取消…", attempt: "第 {n}/{max} 次尝试",
       rows: "{n} 行", rowsOf: "{n} / {total} 行", eta: "预计还需 {d}",
       requested: "提交 {t}", finished: "完成 {t}", expiresIn: "{d}后过期", expiredAt: "已过期",
-      download: "下载", retry: "重试", cancel: "取消",
-      created: "已创建：{name}", deduplicated: "相同的导出已在进行中：{name}",
+      download: "下载", retry: "重试", exportAgain: "重新导出", cancel: "取消",
+      exportedAgain: "已重新导出：{name}", created: "已创建：{name}", deduplicated: "相同的导出已在进行中：{name}",
       retried: "已重新提交：{name}", cancelRequested: "已请求取消：{name}",
       previewUnavailable: "预览不可用 / preview unavailable",
       previewCount: "共 {n} 行", previewCountApprox: "至少 {n} 行",
@@ -84,20 +84,20 @@
       help_all: "", help_queued: "Submitted, waiting to start.", help_running: "The file is being written.",
       help_retrying: "The last attempt hit a temporary problem; it will be retried automatically.",
       help_succeeded: "The file is ready to download until it expires.",
-      help_failed: "The export did not finish. \"Data changed\" means the data's structure or version changed " +
-        "during the export; \"Data inconsistent\" means the data was modified while it was read. " +
-        "In both cases the file cannot be trusted: retry.",
+      help_failed: "The export did not finish. \"Data changed\" means the export's query logic was upgraded: " +
+        "export again. \"Data inconsistent\" means the data was modified while it was read, so the file " +
+        "cannot be trusted: retry.",
       help_cancelled: "Cancelled.", help_expired: "The file passed its retention time and was deleted; export again.",
       st_PENDING: "Queued", st_RETRYING: "Retrying", st_RUNNING: "Running", st_SUCCEEDED: "Succeeded",
       st_FAILED: "Failed", st_CANCELLED: "Cancelled", st_EXPIRED: "Expired",
       st_STALE: "Data changed", st_INCONSISTENT: "Data inconsistent",
-      why_STALE: "The data's structure or version changed during the export; the result cannot be trusted. Retry.",
+      why_STALE: "The export's query logic was upgraded after the task was created; a retry would fail again. Export again.",
       why_INCONSISTENT: "The data was modified while it was exported; the result cannot be trusted. Retry.",
       cancelling: "Cancelling…", attempt: "attempt {n} of {max}",
       rows: "{n} rows", rowsOf: "{n} of {total} rows", eta: "about {d} left",
       requested: "Requested {t}", finished: "Finished {t}", expiresIn: "expires in {d}", expiredAt: "expired",
-      download: "Download", retry: "Retry", cancel: "Cancel",
-      created: "Created: {name}", deduplicated: "The same export is already running: {name}",
+      download: "Download", retry: "Retry", exportAgain: "Export again", cancel: "Cancel",
+      exportedAgain: "Exported again: {name}", created: "Created: {name}", deduplicated: "The same export is already running: {name}",
       retried: "Submitted again: {name}", cancelRequested: "Cancel requested: {name}",
       previewUnavailable: "预览不可用 / preview unavailable",
       previewCount: "{n} rows", previewCountApprox: "at least {n} rows",
@@ -417,7 +417,10 @@
       text: t(label), onclick: () => act(action, task),
     });
     if (task.status === "SUCCEEDED") cell.append(button("download", "download"));
-    if (["FAILED", "CANCELLED", "STALE", "INCONSISTENT"].includes(task.status)) cell.append(button("retry", "retry"));
+    if (["FAILED", "CANCELLED", "INCONSISTENT"].includes(task.status)) cell.append(button("retry", "retry"));
+    // A retry keeps the contract version the task recorded and would end STALE
+    // again: a new task with the same parameters is the way out.
+    if (task.status === "STALE") cell.append(button("exportAgain", "export-again"));
     if ((task.status === "PENDING" || task.status === "RUNNING") && !task.cancelRequested) {
       cell.append(button("cancel", "cancel"));
     }
@@ -434,6 +437,11 @@
         document.body.append(a);
         a.click();
         a.remove();
+        return;
+      }
+      if (action === "export-again") {
+        const fresh = await call("POST", "/export-tasks/" + task.id + "/export-again");
+        showCreated(fresh, fresh.deduplicated ? "deduplicated" : "exportedAgain");
         return;
       }
       const updated = await call("POST", "/export-tasks/" + task.id + "/" + action);
@@ -748,8 +756,8 @@
   }
 
   // The returned task at once, above the list and at the top of its first page.
-  function showCreated(task) {
-    say(t(task.deduplicated ? "deduplicated" : "created", { name: task.taskName }), "ok");
+  function showCreated(task, text) {
+    say(t(text || (task.deduplicated ? "deduplicated" : "created"), { name: task.taskName }), "ok");
     state.created = task;
     renderCreated();
     if (state.page === 1 && matchesFilters(task) && !state.rows.has(task.id)) {

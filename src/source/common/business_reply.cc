@@ -22,6 +22,9 @@ std::string CleanBusinessMessage(std::string_view text) {
   return utf8::Excerpt(out, kMaxMessageBytes + 3);  // 200 bytes of text and "..."
 }
 
+// The text is "<what> <code>: <cleaned message>", and every `what` ends in
+// "answered" or "answered code|HTTP" ("provider answered code", "contract
+// /dispatch/list answered"): source/business_refusal.cc reads it back.
 Status BusinessError(int code, std::string_view what, std::string_view message) {
   std::string text = std::string(what) + " " + std::to_string(code);
   if (!message.empty()) text += ": " + CleanBusinessMessage(message);

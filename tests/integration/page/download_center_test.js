@@ -160,6 +160,33 @@ async function retryAFailedOne(page) {
   log("retried failed task", cfg.failedId, "(reason shown:", why + ")");
 }
 
+// issue 23 item 15: a STALE task is exported again (a new task, same
+// parameters), never retried into another STALE.
+async function exportAStaleOneAgain(page) {
+  const stale = row(page, cfg.staleId);
+  await waitStatus(page, cfg.staleId, "STALE");
+  assert.strictEqual(await stale.locator('[data-action="retry"]').count(), 0, "a STALE task offers retry");
+  const button = stale.locator('[data-action="export-again"]');
+  assert.strictEqual((await button.textContent()).trim(), "重新导出");
+  await shot(page, "03b-stale");
+  const before = await api("GET", "/export-tasks/" + cfg.staleId, cfg.aliceToken);
+  const [created] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/export-tasks/" + cfg.staleId + "/export-again"),
+      { timeout: STEP_TIMEOUT }),
+    button.click(),
+  ]);
+  const fresh = (await created.json()).data;
+  assert(fresh && fresh.id && fresh.id !== cfg.staleId, "export again made no new task: " + JSON.stringify(fresh));
+  assert.strictEqual(fresh.exportType, before.exportType);
+  assert.strictEqual(fresh.format, before.format);
+  assert.strictEqual(fresh.taskName, before.taskName);
+  await waitStatus(page, fresh.id, "SUCCEEDED");
+  const after = await api("GET", "/export-tasks/" + cfg.staleId, cfg.aliceToken);
+  assert.strictEqual(after.status, "STALE", "the old task changed");
+  log("exported STALE task", cfg.staleId, "again as", fresh.id);
+  return fresh.id;
+}
+
 async function seeAnExpiredOne(page) {
   await page.click("#tab-expired");
   // The expired row is already on the "all" tab: wait for the tab's own list
@@ -420,13 +447,14 @@ async function secondTenantSeesNone(context, aliceIds) {
     await downloadMatchesTheApi(page, id);
     await cancelARunningOne(page);
     await retryAFailedOne(page);
+    const again = await exportAStaleOneAgain(page);
     await seeAnExpiredOne(page);
     await searchAndLanguage(page);
     await keyboard(page);
     await previewEqualsTheApiAndTheFile(page);
     await previewOverTheLimit(page);
     await narrowScreen(page);
-    await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId]);
+    await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId, cfg.staleId, again]);
     log("all checks passed in", Math.round((Date.now() - started) / 1000), "s");
   } catch (e) {
     if (page) await shot(page, "failure").catch(() => {});
