@@ -109,7 +109,7 @@ class AttemptRunner {
   AttemptResult ExecuteGuarded() {
     StatusOr<AttemptResult> result =
         RunGuardedOnce("attempt", [this]() -> StatusOr<AttemptResult> { return Execute(); });
-    if (!result.ok()) return {result.status(), {}};
+    if (!result.ok()) return {.status = result.status()};
     return std::move(result).value();
   }
 
@@ -126,10 +126,10 @@ class AttemptRunner {
   AttemptResult Execute() {
     auto snapshot = deps_.registry->Current();
     auto found = DefinitionFor(*snapshot, task_);
-    if (!found.ok()) return {found.status(), {}};
+    if (!found.ok()) return {.status = found.status()};
     const registry::ExportDefinition* def = *found;
     auto made = deps_.make_source(task_, *def, *snapshot);
-    if (!made.ok()) return {made.status(), {}, {}, {}, FailureOrigin::kSource};
+    if (!made.ok()) return {.status = made.status(), .origin = FailureOrigin::kSource};
     // The next page is fetched while this one is written.
     std::unique_ptr<source::RowSource> source = source::WithPrefetch(std::move(made).value());
     // An abort does not wait for the next safe point to reach the source:
@@ -146,14 +146,14 @@ class AttemptRunner {
     const std::string extension(render::FileExtension(kind));
     const std::string key = storage::MakeObjectKey(task_.id, extension);
     auto object = deps_.storage->Create(key);
-    if (!object.ok()) return {object.status(), {}, {}, {}, FailureOrigin::kStorage};
+    if (!object.ok()) return {.status = object.status(), .origin = FailureOrigin::kStorage};
     CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
 
     std::unique_ptr<render::Writer> writer;
     auto rows = Pump(*source, &sink, options, def->max_rows, &writer);
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
       // A statement cancelled by an abort ends with the abort's reason.
-      if (Status stop = CheckAbort(); !stop.ok()) return {stop, {}};
+      if (Status stop = CheckAbort(); !stop.ok()) return {.status = stop};
       const bool sources = source->terminal_state() || source->failure_code();
       return {rows.status(),
               {},
@@ -163,19 +163,19 @@ class AttemptRunner {
     }
     auto summary = writer->Finish();
     if (!summary.ok()) {
-      return {summary.status(), {}, {}, {}, WriterOrigin(summary.status())};
+      return {.status = summary.status(), .origin = WriterOrigin(summary.status())};
     }
     if (summary->truncated_cells > 0) {
       spdlog::warn("task {}: {} cells were truncated at 32767 characters", task_.id,
                    summary->truncated_cells);
     }
-    if (Status stop = CheckAbort(); !stop.ok()) return {stop, {}};
+    if (Status stop = CheckAbort(); !stop.ok()) return {.status = stop};
     Status committed = (*object)->Commit();
-    if (!committed.ok()) return {committed, {}, {}, {}, FailureOrigin::kStorage};
+    if (!committed.ok()) return {.status = committed, .origin = FailureOrigin::kStorage};
     store::FileResult file{MakeFileName(*def, task_, extension), key,
                            std::string(render::ContentType(kind)),
                            static_cast<int64_t>(sink.bytes_written()), *rows};
-    return {Status::Ok(), file};
+    return {.status = Status::Ok(), .file = file};
   }
 
   // What the definition asks of the file: zone, gzip, split, template.

@@ -1,5 +1,8 @@
 #include "dispatch/failure_message.h"
 
+#include <cctype>
+
+#include "common/utf8.h"
 #include "source/business_refusal.h"
 
 namespace export_center::dispatch {
@@ -20,6 +23,22 @@ std::string Transient(const Status& status, FailureOrigin origin) {
               : "The export center was temporarily unavailable";
 }
 
+// A finding the center wrote about the rows themselves — "row 3, column amount: value
+// \"abc\" is not a DECIMAL" (both routes prefix the row), a limit it enforces, or the
+// template safety check's reason, which the preview shows the same user — names the
+// user's own data and nothing of hosts or drivers: it is what the user needs to ask the
+// business team about, so it is kept, bounded. Storage failures never are.
+bool IsFindingAboutTheData(std::string_view failure_code, const Status& status,
+                           FailureOrigin origin) {
+  if (origin == FailureOrigin::kStorage) return false;
+  if (failure_code == "LIMIT_EXCEEDED" || failure_code == "UNSAFE_TEMPLATE") return true;
+  if (failure_code != "INVALID_DATA") return false;
+  const std::string_view m = status.message();
+  return m.size() > 4 && m.substr(0, 4) == "row " && std::isdigit(static_cast<unsigned char>(m[4]));
+}
+
+constexpr size_t kMaxFindingBytes = 1000;
+
 }  // namespace
 
 std::string UserFailureMessage(std::string_view failure_code, const Status& status,
@@ -28,6 +47,9 @@ std::string UserFailureMessage(std::string_view failure_code, const Status& stat
     if (auto said = source::BusinessRefusalMessage(status)) return *said;
   }
   if (failure_code == "CANCELLED") return "Cancelled by the user";
+  if (IsFindingAboutTheData(failure_code, status, origin)) {
+    return utf8::Excerpt(status.message(), kMaxFindingBytes);
+  }
   if (failure_code == "STALE") {
     return "The export's query logic was upgraded after the task was created; export again";
   }

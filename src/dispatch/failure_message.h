@@ -8,7 +8,9 @@
 // failure code, the status code and where the failure came from. A business
 // service's deliberate refusal (a 4xx with a message,
 // source/business_refusal.h) is shown as the service sent it (cleaned, at
-// most 200 bytes, valid UTF-8). The download center localises by
+// most 200 bytes, valid UTF-8); so is a finding the center wrote about the
+// user's data (a cell that is not what its column says, a limit, the template
+// safety check's reason), at most 1000 bytes. The download center localises by
 // failure_code and shows this text after its own reason.
 //
 // Pure functions; any thread.
@@ -28,7 +30,7 @@ enum class FailureOrigin { kCenter, kSource, kStorage };
 // The user-facing failure_message for a failure stored with `failure_code`
 // (FailureCode(status), or a code the source or state set: STALE,
 // INCONSISTENT, UNSAFE_TEMPLATE, CANCELLED). Contains nothing of
-// status.message() but a business refusal's own message.
+// status.message() but a business refusal's own message or a finding about the data.
 std::string UserFailureMessage(std::string_view failure_code, const Status& status,
                                FailureOrigin origin);
 

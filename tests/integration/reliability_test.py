@@ -236,7 +236,9 @@ class Reliability(unittest.TestCase):
         self.assertEqual(row["status"], "FAILED", row)
         self.assertEqual(row["attempt_count"], 3)
         self.assertEqual(row["max_attempts"], 3)
-        self.assertIn("503", row["failure_message"] or "", row)
+        self.assertEqual(row["failure_message"], "The data source was unavailable", row)
+        self.assertRegex(c.log(), rf"task {task_id} v3: attempt failed failure_code=\S+ "
+                                  r"origin=source: .*503")
         outbox = c.outbox_rows(task_id)
         self.assertEqual([o["dispatch_version"] for o in outbox], [1, 2, 3])
         self.assertEqual({o["status"] for o in outbox}, {"SENT"})
