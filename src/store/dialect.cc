@@ -48,6 +48,7 @@ Dialect SqliteDialect() {
   d.insert_ignore_into = "INSERT INTO";
   d.on_conflict_ignore = " ON CONFLICT DO NOTHING";
   d.migration_lock = "";
+  d.column_exists_query = "SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?";
   return d;
 }
 
@@ -93,6 +94,9 @@ Dialect MysqlDialect(MysqlFlavor flavor) {
     d.index_exists_query =
         "SELECT COUNT(*) FROM information_schema.statistics"
         " WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?";
+    d.column_exists_query =
+        "SELECT COUNT(*) FROM information_schema.columns"
+        " WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?";
   }
   return d;
 }

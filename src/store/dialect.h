@@ -43,6 +43,9 @@ struct Dialect {
   // query with parameters (table, index) whose COUNT says whether the index
   // exists; migrations then create a missing index without IF NOT EXISTS.
   std::string index_exists_query;
+  // The same for ALTER TABLE … ADD COLUMN IF NOT EXISTS (SQLite and MySQL 8
+  // lack it): parameters (table, column).
+  std::string column_exists_query;
 
   // Replaces the tokens listed above in `sql`.
   std::string Expand(std::string_view sql) const;

@@ -208,12 +208,11 @@ std::optional<DropIndexStatement> ParseDropIndex(const std::string& statement) {
 
 Status DropIndex(Connection& c, const Dialect& d, const DropIndexStatement& drop) {
   if (d.name != "mysql") return c.Exec("DROP INDEX IF EXISTS " + drop.name).status();
-  // MySQL 8 has no DROP INDEX IF EXISTS: look the index up (MariaDB has it,
-  // but one way for both is simpler).
-  EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM information_schema.statistics"
-                                         " WHERE table_schema = DATABASE() AND table_name = ?"
-                                         " AND index_name = ?",
-                                         {drop.table, drop.name}));
+  if (d.index_exists_query.empty()) {  // MariaDB: IF EXISTS, with the table
+    return c.Exec("DROP INDEX IF EXISTS " + drop.name + " ON " + drop.table).status();
+  }
+  // MySQL 8 has no DROP INDEX IF EXISTS: look the index up.
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(d.index_exists_query, {drop.table, drop.name}));
   if (rows.at(0).Int(0) == 0) return Status::Ok();
   return c.Exec("DROP INDEX " + drop.name + " ON " + drop.table).status();
 }
@@ -236,17 +235,8 @@ std::optional<AddColumnStatement> ParseAddColumn(const std::string& statement) {
 
 Status AddColumn(Connection& c, const Dialect& d, const AddColumnStatement& add,
                  const std::string& sql) {
-  std::string exists;
-  if (d.name == "sqlite") {
-    exists = "SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?";
-  } else if (d.name == "mysql") {
-    exists =
-        "SELECT COUNT(*) FROM information_schema.columns"
-        " WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?";
-  } else {
-    return c.Exec(sql).status();
-  }
-  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(exists, {add.table, add.column}));
+  if (d.column_exists_query.empty()) return c.Exec(sql).status();
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(d.column_exists_query, {add.table, add.column}));
   if (rows.at(0).Int(0) > 0) return Status::Ok();
   return c.Exec(add.without_if_not_exists).status();
 }
