@@ -795,23 +795,13 @@ void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
 // ---- GET /export-tasks/events (docs/http-api.md#get-export-tasksevents--task-events)
 // ---------------------
 
-namespace {
-
-int64_t UnixNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 // A single-use ticket for one connect of the event stream (api/events_ticket.h):
 // EventSource cannot send the Authorization header, and a bearer token in the
 // URL would be logged by every proxy on the way.
 void ExportApi::Handlers::EventsTicket(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
-  auto ticket = api_.tickets_->Issue(*p, UnixNowMs());
+  auto ticket = api_.tickets_->Issue(*p, NowMs());
   if (!ticket.ok()) return WriteStatus(res, ticket.status());
   res.SetHeader("Cache-Control", "no-store");
   WriteSuccess(res, {{"ticket", *ticket},
@@ -833,7 +823,7 @@ StatusOr<Principal> EventsCaller(const Request& req, const TokenVerifier& verifi
   }
   std::string authorization = req.Header("Authorization");
   if (authorization.empty() && req.HasQuery("ticket")) {
-    return tickets.Redeem(req.Query("ticket"), UnixNowMs());
+    return tickets.Redeem(req.Query("ticket"), NowMs());
   }
   return verifier.Authenticate(authorization);
 }
