@@ -29,6 +29,7 @@ BUILD_PACKAGES=(
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev  # tests; the benchmarks (libxlsxwriter: the writer's baseline)
   libpq-dev libmariadb-dev  # the PostgreSQL and MySQL backends (the demo builds without them)
+  openssl  # the test CA and certificates of the MariaDB TLS tests (tests/support/mariadb_server.cc)
   postgresql mariadb-server mariadb-client python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
