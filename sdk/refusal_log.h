@@ -27,6 +27,8 @@ class RefusalLog {
 
   // Logs "refused contract call: WHAT", or counts it when a line went out
   // less than an interval ago; the next line says how many were held back.
+  // WHAT (the caller's method and path) is written with control bytes as
+  // \xNN and cut at 300 bytes, between characters: always one line.
   void Refused(std::string_view what);
 
  private:

@@ -36,7 +36,11 @@ public final class RefusalLog {
         line -> LOG.log(System.Logger.Level.WARNING, line), Duration.ofSeconds(10), System::nanoTime);
   }
 
-  /** Logs "refused contract call: WHAT", or counts it when a line went out less than an interval ago. */
+  /**
+   * Logs "refused contract call: WHAT", or counts it when a line went out less than an interval ago.
+   * WHAT (the caller's method and path) is written with control characters as {@code \\uXXXX}
+   * and cut at 300 characters, never inside a surrogate pair: always one bounded line.
+   */
   public void refused(String what) {
     String line;
     synchronized (this) {
@@ -45,12 +49,32 @@ public final class RefusalLog {
         ++heldBack;
         return;
       }
-      line = "export-center sdk: refused contract call: " + what;
+      line = "export-center sdk: refused contract call: " + loggable(what);
       if (heldBack > 0) line += " (" + heldBack + " more refused since the last line, not logged)";
       heldBack = 0;
       logged = true;
       nextNanos = now + intervalNanos;
     }
     sink.accept(line); // outside the lock: a slow appender must not hold the other threads
+  }
+
+  private static final int MAX_WHAT_CHARS = 300;
+
+  // The path is the caller's choice and arrives percent-decoded: a %0A must not forge a second
+  // log line, and a long path must not make a long one.
+  static String loggable(String what) {
+    StringBuilder out = new StringBuilder();
+    for (int i = 0; i < what.length(); i++) {
+      char c = what.charAt(i);
+      if (out.length() >= MAX_WHAT_CHARS && !Character.isLowSurrogate(c)) {
+        return out.append("...").toString();
+      }
+      if (c < 0x20 || c == 0x7f) {
+        out.append(String.format("\\u%04x", (int) c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.toString();
   }
 }

@@ -58,4 +58,23 @@ class SecretsTest {
                 + "X-Internal-Service-Token (3 more refused since the last line, not logged)"),
         lines);
   }
+
+  @Test
+  void aRefusedCallersPathIsOneBoundedLine() {
+    List<String> lines = new ArrayList<>();
+    AtomicLong now = new AtomicLong();
+    RefusalLog log = new RefusalLog(lines::add, Duration.ofSeconds(1), now::get);
+    log.refused("POST /x\n[info] forged line\r\u007f: no X-Internal-Service-Token");
+    now.addAndGet(Duration.ofSeconds(2).toNanos());
+    log.refused("POST /" + "a".repeat(1000));
+    now.addAndGet(Duration.ofSeconds(2).toNanos());
+    log.refused("b".repeat(299) + "\uD83D\uDE00\uD83D\uDE00"); // cut after one whole emoji
+    String prefix = "export-center sdk: refused contract call: ";
+    assertEquals(
+        List.of(
+            prefix + "POST /x\\u000a[info] forged line\\u000d\\u007f: no X-Internal-Service-Token",
+            prefix + "POST /" + "a".repeat(294) + "...",
+            prefix + "b".repeat(299) + "\uD83D\uDE00..."),
+        lines);
+  }
 }
