@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "api/strict_json.h"
+#include "common/ascii.h"
 #include "common/json_dump.h"
 
 namespace export_center::api {
@@ -191,13 +192,6 @@ StatusOr<Principal> PrincipalFromClaims(const json& claims, int64_t now, const C
   return p;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 }  // namespace
 
 bool Principal::HasPerm(std::string_view perm) const {
@@ -295,7 +289,7 @@ StatusOr<Principal> TokenVerifier::Authenticate(std::string_view header) const {
   constexpr std::string_view kScheme = "Bearer ";
   if (header.empty()) return Unauthenticated("missing Authorization: Bearer token");
   if (header.size() <= kScheme.size() ||
-      !EqualsIgnoreCase(header.substr(0, kScheme.size()), kScheme)) {
+      !EqualsIgnoreCaseAscii(header.substr(0, kScheme.size()), kScheme)) {
     return Unauthenticated("Authorization must be \"Bearer <token>\"");
   }
   return Verify(header.substr(kScheme.size()), NowSeconds());

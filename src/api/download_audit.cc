@@ -7,6 +7,7 @@
 #include "api/query_params.h"
 #include "api/task_json.h"
 #include "common/ids.h"
+#include "common/time_format.h"
 
 namespace export_center::api {
 namespace {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/ascii.h"
 #include "common/utf8.h"
 
 namespace export_center::api {
@@ -78,10 +79,7 @@ std::string ContentDisposition(std::string_view file_name) {
 RangeDecision DecideRange(std::string_view header, uint64_t size) {
   header = TrimSpaces(header);
   constexpr std::string_view kUnit = "bytes=";
-  if (header.size() < kUnit.size()) return {};
-  for (size_t i = 0; i < kUnit.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(header[i])) != kUnit[i]) return {};
-  }
+  if (!StartsWithIgnoreCaseAscii(header, kUnit)) return {};
   std::string_view spec = TrimSpaces(header.substr(kUnit.size()));
   size_t dash = spec.find('-');
   if (spec.find(',') != std::string_view::npos || dash == std::string_view::npos) return {};

@@ -22,6 +22,7 @@
 #include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/ids.h"
+#include "common/time_format.h"
 #include "common/utf8.h"
 #include "http/router.h"
 

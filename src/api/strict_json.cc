@@ -7,17 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "common/ascii.h"
+
 namespace export_center::api {
 namespace {
 
 using json = nlohmann::json;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -111,14 +106,14 @@ StatusOr<json> ParseStrictJson(std::string_view text) {
 
 Status CheckJsonContentType(std::string_view content_type) {
   std::string_view media = content_type.substr(0, content_type.find(';'));
-  if (Lower(Trim(media)) != "application/json") {
+  if (ToLowerAscii(Trim(media)) != "application/json") {
     return InvalidArgument("Content-Type must be application/json");
   }
   std::string_view rest = content_type.substr(std::min(media.size(), content_type.size()));
   while (!rest.empty()) {
     rest.remove_prefix(1);  // the ';'
     size_t end = rest.find(';');
-    std::string param = Lower(Trim(rest.substr(0, end)));
+    std::string param = ToLowerAscii(Trim(rest.substr(0, end)));
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
     if (param.rfind("charset=", 0) == 0) {
       std::string charset = param.substr(8);

@@ -1,7 +1,6 @@
 #include "api/task_json.h"
 
-#include <cstdio>
-#include <ctime>
+#include "common/time_format.h"
 
 namespace export_center::api {
 namespace {
@@ -26,18 +25,6 @@ json ParametersObject(const std::string& text) {
 }
 
 }  // namespace
-
-std::string FormatIsoMillis(int64_t epoch_ms) {
-  int64_t secs = epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000;
-  int millis = static_cast<int>(epoch_ms - secs * 1000);
-  std::time_t t = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
-  return buf;
-}
 
 std::optional<int> ProgressPercent(const task::Task& task) {
   if (task.status == task::TaskState::kSucceeded) return 100;

@@ -16,7 +16,6 @@
 
 namespace export_center::api {
 
-std::string FormatIsoMillis(int64_t epoch_ms);
 std::optional<int> ProgressPercent(const task::Task& task);
 nlohmann::json TaskToJson(const task::Task& task);
 

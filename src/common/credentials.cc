@@ -3,6 +3,8 @@
 #include <array>
 #include <cctype>
 
+#include "common/ascii.h"
+
 namespace export_center::credentials {
 namespace {
 
@@ -26,12 +28,7 @@ bool IsKeyChar(char c) {
 
 bool IsSecretKey(std::string_view key) {
   for (std::string_view k : kSecretKeys) {
-    if (key.size() != k.size()) continue;
-    bool same = true;
-    for (size_t i = 0; i < k.size() && same; ++i) {
-      same = std::tolower(static_cast<unsigned char>(key[i])) == k[i];
-    }
-    if (same) return true;
+    if (EqualsIgnoreCaseAscii(key, k)) return true;
   }
   return false;
 }

@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/ascii.h"
 #include "config/config_internal.h"
 #include "config/notifications_yaml.h"
 #include "config/secret_check.h"
@@ -592,9 +593,7 @@ std::string ProblemsHeader(const std::string& path, const ErrorList& errors) {
 std::string UpperSnake(const std::string& name) {
   std::string out;
   for (char ch : name) {
-    out += std::isalnum(static_cast<unsigned char>(ch))
-               ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch)))
-               : '_';
+    out += std::isalnum(static_cast<unsigned char>(ch)) ? ToUpperAscii(ch) : '_';
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "common/ascii.h"
 #include "config/config.h"
 #include "config/secret_check.h"
 
@@ -20,12 +21,6 @@ const char kReceiverIdPattern[] = "^[a-z][a-z0-9-]{0,63}$";
 const char kHostPort[] = R"(([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:([0-9]{1,5}))?)";
 const std::vector<std::string> kEndStates = {"SUCCEEDED", "FAILED", "CANCELLED",
                                              "EXPIRED",   "STALE",  "INCONSISTENT"};
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return text;
-}
 
 std::string SecretEnv(const std::string& id) {
   return "EXPORT_CENTER_WEBHOOK_SECRET_" + UpperSnake(id);
@@ -79,7 +74,7 @@ std::string TargetOf(const std::string& url, const std::string& path, ErrorList*
     errors->Add(path, "port " + port + " is out of range", "[1, 65535]");
     return "";
   }
-  return Lower(m[2].str()) + ":" + port;
+  return ToLowerAscii(m[2].str()) + ":" + port;
 }
 
 void CheckReceiver(const dispatch::WebhookReceiver& w, const std::set<std::string>& allowed,
@@ -149,7 +144,7 @@ void CheckNotifications(const dispatch::NotificationOptions& c, const YAML::Node
                   "host:port, e.g. hooks.example.com:443 or 127.0.0.1:9100");
       continue;
     }
-    allowed.insert(Lower(target));
+    allowed.insert(ToLowerAscii(target));
   }
   const YAML::Node definitions = root.IsMap() ? root["definitions"] : YAML::Node();
   for (const dispatch::WebhookReceiver& w : c.receivers) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/ascii.h"
 #include "common/credentials.h"
 #include "common/utf8.h"
 
@@ -180,8 +181,7 @@ bool MapReader::Bool(std::string_view key, bool* out) {
   if (!node.IsDefined() || node.IsNull()) return false;
   // YAML 1.2 core schema: only true/false. yes/no/on/off are YAML 1.1 traps.
   if (node.IsScalar()) {
-    std::string text = node.Scalar();
-    std::transform(text.begin(), text.end(), text.begin(), ::tolower);
+    const std::string text = ToLowerAscii(node.Scalar());
     if (text == "true" || text == "false") {
       *out = text == "true";
       return true;

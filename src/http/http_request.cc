@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii.h"
+
 namespace export_center::http {
 namespace {
 
@@ -20,30 +22,23 @@ const std::string& Empty() {
 
 }  // namespace
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 void HeaderMap::Add(std::string name, std::string value) {
   fields_.emplace_back(std::move(name), std::move(value));
 }
 
 void HeaderMap::Set(std::string name, std::string value) {
-  std::erase_if(fields_, [&](const Field& f) { return EqualsIgnoreCase(f.first, name); });
+  std::erase_if(fields_, [&](const Field& f) { return EqualsIgnoreCaseAscii(f.first, name); });
   fields_.emplace_back(std::move(name), std::move(value));
 }
 
 bool HeaderMap::Has(std::string_view name) const {
   return std::any_of(fields_.begin(), fields_.end(),
-                     [&](const Field& f) { return EqualsIgnoreCase(f.first, name); });
+                     [&](const Field& f) { return EqualsIgnoreCaseAscii(f.first, name); });
 }
 
 const std::string& HeaderMap::Get(std::string_view name) const {
   for (const auto& f : fields_) {
-    if (EqualsIgnoreCase(f.first, name)) return f.second;
+    if (EqualsIgnoreCaseAscii(f.first, name)) return f.second;
   }
   return Empty();
 }

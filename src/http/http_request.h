@@ -31,8 +31,6 @@ class HeaderMap {
   std::vector<Field> fields_;
 };
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-
 struct HttpRequest {
   std::string method;                             // as sent: "GET", "POST", ...
   std::string target;                             // the raw request-target, query included

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/ascii.h"
+
 namespace export_center::http {
 namespace {
 
@@ -19,7 +21,7 @@ std::string_view TrimOws(std::string_view s) {
 std::vector<std::string_view> ListOf(const HeaderMap& headers, std::string_view name) {
   std::vector<std::string_view> out;
   for (const auto& [field, value] : headers.fields()) {
-    if (!EqualsIgnoreCase(field, name)) continue;
+    if (!EqualsIgnoreCaseAscii(field, name)) continue;
     std::string_view rest = value;
     while (true) {
       size_t comma = rest.find(',');
@@ -35,7 +37,7 @@ std::vector<std::string_view> ListOf(const HeaderMap& headers, std::string_view 
 int CountOf(const HeaderMap& headers, std::string_view name) {
   return static_cast<int>(
       std::count_if(headers.fields().begin(), headers.fields().end(),
-                    [&](const auto& f) { return EqualsIgnoreCase(f.first, name); }));
+                    [&](const auto& f) { return EqualsIgnoreCaseAscii(f.first, name); }));
 }
 
 // uri-host [":" port] (RFC 3986 §3.2.2): reg-name, IPv4 or a bracketed IP
@@ -56,7 +58,7 @@ bool HostIsValid(const HttpRequest& request, unsigned version) {
 
 bool IsOnlyChunked(const HeaderMap& headers) {
   std::vector<std::string_view> codings = ListOf(headers, "Transfer-Encoding");
-  return codings.size() == 1 && EqualsIgnoreCase(codings[0], "chunked");
+  return codings.size() == 1 && EqualsIgnoreCaseAscii(codings[0], "chunked");
 }
 
 // "http://host:port/p?q" → "/p?q" and Host "host:port" (RFC 9112 §3.2.2:
@@ -66,7 +68,8 @@ bool AbsoluteToOrigin(HttpRequest* request) {
   size_t sep = target.find("://");
   if (sep == std::string_view::npos) return false;
   std::string_view scheme = target.substr(0, sep);
-  if (!EqualsIgnoreCase(scheme, "http") && !EqualsIgnoreCase(scheme, "https")) return false;
+  if (!EqualsIgnoreCaseAscii(scheme, "http") && !EqualsIgnoreCaseAscii(scheme, "https"))
+    return false;
   std::string_view rest = target.substr(sep + 3);
   size_t path_at = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, path_at);

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/utf8.h"
 #include "render/cell_text.h"
 #include "render/xlsx_cells.h"
@@ -112,10 +113,7 @@ std::string SanitizeSheetName(const std::string& name) {
   }
   while (!s.empty() && s.front() == '\'') s.erase(s.begin());
   while (!s.empty() && s.back() == '\'') s.pop_back();
-  std::string lower = s;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "history") s += "_";
+  if (EqualsIgnoreCaseAscii(s, "history")) s += "_";
   if (s.empty()) s = "Sheet1";
   return std::string(utf8::TruncateUtf16Units(s, kMaxSheetNameUnits));
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/ascii.h"
 #include "common/ids.h"
 #include "rocketmq/remoting/codes.h"
 
@@ -168,9 +169,7 @@ std::string ClientInstance::NewMessageId() {
 }
 
 bool IsAuthenticationRemark(const std::string& remark) {
-  std::string lower(remark);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ToLowerAscii(remark);
   // The broker's authentication failures (5.x DefaultAuthenticationHandler:
   // "check signature failed.", "username cannot be null." when no AccessKey
   // was sent, "User:x is not found.", "User:x is disabled."; 4.x plain ACL:

@@ -9,6 +9,8 @@
 #include <ctime>
 #include <vector>
 
+#include "common/ascii.h"
+
 namespace export_center::s3 {
 namespace {
 
@@ -32,12 +34,6 @@ std::string HmacSha256(std::string_view key, std::string_view data) {
   return std::string(reinterpret_cast<char*>(out), n);
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Trims the value and folds runs of spaces into one, as SigV4 asks.
 std::string CanonicalHeaderValue(std::string_view v) {
   std::string out;
@@ -57,7 +53,7 @@ std::string CanonicalHeaderValue(std::string_view v) {
 // Lower-cased names with canonical values, sorted by name.
 std::map<std::string, std::string> CanonicalHeaders(const std::map<std::string, std::string>& h) {
   std::map<std::string, std::string> out;
-  for (const auto& [name, value] : h) out[Lower(name)] = CanonicalHeaderValue(value);
+  for (const auto& [name, value] : h) out[ToLowerAscii(name)] = CanonicalHeaderValue(value);
   return out;
 }
 

@@ -4,15 +4,10 @@
 #include <cctype>
 #include <utility>
 
+#include "common/ascii.h"
+
 namespace export_center::source {
 namespace {
-
-bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 // Builds the text of one predicate, recording which boundary value each
 // `?` binds.
@@ -119,7 +114,7 @@ std::vector<OrderTerm> ParseOrderBy(std::string_view validated) {
     size_t space = segment.find(' ');
     term.column = std::string(segment.substr(0, space));
     term.descending =
-        space != std::string_view::npos && SameName(segment.substr(space + 1), "DESC");
+        space != std::string_view::npos && EqualsIgnoreCaseAscii(segment.substr(space + 1), "DESC");
     if (!term.column.empty()) out.push_back(std::move(term));
     b = e + 1;
   }
@@ -138,8 +133,9 @@ std::string FormatOrderBy(const std::vector<OrderTerm>& order) {
 std::vector<OrderTerm> TotalOrder(std::vector<OrderTerm> order,
                                   const std::vector<std::string>& key) {
   for (const auto& column : key) {
-    bool present = std::any_of(order.begin(), order.end(),
-                               [&](const OrderTerm& t) { return SameName(t.column, column); });
+    bool present = std::any_of(order.begin(), order.end(), [&](const OrderTerm& t) {
+      return EqualsIgnoreCaseAscii(t.column, column);
+    });
     if (!present) order.push_back({column, false});
   }
   return order;

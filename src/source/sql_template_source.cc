@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "registry/registry.h"
@@ -27,12 +28,6 @@ namespace export_center::source {
 namespace {
 
 using nlohmann::json;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // A scanned statement may end in one ';', which must not end up inside "(…) _t".
 std::string StripTrailingSemicolon(std::string sql) {
@@ -393,7 +388,8 @@ Status SqlTemplateSource::PlanPaging(const QueryDescription& description) {
     return Status::Ok();
   }
   order_ = TotalOrder(ParseOrderBy(order_by_), key);
-  for (const auto& term : order_) order_index_.push_back(result_index_.at(Lower(term.column)));
+  for (const auto& term : order_)
+    order_index_.push_back(result_index_.at(ToLowerAscii(term.column)));
   spdlog::info("sql-template taskId={} queryId={}: paging by key ({}), order {}", options_.task_id,
                options_.query_id, origin, FormatOrderBy(order_));
   return Status::Ok();
@@ -403,8 +399,9 @@ StatusOr<std::vector<std::string>> SqlTemplateSource::DeclaredUniqueKey(
     const std::vector<std::string>& labels) const {
   std::vector<std::string> key;
   for (const auto& column : contract_.unique_key) {
-    auto it = std::find_if(labels.begin(), labels.end(),
-                           [&](const std::string& l) { return Lower(l) == Lower(column); });
+    auto it = std::find_if(labels.begin(), labels.end(), [&](const std::string& l) {
+      return ToLowerAscii(l) == ToLowerAscii(column);
+    });
     if (it == labels.end()) {
       return InvalidArgument("contract uniqueKey column " + column + " is not a result column");
     }
@@ -491,12 +488,12 @@ StatusOr<std::string> SqlTemplateSource::RecordedContractVersion() {
 Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_columns) {
   result_width_ = result_columns.size();
   for (size_t i = 0; i < result_columns.size(); ++i) {
-    result_index_.emplace(Lower(result_columns[i]), static_cast<int>(i));
+    result_index_.emplace(ToLowerAscii(result_columns[i]), static_cast<int>(i));
   }
   for (const auto& c : contract_.columns) {
     ColumnPlan p{c, -1};
     if (!c.enrich) {
-      auto it = result_index_.find(Lower(c.column.key));
+      auto it = result_index_.find(ToLowerAscii(c.column.key));
       if (it == result_index_.end()) {
         return InvalidArgument("contract column " + c.column.key + " is not in the query result");
       }
@@ -521,7 +518,7 @@ Status SqlTemplateSource::PlanEnrichment() {
     std::set<size_t> covered;
     for (const auto& def : contract_.enrich_sqls) {
       EnrichGroupPlan g{def, -1, {}};
-      auto key = result_index_.find(Lower(def.key_column));
+      auto key = result_index_.find(ToLowerAscii(def.key_column));
       if (key == result_index_.end()) {
         return InvalidArgument("enrich group " + def.group + ": keyColumn " + def.key_column +
                                " is not in the query result");
@@ -1021,16 +1018,16 @@ Status SqlTemplateSource::RememberEnriched(const EnrichGroupPlan& g,
   for (const ResultSet& rs : answers) {
     std::map<std::string, int> label;
     for (size_t i = 0; i < rs.columns.size(); ++i) {
-      label.emplace(Lower(rs.columns[i]), static_cast<int>(i));
+      label.emplace(ToLowerAscii(rs.columns[i]), static_cast<int>(i));
     }
-    auto key_it = label.find(Lower(g.def.key_column));
+    auto key_it = label.find(ToLowerAscii(g.def.key_column));
     if (key_it == label.end()) {
       return InvalidArgument("enrich group " + g.def.group + " does not return " +
                              g.def.key_column);
     }
     std::vector<int> columns;
     for (size_t i : g.targets) {
-      auto col = label.find(Lower(plan_[i].contract.column.key));
+      auto col = label.find(ToLowerAscii(plan_[i].contract.column.key));
       if (col == label.end()) {
         return InvalidArgument("enrich group " + g.def.group + " does not return " +
                                plan_[i].contract.column.key);
@@ -1142,7 +1139,7 @@ StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
       return task::CellValue{*d};
     }
     case task::ColumnType::kBoolean: {
-      std::string l = Lower(t);
+      std::string l = ToLowerAscii(t);
       if (l == "1" || l == "t" || l == "true") return task::CellValue{true};
       if (l == "0" || l == "f" || l == "false") return task::CellValue{false};
       return BadValue(column, t);

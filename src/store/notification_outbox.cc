@@ -1,9 +1,9 @@
 #include "store/notification_outbox.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 #include <nlohmann/json.hpp>
+
+#include "common/time_format.h"
 
 namespace export_center::store {
 namespace {
@@ -14,20 +14,7 @@ bool EmptyOrContains(const std::vector<std::string>& list, const std::string& va
   return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
 }
 
-// Epoch ms as RFC 3339 UTC with milliseconds; the receiver converts to its
-// own time zone.
-std::string Iso8601(int64_t epoch_ms) {
-  std::time_t secs = static_cast<std::time_t>(epoch_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(epoch_ms % 1000));
-  return buf;
-}
-
-json OptTime(const std::optional<int64_t>& ms) { return ms ? json(Iso8601(*ms)) : json(); }
+json OptTime(const std::optional<int64_t>& ms) { return ms ? json(FormatIsoMillis(*ms)) : json(); }
 json OptText(const std::optional<std::string>& text) { return text ? json(*text) : json(); }
 json OptInt(const std::optional<int64_t>& v) { return v ? json(*v) : json(); }
 
@@ -81,7 +68,7 @@ std::string EncodeTaskEndedEvent(const task::Task& t, const std::string& event_i
       {"totalRows", OptInt(t.total_rows)},
       {"failureCode", OptText(t.failure_code)},
       {"failureMessage", OptText(t.failure_message)},
-      {"requestedAt", Iso8601(t.requested_at)},
+      {"requestedAt", FormatIsoMillis(t.requested_at)},
       {"startedAt", OptTime(t.started_at)},
       {"completedAt", OptTime(t.completed_at)},
       {"expiresAt", OptTime(t.expires_at)},
@@ -90,7 +77,7 @@ std::string EncodeTaskEndedEvent(const task::Task& t, const std::string& event_i
       {"schemaVersion", 1},
       {"eventId", event_id},
       {"eventType", "export.task.ended"},
-      {"occurredAt", Iso8601(occurred_at_ms)},
+      {"occurredAt", FormatIsoMillis(occurred_at_ms)},
       {"task", std::move(task)},
   };
   return event.dump(-1, ' ', false, json::error_handler_t::replace);

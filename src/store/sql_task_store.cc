@@ -14,6 +14,7 @@
 
 #include "common/ids.h"
 #include "common/mutex.h"
+#include "common/time_format.h"
 #include "common/utf8.h"
 #include "store/migrations.h"
 #include "store/sql_notification_outbox.h"
@@ -119,14 +120,7 @@ std::string TenantClaimLockName(const std::string& tenant) {
 std::string NowIso8601() {
   auto now = std::chrono::system_clock::now();
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
+  return FormatIsoMillis(ms);
 }
 
 StatusOr<Task> TaskFromRow(const Row& r) {

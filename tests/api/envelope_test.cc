@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/task_json.h"
+#include "common/time_format.h"
 
 namespace export_center::api {
 namespace {

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/thread_guard.h"
 #include "http/connection_limiter.h"
 #include "http/request_framing.h"
@@ -99,8 +100,9 @@ std::string PeerAddress(const tcp::socket& socket) {
 
 // Header names the server owns: handlers do not frame the message.
 bool IsFramingHeader(std::string_view name) {
-  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Connection") ||
-         EqualsIgnoreCase(name, "Transfer-Encoding");
+  return EqualsIgnoreCaseAscii(name, "Content-Length") ||
+         EqualsIgnoreCaseAscii(name, "Connection") ||
+         EqualsIgnoreCaseAscii(name, "Transfer-Encoding");
 }
 
 // One accepted socket: reads requests one after another, hands each to the
@@ -342,7 +344,7 @@ void Connection::OnHeader() {
   if (!NormalizeTarget(&request_)) return Reject(400);
   if (parser_->is_done()) return Dispatch();
   const auto& expect = parser_->get()[bhttp::field::expect];
-  if (EqualsIgnoreCase(expect, "100-continue")) {
+  if (EqualsIgnoreCaseAscii(expect, "100-continue")) {
     stream_.expires_after(options().send_timeout);
     return asio::async_write(stream_, asio::buffer(kContinue, sizeof kContinue - 1),
                              [self = shared_from_this()](beast::error_code ec, size_t) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/json_dump.h"
 #include "common/utf8.h"
 
@@ -842,22 +843,14 @@ class Evaluator {
       if (m == "isBlank") return Value::Bool(IsBlank(t));
       if (m == "trim") return Value::String(std::string(JavaTrim(s)));
       if (m == "toUpperCase" || m == "toLowerCase") {
-        std::string out = s;
-        for (auto& c : out) {
-          c = static_cast<char>(m == "toUpperCase" ? std::toupper(static_cast<unsigned char>(c))
-                                                   : std::tolower(static_cast<unsigned char>(c)));
-        }
-        return Value::String(out);
+        return Value::String(m == "toUpperCase" ? ToUpperAscii(s) : ToLowerAscii(s));
       }
     }
     if (argc == 1 && IsText(a[0])) {
       const std::string& x = a[0].string_value();
       if (m == "equalsIgnoreCase") {
         if (a[0].kind() != Value::Kind::kString) return Value::Bool(false);
-        std::string l = s, r = x;
-        for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        return Value::Bool(l == r);
+        return Value::Bool(EqualsIgnoreCaseAscii(s, x));
       }
       if (m == "startsWith") return Value::Bool(s.rfind(x, 0) == 0);
       if (m == "endsWith")

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/ascii.h"
 #include "common/json_dump.h"
 #include "common/utf8.h"
 
@@ -421,9 +422,7 @@ bool BooleanValue(const Value& v) {
     case Value::Kind::kBool:
       return v.bool_value();
     case Value::Kind::kString: {
-      std::string s = v.string_value();
-      for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return s == "true";  // Boolean.parseBoolean
+      return ToLowerAscii(v.string_value()) == "true";  // Boolean.parseBoolean
     }
     case Value::Kind::kChar:
     case Value::Kind::kInt:

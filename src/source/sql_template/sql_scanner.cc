@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "common/ascii.h"
 #include "common/utf8.h"
 #include "source/sql_template/ognl_value.h"
 
@@ -43,12 +44,6 @@ Status Unsafe(const std::string& what, size_t offset) {
 
 bool IsWordChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
-}
-
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // The character at s[i] for an error message; U+FFFD when the bytes there
@@ -107,7 +102,7 @@ class Lexer {
     if (IsWordChar(c)) {
       size_t start = pos_;
       while (pos_ < sql_.size() && IsWordChar(sql_[pos_])) ++pos_;
-      out->push_back({Token::Kind::kWord, Upper(sql_.substr(start, pos_ - start)), start});
+      out->push_back({Token::Kind::kWord, ToUpperAscii(sql_.substr(start, pos_ - start)), start});
       return Status::Ok();
     }
     out->push_back({Token::Kind::kPunct, std::string(1, c), pos_});
@@ -170,7 +165,8 @@ class Lexer {
         pos_ += 2;
       } else if (c == quote) {
         ++pos_;
-        out->push_back({kind, kind == Token::Kind::kQuotedIdent ? Upper(content) : "", start});
+        out->push_back(
+            {kind, kind == Token::Kind::kQuotedIdent ? ToUpperAscii(content) : "", start});
         return Status::Ok();
       } else {
         content += c;
@@ -187,7 +183,7 @@ class Lexer {
     size_t end = sql_.find(']', pos_);
     if (end == std::string_view::npos) return Unsafe("unterminated [identifier]", start);
     out->push_back(
-        {Token::Kind::kQuotedIdent, Upper(sql_.substr(pos_ + 1, end - pos_ - 1)), start});
+        {Token::Kind::kQuotedIdent, ToUpperAscii(sql_.substr(pos_ + 1, end - pos_ - 1)), start});
     pos_ = end + 1;
     return Status::Ok();
   }
@@ -375,14 +371,15 @@ StatusOr<std::string> ValidateOrderBy(std::string_view order_by,
       if (q > p) words.emplace_back(segment.substr(p, q - p));
       p = q + 1;
     }
-    std::string direction = words.size() == 2 ? Upper(words[1]) : "";
+    std::string direction = words.size() == 2 ? ToUpperAscii(words[1]) : "";
     if (words.empty() || words.size() > 2 || !IsIdentifier(words[0]) ||
         (words.size() == 2 && direction != "ASC" && direction != "DESC")) {
       return InvalidArgument("orderBy segment '" + std::string(segment) +
                              "' is not 'column [ASC|DESC]'");
     }
-    auto match = std::find_if(allowed_columns.begin(), allowed_columns.end(),
-                              [&](const std::string& c) { return Upper(c) == Upper(words[0]); });
+    auto match = std::find_if(
+        allowed_columns.begin(), allowed_columns.end(),
+        [&](const std::string& c) { return ToUpperAscii(c) == ToUpperAscii(words[0]); });
     if (match == allowed_columns.end()) {
       return InvalidArgument("orderBy column '" + words[0] + "' is not a result column");
     }

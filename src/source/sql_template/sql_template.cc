@@ -9,6 +9,7 @@
 #include <pugixml.hpp>
 #include <unordered_map>
 
+#include "common/ascii.h"
 #include "common/json_dump.h"
 #include "common/utf8.h"
 #include "source/sql_template/ognl_expression.h"
@@ -116,8 +117,7 @@ std::vector<std::string> ParseOverrides(const std::optional<std::string>& spec) 
   while (b <= spec->size()) {
     size_t e = spec->find('|', b);
     if (e == std::string::npos) e = spec->size();
-    std::string token = spec->substr(b, e - b);
-    for (auto& c : token) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string token = ToUpperAscii(spec->substr(b, e - b));
     if (!token.empty()) out.push_back(token);
     b = e + 1;
   }
@@ -636,8 +636,7 @@ class Renderer {
     BufferSink buffer;
     ApplyContents(node, buffer, scope);
     std::string sql(JavaTrim(buffer.buffer()));
-    std::string upper = sql;
-    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string upper = ToUpperAscii(sql);
     if (!upper.empty()) {
       for (const std::string& o : node.prefix_overrides) {
         if (upper.rfind(o, 0) == 0) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/ascii.h"
 #include "mysql/mysql_client.h"
 #include "source/datasource/connection_pool.h"
 #include "source/datasource/running_statements.h"
@@ -312,7 +313,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
       }
       Origin origin{fields[c].db, fields[c].org_table};
       if (!labels.count(origin)) tables.push_back(origin);
-      labels[origin].emplace(Lower(fields[c].org_name), fields[c].name);
+      labels[origin].emplace(ToLowerAscii(fields[c].org_name), fields[c].name);
     }
     for (const auto& origin : tables) {
       EC_ASSIGN_OR_RETURN(
@@ -323,19 +324,14 @@ class MysqlDatasource : public ReadOnlyDatasource {
               {origin.first, origin.second}));
       std::vector<std::string> selected;
       for (const auto& row : key.rows) {
-        auto it =
-            row.empty() || !row[0] ? labels[origin].end() : labels[origin].find(Lower(*row[0]));
+        auto it = row.empty() || !row[0] ? labels[origin].end()
+                                         : labels[origin].find(ToLowerAscii(*row[0]));
         if (it == labels[origin].end()) break;
         selected.push_back(it->second);
       }
       if (!key.rows.empty() && selected.size() == key.rows.size()) return selected;
     }
     return std::vector<std::string>();
-  }
-
-  static std::string Lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
   }
 
   static Status Exec(MYSQL* conn, const std::string& sql) {
