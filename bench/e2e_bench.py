@@ -44,24 +44,23 @@ import os
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "pylib"))
+from export_center_testkit import ENDED, free_port, request, wait_http  # noqa: E402
+
 API = "/api/platform/v1/files"
 TOKEN = "bench-internal-token-0123456789"
 TENANT = "2"
 PERMS = ("platform:customer:export", "platform:order:export")
-DONE = ("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT")
 ROUTES = ("provider", "sql-callback", "sql-enrich-sql")
 DATASOURCES = ("sqlite", "postgres", "mariadb")
 DIALECT = {"sqlite": "sqlite", "postgres": "postgres", "mariadb": "mysql"}
@@ -71,41 +70,10 @@ def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def http(method, url, token=None, body=None, timeout=60):
-    headers = {}
-    data = None
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-
-
-def wait_http(url, proc, timeout=600):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer in {timeout}s")
+    """(status, raw body bytes)."""
+    r = request(method, url, token=token, body=body, timeout=timeout)
+    return r.status, r.body
 
 
 # ---- /proc figures -------------------------------------------------------------
@@ -507,7 +475,7 @@ class Bench:
             proc = subprocess.Popen([os.path.join(self.build, "customer-service"), "--config",
                                      config], stdout=out, stderr=subprocess.STDOUT)
             self.services[kind] = (proc, port)
-            wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+            wait_http(f"http://127.0.0.1:{port}/healthz", proc, timeout=600)
         self.port = free_port()
         self.config = os.path.join(self.work, "center.yaml")
         with open(self.config, "w") as f:
@@ -562,7 +530,7 @@ class Bench:
             _, body = http("GET", f"http://127.0.0.1:{self.port}{API}/export-tasks/{task_id}",
                            self.token)
             data = json.loads(body).get("data") or {}
-            if data.get("status") in DONE:
+            if data.get("status") in ENDED:
                 return data
             time.sleep(0.02)
 

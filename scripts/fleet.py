@@ -32,25 +32,17 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "pylib"))
+from export_center_testkit import ACTIVE, free_port, request, wait_http  # noqa: E402
 API = "/api/platform/v1/files"
 JWT_SECRET = "fleet-jwt-secret-0123456789-0123456789"
 INTERNAL_TOKEN = "fleet-internal-token-0123456789"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def log(msg):
@@ -59,35 +51,13 @@ def log(msg):
 
 def http(method, url, token=None, body=None, timeout=30, headers=None):
     """Returns (status, parsed JSON or raw bytes)."""
-    headers = dict(headers or {})
-    data = None
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    if body is not None:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            status, raw, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as e:
-        status, raw, ctype = e.code, e.read(), e.headers.get("Content-Type", "")
-    if "json" in ctype:
-        return status, json.loads(raw)
-    return status, raw
+    r = request(method, url, token=token, body=body, headers=headers, timeout=timeout)
+    return r.status, (r.json() if r.is_json() else r.body)
 
 
-def wait_http(url, proc=None, timeout=120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{url}: the process exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except (OSError, urllib.error.URLError):
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer in {timeout} s")
+def wait_up(url, proc=None, timeout=120):
+    """Waits for a 2xx/3xx answer (an instance answering 503 is not up yet)."""
+    wait_up(url, proc, timeout=timeout, any_status=False, interval=0.2, attempt_timeout=2)
 
 
 class Fleet:
@@ -219,7 +189,7 @@ class Fleet:
         self.provider = self._spawn([os.path.join(self.build, "customer-service"), "--config",
                                      self.config], "customer-service.log")
         self._stops.append(lambda: self._stop_proc(self.provider))
-        wait_http(f"http://127.0.0.1:{self.provider_port}/healthz", self.provider, timeout=300)
+        wait_up(f"http://127.0.0.1:{self.provider_port}/healthz", self.provider, timeout=300)
 
     def start_instance(self, name):
         inst = self.instances.get(name)
@@ -232,7 +202,7 @@ class Fleet:
             self.instances[name] = inst
         inst["proc"] = self._spawn([os.path.join(self.build, "export-center"), "serve",
                                     "--config", inst["config"]], f"{name}.log")
-        wait_http(f"http://127.0.0.1:{inst['port']}/healthz", inst["proc"], timeout=120)
+        wait_up(f"http://127.0.0.1:{inst['port']}/healthz", inst["proc"], timeout=120)
 
     def kill_instance(self, name):
         proc = self.instances[name]["proc"]
@@ -418,7 +388,7 @@ class Soak:
             if len(self.kills) >= planned or not killer.is_alive():
                 running.clear()
             tasks = self.all_tasks(tokens)
-            active = [t for t in tasks if t["status"] in ("PENDING", "RUNNING", "RETRYING")]
+            active = [t for t in tasks if t["status"] in ACTIVE]
             if not active and not running.is_set():
                 break
             time.sleep(1)

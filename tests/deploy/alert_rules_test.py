@@ -15,20 +15,19 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
-import urllib.error
-import urllib.request
 
 import yaml
 
 BUILD_DIR = None
 RULES = None
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "pylib"))
+from export_center_testkit import PROVIDER_ENDED, free_port, request, wait_http  # noqa: E402
 
 # PromQL words that are not metric names (aggregation modifiers, set and
 # vector-matching operators, the offset/bool modifiers).
@@ -89,37 +88,22 @@ def metric_names(expr):
     return names
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 API = "/api/platform/v1/files"
 
 
 def http(method, url, token=None, body=None):
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = None if body is None else json.dumps(body).encode("utf-8")
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return r.read().decode("utf-8")
+    """The body of a 2xx answer as text; AssertionError on any other status."""
+    r = request(method, url, token=token, body=body, timeout=10,
+                headers={"Content-Type": "application/json"})
+    assert 200 <= r.status < 300, f"{method} {url}: {r.status} {r.body[:300]!r}"
+    return r.body.decode("utf-8")
 
 
 def wait_up(url, proc, what):
-    deadline = time.time() + 120
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}; see its log")
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return
-        except (urllib.error.URLError, OSError):
-            if time.time() > deadline:
-                raise
-            time.sleep(0.1)
+    try:
+        wait_http(url, proc, timeout=120, any_status=False, attempt_timeout=2)
+    except RuntimeError as e:
+        raise RuntimeError(f"{what}: {e}; see its log") from e
 
 
 def demo_config(workdir):
@@ -155,7 +139,7 @@ def run_one_export(build_dir, config_path, base):
     deadline = time.time() + 120
     while time.time() < deadline:
         task = json.loads(http("GET", f"{base}{API}/export-tasks/{task_id}", token))["data"]
-        if task["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
+        if task["status"] in PROVIDER_ENDED:
             return task
         time.sleep(0.2)
     raise AssertionError(f"export {task_id} did not finish: {task}")

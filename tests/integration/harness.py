@@ -3,7 +3,9 @@
 Used by the tests in this folder; every server started here is stopped by its
 own pid when the test ends.
 
-Beyond the HTTP helpers, a Cluster can take config overrides (a nested dict
+The helpers every script shares (free ports, HTTP calls, waits, the end
+states, ScriptServer) are in tests/pylib/export_center_testkit/ and
+re-exported here. Beyond them, a Cluster can take config overrides (a nested dict
 deep-merged into the default config), kill -9 and restart the center, start
 extra centers on the same database and storage, and read or rewrite the
 task/outbox rows directly (SQLite through python's sqlite3, PostgreSQL through
@@ -21,107 +23,28 @@ import os
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+# Re-exported: the tests here import these from the harness.
+from export_center_testkit import (ENDED, PROVIDER_ENDED, REPO, Response,  # noqa: E402,F401
+                                   ScriptServer, free_port, request, wait_http)
+
 API = "/api/platform/v1/files"
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url, proc, timeout=180):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except urllib.error.HTTPError:
-            return  # any HTTP answer means it is up
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer in {timeout}s")
-
-
-class ScriptServer:
-    """A throwaway server run by one of the project's scripts/test-*.sh
-    (test-postgres.sh, test-rocketmq.sh) in its own temp folder: `start`
-    returns the address the script prints last, `run("kill")` etc. pass other
-    verbs through, `stop` stops it by the pids the script recorded."""
-
-    def __init__(self, script, prefix):
-        self.script = os.path.join(REPO, "scripts", script)
-        self.dir = tempfile.mkdtemp(prefix=prefix)
-        self.address = None
-
-    def start(self, timeout=300, env=None):
-        """`env`: extra variables for the script (EC_TEST_ROCKETMQ_AUTH...)."""
-        out = subprocess.run([self.script, "start", self.dir], check=True, capture_output=True,
-                             text=True, timeout=timeout,
-                             env=None if env is None else {**os.environ, **env}).stdout
-        self.address = out.strip().splitlines()[-1]
-        return self.address
-
-    def run(self, verb, timeout=300):
-        subprocess.run([self.script, verb, self.dir], check=True, capture_output=True, text=True,
-                       timeout=timeout)
-
-    def stop(self):
-        if self.address is not None:
-            subprocess.run([self.script, "stop", self.dir], check=False, capture_output=True,
-                           timeout=120)
-            self.address = None
-        if os.environ.get("EC_KEEP_TEST_DIR"):
-            print("kept", self.dir)
-        else:
-            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def rocketmq_channel(namesrv, prefix, **extra):
     """Config overrides for channel.kind: rocketmq."""
     return {"channel": {"kind": "rocketmq",
                         "rocketmq": {"namesrv-addr": namesrv, "topic-prefix": prefix, **extra}}}
-
-
-class Response:
-    def __init__(self, status, headers, body):
-        self.status = status
-        self.headers = headers
-        self.body = body
-
-    def json(self):
-        return json.loads(self.body.decode("utf-8"))
-
-
-def request(method, url, token=None, body=None, headers=None, raw=None):
-    hdrs = dict(headers or {})
-    if token:
-        hdrs["Authorization"] = f"Bearer {token}"
-    data = raw
-    if body is not None:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        hdrs.setdefault("Content-Type", "application/json")
-    req = urllib.request.Request(url, data=data, method=method, headers=hdrs)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return Response(r.status, r.headers, r.read())
-    except urllib.error.HTTPError as e:
-        return Response(e.code, e.headers, e.read())
 
 
 CONFIG_TEMPLATE = """
@@ -616,7 +539,7 @@ class Cluster:
             body["taskName"] = name
         return self.api("POST", "/export-tasks", token, body).json()
 
-    def wait_task(self, token, task_id, states=("SUCCEEDED", "FAILED", "CANCELLED"), timeout=180):
+    def wait_task(self, token, task_id, states=PROVIDER_ENDED, timeout=180):
         deadline = time.time() + timeout
         while time.time() < deadline:
             r = self.api("GET", f"/export-tasks/{task_id}", token).json()
@@ -632,7 +555,7 @@ class Cluster:
         if created["code"] != "200":
             raise AssertionError(f"create {export_type}: {created}")
         task = self.wait_task(token, created["data"]["id"], timeout=timeout,
-                              states=("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT"))
+                              states=ENDED)
         if task["status"] != "SUCCEEDED":
             raise AssertionError(f"export {export_type} ended {task['status']}: {task}")
         r = self.api("GET", f"/export-tasks/{task['id']}/download", token)

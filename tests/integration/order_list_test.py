@@ -29,14 +29,13 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 from customer_data import SHANGHAI, guard, same_cell  # noqa: E402
-from harness import Cluster  # noqa: E402
+from harness import ENDED, Cluster  # noqa: E402
 
 BUILD_DIR = None
 CUSTOMERS = 2000
 ORDERS = 3000
 BATCH = 400
 PERMS = ("platform:order:export",)
-DONE = ("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT")
 
 TITLES = ["订单ID", "订单号", "客户编码", "客户名称", "状态", "渠道", "金额", "数量", "已支付",
           "下单日期", "创建时间"]
@@ -107,7 +106,7 @@ def expected_orders(db_path, tenant, p, names=True):
 
 
 class OrderListBase(unittest.TestCase):
-    def export(self, token, export_type, parameters, states=DONE, timeout=180):
+    def export(self, token, export_type, parameters, states=ENDED, timeout=180):
         created = self.c.create(token, export_type=export_type, parameters=parameters, fmt="XLSX")
         self.assertEqual(created["code"], "200", created)
         return self.c.wait_task(token, created["data"]["id"], states=states, timeout=timeout)
@@ -190,7 +189,7 @@ class OrderList(OrderListBase):
                 con.execute("INSERT INTO orders SELECT MAX(id) + 1, '1', 'SO-MID-EXPORT', 1,"
                             " 'CUS00000001', 'NEW', 'WEB', 100, 1, 1, '2024-12-31', 1735574400000"
                             " FROM orders")
-            task = self.c.wait_task(self.t1, task_id, states=DONE)
+            task = self.c.wait_task(self.t1, task_id, states=ENDED)
         finally:
             with con:
                 con.execute("DELETE FROM orders WHERE order_no = 'SO-MID-EXPORT'")
@@ -348,7 +347,7 @@ class ContractVersion(OrderListBase):
                                                                      "contract-version": 2}})
         self.c.write_config(bumped)  # publisher back on
         self.c.start()
-        task = self.c.wait_task(token, task_id, states=DONE)
+        task = self.c.wait_task(token, task_id, states=ENDED)
         self.assertEqual(task["status"], "STALE", task)
         # A task created under version 2 runs.
         fresh = self.export(token, "ORDER_LIST", {"status": "DONE"})

@@ -34,7 +34,7 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
-from harness import Cluster  # noqa: E402
+from harness import ENDED, Cluster  # noqa: E402
 from order_list_test import expected_orders, order_definition, order_overrides  # noqa: E402
 from replica import Replica  # noqa: E402
 
@@ -43,7 +43,6 @@ PERMS = ("platform:customer:export", "platform:order:export")
 PER_MINUTE = 6
 TIMEOUT_SECONDS = 3
 MAX_RUNNING = 2
-DONE = ("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT")
 ATTACK = ("x%' UNION SELECT id, order_no, customer_code, status, channel, 0, 0, 0,"
           " order_date, created_at FROM orders WHERE '%' = '")
 
@@ -134,7 +133,7 @@ class PreviewCase(unittest.TestCase):
         self.assertIn("${keyword}", p["message"])
         self.assertNotIn("UNION", p["message"])
         created = self.c.create(token, export_type=export_type, parameters={"keyword": ATTACK})
-        task = self.c.wait_task(token, created["data"]["id"], states=DONE)
+        task = self.c.wait_task(token, created["data"]["id"], states=ENDED)
         self.assertEqual(task["failureCode"], "UNSAFE_TEMPLATE", task)
         self.assertEqual(p["message"], "UNSAFE_TEMPLATE: " + task["failureMessage"])
 

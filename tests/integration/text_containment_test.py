@@ -30,13 +30,12 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import API, PostgresDb, TaskStream, request  # noqa: E402
-from harness import Cluster  # noqa: E402
+from harness import ENDED, Cluster  # noqa: E402
 from order_list_test import order_overrides  # noqa: E402
 from replica import Replica  # noqa: E402
 
 BUILD_DIR = None
 PERMS = ("platform:customer:export", "platform:order:export")
-DONE = ("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT")
 # A Chinese date as business tables write it, repeated: 168 bytes, and the
 # old cuts (byte 64 of the value, byte 61 of its JSON) both fell inside a
 # character. (Plain "2026年12月1日" is 16 bytes: a repeat of it is cut between
@@ -134,7 +133,7 @@ class TextContainment:
         created = self.c.create(self.user_token, export_type=export_type, parameters=parameters,
                                 fmt=fmt)
         self.assertEqual(created["code"], "200", created)
-        return self.c.wait_task(self.user_token, created["data"]["id"], states=DONE, timeout=120)
+        return self.c.wait_task(self.user_token, created["data"]["id"], states=ENDED, timeout=120)
 
     def assert_center_up(self):
         self.assertIsNone(self.c.center.poll(), "the center process ended")

@@ -34,14 +34,13 @@ import unittest
 import uuid
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (API, Cluster, ScriptServer, TaskStream, deep_merge, free_port, request,  # noqa: E402
-                     rocketmq_channel)
+from harness import (API, ENDED, Cluster, ScriptServer, TaskStream, deep_merge,  # noqa: E402
+                     free_port, request, rocketmq_channel)
 from order_list_test import order_overrides  # noqa: E402
 from s3_storage_test import S3Server  # noqa: E402
 
 BUILD_DIR = None
 PERMS = ("platform:customer:export", "platform:order:export")
-DONE = ("SUCCEEDED", "FAILED", "CANCELLED", "STALE", "INCONSISTENT")
 
 # Loops restarted by the guard.
 LOOPS = ["consumer", "outbox_publish", "reconciler", "notifier", "dlq_handler",
@@ -101,7 +100,7 @@ class ThreadGuardTest(unittest.TestCase):
         for _ in range(tries):
             created = c.create(token, export_type=export_type, parameters=parameters, fmt=fmt)
             self.assertEqual(created["code"], "200", created)
-            task = c.wait_task(token, created["data"]["id"], states=DONE, timeout=240)
+            task = c.wait_task(token, created["data"]["id"], states=ENDED, timeout=240)
             if task["status"] == "SUCCEEDED":
                 return task, failed
             self.assert_injected_failure(c, task)
@@ -125,7 +124,7 @@ class ThreadGuardTest(unittest.TestCase):
         for _ in range(tries):
             r = c.api("POST", f"/export-tasks/{task['id']}/retry", token).json()
             self.assertEqual(r["code"], "200", r)
-            task = c.wait_task(token, task["id"], states=DONE, timeout=240)
+            task = c.wait_task(token, task["id"], states=ENDED, timeout=240)
             if task["status"] == "SUCCEEDED":
                 return task
             self.assert_injected_failure(c, task)
