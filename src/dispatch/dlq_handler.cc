@@ -78,16 +78,18 @@ void DlqHandler::Start() {
 }
 
 void DlqHandler::WaitBeforeRetry() {
-  std::unique_lock lock(mu_);
-  stop_cv_.wait_for(lock, kRetryDelay, [this] { return stopping_.load(); });
+  const auto deadline = std::chrono::steady_clock::now() + kRetryDelay;
+  MutexLock lock(&mu_);
+  while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
+  }
 }
 
 void DlqHandler::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (worker_.joinable()) worker_.join();
 }
 

@@ -11,11 +11,10 @@
 // Threads: one owned worker thread.
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "dispatch/command_channel.h"
 #include "store/task_store.h"
 
@@ -42,8 +41,10 @@ class DlqHandler {
   store::TaskStore* store_;
   CommandChannel* channel_;
   std::function<void()> on_dead_letter_;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
+  // mu_ guards no data: it pairs stop_cv_ with stopping_, which is written
+  // with mu_ held (so a waiter cannot miss it) and read lock-free by the loop.
+  Mutex mu_;
+  CondVar stop_cv_;
   std::atomic<bool> stopping_{false};
   std::thread worker_;
 };

@@ -20,7 +20,7 @@ std::string ConnectionLimiter::KeyOf(const std::string& address) {
 }
 
 bool ConnectionLimiter::TryAcquire(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (total_ >= max_total_) return false;
   int& n = per_key_[key];
   if (n >= max_per_address_) return false;
@@ -30,7 +30,7 @@ bool ConnectionLimiter::TryAcquire(const std::string& key) {
 }
 
 void ConnectionLimiter::Release(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = per_key_.find(key);
   if (it == per_key_.end()) return;
   --total_;
@@ -38,7 +38,7 @@ void ConnectionLimiter::Release(const std::string& key) {
 }
 
 int ConnectionLimiter::open() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return total_;
 }
 

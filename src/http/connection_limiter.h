@@ -7,8 +7,9 @@
 // Thread-safe.
 
 #include <map>
-#include <mutex>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace export_center::http {
 
@@ -27,9 +28,9 @@ class ConnectionLimiter {
  private:
   const int max_total_;
   const int max_per_address_;
-  mutable std::mutex mu_;
-  int total_ = 0;                       // guarded by mu_
-  std::map<std::string, int> per_key_;  // guarded by mu_
+  mutable Mutex mu_;
+  int total_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, int> per_key_ GUARDED_BY(mu_);
 };
 
 }  // namespace export_center::http

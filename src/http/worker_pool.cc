@@ -16,21 +16,21 @@ WorkerPool::~WorkerPool() { Stop(); }
 
 void WorkerPool::Post(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void WorkerPool::Stop() {
   std::deque<std::function<void()>> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     dropped.swap(queue_);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -42,8 +42,8 @@ void WorkerPool::Run() {
   while (true) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
       if (stopping_) return;
       task = std::move(queue_.front());
       queue_.pop_front();

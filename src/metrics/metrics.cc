@@ -174,7 +174,7 @@ void ExportMetrics::DeclareNotificationReceiver(const std::string& receiver) {
 }
 
 void ExportMetrics::SetTenantLoad(const std::vector<TenantLoad>& tenants) {
-  std::lock_guard<std::mutex> lock(tenants_mu_);
+  MutexLock lock(&tenants_mu_);
   std::set<std::string> now;
   for (const TenantLoad& t : tenants) {
     tenant_queued_.Add({{"tenant", t.tenant}}).Set(static_cast<double>(t.queued));
@@ -194,7 +194,7 @@ void ExportMetrics::TaskWait(const std::string& tenant, double seconds) {
 }
 
 void ExportMetrics::SetThreadFailures(const std::vector<std::pair<std::string, int64_t>>& totals) {
-  std::lock_guard<std::mutex> lock(thread_failures_mu_);
+  MutexLock lock(&thread_failures_mu_);
   for (const auto& [thread, total] : totals) {
     prometheus::Counter& counter = thread_failures_.Add({{"thread", thread}});
     const double missing = static_cast<double>(total) - counter.Value();

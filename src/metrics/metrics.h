@@ -22,11 +22,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace export_center::metrics {
 
@@ -137,15 +138,14 @@ class ExportMetrics {
   prometheus::Family<prometheus::Gauge>& tenant_queued_;
   prometheus::Family<prometheus::Gauge>& tenant_running_;
   prometheus::Family<prometheus::Histogram>& task_wait_;
-  prometheus::Family<prometheus::Counter>& thread_failures_;
+  // Two scrapes at once must not both raise a counter to its total.
+  prometheus::Family<prometheus::Counter>& thread_failures_ GUARDED_BY(thread_failures_mu_);
   prometheus::Counter& rocketmq_undecodable_skipped_;
 
-  // The tenants whose load series exist. std::mutex: metrics/ depends on
-  // nothing, so common/mutex.h is out of reach; one short critical section.
-  std::mutex tenants_mu_;
-  std::set<std::string> tenants_with_load_;  // guarded by tenants_mu_
-  // Two scrapes at once must not both raise a counter to its total.
-  std::mutex thread_failures_mu_;
+  // The tenants whose load series exist.
+  Mutex tenants_mu_;
+  std::set<std::string> tenants_with_load_ GUARDED_BY(tenants_mu_);
+  Mutex thread_failures_mu_;
 };
 
 }  // namespace export_center::metrics

@@ -14,7 +14,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "common/ascii.h"
+#include "common/mutex.h"
 #include "common/thread_guard.h"
 #include "http/connection_limiter.h"
 #include "http/request_framing.h"
@@ -62,8 +62,8 @@ struct ServerCore {
   ConnectionLimiter limiter;
   std::atomic<int64_t> rejected{0}, timed_out{0}, requests{0}, open_streams{0},
       stream_buffer_bytes{0}, live_streams{0};
-  std::mutex mu;
-  std::set<Connection*> connections;  // guarded by mu; for Stop
+  Mutex mu;
+  std::set<Connection*> connections GUARDED_BY(mu);  // for Stop
 };
 
 bool IsTimeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
@@ -115,7 +115,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         buffer_(core->options.max_header_bytes + kReadBytes),
         peer_(std::move(peer)),
         limit_key_(std::move(limit_key)) {
-    std::lock_guard<std::mutex> lock(core_->mu);
+    MutexLock lock(&core_->mu);
     core_->connections.insert(this);
   }
 
@@ -123,7 +123,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     EndStream();
     EndLive();
     core_->limiter.Release(limit_key_);
-    std::lock_guard<std::mutex> lock(core_->mu);
+    MutexLock lock(&core_->mu);
     core_->connections.erase(this);
   }
 
@@ -717,7 +717,7 @@ void BeastHttpServer::Stop() {
   beast::error_code ignored;
   acceptor_.close(ignored);
   // Nothing runs now: close every socket so clients see the end at once.
-  std::lock_guard<std::mutex> lock(core_.mu);
+  MutexLock lock(&core_.mu);
   for (Connection* c : core_.connections) c->CloseNow();
 }
 
