@@ -1,15 +1,20 @@
 #pragma once
+// The one file that names concrete backends
+// (docs/conventions.md#backends-are-named-only-in-app). Each Open*/Check*
+// maps its section's `kind` to a backend factory, one `if` per kind:
+// database sqlite|postgres|mysql, storage local|s3, channel
+// embedded|rocketmq, datasource sqlite|postgres|mysql. A kind this build
+// leaves out (EXPORT_CENTER_WITH_POSTGRES, _MYSQL, _S3, _ROCKETMQ OFF) is
+// InvalidArgument ("... is not built in"). Per task, the row-source factory
+// picks provider or sql-template by the definition's `source`, and the writer
+// factory switches on the format: xlsx (metadata layout, template fill or
+// split zip by the definition's keys) or csv (gzip inside).
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
-// The only place that names concrete backends
-// (docs/conventions.md#backends-are-named-only-in-app): config strings
-// (sqlite|postgres, embedded|rocketmq, local, provider, xlsx|csv) map to
-// factories in a plain switch.
-
-#include <memory>
 
 #include "config/registry_yaml.h"
 #include "dispatch/command_channel.h"

@@ -20,10 +20,10 @@
 
 namespace export_center::render {
 
-// How files are written.
+// How files are written: the configuration's `render:` section.
 struct RenderOptions {
-  // zlib level for XLSX/zip entries. 1 measured best: ~2.7x faster than 6 for
-  // a file ~20 % larger (docs/xlsx.md).
+  // zlib level 1..9 for XLSX entries and gzipped CSV, handed to each
+  // writer's WriterOptions::deflate_level (why 1: see there).
   int deflate_level = 1;
 };
 
@@ -32,8 +32,10 @@ struct WriterOptions {
   std::string timezone = "Asia/Shanghai";  // DATETIME cells are shown in this zone
   int max_column_width = 255;
   int64_t rows_per_sheet = 1048575;  // data rows per sheet, header excluded
-  // XLSX only: zlib level 0..9. Deflate is the writer's whole cost; level 1
-  // measured ~2.5x faster than 6 for a ~20% larger file (docs/xlsx.md).
+  // zlib level 0..9 of XLSX entries (and of CSV when csv_gzip). Deflate is
+  // most of the XLSX writer's cost: at 1 000 000 rows level 1 took 8.18 s
+  // for 83.4 MB and level 6 24.49 s for 69.6 MB, i.e. 3.0x faster for a 20 %
+  // larger file (bench/xlsx_bench.cc, measured in docs/xlsx.md#performance).
   int deflate_level = 1;
   // CSV only: gzip the file (`.csv.gz`, application/gzip) at deflate_level.
   bool csv_gzip = false;

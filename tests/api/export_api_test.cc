@@ -1043,7 +1043,7 @@ TEST_F(ExportApiTest, DownloadIsAuditedOncePerDownloadNotPerRangeChunk) {
   EXPECT_TRUE(row["downloadedAt"].is_string());
 }
 
-// issue 23 item 1: every answer that hands out file bytes or a URL to them
+// docs/http-api.md#download-audit: every answer that hands out file bytes or a URL to them
 // is audited — once per (task, user, limits.download_audit_window_seconds).
 TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
   const std::string bytes = "0123456789abcdefghij";
@@ -1281,7 +1281,7 @@ TEST_F(ExportApiTest, ManualRetry) {
   EXPECT_EQ(Post(kTasks + "/" + Id(inconsistent) + "/retry", revoked).code(), "403");
 }
 
-// issue 23 item 15: a retry keeps the recorded contract version and would end
+// docs/task-lifecycle.md#export-again: a retry keeps the recorded contract version and would end
 // STALE again; the way out is a new task with the same parameters.
 TEST_F(ExportApiTest, StaleIsExportedAgainNotRetried) {
   task::Task stale = PutTask("alice", TaskState::kStale);

@@ -318,7 +318,7 @@ TEST_F(TaskEventsTest, TicketInTheQueryAndLastEventIdReplay) {
   EXPECT_NE(again.seen().find("id: " + std::to_string(task->updated_at) + "\n"), std::string::npos);
 }
 
-// issue 23 item 2: a ticket opens one stream; the URL a proxy logged opens nothing.
+// A ticket opens one stream; the URL a proxy logged opens nothing (docs/http-api.md).
 TEST_F(TaskEventsTest, ATicketOpensOneStreamOnly) {
   StartServer();
   const std::string ticket = Ticket(Token("alice", "t1"));
@@ -352,8 +352,8 @@ TEST_F(TaskEventsTest, ABearerTokenInTheQueryIsRefused) {
   EXPECT_EQ(with_header.seen().rfind("HTTP/1.1 401", 0), 0u) << with_header.seen();
 }
 
-// issue 23 item 2: a stream opened shortly before the token's exp ends there
-// (exp + leeway), with a last `event: reauth`, for the header and the ticket.
+// docs/http-api.md#get-export-tasksevents--task-events: a stream opened shortly before the token's
+// exp ends there (exp + leeway), with a last `event: reauth`, for the header and the ticket.
 TEST_F(TaskEventsTest, AStreamEndsWhenItsTokenExpires) {
   auth_.jwt_leeway_seconds = 0;
   StartServer();
@@ -470,10 +470,10 @@ void CopyTask(store::Database& db, const std::string& id, int n, int64_t at, int
   ASSERT_EQ(*inserted, n);
 }
 
-// Issue 23 item 14: 5 000 changes inside one second all reach an open
-// stream — 2 500 of them in the same millisecond — though a poll reads 2 000.
-// (A poll that read "updated_at > cursor - 5 s LIMIT 2000" and skipped what
-// it had sent read the same 2 000 rows for ever.)
+// docs/http-api.md#get-export-tasksevents--task-events: 5 000 changes inside one second all reach
+// an open stream — 2 500 of them in the same millisecond — though a poll reads 2 000. (A poll that
+// read "updated_at > cursor - 5 s LIMIT 2000" and skipped what it had sent read the same 2 000 rows
+// for ever.)
 TEST_F(TaskEventsTest, ABurstOfChangesLargerThanAPageAllReachAnOpenStream) {
   TaskEventsOptions options;
   options.poll_interval = 50ms;

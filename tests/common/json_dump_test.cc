@@ -10,7 +10,7 @@
 namespace export_center {
 namespace {
 
-// The SSE poller's crash of issue 22: dump() throws type_error.316 on a
+// The SSE poller's old crash (docs/conventions.md#threads): dump() throws type_error.316 on a
 // string that is not UTF-8; DumpTolerant writes U+FFFD and never throws.
 TEST(DumpTolerant, WritesInvalidBytesAsReplacementCharacters) {
   nlohmann::json task = {{"failureMessage", "value \"2026\xE5\xB9\" is not a DATE"}};

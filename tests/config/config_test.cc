@@ -597,7 +597,7 @@ TEST_F(ConfigTest, AuthRules) {
 }
 
 // Without them any token the key signed would do, also one minted for another
-// service: required in every file (issue 23 item 3).
+// service: required in every file (docs/http-api.md#authentication).
 TEST_F(ConfigTest, JwtIssuerAndAudienceAreRequiredAndLeewayDefaultsTo30) {
   const std::string secrets =
       "auth:\n  jwt-hs256-secret: test-secret-0123456789abcdef0123456789\n"
@@ -618,7 +618,7 @@ TEST_F(ConfigTest, JwtIssuerAndAudienceAreRequiredAndLeewayDefaultsTo30) {
   EXPECT_EQ(c->auth.jwt_leeway_seconds, 0);
 }
 
-// issue 23 item 5: /metrics without a token only on a loopback listener.
+// /metrics without a token only on a loopback listener (docs/observability.md#metrics).
 TEST_F(ConfigTest, OpenMetricsAreRefusedOnANonLoopbackListener) {
   ExpectProblem(std::string(kMinimal) + "server: {host: 0.0.0.0}\n",
                 "auth.metrics-bearer-token: is required when server.host is not a loopback "

@@ -422,7 +422,7 @@ TEST_F(ConsumerTest, TransientErrorSchedulesARetryWithANewVersionAndBackoff) {
   EXPECT_EQ(StoredFiles(), 0u);
 }
 
-// issue 23 item 16: the failure message a user sees is classified; the
+// docs/task-lifecycle.md#failure-classes: the failure message a user sees is classified; the
 // detail (an S3 error naming the store's endpoint URL) is logged under the
 // task id.
 #ifdef EC_TEST_WITH_S3
@@ -621,9 +621,9 @@ TEST_F(ConsumerTest, PoisonCommandIsDeadLetteredAndQuarantinedFromItsProperties)
   EXPECT_EQ(rows[0].status, store::OutboxStatus::kQuarantined);
 }
 
-// Issue 23 item 17: the quarantine record names the real decode error — the
-// JSON parser's own words — as valid UTF-8 and bounded, though the payload
-// is 100 KB or has bytes that are not UTF-8, and the parser quotes them.
+// docs/task-lifecycle.md#dead-letters-and-quarantine: the quarantine record names the real decode
+// error — the JSON parser's own words — as valid UTF-8 and bounded, though the payload is 100 KB or
+// has bytes that are not UTF-8, and the parser quotes them.
 TEST_F(ConsumerTest, QuarantineRecordNamesTheRealDecodeError) {
   struct Case {
     std::string payload;

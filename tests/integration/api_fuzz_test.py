@@ -1,4 +1,4 @@
-"""Property-based testing of the API from docs/openapi.json (issue 22).
+"""Property-based testing of the API from docs/openapi.json (docs/http-api.md#openapi-document).
 
 Starts the built export-center (SQLite store, local storage, the sample
 customer-service as provider and as the sql-template replica, so exports

@@ -1,5 +1,5 @@
-"""The task event stream and the token behind it (issue 23, item 2;
-docs/http-api.md#get-export-tasksevents--task-events), end to end on the built
+"""The task event stream and the token behind it
+(docs/http-api.md#get-export-tasksevents--task-events), end to end on the built
 binaries:
 
 - a stream opened with a token that expires in ~3 s ends there (exp plus the

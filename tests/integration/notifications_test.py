@@ -1,4 +1,4 @@
-"""Webhook notifications end to end (issue 13 item 2; docs/notifications.md).
+"""Webhook notifications end to end (docs/notifications.md).
 
 Starts the customer service and the built export-center with a `notifications:`
 section pointing at a receiver this test runs on loopback (python's

@@ -351,7 +351,7 @@ class OpenApiDocument(ValidatesResponses):
         self.assertTrue(hdrs.get("content-type", "").startswith("text/event-stream"), hdrs)
         self.assertRegex(hdrs.get("x-request-id", ""), r"^[A-Za-z0-9._-]{1,64}$")
         self.covered[("get", API + "/export-tasks/events")] = {200}
-        # Its ticket (issue 23 item 2): issued with the token, opens the stream once.
+        # Its ticket (docs/http-api.md): issued with the token, opens the stream once.
         ticket = self.call("POST", API + "/export-tasks/events-ticket", self.alice, expect=200,
                            code="200").json()["data"]
         self.assertEqual(ticket["eventsPath"], API + "/export-tasks/events")

@@ -272,7 +272,7 @@ class SameBytesAsTheCppSdk(unittest.TestCase):
                 "snapshotToken": token, "limit": limit}
 
     def test_every_customer_list_batch_carries_the_same_data(self):
-        # Equal as JSON, every value byte for byte: the C++ SDK's RowWriter (issue 12) writes
+        # Equal as JSON, every value byte for byte: the C++ SDK's RowWriter (docs/provider-contract.md) writes
         # "rows" first and each row's keys in column order, the Java SDK in sorted order.
         path = "/internal/exports/v1/CUSTOMER_LIST/batches"
         batches = 0

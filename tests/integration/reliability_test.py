@@ -1,4 +1,4 @@
-"""Fault injection with real processes (issue 3; docs/guarantees.md#how-the-guarantees-are-tested).
+"""Fault injection with real processes (docs/guarantees.md#how-the-guarantees-are-tested).
 
 Each test starts its own customer service and export-center (build/ binaries)
 in a temp directory with short durations from the config, injects one fault

@@ -181,7 +181,7 @@ class RocketMq(unittest.TestCase):
         # Each send delivered delivery-limit (3) times by the broker, then dead-lettered.
         self.assertEqual(sorted(re.findall(r"poison command \(delivery (\d)\)", log)),
                          sorted(["1", "2", "3"] * sends))
-        # The quarantine line carries the decoder's own error (issue 23 item 17).
+        # The quarantine line carries the decoder's own error (docs/rocketmq.md#undecodable-messages).
         self.assertRegex(log, rf"task {task_id} v1 event \S+: poison command quarantined "
                               r"\(message id \w+\): the export command could not be decoded: "
                               r"command is not JSON: .*parse error.* \(after 3 deliveries\)")

@@ -297,7 +297,7 @@ class S3Exports(unittest.TestCase):
         return c.db().query("SELECT user_id, served_by FROM export_download_audit"
                             " WHERE task_id = ?", (int(task_id),))
 
-    # issue 23 item 1: every answer that hands out the file's bytes or a URL
+    # Every answer that hands out the file's bytes or a URL
     # to them is audited, once per task, user and window
     # (docs/http-api.md#download-audit) — with the real S3 store behind.
     def test_every_answer_handing_out_the_file_is_audited_once(self):

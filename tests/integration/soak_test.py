@@ -1,4 +1,4 @@
-"""Soak (issue 3): 500 exports by 50 users in bursts while the center is
+"""Soak (docs/guarantees.md#how-the-guarantees-are-tested): 500 exports by 50 users in bursts while the center is
 kill -9'ed and restarted at random.
 
 The customer service holds 3000 customers; every export has its own small

@@ -1,4 +1,4 @@
-"""Data text cannot take the center down (issue 22, item 5; docs/guarantees.md):
+"""Data text cannot take the center down (docs/guarantees.md, docs/task-lifecycle.md#failure-classes):
 the built export-center and customer-service binaries, both data routes, with
 the download-center page's live task stream (SSE) open the whole time.
 

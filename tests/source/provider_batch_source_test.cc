@@ -347,8 +347,8 @@ TEST_F(ProviderBatchSourceTest, BadValueNamesRowColumnAndValue) {
   EXPECT_NE(s.message().find("12,50"), std::string::npos) << s.message();
 }
 
-// Issue 22: a long Chinese date in a DATE column. The message quotes it
-// between characters, so it is valid UTF-8 wherever it is stored or sent.
+// A long Chinese date in a DATE column (docs/provider-contract.md#error-classes). The message
+// quotes it between characters, so it is valid UTF-8 wherever it is stored or sent.
 TEST_F(ProviderBatchSourceTest, LongChineseValueFailsWithAValidUtf8Message) {
   std::string cjk;
   for (int i = 0; i < 6; ++i) cjk += "下单日期2026年12月1日";

@@ -963,7 +963,8 @@ TEST(ParseDatabaseValueTest, TypesSurviveFromText) {
   EXPECT_EQ(parse(ColumnType::kDateTime, "yesterday"), "error");
 }
 
-// Issue 22: a replica's long Chinese date, or bytes that are not UTF-8, in a
+// docs/sql-template-route.md#execution: a replica's long Chinese date, or
+// bytes that are not UTF-8, in a
 // typed column: a failure whose message is valid UTF-8, names the column and
 // quotes whole characters only; in a STRING column the bytes stay as they are
 // (the writers and the preview turn them into U+FFFD).

@@ -1363,9 +1363,9 @@ TEST_P(TaskStoreContractTest, ListFiltersByNameStatusSetAndRetrying) {
   (void)plain;
 }
 
-// Issue 23 item 14: more changes in one millisecond than a page holds are
-// paged through by the key (updated_at, id), each once, in key order; up_to
-// bounds a read from above, and ListChangeKeys reads the same keys.
+// docs/http-api.md#get-export-tasksevents--task-events: more changes in one millisecond than a page
+// holds are paged through by the key (updated_at, id), each once, in key order; up_to bounds a read
+// from above, and ListChangeKeys reads the same keys.
 TEST_P(TaskStoreContractTest, ListChangedTasksPagesByKeysetThroughOneMillisecond) {
   std::vector<int64_t> ids;
   for (int i = 0; i < 23; ++i) {
@@ -1722,7 +1722,7 @@ TEST_P(TaskStoreContractTest, OutboxAgeCountsFromWhenARowBecameDue) {
   EXPECT_LT(late.outbox_oldest_age_seconds, 300);
 }
 
-// Issue 23 item 13: a failed send moves next_retry_at on, not the time the
+// docs/observability.md#alerts: a failed send moves next_retry_at on, not the time the
 // row first became due, so the outbox age keeps growing while the channel
 // is down (the ExportOutboxOldestAge alert can fire). A re-send of a
 // delivered row and a hand-back start the age afresh.

@@ -163,9 +163,9 @@ TEST(ParseWireValue, ErrorNamesColumnAndValue) {
   EXPECT_NE(v.status().message().find("31/12/2024"), std::string::npos);
 }
 
-// Issue 22: a long Chinese date in a typed column. The message quotes the
-// value cut between characters (the old cut at byte 64 fell inside one and
-// the stored message then broke every JSON dump of the task).
+// A long Chinese date in a typed column (docs/task-lifecycle.md#failure-classes). The message
+// quotes the value cut between characters (the old cut at byte 64 fell inside one and the stored
+// message then broke every JSON dump of the task).
 TEST(ParseWireValue, ErrorQuotesLongTextWholeCharactersOnly) {
   std::string value;
   for (int i = 0; i < 6; ++i) value += "下单日期2026年12月1日";

@@ -258,7 +258,7 @@ TEST_F(RocketMqChannelTest, BrokerDownSendIsUnavailableAndInitWaitsForTheBroker)
   EXPECT_EQ(seen, (std::vector<std::string>{"after", "before"}));
 }
 
-// Issue 23 item 13: with the broker stopped, the outbox age keeps growing
+// docs/observability.md#alerts: with the broker stopped, the outbox age keeps growing
 // past every back-off step, so ExportOutboxOldestAge
 // (deploy/prometheus/export-center.rules.yml: > 120 s for 2 min) fires in an
 // outage. On a short time scale: back-off 1 s, and the age must pass 7 s

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The two HTTP attacks of issue 22 against a running center, by hand (not a CTest
+"""The two HTTP attacks of docs/http-serving.md#memory-per-connection-and-framing against a running center, by hand (not a CTest
 test; beast_http_server_hostile_test.cc checks the same in-process):
   1. Transfer-Encoding: gzip with GET /healthz as its body: how many answers come back;
   2. a chunked POST whose chunk-size line never ends, reconnecting when refused, for

@@ -160,7 +160,7 @@ async function retryAFailedOne(page) {
   log("retried failed task", cfg.failedId, "(reason shown:", why + ")");
 }
 
-// issue 23 item 15: a STALE task is exported again (a new task, same
+// docs/task-lifecycle.md#export-again: a STALE task is exported again (a new task, same
 // parameters), never retried into another STALE.
 async function exportAStaleOneAgain(page) {
   const stale = row(page, cfg.staleId);
