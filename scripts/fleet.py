@@ -57,7 +57,7 @@ def http(method, url, token=None, body=None, timeout=30, headers=None):
 
 def wait_up(url, proc=None, timeout=120):
     """Waits for a 2xx/3xx answer (an instance answering 503 is not up yet)."""
-    wait_up(url, proc, timeout=timeout, any_status=False, interval=0.2, attempt_timeout=2)
+    wait_http(url, proc, timeout=timeout, any_status=False, interval=0.2, attempt_timeout=2)
 
 
 class Fleet:
