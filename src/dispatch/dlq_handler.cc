@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "common/ids.h"
-#include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "task/command.h"
 
@@ -19,7 +18,7 @@ constexpr size_t kMaxErrorBytes = 400;
 
 // How long the worker waits before taking a dead letter back after its own
 // database failed, so an outage is not a busy loop.
-constexpr auto kRetryDelay = std::chrono::seconds(1);
+constexpr std::chrono::milliseconds kRetryDelay = std::chrono::seconds(1);
 
 std::string Property(const Delivery& d, std::string_view name) {
   auto it = d.properties.find(std::string(name));
@@ -58,37 +57,25 @@ std::string QuarantineReason(const Delivery& d) {
 
 DlqHandler::DlqHandler(store::TaskStore* store, CommandChannel* channel,
                        std::function<void()> on_dead_letter)
-    : store_(store), channel_(channel), on_dead_letter_(std::move(on_dead_letter)) {}
+    : store_(store),
+      channel_(channel),
+      on_dead_letter_(std::move(on_dead_letter)),
+      worker_({"dlq_handler", kRetryDelay}, [this] { return Round(); }) {}
 
 DlqHandler::~DlqHandler() { Stop(); }
 
-void DlqHandler::Start() {
-  if (worker_.joinable()) return;
-  worker_ = StartGuardedThread("dlq_handler", [this] {
-    while (!stopping_) {
-      bool retry_later = false;
-      channel_->ConsumeDeadLetter(std::chrono::milliseconds(200), [&](const Delivery& d) {
-        DeliveryOutcome outcome = Handle(d);
-        retry_later = outcome == DeliveryOutcome::kReject;
-        return outcome;
-      });
-      if (retry_later) WaitBeforeRetry();
-    }
+void DlqHandler::Start() { worker_.Start(); }
+
+void DlqHandler::Stop() { worker_.Stop(); }
+
+PeriodicWorker::Next DlqHandler::Round() {
+  bool retry_later = false;
+  channel_->ConsumeDeadLetter(std::chrono::milliseconds(200), [&](const Delivery& d) {
+    DeliveryOutcome outcome = Handle(d);
+    retry_later = outcome == DeliveryOutcome::kReject;
+    return outcome;
   });
-}
-
-void DlqHandler::WaitBeforeRetry() {
-  std::unique_lock lock(mu_);
-  stop_cv_.wait_for(lock, kRetryDelay, [this] { return stopping_.load(); });
-}
-
-void DlqHandler::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  return retry_later ? PeriodicWorker::Next::Interval() : PeriodicWorker::Next::Now();
 }
 
 DeliveryOutcome DlqHandler::Handle(const Delivery& delivery) {

@@ -10,12 +10,9 @@
 // the quarantine itself fails it is kept and handed over again.
 // Threads: one owned worker thread.
 
-#include <atomic>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
-#include <thread>
 
+#include "common/periodic_worker.h"
 #include "dispatch/command_channel.h"
 #include "store/task_store.h"
 
@@ -37,15 +34,14 @@ class DlqHandler {
   DeliveryOutcome Handle(const Delivery& delivery);
 
  private:
-  void WaitBeforeRetry();
+  // Takes one dead letter (waiting up to 200 ms for it); after a failed
+  // quarantine the next round waits a second.
+  PeriodicWorker::Next Round();
 
   store::TaskStore* store_;
   CommandChannel* channel_;
   std::function<void()> on_dead_letter_;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  std::atomic<bool> stopping_{false};
-  std::thread worker_;
+  PeriodicWorker worker_;
 };
 
 }  // namespace export_center::dispatch

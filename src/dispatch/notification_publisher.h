@@ -13,13 +13,14 @@
 //
 // Threads: one owned worker thread; Stop() from any thread.
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/mutex.h"
+#include "common/periodic_worker.h"
 #include "dispatch/notification_options.h"
 #include "store/notification_outbox.h"
 
@@ -51,7 +52,8 @@ class NotificationPublisher {
   int DeliverDueOnce();
 
  private:
-  void Run() EXCLUDES(mu_);
+  // DeliverDueOnce, and the purge of delivered rows every ten minutes.
+  PeriodicWorker::Next Round();
   void DeliverOne(const store::NotificationEntry& entry);
   void Record(const store::NotificationEntry& entry, const std::string& error);
   void Report(const std::string& receiver, DeliveryResult result);
@@ -63,9 +65,10 @@ class NotificationPublisher {
   const ResultCallback on_result_;
 
   Mutex mu_;
-  CondVar wake_;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread worker_;
+  bool stopping_ GUARDED_BY(mu_) = false;             // set by Stop(): a round ends its pass early
+  std::chrono::steady_clock::time_point next_purge_;  // worker thread only
+  // A round every poll interval, at once after a full batch.
+  PeriodicWorker worker_;
 };
 
 }  // namespace export_center::dispatch

@@ -4,8 +4,6 @@
 
 #include <chrono>
 
-#include "common/thread_guard.h"
-
 namespace export_center::dispatch {
 namespace {
 
@@ -46,39 +44,17 @@ Reconciler::Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
       on_redispatch_(std::move(on_redispatch)),
       on_action_(std::move(on_action)),
       on_task_ended_(std::move(on_task_ended)),
-      on_storage_bytes_(std::move(on_storage_bytes)) {}
+      on_storage_bytes_(std::move(on_storage_bytes)),
+      worker_({"reconciler", std::chrono::seconds(config_.interval_seconds)}, [this] {
+        RunOnce();
+        return PeriodicWorker::Next::Interval();
+      }) {}
 
 Reconciler::~Reconciler() { Stop(); }
 
-void Reconciler::Start() {
-  if (worker_.joinable()) return;
-  worker_ = StartGuardedThread("reconciler", [this] { Run(); });
-}
+void Reconciler::Start() { worker_.Start(); }
 
-void Reconciler::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  stop_cv_.SignalAll();
-  if (worker_.joinable()) worker_.join();
-}
-
-void Reconciler::Run() {
-  while (true) {
-    {
-      MutexLock lock(&mu_);
-      if (stopping_) return;
-    }
-    RunOnce();
-    // Sleeps for the interval; Stop() ends it early.
-    MutexLock lock(&mu_);
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(config_.interval_seconds);
-    while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
-    }
-  }
-}
+void Reconciler::Stop() { worker_.Stop(); }
 
 std::map<std::string, int> Reconciler::RunOnce() {
   std::map<std::string, int> counts;

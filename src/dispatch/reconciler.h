@@ -20,9 +20,8 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <thread>
 
-#include "common/mutex.h"
+#include "common/periodic_worker.h"
 #include "dispatch/options.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
@@ -48,7 +47,7 @@ class Reconciler {
   Reconciler& operator=(const Reconciler&) = delete;
 
   void Start();
-  void Stop() EXCLUDES(mu_);
+  void Stop();
 
   // Runs every duty once. Returns the count per action name.
   std::map<std::string, int> RunOnce();
@@ -59,7 +58,6 @@ class Reconciler {
   int ResendAfterRestart();
 
  private:
-  void Run() EXCLUDES(mu_);
   int Redispatch();
   int RecoverLeases();
   int ExpireFiles();
@@ -75,10 +73,7 @@ class Reconciler {
   std::function<void(const std::string&, int)> on_action_;
   std::function<void(const std::string&, const std::string&)> on_task_ended_;
   std::function<void(int64_t)> on_storage_bytes_;
-  Mutex mu_;
-  CondVar stop_cv_;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread worker_;
+  PeriodicWorker worker_;  // RunOnce every interval_seconds
 };
 
 }  // namespace export_center::dispatch
