@@ -7,16 +7,16 @@
 
 #include "api/export_api.h"
 #include "app/backends.h"
+#include "attempt/export_preview.h"
 #include "common/ids.h"
 #include "common/thread_guard.h"
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
-#include "dispatch/export_preview.h"
-#include "dispatch/notification_publisher.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
 #include "metrics/metrics.h"
+#include "notify/notification_publisher.h"
 #include "registry/config_watcher.h"
 #include "registry/registry.h"
 
@@ -33,19 +33,19 @@ struct ExportCenterApp::Components {
   std::unique_ptr<dispatch::Consumer> consumer;
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
-  std::unique_ptr<dispatch::ExportPreviewer> previewer;  // outlives the API that calls it
-  std::unique_ptr<dispatch::NotificationPublisher> notifier;
+  std::unique_ptr<attempt::ExportPreviewer> previewer;  // outlives the API that calls it
+  std::unique_ptr<notify::NotificationPublisher> notifier;
   std::unique_ptr<api::ExportApi> api;
   std::unique_ptr<registry::ConfigWatcher> watcher;
 };
 
 namespace {
 
-dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCenterApp* /*unused*/,
-                                      store::TaskStore* store, storage::ExportStorage* storage,
-                                      registry::Registry* registry,
-                                      metrics::ExportMetrics* metrics) {
-  dispatch::AttemptDeps deps;
+attempt::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCenterApp* /*unused*/,
+                                     store::TaskStore* store, storage::ExportStorage* storage,
+                                     registry::Registry* registry,
+                                     metrics::ExportMetrics* metrics) {
+  attempt::AttemptDeps deps;
   deps.store = store;
   deps.storage = storage;
   deps.registry = registry;
@@ -63,10 +63,10 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCen
   deps.on_first_start = [metrics](const task::Task& task, double wait_seconds) {
     metrics->TaskWait(task.tenant_id, wait_seconds);
   };
-  deps.on_end = [metrics](const task::Task& task, dispatch::AttemptEnd end, double seconds) {
+  deps.on_end = [metrics](const task::Task& task, attempt::AttemptEnd end, double seconds) {
     metrics->AttemptDuration(task.export_type, seconds);
-    if (dispatch::IsFinal(end)) {
-      metrics->TaskCompleted(task.export_type, std::string(dispatch::ToString(end)));
+    if (attempt::IsFinal(end)) {
+      metrics->TaskCompleted(task.export_type, std::string(attempt::ToString(end)));
     }
   };
   return deps;
@@ -160,14 +160,14 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
                                                  [metrics] { metrics->DlqMessage(); });
   // Rows are written whenever receivers are configured, even where this
   // process's notifier is off: another instance delivers them.
-  c.store->SetNotificationRoutes(dispatch::RoutesOf(cfg.notifications));
-  for (const dispatch::WebhookReceiver& r : cfg.notifications.receivers) {
+  c.store->SetNotificationRoutes(notify::RoutesOf(cfg.notifications));
+  for (const notify::WebhookReceiver& r : cfg.notifications.receivers) {
     metrics->DeclareNotificationReceiver(r.id);
   }
-  c.notifier = std::make_unique<dispatch::NotificationPublisher>(
+  c.notifier = std::make_unique<notify::NotificationPublisher>(
       &c.store->notifications(), cfg.notifications, cfg.instance_id,
-      [metrics](const std::string& receiver, dispatch::DeliveryResult result) {
-        metrics->NotificationDelivery(receiver, std::string(dispatch::ToString(result)));
+      [metrics](const std::string& receiver, notify::DeliveryResult result) {
+        metrics->NotificationDelivery(receiver, std::string(notify::ToString(result)));
       });
 
   api::ExportApi::Deps deps;
@@ -180,7 +180,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
   deps.contract_version = MakeContractVersionFetcher(cfg.provider);
-  c.previewer = std::make_unique<dispatch::ExportPreviewer>(
+  c.previewer = std::make_unique<attempt::ExportPreviewer>(
       MakePreviewSourceFactory(cfg.provider, c.metrics.get(), cfg.datasources,
                                cfg.preview.timeout_seconds),
       cfg.preview);

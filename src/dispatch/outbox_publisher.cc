@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "dispatch/backoff.h"
+#include "common/backoff.h"
 #include "task/command.h"
 
 namespace export_center::dispatch {

@@ -23,10 +23,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "attempt/lease_watchdog.h"
 #include "common/utf8.h"
 #include "dispatch/dlq_handler.h"
 #include "dispatch/embedded_command_channel.h"
-#include "dispatch/lease_watchdog.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "faulty_task_store.h"  // beside this test
@@ -42,6 +42,15 @@
 #include "store/sqlite/sqlite_task_store.h"
 
 namespace export_center::dispatch {
+
+using attempt::AttemptDeps;
+using attempt::AttemptEnd;
+using attempt::IsFinal;
+using attempt::kEndlessSql;
+using attempt::LeaseWatchdog;
+using attempt::MakeFileName;
+using attempt::StatementProbe;
+using attempt::StatementSource;
 namespace {
 
 using namespace std::chrono_literals;

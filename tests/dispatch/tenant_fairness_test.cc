@@ -35,6 +35,9 @@
 #endif
 
 namespace export_center::dispatch {
+
+using attempt::AttemptDeps;
+using attempt::AttemptEnd;
 namespace {
 
 using namespace std::chrono_literals;

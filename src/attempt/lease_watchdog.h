@@ -12,11 +12,11 @@
 
 #include <chrono>
 
+#include "attempt/abort_signal.h"
 #include "common/periodic_worker.h"
-#include "dispatch/abort_signal.h"
 #include "store/task_store.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 class LeaseWatchdog {
  public:
@@ -61,4 +61,4 @@ class LeaseWatchdog {
 // Status it must stop with (Conflict: lease lost; DeadlineExceeded).
 Status RenewalVerdict(const StatusOr<store::RenewOutcome>& outcome, int max_duration_seconds);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

@@ -3,7 +3,7 @@
 // passes by rewriting next_retry_at / lease_until, never by sleeping through
 // a back-off.
 
-#include "dispatch/notification_publisher.h"
+#include "notify/notification_publisher.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -19,12 +19,12 @@
 #include <thread>
 #include <vector>
 
-#include "dispatch/webhook_signature.h"
+#include "notify/webhook_signature.h"
 #include "store/sqlite/sqlite_task_store.h"
 #include "store/task_store.h"
 #include "tests/support/server_process.h"
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 namespace {
 
 using nlohmann::json;
@@ -349,4 +349,4 @@ TEST_F(NotificationPublisherTest, TheRunningLoopDeliversWithoutBeingAsked) {
 }
 
 }  // namespace
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
+#include "attempt/abort_signal.h"
+#include "attempt/options.h"
 #include "common/byte_sink.h"
-#include "dispatch/abort_signal.h"
-#include "dispatch/options.h"
 #include "registry/registry.h"
 #include "render/writer.h"
 #include "source/row_source.h"
@@ -23,7 +23,7 @@
 #include "store/task_store.h"
 #include "task/limits.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 using RowSourceFactory = std::function<StatusOr<std::unique_ptr<source::RowSource>>(
     const task::Task&, const registry::ExportDefinition&, const registry::RegistrySnapshot&)>;
@@ -79,4 +79,4 @@ std::string MakeFileName(const registry::ExportDefinition& def, const task::Task
 // Envelope failure code for a permanent failure status ("LIMIT_EXCEEDED", ...).
 std::string FailureCode(const Status& status);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

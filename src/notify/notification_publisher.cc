@@ -1,14 +1,14 @@
-#include "dispatch/notification_publisher.h"
+#include "notify/notification_publisher.h"
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
-#include "dispatch/backoff.h"
-#include "dispatch/webhook_sender.h"
-#include "dispatch/webhook_signature.h"
+#include "common/backoff.h"
+#include "notify/webhook_sender.h"
+#include "notify/webhook_signature.h"
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 namespace {
 
 std::map<std::string, WebhookReceiver> ById(const std::vector<WebhookReceiver>& receivers) {
@@ -182,4 +182,4 @@ void NotificationPublisher::Report(const std::string& receiver, DeliveryResult r
   if (on_result_) on_result_(receiver, result);
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

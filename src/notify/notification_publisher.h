@@ -21,10 +21,10 @@
 
 #include "common/mutex.h"
 #include "common/periodic_worker.h"
-#include "dispatch/notification_options.h"
+#include "notify/notification_options.h"
 #include "store/notification_outbox.h"
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 
 enum class DeliveryResult { kDelivered, kFailed, kDead };
 std::string_view ToString(DeliveryResult result);
@@ -71,4 +71,4 @@ class NotificationPublisher {
   PeriodicWorker worker_;
 };
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

@@ -1,10 +1,10 @@
-#include "dispatch/lease_watchdog.h"
+#include "attempt/lease_watchdog.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 Status RenewalVerdict(const StatusOr<store::RenewOutcome>& outcome, int max_duration_seconds) {
   if (!outcome.ok()) {
@@ -93,4 +93,4 @@ PeriodicWorker::Next LeaseWatchdog::Round() {
                   : PeriodicWorker::Next::Interval();
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt
