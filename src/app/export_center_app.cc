@@ -21,6 +21,55 @@
 #include "registry/registry.h"
 
 namespace export_center::app {
+namespace {
+
+// How the components report: each observer interface beside its component,
+// all implemented here on the process's metrics (and, for the reconciler's
+// re-dispatch, the publisher's wake-up). Every method is thread-safe, as
+// ExportMetrics is.
+class MetricsObservers : public attempt::AttemptObserver,
+                         public dispatch::ReconcilerObserver,
+                         public dispatch::DlqObserver,
+                         public notify::NotificationObserver {
+ public:
+  MetricsObservers(metrics::ExportMetrics* metrics, dispatch::OutboxPublisher* publisher)
+      : metrics_(metrics), publisher_(publisher) {}
+
+  // attempt::AttemptObserver
+  void FirstStarted(const task::Task& task, double wait_seconds) override {
+    metrics_->TaskWait(task.tenant_id, wait_seconds);
+  }
+  void AttemptEnded(const task::Task& task, attempt::AttemptEnd end, double seconds) override {
+    metrics_->AttemptDuration(task.export_type, seconds);
+    if (attempt::IsFinal(end)) {
+      metrics_->TaskCompleted(task.export_type, std::string(attempt::ToString(end)));
+    }
+  }
+
+  // dispatch::ReconcilerObserver
+  void Redispatched() override { publisher_->Wake(); }
+  void ActionTaken(const std::string& action, int count) override {
+    metrics_->ReconcilerAction(action, count);
+  }
+  void TaskEnded(const std::string& type, const std::string& status) override {
+    metrics_->TaskCompleted(type, status);
+  }
+  void StorageBytes(int64_t bytes) override { metrics_->SetStorageBytes(bytes); }
+
+  // dispatch::DlqObserver
+  void DeadLetterReceived() override { metrics_->DlqMessage(); }
+
+  // notify::NotificationObserver
+  void DeliveryAttempted(const std::string& receiver, notify::DeliveryResult result) override {
+    metrics_->NotificationDelivery(receiver, std::string(notify::ToString(result)));
+  }
+
+ private:
+  metrics::ExportMetrics* const metrics_;
+  dispatch::OutboxPublisher* const publisher_;
+};
+
+}  // namespace
 
 // Owned parts, in construction order (destroyed in reverse).
 struct ExportCenterApp::Components {
@@ -30,6 +79,7 @@ struct ExportCenterApp::Components {
   std::unique_ptr<registry::Registry> registry;
   std::unique_ptr<dispatch::CommandChannel> channel;
   std::unique_ptr<dispatch::OutboxPublisher> publisher;
+  std::unique_ptr<MetricsObservers> observers;  // outlives every component that reports
   std::unique_ptr<dispatch::Consumer> consumer;
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
@@ -43,8 +93,8 @@ namespace {
 
 attempt::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCenterApp* /*unused*/,
                                      store::TaskStore* store, storage::ExportStorage* storage,
-                                     registry::Registry* registry,
-                                     metrics::ExportMetrics* metrics) {
+                                     registry::Registry* registry, metrics::ExportMetrics* metrics,
+                                     attempt::AttemptObserver* observer) {
   attempt::AttemptDeps deps;
   deps.store = store;
   deps.storage = storage;
@@ -60,15 +110,7 @@ attempt::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCent
   deps.limits = config.limits;
   deps.deflate_level = config.render.deflate_level;
   deps.instance = config.instance_id;
-  deps.on_first_start = [metrics](const task::Task& task, double wait_seconds) {
-    metrics->TaskWait(task.tenant_id, wait_seconds);
-  };
-  deps.on_end = [metrics](const task::Task& task, attempt::AttemptEnd end, double seconds) {
-    metrics->AttemptDuration(task.export_type, seconds);
-    if (attempt::IsFinal(end)) {
-      metrics->TaskCompleted(task.export_type, std::string(attempt::ToString(end)));
-    }
-  };
+  deps.observer = observer;
   return deps;
 }
 
@@ -144,20 +186,15 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
 
   c.publisher = std::make_unique<dispatch::OutboxPublisher>(c.store.get(), c.channel.get(),
                                                             cfg.publisher, cfg.instance_id);
-  c.consumer = std::make_unique<dispatch::Consumer>(
-      c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
-                                       c.registry.get(), c.metrics.get()));
   dispatch::OutboxPublisher* publisher = c.publisher.get();
   metrics::ExportMetrics* metrics = c.metrics.get();
-  c.reconciler = std::make_unique<dispatch::Reconciler>(
-      c.store.get(), c.storage.get(), cfg.reconciler, [publisher] { publisher->Wake(); },
-      [metrics](const std::string& action, int n) { metrics->ReconcilerAction(action, n); },
-      [metrics](const std::string& type, const std::string& status) {
-        metrics->TaskCompleted(type, status);
-      },
-      [metrics](int64_t bytes) { metrics->SetStorageBytes(bytes); });
-  c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(),
-                                                 [metrics] { metrics->DlqMessage(); });
+  c.observers = std::make_unique<MetricsObservers>(metrics, publisher);
+  c.consumer = std::make_unique<dispatch::Consumer>(
+      c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
+                                       c.registry.get(), metrics, c.observers.get()));
+  c.reconciler = std::make_unique<dispatch::Reconciler>(c.store.get(), c.storage.get(),
+                                                        cfg.reconciler, c.observers.get());
+  c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(), c.observers.get());
   // Rows are written whenever receivers are configured, even where this
   // process's notifier is off: another instance delivers them.
   c.store->SetNotificationRoutes(notify::RoutesOf(cfg.notifications));
@@ -165,10 +202,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
     metrics->DeclareNotificationReceiver(r.id);
   }
   c.notifier = std::make_unique<notify::NotificationPublisher>(
-      &c.store->notifications(), cfg.notifications, cfg.instance_id,
-      [metrics](const std::string& receiver, notify::DeliveryResult result) {
-        metrics->NotificationDelivery(receiver, std::string(notify::ToString(result)));
-      });
+      &c.store->notifications(), cfg.notifications, cfg.instance_id, c.observers.get());
 
   api::ExportApi::Deps deps;
   deps.store = c.store.get();

@@ -67,7 +67,7 @@ class AttemptRunner {
     spdlog::info("task {} v{} type {} tenant {}: attempt ended {} in {:.2f}s", task_.id,
                  task_.dispatch_version, task_.export_type, task_.tenant_id, ToString(end),
                  seconds);
-    if (deps_.on_end) deps_.on_end(task_, end, seconds);
+    if (deps_.observer != nullptr) deps_.observer->AttemptEnded(task_, end, seconds);
     return end;
   }
 

@@ -39,6 +39,18 @@ std::string_view ToString(AttemptEnd end);
 // Whether the attempt ended the task (export_task_completed_total counts these).
 bool IsFinal(AttemptEnd end);
 
+// What attempts report to metrics; on the consumer's threads, so it must be
+// thread-safe and must not block. Does nothing unless overridden.
+class AttemptObserver {
+ public:
+  virtual ~AttemptObserver() = default;
+  // A task was claimed for its first attempt (dispatch_version 1, attempt 1),
+  // `wait_seconds` after its creation, both from the database clock.
+  virtual void FirstStarted(const task::Task& task, double wait_seconds) {}
+  // An attempt ended as `end` after `seconds`.
+  virtual void AttemptEnded(const task::Task& task, AttemptEnd end, double seconds) {}
+};
+
 struct AttemptDeps {
   store::TaskStore* store = nullptr;
   storage::ExportStorage* storage = nullptr;
@@ -49,12 +61,8 @@ struct AttemptDeps {
   task::LimitsOptions limits;
   int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;
-  // Called when a task is claimed for its first attempt (dispatch_version 1,
-  // attempt 1), with the seconds from its creation to RUNNING, both taken
-  // from the database clock (metrics); may be empty.
-  std::function<void(const task::Task&, double wait_seconds)> on_first_start;
-  // Called once per attempt with its end and duration (metrics); may be empty.
-  std::function<void(const task::Task&, AttemptEnd, double seconds)> on_end;
+  // May be null; must outlive the attempts.
+  AttemptObserver* observer = nullptr;
 };
 
 // Runs the attempt for `task`, which this instance has just claimed.

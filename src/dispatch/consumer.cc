@@ -83,9 +83,10 @@ DeliveryOutcome Consumer::Handle(const Delivery& delivery) {
     return DeliveryOutcome::kAck;
   }
   const task::Task& task = *claim->task;
-  if (deps_.on_first_start && task.dispatch_version == 1 && task.attempt_count == 1 &&
+  if (deps_.observer != nullptr && task.dispatch_version == 1 && task.attempt_count == 1 &&
       task.started_at) {
-    deps_.on_first_start(task, static_cast<double>(*task.started_at - task.requested_at) / 1000.0);
+    deps_.observer->FirstStarted(
+        task, static_cast<double>(*task.started_at - task.requested_at) / 1000.0);
   }
   ++running_attempts_;
   attempt::RunExportAttempt(deps_, *claim->task, shutdown_);

@@ -55,11 +55,10 @@ std::string QuarantineReason(const Delivery& d) {
 
 }  // namespace
 
-DlqHandler::DlqHandler(store::TaskStore* store, CommandChannel* channel,
-                       std::function<void()> on_dead_letter)
+DlqHandler::DlqHandler(store::TaskStore* store, CommandChannel* channel, DlqObserver* observer)
     : store_(store),
       channel_(channel),
-      on_dead_letter_(std::move(on_dead_letter)),
+      observer_(observer != nullptr ? observer : &no_observer_),
       worker_({"dlq_handler", kRetryDelay}, [this] { return Round(); }) {}
 
 DlqHandler::~DlqHandler() { Stop(); }
@@ -79,7 +78,7 @@ PeriodicWorker::Next DlqHandler::Round() {
 }
 
 DeliveryOutcome DlqHandler::Handle(const Delivery& delivery) {
-  if (on_dead_letter_) on_dead_letter_();  // counted whether or not it can be located
+  observer_->DeadLetterReceived();  // whether or not it can be located
   auto task_id = ParseId(Property(delivery, task::kPropTaskId));
   auto version = ParseVersion(Property(delivery, task::kPropDispatchVersion));
   const std::string event_id = Property(delivery, task::kPropEventId);

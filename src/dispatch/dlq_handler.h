@@ -10,19 +10,26 @@
 // the quarantine itself fails it is kept and handed over again.
 // Threads: one owned worker thread.
 
-#include <functional>
-
 #include "common/periodic_worker.h"
 #include "dispatch/command_channel.h"
 #include "store/task_store.h"
 
 namespace export_center::dispatch {
 
+// What the DLQ handler reports to metrics; on its thread (or Handle's
+// caller); must not block. Does nothing unless overridden.
+class DlqObserver {
+ public:
+  virtual ~DlqObserver() = default;
+  // A dead letter arrived, whether or not it can be located
+  // (export_dlq_messages_total).
+  virtual void DeadLetterReceived() {}
+};
+
 class DlqHandler {
  public:
-  // `on_dead_letter` counts export_dlq_messages_total; may be empty.
-  DlqHandler(store::TaskStore* store, CommandChannel* channel,
-             std::function<void()> on_dead_letter);
+  // `observer` may be null; it must outlive the handler.
+  DlqHandler(store::TaskStore* store, CommandChannel* channel, DlqObserver* observer = nullptr);
   ~DlqHandler();
   DlqHandler(const DlqHandler&) = delete;
   DlqHandler& operator=(const DlqHandler&) = delete;
@@ -40,7 +47,8 @@ class DlqHandler {
 
   store::TaskStore* store_;
   CommandChannel* channel_;
-  std::function<void()> on_dead_letter_;
+  DlqObserver no_observer_;
+  DlqObserver* const observer_;  // never null
   PeriodicWorker worker_;
 };
 

@@ -55,12 +55,12 @@ std::vector<store::NotificationRoute> RoutesOf(const NotificationOptions& option
 
 NotificationPublisher::NotificationPublisher(store::NotificationOutbox* outbox,
                                              NotificationOptions options, std::string instance,
-                                             ResultCallback on_result)
+                                             NotificationObserver* observer)
     : outbox_(outbox),
       options_(std::move(options)),
       receivers_(ById(options_.receivers)),
       instance_(std::move(instance)),
-      on_result_(std::move(on_result)),
+      observer_(observer != nullptr ? observer : &no_observer_),
       next_purge_(std::chrono::steady_clock::now()),
       worker_({"notifier", std::chrono::milliseconds(options_.poll_interval_ms)},
               [this] { return Round(); }) {}
@@ -179,7 +179,7 @@ void NotificationPublisher::Record(const store::NotificationEntry& entry,
 }
 
 void NotificationPublisher::Report(const std::string& receiver, DeliveryResult result) {
-  if (on_result_) on_result_(receiver, result);
+  observer_->DeliveryAttempted(receiver, result);
 }
 
 }  // namespace export_center::notify

@@ -33,13 +33,21 @@ std::string_view ToString(DeliveryResult result);
 // names cannot get past config validation and are skipped).
 std::vector<store::NotificationRoute> RoutesOf(const NotificationOptions& options);
 
+// What the notifier reports to metrics; on the notifier's thread (or
+// DeliverDueOnce's caller); must not block. Does nothing unless overridden.
+class NotificationObserver {
+ public:
+  virtual ~NotificationObserver() = default;
+  // One delivery attempt to `receiver` ended with `result`
+  // (export_notification_deliveries_total).
+  virtual void DeliveryAttempted(const std::string& receiver, DeliveryResult result) {}
+};
+
 class NotificationPublisher {
  public:
-  // Called once per delivery attempt with its receiver and result (metrics).
-  using ResultCallback = std::function<void(const std::string& receiver, DeliveryResult)>;
-
+  // `observer` may be null; it must outlive the publisher.
   NotificationPublisher(store::NotificationOutbox* outbox, NotificationOptions options,
-                        std::string instance, ResultCallback on_result = nullptr);
+                        std::string instance, NotificationObserver* observer = nullptr);
   ~NotificationPublisher();
   NotificationPublisher(const NotificationPublisher&) = delete;
   NotificationPublisher& operator=(const NotificationPublisher&) = delete;
@@ -62,7 +70,8 @@ class NotificationPublisher {
   const NotificationOptions options_;
   const std::map<std::string, WebhookReceiver> receivers_;
   const std::string instance_;
-  const ResultCallback on_result_;
+  NotificationObserver no_observer_;
+  NotificationObserver* const observer_;  // never null
 
   Mutex mu_;
   bool stopping_ GUARDED_BY(mu_) = false;             // set by Stop(): a round ends its pass early
