@@ -54,6 +54,7 @@ namespace {
 
 namespace ec = export_center;
 namespace dispatch = export_center::dispatch;
+namespace attempt = export_center::attempt;
 using Clock = std::chrono::steady_clock;
 
 [[noreturn]] void Die(const std::string& what) {
@@ -178,7 +179,7 @@ void MeasureCreateToRunning(const ChannelFactory& open, int tasks, const std::st
   std::atomic<int> running{0};
   std::atomic<bool> warmed_up{false};
   auto channel = open();
-  dispatch::AttemptDeps deps;
+  attempt::AttemptDeps deps;
   deps.store = store.get();
   deps.storage = storage.get();
   deps.registry = &registry;

@@ -71,7 +71,7 @@ struct ExportApiDeps {
       contract_version;
   // Prometheus text exposition for /metrics. Optional (empty body if unset).
   std::function<std::string()> metrics_text;
-  // POST /export-previews: reads a preview (dispatch::ExportPreviewer).
+  // POST /export-previews: reads a preview (attempt::ExportPreviewer).
   // Optional: unset, the route answers 500.
   PreviewFn preview;
   task::PreviewOptions preview_options;  // rows, time limit, per-user rate

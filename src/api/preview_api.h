@@ -6,7 +6,7 @@
 // and answers the columns, the first rows as they will appear in the file
 // and the row count against the type's max-rows, with the suggestions the
 // type allows when the count is over. The data path itself is injected (app/
-// wires dispatch::ExportPreviewer): the preview reads what an attempt reads.
+// wires attempt::ExportPreviewer): the preview reads what an attempt reads.
 // It creates no task, writes no file, counts toward no create limit, and is
 // limited per user (tenant + user) to preview.per-user-per-minute requests.
 // Thread-safe: the server's worker threads call Handle at once.
@@ -29,7 +29,7 @@
 
 namespace export_center::api {
 
-// Reads the preview of a task that is never stored (dispatch::ExportPreviewer::Preview).
+// Reads the preview of a task that is never stored (attempt::ExportPreviewer::Preview).
 using PreviewFn = std::function<StatusOr<task::PreviewTable>(
     const task::Task&, std::shared_ptr<const registry::RegistrySnapshot>)>;
 

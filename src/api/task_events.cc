@@ -7,7 +7,6 @@
 
 #include "api/task_json.h"
 #include "common/json_dump.h"
-#include "common/thread_guard.h"
 
 namespace export_center::api {
 namespace {
@@ -123,16 +122,17 @@ class TaskEventHub::Subscriber : public http::LiveSource {
 };
 
 TaskEventHub::TaskEventHub(store::TaskStore* store, TaskEventsOptions options)
-    : store_(store), options_(options) {}
+    : store_(store),
+      options_(options),
+      poller_({"sse_poller", options_.poll_interval, PeriodicWorker::FirstRound::kAfterWait},
+              [this] {
+                PollOnce();
+                SendHeartbeats();
+                EndExpiredStreams();
+                return PeriodicWorker::Next::Interval();
+              }) {}
 
-TaskEventHub::~TaskEventHub() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  wake_.SignalAll();
-  if (poller_.joinable()) poller_.join();
-}
+TaskEventHub::~TaskEventHub() { poller_.Stop(); }
 
 std::vector<std::shared_ptr<TaskEventHub::Subscriber>> TaskEventHub::LiveSubscribersLocked() {
   std::vector<std::shared_ptr<Subscriber>> live;
@@ -210,24 +210,9 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
   subscribers_.push_back(subscriber);
   if (!started_) {
     started_ = true;
-    poller_ = StartGuardedThread("sse_poller", [this] { Run(); });
+    poller_.Start();
   }
   return std::shared_ptr<http::LiveSource>(std::move(subscriber));
-}
-
-void TaskEventHub::Run() {
-  for (;;) {
-    {
-      MutexLock lock(&mu_);
-      const auto deadline = std::chrono::steady_clock::now() + options_.poll_interval;
-      while (!stopping_ && wake_.WaitUntil(&mu_, deadline)) {
-      }
-      if (stopping_) return;
-    }
-    PollOnce();
-    SendHeartbeats();
-    EndExpiredStreams();
-  }
 }
 
 void TaskEventHub::PollOnce() {
@@ -251,7 +236,7 @@ bool TaskEventHub::ReadForward() {
     q.limit = kPollLimit;
     {
       MutexLock lock(&mu_);
-      if (stopping_ || !cursor_) return false;
+      if (poller_.Stopping() || !cursor_) return false;
       q.updated_after_ms = cursor_->updated_at;
       q.after_id = cursor_->id;
     }

@@ -38,11 +38,11 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/auth.h"
 #include "common/mutex.h"
+#include "common/periodic_worker.h"
 #include "common/status.h"
 #include "http/http_response.h"
 #include "store/task_store.h"
@@ -84,7 +84,6 @@ class TaskEventHub {
   class Subscriber;
 
  private:
-  void Run();
   void PollOnce();
   // Reads the changes after the cursor page by page; false when it failed.
   bool ReadForward();
@@ -106,8 +105,6 @@ class TaskEventHub {
   store::TaskStore* const store_;
   const TaskEventsOptions options_;
   Mutex mu_;
-  CondVar wake_;
-  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::weak_ptr<Subscriber>> subscribers_ GUARDED_BY(mu_);
   // The key of the last change read forward; unset while nobody listens.
   std::optional<store::TaskStore::ChangeKey> cursor_ GUARDED_BY(mu_);
@@ -116,7 +113,9 @@ class TaskEventHub {
   // Keys at or below this were forgotten before they left the window: the
   // look-back starts after it.
   store::TaskStore::ChangeKey forgotten_ GUARDED_BY(mu_);
-  std::thread poller_;  // started by the first Subscribe
+  // Started by the first Subscribe: every poll_interval PollOnce,
+  // SendHeartbeats, EndExpiredStreams.
+  PeriodicWorker poller_;
   bool started_ GUARDED_BY(mu_) = false;
 };
 

@@ -174,7 +174,7 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
 
 }  // namespace
 
-dispatch::RowSourceFactory MakeRowSourceFactory(
+attempt::RowSourceFactory MakeRowSourceFactory(
     const source::ProviderClientOptions& client, metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources,
     PinContractVersionFn pin_contract_version) {
@@ -202,7 +202,7 @@ dispatch::RowSourceFactory MakeRowSourceFactory(
   };
 }
 
-dispatch::RowSourceFactory MakePreviewSourceFactory(
+attempt::RowSourceFactory MakePreviewSourceFactory(
     const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources, int timeout_seconds) {
   // One second past the preview's own limit: the caller's clear "did not
@@ -244,7 +244,7 @@ ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOp
   };
 }
 
-dispatch::WriterFactory MakeWriterFactory() {
+attempt::WriterFactory MakeWriterFactory() {
   return [](task::FileFormat format, ByteSink* sink,
             const render::WriterOptions& options) -> StatusOr<std::unique_ptr<render::Writer>> {
     // The options carry the definition's file keys (template-file, split,

@@ -16,9 +16,9 @@
 #include <optional>
 #include <string>
 
+#include "attempt/export_attempt.h"
 #include "config/registry_yaml.h"
 #include "dispatch/command_channel.h"
-#include "dispatch/export_attempt.h"
 #include "dispatch/options.h"
 #include "metrics/metrics.h"
 #include "source/options.h"
@@ -61,15 +61,15 @@ Status InitCommandChannel(const dispatch::ChannelOptions& config,
 // (store::TaskStore::PinContractVersion); may be empty for provider-only use.
 using PinContractVersionFn =
     std::function<StatusOr<std::string>(const task::Task&, const std::string&)>;
-dispatch::RowSourceFactory MakeRowSourceFactory(
+attempt::RowSourceFactory MakeRowSourceFactory(
     const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources = {},
     PinContractVersionFn pin_contract_version = {});
-// The row sources of previews (dispatch::ExportPreviewer): MakeRowSourceFactory
+// The row sources of previews (attempt::ExportPreviewer): MakeRowSourceFactory
 // with the same config, its client timeouts capped at `timeout_seconds` + 1 s, and
 // a sql-template contract version taken as is — a preview has no task to pin
 // it on, and a version can only be stale against an earlier one.
-dispatch::RowSourceFactory MakePreviewSourceFactory(
+attempt::RowSourceFactory MakePreviewSourceFactory(
     const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources, int timeout_seconds);
 // Fetches a sql-template type's contract version (POST /dispatch/version) for
@@ -79,7 +79,7 @@ using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>
     const std::string& parameters_json, const std::string& tenant_id, task::AppCode app_code,
     const std::string& requested_by)>;
 ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOptions& config);
-dispatch::WriterFactory MakeWriterFactory();
+attempt::WriterFactory MakeWriterFactory();
 // Checks a definition's XLSX template with the template writer's own reader,
 // so a template it could not fill is refused when the registry is read.
 config::TemplateInspector MakeTemplateInspector();

@@ -7,20 +7,69 @@
 
 #include "api/export_api.h"
 #include "app/backends.h"
+#include "attempt/export_preview.h"
 #include "common/ids.h"
 #include "common/thread_guard.h"
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
-#include "dispatch/export_preview.h"
-#include "dispatch/notification_publisher.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
 #include "metrics/metrics.h"
+#include "notify/notification_publisher.h"
 #include "registry/config_watcher.h"
 #include "registry/registry.h"
 
 namespace export_center::app {
+namespace {
+
+// How the components report: each observer interface beside its component,
+// all implemented here on the process's metrics (and, for the reconciler's
+// re-dispatch, the publisher's wake-up). Every method is thread-safe, as
+// ExportMetrics is.
+class MetricsObservers : public attempt::AttemptObserver,
+                         public dispatch::ReconcilerObserver,
+                         public dispatch::DlqObserver,
+                         public notify::NotificationObserver {
+ public:
+  MetricsObservers(metrics::ExportMetrics* metrics, dispatch::OutboxPublisher* publisher)
+      : metrics_(metrics), publisher_(publisher) {}
+
+  // attempt::AttemptObserver
+  void FirstStarted(const task::Task& task, double wait_seconds) override {
+    metrics_->TaskWait(task.tenant_id, wait_seconds);
+  }
+  void AttemptEnded(const task::Task& task, attempt::AttemptEnd end, double seconds) override {
+    metrics_->AttemptDuration(task.export_type, seconds);
+    if (attempt::IsFinal(end)) {
+      metrics_->TaskCompleted(task.export_type, std::string(attempt::ToString(end)));
+    }
+  }
+
+  // dispatch::ReconcilerObserver
+  void Redispatched() override { publisher_->Wake(); }
+  void ActionTaken(const std::string& action, int count) override {
+    metrics_->ReconcilerAction(action, count);
+  }
+  void TaskEnded(const std::string& type, const std::string& status) override {
+    metrics_->TaskCompleted(type, status);
+  }
+  void StorageBytes(int64_t bytes) override { metrics_->SetStorageBytes(bytes); }
+
+  // dispatch::DlqObserver
+  void DeadLetterReceived() override { metrics_->DlqMessage(); }
+
+  // notify::NotificationObserver
+  void DeliveryAttempted(const std::string& receiver, notify::DeliveryResult result) override {
+    metrics_->NotificationDelivery(receiver, std::string(notify::ToString(result)));
+  }
+
+ private:
+  metrics::ExportMetrics* const metrics_;
+  dispatch::OutboxPublisher* const publisher_;
+};
+
+}  // namespace
 
 // Owned parts, in construction order (destroyed in reverse).
 struct ExportCenterApp::Components {
@@ -30,22 +79,23 @@ struct ExportCenterApp::Components {
   std::unique_ptr<registry::Registry> registry;
   std::unique_ptr<dispatch::CommandChannel> channel;
   std::unique_ptr<dispatch::OutboxPublisher> publisher;
+  std::unique_ptr<MetricsObservers> observers;  // outlives every component that reports
   std::unique_ptr<dispatch::Consumer> consumer;
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
-  std::unique_ptr<dispatch::ExportPreviewer> previewer;  // outlives the API that calls it
-  std::unique_ptr<dispatch::NotificationPublisher> notifier;
+  std::unique_ptr<attempt::ExportPreviewer> previewer;  // outlives the API that calls it
+  std::unique_ptr<notify::NotificationPublisher> notifier;
   std::unique_ptr<api::ExportApi> api;
   std::unique_ptr<registry::ConfigWatcher> watcher;
 };
 
 namespace {
 
-dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCenterApp* /*unused*/,
-                                      store::TaskStore* store, storage::ExportStorage* storage,
-                                      registry::Registry* registry,
-                                      metrics::ExportMetrics* metrics) {
-  dispatch::AttemptDeps deps;
+attempt::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCenterApp* /*unused*/,
+                                     store::TaskStore* store, storage::ExportStorage* storage,
+                                     registry::Registry* registry, metrics::ExportMetrics* metrics,
+                                     attempt::AttemptObserver* observer) {
+  attempt::AttemptDeps deps;
   deps.store = store;
   deps.storage = storage;
   deps.registry = registry;
@@ -60,15 +110,7 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCen
   deps.limits = config.limits;
   deps.deflate_level = config.render.deflate_level;
   deps.instance = config.instance_id;
-  deps.on_first_start = [metrics](const task::Task& task, double wait_seconds) {
-    metrics->TaskWait(task.tenant_id, wait_seconds);
-  };
-  deps.on_end = [metrics](const task::Task& task, dispatch::AttemptEnd end, double seconds) {
-    metrics->AttemptDuration(task.export_type, seconds);
-    if (dispatch::IsFinal(end)) {
-      metrics->TaskCompleted(task.export_type, std::string(dispatch::ToString(end)));
-    }
-  };
+  deps.observer = observer;
   return deps;
 }
 
@@ -144,31 +186,23 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
 
   c.publisher = std::make_unique<dispatch::OutboxPublisher>(c.store.get(), c.channel.get(),
                                                             cfg.publisher, cfg.instance_id);
-  c.consumer = std::make_unique<dispatch::Consumer>(
-      c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
-                                       c.registry.get(), c.metrics.get()));
   dispatch::OutboxPublisher* publisher = c.publisher.get();
   metrics::ExportMetrics* metrics = c.metrics.get();
-  c.reconciler = std::make_unique<dispatch::Reconciler>(
-      c.store.get(), c.storage.get(), cfg.reconciler, [publisher] { publisher->Wake(); },
-      [metrics](const std::string& action, int n) { metrics->ReconcilerAction(action, n); },
-      [metrics](const std::string& type, const std::string& status) {
-        metrics->TaskCompleted(type, status);
-      },
-      [metrics](int64_t bytes) { metrics->SetStorageBytes(bytes); });
-  c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(),
-                                                 [metrics] { metrics->DlqMessage(); });
+  c.observers = std::make_unique<MetricsObservers>(metrics, publisher);
+  c.consumer = std::make_unique<dispatch::Consumer>(
+      c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
+                                       c.registry.get(), metrics, c.observers.get()));
+  c.reconciler = std::make_unique<dispatch::Reconciler>(c.store.get(), c.storage.get(),
+                                                        cfg.reconciler, c.observers.get());
+  c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(), c.observers.get());
   // Rows are written whenever receivers are configured, even where this
   // process's notifier is off: another instance delivers them.
-  c.store->SetNotificationRoutes(dispatch::RoutesOf(cfg.notifications));
-  for (const dispatch::WebhookReceiver& r : cfg.notifications.receivers) {
+  c.store->SetNotificationRoutes(notify::RoutesOf(cfg.notifications));
+  for (const notify::WebhookReceiver& r : cfg.notifications.receivers) {
     metrics->DeclareNotificationReceiver(r.id);
   }
-  c.notifier = std::make_unique<dispatch::NotificationPublisher>(
-      &c.store->notifications(), cfg.notifications, cfg.instance_id,
-      [metrics](const std::string& receiver, dispatch::DeliveryResult result) {
-        metrics->NotificationDelivery(receiver, std::string(dispatch::ToString(result)));
-      });
+  c.notifier = std::make_unique<notify::NotificationPublisher>(
+      &c.store->notifications(), cfg.notifications, cfg.instance_id, c.observers.get());
 
   api::ExportApi::Deps deps;
   deps.store = c.store.get();
@@ -180,7 +214,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
   deps.contract_version = MakeContractVersionFetcher(cfg.provider);
-  c.previewer = std::make_unique<dispatch::ExportPreviewer>(
+  c.previewer = std::make_unique<attempt::ExportPreviewer>(
       MakePreviewSourceFactory(cfg.provider, c.metrics.get(), cfg.datasources,
                                cfg.preview.timeout_seconds),
       cfg.preview);

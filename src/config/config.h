@@ -19,8 +19,8 @@
 
 #include "api/options.h"
 #include "common/status.h"
-#include "dispatch/notification_options.h"
 #include "dispatch/options.h"
+#include "notify/notification_options.h"
 #include "render/writer.h"
 #include "source/options.h"
 #include "storage/export_storage.h"
@@ -48,7 +48,7 @@ struct AppConfig {
   dispatch::PublisherOptions publisher;
   dispatch::ReconcilerOptions reconciler;
   dispatch::ChannelOptions channel;
-  dispatch::NotificationOptions notifications;
+  notify::NotificationOptions notifications;
   source::ProviderClientOptions provider;
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;

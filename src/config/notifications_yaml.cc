@@ -26,10 +26,10 @@ std::string SecretEnv(const std::string& id) {
   return "EXPORT_CENTER_WEBHOOK_SECRET_" + UpperSnake(id);
 }
 
-dispatch::WebhookReceiver ReadReceiver(const std::string& id, const YAML::Node& node,
-                                       const std::string& path, ErrorList* errors,
-                                       std::vector<std::string>* env_overrides) {
-  dispatch::WebhookReceiver w;
+notify::WebhookReceiver ReadReceiver(const std::string& id, const YAML::Node& node,
+                                     const std::string& path, ErrorList* errors,
+                                     std::vector<std::string>* env_overrides) {
+  notify::WebhookReceiver w;
   w.id = id;
   if (!std::regex_match(id, std::regex(kReceiverIdPattern))) {
     errors->Add(path, "invalid receiver id", kReceiverIdPattern);
@@ -77,7 +77,7 @@ std::string TargetOf(const std::string& url, const std::string& path, ErrorList*
   return ToLowerAscii(m[2].str()) + ":" + port;
 }
 
-void CheckReceiver(const dispatch::WebhookReceiver& w, const std::set<std::string>& allowed,
+void CheckReceiver(const notify::WebhookReceiver& w, const std::set<std::string>& allowed,
                    const YAML::Node& definitions, ErrorList* errors) {
   const std::string path = "notifications.receivers." + w.id;
   const std::string target = TargetOf(w.url, path + ".url", errors);
@@ -112,7 +112,7 @@ void CheckReceiver(const dispatch::WebhookReceiver& w, const std::set<std::strin
 
 }  // namespace
 
-void ReadNotifications(MapReader& r, dispatch::NotificationOptions* c,
+void ReadNotifications(MapReader& r, notify::NotificationOptions* c,
                        std::vector<std::string>* env_overrides) {
   r.Bool("enabled", &c->enabled);
   r.StringList("allowed-targets", &c->allowed_targets);
@@ -133,7 +133,7 @@ void ReadNotifications(MapReader& r, dispatch::NotificationOptions* c,
   r.Finish();
 }
 
-void CheckNotifications(const dispatch::NotificationOptions& c, const YAML::Node& root,
+void CheckNotifications(const notify::NotificationOptions& c, const YAML::Node& root,
                         ErrorList* errors) {
   static const std::regex kTarget(std::string("^") + kHostPort + "$");
   std::set<std::string> allowed;
@@ -147,7 +147,7 @@ void CheckNotifications(const dispatch::NotificationOptions& c, const YAML::Node
     allowed.insert(ToLowerAscii(target));
   }
   const YAML::Node definitions = root.IsMap() ? root["definitions"] : YAML::Node();
-  for (const dispatch::WebhookReceiver& w : c.receivers) {
+  for (const notify::WebhookReceiver& w : c.receivers) {
     CheckReceiver(w, allowed, definitions, errors);
   }
   // A delivery must end within its claim, or a second instance could take

@@ -1,6 +1,6 @@
 #pragma once
 // Private to config/: the `notifications:` section (docs/notifications.md,
-// docs/configuration.md#notifications) onto dispatch::NotificationOptions.
+// docs/configuration.md#notifications) onto notify::NotificationOptions.
 
 #include <yaml-cpp/yaml.h>
 
@@ -8,20 +8,20 @@
 #include <vector>
 
 #include "config/yaml_reader.h"
-#include "dispatch/notification_options.h"
+#include "notify/notification_options.h"
 
 namespace export_center::config {
 
 // Reads values and per-field ranges; secrets from the environment
 // (EXPORT_CENTER_WEBHOOK_SECRET_<ID>) win over the file and are named in
 // `env_overrides`.
-void ReadNotifications(MapReader& r, dispatch::NotificationOptions* c,
+void ReadNotifications(MapReader& r, notify::NotificationOptions* c,
                        std::vector<std::string>* env_overrides);
 
 // Cross-field checks: every receiver URL's host:port is in allowed-targets
 // (refused with the key path otherwise), secrets present and long enough,
 // export types defined under `definitions` of `root`, timeouts within the lease.
-void CheckNotifications(const dispatch::NotificationOptions& c, const YAML::Node& root,
+void CheckNotifications(const notify::NotificationOptions& c, const YAML::Node& root,
                         ErrorList* errors);
 
 }  // namespace export_center::config

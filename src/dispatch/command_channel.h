@@ -2,10 +2,11 @@
 // CommandChannel: carries commands from the outbox publisher to consumers.
 //
 // At-least-once, no delaying, no re-ordering guarantees
-// (docs/guarantees.md#the-channel-does-no-delaying). The one backend today is
-// EmbeddedCommandChannel (an in-process queue, embedded_command_channel.h). A
-// broker-backed channel is another implementation of this seam, in its own
-// folder beside it, chosen in app/ (backends.cc).
+// (docs/guarantees.md#the-channel-does-no-delaying). Two backends implement
+// it: EmbeddedCommandChannel (an in-process queue, embedded_command_channel.h)
+// and RocketMqCommandChannel (a RocketMQ cluster, in its own folder
+// rocketmq/, docs/deploy.md#rocketmq); app/ picks one by channel.kind
+// (backends.cc).
 //
 // A delivery ends in exactly one of Ack (processed, whatever the outcome) or
 // Reject (could not even decode it: poison). A rejected delivery is redelivered

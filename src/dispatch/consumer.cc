@@ -10,7 +10,7 @@
 
 namespace export_center::dispatch {
 
-Consumer::Consumer(CommandChannel* channel, AttemptDeps deps)
+Consumer::Consumer(CommandChannel* channel, attempt::AttemptDeps deps)
     : channel_(channel), deps_(std::move(deps)) {}
 
 Consumer::~Consumer() { Stop(); }
@@ -83,12 +83,13 @@ DeliveryOutcome Consumer::Handle(const Delivery& delivery) {
     return DeliveryOutcome::kAck;
   }
   const task::Task& task = *claim->task;
-  if (deps_.on_first_start && task.dispatch_version == 1 && task.attempt_count == 1 &&
+  if (deps_.observer != nullptr && task.dispatch_version == 1 && task.attempt_count == 1 &&
       task.started_at) {
-    deps_.on_first_start(task, static_cast<double>(*task.started_at - task.requested_at) / 1000.0);
+    deps_.observer->FirstStarted(
+        task, static_cast<double>(*task.started_at - task.requested_at) / 1000.0);
   }
   ++running_attempts_;
-  RunExportAttempt(deps_, *claim->task, shutdown_);
+  attempt::RunExportAttempt(deps_, *claim->task, shutdown_);
   --running_attempts_;
   return DeliveryOutcome::kAck;
 }

@@ -20,15 +20,15 @@
 #include <thread>
 #include <vector>
 
-#include "dispatch/abort_signal.h"
+#include "attempt/abort_signal.h"
+#include "attempt/export_attempt.h"
 #include "dispatch/command_channel.h"
-#include "dispatch/export_attempt.h"
 
 namespace export_center::dispatch {
 
 class Consumer {
  public:
-  Consumer(CommandChannel* channel, AttemptDeps deps);
+  Consumer(CommandChannel* channel, attempt::AttemptDeps deps);
   ~Consumer();
   Consumer(const Consumer&) = delete;
   Consumer& operator=(const Consumer&) = delete;
@@ -46,9 +46,9 @@ class Consumer {
   void Loop();
 
   CommandChannel* channel_;
-  const AttemptDeps deps_;
+  const attempt::AttemptDeps deps_;
   std::atomic<bool> stopping_{false};
-  AbortSignal shutdown_;
+  attempt::AbortSignal shutdown_;
   std::vector<std::thread> threads_;
   std::atomic<int> running_attempts_{0};
 };

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "common/ids.h"
-#include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "task/command.h"
 
@@ -19,7 +18,7 @@ constexpr size_t kMaxErrorBytes = 400;
 
 // How long the worker waits before taking a dead letter back after its own
 // database failed, so an outage is not a busy loop.
-constexpr auto kRetryDelay = std::chrono::seconds(1);
+constexpr std::chrono::milliseconds kRetryDelay = std::chrono::seconds(1);
 
 std::string Property(const Delivery& d, std::string_view name) {
   auto it = d.properties.find(std::string(name));
@@ -56,45 +55,30 @@ std::string QuarantineReason(const Delivery& d) {
 
 }  // namespace
 
-DlqHandler::DlqHandler(store::TaskStore* store, CommandChannel* channel,
-                       std::function<void()> on_dead_letter)
-    : store_(store), channel_(channel), on_dead_letter_(std::move(on_dead_letter)) {}
+DlqHandler::DlqHandler(store::TaskStore* store, CommandChannel* channel, DlqObserver* observer)
+    : store_(store),
+      channel_(channel),
+      observer_(observer != nullptr ? observer : &no_observer_),
+      worker_({"dlq_handler", kRetryDelay}, [this] { return Round(); }) {}
 
 DlqHandler::~DlqHandler() { Stop(); }
 
-void DlqHandler::Start() {
-  if (worker_.joinable()) return;
-  worker_ = StartGuardedThread("dlq_handler", [this] {
-    while (!stopping_) {
-      bool retry_later = false;
-      channel_->ConsumeDeadLetter(std::chrono::milliseconds(200), [&](const Delivery& d) {
-        DeliveryOutcome outcome = Handle(d);
-        retry_later = outcome == DeliveryOutcome::kReject;
-        return outcome;
-      });
-      if (retry_later) WaitBeforeRetry();
-    }
+void DlqHandler::Start() { worker_.Start(); }
+
+void DlqHandler::Stop() { worker_.Stop(); }
+
+PeriodicWorker::Next DlqHandler::Round() {
+  bool retry_later = false;
+  channel_->ConsumeDeadLetter(std::chrono::milliseconds(200), [&](const Delivery& d) {
+    DeliveryOutcome outcome = Handle(d);
+    retry_later = outcome == DeliveryOutcome::kReject;
+    return outcome;
   });
-}
-
-void DlqHandler::WaitBeforeRetry() {
-  const auto deadline = std::chrono::steady_clock::now() + kRetryDelay;
-  MutexLock lock(&mu_);
-  while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
-  }
-}
-
-void DlqHandler::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  stop_cv_.SignalAll();
-  if (worker_.joinable()) worker_.join();
+  return retry_later ? PeriodicWorker::Next::Interval() : PeriodicWorker::Next::Now();
 }
 
 DeliveryOutcome DlqHandler::Handle(const Delivery& delivery) {
-  if (on_dead_letter_) on_dead_letter_();  // counted whether or not it can be located
+  observer_->DeadLetterReceived();  // whether or not it can be located
   auto task_id = ParseId(Property(delivery, task::kPropTaskId));
   auto version = ParseVersion(Property(delivery, task::kPropDispatchVersion));
   const std::string event_id = Property(delivery, task::kPropEventId);

@@ -10,21 +10,26 @@
 // the quarantine itself fails it is kept and handed over again.
 // Threads: one owned worker thread.
 
-#include <atomic>
-#include <functional>
-#include <thread>
-
-#include "common/mutex.h"
+#include "common/periodic_worker.h"
 #include "dispatch/command_channel.h"
 #include "store/task_store.h"
 
 namespace export_center::dispatch {
 
+// What the DLQ handler reports to metrics; on its thread (or Handle's
+// caller); must not block. Does nothing unless overridden.
+class DlqObserver {
+ public:
+  virtual ~DlqObserver() = default;
+  // A dead letter arrived, whether or not it can be located
+  // (export_dlq_messages_total).
+  virtual void DeadLetterReceived() {}
+};
+
 class DlqHandler {
  public:
-  // `on_dead_letter` counts export_dlq_messages_total; may be empty.
-  DlqHandler(store::TaskStore* store, CommandChannel* channel,
-             std::function<void()> on_dead_letter);
+  // `observer` may be null; it must outlive the handler.
+  DlqHandler(store::TaskStore* store, CommandChannel* channel, DlqObserver* observer = nullptr);
   ~DlqHandler();
   DlqHandler(const DlqHandler&) = delete;
   DlqHandler& operator=(const DlqHandler&) = delete;
@@ -36,17 +41,15 @@ class DlqHandler {
   DeliveryOutcome Handle(const Delivery& delivery);
 
  private:
-  void WaitBeforeRetry();
+  // Takes one dead letter (waiting up to 200 ms for it); after a failed
+  // quarantine the next round waits a second.
+  PeriodicWorker::Next Round();
 
   store::TaskStore* store_;
   CommandChannel* channel_;
-  std::function<void()> on_dead_letter_;
-  // mu_ guards no data: it pairs stop_cv_ with stopping_, which is written
-  // with mu_ held (so a waiter cannot miss it) and read lock-free by the loop.
-  Mutex mu_;
-  CondVar stop_cv_;
-  std::atomic<bool> stopping_{false};
-  std::thread worker_;
+  DlqObserver no_observer_;
+  DlqObserver* const observer_;  // never null
+  PeriodicWorker worker_;
 };
 
 }  // namespace export_center::dispatch

@@ -1,6 +1,6 @@
 #pragma once
-// The options of dispatch/: the consumer (and the attempts it runs), the
-// outbox publisher, the reconciler and the command channel.
+// The options of dispatch/: the consumer (attempt/options.h), the outbox
+// publisher, the reconciler and the command channel.
 //
 // A header of its own so that config/, which fills them, does not pull in the
 // threads, store and render declarations of the classes that read them.
@@ -10,34 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "attempt/options.h"
+
 namespace export_center::dispatch {
 
-struct ConsumerOptions {
-  bool enabled = true;
-  int concurrency = 4;
-  int lease_seconds = 300;
-  int heartbeat_seconds = 60;
-  int max_duration_seconds = 1800;
-  std::vector<int> retry_backoff_seconds = {60, 900};  // ±20 % jitter
-  int shutdown_grace_seconds = 60;
-  // Tenant fairness (docs/dispatch.md#tenant-fairness): how many tasks of
-  // one tenant may be RUNNING at once across the fleet. 0: half of
-  // fleet_consumer_slots, at least 1 (TenantRunningLimit()).
-  int tenant_running_limit = 0;
-  // The consumer slots of every instance together (the sum of their
-  // `concurrency`). 0: this instance's concurrency, i.e. a fleet of one.
-  int fleet_consumer_slots = 0;
-  // The back-off of a command handed back because its tenant was at its limit.
-  int tenant_handback_ms = 1000;
-};
-
-// The per-tenant running limit in force: tenant_running_limit, or by default
-// half the fleet's consumer slots, at least 1.
-inline int TenantRunningLimit(const ConsumerOptions& c) {
-  if (c.tenant_running_limit > 0) return c.tenant_running_limit;
-  const int fleet = c.fleet_consumer_slots > 0 ? c.fleet_consumer_slots : c.concurrency;
-  return fleet / 2 > 1 ? fleet / 2 : 1;
-}
+// The consumer section lives beside the attempts it configures
+// (attempt/options.h); config/ and the consumer name it from here.
+using attempt::ConsumerOptions;
+using attempt::TenantRunningLimit;
 
 struct PublisherOptions {
   bool enabled = true;

@@ -2,55 +2,30 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/thread_guard.h"
-#include "dispatch/backoff.h"
+#include "common/backoff.h"
 #include "task/command.h"
 
 namespace export_center::dispatch {
 
 OutboxPublisher::OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
                                  const PublisherOptions& config, std::string instance)
-    : store_(store), channel_(channel), config_(config), instance_(std::move(instance)) {}
+    : store_(store),
+      channel_(channel),
+      config_(config),
+      instance_(std::move(instance)),
+      worker_({"outbox_publish", std::chrono::milliseconds(config_.poll_interval_ms)}, [this] {
+        // A full batch means more rows may be due: go again without waiting.
+        return PublishDueOnce() >= config_.batch_size ? PeriodicWorker::Next::Now()
+                                                      : PeriodicWorker::Next::Interval();
+      }) {}
 
 OutboxPublisher::~OutboxPublisher() { Stop(); }
 
-void OutboxPublisher::Start() {
-  if (worker_.joinable()) return;
-  worker_ = StartGuardedThread("outbox_publish", [this] { Run(); });
-}
+void OutboxPublisher::Start() { worker_.Start(); }
 
-void OutboxPublisher::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  wake_.SignalAll();
-  if (worker_.joinable()) worker_.join();
-}
+void OutboxPublisher::Stop() { worker_.Stop(); }
 
-void OutboxPublisher::Wake() {
-  {
-    MutexLock lock(&mu_);
-    woken_ = true;
-  }
-  wake_.SignalAll();
-}
-
-void OutboxPublisher::Run() {
-  while (true) {
-    const int claimed = PublishDueOnce();
-    MutexLock lock(&mu_);
-    if (stopping_) return;
-    // A full batch means more rows may be due: go again without waiting.
-    if (claimed >= config_.batch_size) continue;
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.poll_interval_ms);
-    while (!woken_ && !stopping_ && wake_.WaitUntil(&mu_, deadline)) {
-    }
-    woken_ = false;
-    if (stopping_) return;
-  }
-}
+void OutboxPublisher::Wake() { worker_.Wake(); }
 
 // A pass ends early when the channel looks down — kFailuresThatEndAPass
 // sends in a row failed — or when Stop() was called: with a broker that
@@ -87,10 +62,7 @@ int OutboxPublisher::PublishDueOnce() {
   return claimed;
 }
 
-bool OutboxPublisher::Stopping() {
-  MutexLock lock(&mu_);
-  return stopping_;
-}
+bool OutboxPublisher::Stopping() { return worker_.Stopping(); }
 
 bool OutboxPublisher::SendOne(const store::OutboxEntry& entry) {
   // Properties come from the outbox columns, so they always equal the

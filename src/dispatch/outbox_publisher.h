@@ -13,9 +13,8 @@
 // Threads: one owned worker thread; Wake() and Stop() from any thread.
 
 #include <string>
-#include <thread>
 
-#include "common/mutex.h"
+#include "common/periodic_worker.h"
 #include "dispatch/command_channel.h"
 #include "dispatch/options.h"
 #include "store/task_store.h"
@@ -31,19 +30,18 @@ class OutboxPublisher {
   OutboxPublisher& operator=(const OutboxPublisher&) = delete;
 
   void Start();
-  void Stop() EXCLUDES(mu_);
+  void Stop();
   // Asks for a publishing round now (after a local commit).
-  void Wake() EXCLUDES(mu_);
+  void Wake();
 
   // One round: claims and sends up to batch-size due rows, fewer when the
   // channel looks down (kFailuresThatEndAPass failed sends in a row) or
   // Stop() was called. Returns how many rows were claimed. Public for tests.
-  int PublishDueOnce() EXCLUDES(mu_);
+  int PublishDueOnce();
   static constexpr int kFailuresThatEndAPass = 3;
 
  private:
-  void Run() EXCLUDES(mu_);
-  bool Stopping() EXCLUDES(mu_);
+  bool Stopping();
   // True when sent (and marked SENT, or left for the lease to re-send).
   bool SendOne(const store::OutboxEntry& entry);
 
@@ -52,11 +50,8 @@ class OutboxPublisher {
   const PublisherOptions config_;
   const std::string instance_;
 
-  Mutex mu_;
-  CondVar wake_;
-  bool woken_ GUARDED_BY(mu_) = false;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread worker_;
+  // A round every poll interval, at once after a full batch or a Wake().
+  PeriodicWorker worker_;
 };
 
 }  // namespace export_center::dispatch

@@ -4,8 +4,6 @@
 
 #include <chrono>
 
-#include "common/thread_guard.h"
-
 namespace export_center::dispatch {
 namespace {
 
@@ -36,49 +34,21 @@ int CountOrLog(const char* duty, const StatusOr<T>& result) {
 }  // namespace
 
 Reconciler::Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
-                       const ReconcilerOptions& config, std::function<void()> on_redispatch,
-                       std::function<void(const std::string&, int)> on_action,
-                       std::function<void(const std::string&, const std::string&)> on_task_ended,
-                       std::function<void(int64_t)> on_storage_bytes)
+                       const ReconcilerOptions& config, ReconcilerObserver* observer)
     : store_(store),
       storage_(storage),
       config_(config),
-      on_redispatch_(std::move(on_redispatch)),
-      on_action_(std::move(on_action)),
-      on_task_ended_(std::move(on_task_ended)),
-      on_storage_bytes_(std::move(on_storage_bytes)) {}
+      observer_(observer != nullptr ? observer : &no_observer_),
+      worker_({"reconciler", std::chrono::seconds(config_.interval_seconds)}, [this] {
+        RunOnce();
+        return PeriodicWorker::Next::Interval();
+      }) {}
 
 Reconciler::~Reconciler() { Stop(); }
 
-void Reconciler::Start() {
-  if (worker_.joinable()) return;
-  worker_ = StartGuardedThread("reconciler", [this] { Run(); });
-}
+void Reconciler::Start() { worker_.Start(); }
 
-void Reconciler::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  stop_cv_.SignalAll();
-  if (worker_.joinable()) worker_.join();
-}
-
-void Reconciler::Run() {
-  while (true) {
-    {
-      MutexLock lock(&mu_);
-      if (stopping_) return;
-    }
-    RunOnce();
-    // Sleeps for the interval; Stop() ends it early.
-    MutexLock lock(&mu_);
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(config_.interval_seconds);
-    while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
-    }
-  }
-}
+void Reconciler::Stop() { worker_.Stop(); }
 
 std::map<std::string, int> Reconciler::RunOnce() {
   std::map<std::string, int> counts;
@@ -95,9 +65,9 @@ std::map<std::string, int> Reconciler::RunOnce() {
   for (const auto& [action, n] : counts) {
     if (n == 0) continue;
     spdlog::info("reconciler {}: {}", action, n);
-    if (on_action_) on_action_(action, n);
+    observer_->ActionTaken(action, n);
   }
-  if (wake && on_redispatch_) on_redispatch_();
+  if (wake) observer_->Redispatched();
   return counts;
 }
 
@@ -105,7 +75,7 @@ int Reconciler::ResendAfterRestart() {
   int n = CountOrLog("resend_after_restart", store_->ResendStaleSentOutbox(0, 0, 10000));
   if (n > 0) {
     spdlog::info("reconciler: re-sending {} commands lost with the previous process", n);
-    if (on_redispatch_) on_redispatch_();
+    observer_->Redispatched();
   }
   return n;
 }
@@ -128,8 +98,8 @@ int Reconciler::RecoverLeases() {
                                       : "retrying with a new version";
     spdlog::warn("task {} v{}: lease expired, {}", r.task_id, r.old_version, outcome);
     if (r.object_key) (void)storage_->Delete(*r.object_key);
-    if ((r.failed || r.cancelled) && on_task_ended_) {
-      on_task_ended_(r.export_type, r.cancelled ? "CANCELLED" : "FAILED");
+    if (r.failed || r.cancelled) {
+      observer_->TaskEnded(r.export_type, r.cancelled ? "CANCELLED" : "FAILED");
     }
   }
   return static_cast<int>(recovered->size());
@@ -199,7 +169,7 @@ int Reconciler::CleanOrphanFiles() {
       kept_bytes += static_cast<int64_t>(object.size);
     }
   }
-  if (on_storage_bytes_) on_storage_bytes_(kept_bytes);
+  observer_->StorageBytes(kept_bytes);
   return cleaned;
 }
 

@@ -17,38 +17,46 @@
 //
 // Threads: one owned worker thread. RunOnce() may be called from tests.
 
-#include <functional>
+#include <cstdint>
 #include <map>
 #include <string>
-#include <thread>
 
-#include "common/mutex.h"
+#include "common/periodic_worker.h"
 #include "dispatch/options.h"
 #include "storage/export_storage.h"
 #include "store/task_store.h"
 
 namespace export_center::dispatch {
 
+// What the reconciler reports: to the publisher (wake) and to metrics. Called
+// on the reconciler's thread (ResendAfterRestart: on its caller's); must not
+// block. Every method does nothing unless overridden.
+class ReconcilerObserver {
+ public:
+  virtual ~ReconcilerObserver() = default;
+  // Rows went back to PENDING: the publisher should run now.
+  virtual void Redispatched() {}
+  // A duty changed `count` rows this round (export_reconciler_action_total).
+  virtual void ActionTaken(const std::string& action, int count) {}
+  // Lease recovery ended a task of `type` as `status`, FAILED or CANCELLED
+  // (export_task_completed_total).
+  virtual void TaskEnded(const std::string& type, const std::string& status) {}
+  // What the stored files hold after an orphan sweep (export_storage_bytes):
+  // the sweep lists the storage anyway, so a /metrics scrape never has to.
+  virtual void StorageBytes(int64_t bytes) {}
+};
+
 class Reconciler {
  public:
-  // `on_redispatch` wakes the publisher; `on_action(action, count)` feeds
-  // export_reconciler_action_total; `on_task_ended(type, status)` is called
-  // for each task lease recovery ended (FAILED, CANCELLED) and feeds
-  // export_task_completed_total. `on_storage_bytes(bytes)` reports what the
-  // stored files hold after each orphan sweep (export_storage_bytes): the
-  // sweep lists the storage anyway, so a /metrics scrape never has to.
-  // Each may be empty.
+  // `observer` may be null; it must outlive the reconciler.
   Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
-             const ReconcilerOptions& config, std::function<void()> on_redispatch,
-             std::function<void(const std::string&, int)> on_action,
-             std::function<void(const std::string&, const std::string&)> on_task_ended = {},
-             std::function<void(int64_t)> on_storage_bytes = {});
+             const ReconcilerOptions& config, ReconcilerObserver* observer = nullptr);
   ~Reconciler();
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
 
   void Start();
-  void Stop() EXCLUDES(mu_);
+  void Stop();
 
   // Runs every duty once. Returns the count per action name.
   std::map<std::string, int> RunOnce();
@@ -59,7 +67,6 @@ class Reconciler {
   int ResendAfterRestart();
 
  private:
-  void Run() EXCLUDES(mu_);
   int Redispatch();
   int RecoverLeases();
   int ExpireFiles();
@@ -71,14 +78,9 @@ class Reconciler {
   store::TaskStore* store_;
   storage::ExportStorage* storage_;
   const ReconcilerOptions config_;
-  std::function<void()> on_redispatch_;
-  std::function<void(const std::string&, int)> on_action_;
-  std::function<void(const std::string&, const std::string&)> on_task_ended_;
-  std::function<void(int64_t)> on_storage_bytes_;
-  Mutex mu_;
-  CondVar stop_cv_;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread worker_;
+  ReconcilerObserver no_observer_;
+  ReconcilerObserver* const observer_;  // never null
+  PeriodicWorker worker_;               // RunOnce every interval_seconds
 };
 
 }  // namespace export_center::dispatch

@@ -3,10 +3,11 @@
 // (docs/observability.md), exposed as Prometheus text at /metrics.
 //
 // One instance per process, owned by app/ (export_center_app.cc); only app/
-// includes this header. api/, dispatch/ and source/ get plain callbacks from
-// app/ (ExportApi::Deps::on_created, AttemptDeps::on_end,
-// ProviderBatchOptions::on_batch, the Reconciler's on_action and the
-// DlqHandler's on_dead_letter) that call the counters below, and app/ sets
+// includes this header. api/ and source/ get plain callbacks from app/
+// (ExportApi::Deps::on_created, ProviderBatchOptions::on_batch); attempt/,
+// dispatch/ and notify/ report through the observer interface beside each
+// component (AttemptObserver, ReconcilerObserver, DlqObserver,
+// NotificationObserver), which app/ implements on the counters below; app/ sets
 // the gauges from TaskStore::ReadGauges each time /metrics is scraped; the
 // reconciler's sweep sets the storage gauge. Every method is thread-safe (prometheus-cpp families
 // lock on first use of a label set; counters and gauges are atomic), cheap,

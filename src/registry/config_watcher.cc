@@ -4,8 +4,6 @@
 
 #include <system_error>
 
-#include "common/thread_guard.h"
-
 namespace export_center::registry {
 
 ConfigWatcher::ConfigWatcher(Registry* registry, std::string config_path,
@@ -13,7 +11,11 @@ ConfigWatcher::ConfigWatcher(Registry* registry, std::string config_path,
     : registry_(registry),
       path_(std::move(config_path)),
       interval_(interval),
-      on_reload_(std::move(on_reload)) {
+      on_reload_(std::move(on_reload)),
+      worker_({"config_watcher", interval_, PeriodicWorker::FirstRound::kAfterWait}, [this] {
+        Round();
+        return PeriodicWorker::Next::Interval();
+      }) {
   if (!on_reload_) {
     on_reload_ = [path = path_](const Status& status) {
       if (status.ok()) {
@@ -29,23 +31,12 @@ ConfigWatcher::ConfigWatcher(Registry* registry, std::string config_path,
 ConfigWatcher::~ConfigWatcher() { Stop(); }
 
 void ConfigWatcher::Start() {
-  if (thread_.joinable()) return;
-  {
-    MutexLock lock(&mu_);
-    stopping_ = false;
-  }
+  if (worker_.Running()) return;
   last_ = Observe();
-  thread_ = StartGuardedThread("config_watcher", [this] { Run(); });
+  worker_.Start();
 }
 
-void ConfigWatcher::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  wake_.SignalAll();
-  if (thread_.joinable()) thread_.join();
-}
+void ConfigWatcher::Stop() { worker_.Stop(); }
 
 ConfigWatcher::FileState ConfigWatcher::Observe() const {
   // error_code overloads: a file briefly missing during an editor's
@@ -59,23 +50,14 @@ ConfigWatcher::FileState ConfigWatcher::Observe() const {
   return state;
 }
 
-void ConfigWatcher::Run() {
-  while (true) {
-    {  // Sleeps for the interval; Stop() ends it early.
-      MutexLock lock(&mu_);
-      const auto deadline = std::chrono::steady_clock::now() + interval_;
-      while (!stopping_ && wake_.WaitUntil(&mu_, deadline)) {
-      }
-      if (stopping_) return;
-    }
-    FileState now = Observe();
-    // A vanished file is most likely mid-replace; wait for it to reappear.
-    if (now.exists && !(now == last_)) {
-      last_ = now;
-      on_reload_(registry_->Reload(path_));
-    } else if (!now.exists) {
-      last_ = now;
-    }
+void ConfigWatcher::Round() {
+  FileState now = Observe();
+  // A vanished file is most likely mid-replace; wait for it to reappear.
+  if (now.exists && !(now == last_)) {
+    last_ = now;
+    on_reload_(registry_->Reload(path_));
+  } else if (!now.exists) {
+    last_ = now;
   }
 }
 

@@ -13,9 +13,8 @@
 #include <filesystem>
 #include <functional>
 #include <string>
-#include <thread>
 
-#include "common/mutex.h"
+#include "common/periodic_worker.h"
 #include "common/status.h"
 #include "registry/registry.h"
 
@@ -35,9 +34,9 @@ class ConfigWatcher {
   ConfigWatcher& operator=(const ConfigWatcher&) = delete;
 
   // Records the file's current state (not reloaded) and starts polling.
-  void Start() EXCLUDES(mu_);
+  void Start();
   // Stops and joins the thread; idempotent.
-  void Stop() EXCLUDES(mu_);
+  void Stop();
 
  private:
   struct FileState {
@@ -47,17 +46,15 @@ class ConfigWatcher {
     bool operator==(const FileState&) const = default;
   };
   FileState Observe() const;
-  void Run() EXCLUDES(mu_);
+  // Reloads when the file changed since the last round.
+  void Round();
 
   Registry* registry_;
   const std::string path_;
   const std::chrono::milliseconds interval_;
   Callback on_reload_;
-  Mutex mu_;
-  CondVar wake_;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  FileState last_;  // watcher thread only after Start()
-  std::thread thread_;
+  FileState last_;         // watcher thread only after Start()
+  PeriodicWorker worker_;  // Round every interval, the first one interval after Start()
 };
 
 }  // namespace export_center::registry

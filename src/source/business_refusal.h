@@ -6,7 +6,7 @@
 // (source/common/business_reply.h, BusinessError); for a refusal — HTTP or
 // envelope 4xx — the service's own message is meant for the user, and the
 // attempt stores it as the task's failure message instead of a classified
-// text (dispatch/failure_message.h). A header of its own in source/ because
+// text (attempt/failure_message.h). A header of its own in source/ because
 // dispatch/ reads it and source/common/ is the routes' private part.
 
 #include <optional>

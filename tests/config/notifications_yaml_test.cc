@@ -66,7 +66,7 @@ notifications:
 )");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->notifications.receivers.size(), 2u);
-  const dispatch::WebhookReceiver& ops = c->notifications.receivers[0];
+  const notify::WebhookReceiver& ops = c->notifications.receivers[0];
   EXPECT_EQ(ops.id, "ops-hook");
   EXPECT_EQ(ops.url, "https://Hooks.Example.com/export-center?team=ops");
   EXPECT_EQ(ops.secret, "file-secret-0123456789");

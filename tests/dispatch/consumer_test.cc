@@ -23,10 +23,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "attempt/lease_watchdog.h"
 #include "common/utf8.h"
 #include "dispatch/dlq_handler.h"
 #include "dispatch/embedded_command_channel.h"
-#include "dispatch/lease_watchdog.h"
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "faulty_task_store.h"  // beside this test
@@ -42,10 +42,35 @@
 #include "store/sqlite/sqlite_task_store.h"
 
 namespace export_center::dispatch {
+
+using attempt::AttemptDeps;
+using attempt::AttemptEnd;
+using attempt::IsFinal;
+using attempt::kEndlessSql;
+using attempt::LeaseWatchdog;
+using attempt::MakeFileName;
+using attempt::StatementProbe;
+using attempt::StatementSource;
 namespace {
 
 using namespace std::chrono_literals;
 using task::TaskState;
+
+// Counts the dead letters a DlqHandler reports.
+struct DeadLetterCounter : DlqObserver {
+  std::atomic<int> count{0};
+  void DeadLetterReceived() override { ++count; }
+};
+
+// Appends each attempt's end to `ends`.
+class EndRecorder : public attempt::AttemptObserver {
+ public:
+  explicit EndRecorder(std::vector<AttemptEnd>* ends) : ends_(ends) {}
+  void AttemptEnded(const task::Task&, AttemptEnd end, double) override { ends_->push_back(end); }
+
+ private:
+  std::vector<AttemptEnd>* ends_;
+};
 
 // Serves scripted pages; a page may instead fail with a Status or run a hook.
 struct Script {
@@ -328,7 +353,7 @@ TEST_F(ConsumerTest, PermanentProviderErrorFailsTheTaskAndDeletesThePartialFile)
   task::Task t = Task(id);
   EXPECT_EQ(t.status, TaskState::kFailed);
   EXPECT_EQ(t.failure_code, "INVALID_DATA");
-  // A finding about a cell is the user's to report: kept (dispatch/failure_message.h).
+  // A finding about a cell is the user's to report: kept (attempt/failure_message.h).
   EXPECT_EQ(t.failure_message, "row 3, column amount: value \"abc\" is not a DECIMAL");
   EXPECT_NE(log.Line({"task " + std::to_string(id), "INVALID_DATA", "not a DECIMAL"}), "");
   EXPECT_EQ(StoredFiles(), 0u);
@@ -607,14 +632,14 @@ TEST_F(ConsumerTest, PoisonCommandIsDeadLetteredAndQuarantinedFromItsProperties)
   }
   EXPECT_EQ(rejected, 3);
   EXPECT_EQ(script_.sources_made, 0);
-  int dlq_count = 0;
-  DlqHandler dlq(store_.get(), channel_.get(), [&] { ++dlq_count; });
+  DeadLetterCounter dlq_count;
+  DlqHandler dlq(store_.get(), channel_.get(), &dlq_count);
   ASSERT_TRUE(channel_->ConsumeDeadLetter(100ms, [&](const Delivery& d) {
     DeliveryOutcome outcome = dlq.Handle(d);
     EXPECT_EQ(outcome, DeliveryOutcome::kAck);
     return outcome;
   }));
-  EXPECT_EQ(dlq_count, 1);
+  EXPECT_EQ(dlq_count.count, 1);
   EXPECT_EQ(Task(id).status, TaskState::kFailed);
   auto rows = store_->ListOutboxForTask(id).value();
   ASSERT_EQ(rows.size(), 1u);
@@ -639,7 +664,7 @@ TEST_F(ConsumerTest, QuarantineRecordNamesTheRealDecodeError) {
       {"[1, 2]", "command is not a JSON object"},
       {"{\"schemaVersion\": 7}", "unsupported command schemaVersion 7"},
   };
-  DlqHandler dlq(store_.get(), channel_.get(), {});
+  DlqHandler dlq(store_.get(), channel_.get());
   for (const Case& c : cases) {
     SCOPED_TRACE(c.error);
     const int64_t id = CreateTask();
@@ -666,7 +691,7 @@ TEST_F(ConsumerTest, QuarantineRecordNamesTheRealDecodeError) {
 TEST_F(ConsumerTest, DeadLetterOfAnOldVersionOrWithoutPropertiesHarmsNoTask) {
   const int64_t id = CreateTask();
   const auto v1 = store_->ListOutboxForTask(id).value().at(0);
-  DlqHandler dlq(store_.get(), channel_.get(), {});
+  DlqHandler dlq(store_.get(), channel_.get());
   // No usable properties: logged CRITICAL and acknowledged, nothing touched.
   EXPECT_EQ(dlq.Handle(Delivery{"garbage", {{"taskId", "x"}}, 3, "m-1"}), DeliveryOutcome::kAck);
   // Wrong event id for the current version: not this task's command.
@@ -933,7 +958,7 @@ TEST_F(ConsumerTest, WatchdogRenewsTheLeaseThroughASlowFinalWrite) {
   AttemptDeps deps = WithSlowFinish(Deps(), [&] {
     // The final write outlasts the 2 s lease; the reconciler runs meanwhile.
     std::this_thread::sleep_for(3500ms);
-    Reconciler reconciler(store_.get(), storage_.get(), ReconcilerOptions{}, {}, {});
+    Reconciler reconciler(store_.get(), storage_.get(), ReconcilerOptions{});
     recovered = reconciler.RunOnce()["lease_recover"];
   });
   deps.consumer.lease_seconds = 2;
@@ -1080,7 +1105,7 @@ TEST_F(ConsumerTest, FailedQuarantineKeepsTheDeadLetterAndRetriesIt) {
   auto channel = NewEmbeddedCommandChannel(1);
   ASSERT_TRUE(channel->Publish("{\"schemaVersion\": ", props).ok());
   ASSERT_TRUE(channel->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kReject; }));
-  DlqHandler dlq(&faulty, channel.get(), {});
+  DlqHandler dlq(&faulty, channel.get());
   std::vector<DeliveryOutcome> outcomes;
   while (channel->ConsumeDeadLetter(20ms, [&](const Delivery& d) {
     outcomes.push_back(dlq.Handle(d));
@@ -1106,8 +1131,8 @@ TEST_F(ConsumerTest, DlqWorkerRetriesAFailedQuarantineUntilItSucceeds) {
                                   {"eventId", outbox.event_id}})
                   .ok());
   ASSERT_TRUE(channel->ConsumeOne(20ms, [](const Delivery&) { return DeliveryOutcome::kReject; }));
-  std::atomic<int> received{0};
-  DlqHandler dlq(&faulty, channel.get(), [&] { ++received; });
+  DeadLetterCounter received;
+  DlqHandler dlq(&faulty, channel.get(), &received);
   dlq.Start();
   const auto give_up = std::chrono::steady_clock::now() + 10s;
   while (Task(id).status != TaskState::kFailed && std::chrono::steady_clock::now() < give_up) {
@@ -1115,7 +1140,7 @@ TEST_F(ConsumerTest, DlqWorkerRetriesAFailedQuarantineUntilItSucceeds) {
   }
   dlq.Stop();
   EXPECT_EQ(Task(id).status, TaskState::kFailed);
-  EXPECT_EQ(received.load(), 2) << "handed over twice: the failed try and the retry";
+  EXPECT_EQ(received.count.load(), 2) << "handed over twice: the failed try and the retry";
 }
 
 // ---- lease renewal (docs/task-lifecycle.md#lease-and-heartbeat) --------------------
@@ -1211,7 +1236,8 @@ TEST_F(ConsumerTest, WatchdogRenewalErrorsAbortTheAttemptAtTheSafetyMargin) {
 TEST_F(ConsumerTest, AttemptEndNamesTheFinalTaskStatus) {
   std::vector<AttemptEnd> ends;
   AttemptDeps deps = Deps();
-  deps.on_end = [&](const task::Task&, AttemptEnd end, double) { ends.push_back(end); };
+  EndRecorder recorder(&ends);
+  deps.observer = &recorder;
   Consumer consumer(channel_.get(), deps);
   script_.pages = {Rows(1, 2)};
   script_.fail_at[0] = InvalidArgument("the contract version changed");
@@ -1247,7 +1273,8 @@ TEST_F(ConsumerTest, CancelRequestedBeforeATransientFailureEndsCancelledNotPendi
   script_.fail_at[1] = Unavailable("provider answered HTTP 503");
   std::vector<AttemptEnd> ends;
   AttemptDeps deps = Deps();
-  deps.on_end = [&](const task::Task&, AttemptEnd end, double) { ends.push_back(end); };
+  EndRecorder recorder(&ends);
+  deps.observer = &recorder;
   Consumer consumer(channel_.get(), deps);
   id = CreateTask();
   PublishAndConsume(consumer);

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using task::TaskState;
 
-class ReconcilerTest : public ::testing::Test {
+class ReconcilerTest : public ::testing::Test, public ReconcilerObserver {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
@@ -68,15 +68,15 @@ class ReconcilerTest : public ::testing::Test {
     return key;
   }
 
-  Reconciler MakeReconciler() {
-    return Reconciler(
-        store_.get(), storage_.get(), config_, [this] { ++wakes_; },
-        [this](const std::string& action, int n) { actions_[action] += n; },
-        [this](const std::string& type, const std::string& status) {
-          ended_.push_back(type + " " + status);
-        },
-        [this](int64_t bytes) { storage_bytes_.push_back(bytes); });
+  Reconciler MakeReconciler() { return Reconciler(store_.get(), storage_.get(), config_, this); }
+
+  // ReconcilerObserver
+  void Redispatched() override { ++wakes_; }
+  void ActionTaken(const std::string& action, int n) override { actions_[action] += n; }
+  void TaskEnded(const std::string& type, const std::string& status) override {
+    ended_.push_back(type + " " + status);
   }
+  void StorageBytes(int64_t bytes) override { storage_bytes_.push_back(bytes); }
 
   // Publishes the task's command: its outbox row is SENT.
   void Send(int64_t id) {

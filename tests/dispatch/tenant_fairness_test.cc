@@ -35,6 +35,9 @@
 #endif
 
 namespace export_center::dispatch {
+
+using attempt::AttemptDeps;
+using attempt::AttemptEnd;
 namespace {
 
 using namespace std::chrono_literals;
@@ -115,7 +118,8 @@ std::unique_ptr<CommandChannel> OpenChannel(const std::string& kind) {
 #endif
 }
 
-class TenantFairnessTest : public ::testing::TestWithParam<std::string> {
+class TenantFairnessTest : public ::testing::TestWithParam<std::string>,
+                           public attempt::AttemptObserver {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
@@ -160,17 +164,20 @@ class TenantFairnessTest : public ::testing::TestWithParam<std::string> {
     deps.consumer.tenant_handback_ms = 200;
     deps.limits.max_file_bytes = 1024 * 1024;
     deps.instance = "fair-instance";
-    deps.on_first_start = [this](const task::Task& t, double wait_seconds) {
-      std::lock_guard lock(mu_);
-      ++first_starts_[t.id];
-      EXPECT_GE(wait_seconds, 0.0);
-      double& most = most_wait_[t.tenant_id];
-      most = std::max(most, wait_seconds);
-    };
-    deps.on_end = [this](const task::Task& t, AttemptEnd end, double) {
-      log_.Add({Event::kEnd, t.tenant_id, t.id, end});
-    };
+    deps.observer = this;
     return deps;
+  }
+
+  // attempt::AttemptObserver
+  void FirstStarted(const task::Task& t, double wait_seconds) override {
+    std::lock_guard lock(mu_);
+    ++first_starts_[t.id];
+    EXPECT_GE(wait_seconds, 0.0);
+    double& most = most_wait_[t.tenant_id];
+    most = std::max(most, wait_seconds);
+  }
+  void AttemptEnded(const task::Task& t, AttemptEnd end, double) override {
+    log_.Add({Event::kEnd, t.tenant_id, t.id, end});
   }
 
   int64_t Create(const std::string& tenant, int n) {
@@ -219,9 +226,16 @@ TEST_P(TenantFairnessTest, ASecondTenantStartsBeforeTheFirstTenantsTenthExportEn
   OutboxPublisher publisher(store_.get(), channel_.get(), publishing, "pub");
   ReconcilerOptions reconciling;
   reconciling.interval_seconds = 1;
-  Reconciler reconciler(
-      store_.get(), storage_.get(), reconciling, [&] { publisher.Wake(); },
-      [](const std::string&, int) {});
+  // The reconciler's re-dispatch wakes the publisher, as app/ wires it.
+  class WakePublisher : public ReconcilerObserver {
+   public:
+    explicit WakePublisher(OutboxPublisher* publisher) : publisher_(publisher) {}
+    void Redispatched() override { publisher_->Wake(); }
+
+   private:
+    OutboxPublisher* publisher_;
+  } wake_publisher(&publisher);
+  Reconciler reconciler(store_.get(), storage_.get(), reconciling, &wake_publisher);
   Consumer consumer(channel_.get(), Deps());
   consumer.Start();
   publisher.Start();

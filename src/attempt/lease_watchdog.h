@@ -11,13 +11,12 @@
 // the task. The watchdog never swallows an error: it only defers it.
 
 #include <chrono>
-#include <thread>
 
-#include "common/mutex.h"
-#include "dispatch/abort_signal.h"
+#include "attempt/abort_signal.h"
+#include "common/periodic_worker.h"
 #include "store/task_store.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 class LeaseWatchdog {
  public:
@@ -37,9 +36,9 @@ class LeaseWatchdog {
   static std::chrono::milliseconds RetryInterval(int heartbeat_seconds);
 
  private:
-  void Run() EXCLUDES(mu_);
-  // Sleeps for `wait`, or less when Stop() is called; true when stopping.
-  bool WaitOrStop(std::chrono::milliseconds wait) EXCLUDES(mu_);
+  // Renews once; the next renewal is a heartbeat later, or RetryInterval
+  // after a failed one, or never once the attempt must stop.
+  PeriodicWorker::Next Round();
   // Renews once. Returns false (after setting the abort signal) when the
   // attempt must stop; `renewed_at` moves on success.
   bool RenewOnce(std::chrono::steady_clock::time_point* renewed_at, bool* failing);
@@ -51,14 +50,15 @@ class LeaseWatchdog {
   const int heartbeat_seconds_;
   const int max_duration_seconds_;
   AbortSignal* abort_;
-  Mutex mu_;
-  CondVar stop_cv_;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  // Worker thread only: when the last renewal began, and whether renewals
+  // are failing.
+  std::chrono::steady_clock::time_point renewed_at_;
+  bool failing_ = false;
+  PeriodicWorker worker_;  // the first renewal a heartbeat after the claim
 };
 
 // What a renewal outcome means for the running attempt: OK to go on, or the
 // Status it must stop with (Conflict: lease lost; DeadlineExceeded).
 Status RenewalVerdict(const StatusOr<store::RenewOutcome>& outcome, int max_duration_seconds);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

@@ -1,4 +1,4 @@
-#include "dispatch/webhook_signature.h"
+#include "notify/webhook_signature.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 
 std::string WebhookSignature(std::string_view secret, std::string_view timestamp,
                              std::string_view body) {
@@ -36,4 +36,4 @@ bool VerifyWebhookSignature(std::string_view secret, std::string_view timestamp,
          CRYPTO_memcmp(header.data(), expected.data(), expected.size()) == 0;
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

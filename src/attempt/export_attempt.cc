@@ -1,4 +1,4 @@
-#include "dispatch/export_attempt.h"
+#include "attempt/export_attempt.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,15 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "attempt/failure_message.h"
+#include "attempt/lease_watchdog.h"
+#include "common/backoff.h"
 #include "common/json_dump.h"
 #include "common/thread_guard.h"
 #include "common/utf8.h"
-#include "dispatch/backoff.h"
-#include "dispatch/failure_message.h"
-#include "dispatch/lease_watchdog.h"
 #include "source/prefetching_row_source.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 namespace {
 
 // How often the write loop looks at the abort signal: the deadline is checked
@@ -67,7 +67,7 @@ class AttemptRunner {
     spdlog::info("task {} v{} type {} tenant {}: attempt ended {} in {:.2f}s", task_.id,
                  task_.dispatch_version, task_.export_type, task_.tenant_id, ToString(end),
                  seconds);
-    if (deps_.on_end) deps_.on_end(task_, end, seconds);
+    if (deps_.observer != nullptr) deps_.observer->AttemptEnded(task_, end, seconds);
     return end;
   }
 
@@ -308,7 +308,7 @@ class AttemptRunner {
 
   // The one place an attempt's failure becomes the task's failure_message:
   // the detail is logged under the task id, the user gets the classified
-  // text (dispatch/failure_message.h).
+  // text (attempt/failure_message.h).
   std::string ShownToUser(const std::string& failure_code, const Status& cause,
                           FailureOrigin origin) const {
     constexpr const char* kOrigins[] = {"center", "source", "storage"};
@@ -432,4 +432,4 @@ std::string FailureCode(const Status& status) {
   }
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

@@ -26,14 +26,14 @@
 #include <memory>
 #include <thread>
 
+#include "attempt/abort_signal.h"
+#include "attempt/export_attempt.h"
 #include "common/mutex.h"
-#include "dispatch/abort_signal.h"
-#include "dispatch/export_attempt.h"
 #include "registry/registry.h"
 #include "task/preview.h"
 #include "task/task.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 class ExportPreviewer {
  public:
@@ -77,4 +77,4 @@ StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
                                          const registry::RegistrySnapshot& snapshot, int rows,
                                          const AbortSignal* abort = nullptr);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

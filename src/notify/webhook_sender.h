@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 
 struct WebhookAnswer {
   bool answered = false;  // false: connect, send or read failed or timed out
@@ -21,4 +21,4 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 WebhookAnswer PostWebhook(const std::string& url, const HeaderList& headers,
                           const std::string& body, int connect_timeout_ms, int timeout_ms);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

@@ -1,8 +1,8 @@
-#include "dispatch/webhook_sender.h"
+#include "notify/webhook_sender.h"
 
 #include <httplib.h>
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 namespace {
 
 // "https://host:port/a/b?c" → {"https://host:port", "/a/b?c"}.
@@ -55,4 +55,4 @@ WebhookAnswer PostWebhook(const std::string& url, const HeaderList& headers,
   return answer;
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

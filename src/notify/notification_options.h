@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 
 // One webhook receiver. Empty filter lists match everything.
 struct WebhookReceiver {
@@ -38,4 +38,9 @@ struct NotificationOptions {
   int delivered_retention_seconds = 7 * 86400;
 };
 
+}  // namespace export_center::notify
+
+// The name app/check_command.cc still uses for a receiver.
+namespace export_center::dispatch {
+using notify::WebhookReceiver;
 }  // namespace export_center::dispatch

@@ -3,7 +3,7 @@
 // passes by rewriting next_retry_at / lease_until, never by sleeping through
 // a back-off.
 
-#include "dispatch/notification_publisher.h"
+#include "notify/notification_publisher.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -19,12 +19,12 @@
 #include <thread>
 #include <vector>
 
-#include "dispatch/webhook_signature.h"
+#include "notify/webhook_signature.h"
 #include "store/sqlite/sqlite_task_store.h"
 #include "store/task_store.h"
 #include "tests/support/server_process.h"
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 namespace {
 
 using nlohmann::json;
@@ -103,7 +103,7 @@ class Receiver {
   std::map<std::string, size_t> seen_;  // calls per event id
 };
 
-class NotificationPublisherTest : public ::testing::Test {
+class NotificationPublisherTest : public ::testing::Test, public NotificationObserver {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/ec-notify-test-XXXXXX";
@@ -129,9 +129,13 @@ class NotificationPublisherTest : public ::testing::Test {
     db_ = opened->db;
     ASSERT_TRUE(store_->Migrate().ok());
     store_->SetNotificationRoutes(RoutesOf(options));
-    publisher_ = std::make_unique<NotificationPublisher>(
-        &store_->notifications(), options, instance,
-        [this](const std::string&, DeliveryResult r) { ++results_[std::string(ToString(r))]; });
+    publisher_ =
+        std::make_unique<NotificationPublisher>(&store_->notifications(), options, instance, this);
+  }
+
+  // NotificationObserver (the notifier's thread, or the test's for DeliverDueOnce)
+  void DeliveryAttempted(const std::string&, DeliveryResult r) override {
+    ++results_[std::string(ToString(r))];
   }
 
   static NotificationOptions Options(const std::string& url) {
@@ -349,4 +353,4 @@ TEST_F(NotificationPublisherTest, TheRunningLoopDeliversWithoutBeingAsked) {
 }
 
 }  // namespace
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

@@ -1,15 +1,14 @@
-#include "dispatch/notification_publisher.h"
+#include "notify/notification_publisher.h"
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
-#include "common/thread_guard.h"
-#include "dispatch/backoff.h"
-#include "dispatch/webhook_sender.h"
-#include "dispatch/webhook_signature.h"
+#include "common/backoff.h"
+#include "notify/webhook_sender.h"
+#include "notify/webhook_signature.h"
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 namespace {
 
 std::map<std::string, WebhookReceiver> ById(const std::vector<WebhookReceiver>& receivers) {
@@ -56,18 +55,24 @@ std::vector<store::NotificationRoute> RoutesOf(const NotificationOptions& option
 
 NotificationPublisher::NotificationPublisher(store::NotificationOutbox* outbox,
                                              NotificationOptions options, std::string instance,
-                                             ResultCallback on_result)
+                                             NotificationObserver* observer)
     : outbox_(outbox),
       options_(std::move(options)),
       receivers_(ById(options_.receivers)),
       instance_(std::move(instance)),
-      on_result_(std::move(on_result)) {}
+      observer_(observer != nullptr ? observer : &no_observer_),
+      next_purge_(std::chrono::steady_clock::now()),
+      worker_({"notifier", std::chrono::milliseconds(options_.poll_interval_ms)},
+              [this] { return Round(); }) {}
 
 NotificationPublisher::~NotificationPublisher() { Stop(); }
 
 void NotificationPublisher::Start() {
-  if (worker_.joinable()) return;
-  worker_ = StartGuardedThread("notifier", [this] { Run(); });
+  {
+    MutexLock lock(&mu_);
+    stopping_ = false;
+  }
+  worker_.Start();
 }
 
 void NotificationPublisher::Stop() {
@@ -75,30 +80,21 @@ void NotificationPublisher::Stop() {
     MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.SignalAll();
-  if (worker_.joinable()) worker_.join();
+  worker_.Stop();
 }
 
-void NotificationPublisher::Run() {
-  auto next_purge = std::chrono::steady_clock::now();
-  while (true) {
-    const int claimed = DeliverDueOnce();
-    if (std::chrono::steady_clock::now() >= next_purge) {
-      // Delivered rows are kept a while for operators, then dropped; DEAD
-      // rows stay until someone looks at them.
-      auto purged = outbox_->PurgeDeliveredNotifications(options_.delivered_retention_seconds, 500);
-      if (!purged.ok()) spdlog::warn("notifier: purge failed: {}", purged.status().ToString());
-      next_purge = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-    }
-    MutexLock lock(&mu_);
-    if (stopping_) return;
-    if (claimed >= options_.batch_size) continue;  // more may be due
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.poll_interval_ms);
-    while (!stopping_ && wake_.WaitUntil(&mu_, deadline)) {
-    }
-    if (stopping_) return;
+PeriodicWorker::Next NotificationPublisher::Round() {
+  const int claimed = DeliverDueOnce();
+  if (std::chrono::steady_clock::now() >= next_purge_) {
+    // Delivered rows are kept a while for operators, then dropped; DEAD
+    // rows stay until someone looks at them.
+    auto purged = outbox_->PurgeDeliveredNotifications(options_.delivered_retention_seconds, 500);
+    if (!purged.ok()) spdlog::warn("notifier: purge failed: {}", purged.status().ToString());
+    next_purge_ = std::chrono::steady_clock::now() + std::chrono::minutes(10);
   }
+  // A full batch: more may be due.
+  return claimed >= options_.batch_size ? PeriodicWorker::Next::Now()
+                                        : PeriodicWorker::Next::Interval();
 }
 
 int NotificationPublisher::DeliverDueOnce() {
@@ -183,7 +179,7 @@ void NotificationPublisher::Record(const store::NotificationEntry& entry,
 }
 
 void NotificationPublisher::Report(const std::string& receiver, DeliveryResult result) {
-  if (on_result_) on_result_(receiver, result);
+  observer_->DeliveryAttempted(receiver, result);
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

@@ -20,7 +20,7 @@
 
 #include "common/status.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 // Which side of the attempt a failure came from: the rows' source (the
 // business service, the SQL contract, a datasource), the file's storage, or
@@ -34,4 +34,4 @@ enum class FailureOrigin { kCenter, kSource, kStorage };
 std::string UserFailureMessage(std::string_view failure_code, const Status& status,
                                FailureOrigin origin);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

@@ -13,17 +13,18 @@
 //
 // Threads: one owned worker thread; Stop() from any thread.
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/mutex.h"
-#include "dispatch/notification_options.h"
+#include "common/periodic_worker.h"
+#include "notify/notification_options.h"
 #include "store/notification_outbox.h"
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 
 enum class DeliveryResult { kDelivered, kFailed, kDead };
 std::string_view ToString(DeliveryResult result);
@@ -32,13 +33,21 @@ std::string_view ToString(DeliveryResult result);
 // names cannot get past config validation and are skipped).
 std::vector<store::NotificationRoute> RoutesOf(const NotificationOptions& options);
 
+// What the notifier reports to metrics; on the notifier's thread (or
+// DeliverDueOnce's caller); must not block. Does nothing unless overridden.
+class NotificationObserver {
+ public:
+  virtual ~NotificationObserver() = default;
+  // One delivery attempt to `receiver` ended with `result`
+  // (export_notification_deliveries_total).
+  virtual void DeliveryAttempted(const std::string& receiver, DeliveryResult result) {}
+};
+
 class NotificationPublisher {
  public:
-  // Called once per delivery attempt with its receiver and result (metrics).
-  using ResultCallback = std::function<void(const std::string& receiver, DeliveryResult)>;
-
+  // `observer` may be null; it must outlive the publisher.
   NotificationPublisher(store::NotificationOutbox* outbox, NotificationOptions options,
-                        std::string instance, ResultCallback on_result = nullptr);
+                        std::string instance, NotificationObserver* observer = nullptr);
   ~NotificationPublisher();
   NotificationPublisher(const NotificationPublisher&) = delete;
   NotificationPublisher& operator=(const NotificationPublisher&) = delete;
@@ -51,7 +60,8 @@ class NotificationPublisher {
   int DeliverDueOnce();
 
  private:
-  void Run() EXCLUDES(mu_);
+  // DeliverDueOnce, and the purge of delivered rows every ten minutes.
+  PeriodicWorker::Next Round();
   void DeliverOne(const store::NotificationEntry& entry);
   void Record(const store::NotificationEntry& entry, const std::string& error);
   void Report(const std::string& receiver, DeliveryResult result);
@@ -60,12 +70,14 @@ class NotificationPublisher {
   const NotificationOptions options_;
   const std::map<std::string, WebhookReceiver> receivers_;
   const std::string instance_;
-  const ResultCallback on_result_;
+  NotificationObserver no_observer_;
+  NotificationObserver* const observer_;  // never null
 
   Mutex mu_;
-  CondVar wake_;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread worker_;
+  bool stopping_ GUARDED_BY(mu_) = false;             // set by Stop(): a round ends its pass early
+  std::chrono::steady_clock::time_point next_purge_;  // worker thread only
+  // A round every poll interval, at once after a full batch.
+  PeriodicWorker worker_;
 };
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace export_center::dispatch {
+namespace export_center {
 
 // Outbox send back-off (docs/dispatch.md#the-outbox-row): steps[attempt-1], the last step
 // forever after. `attempt` is the already-incremented attempt_count (>= 1).
@@ -17,4 +17,4 @@ int64_t OutboxBackoffMs(const std::vector<int>& steps_seconds, int attempt);
 // `unit_random` in [0, 1) is injected for tests.
 int64_t RetryBackoffMs(const std::vector<int>& steps_seconds, int attempt, double unit_random);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center

@@ -1,4 +1,4 @@
-#include "dispatch/export_preview.h"
+#include "attempt/export_preview.h"
 
 #include <spdlog/spdlog.h>
 
@@ -10,7 +10,7 @@
 #include "common/thread_guard.h"
 #include "render/cell_preview.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 namespace {
 
 // How a failed first page reads to the person previewing: the export would
@@ -176,4 +176,4 @@ StatusOr<task::PreviewTable> ExportPreviewer::Preview(
   return late;
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

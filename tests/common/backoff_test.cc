@@ -1,8 +1,8 @@
-#include "dispatch/backoff.h"
+#include "common/backoff.h"
 
 #include <gtest/gtest.h>
 
-namespace export_center::dispatch {
+namespace export_center {
 namespace {
 
 TEST(OutboxBackoff, FollowsTheTableThenStaysAtTheLastStepForever) {
@@ -24,4 +24,4 @@ TEST(RetryBackoff, JitterStaysWithinTwentyPercent) {
 }
 
 }  // namespace
-}  // namespace export_center::dispatch
+}  // namespace export_center

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 
 inline constexpr char kWebhookEventIdHeader[] = "X-Export-Center-Event-Id";
 inline constexpr char kWebhookTimestampHeader[] = "X-Export-Center-Timestamp";
@@ -26,4 +26,4 @@ std::string WebhookSignature(std::string_view secret, std::string_view timestamp
 bool VerifyWebhookSignature(std::string_view secret, std::string_view timestamp,
                             std::string_view body, std::string_view header);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

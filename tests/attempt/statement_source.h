@@ -15,7 +15,7 @@
 #include "source/datasource/sqlite/sqlite_datasource.h"
 #include "source/row_source.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 // Runs far beyond any test: only a deadline or a cancel ends it.
 inline constexpr char kEndlessSql[] =
@@ -69,4 +69,4 @@ class StatementSource : public source::RowSource {
   std::vector<task::Column> columns_{{"x", "x", task::ColumnType::kString, 10, 0, ""}};
 };
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

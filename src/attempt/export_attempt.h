@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
+#include "attempt/abort_signal.h"
+#include "attempt/options.h"
 #include "common/byte_sink.h"
-#include "dispatch/abort_signal.h"
-#include "dispatch/options.h"
 #include "registry/registry.h"
 #include "render/writer.h"
 #include "source/row_source.h"
@@ -23,7 +23,7 @@
 #include "store/task_store.h"
 #include "task/limits.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 using RowSourceFactory = std::function<StatusOr<std::unique_ptr<source::RowSource>>(
     const task::Task&, const registry::ExportDefinition&, const registry::RegistrySnapshot&)>;
@@ -39,6 +39,18 @@ std::string_view ToString(AttemptEnd end);
 // Whether the attempt ended the task (export_task_completed_total counts these).
 bool IsFinal(AttemptEnd end);
 
+// What attempts report to metrics; on the consumer's threads, so it must be
+// thread-safe and must not block. Does nothing unless overridden.
+class AttemptObserver {
+ public:
+  virtual ~AttemptObserver() = default;
+  // A task was claimed for its first attempt (dispatch_version 1, attempt 1),
+  // `wait_seconds` after its creation, both from the database clock.
+  virtual void FirstStarted(const task::Task& task, double wait_seconds) {}
+  // An attempt ended as `end` after `seconds`.
+  virtual void AttemptEnded(const task::Task& task, AttemptEnd end, double seconds) {}
+};
+
 struct AttemptDeps {
   store::TaskStore* store = nullptr;
   storage::ExportStorage* storage = nullptr;
@@ -49,12 +61,8 @@ struct AttemptDeps {
   task::LimitsOptions limits;
   int deflate_level = 1;  // XLSX/zip deflate level (render.deflate-level)
   std::string instance;
-  // Called when a task is claimed for its first attempt (dispatch_version 1,
-  // attempt 1), with the seconds from its creation to RUNNING, both taken
-  // from the database clock (metrics); may be empty.
-  std::function<void(const task::Task&, double wait_seconds)> on_first_start;
-  // Called once per attempt with its end and duration (metrics); may be empty.
-  std::function<void(const task::Task&, AttemptEnd, double seconds)> on_end;
+  // May be null; must outlive the attempts.
+  AttemptObserver* observer = nullptr;
 };
 
 // Runs the attempt for `task`, which this instance has just claimed.
@@ -79,4 +87,4 @@ std::string MakeFileName(const registry::ExportDefinition& def, const task::Task
 // Envelope failure code for a permanent failure status ("LIMIT_EXCEEDED", ...).
 std::string FailureCode(const Status& status);
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

@@ -1,12 +1,10 @@
-#include "dispatch/lease_watchdog.h"
+#include "attempt/lease_watchdog.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-#include "common/thread_guard.h"
-
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 Status RenewalVerdict(const StatusOr<store::RenewOutcome>& outcome, int max_duration_seconds) {
   if (!outcome.ok()) {
@@ -33,18 +31,17 @@ LeaseWatchdog::LeaseWatchdog(store::TaskStore* store, store::Attempt attempt, in
       heartbeat_seconds_(heartbeat_seconds),
       max_duration_seconds_(max_duration_seconds),
       abort_(abort),
-      thread_(StartGuardedThread("lease_watchdog", [this] { Run(); })) {}
+      // The claim has just set lease_until = now + lease.
+      renewed_at_(std::chrono::steady_clock::now()),
+      worker_({"lease_watchdog", std::chrono::seconds(heartbeat_seconds),
+               PeriodicWorker::FirstRound::kAfterWait},
+              [this] { return Round(); }) {
+  worker_.Start();
+}
 
 LeaseWatchdog::~LeaseWatchdog() { Stop(); }
 
-void LeaseWatchdog::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  stop_cv_.SignalAll();
-  if (thread_.joinable()) thread_.join();
-}
+void LeaseWatchdog::Stop() { worker_.Stop(); }
 
 std::chrono::milliseconds LeaseWatchdog::SafetyMargin(int lease_seconds) {
   return std::max(std::chrono::milliseconds(1000), std::chrono::milliseconds(lease_seconds) * 200);
@@ -90,23 +87,10 @@ bool LeaseWatchdog::Abort(const Status& verdict) {
   return false;
 }
 
-void LeaseWatchdog::Run() {
-  // The claim has just set lease_until = now + lease.
-  auto renewed_at = std::chrono::steady_clock::now();
-  bool failing = false;
-  while (!WaitOrStop(failing
-                         ? RetryInterval(heartbeat_seconds_)
-                         : std::chrono::milliseconds(std::chrono::seconds(heartbeat_seconds_)))) {
-    if (!RenewOnce(&renewed_at, &failing)) return;
-  }
+PeriodicWorker::Next LeaseWatchdog::Round() {
+  if (!RenewOnce(&renewed_at_, &failing_)) return PeriodicWorker::Next::Finish();
+  return failing_ ? PeriodicWorker::Next::After(RetryInterval(heartbeat_seconds_))
+                  : PeriodicWorker::Next::Interval();
 }
 
-bool LeaseWatchdog::WaitOrStop(std::chrono::milliseconds wait) {
-  MutexLock lock(&mu_);
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (!stopping_ && stop_cv_.WaitUntil(&mu_, deadline)) {
-  }
-  return stopping_;
-}
-
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

@@ -5,7 +5,7 @@
 // datasource, statement_source.h) is cancelled right after the answer, not
 // at its own timeout.
 
-#include "dispatch/export_preview.h"
+#include "attempt/export_preview.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -16,7 +16,7 @@
 
 #include "statement_source.h"  // beside this test
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 namespace {
 
 using namespace std::chrono_literals;
@@ -100,4 +100,4 @@ TEST_F(ExportPreviewTest, APreviewAtItsLimitFreesItsSlotAndCancelsItsStatement) 
 }
 
 }  // namespace
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

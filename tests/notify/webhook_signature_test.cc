@@ -1,8 +1,8 @@
-#include "dispatch/webhook_signature.h"
+#include "notify/webhook_signature.h"
 
 #include <gtest/gtest.h>
 
-namespace export_center::dispatch {
+namespace export_center::notify {
 namespace {
 
 // The digest an independent implementation gives (Python: hmac.new(b"s3cret",
@@ -26,4 +26,4 @@ TEST(WebhookSignatureTest, VerifiesOnlyTheExactTimestampBodyAndSecret) {
 }
 
 }  // namespace
-}  // namespace export_center::dispatch
+}  // namespace export_center::notify

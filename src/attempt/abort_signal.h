@@ -17,7 +17,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 
 class AbortSignal {
  public:
@@ -102,4 +102,4 @@ class AbortSignal {
   mutable std::list<Hook> hooks_ GUARDED_BY(hooks_mu_);
 };
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

@@ -1,11 +1,11 @@
-#include "dispatch/failure_message.h"
+#include "attempt/failure_message.h"
 
 #include <cctype>
 
 #include "common/utf8.h"
 #include "source/business_refusal.h"
 
-namespace export_center::dispatch {
+namespace export_center::attempt {
 namespace {
 
 std::string Transient(const Status& status, FailureOrigin origin) {
@@ -79,4 +79,4 @@ std::string UserFailureMessage(std::string_view failure_code, const Status& stat
   }
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center::attempt

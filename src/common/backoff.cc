@@ -1,8 +1,8 @@
-#include "dispatch/backoff.h"
+#include "common/backoff.h"
 
 #include <algorithm>
 
-namespace export_center::dispatch {
+namespace export_center {
 namespace {
 
 int64_t StepMs(const std::vector<int>& steps_seconds, int attempt) {
@@ -23,4 +23,4 @@ int64_t RetryBackoffMs(const std::vector<int>& steps_seconds, int attempt, doubl
   return static_cast<int64_t>(static_cast<double>(StepMs(steps_seconds, attempt)) * jitter);
 }
 
-}  // namespace export_center::dispatch
+}  // namespace export_center
