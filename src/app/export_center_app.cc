@@ -16,6 +16,7 @@
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
+#include "http/httplib/httplib_http_client.h"
 #include "metrics/metrics.h"
 #include "registry/config_watcher.h"
 #include "registry/registry.h"
@@ -51,7 +52,7 @@ dispatch::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCen
   deps.registry = registry;
   const std::string instance = config.instance_id;
   deps.make_source = MakeRowSourceFactory(
-      config.provider, metrics, config.datasources,
+      http::HttplibClientFactory(), config.provider, metrics, config.datasources,
       [store, instance](const task::Task& task, const std::string& version) {
         return store->PinContractVersion({task.id, task.dispatch_version, instance}, version);
       });
@@ -165,7 +166,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
     metrics->DeclareNotificationReceiver(r.id);
   }
   c.notifier = std::make_unique<dispatch::NotificationPublisher>(
-      &c.store->notifications(), cfg.notifications, cfg.instance_id,
+      &c.store->notifications(), cfg.notifications, cfg.instance_id, http::HttplibClientFactory(),
       [metrics](const std::string& receiver, dispatch::DeliveryResult result) {
         metrics->NotificationDelivery(receiver, std::string(dispatch::ToString(result)));
       });
@@ -179,10 +180,10 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.limits = cfg.limits;
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
-  deps.contract_version = MakeContractVersionFetcher(cfg.provider);
+  deps.contract_version = MakeContractVersionFetcher(http::HttplibClientFactory(), cfg.provider);
   c.previewer = std::make_unique<dispatch::ExportPreviewer>(
-      MakePreviewSourceFactory(cfg.provider, c.metrics.get(), cfg.datasources,
-                               cfg.preview.timeout_seconds),
+      MakePreviewSourceFactory(http::HttplibClientFactory(), cfg.provider, c.metrics.get(),
+                               cfg.datasources, cfg.preview.timeout_seconds),
       cfg.preview);
   deps.preview = [previewer = c.previewer.get()](
                      const task::Task& task,

@@ -56,11 +56,13 @@ std::vector<store::NotificationRoute> RoutesOf(const NotificationOptions& option
 
 NotificationPublisher::NotificationPublisher(store::NotificationOutbox* outbox,
                                              NotificationOptions options, std::string instance,
+                                             http::HttpClientFactory* http,
                                              ResultCallback on_result)
     : outbox_(outbox),
       options_(std::move(options)),
       receivers_(ById(options_.receivers)),
       instance_(std::move(instance)),
+      http_(http),
       on_result_(std::move(on_result)) {}
 
 NotificationPublisher::~NotificationPublisher() { Stop(); }
@@ -141,7 +143,7 @@ void NotificationPublisher::DeliverOne(const store::NotificationEntry& entry) {
       {kWebhookAttemptHeader, std::to_string(entry.attempt_count)},
       {"User-Agent", "export-center-webhook/1"},
   };
-  WebhookAnswer answer = PostWebhook(r.url, headers, entry.payload_json,
+  WebhookAnswer answer = PostWebhook(http_, r.url, headers, entry.payload_json,
                                      options_.connect_timeout_ms, options_.timeout_ms);
   if (answer.answered && Is2xx(answer.status)) {
     auto marked = outbox_->MarkNotificationDelivered(entry.id, instance_);

@@ -21,6 +21,7 @@
 
 #include "common/mutex.h"
 #include "dispatch/notification_options.h"
+#include "http/http_client.h"
 #include "store/notification_outbox.h"
 
 namespace export_center::dispatch {
@@ -37,8 +38,11 @@ class NotificationPublisher {
   // Called once per delivery attempt with its receiver and result (metrics).
   using ResultCallback = std::function<void(const std::string& receiver, DeliveryResult)>;
 
+  // Deliveries go through clients `http` opens (not owned; REQUIRES: outlives
+  // the publisher).
   NotificationPublisher(store::NotificationOutbox* outbox, NotificationOptions options,
-                        std::string instance, ResultCallback on_result = nullptr);
+                        std::string instance, http::HttpClientFactory* http,
+                        ResultCallback on_result = nullptr);
   ~NotificationPublisher();
   NotificationPublisher(const NotificationPublisher&) = delete;
   NotificationPublisher& operator=(const NotificationPublisher&) = delete;
@@ -60,6 +64,7 @@ class NotificationPublisher {
   const NotificationOptions options_;
   const std::map<std::string, WebhookReceiver> receivers_;
   const std::string instance_;
+  http::HttpClientFactory* const http_;
   const ResultCallback on_result_;
 
   Mutex mu_;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dispatch/webhook_signature.h"
+#include "http/httplib/httplib_http_client.h"
 #include "store/sqlite/sqlite_task_store.h"
 #include "store/task_store.h"
 #include "tests/support/server_process.h"
@@ -130,7 +131,7 @@ class NotificationPublisherTest : public ::testing::Test {
     ASSERT_TRUE(store_->Migrate().ok());
     store_->SetNotificationRoutes(RoutesOf(options));
     publisher_ = std::make_unique<NotificationPublisher>(
-        &store_->notifications(), options, instance,
+        &store_->notifications(), options, instance, http::HttplibClientFactory(),
         [this](const std::string&, DeliveryResult r) { ++results_[std::string(ToString(r))]; });
   }
 
@@ -319,7 +320,8 @@ TEST_F(NotificationPublisherTest, TwoInstancesNeverDeliverOneRowTwice) {
   receiver.Start();
   Open(Options(receiver.url()), "center-a");
   for (int i = 0; i < 20; ++i) EndATask("user" + std::to_string(i));
-  NotificationPublisher other(&store_->notifications(), Options(receiver.url()), "center-b");
+  NotificationPublisher other(&store_->notifications(), Options(receiver.url()), "center-b",
+                              http::HttplibClientFactory());
   std::thread b([&] {
     while (other.DeliverDueOnce() > 0) {
     }
