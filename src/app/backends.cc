@@ -136,8 +136,8 @@ StatusOr<std::shared_ptr<source::ReadOnlyDatasource>> OpenDatasource(
 namespace {
 
 StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
-    const source::ProviderClientOptions& client, metrics::ExportMetrics* metrics,
-    const PinContractVersionFn& pin,
+    http::HttpClientFactory* http, const source::ProviderClientOptions& client,
+    metrics::ExportMetrics* metrics, const PinContractVersionFn& pin,
     const std::map<std::string, source::DatasourceOptions>& datasources, const task::Task& task,
     const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot) {
   const registry::ProviderService* service = snapshot.FindService(def.service);
@@ -168,22 +168,23 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
       return pin(task, version);
     };
   }
-  return source::NewSqlTemplateSource(options, source::NewHttpSqlContractClient(c),
+  return source::NewSqlTemplateSource(options, source::NewHttpSqlContractClient(c, http),
                                       std::move(datasource));
 }
 
 }  // namespace
 
 attempt::RowSourceFactory MakeRowSourceFactory(
-    const source::ProviderClientOptions& client, metrics::ExportMetrics* metrics,
+    http::HttpClientFactory* http, const source::ProviderClientOptions& client,
+    metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources,
     PinContractVersionFn pin_contract_version) {
-  return [client, metrics, datasources, pin = std::move(pin_contract_version)](
+  return [http, client, metrics, datasources, pin = std::move(pin_contract_version)](
              const task::Task& task, const registry::ExportDefinition& def,
              const registry::RegistrySnapshot& snapshot)
              -> StatusOr<std::unique_ptr<source::RowSource>> {
     if (def.source == registry::SourceKind::kSqlTemplate) {
-      return MakeSqlTemplateSource(client, metrics, pin, datasources, task, def, snapshot);
+      return MakeSqlTemplateSource(http, client, metrics, pin, datasources, task, def, snapshot);
     }
     const registry::ProviderService* service = snapshot.FindService(def.service);
     if (service == nullptr) {
@@ -198,12 +199,13 @@ attempt::RowSourceFactory MakeRowSourceFactory(
         if (s.code != StatusCode::kOk) metrics->ProviderFailure(name, s.export_type);
       };
     }
-    return source::NewProviderBatchSource(options);
+    return source::NewProviderBatchSource(options, http);
   };
 }
 
 attempt::RowSourceFactory MakePreviewSourceFactory(
-    const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
+    http::HttpClientFactory* http, const source::ProviderClientOptions& config,
+    metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources, int timeout_seconds) {
   // One second past the preview's own limit: the caller's clear "did not
   // finish" answer comes first, and the read still under way ends soon after.
@@ -219,29 +221,33 @@ attempt::RowSourceFactory MakePreviewSourceFactory(
     ds.statement_timeout_ms = std::min(ds.statement_timeout_ms, cap_ms);
   }
   return MakeRowSourceFactory(
-      capped, metrics, capped_datasources,
+      http, capped, metrics, capped_datasources,
       [](const task::Task&, const std::string& version) { return StatusOr<std::string>(version); });
 }
 
-ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOptions& config) {
+ContractVersionFetcher MakeContractVersionFetcher(http::HttpClientFactory* http,
+                                                  const source::ProviderClientOptions& config) {
   // Create must stay fast even when the business service is slow: a short
   // timeout, and the caller treats a failure as "no version recorded".
   source::ProviderClientOptions quick = config;
   quick.connect_timeout_ms = std::min(config.connect_timeout_ms, 1000);
   quick.read_timeout_ms = std::min(config.read_timeout_ms, 2000);
-  return [quick](const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot,
-                 const std::string& parameters_json, const std::string& tenant_id,
-                 task::AppCode app_code,
-                 const std::string& requested_by) -> StatusOr<std::optional<std::string>> {
-    if (def.source != registry::SourceKind::kSqlTemplate) return std::optional<std::string>();
-    const registry::ProviderService* service = snapshot.FindService(def.service);
-    if (service == nullptr) return InvalidArgument("service " + def.service + " is not allowed");
-    EC_ASSIGN_OR_RETURN(auto params, source::TemplateParameters(parameters_json, tenant_id,
-                                                                app_code, requested_by));
-    auto client = source::NewHttpSqlContractClient({*service, def.query_id, quick, "at create"});
-    EC_ASSIGN_OR_RETURN(std::string version, client->GetVersion(params));
-    return std::optional<std::string>(std::move(version));
-  };
+  return
+      [http, quick](const registry::ExportDefinition& def,
+                    const registry::RegistrySnapshot& snapshot, const std::string& parameters_json,
+                    const std::string& tenant_id, task::AppCode app_code,
+                    const std::string& requested_by) -> StatusOr<std::optional<std::string>> {
+        if (def.source != registry::SourceKind::kSqlTemplate) return std::optional<std::string>();
+        const registry::ProviderService* service = snapshot.FindService(def.service);
+        if (service == nullptr)
+          return InvalidArgument("service " + def.service + " is not allowed");
+        EC_ASSIGN_OR_RETURN(auto params, source::TemplateParameters(parameters_json, tenant_id,
+                                                                    app_code, requested_by));
+        auto client =
+            source::NewHttpSqlContractClient({*service, def.query_id, quick, "at create"}, http);
+        EC_ASSIGN_OR_RETURN(std::string version, client->GetVersion(params));
+        return std::optional<std::string>(std::move(version));
+      };
 }
 
 attempt::WriterFactory MakeWriterFactory() {

@@ -20,6 +20,7 @@
 #include "config/registry_yaml.h"
 #include "dispatch/command_channel.h"
 #include "dispatch/options.h"
+#include "http/http_client.h"
 #include "metrics/metrics.h"
 #include "source/options.h"
 #include "storage/export_storage.h"
@@ -61,8 +62,11 @@ Status InitCommandChannel(const dispatch::ChannelOptions& config,
 // (store::TaskStore::PinContractVersion); may be empty for provider-only use.
 using PinContractVersionFn =
     std::function<StatusOr<std::string>(const task::Task&, const std::string&)>;
+// The sources' calls to business services go through clients `http` opens
+// (not owned; REQUIRES: outlives every source made), here and below.
 attempt::RowSourceFactory MakeRowSourceFactory(
-    const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
+    http::HttpClientFactory* http, const source::ProviderClientOptions& config,
+    metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources = {},
     PinContractVersionFn pin_contract_version = {});
 // The row sources of previews (attempt::ExportPreviewer): MakeRowSourceFactory
@@ -70,7 +74,8 @@ attempt::RowSourceFactory MakeRowSourceFactory(
 // a sql-template contract version taken as is — a preview has no task to pin
 // it on, and a version can only be stale against an earlier one.
 attempt::RowSourceFactory MakePreviewSourceFactory(
-    const source::ProviderClientOptions& config, metrics::ExportMetrics* metrics,
+    http::HttpClientFactory* http, const source::ProviderClientOptions& config,
+    metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources, int timeout_seconds);
 // Fetches a sql-template type's contract version (POST /dispatch/version) for
 // recording on the task at create. nullopt for provider types.
@@ -78,7 +83,8 @@ using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>
     const registry::ExportDefinition&, const registry::RegistrySnapshot&,
     const std::string& parameters_json, const std::string& tenant_id, task::AppCode app_code,
     const std::string& requested_by)>;
-ContractVersionFetcher MakeContractVersionFetcher(const source::ProviderClientOptions& config);
+ContractVersionFetcher MakeContractVersionFetcher(http::HttpClientFactory* http,
+                                                  const source::ProviderClientOptions& config);
 attempt::WriterFactory MakeWriterFactory();
 // Checks a definition's XLSX template with the template writer's own reader,
 // so a template it could not fill is refused when the registry is read.

@@ -1,6 +1,5 @@
 #include "app/check_command.h"
 
-#include <httplib.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -18,6 +17,8 @@
 #include "common/json_dump.h"
 #include "config/config.h"
 #include "config/registry_yaml.h"
+#include "http/http_client.h"
+#include "http/httplib/httplib_http_client.h"
 #include "registry/registry.h"
 #include "source/datasource/read_only_datasource.h"
 
@@ -193,44 +194,47 @@ StatusOr<std::string> CheckDatasource(const source::DatasourceOptions& ds) {
   return name + ": SELECT 1 answered";
 }
 
-std::string HttpClientError(httplib::Error error, int connect_ms, int read_ms) {
-  switch (error) {
-    case httplib::Error::Connection:
+std::string HttpClientError(const http::ClientAnswer& answer, int connect_ms, int read_ms) {
+  switch (answer.error) {
+    case http::ClientError::kConnection:
       return "connection refused or host unreachable";
-    case httplib::Error::ConnectionTimeout:
+    case http::ClientError::kConnectionTimeout:
       return "no connection within the connect timeout of " + std::to_string(connect_ms) + " ms";
-    case httplib::Error::Read:
+    case http::ClientError::kRead:
       return "connected, but no answer within the read timeout of " + std::to_string(read_ms) +
              " ms";
     default:
-      return httplib::to_string(error);
+      return answer.error_text;
   }
 }
 
 // Any HTTP answer proves the service is reachable; its routes need the
 // internal token, which is never sent here.
 StatusOr<std::string> CheckProviderService(const registry::ProviderService& service,
-                                           const source::ProviderClientOptions& client_options) {
+                                           const source::ProviderClientOptions& client_options,
+                                           http::HttpClientFactory* http) {
   const std::string& base = service.base_url;
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
     return InvalidArgument(base + " is not an http(s) URL");
   }
-  httplib::Client client(base);
-  if (!client.is_valid()) return InvalidArgument(base + " is not a valid base URL");
-  const int connect_ms = client_options.connect_timeout_ms;
-  const int read_ms = client_options.read_timeout_ms;
-  client.set_connection_timeout(connect_ms / 1000, (connect_ms % 1000) * 1000);
-  client.set_read_timeout(read_ms / 1000, (read_ms % 1000) * 1000);
+  http::HttpClientOptions options;
+  options.base_url = base;
+  options.connect_timeout_ms = client_options.connect_timeout_ms;
+  options.read_timeout_ms = client_options.read_timeout_ms;
+  options.write_timeout_ms = 5000;  // the client library's default, as before the seam
+  auto client = http->NewClient(options);
+  if (!client.ok()) return InvalidArgument(base + " is not a valid base URL");
   const auto start = std::chrono::steady_clock::now();
-  httplib::Result result = client.Get("/");
+  http::ClientAnswer answer = (*client)->Send(http::ClientRequest{});
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-  if (!result) {
-    return Unavailable(base + ": no HTTP answer after " + std::to_string(ms) + " ms (" +
-                       HttpClientError(result.error(), connect_ms, read_ms) + ")");
+  if (answer.outcome != http::ClientAnswer::Outcome::kRead) {
+    return Unavailable(
+        base + ": no HTTP answer after " + std::to_string(ms) + " ms (" +
+        HttpClientError(answer, options.connect_timeout_ms, options.read_timeout_ms) + ")");
   }
-  return base + ": answered HTTP " + std::to_string(result->status) + " to GET / in " +
+  return base + ": answered HTTP " + std::to_string(answer.status) + " to GET / in " +
          std::to_string(ms) + " ms";
 }
 
@@ -290,7 +294,8 @@ void CheckProviderServices(const config::AppConfig& config,
     return;
   }
   for (const auto& [name, service] : registry.services) {
-    StatusOr<std::string> result = CheckProviderService(service, config.provider);
+    StatusOr<std::string> result =
+        CheckProviderService(service, config.provider, http::HttplibClientFactory());
     report.Add("provider", result.ok() ? StatusOr<std::string>(name + ": " + *result)
                                        : StatusOr<std::string>(result.status().WithContext(name)));
   }

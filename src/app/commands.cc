@@ -1,6 +1,5 @@
 #include "app/commands.h"
 
-#include <httplib.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -21,6 +20,8 @@
 #include "app/export_center_app.h"
 #include "common/json_dump.h"
 #include "common/utf8.h"
+#include "http/http_client.h"
+#include "http/httplib/httplib_http_client.h"
 
 namespace export_center::app {
 namespace {
@@ -201,9 +202,19 @@ StatusOr<Address> WaitForListeningLine(const std::string& name, const Child& chi
 Status WaitForPort(const std::string& name, const std::string& host, int port, pid_t child,
                    Deadline deadline) {
   while (std::chrono::steady_clock::now() < deadline) {
-    httplib::Client probe(host, port);
-    probe.set_connection_timeout(1);
-    if (auto res = probe.Get("/healthz")) return Status::Ok();
+    http::HttpClientOptions options;
+    options.base_url = "http://" + host + ":" + std::to_string(port);
+    options.connect_timeout_ms = 1000;
+    options.read_timeout_ms = 5000;  // the client library's defaults, as before the seam
+    options.write_timeout_ms = 5000;
+    auto probe = http::HttplibClientFactory()->NewClient(options);
+    if (probe.ok()) {
+      http::ClientRequest healthz;
+      healthz.path = "/healthz";
+      if ((*probe)->Send(healthz).outcome == http::ClientAnswer::Outcome::kRead) {
+        return Status::Ok();
+      }
+    }
     int status = 0;
     if (waitpid(child, &status, WNOHANG) == child) {
       return Unavailable(name + " exited during start-up");
@@ -220,16 +231,24 @@ void StopChild(pid_t pid) {
   waitpid(pid, &status, 0);
 }
 
-StatusOr<json> CallApi(httplib::Client& client, const std::string& token, const std::string& method,
-                       const std::string& path, const json& body = nullptr) {
-  httplib::Headers headers = {{"Authorization", "Bearer " + token}};
-  httplib::Result res = method == "POST"
-                            ? client.Post(path, headers, DumpTolerant(body), "application/json")
-                            : client.Get(path, headers);
-  if (!res) return Unavailable("no answer from the center for " + path);
-  json reply = json::parse(res->body, nullptr, false);
+StatusOr<json> CallApi(http::HttpClient& client, const std::string& token,
+                       const std::string& method, const std::string& path,
+                       const json& body = nullptr) {
+  http::ClientRequest request;
+  request.method = method;
+  request.path = path;
+  request.headers.Add("Authorization", "Bearer " + token);
+  if (method == "POST") {
+    request.body = DumpTolerant(body);
+    request.content_type = "application/json";
+  }
+  const http::ClientAnswer res = client.Send(request);
+  if (res.outcome != http::ClientAnswer::Outcome::kRead) {
+    return Unavailable("no answer from the center for " + path);
+  }
+  json reply = json::parse(res.body, nullptr, false);
   if (reply.is_discarded() || !reply.contains("code")) {
-    return Internal("unexpected reply for " + path + ": " + utf8::Excerpt(res->body, 300));
+    return Internal("unexpected reply for " + path + ": " + utf8::Excerpt(res.body, 300));
   }
   if (reply["code"] != "200") {
     return Internal(path + " answered code " + reply["code"].get<std::string>() + ": " +
@@ -279,21 +298,25 @@ std::string RowsText(const json& task) {
 // demo's check: anything but SUCCEEDED fails the demo.
 StatusOr<json> CreateAndWait(const ExportCenterApp& app, const std::string& token,
                              const DemoExport& demo, DemoConsole& console) {
-  httplib::Client client("127.0.0.1", app.port());
-  client.set_read_timeout(30);
-  client.set_tcp_nodelay(true);  // as the provider clients: small requests never wait on Nagle
+  http::HttpClientOptions options;
+  options.base_url = "http://127.0.0.1:" + std::to_string(app.port());
+  options.connect_timeout_ms = 300000;  // the client library's default, as before the seam
+  options.read_timeout_ms = 30000;
+  options.write_timeout_ms = 5000;  // the client library's default
+  options.tcp_nodelay = true;       // as the provider clients: small requests never wait on Nagle
+  EC_ASSIGN_OR_RETURN(auto client, http::HttplibClientFactory()->NewClient(options));
   const std::string base = "/api/platform/v1/files/export-tasks";
   json create = {{"exportType", demo.type},
                  {"format", "XLSX"},
                  {"taskName", demo.name},
                  {"parameters", demo.parameters}};
-  EC_ASSIGN_OR_RETURN(json created, CallApi(client, token, "POST", base, create));
+  EC_ASSIGN_OR_RETURN(json created, CallApi(*client, token, "POST", base, create));
   const std::string id = created["id"].get<std::string>();
   console.Detail("task " + id + " created");
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = started + std::chrono::minutes(10);
   while (std::chrono::steady_clock::now() < deadline) {
-    EC_ASSIGN_OR_RETURN(json task, CallApi(client, token, "GET", base + "/" + id));
+    EC_ASSIGN_OR_RETURN(json task, CallApi(*client, token, "GET", base + "/" + id));
     const std::string status = task["status"].get<std::string>();
     if (status == "SUCCEEDED") {
       const double seconds =

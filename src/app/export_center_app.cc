@@ -15,6 +15,7 @@
 #include "dispatch/outbox_publisher.h"
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
+#include "http/httplib/httplib_http_client.h"
 #include "metrics/metrics.h"
 #include "notify/notification_publisher.h"
 #include "registry/config_watcher.h"
@@ -101,7 +102,7 @@ attempt::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCent
   deps.registry = registry;
   const std::string instance = config.instance_id;
   deps.make_source = MakeRowSourceFactory(
-      config.provider, metrics, config.datasources,
+      http::HttplibClientFactory(), config.provider, metrics, config.datasources,
       [store, instance](const task::Task& task, const std::string& version) {
         return store->PinContractVersion({task.id, task.dispatch_version, instance}, version);
       });
@@ -202,7 +203,8 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
     metrics->DeclareNotificationReceiver(r.id);
   }
   c.notifier = std::make_unique<notify::NotificationPublisher>(
-      &c.store->notifications(), cfg.notifications, cfg.instance_id, c.observers.get());
+      &c.store->notifications(), cfg.notifications, cfg.instance_id, http::HttplibClientFactory(),
+      c.observers.get());
 
   api::ExportApi::Deps deps;
   deps.store = c.store.get();
@@ -213,10 +215,10 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.limits = cfg.limits;
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
-  deps.contract_version = MakeContractVersionFetcher(cfg.provider);
+  deps.contract_version = MakeContractVersionFetcher(http::HttplibClientFactory(), cfg.provider);
   c.previewer = std::make_unique<attempt::ExportPreviewer>(
-      MakePreviewSourceFactory(cfg.provider, c.metrics.get(), cfg.datasources,
-                               cfg.preview.timeout_seconds),
+      MakePreviewSourceFactory(http::HttplibClientFactory(), cfg.provider, c.metrics.get(),
+                               cfg.datasources, cfg.preview.timeout_seconds),
       cfg.preview);
   deps.preview = [previewer = c.previewer.get()](
                      const task::Task& task,

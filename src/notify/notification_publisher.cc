@@ -55,11 +55,13 @@ std::vector<store::NotificationRoute> RoutesOf(const NotificationOptions& option
 
 NotificationPublisher::NotificationPublisher(store::NotificationOutbox* outbox,
                                              NotificationOptions options, std::string instance,
+                                             http::HttpClientFactory* http,
                                              NotificationObserver* observer)
     : outbox_(outbox),
       options_(std::move(options)),
       receivers_(ById(options_.receivers)),
       instance_(std::move(instance)),
+      http_(http),
       observer_(observer != nullptr ? observer : &no_observer_),
       next_purge_(std::chrono::steady_clock::now()),
       worker_({"notifier", std::chrono::milliseconds(options_.poll_interval_ms)},
@@ -137,7 +139,7 @@ void NotificationPublisher::DeliverOne(const store::NotificationEntry& entry) {
       {kWebhookAttemptHeader, std::to_string(entry.attempt_count)},
       {"User-Agent", "export-center-webhook/1"},
   };
-  WebhookAnswer answer = PostWebhook(r.url, headers, entry.payload_json,
+  WebhookAnswer answer = PostWebhook(http_, r.url, headers, entry.payload_json,
                                      options_.connect_timeout_ms, options_.timeout_ms);
   if (answer.answered && Is2xx(answer.status)) {
     auto marked = outbox_->MarkNotificationDelivered(entry.id, instance_);

@@ -21,6 +21,7 @@
 
 #include "common/mutex.h"
 #include "common/periodic_worker.h"
+#include "http/http_client.h"
 #include "notify/notification_options.h"
 #include "store/notification_outbox.h"
 
@@ -45,9 +46,11 @@ class NotificationObserver {
 
 class NotificationPublisher {
  public:
-  // `observer` may be null; it must outlive the publisher.
+  // Deliveries go through clients `http` opens (not owned; REQUIRES: outlives
+  // the publisher). `observer` may be null; it must outlive the publisher.
   NotificationPublisher(store::NotificationOutbox* outbox, NotificationOptions options,
-                        std::string instance, NotificationObserver* observer = nullptr);
+                        std::string instance, http::HttpClientFactory* http,
+                        NotificationObserver* observer = nullptr);
   ~NotificationPublisher();
   NotificationPublisher(const NotificationPublisher&) = delete;
   NotificationPublisher& operator=(const NotificationPublisher&) = delete;
@@ -70,6 +73,7 @@ class NotificationPublisher {
   const NotificationOptions options_;
   const std::map<std::string, WebhookReceiver> receivers_;
   const std::string instance_;
+  http::HttpClientFactory* const http_;
   NotificationObserver no_observer_;
   NotificationObserver* const observer_;  // never null
 

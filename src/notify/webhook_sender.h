@@ -1,12 +1,15 @@
 #pragma once
 // One webhook delivery: a POST of a JSON body to a receiver URL that config/
-// has already checked against the allow-list. Redirects are not followed (the
-// allow-list vouches for the URL, not for where it points), and the answer's
-// body is never read: only its status counts. Thread-safe (a client per call).
+// has already checked against the allow-list, through a client `http` opens
+// for the URL's origin (http/http_client.h: redirects are not followed, the
+// allow-list vouches for the URL, not for where it points). The answer's body
+// is never read: only its status counts. Thread-safe (a client per call).
 
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "http/http_client.h"
 
 namespace export_center::notify {
 
@@ -18,7 +21,8 @@ struct WebhookAnswer {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
-WebhookAnswer PostWebhook(const std::string& url, const HeaderList& headers,
-                          const std::string& body, int connect_timeout_ms, int timeout_ms);
+WebhookAnswer PostWebhook(http::HttpClientFactory* http, const std::string& url,
+                          const HeaderList& headers, const std::string& body,
+                          int connect_timeout_ms, int timeout_ms);
 
 }  // namespace export_center::notify

@@ -1,6 +1,5 @@
 #include "source/provider_batch_source.h"
 
-#include <httplib.h>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
@@ -16,7 +15,7 @@
 #include "common/json_dump.h"
 #include "common/utf8.h"
 #include "source/common/business_reply.h"
-#include "source/common/capped_post.h"
+#include "source/common/service_client.h"
 
 namespace export_center::source {
 namespace {
@@ -137,8 +136,8 @@ struct HttpAnswer {
 
 class ProviderBatchSource : public RowSource {
  public:
-  explicit ProviderBatchSource(ProviderBatchOptions options, ServiceAnswerFn answer = nullptr)
-      : options_(std::move(options)), answer_(std::move(answer)) {
+  ProviderBatchSource(ProviderBatchOptions options, http::HttpClientFactory* http)
+      : options_(std::move(options)), http_(http) {
     parameters_ = json::parse(options_.parameters_json, nullptr, /*allow_exceptions=*/false);
   }
 
@@ -160,9 +159,9 @@ class ProviderBatchSource : public RowSource {
   Status AdvanceCursor(const json& data, bool has_more);
 
   ProviderBatchOptions options_;
-  ServiceAnswerFn answer_;  // set: answers in place of the service (tests)
+  http::HttpClientFactory* http_;  // not owned
   json parameters_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<http::HttpClient> client_;
   // The answer is parsed by simdjson: data.rows stay in the parser's
   // buffers (valid until the next batch) and are converted cell by cell.
   simdjson::dom::parser parser_;
@@ -235,19 +234,10 @@ Status ProviderBatchSource::EnsureClient() {
     return InvalidArgument("provider service '" + options_.service.name +
                            "' has no http(s) base URL");
   }
-  auto client = std::make_unique<httplib::Client>(base);
-  if (!client->is_valid()) return InvalidArgument("provider base URL is not valid: " + base);
-  const auto& c = options_.client;
-  client->set_connection_timeout(c.connect_timeout_ms / 1000, (c.connect_timeout_ms % 1000) * 1000);
-  client->set_read_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
-  client->set_write_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
-  // Redirects could point anywhere; the allow-list only vouches for base_url.
-  client->set_follow_location(false);
-  client->set_keep_alive(true);
-  // Headers and body go out as separate writes; without this, Nagle plus
-  // delayed ACK adds ~40 ms to every batch after the first.
-  client->set_tcp_nodelay(true);
-  client_ = std::move(client);
+  auto client = http_->NewClient(ServiceClientOptions(base, options_.client.connect_timeout_ms,
+                                                      options_.client.read_timeout_ms));
+  if (!client.ok()) return InvalidArgument("provider base URL is not valid: " + base);
+  client_ = std::move(*client);
   return Status::Ok();
 }
 
@@ -273,20 +263,25 @@ StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
   const auto deadline =
       Clock::now() + std::chrono::milliseconds(options_.client.connect_timeout_ms +
                                                2LL * options_.client.read_timeout_ms);
-  const httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},
-                                    {"Accept", "application/json"}};
-  CappedAnswer capped =
-      answer_ ? AnswerInPlace(answer_, options_.path, body, max_bytes)
-              : PostCapped(client_.get(), options_.path, headers, body, max_bytes, deadline);
+  http::ClientRequest request;
+  request.method = "POST";
+  request.path = options_.path;
+  request.headers.Add("X-Internal-Service-Token", options_.service.internal_token);
+  request.headers.Add("Accept", "application/json");
+  request.content_type = "application/json";
+  request.body = body;
+  request.deadline = deadline;
+  request.max_body_bytes = max_bytes;
+  http::ClientAnswer capped = client_->Send(request);
   if (capped.status >= 500) return BusinessError(capped.status, "provider answered HTTP", "");
   switch (capped.outcome) {
-    case CappedAnswer::Outcome::kTooLarge:
+    case http::ClientAnswer::Outcome::kTooLarge:
       return InvalidArgument("provider response exceeds " + std::to_string(max_bytes) + " bytes");
-    case CappedAnswer::Outcome::kTooSlow:
+    case http::ClientAnswer::Outcome::kTooSlow:
       return Unavailable("provider response took too long to arrive");
-    case CappedAnswer::Outcome::kNotSent:
-      return Unavailable("provider call failed: " + httplib::to_string(capped.error));
-    case CappedAnswer::Outcome::kRead:
+    case http::ClientAnswer::Outcome::kNotSent:
+      return Unavailable("provider call failed: " + capped.error_text);
+    case http::ClientAnswer::Outcome::kRead:
       break;
   }
   return HttpAnswer{capped.status, std::move(capped.body)};
@@ -532,13 +527,9 @@ ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& s
   return o;
 }
 
-std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options) {
-  return std::make_unique<ProviderBatchSource>(options);
-}
-
-std::unique_ptr<RowSource> NewProviderBatchSourceForTest(const ProviderBatchOptions& options,
-                                                         ServiceAnswerFn answer) {
-  return std::make_unique<ProviderBatchSource>(options, std::move(answer));
+std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options,
+                                                  http::HttpClientFactory* http) {
+  return std::make_unique<ProviderBatchSource>(options, http);
 }
 
 }  // namespace export_center::source

@@ -26,8 +26,8 @@
 #include <memory>
 #include <string>
 
+#include "http/http_client.h"
 #include "registry/export_definition.h"
-#include "source/common/service_answer.h"
 #include "source/options.h"
 #include "source/row_source.h"
 
@@ -76,13 +76,11 @@ ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& s
                                               const SourceRequest& request,
                                               const ProviderClientOptions& client);
 
-// Returns a source that performs no I/O until the first NextPage.
-std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options);
-
-// As NewProviderBatchSource, but each batch call is answered by `answer`
-// instead of the service; the answer is judged exactly as one read from the
-// wire (size cap included). Public for the fuzzer (tests/source/fuzz/).
-std::unique_ptr<RowSource> NewProviderBatchSourceForTest(const ProviderBatchOptions& options,
-                                                         ServiceAnswerFn answer);
+// Returns a source that performs no I/O until the first NextPage. Its calls
+// go through a client `http` opens for the service's base URL (not owned;
+// REQUIRES: outlives the source): app/ hands the real one, tests a scripted
+// fake (tests/fakes/scripted_http_client.h) or the real one on a local server.
+std::unique_ptr<RowSource> NewProviderBatchSource(const ProviderBatchOptions& options,
+                                                  http::HttpClientFactory* http);
 
 }  // namespace export_center::source

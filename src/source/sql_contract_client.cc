@@ -1,6 +1,5 @@
 #include "source/sql_contract_client.h"
 
-#include <httplib.h>
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
@@ -9,7 +8,7 @@
 
 #include "common/json_dump.h"
 #include "source/common/business_reply.h"
-#include "source/common/capped_post.h"
+#include "source/common/service_client.h"
 
 namespace export_center::source {
 namespace {
@@ -108,8 +107,8 @@ StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data) {
 
 class HttpSqlContractClient : public SqlContractClient {
  public:
-  explicit HttpSqlContractClient(SqlContractClientOptions options, ServiceAnswerFn answer = nullptr)
-      : options_(std::move(options)), answer_(std::move(answer)) {}
+  HttpSqlContractClient(SqlContractClientOptions options, http::HttpClientFactory* http)
+      : options_(std::move(options)), http_(http) {}
 
   StatusOr<SqlContract> GetSqlTemplate(const json& params) override {
     EC_ASSIGN_OR_RETURN(json data, Call("sql", params));
@@ -178,30 +177,29 @@ class HttpSqlContractClient : public SqlContractClient {
 
   StatusOr<json> CallOnce(const std::string& op, const json& body) {
     EC_RETURN_IF_ERROR(EnsureClient());
-    std::string path =
-        "/dispatch/" + op + "?queryId=" + httplib::detail::encode_query_param(options_.query_id);
-    httplib::Headers headers = {{"X-Internal-Service-Token", options_.service.internal_token},
-                                {"Accept", "application/json"}};
+    http::ClientRequest request;
+    request.method = "POST";
+    request.path = "/dispatch/" + op + "?queryId=" + http::EncodeQueryParam(options_.query_id);
+    request.headers.Add("X-Internal-Service-Token", options_.service.internal_token);
+    request.headers.Add("Accept", "application/json");
+    request.content_type = "application/json";
+    request.body = DumpTolerant(body);
     // Capped while reading, like provider batches: a service that streams
     // without end costs max_response_bytes and a bounded time, not the host.
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(options_.client.connect_timeout_ms +
-                                                    2LL * options_.client.read_timeout_ms);
-    const int64_t max_bytes = options_.client.max_response_bytes;
-    const std::string text = DumpTolerant(body);
-    CappedAnswer res = answer_
-                           ? AnswerInPlace(answer_, path, text, max_bytes)
-                           : PostCapped(client_.get(), path, headers, text, max_bytes, deadline);
+    request.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(options_.client.connect_timeout_ms +
+                                                 2LL * options_.client.read_timeout_ms);
+    request.max_body_bytes = options_.client.max_response_bytes;
+    http::ClientAnswer res = client_->Send(request);
     switch (res.outcome) {
-      case CappedAnswer::Outcome::kTooLarge:
+      case http::ClientAnswer::Outcome::kTooLarge:
         return InvalidArgument("contract answer exceeds " +
                                std::to_string(options_.client.max_response_bytes) + " bytes");
-      case CappedAnswer::Outcome::kTooSlow:
+      case http::ClientAnswer::Outcome::kTooSlow:
         return Unavailable("contract answer to /dispatch/" + op + " took too long to arrive");
-      case CappedAnswer::Outcome::kNotSent:
-        return Unavailable("contract call /dispatch/" + op +
-                           " failed: " + httplib::to_string(res.error));
-      case CappedAnswer::Outcome::kRead:
+      case http::ClientAnswer::Outcome::kNotSent:
+        return Unavailable("contract call /dispatch/" + op + " failed: " + res.error_text);
+      case http::ClientAnswer::Outcome::kRead:
         break;
     }
     json env = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
@@ -238,21 +236,15 @@ class HttpSqlContractClient : public SqlContractClient {
     if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
       return InvalidArgument("service '" + options_.service.name + "' has no http(s) base URL");
     }
-    client_ = std::make_unique<httplib::Client>(base);
-    const auto& c = options_.client;
-    client_->set_connection_timeout(c.connect_timeout_ms / 1000,
-                                    (c.connect_timeout_ms % 1000) * 1000);
-    client_->set_read_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
-    client_->set_write_timeout(c.read_timeout_ms / 1000, (c.read_timeout_ms % 1000) * 1000);
-    client_->set_follow_location(false);  // the allow-list vouches only for base_url
-    client_->set_keep_alive(true);
-    client_->set_tcp_nodelay(true);
+    EC_ASSIGN_OR_RETURN(
+        client_, http_->NewClient(ServiceClientOptions(base, options_.client.connect_timeout_ms,
+                                                       options_.client.read_timeout_ms)));
     return Status::Ok();
   }
 
   SqlContractClientOptions options_;
-  ServiceAnswerFn answer_;  // set: answers in place of the service (tests)
-  std::unique_ptr<httplib::Client> client_;
+  http::HttpClientFactory* http_;  // not owned
+  std::unique_ptr<http::HttpClient> client_;
 };
 
 }  // namespace
@@ -291,14 +283,9 @@ StatusOr<SqlContract> ParseSqlContract(const json& data) {
   return c;
 }
 
-std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(
-    const SqlContractClientOptions& options) {
-  return std::make_unique<HttpSqlContractClient>(options);
-}
-
-std::unique_ptr<SqlContractClient> NewSqlContractClientForTest(
-    const SqlContractClientOptions& options, ServiceAnswerFn answer) {
-  return std::make_unique<HttpSqlContractClient>(options, std::move(answer));
+std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(const SqlContractClientOptions& options,
+                                                            http::HttpClientFactory* http) {
+  return std::make_unique<HttpSqlContractClient>(options, http);
 }
 
 }  // namespace export_center::source

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "http/http_client.h"
 #include "registry/export_definition.h"
-#include "source/common/service_answer.h"
 #include "source/options.h"
 #include "task/table.h"
 
@@ -103,13 +103,11 @@ struct SqlContractClientOptions {
   std::function<void(int64_t duration_ms, StatusCode code)> on_call;
 };
 
-std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(
-    const SqlContractClientOptions& options);
-
-// As NewHttpSqlContractClient, but each /dispatch/* call is answered by
-// `answer` instead of the service; the answer is judged exactly as one read
-// from the wire (size cap included). Public for the fuzzer (tests/source/fuzz/).
-std::unique_ptr<SqlContractClient> NewSqlContractClientForTest(
-    const SqlContractClientOptions& options, ServiceAnswerFn answer);
+// Its calls go through one client `http` opens for the service's base URL
+// (not owned; REQUIRES: outlives the contract client): app/ hands the real
+// one, tests a scripted fake (tests/fakes/scripted_http_client.h) or the real
+// one on a local server.
+std::unique_ptr<SqlContractClient> NewHttpSqlContractClient(const SqlContractClientOptions& options,
+                                                            http::HttpClientFactory* http);
 
 }  // namespace export_center::source

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/httplib/httplib_http_client.h"
 #include "notify/webhook_signature.h"
 #include "store/sqlite/sqlite_task_store.h"
 #include "store/task_store.h"
@@ -129,8 +130,8 @@ class NotificationPublisherTest : public ::testing::Test, public NotificationObs
     db_ = opened->db;
     ASSERT_TRUE(store_->Migrate().ok());
     store_->SetNotificationRoutes(RoutesOf(options));
-    publisher_ =
-        std::make_unique<NotificationPublisher>(&store_->notifications(), options, instance, this);
+    publisher_ = std::make_unique<NotificationPublisher>(
+        &store_->notifications(), options, instance, http::HttplibClientFactory(), this);
   }
 
   // NotificationObserver (the notifier's thread, or the test's for DeliverDueOnce)
@@ -323,7 +324,8 @@ TEST_F(NotificationPublisherTest, TwoInstancesNeverDeliverOneRowTwice) {
   receiver.Start();
   Open(Options(receiver.url()), "center-a");
   for (int i = 0; i < 20; ++i) EndATask("user" + std::to_string(i));
-  NotificationPublisher other(&store_->notifications(), Options(receiver.url()), "center-b");
+  NotificationPublisher other(&store_->notifications(), Options(receiver.url()), "center-b",
+                              http::HttplibClientFactory());
   std::thread b([&] {
     while (other.DeliverDueOnce() > 0) {
     }

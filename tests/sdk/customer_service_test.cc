@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "http/httplib/httplib_http_client.h"
 #include "sdk/provider_server.h"
 #include "source/provider_batch_source.h"
 
@@ -124,7 +125,7 @@ source::ProviderBatchOptions Options(const std::string& params, int batch_size =
 
 StatusOr<std::vector<task::Row>> PullAll(const source::ProviderBatchOptions& options,
                                          int* pages = nullptr) {
-  auto source = source::NewProviderBatchSource(options);
+  auto source = source::NewProviderBatchSource(options, http::HttplibClientFactory());
   std::vector<task::Row> rows;
   for (int i = 0; i < 10000; ++i) {
     auto page = source->NextPage();
@@ -263,7 +264,8 @@ TEST(CustomerService, AllTenantRowsIncludingHostileAndBigValues) {
 }
 
 TEST(CustomerService, SnapshotExcludesRowsCreatedDuringTheExport) {
-  auto source = source::NewProviderBatchSource(Options(R"({"keyword":"柏悦"})", 5));
+  auto source = source::NewProviderBatchSource(Options(R"({"keyword":"柏悦"})", 5),
+                                               http::HttplibClientFactory());
   auto first = source->NextPage();
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   sqlite3* db = nullptr;

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/httplib/httplib_http_client.h"
 #include "sdk/sql_scenario.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
 #include "source/sql_template_source.h"
@@ -331,7 +332,8 @@ class KeysetPagingTest : public ::testing::TestWithParam<std::string> {
     SqlContractClientOptions c;
     c.service = {"items", "http://127.0.0.1:" + std::to_string(port_), kToken};
     c.query_id = "ITEMS";
-    auto source = NewSqlTemplateSource(o, NewHttpSqlContractClient(c), recorder);
+    auto source = NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
+                                       recorder);
     std::vector<int64_t> ids;
     while (true) {
       auto page = source->NextPage();
@@ -413,7 +415,9 @@ TEST_P(KeysetPagingTest, ADeclaredUniqueKeyOutsideTheResultIsAContractError) {
   SqlContractClientOptions c;
   c.service = {"items", "http://127.0.0.1:" + std::to_string(port_), kToken};
   c.query_id = "ITEMS";
-  auto page = NewSqlTemplateSource(o, NewHttpSqlContractClient(c), db_->datasource())->NextPage();
+  auto page = NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
+                                   db_->datasource())
+                  ->NextPage();
   EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(page.status().message().find("uniqueKey"), std::string::npos)
       << page.status().ToString();

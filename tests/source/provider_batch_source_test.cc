@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "common/utf8.h"
+#include "http/httplib/httplib_http_client.h"
+#include "tests/fakes/scripted_http_client.h"
 
 namespace export_center::source {
 namespace {
@@ -141,7 +143,7 @@ class ProviderBatchSourceTest : public ::testing::Test {
 
   Status RunWith(FakeProvider::Handler h, ProviderBatchOptions options) {
     provider_.OnBatch(std::move(h));
-    auto source = NewProviderBatchSource(options);
+    auto source = NewProviderBatchSource(options, http::HttplibClientFactory());
     return Drain(*source);
   }
   Status RunWith(FakeProvider::Handler h) { return RunWith(std::move(h), Options()); }
@@ -155,7 +157,7 @@ TEST_F(ProviderBatchSourceTest, HappyPathThreeBatches) {
     if (call == 2) return Answer(res, Data({Row(3), Row(4)}, true, "4", false));
     Answer(res, Data({Row(5)}, false, nullptr, false));
   });
-  auto source = NewProviderBatchSource(Options());
+  auto source = NewProviderBatchSource(Options(), http::HttplibClientFactory());
   std::vector<task::Row> rows;
   std::vector<std::optional<int64_t>> totals;
   for (;;) {
@@ -261,7 +263,7 @@ TEST_F(ProviderBatchSourceTest, HangHitsTheReadTimeout) {
 TEST_F(ProviderBatchSourceTest, ConnectionRefusedIsTransient) {
   auto options = Options();
   options.service.base_url = "http://127.0.0.1:1";
-  auto source = NewProviderBatchSource(options);
+  auto source = NewProviderBatchSource(options, http::HttplibClientFactory());
   Status s = Drain(*source);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
 }
@@ -392,7 +394,7 @@ TEST_F(ProviderBatchSourceTest, MaxRowsFailsBeforePassingTheLimit) {
     Answer(res,
            Data({Row(call * 2 - 1), Row(call * 2)}, call < 5, std::to_string(call), call == 1));
   });
-  auto source = NewProviderBatchSource(options);
+  auto source = NewProviderBatchSource(options, http::HttplibClientFactory());
   auto first = source->NextPage();
   ASSERT_TRUE(first.ok());
   auto second = source->NextPage();
@@ -459,7 +461,7 @@ TEST_F(ProviderBatchSourceTest, UnknownKeysAreIgnoredAndMissingKeysAreEmpty) {
     row.erase("vip");
     Answer(res, Data({row}, false, nullptr));
   });
-  auto source = NewProviderBatchSource(Options());
+  auto source = NewProviderBatchSource(Options(), http::HttplibClientFactory());
   auto page = source->NextPage();
   ASSERT_TRUE(page.ok()) << page.status().ToString();
   ASSERT_EQ(page->rows.size(), 1u);
@@ -481,7 +483,7 @@ TEST_F(ProviderBatchSourceTest, RowsBeforeColumnsAndNumbersPast64BitsAreReadAsBe
                         R"(,"code":"200","message":"success"})",
                     "application/json");
   });
-  auto page = NewProviderBatchSource(Options())->NextPage();
+  auto page = NewProviderBatchSource(Options(), http::HttplibClientFactory())->NextPage();
   ASSERT_TRUE(page.ok()) << page.status().ToString();
   ASSERT_EQ(page->rows.size(), 2u);
   EXPECT_EQ(std::get<int64_t>(page->rows[1][0]), 1900000000000000002LL);
@@ -516,6 +518,87 @@ TEST_F(ProviderBatchSourceTest, MetricsHookSeesEveryCall) {
   EXPECT_GT(seen[0].response_bytes, 0);
   EXPECT_EQ(seen[1].code, StatusCode::kUnavailable);
   EXPECT_EQ(seen[0].export_type, "CUSTOMER_LIST");
+}
+
+// The same source on the scripted HttpClient fake (tests/fakes/): what goes
+// out — one kept-alive client for the service, each call's bounds — and how
+// each outcome the seam reports becomes the source's error, without a server.
+TEST_F(ProviderBatchSourceTest, OnTheFakeClientEachCallCarriesItsBoundsAndOneClientServesAll) {
+  const std::string first =
+      json{{"code", "200"}, {"message", "success"}, {"data", Data({Row(1), Row(2)}, true, "2")}}
+          .dump();
+  const std::string last =
+      json{{"code", "200"}, {"message", "success"}, {"data", Data({Row(3)}, false, nullptr)}}
+          .dump();
+  fakes::ScriptedHttpClientFactory http({{200, first}, {200, last}});
+  auto options = Options();
+  options.client.max_response_bytes = 100000;
+  const auto before = std::chrono::steady_clock::now();
+  auto source = NewProviderBatchSource(options, &http);
+  int64_t rows = 0;
+  ASSERT_TRUE(Drain(*source, &rows).ok());
+  EXPECT_EQ(rows, 3);
+
+  const auto opened = http.opened();
+  ASSERT_EQ(opened.size(), 1u);  // one client, kept alive across the batches
+  EXPECT_EQ(opened[0].base_url, provider_.base_url());
+  EXPECT_EQ(opened[0].connect_timeout_ms, 1000);
+  EXPECT_EQ(opened[0].read_timeout_ms, 2000);
+  EXPECT_EQ(opened[0].write_timeout_ms, 2000);
+  EXPECT_TRUE(opened[0].keep_alive);
+  EXPECT_TRUE(opened[0].tcp_nodelay);
+  EXPECT_TRUE(opened[0].tls.verify_server_certificate);
+
+  const auto calls = http.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  const http::ClientRequest& req = calls[0].request;
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.path, kPath);
+  EXPECT_EQ(req.headers.Get("X-Internal-Service-Token"), kToken);
+  EXPECT_EQ(req.headers.Get("Accept"), "application/json");
+  EXPECT_EQ(req.content_type, "application/json");
+  EXPECT_EQ(req.max_body_bytes, 100000);
+  EXPECT_TRUE(req.read_body);
+  // The whole answer within connect + 2 x read timeout of the call.
+  ASSERT_TRUE(req.deadline.has_value());
+  EXPECT_GE(*req.deadline, before + std::chrono::milliseconds(5000));
+  EXPECT_LE(*req.deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(5000));
+  EXPECT_EQ(json::parse(calls[1].request.body)["cursor"], "2");
+}
+
+TEST_F(ProviderBatchSourceTest, OnTheFakeClientEveryOutcomeKeepsItsErrorText) {
+  auto run = [this](fakes::ScriptedAnswer answer) {
+    fakes::ScriptedHttpClientFactory http({std::move(answer)});
+    auto options = Options();
+    options.client.max_response_bytes = 10;
+    return NewProviderBatchSource(options, &http)->NextPage().status();
+  };
+  fakes::ScriptedAnswer refused;
+  refused.error = http::ClientError::kConnection;
+  refused.error_text = "Connection";
+  Status s = run(refused);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "provider call failed: Connection");
+
+  s = run({200, std::string(11, ' ')});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "provider response exceeds 10 bytes");
+
+  fakes::ScriptedAnswer slow;
+  slow.too_slow = true;
+  s = run(slow);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "provider response took too long to arrive");
+
+  // A 5xx counts before the cap: the service is down, not lying.
+  s = run({503, std::string(11, ' ')});
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+
+  fakes::ScriptedHttpClientFactory http(std::vector<fakes::ScriptedAnswer>{});
+  http.FailOpens(InvalidArgument("not a valid base URL"));
+  s = NewProviderBatchSource(Options(), &http)->NextPage().status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "provider base URL is not valid: " + provider_.base_url());
 }
 
 }  // namespace

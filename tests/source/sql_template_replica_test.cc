@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/httplib/httplib_http_client.h"
 #include "sdk/sql_scenario.h"
 #include "source/sql_template_source.h"
 #ifdef EXPORT_CENTER_WITH_POSTGRES
@@ -357,7 +358,8 @@ class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
     c.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), kToken};
     c.query_id = "ORDER_LIST";
     c.client.read_timeout_ms = 5000;
-    return NewSqlTemplateSource(o, NewHttpSqlContractClient(c), replica_->datasource());
+    return NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
+                                replica_->datasource());
   }
 
   Replica* replica_ = nullptr;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/utf8.h"
+#include "http/httplib/httplib_http_client.h"
 #include "registry/registry.h"
 #include "sdk/sql_scenario.h"
 #include "source/datasource/sqlite/sqlite_datasource.h"
@@ -215,7 +216,8 @@ class SqlTemplateSourceTest : public ::testing::Test {
     c.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), std::move(token)};
     c.query_id = std::move(query_id);
     c.client.read_timeout_ms = 5000;
-    return NewSqlTemplateSource(o, NewHttpSqlContractClient(c), datasource_);
+    return NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
+                                datasource_);
   }
   // Pulls every page; returns the first error.
   StatusOr<std::vector<task::Row>> Drain(RowSource& source, std::function<void(int)> between = {}) {

@@ -19,7 +19,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace source = export_center::source;
-  const std::vector<source::ServiceAnswer> answers =
+  const std::vector<export_center::fakes::ScriptedAnswer> answers =
       source::fuzz::SplitAnswers(std::string_view(reinterpret_cast<const char*>(data), size));
   size_t next = 0;
 
@@ -33,8 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.batch_size = 8;
   options.max_rows = 20;
   options.client.max_response_bytes = 1 << 20;
-  auto src =
-      source::NewProviderBatchSourceForTest(options, source::fuzz::AnswerInOrder(&answers, &next));
+  export_center::fakes::ScriptedHttpClientFactory http(
+      source::fuzz::AnswerInOrder(&answers, &next));
+  auto src = source::NewProviderBatchSource(options, &http);
 
   int64_t rows = 0;
   while (next < answers.size()) {

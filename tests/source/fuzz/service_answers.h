@@ -10,16 +10,16 @@
 #include <string_view>
 #include <vector>
 
-#include "source/common/service_answer.h"
+#include "tests/fakes/scripted_http_client.h"
 
 namespace export_center::source::fuzz {
 
-inline std::vector<ServiceAnswer> SplitAnswers(std::string_view in) {
-  std::vector<ServiceAnswer> out;
+inline std::vector<fakes::ScriptedAnswer> SplitAnswers(std::string_view in) {
+  std::vector<fakes::ScriptedAnswer> out;
   while (true) {
     const size_t nul = in.find('\0');
     std::string_view part = in.substr(0, nul);
-    ServiceAnswer answer;
+    fakes::ScriptedAnswer answer;
     if (part.size() >= 4 && std::isdigit(static_cast<unsigned char>(part[0])) &&
         std::isdigit(static_cast<unsigned char>(part[1])) &&
         std::isdigit(static_cast<unsigned char>(part[2])) && part[3] == ' ') {
@@ -34,9 +34,12 @@ inline std::vector<ServiceAnswer> SplitAnswers(std::string_view in) {
   return out;
 }
 
-// Hands out `answers` in order, the last one again when they run out.
-inline ServiceAnswerFn AnswerInOrder(const std::vector<ServiceAnswer>* answers, size_t* next) {
-  return [answers, next](const std::string&, const std::string&) {
+// Hands out `answers` in order, the last one again when they run out, as
+// the HTTP client's answers (fakes::ScriptedHttpClientFactory: judged as one
+// read from the wire, size cap included); counts the calls in `next`.
+inline fakes::ScriptedHttpClientFactory::Script AnswerInOrder(
+    const std::vector<fakes::ScriptedAnswer>* answers, size_t* next) {
+  return [answers, next](const fakes::RecordedCall&) {
     const size_t i = *next < answers->size() ? *next : answers->size() - 1;
     ++*next;
     return (*answers)[i];

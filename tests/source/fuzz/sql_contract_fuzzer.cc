@@ -20,7 +20,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace source = export_center::source;
-  const std::vector<source::ServiceAnswer> answers =
+  const std::vector<export_center::fakes::ScriptedAnswer> answers =
       source::fuzz::SplitAnswers(std::string_view(reinterpret_cast<const char*>(data), size));
   size_t next = 0;
 
@@ -28,8 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.service = {"order-service", "http://127.0.0.1:9", "fuzz-token"};
   options.query_id = "ORDER_LIST";
   options.client.max_response_bytes = 1 << 20;
-  auto client =
-      source::NewSqlContractClientForTest(options, source::fuzz::AnswerInOrder(&answers, &next));
+  export_center::fakes::ScriptedHttpClientFactory http(
+      source::fuzz::AnswerInOrder(&answers, &next));
+  auto client = source::NewHttpSqlContractClient(options, &http);
   const nlohmann::json params = {{"day", "2026-12-01"}};
 
   if (auto contract = client->GetSqlTemplate(params); contract.ok()) {
