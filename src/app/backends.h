@@ -21,7 +21,7 @@
 #include "store/task_store.h"
 
 namespace export_center::source {
-class ReadOnlyDatasource;  // source/datasource/read_only_datasource.h
+class ReadOnlyDatasource;  // source/sql/datasource/read_only_datasource.h
 }  // namespace export_center::source
 
 namespace export_center::app {

@@ -19,7 +19,7 @@
 #include "config/config.h"
 #include "config/registry_yaml.h"
 #include "registry/registry.h"
-#include "source/datasource/read_only_datasource.h"
+#include "source/sql/datasource/read_only_datasource.h"
 
 namespace export_center::app {
 namespace {

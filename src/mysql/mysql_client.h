@@ -1,7 +1,7 @@
 #pragma once
 // MariaDB Connector/C (libmariadb) helpers shared by the MySQL/MariaDB task
 // store (store/mysql) and the MySQL read-only datasource
-// (source/datasource/mysql): the URL, owning handles, connecting, and running
+// (source/sql/datasource/mysql): the URL, owning handles, connecting, and running
 // one statement with `?` parameters, every result cell fetched as text.
 // Knows nothing of tasks or exports.
 //

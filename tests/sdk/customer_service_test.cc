@@ -17,7 +17,7 @@
 #include <regex>
 
 #include "sdk/provider_server.h"
-#include "source/provider_batch_source.h"
+#include "source/provider/provider_batch_source.h"
 
 namespace export_center {
 namespace {
