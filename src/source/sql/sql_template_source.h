@@ -39,9 +39,11 @@
 #include <string>
 #include <vector>
 
-#include "source/sql/datasource/read_only_datasource.h"
 #include "source/row_source.h"
+#include "source/sql/database_value.h"  // ParseDatabaseValue: how the cells are read
+#include "source/sql/datasource/read_only_datasource.h"
 #include "source/sql/sql_contract_client.h"
+#include "source/sql/template_safety.h"  // UntrustedParameters, TemplateParameters
 
 namespace export_center::registry {
 struct RegistrySnapshot;
@@ -77,31 +79,6 @@ struct SqlTemplateSourceOptions {
 // The failure code of an attempt whose contract puts a user-typed value into
 // the SQL through `${}`.
 inline constexpr char kUnsafeTemplateCode[] = "UNSAFE_TEMPLATE";
-
-// The parameter names a contract's `${}` may not read: every declared
-// parameter a user fills freely (a STRING or STRING_LIST without an `allowed`
-// list), whether or not this task gives it, and every given value that is
-// not provably harmless. Harmless: a JSON number, boolean or null; a value
-// (every element, for a list) in the definition's `allowed` list; a DATE
-// that is exactly yyyy-MM-dd. Values are checked again here, not trusted
-// from create time, because the definition may have changed since.
-// tenantId, appCode and requestedBy are server-bound and never untrusted.
-std::set<std::string> UntrustedParameters(const nlohmann::json& task_parameters,
-                                          const std::vector<registry::ParameterSpec>& specs);
-
-// The engine's parameters: the task's parameters plus the server-side
-// tenantId/appCode/requestedBy (which win). InvalidArgument when
-// `parameters_json` is not a JSON object.
-StatusOr<nlohmann::json> TemplateParameters(const std::string& parameters_json,
-                                            const std::string& tenant_id, task::AppCode app_code,
-                                            const std::string& requested_by);
-
-// Converts one database text value to `column`'s type. DATETIME text
-// without an offset is read in `timezone`. InvalidArgument names the column
-// and value.
-StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
-                                             const std::optional<std::string>& text,
-                                             const std::string& timezone);
 
 // No I/O until the first NextPage. Takes ownership of the client; the
 // datasource may be shared.

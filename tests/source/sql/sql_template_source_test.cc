@@ -902,40 +902,6 @@ TEST_F(SqlTemplateSourceTest, ErrorOfAPageIsNotHiddenByTheOneReadAhead) {
       << page.status().ToString();
 }
 
-TEST(UntrustedParametersTest, FreeTextIsUntrustedAndTheRestIsCheckedByValue) {
-  std::vector<registry::ParameterSpec> specs = {
-      {"status", "STRING", "", false, {"NEW", "PAID"}},
-      {"codes", "STRING_LIST", "", false, {"A", "B"}},
-      {"keyword", "STRING", "", false, {}},
-      {"tags", "STRING_LIST", "", false, {}},
-      {"minId", "INTEGER", "", false, {}},
-      {"paid", "BOOLEAN", "", false, {}},
-      {"from", "DATE", "", false, {}},
-  };
-  using S = std::set<std::string>;
-  // Free text is untrusted even when the task does not give it.
-  EXPECT_EQ(UntrustedParameters(json::object(), specs), (S{"keyword", "tags"}));
-  EXPECT_EQ(UntrustedParameters(json{{"status", "PAID"},
-                                     {"codes", {"A", "B"}},
-                                     {"minId", 7},
-                                     {"paid", true},
-                                     {"from", "2024-02-29"}},
-                                specs),
-            (S{"keyword", "tags"}));
-  // Values are checked again at run time, not trusted from create time.
-  EXPECT_EQ(UntrustedParameters(json{{"status", "PAID' OR '1'='1"},
-                                     {"codes", {"A", "x'"}},
-                                     {"minId", "7"},
-                                     {"from", "2024-02-29' --"},
-                                     {"undeclared", "x"},
-                                     {"undeclaredNumber", 3}},
-                                specs),
-            (S{"codes", "from", "keyword", "minId", "status", "tags", "undeclared"}));
-  // Server-bound values are never untrusted, whatever a definition declares.
-  std::vector<registry::ParameterSpec> odd = {{"tenantId", "STRING", "", false, {}}};
-  EXPECT_EQ(UntrustedParameters(json{{"tenantId", "t1"}, {"requestedBy", "u1"}}, odd), S{});
-}
-
 TEST(ParseDatabaseValueTest, TypesSurviveFromText) {
   using task::ColumnType;
   auto parse = [](ColumnType type, const char* text, int scale = 2) {
@@ -992,17 +958,6 @@ TEST(ParseDatabaseValueTest, BadValueMessagesAreValidUtf8) {
   auto v = ParseDatabaseValue(s, std::string("SO\xFFK"), "UTC");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(std::get<std::string>(*v), "SO\xFFK");
-}
-
-TEST(TemplateParametersTest, ServerSideIdentityOverridesUserKeys) {
-  auto p = TemplateParameters(R"({"tenantId":"evil","appCode":"X","status":"NEW"})", "t1",
-                              task::AppCode::kMerchant, "u1");
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ((*p)["tenantId"], "t1");
-  EXPECT_EQ((*p)["appCode"], "MERCHANT");
-  EXPECT_EQ((*p)["requestedBy"], "u1");
-  EXPECT_EQ((*p)["status"], "NEW");
-  EXPECT_FALSE(TemplateParameters("[1]", "t1", task::AppCode::kPlatform, "u").ok());
 }
 
 TEST(CheckSchemaNameTest, OnlyPlainNames) {

@@ -4,7 +4,7 @@
 // definition names one.
 //
 // Every Query takes a connection of its own for the one statement — from a
-// small pool of idle ones (connection_pool.h) or a new one — resets its
+// small cache of idle ones (idle_connection_cache.h) or a new one — resets its
 // session (PostgreSQL RESET ALL + advisory unlock, MySQL COM_RESET_CONNECTION; a SQLite
 // connection has none a SELECT can change), makes it read-only, switches to
 // `schema` when one is given (else back to the default), runs one statement

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "mysql/mysql_client.h"
-#include "source/sql/datasource/connection_pool.h"
+#include "source/sql/datasource/idle_connection_cache.h"
 #include "source/sql/datasource/running_statements.h"
 
 namespace export_center::source {
@@ -366,7 +366,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
   mysql::Url url_;
   const DatasourceTimeouts timeouts_;
   const ClientTlsOptions tls_;
-  ConnectionPool<Pooled> pool_;
+  IdleConnectionCache<Pooled> pool_;
   std::atomic<bool> tune_optimizer_{true};
   std::atomic<bool> mariadb_{true};  // the server's flavour, learned at each connect
   RunningStatements running_;

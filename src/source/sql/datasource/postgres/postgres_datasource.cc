@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "pq/pq.h"
-#include "source/sql/datasource/connection_pool.h"
+#include "source/sql/datasource/idle_connection_cache.h"
 #include "source/sql/datasource/running_statements.h"
 
 namespace export_center::source {
@@ -334,7 +334,7 @@ class PostgresDatasource : public ReadOnlyDatasource {
 
   std::string url_;
   const DatasourceTimeouts timeouts_;
-  ConnectionPool<PgConnectionPtr> pool_;
+  IdleConnectionCache<PgConnectionPtr> pool_;
   RunningStatements running_;
 };
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <utility>
 
-#include "source/sql/datasource/connection_pool.h"
+#include "source/sql/datasource/idle_connection_cache.h"
 #include "source/sql/datasource/running_statements.h"
 
 namespace export_center::source {
@@ -319,7 +319,7 @@ class SqliteDatasource : public ReadOnlyDatasource {
   static constexpr int kBusyTimeoutMs = 5000;
   std::string path_;
   const DatasourceTimeouts timeouts_;
-  ConnectionPool<SqliteConnectionPtr> pool_;
+  IdleConnectionCache<SqliteConnectionPtr> pool_;
   RunningStatements running_;
 };
 

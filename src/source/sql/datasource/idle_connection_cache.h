@@ -1,5 +1,5 @@
 #pragma once
-// ConnectionPool: the idle connections a datasource keeps between
+// IdleConnectionCache: the idle connections a datasource keeps between
 // statements (docs/sql-template-route.md#read-only-datasources).
 //
 // A statement still has a connection to itself for its whole run and gives
@@ -24,14 +24,14 @@
 namespace export_center::source {
 
 template <typename Connection>  // an owning, movable handle, e.g. a unique_ptr
-class ConnectionPool {
+class IdleConnectionCache {
  public:
   using Clock = std::chrono::steady_clock;
 
-  ConnectionPool(size_t max_idle, Clock::duration max_idle_age)
+  IdleConnectionCache(size_t max_idle, Clock::duration max_idle_age)
       : max_idle_(max_idle), max_idle_age_(max_idle_age) {}
-  ConnectionPool(const ConnectionPool&) = delete;
-  ConnectionPool& operator=(const ConnectionPool&) = delete;
+  IdleConnectionCache(const IdleConnectionCache&) = delete;
+  IdleConnectionCache& operator=(const IdleConnectionCache&) = delete;
 
   std::optional<Connection> Take() {
     std::vector<Connection> expired;  // closed outside the lock

@@ -1,5 +1,5 @@
 #pragma once
-// ConnectionPool: a bounded pool of backend connections shared by the SQLite
+// BoundedConnectionPool: a bounded pool of backend connections shared by the SQLite
 // and PostgreSQL Database backends.
 //
 // Thread-safety: Acquire() may be called from any thread. A Lease gives its
@@ -20,13 +20,14 @@
 namespace export_center::store {
 
 template <typename Conn>
-class ConnectionPool {
+class BoundedConnectionPool {
  public:
   using Factory = std::function<StatusOr<std::unique_ptr<Conn>>()>;
 
   class Lease {
    public:
-    Lease(ConnectionPool* pool, std::unique_ptr<Conn> conn) : pool_(pool), conn_(std::move(conn)) {}
+    Lease(BoundedConnectionPool* pool, std::unique_ptr<Conn> conn)
+        : pool_(pool), conn_(std::move(conn)) {}
     Lease(Lease&& other) noexcept
         : pool_(std::exchange(other.pool_, nullptr)), conn_(std::move(other.conn_)) {}
     Lease& operator=(Lease&&) = delete;
@@ -38,14 +39,14 @@ class ConnectionPool {
     Conn* operator->() { return conn_.get(); }
 
    private:
-    ConnectionPool* pool_;
+    BoundedConnectionPool* pool_;
     std::unique_ptr<Conn> conn_;
   };
 
-  ConnectionPool(int max_connections, Factory factory)
+  BoundedConnectionPool(int max_connections, Factory factory)
       : max_(max_connections < 1 ? 1 : max_connections), factory_(std::move(factory)) {}
-  ConnectionPool(const ConnectionPool&) = delete;
-  ConnectionPool& operator=(const ConnectionPool&) = delete;
+  BoundedConnectionPool(const BoundedConnectionPool&) = delete;
+  BoundedConnectionPool& operator=(const BoundedConnectionPool&) = delete;
 
   // Waits up to `timeout` for a free connection (opening one if the pool is
   // below its size). Unavailable on timeout or when opening fails.
