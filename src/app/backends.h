@@ -18,6 +18,8 @@
 #include "metrics/metrics.h"
 #include "source/options.h"
 #include "storage/export_storage.h"
+#include "storage/storage_options.h"
+#include "store/database_options.h"
 #include "store/task_store.h"
 
 namespace export_center::source {

@@ -24,7 +24,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/client_tls.h"
+#include "common/client_tls_options.h"
 #include "common/status.h"
 
 namespace export_center::mysql {

@@ -15,17 +15,11 @@
 
 #include "common/byte_sink.h"
 #include "common/status.h"
+#include "render/render_options.h"
 #include "task/table.h"
 #include "task/task.h"
 
 namespace export_center::render {
-
-// How files are written.
-struct RenderOptions {
-  // zlib level for XLSX/zip entries. 1 measured best: ~2.7x faster than 6 for
-  // a file ~20 % larger (docs/xlsx.md).
-  int deflate_level = 1;
-};
 
 struct WriterOptions {
   std::string sheet_name = "Sheet1";

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "common/client_tls.h"
+#include "common/client_tls_options.h"
 #include "common/status.h"
 #include "source/sql/datasource/read_only_datasource.h"
 

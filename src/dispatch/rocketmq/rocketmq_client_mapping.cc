@@ -1,4 +1,4 @@
-#include "dispatch/rocketmq/rocketmq_client_options.h"
+#include "dispatch/rocketmq/rocketmq_client_mapping.h"
 
 #include <unistd.h>
 
