@@ -10,8 +10,14 @@
 # path: src/store -> "store/..."). EXCLUDE names subfolders that are targets of
 # their own (store/postgres inside store): the folder is then mirrored entry by
 # entry, leaving those out.
+#
+# OPTIONS_OF names EXCLUDEd subfolders whose options headers (*_options.h:
+# plain data, standard and other options headers only, scripts/check-deps.py)
+# TARGET exposes all the same: a backend's options sit beside it
+# (storage/s3/s3_storage_options.h) but belong to its seam's target, so
+# config/ fills them without linking, or building, the backend.
 function(ec_headers target folder)
-  cmake_parse_arguments(H "" "" "EXCLUDE" ${ARGN})
+  cmake_parse_arguments(H "" "" "EXCLUDE;OPTIONS_OF" ${ARGN})
   string(REGEX REPLACE "^src/" "" include_path "${folder}")
   set(root ${CMAKE_BINARY_DIR}/include/${target})
   set(source_dir ${CMAKE_SOURCE_DIR}/${folder})
@@ -45,6 +51,18 @@ function(ec_headers target folder)
       if(NOT entry IN_LIST H_EXCLUDE)
         file(CREATE_LINK ${source_dir}/${entry} ${root}/${include_path}/${entry} SYMBOLIC)
       endif()
+    endforeach()
+    foreach(sub ${H_OPTIONS_OF})
+      if(NOT sub IN_LIST H_EXCLUDE)
+        message(FATAL_ERROR "ec_headers(${target}): OPTIONS_OF ${sub} must be EXCLUDEd too")
+      endif()
+      file(MAKE_DIRECTORY ${root}/${include_path}/${sub})
+      file(GLOB options RELATIVE ${source_dir}/${sub} CONFIGURE_DEPENDS
+           ${source_dir}/${sub}/*_options.h)
+      foreach(header ${options})
+        file(CREATE_LINK ${source_dir}/${sub}/${header} ${root}/${include_path}/${sub}/${header}
+             SYMBOLIC)
+      endforeach()
     endforeach()
   endif()
   get_target_property(type ${target} TYPE)

@@ -9,6 +9,11 @@ itself. The build enforces the same walls at target granularity (each target
 sees only the headers of what it links, cmake/ComponentHeaders.cmake); this
 check is finer: it also separates backends (store/postgres) from their seams.
 
+Options headers (options.h, *_options.h) are plain data: config/ fills them
+without the code that reads them. A table entry "storage/s3 (options)" allows
+only that folder's options headers, and every options header of a folder some
+row names so includes only standard headers and other options headers.
+
 Usage: scripts/check-deps.py [REPO_ROOT]   exit 0 when clean, 1 on a violation.
 """
 import os
@@ -18,10 +23,16 @@ import sys
 TABLE_HEADING = "## Allowed dependencies"
 SCANNED = ("src", "sdk", "examples", "bench")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+OPTIONS_ONLY = "(options)"
+
+
+def is_options_header(path):
+    name = os.path.basename(path)
+    return name == "options.h" or name.endswith("_options.h")
 
 
 def read_table(layout_path):
-    """Returns {component folder: set of folders it may include}."""
+    """Returns {component folder: {folder it may include: True when only its options headers}}."""
     allowed = {}
     in_section = False
     with open(layout_path, encoding="utf-8") as f:
@@ -34,8 +45,14 @@ def read_table(layout_path):
             cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
             if len(cells) < 3 or cells[0] in ("component", "") or set(cells[0]) <= {"-", ":"}:
                 continue
-            deps = {d.strip().strip("`") for d in cells[2].split(",")}
-            allowed[cells[0]] = {d for d in deps if d and d != "—"}
+            deps = {}
+            for d in cells[2].split(","):
+                d = d.strip().strip("`")
+                options_only = d.endswith(OPTIONS_ONLY)
+                d = d[: -len(OPTIONS_ONLY)].strip() if options_only else d
+                if d and d != "—":
+                    deps[d] = options_only
+            allowed[cells[0]] = deps
     if not allowed:
         sys.exit(f"check-deps: no '{TABLE_HEADING}' table in {layout_path}")
     return allowed
@@ -65,6 +82,8 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     allowed = read_table(os.path.join(root, "docs", "layout.md"))
     components = list(allowed)
+    # The folders whose options headers some component reads as plain data.
+    options_folders = {d for deps in allowed.values() for d, only in deps.items() if only}
     problems = []
     for top in SCANNED:
         for dirpath, _, files in os.walk(os.path.join(root, top)):
@@ -78,7 +97,13 @@ def main():
                     continue
                 with open(os.path.join(root, path), encoding="utf-8") as f:
                     text = f.read()
+                plain_data = is_options_header(path) and me in options_folders
                 for lineno, inc in iter_includes(text):
+                    if plain_data and not is_options_header(inc):
+                        problems.append(
+                            f"{path}:{lineno}: an options header includes \"{inc}\"; "
+                            "it may include only standard headers and other options headers")
+                        continue
                     if "/" not in inc:
                         continue  # a header beside the file ("customer_db.h")
                     target = component_of(include_folder(inc), components)
@@ -88,6 +113,10 @@ def main():
                         problems.append(
                             f"{path}:{lineno}: {me} may not include {target} (\"{inc}\"); "
                             f"allowed: {', '.join(sorted(allowed[me])) or 'nothing'}")
+                    elif target != me and allowed[me][target] and not is_options_header(inc):
+                        problems.append(
+                            f"{path}:{lineno}: {me} may include only the options headers of "
+                            f"{target}, not \"{inc}\"")
     for p in problems:
         print(p)
     if problems:

@@ -8,18 +8,18 @@
 #include "render/xlsx_split_writer.h"
 #include "render/xlsx_template_writer.h"
 #include "render/xlsx_writer.h"
-#include "source/datasource/sqlite/sqlite_datasource.h"
-#include "source/provider_batch_source.h"
-#include "source/sql_contract_client.h"
-#include "source/sql_template_source.h"
+#include "source/provider/provider_batch_source.h"
+#include "source/sql/datasource/sqlite/sqlite_datasource.h"
+#include "source/sql/sql_contract_client.h"
+#include "source/sql/sql_template_source.h"
 #include "storage/local_export_storage.h"
 #include "store/sqlite/sqlite_task_store.h"
 #ifdef EXPORT_CENTER_WITH_POSTGRES
-#include "source/datasource/postgres/postgres_datasource.h"
+#include "source/sql/datasource/postgres/postgres_datasource.h"
 #include "store/postgres/postgres_task_store.h"
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
-#include "source/datasource/mysql/mysql_datasource.h"
+#include "source/sql/datasource/mysql/mysql_datasource.h"
 #include "store/mysql/mysql_task_store.h"
 #endif
 #ifdef EXPORT_CENTER_WITH_S3
@@ -33,18 +33,18 @@
 namespace export_center::app {
 
 StatusOr<std::unique_ptr<store::TaskStore>> OpenTaskStore(const store::DatabaseOptions& config) {
-  if (config.kind == "sqlite") return store::OpenSqliteTaskStore(config.sqlite_path);
+  if (config.kind == "sqlite") return store::OpenSqliteTaskStore(config.sqlite.path);
   [[maybe_unused]] const store::SessionTimeouts timeouts{config.connect_timeout_ms,
                                                          config.statement_timeout_ms};
 #ifdef EXPORT_CENTER_WITH_POSTGRES
   if (config.kind == "postgres") {
-    return store::OpenPostgresTaskStore(config.postgres_url, config.pool_size, timeouts);
+    return store::OpenPostgresTaskStore(config.postgres.url, config.pool_size, timeouts);
   }
 #endif
 #ifdef EXPORT_CENTER_WITH_MYSQL
   if (config.kind == "mysql") {
-    return store::OpenMysqlTaskStore(config.mysql_url, config.pool_size, timeouts,
-                                     config.mysql_tls);
+    return store::OpenMysqlTaskStore(config.mysql.url, config.pool_size, timeouts,
+                                     config.mysql.tls);
   }
 #endif
   std::string built_in = "sqlite";

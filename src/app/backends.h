@@ -24,10 +24,12 @@
 #include "metrics/metrics.h"
 #include "source/options.h"
 #include "storage/export_storage.h"
+#include "storage/storage_options.h"
+#include "store/database_options.h"
 #include "store/task_store.h"
 
 namespace export_center::source {
-class ReadOnlyDatasource;  // source/datasource/read_only_datasource.h
+class ReadOnlyDatasource;  // source/sql/datasource/read_only_datasource.h
 }  // namespace export_center::source
 
 namespace export_center::app {

@@ -20,7 +20,7 @@
 #include "http/http_client.h"
 #include "http/httplib/httplib_http_client.h"
 #include "registry/registry.h"
-#include "source/datasource/read_only_datasource.h"
+#include "source/sql/datasource/read_only_datasource.h"
 
 namespace export_center::app {
 namespace {
@@ -49,8 +49,8 @@ class Redactor {
           &c.storage.s3.secret_key, &c.channel.rocketmq.secret_key}) {
       Add(*s);
     }
-    AddCredentialsIn(c.database.postgres_url);
-    AddCredentialsIn(c.database.mysql_url);
+    AddCredentialsIn(c.database.postgres.url);
+    AddCredentialsIn(c.database.mysql.url);
     for (const auto& [name, ds] : c.datasources) AddCredentialsIn(ds.url);
     for (const dispatch::WebhookReceiver& r : c.notifications.receivers) Add(r.secret);
   }
@@ -142,16 +142,16 @@ std::string ShownTls(const ClientTlsOptions& tls) {
 }
 
 std::string DatabaseName(const store::DatabaseOptions& db) {
-  if (db.kind == "sqlite") return "sqlite " + db.sqlite_path;
-  if (db.kind == "mysql") return "mysql " + ShownUrl(db.mysql_url) + ShownTls(db.mysql_tls);
-  return db.kind + " " + ShownUrl(db.postgres_url);
+  if (db.kind == "sqlite") return "sqlite " + db.sqlite.path;
+  if (db.kind == "mysql") return "mysql " + ShownUrl(db.mysql.url) + ShownTls(db.mysql.tls);
+  return db.kind + " " + ShownUrl(db.postgres.url);
 }
 
 // Connects, then reads the schema version; migrates nothing.
 StatusOr<std::string> CheckTaskStore(const store::DatabaseOptions& db) {
   const std::string name = DatabaseName(db);
   std::error_code ec;
-  if (db.kind == "sqlite" && !std::filesystem::exists(db.sqlite_path, ec)) {
+  if (db.kind == "sqlite" && !std::filesystem::exists(db.sqlite.path, ec)) {
     // Opening would create an empty file: say so instead.
     return NotFound(name + ": the file does not exist; run `export-center migrate`");
   }

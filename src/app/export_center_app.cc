@@ -175,7 +175,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
     // A fresh checkout has no var/: create the database's folder.
     std::error_code ignored;
     std::filesystem::create_directories(
-        std::filesystem::path(cfg.database.sqlite_path).parent_path(), ignored);
+        std::filesystem::path(cfg.database.sqlite.path).parent_path(), ignored);
   }
   EC_ASSIGN_OR_RETURN(c.store, OpenTaskStore(cfg.database));
   EC_ASSIGN_OR_RETURN(c.storage, OpenExportStorage(cfg.storage));

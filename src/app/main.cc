@@ -24,7 +24,7 @@
 #include "app/check_command.h"
 #include "app/commands.h"
 #include "config/config.h"
-#include "source/sql_template/sql_render_command.h"
+#include "source/sql/sql_template/sql_render_command.h"
 
 namespace ec = export_center;
 

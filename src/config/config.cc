@@ -118,13 +118,13 @@ void ReadMysqlTls(MapReader& r, const std::string& kind, ClientTlsOptions* tls) 
 
 void ReadDatabase(MapReader& r, store::DatabaseOptions* c) {
   r.Enum("kind", &c->kind, {"sqlite", "postgres", "mysql"});
-  r.String("sqlite-path", &c->sqlite_path);
-  r.String("postgres-url", &c->postgres_url);
-  r.String("mysql-url", &c->mysql_url);
+  r.String("sqlite-path", &c->sqlite.path);
+  r.String("postgres-url", &c->postgres.url);
+  r.String("mysql-url", &c->mysql.url);
   r.Int("pool-size", &c->pool_size, 1, 256);
   r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
   r.Int("statement-timeout-ms", &c->statement_timeout_ms, 1000, 3600000);
-  ReadMysqlTls(r, c->kind, &c->mysql_tls);
+  ReadMysqlTls(r, c->kind, &c->mysql.tls);
   r.Finish();
 }
 
@@ -293,7 +293,7 @@ void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptio
 void ApplyEnvOverrides(AppConfig* c) {
   // One variable for the URL of whichever server database.kind names.
   ApplyEnv("EXPORT_CENTER_DATABASE_URL",
-           c->database.kind == "mysql" ? &c->database.mysql_url : &c->database.postgres_url, c);
+           c->database.kind == "mysql" ? &c->database.mysql.url : &c->database.postgres.url, c);
   ApplyEnv("EXPORT_CENTER_JWT_SECRET", &c->auth.jwt_hs256_secret, c);
   ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
   ApplyEnv("EXPORT_CENTER_METRICS_TOKEN", &c->auth.metrics_bearer_token, c);
@@ -410,16 +410,16 @@ void CheckS3Storage(const storage::S3StorageOptions& s3, ErrorList* errors) {
 }
 
 void CheckStores(const AppConfig& c, ErrorList* errors) {
-  if (c.database.kind == "sqlite" && c.database.sqlite_path.empty()) {
+  if (c.database.kind == "sqlite" && c.database.sqlite.path.empty()) {
     errors->Add("database.sqlite-path", "must not be empty when database.kind is sqlite",
                 "a file path");
   }
-  if (c.database.kind == "postgres" && c.database.postgres_url.empty()) {
+  if (c.database.kind == "postgres" && c.database.postgres.url.empty()) {
     errors->Add("database.postgres-url",
                 "is required when database.kind is postgres (or set EXPORT_CENTER_DATABASE_URL)",
                 "postgresql://user:password@host:port/database");
   }
-  if (c.database.kind == "mysql") CheckMysqlUrl(c.database.mysql_url, errors);
+  if (c.database.kind == "mysql") CheckMysqlUrl(c.database.mysql.url, errors);
   if (c.storage.kind == "local" && c.storage.root.empty()) {
     errors->Add("storage.root", "must not be empty", "a directory path");
   }

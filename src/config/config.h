@@ -21,10 +21,10 @@
 #include "common/status.h"
 #include "dispatch/options.h"
 #include "notify/notification_options.h"
-#include "render/writer.h"
+#include "render/render_options.h"
 #include "source/options.h"
-#include "storage/export_storage.h"
-#include "store/task_store.h"
+#include "storage/storage_options.h"
+#include "store/database_options.h"
 #include "task/limits.h"
 #include "task/preview.h"
 

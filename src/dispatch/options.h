@@ -3,7 +3,9 @@
 // publisher, the reconciler and the command channel.
 //
 // A header of its own so that config/, which fills them, does not pull in the
-// threads, store and render declarations of the classes that read them.
+// threads, store and render declarations of the classes that read them. A
+// channel backend's options sit beside it (rocketmq/rocketmq_options.h).
+// Plain data: standard and other options headers only (scripts/check-deps.py).
 
 #include <functional>
 #include <optional>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "attempt/options.h"
+#include "dispatch/rocketmq/rocketmq_options.h"
 
 namespace export_center::dispatch {
 
@@ -34,38 +37,6 @@ struct ReconcilerOptions {
   int sent_stale_seconds = 600;
   int orphan_grace_seconds = 86400;
   int sent_retention_seconds = 7 * 86400;
-};
-
-// channel.kind: rocketmq — the Remoting protocol straight to NameServer +
-// Broker (docs/deploy.md#rocketmq).
-struct RocketMqChannelOptions {
-  // "host:port[;host:port...]": the NameServers (env EXPORT_CENTER_ROCKETMQ_NAMESRV wins).
-  std::string namesrv_addr;
-  // Put before every topic and group name (docs/deploy.md#the-prefix-rule).
-  // Deliberately without a default: a default would silently put production
-  // on test topics, so the config check requires the key (the empty string is
-  // a valid prefix). nullopt only when the key was absent.
-  std::optional<std::string> topic_prefix;
-  // One send to the broker; far below publisher.lease-seconds, so a send never
-  // outlives the outbox claim that made it.
-  int send_timeout_ms = 3000;
-  // Every other request to a NameServer or broker: a consumer's pull (on top
-  // of its long-poll), offset commit, send-back, heartbeat; route look-ups;
-  // `rocketmq init`'s admin requests.
-  int consume_timeout_ms = 3000;
-  // A cluster with ACL enabled: the user (5.x) or accessKey (4.x plain ACL)
-  // and its password / secretKey; every request the center sends is signed
-  // with them (docs/deploy.md#required-permissions). Both empty: unsigned.
-  // Env EXPORT_CENTER_ROCKETMQ_ACCESS_KEY / EXPORT_CENTER_ROCKETMQ_SECRET_KEY win.
-  std::string access_key;
-  std::string secret_key;
-  // Pulls of a stored message that does not decode (a corrupt record) before
-  // the consumer skips it (docs/rocketmq.md#undecodable-messages).
-  int undecodable_max_pulls = 3;
-  // Set by app/, not read from YAML: called once per skipped message
-  // (export_rocketmq_undecodable_skipped_total), on a client I/O thread;
-  // must not block. May be empty.
-  std::function<void()> on_undecodable_skipped;
 };
 
 struct ChannelOptions {

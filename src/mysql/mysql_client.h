@@ -1,7 +1,7 @@
 #pragma once
 // MariaDB Connector/C (libmariadb) helpers shared by the MySQL/MariaDB task
 // store (store/mysql) and the MySQL read-only datasource
-// (source/datasource/mysql): the URL, owning handles, connecting, and running
+// (source/sql/datasource/mysql): the URL, owning handles, connecting, and running
 // one statement with `?` parameters, every result cell fetched as text.
 // Knows nothing of tasks or exports.
 //
@@ -24,7 +24,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/client_tls.h"
+#include "common/client_tls_options.h"
 #include "common/status.h"
 
 namespace export_center::mysql {

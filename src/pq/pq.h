@@ -1,6 +1,6 @@
 #pragma once
 // libpq helpers shared by the PostgreSQL task store (store/postgres) and the
-// PostgreSQL read-only datasource (source/datasource/postgres): `?` to `$n`
+// PostgreSQL read-only datasource (source/sql/datasource/postgres): `?` to `$n`
 // placeholders, the built-in type oids they bind, and owning handles. Knows
 // nothing of tasks or exports.
 //

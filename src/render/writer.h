@@ -15,17 +15,11 @@
 
 #include "common/byte_sink.h"
 #include "common/status.h"
+#include "render/render_options.h"
 #include "task/table.h"
 #include "task/task.h"
 
 namespace export_center::render {
-
-// How files are written: the configuration's `render:` section.
-struct RenderOptions {
-  // zlib level 1..9 for XLSX entries and gzipped CSV, handed to each
-  // writer's WriterOptions::deflate_level (why 1: see there).
-  int deflate_level = 1;
-};
 
 struct WriterOptions {
   std::string sheet_name = "Sheet1";

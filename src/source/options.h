@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/client_tls.h"
+#include "common/client_tls_options.h"
 
 namespace export_center::source {
 

@@ -20,29 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "common/client_tls.h"
 #include "common/status.h"
 #include "store/notification_outbox.h"
 #include "task/task.h"
 
 namespace export_center::store {
-
-// Which database holds the tasks (app/ opens the matching TaskStore).
-struct DatabaseOptions {
-  std::string kind = "sqlite";  // sqlite | postgres | mysql
-  std::string sqlite_path = "var/export-center.db";
-  // The URL of the kind in use; env EXPORT_CENTER_DATABASE_URL replaces it.
-  std::string postgres_url;  // postgresql://user:pass@host:port/db
-  std::string mysql_url;     // mysql://user:pass@host:port/db (MySQL 8 or MariaDB 10.11)
-  int pool_size = 8;
-  // database.connect-timeout-ms / statement-timeout-ms (postgres, mysql):
-  // as store::SessionTimeouts (database.h).
-  int connect_timeout_ms = 5000;
-  int statement_timeout_ms = 60000;
-  // database.ssl-mode / ssl-ca / ssl-cert / ssl-key (mysql only; a postgres
-  // URL carries sslmode itself): docs/configuration.md#database-tls.
-  ClientTlsOptions mysql_tls;
-};
 
 // ---- create -----------------------------------------------------------------
 

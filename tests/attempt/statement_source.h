@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/mutex.h"
-#include "source/datasource/sqlite/sqlite_datasource.h"
+#include "source/sql/datasource/sqlite/sqlite_datasource.h"
 #include "source/row_source.h"
 
 namespace export_center::attempt {

@@ -76,7 +76,7 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_EQ(c->server.events_max_streams_per_user, 5);
   EXPECT_EQ(c->server.events_poll_interval_ms, 1000);
   EXPECT_EQ(c->database.kind, "sqlite");
-  EXPECT_EQ(c->database.sqlite_path, "var/export-center.db");
+  EXPECT_EQ(c->database.sqlite.path, "var/export-center.db");
   EXPECT_EQ(c->storage.root, "var/files");
   EXPECT_EQ(c->limits.max_file_bytes, 50LL * 1024 * 1024);
   EXPECT_EQ(c->limits.retention_days, 7);
@@ -190,7 +190,7 @@ datasources:
   EXPECT_EQ(c->server.events_max_streams_per_user, 2);
   EXPECT_EQ(c->server.events_poll_interval_ms, 500);
   EXPECT_EQ(c->database.kind, "postgres");
-  EXPECT_EQ(c->database.postgres_url, "postgresql://u:p@db:5432/ec");
+  EXPECT_EQ(c->database.postgres.url, "postgresql://u:p@db:5432/ec");
   EXPECT_EQ(c->database.pool_size, 16);
   EXPECT_EQ(c->storage.root, "/data/files");
   EXPECT_EQ(c->auth.jwt_rs256_private_key_file, "key.pem");
@@ -273,7 +273,7 @@ datasources:
   orders-replica: {kind: mysql}
 )");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->database.postgres_url, "postgresql://env@db/ec");
+  EXPECT_EQ(c->database.postgres.url, "postgresql://env@db/ec");
   EXPECT_EQ(c->auth.jwt_hs256_secret, "env-jwt-secret-0123456789abcdef0123456789");
   EXPECT_EQ(c->auth.download_url_secret, "env-download-secret-0123456789abcdef01234");
   EXPECT_EQ(c->datasources["orders-replica"].url, "mysql://env@replica/orders");
@@ -694,9 +694,9 @@ TEST_F(ConfigTest, MysqlTaskStore) {
                                 "pool-size: 12}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->database.kind, "mysql");
-  EXPECT_EQ(c->database.mysql_url, "mysql://ec:p%40ss@db.internal:3307/export_center");
+  EXPECT_EQ(c->database.mysql.url, "mysql://ec:p%40ss@db.internal:3307/export_center");
   EXPECT_EQ(c->database.pool_size, 12);
-  EXPECT_TRUE(c->database.postgres_url.empty());
+  EXPECT_TRUE(c->database.postgres.url.empty());
 }
 
 TEST_F(ConfigTest, DatabaseUrlFromTheEnvironmentGoesToTheKindInUse) {
@@ -705,8 +705,8 @@ TEST_F(ConfigTest, DatabaseUrlFromTheEnvironmentGoesToTheKindInUse) {
                                 "database: {kind: mysql, mysql-url: \"mysql://file@db/ec\", "
                                 "postgres-url: \"postgresql://pg@db/ec\"}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->database.mysql_url, "mariadb://env:secret@db/ec");
-  EXPECT_EQ(c->database.postgres_url, "postgresql://pg@db/ec") << "not the kind in use";
+  EXPECT_EQ(c->database.mysql.url, "mariadb://env:secret@db/ec");
+  EXPECT_EQ(c->database.postgres.url, "postgresql://pg@db/ec") << "not the kind in use";
   EXPECT_EQ(c->env_overrides, std::vector<std::string>{"EXPORT_CENTER_DATABASE_URL"});
 }
 
@@ -745,10 +745,10 @@ datasources:
   plain: {kind: mysql, url: "mysql://ro@replica/orders"}
 )");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->database.mysql_tls.mode, TlsMode::kVerifyIdentity);
-  EXPECT_EQ(c->database.mysql_tls.ca_file, "/etc/export-center/db-ca.pem");
-  EXPECT_EQ(c->database.mysql_tls.cert_file, "/etc/export-center/db-client.pem");
-  EXPECT_EQ(c->database.mysql_tls.key_file, "/etc/export-center/db-client.key");
+  EXPECT_EQ(c->database.mysql.tls.mode, TlsMode::kVerifyIdentity);
+  EXPECT_EQ(c->database.mysql.tls.ca_file, "/etc/export-center/db-ca.pem");
+  EXPECT_EQ(c->database.mysql.tls.cert_file, "/etc/export-center/db-client.pem");
+  EXPECT_EQ(c->database.mysql.tls.key_file, "/etc/export-center/db-client.key");
   EXPECT_EQ(c->datasources["orders"].tls.mode, TlsMode::kRequired);
   EXPECT_EQ(c->datasources["plain"].tls.mode, TlsMode::kPreferred) << "MySQL's default";
   EXPECT_TRUE(c->datasources["plain"].tls.ca_file.empty());

@@ -1,6 +1,6 @@
 // The MySQL URL as the store and the datasource read it. The statement
 // helpers run against real servers in tests/store/mysql and
-// tests/source/sql_template_replica_test.cc.
+// tests/source/sql/sql_template_replica_test.cc.
 
 #include "mysql/mysql_client.h"
 

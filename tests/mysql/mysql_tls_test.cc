@@ -10,7 +10,7 @@
 #include <string>
 
 #include "mysql/mysql_client.h"
-#include "source/datasource/mysql/mysql_datasource.h"
+#include "source/sql/datasource/mysql/mysql_datasource.h"
 #include "store/mysql/mysql_database.h"
 #include "tests/support/mariadb_server.h"
 #include "tests/support/once_per_kind.h"

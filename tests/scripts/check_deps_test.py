@@ -15,9 +15,10 @@ LAYOUT = """# Layout
 | component | CMake target | may include |
 |---|---|---|
 | common | ec_common | — |
-| store | ec_store | common |
+| store | ec_store | common, store/postgres (options) |
 | store/postgres | ec_store_postgres | store, common |
 | dispatch | ec_dispatch | common, store |
+| config | ec_config | common, store (options), store/postgres (options) |
 | app | ec_app | common, store, store/postgres, dispatch |
 """
 
@@ -31,6 +32,9 @@ class CheckDepsTest(unittest.TestCase):
         self.write("src/store/postgres/pg.h", '#include "store/task_store.h"\n')
         self.write("src/dispatch/consumer.cc", '#include "store/task_store.h"\n#include "consumer.h"\n')
         self.write("src/app/main.cc", '#include "store/postgres/pg.h"\n#include "dispatch/x.h"\n')
+        self.write("src/store/postgres/postgres_options.h", "#pragma once\n#include <string>\n")
+        self.write("src/store/database_options.h", '#include "store/postgres/postgres_options.h"\n')
+        self.write("src/config/config.h", '#include "store/database_options.h"\n')
 
     def tearDown(self):
         shutil.rmtree(self.root)
@@ -65,6 +69,20 @@ class CheckDepsTest(unittest.TestCase):
         result = self.run_check()
         self.assertEqual(result.returncode, 1)
         self.assertIn("src/rocketmq/client.cc: its folder is not in the table", result.stdout)
+
+    def test_an_options_only_entry_allows_no_seam(self):
+        self.write("src/config/config.cc", '#include "config/config.h"\n#include "store/task_store.h"\n')
+        result = self.run_check()
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("src/config/config.cc:2: config may include only the options headers of store",
+                      result.stdout)
+
+    def test_an_options_header_that_includes_code_fails(self):
+        self.write("src/store/postgres/postgres_options.h", '#include <string>\n#include "common/status.h"\n')
+        result = self.run_check()
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/store/postgres/postgres_options.h:2: an options header includes "common/status.h"',
+                      result.stdout)
 
     def test_the_repository_itself_is_clean(self):
         result = subprocess.run([sys.executable, SCRIPT, REPO], capture_output=True, text=True)

@@ -18,7 +18,7 @@
 
 #include "http/httplib/httplib_http_client.h"
 #include "sdk/provider_server.h"
-#include "source/provider_batch_source.h"
+#include "source/provider/provider_batch_source.h"
 
 namespace export_center {
 namespace {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "common/mutex.h"
-#include "dispatch/rocketmq/rocketmq_client_options.h"
+#include "dispatch/rocketmq/rocketmq_client_mapping.h"
 #include "dispatch/rocketmq/rocketmq_names.h"
 #include "rocketmq/cluster_consumer.h"
 #include "rocketmq/producer.h"

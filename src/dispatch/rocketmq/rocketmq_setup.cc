@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "dispatch/rocketmq/rocketmq_client_options.h"
+#include "dispatch/rocketmq/rocketmq_client_mapping.h"
 #include "dispatch/rocketmq/rocketmq_names.h"
 #include "rocketmq/admin.h"
 

@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "storage/export_storage.h"
+#include "storage/s3/s3_storage_options.h"
 
 namespace export_center::storage {
 

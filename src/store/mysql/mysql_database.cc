@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "mysql/mysql_client.h"
-#include "store/connection_pool.h"
+#include "store/bounded_connection_pool.h"
 #include "store/mysql/mysql_error.h"
 
 namespace export_center::store {
@@ -270,7 +270,7 @@ class MysqlDatabase final : public Database {
 
   const Dialect dialect_;
   const int retries_;
-  ConnectionPool<MysqlConnection> pool_;
+  BoundedConnectionPool<MysqlConnection> pool_;
 };
 
 StatusOr<mysql::Url> ParseStoreUrl(const std::string& url) {

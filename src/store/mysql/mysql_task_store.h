@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "common/client_tls.h"
+#include "common/client_tls_options.h"
 #include "common/status.h"
 #include "store/database.h"
 #include "store/task_store.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pq/pq.h"
-#include "store/connection_pool.h"
+#include "store/bounded_connection_pool.h"
 #include "store/postgres/postgres_error.h"
 
 namespace export_center::store {
@@ -171,7 +171,7 @@ class PostgresDatabase final : public Database {
 
  private:
   const Dialect dialect_;
-  ConnectionPool<PostgresConnection> pool_;
+  BoundedConnectionPool<PostgresConnection> pool_;
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <type_traits>
 
-#include "store/connection_pool.h"
+#include "store/bounded_connection_pool.h"
 #include "store/sqlite/sqlite_error.h"
 
 namespace export_center::store {
@@ -153,7 +153,7 @@ class SqliteDatabase final : public Database {
   }
 
   const Dialect dialect_;
-  ConnectionPool<SqliteConnection> pool_;
+  BoundedConnectionPool<SqliteConnection> pool_;
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// libFuzzer target for the provider batch decoder (source/provider_batch_source.h):
+// libFuzzer target for the provider batch decoder (source/provider/provider_batch_source.h):
 // the envelope, the simdjson fast path and its nlohmann fallback, the schema
 // checks across batches (schemaHash, columns, snapshotToken), every typed
 // cell (task::ParseWireValue), the cursor rules and the row caps.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "service_answers.h"
-#include "source/provider_batch_source.h"
+#include "source/provider/provider_batch_source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace source = export_center::source;

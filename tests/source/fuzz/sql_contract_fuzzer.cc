@@ -1,5 +1,5 @@
 // libFuzzer target for the replies of the SQL contract
-// (source/sql_contract_client.h): the envelope of every /dispatch/* answer,
+// (source/sql/sql_contract_client.h): the envelope of every /dispatch/* answer,
 // /dispatch/sql's contract (ParseSqlContract: columns and their flags,
 // uniqueKey, enrichSqls, the base64 Excel template, templateType), and the
 // data of /dispatch/count, /dispatch/version and /dispatch/enrich.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "service_answers.h"
-#include "source/sql_contract_client.h"
+#include "source/sql/sql_contract_client.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace source = export_center::source;

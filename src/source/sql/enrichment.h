@@ -1,0 +1,92 @@
+#pragma once
+// Enrichment of the sql-template route (docs/sql-template-route.md#enrichment):
+// the columns a contract marks `enrich` are filled after each page, by the
+// contract's callback (/dispatch/enrich, one key column) or by its enrich
+// SQL groups on the datasource, each key looked up once while recent pages
+// still remember it. A critical column's failure fails the task; any other
+// leaves its cells blank with one warning.
+//
+// Not thread-safe: one attempt, one thread (an enrich SQL may run its second
+// half on a worker thread of its own, joined before Enrich returns).
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "source/sql/datasource/read_only_datasource.h"
+#include "source/sql/sql_contract_client.h"
+#include "task/table.h"
+
+namespace export_center::source {
+
+// A contract column and where the query returns it.
+struct ColumnPlan {
+  ContractColumn contract;
+  int result_index = -1;  // -1 for enriched columns
+};
+
+class Enrichment {
+ public:
+  struct Context {
+    int64_t task_id = 0;   // for logs
+    std::string query_id;  // for logs
+    int batch_size = 500;
+    std::string timezone;             // for DATETIME values without an offset
+    nlohmann::json params;            // the template parameters (TemplateParameters)
+    std::set<std::string> untrusted;  // the main template's (UntrustedParameters)
+  };
+
+  // SQL mode when the contract gives enrichSqls (every marked column must be
+  // covered by a group), else callback mode with one key column. `plan` is
+  // the output columns in order; `result_index` maps a lower-case result
+  // label to its index. InvalidArgument names a configuration error. The
+  // client and datasource must outlive the result.
+  static StatusOr<std::unique_ptr<Enrichment>> Plan(const SqlContract& contract,
+                                                    std::vector<ColumnPlan> plan,
+                                                    const std::map<std::string, int>& result_index,
+                                                    Context context, SqlContractClient* client,
+                                                    ReadOnlyDatasource* datasource);
+
+  // Fills the enriched cells of `rows`, the converted rows of `raw`.
+  Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
+
+  class Cache;  // enriched values by key (enrichment.cc)
+  struct GroupPlan;
+
+  ~Enrichment();
+
+ private:
+  Enrichment(std::vector<ColumnPlan> plan, Context context, SqlContractClient* client,
+             ReadOnlyDatasource* datasource, std::string schema);
+  Status PlanGroups(const SqlContract& contract, const std::map<std::string, int>& result_index);
+  Status EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows);
+  StatusOr<std::vector<task::CellValue>> CallbackValues(const nlohmann::json& extra);
+  Status EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows);
+  Status EnrichGroup(size_t group, const ResultSet& raw, std::vector<task::Row>* rows);
+  StatusOr<std::vector<ResultSet>> QueryEnrichSql(const GroupPlan& g, nlohmann::json keys);
+  StatusOr<ResultSet> RunEnrichSql(const GroupPlan& g, nlohmann::json keys) const;
+  Status RememberEnriched(const GroupPlan& g, const std::vector<ResultSet>& answers,
+                          const std::vector<std::string>& asked, Cache* cache);
+  void FillEnriched(const ResultSet& raw, int key_index, const std::vector<size_t>& targets,
+                    const Cache& cache, std::vector<task::Row>* rows) const;
+  Status EnrichFailed(const std::vector<size_t>& targets, const Status& cause);
+
+  const std::vector<ColumnPlan> plan_;
+  const Context context_;
+  SqlContractClient* const client_;
+  ReadOnlyDatasource* const datasource_;
+  const std::string schema_;
+  const std::set<std::string> enrich_untrusted_;  // EnrichUntrusted(context_.untrusted)
+  int callback_key_index_ = -1;
+  std::vector<size_t> callback_targets_;
+  std::unique_ptr<Cache> callback_cache_;
+  std::vector<GroupPlan> groups_;
+  std::vector<Cache> group_caches_;  // one per group
+  bool warned_enrich_ = false;
+};
+
+}  // namespace export_center::source
