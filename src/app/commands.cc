@@ -391,7 +391,7 @@ namespace {
 // config/demo.yaml), else in the working directory.
 std::string DemoLogPath(const config::AppConfig& config) {
   if (config.database.kind == "sqlite") {
-    auto folder = std::filesystem::path(config.database.sqlite_path).parent_path();
+    auto folder = std::filesystem::path(config.database.sqlite.path).parent_path();
     if (!folder.empty()) return (folder / "export-center-demo.log").string();
   }
   return "export-center-demo.log";
