@@ -56,7 +56,7 @@ std::string QuarantineReason(const Delivery& d) {
 
 }  // namespace
 
-DlqHandler::DlqHandler(store::TaskStore* store, CommandChannel* channel,
+DlqHandler::DlqHandler(store::CommandQuarantine* store, CommandChannel* channel,
                        std::function<void()> on_dead_letter)
     : store_(store), channel_(channel), on_dead_letter_(std::move(on_dead_letter)) {}
 

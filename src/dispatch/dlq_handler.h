@@ -17,14 +17,14 @@
 #include <thread>
 
 #include "dispatch/command_channel.h"
-#include "store/task_store.h"
+#include "store/task_maintenance.h"
 
 namespace export_center::dispatch {
 
 class DlqHandler {
  public:
   // `on_dead_letter` counts export_dlq_messages_total; may be empty.
-  DlqHandler(store::TaskStore* store, CommandChannel* channel,
+  DlqHandler(store::CommandQuarantine* store, CommandChannel* channel,
              std::function<void()> on_dead_letter);
   ~DlqHandler();
   DlqHandler(const DlqHandler&) = delete;
@@ -39,7 +39,7 @@ class DlqHandler {
  private:
   void WaitBeforeRetry();
 
-  store::TaskStore* store_;
+  store::CommandQuarantine* store_;
   CommandChannel* channel_;
   std::function<void()> on_dead_letter_;
   std::mutex mu_;

@@ -25,7 +25,7 @@
 #include "common/mutex.h"
 #include "dispatch/options.h"
 #include "storage/export_storage.h"
-#include "store/task_store.h"
+#include "store/task_maintenance.h"
 
 namespace export_center::dispatch {
 
@@ -38,7 +38,7 @@ class Reconciler {
   // stored files hold after each orphan sweep (export_storage_bytes): the
   // sweep lists the storage anyway, so a /metrics scrape never has to.
   // Each may be empty.
-  Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
+  Reconciler(store::TaskMaintenance* store, storage::ExportStorage* storage,
              const ReconcilerOptions& config, std::function<void()> on_redispatch,
              std::function<void(const std::string&, int)> on_action,
              std::function<void(const std::string&, const std::string&)> on_task_ended = {},
@@ -68,7 +68,7 @@ class Reconciler {
   int CleanPartialFiles();
   bool IsOrphan(const storage::StoredObject& object, int64_t grace_cutoff_ms);
 
-  store::TaskStore* store_;
+  store::TaskMaintenance* store_;
   storage::ExportStorage* storage_;
   const ReconcilerOptions config_;
   std::function<void()> on_redispatch_;
