@@ -1,7 +1,7 @@
 #pragma once
 // The download audit as the API shows it (docs/http-api.md#download-audit):
 // the admin query's parameters and the JSON of one audit row. The rows are
-// written by the download endpoints through TaskStore::RecordDownload.
+// written by the download endpoints through TaskCatalog::RecordDownload.
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,7 +11,7 @@
 #include "api/auth.h"
 #include "common/status.h"
 #include "http/http_request.h"
-#include "store/task_store.h"
+#include "store/task_catalog.h"
 
 namespace export_center::api {
 

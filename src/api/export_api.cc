@@ -92,7 +92,7 @@ std::string EnvelopeCodeOf(const Response& res) {
 // ?status=: one state, or several separated by commas (the page's "failed"
 // tab asks for FAILED,STALE,INCONSISTENT), or QUEUED / RETRYING: PENDING
 // tasks not yet attempted / waiting for an automatic retry.
-Status ParseStatusFilter(const std::string& text, store::TaskStore::ListQuery* q) {
+Status ParseStatusFilter(const std::string& text, store::TaskCatalog::ListQuery* q) {
   if (text == "QUEUED" || text == "RETRYING") {
     q->retrying = text == "RETRYING";
     return Status::Ok();
@@ -461,7 +461,7 @@ void ExportApi::Handlers::ListTasks(const Request& req, Response& res) {
 }
 
 StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& p) {
-  store::TaskStore::ListQuery q;
+  store::TaskCatalog::ListQuery q;
   q.tenant_id = p.tenant;
   q.app_code = p.app;
   q.requested_by = ListableRequester(p);

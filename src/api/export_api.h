@@ -11,8 +11,8 @@
 // logged (request id, method, path, status; never tokens or parameters).
 // Downloads are streamed: the server pulls the file chunk by chunk.
 //
-// Talks only to seams: TaskStore, ExportStorage, Registry, http::HttpServer.
-// Thread-safe: the handlers run on the server's worker threads and share no
+// Talks only to seams: TaskCatalog (the store role of the API), ExportStorage, Registry,
+// http::HttpServer. Thread-safe: the handlers run on the server's worker threads and share no
 // mutable state.
 //
 // Wiring (src/app):
@@ -36,7 +36,7 @@
 #include "http/http_server.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
-#include "store/task_store.h"
+#include "store/task_catalog.h"
 #include "task/limits.h"
 
 namespace export_center::api {
@@ -48,7 +48,7 @@ class EventsTickets;
 inline constexpr char kApiBase[] = "/api/platform/v1/files";
 
 struct ExportApiDeps {
-  store::TaskStore* store = nullptr;          // not owned; outlives the server
+  store::TaskCatalog* store = nullptr;        // not owned; outlives the server
   storage::ExportStorage* storage = nullptr;  // not owned
   registry::Registry* registry = nullptr;     // not owned
   ServerOptions server;                       // public_base_url for signed URLs, threads

@@ -121,7 +121,7 @@ class TaskEventHub::Subscriber : public http::LiveSource {
   std::chrono::steady_clock::time_point last_push_ GUARDED_BY(mu_);
 };
 
-TaskEventHub::TaskEventHub(store::TaskStore* store, TaskEventsOptions options)
+TaskEventHub::TaskEventHub(store::TaskCatalog* store, TaskEventsOptions options)
     : store_(store),
       options_(options),
       poller_({"sse_poller", options_.poll_interval, PeriodicWorker::FirstRound::kAfterWait},
@@ -192,7 +192,7 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
     start = now;
   }
   if (last_event_id) {
-    store::TaskStore::ChangeQuery q;
+    store::TaskCatalog::ChangeQuery q;
     // Changes at the same millisecond as the last one seen may not have been
     // sent yet: start one earlier (a repeat is harmless, a gap is not).
     q.updated_after_ms = *last_event_id - 1;
@@ -206,7 +206,7 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
   MutexLock lock(&mu_);
   // Checked again: other streams may have opened while the database answered.
   EC_RETURN_IF_ERROR(CheckCaps(subscriber->user_key()));
-  if (!cursor_ && start) cursor_ = store::TaskStore::ChangeKey{*start, 0};
+  if (!cursor_ && start) cursor_ = store::TaskCatalog::ChangeKey{*start, 0};
   subscribers_.push_back(subscriber);
   if (!started_) {
     started_ = true;
@@ -232,7 +232,7 @@ void TaskEventHub::PollOnce() {
 
 bool TaskEventHub::ReadForward() {
   for (;;) {
-    store::TaskStore::ChangeQuery q;
+    store::TaskCatalog::ChangeQuery q;
     q.limit = kPollLimit;
     {
       MutexLock lock(&mu_);
@@ -255,8 +255,8 @@ bool TaskEventHub::ReadForward() {
 }
 
 void TaskEventHub::ReadLookBack() {
-  using Key = store::TaskStore::ChangeKey;
-  store::TaskStore::ChangeQuery q;
+  using Key = store::TaskCatalog::ChangeKey;
+  store::TaskCatalog::ChangeQuery q;
   q.limit = kPollLimit;
   {
     MutexLock lock(&mu_);
@@ -310,7 +310,7 @@ void TaskEventHub::ReadLookBack() {
 
 void TaskEventHub::SendLocked(const task::Task& t, bool advance,
                               const std::vector<std::shared_ptr<Subscriber>>& subscribers) {
-  const store::TaskStore::ChangeKey key{t.updated_at, t.id};
+  const store::TaskCatalog::ChangeKey key{t.updated_at, t.id};
   if (advance) cursor_ = std::max(*cursor_, key);
   if (!sent_.insert(key).second) return;
   const std::string text = TaskEventText(t);

@@ -4,7 +4,7 @@
 //
 // Tasks change on every instance of a fleet sharing one database, so changes
 // are read from the database, not from this process's own calls: one poller
-// thread per process asks TaskStore::ListChangedTasks for tasks whose
+// thread per process asks TaskCatalog::ListChangedTasks for tasks whose
 // updated_at is after the last change it saw (every poll_interval), and fans
 // each change out to the subscribers allowed to see it (the list's rules:
 // own tasks, or the whole tenant and app with platform:download:all). The
@@ -45,7 +45,7 @@
 #include "common/periodic_worker.h"
 #include "common/status.h"
 #include "http/http_response.h"
-#include "store/task_store.h"
+#include "store/task_catalog.h"
 
 namespace export_center::api {
 
@@ -61,7 +61,7 @@ struct TaskEventsOptions {
 
 class TaskEventHub {
  public:
-  TaskEventHub(store::TaskStore* store, TaskEventsOptions options);
+  TaskEventHub(store::TaskCatalog* store, TaskEventsOptions options);
   ~TaskEventHub();
   TaskEventHub(const TaskEventHub&) = delete;
   TaskEventHub& operator=(const TaskEventHub&) = delete;
@@ -102,17 +102,17 @@ class TaskEventHub {
   std::vector<std::shared_ptr<Subscriber>> LiveSubscribersLocked() REQUIRES(mu_);
   Status CheckCaps(const std::string& user_key) REQUIRES(mu_);
 
-  store::TaskStore* const store_;
+  store::TaskCatalog* const store_;
   const TaskEventsOptions options_;
   Mutex mu_;
   std::vector<std::weak_ptr<Subscriber>> subscribers_ GUARDED_BY(mu_);
   // The key of the last change read forward; unset while nobody listens.
-  std::optional<store::TaskStore::ChangeKey> cursor_ GUARDED_BY(mu_);
+  std::optional<store::TaskCatalog::ChangeKey> cursor_ GUARDED_BY(mu_);
   // Keys sent within the overlap window, oldest first; at most kMaxRemembered.
-  std::set<store::TaskStore::ChangeKey> sent_ GUARDED_BY(mu_);
+  std::set<store::TaskCatalog::ChangeKey> sent_ GUARDED_BY(mu_);
   // Keys at or below this were forgotten before they left the window: the
   // look-back starts after it.
-  store::TaskStore::ChangeKey forgotten_ GUARDED_BY(mu_);
+  store::TaskCatalog::ChangeKey forgotten_ GUARDED_BY(mu_);
   // Started by the first Subscribe: every poll_interval PollOnce,
   // SendHeartbeats, EndExpiredStreams.
   PeriodicWorker poller_;

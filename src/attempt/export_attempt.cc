@@ -216,9 +216,11 @@ class AttemptRunner {
     pump_origin_ = FailureOrigin::kCenter;
     std::unique_ptr<render::Writer>& writer = *writer_out;
     // A cancel requested while the command waited in the queue stops us here.
-    EC_ASSIGN_OR_RETURN(bool cancelled_early,
+    EC_ASSIGN_OR_RETURN(store::ProgressOutcome early,
                         deps_.store->UpdateProgress(attempt_, 0, std::nullopt));
-    if (cancelled_early) return Cancelled("cancelled by the user");
+    if (early == store::ProgressOutcome::kCancelRequested) {
+      return Cancelled("cancelled by the user");
+    }
     auto last_progress = std::chrono::steady_clock::now();
     while (true) {
       EC_RETURN_IF_ERROR(CheckpointBeforePage());
@@ -244,9 +246,11 @@ class AttemptRunner {
       const auto now = std::chrono::steady_clock::now();
       if (!page.has_more || now - last_progress >= kPageCheckpointInterval) {
         last_progress = now;
-        EC_ASSIGN_OR_RETURN(bool cancel_requested,
+        EC_ASSIGN_OR_RETURN(store::ProgressOutcome progress,
                             deps_.store->UpdateProgress(attempt_, processed, page.total_rows));
-        if (cancel_requested) return Cancelled("cancelled by the user");
+        if (progress == store::ProgressOutcome::kCancelRequested) {
+          return Cancelled("cancelled by the user");
+        }
       }
       if (!page.has_more) return processed;
     }
@@ -280,7 +284,9 @@ class AttemptRunner {
 
   AttemptEnd CommitResult(const store::FileResult& file) {
     auto committed = deps_.store->CommitSuccess(attempt_, file, deps_.limits.retention_days);
-    if (committed.ok() && *committed) return AttemptEnd::kSucceeded;
+    if (committed.ok() && *committed == store::CommitOutcome::kCommitted) {
+      return AttemptEnd::kSucceeded;
+    }
     // Not committed: the file must not outlive the attempt
     // (docs/task-lifecycle.md#conditional-commit).
     Status deleted = deps_.storage->Delete(file.object_key);
@@ -348,7 +354,7 @@ class AttemptRunner {
   AttemptEnd Finish(task::TaskState state, const std::string& code, const Status& cause,
                     FailureOrigin origin, AttemptEnd end) {
     auto done = deps_.store->FinishAttempt(attempt_, state, code, ShownToUser(code, cause, origin));
-    if (!done.ok() || !*done) return AttemptEnd::kLost;
+    if (!done.ok() || *done == store::FinishOutcome::kLost) return AttemptEnd::kLost;
     return end;
   }
 

@@ -20,7 +20,7 @@
 #include "render/writer.h"
 #include "source/row_source.h"
 #include "storage/export_storage.h"
-#include "store/task_store.h"
+#include "store/attempt_ledger.h"
 #include "task/limits.h"
 
 namespace export_center::attempt {
@@ -52,7 +52,7 @@ class AttemptObserver {
 };
 
 struct AttemptDeps {
-  store::TaskStore* store = nullptr;
+  store::AttemptLedger* store = nullptr;
   storage::ExportStorage* storage = nullptr;
   registry::Registry* registry = nullptr;
   RowSourceFactory make_source;

@@ -23,7 +23,7 @@ Status RenewalVerdict(const StatusOr<store::RenewOutcome>& outcome, int max_dura
   return Internal("unknown renewal outcome");
 }
 
-LeaseWatchdog::LeaseWatchdog(store::TaskStore* store, store::Attempt attempt, int lease_seconds,
+LeaseWatchdog::LeaseWatchdog(store::AttemptLedger* store, store::Attempt attempt, int lease_seconds,
                              int heartbeat_seconds, int max_duration_seconds, AbortSignal* abort)
     : store_(store),
       attempt_(std::move(attempt)),

@@ -14,14 +14,14 @@
 
 #include "attempt/abort_signal.h"
 #include "common/periodic_worker.h"
-#include "store/task_store.h"
+#include "store/attempt_ledger.h"
 
 namespace export_center::attempt {
 
 class LeaseWatchdog {
  public:
   // Starts renewing every heartbeat_seconds. `store` and `abort` must outlive it.
-  LeaseWatchdog(store::TaskStore* store, store::Attempt attempt, int lease_seconds,
+  LeaseWatchdog(store::AttemptLedger* store, store::Attempt attempt, int lease_seconds,
                 int heartbeat_seconds, int max_duration_seconds, AbortSignal* abort);
   ~LeaseWatchdog();  // stops and joins
   LeaseWatchdog(const LeaseWatchdog&) = delete;
@@ -44,7 +44,7 @@ class LeaseWatchdog {
   bool RenewOnce(std::chrono::steady_clock::time_point* renewed_at, bool* failing);
   bool Abort(const Status& verdict);  // sets the abort signal; returns false
 
-  store::TaskStore* store_;
+  store::AttemptLedger* store_;
   const store::Attempt attempt_;
   const int lease_seconds_;
   const int heartbeat_seconds_;

@@ -55,7 +55,8 @@ std::string QuarantineReason(const Delivery& d) {
 
 }  // namespace
 
-DlqHandler::DlqHandler(store::TaskStore* store, CommandChannel* channel, DlqObserver* observer)
+DlqHandler::DlqHandler(store::CommandQuarantine* store, CommandChannel* channel,
+                       DlqObserver* observer)
     : store_(store),
       channel_(channel),
       observer_(observer != nullptr ? observer : &no_observer_),

@@ -12,7 +12,7 @@
 
 #include "common/periodic_worker.h"
 #include "dispatch/command_channel.h"
-#include "store/task_store.h"
+#include "store/task_maintenance.h"
 
 namespace export_center::dispatch {
 
@@ -29,7 +29,8 @@ class DlqObserver {
 class DlqHandler {
  public:
   // `observer` may be null; it must outlive the handler.
-  DlqHandler(store::TaskStore* store, CommandChannel* channel, DlqObserver* observer = nullptr);
+  DlqHandler(store::CommandQuarantine* store, CommandChannel* channel,
+             DlqObserver* observer = nullptr);
   ~DlqHandler();
   DlqHandler(const DlqHandler&) = delete;
   DlqHandler& operator=(const DlqHandler&) = delete;
@@ -45,7 +46,7 @@ class DlqHandler {
   // quarantine the next round waits a second.
   PeriodicWorker::Next Round();
 
-  store::TaskStore* store_;
+  store::CommandQuarantine* store_;
   CommandChannel* channel_;
   DlqObserver no_observer_;
   DlqObserver* const observer_;  // never null

@@ -7,7 +7,7 @@
 
 namespace export_center::dispatch {
 
-OutboxPublisher::OutboxPublisher(store::TaskStore* store, CommandChannel* channel,
+OutboxPublisher::OutboxPublisher(store::CommandOutbox* store, CommandChannel* channel,
                                  const PublisherOptions& config, std::string instance)
     : store_(store),
       channel_(channel),
@@ -33,33 +33,30 @@ void OutboxPublisher::Wake() { worker_.Wake(); }
 // would hold the publisher, and a shutdown, for five minutes. The rows not
 // tried keep their state and are due in the next pass.
 int OutboxPublisher::PublishDueOnce() {
-  auto due = store_->SelectDueOutbox(config_.batch_size);
-  if (!due.ok()) {
-    spdlog::warn("outbox publisher: cannot read due rows: {}", due.status().ToString());
+  store::ClaimRound<store::OutboxEntry> round;
+  round.batch_size = config_.batch_size;
+  round.failures_that_end_a_round = kFailuresThatEndAPass;
+  round.select_due = [this](int limit) { return store_->SelectDueOutbox(limit); };
+  round.claim = [this](int64_t id) {
+    return store_->ClaimOutbox(id, instance_, config_.lease_seconds);
+  };
+  round.handle = [this](const store::OutboxEntry& entry) { return SendOne(entry); };
+  round.stopping = [this] { return Stopping(); };
+  round.on_claim_error = [](int64_t id, const Status& error) {
+    spdlog::warn("outbox publisher: claim of outbox {} failed: {}", id, error.ToString());
+  };
+  auto done = store::RunClaimRound(round);
+  if (!done.ok()) {
+    spdlog::warn("outbox publisher: cannot read due rows: {}", done.status().ToString());
     return 0;
   }
-  int claimed = 0;
-  int failed_in_a_row = 0;
-  for (int64_t id : *due) {
-    if (Stopping()) break;
-    if (failed_in_a_row == kFailuresThatEndAPass) {
-      spdlog::warn(
-          "outbox publisher: {} sends in a row failed; the channel looks down, the other {} "
-          "due rows wait for the next pass",
-          failed_in_a_row, due->size() - static_cast<size_t>(claimed));
-      break;
-    }
-    auto entry = store_->ClaimOutbox(id, instance_, config_.lease_seconds);
-    if (!entry.ok()) {
-      spdlog::warn("outbox publisher: claim of outbox {} failed: {}", id,
-                   entry.status().ToString());
-      continue;
-    }
-    if (!entry->has_value()) continue;  // another instance claimed it first
-    ++claimed;
-    failed_in_a_row = SendOne(**entry) ? 0 : failed_in_a_row + 1;
+  if (done->gave_up_after) {
+    spdlog::warn(
+        "outbox publisher: {} sends in a row failed; the channel looks down, the other {} "
+        "due rows wait for the next pass",
+        *done->gave_up_after, done->left_untried);
   }
-  return claimed;
+  return done->claimed;
 }
 
 bool OutboxPublisher::Stopping() { return worker_.Stopping(); }

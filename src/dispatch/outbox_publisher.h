@@ -17,14 +17,14 @@
 #include "common/periodic_worker.h"
 #include "dispatch/command_channel.h"
 #include "dispatch/options.h"
-#include "store/task_store.h"
+#include "store/command_outbox.h"
 
 namespace export_center::dispatch {
 
 class OutboxPublisher {
  public:
-  OutboxPublisher(store::TaskStore* store, CommandChannel* channel, const PublisherOptions& config,
-                  std::string instance);
+  OutboxPublisher(store::CommandOutbox* store, CommandChannel* channel,
+                  const PublisherOptions& config, std::string instance);
   ~OutboxPublisher();
   OutboxPublisher(const OutboxPublisher&) = delete;
   OutboxPublisher& operator=(const OutboxPublisher&) = delete;
@@ -45,7 +45,7 @@ class OutboxPublisher {
   // True when sent (and marked SENT, or left for the lease to re-send).
   bool SendOne(const store::OutboxEntry& entry);
 
-  store::TaskStore* store_;
+  store::CommandOutbox* store_;
   CommandChannel* channel_;
   const PublisherOptions config_;
   const std::string instance_;

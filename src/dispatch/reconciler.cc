@@ -33,7 +33,7 @@ int CountOrLog(const char* duty, const StatusOr<T>& result) {
 
 }  // namespace
 
-Reconciler::Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
+Reconciler::Reconciler(store::TaskMaintenance* store, storage::ExportStorage* storage,
                        const ReconcilerOptions& config, ReconcilerObserver* observer)
     : store_(store),
       storage_(storage),
@@ -93,13 +93,15 @@ int Reconciler::RecoverLeases() {
   auto recovered = store_->RecoverExpiredLeases(20);
   if (!recovered.ok()) return CountOrLog("lease_recover", recovered);
   for (const auto& r : *recovered) {
-    const char* outcome = r.cancelled ? "cancelled as the user asked"
-                          : r.failed  ? "failed after max attempts"
-                                      : "retrying with a new version";
+    const bool cancelled = r.outcome == store::LeaseRecovery::kCancelled;
+    const bool failed = r.outcome == store::LeaseRecovery::kFailed;
+    const char* outcome = cancelled ? "cancelled as the user asked"
+                          : failed  ? "failed after max attempts"
+                                    : "retrying with a new version";
     spdlog::warn("task {} v{}: lease expired, {}", r.task_id, r.old_version, outcome);
     if (r.object_key) (void)storage_->Delete(*r.object_key);
-    if (r.failed || r.cancelled) {
-      observer_->TaskEnded(r.export_type, r.cancelled ? "CANCELLED" : "FAILED");
+    if (failed || cancelled) {
+      observer_->TaskEnded(r.export_type, cancelled ? "CANCELLED" : "FAILED");
     }
   }
   return static_cast<int>(recovered->size());
@@ -117,7 +119,7 @@ int Reconciler::ExpireFiles() {
       continue;
     }
     auto marked = store_->MarkExpired(a.task_id);
-    if (marked.ok() && *marked) ++done;
+    if (marked.ok() && *marked == store::ExpireOutcome::kExpired) ++done;
   }
   return done;
 }

@@ -24,7 +24,7 @@
 #include "common/periodic_worker.h"
 #include "dispatch/options.h"
 #include "storage/export_storage.h"
-#include "store/task_store.h"
+#include "store/task_maintenance.h"
 
 namespace export_center::dispatch {
 
@@ -49,7 +49,7 @@ class ReconcilerObserver {
 class Reconciler {
  public:
   // `observer` may be null; it must outlive the reconciler.
-  Reconciler(store::TaskStore* store, storage::ExportStorage* storage,
+  Reconciler(store::TaskMaintenance* store, storage::ExportStorage* storage,
              const ReconcilerOptions& config, ReconcilerObserver* observer = nullptr);
   ~Reconciler();
   Reconciler(const Reconciler&) = delete;
@@ -75,7 +75,7 @@ class Reconciler {
   int CleanPartialFiles();
   bool IsOrphan(const storage::StoredObject& object, int64_t grace_cutoff_ms);
 
-  store::TaskStore* store_;
+  store::TaskMaintenance* store_;
   storage::ExportStorage* storage_;
   const ReconcilerOptions config_;
   ReconcilerObserver no_observer_;

@@ -100,27 +100,29 @@ PeriodicWorker::Next NotificationPublisher::Round() {
 }
 
 int NotificationPublisher::DeliverDueOnce() {
-  auto due = outbox_->SelectDueNotifications(options_.batch_size);
-  if (!due.ok()) {
-    spdlog::warn("notifier: cannot read due notifications: {}", due.status().ToString());
+  store::ClaimRound<store::NotificationEntry> round;
+  round.batch_size = options_.batch_size;
+  round.select_due = [this](int limit) { return outbox_->SelectDueNotifications(limit); };
+  round.claim = [this](int64_t id) {
+    return outbox_->ClaimNotification(id, instance_, options_.lease_seconds);
+  };
+  round.handle = [this](const store::NotificationEntry& entry) {
+    DeliverOne(entry);
+    return true;  // a failed delivery is recorded on its row; the round goes on
+  };
+  round.stopping = [this] {
+    MutexLock lock(&mu_);
+    return stopping_;
+  };
+  round.on_claim_error = [](int64_t id, const Status& error) {
+    spdlog::warn("notifier: claim of notification {} failed: {}", id, error.ToString());
+  };
+  auto done = store::RunClaimRound(round);
+  if (!done.ok()) {
+    spdlog::warn("notifier: cannot read due notifications: {}", done.status().ToString());
     return 0;
   }
-  int claimed = 0;
-  for (int64_t id : *due) {
-    {
-      MutexLock lock(&mu_);
-      if (stopping_) break;
-    }
-    auto entry = outbox_->ClaimNotification(id, instance_, options_.lease_seconds);
-    if (!entry.ok()) {
-      spdlog::warn("notifier: claim of notification {} failed: {}", id, entry.status().ToString());
-      continue;
-    }
-    if (!entry->has_value()) continue;  // another instance claimed it first
-    ++claimed;
-    DeliverOne(**entry);
-  }
-  return claimed;
+  return done->claimed;
 }
 
 void NotificationPublisher::DeliverOne(const store::NotificationEntry& entry) {
@@ -143,7 +145,7 @@ void NotificationPublisher::DeliverOne(const store::NotificationEntry& entry) {
                                      options_.connect_timeout_ms, options_.timeout_ms);
   if (answer.answered && Is2xx(answer.status)) {
     auto marked = outbox_->MarkNotificationDelivered(entry.id, instance_);
-    if (!marked.ok() || !*marked) {
+    if (!marked.ok() || *marked == store::MarkOutcome::kClaimLost) {
       // Delivered but not recorded: after the lease the row is sent again,
       // with the same event id, which the receiver deduplicates.
       spdlog::warn("notification {} delivered but not recorded: {}", entry.id,

@@ -9,9 +9,9 @@
 // rows carry the payload, fixed at that moment, and an event id shared by the
 // receivers of that one event (the receiver's idempotency key).
 //
-// A notifier claims due rows like the command outbox: select due ids, then a
-// conditional claim with a lease and attempt_count+1, so two instances never
-// hold one row at once; a claim whose lease ran out (its instance died) may be
+// A notifier claims due rows like the command outbox (both are a LeasedQueue,
+// leased_queue.h): select due ids, then a conditional claim with a lease and attempt_count+1, so
+// two instances never hold one row at once; a claim whose lease ran out (its instance died) may be
 // taken again. 2xx → DELIVERED (never sent again); a failure → PENDING again
 // with back-off, or DEAD once the attempts are used up.
 //
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/leased_queue.h"
 #include "task/task.h"
 
 namespace export_center::store {
@@ -82,15 +83,17 @@ class NotificationOutbox {
   virtual StatusOr<std::optional<NotificationEntry>> ClaimNotification(int64_t id,
                                                                        const std::string& instance,
                                                                        int lease_seconds) = 0;
-  // CLAIMED(by instance) → DELIVERED. false: the claim was lost (another
-  // instance took the row after our lease ran out).
-  virtual StatusOr<bool> MarkNotificationDelivered(int64_t id, const std::string& instance) = 0;
+  // CLAIMED(by instance) → DELIVERED. kClaimLost: another instance took the
+  // row after our lease ran out (nothing changed). Likewise for the two below.
+  virtual StatusOr<MarkOutcome> MarkNotificationDelivered(int64_t id,
+                                                          const std::string& instance) = 0;
   // CLAIMED(by instance) → PENDING, due at now + backoff, with the error.
-  virtual StatusOr<bool> MarkNotificationRetry(int64_t id, const std::string& instance,
-                                               const std::string& error, int64_t backoff_ms) = 0;
+  virtual StatusOr<MarkOutcome> MarkNotificationRetry(int64_t id, const std::string& instance,
+                                                      const std::string& error,
+                                                      int64_t backoff_ms) = 0;
   // CLAIMED(by instance) → DEAD with the error; never sent again.
-  virtual StatusOr<bool> MarkNotificationDead(int64_t id, const std::string& instance,
-                                              const std::string& error) = 0;
+  virtual StatusOr<MarkOutcome> MarkNotificationDead(int64_t id, const std::string& instance,
+                                                     const std::string& error) = 0;
   // Every row of a task, oldest first (API, tests, operators).
   virtual StatusOr<std::vector<NotificationEntry>> ListNotificationsForTask(int64_t task_id) = 0;
   // Deletes up to `limit` DELIVERED rows delivered more than `older_than_seconds` ago.

@@ -5,6 +5,7 @@
 
 #include "common/ids.h"
 #include "common/utf8.h"
+#include "store/leased_queue.h"
 
 namespace export_center::store {
 namespace {
@@ -14,10 +15,10 @@ constexpr char kColumns[] =
     " attempt_count, next_retry_at, lease_owner, lease_until, delivered_at, last_error,"
     " created_at";
 
-// A row is due when PENDING and its back-off has passed, or CLAIMED by an
-// instance whose lease ran out (it died or hung mid-delivery). One condition
-// for the select and the claim, so a claim never takes a row the select
-// would not have offered.
+// A row is due (and claimable) when PENDING and its back-off has passed, or
+// CLAIMED by an instance whose lease ran out (it died or hung mid-delivery).
+// The queue selects by the same condition (oldest due first), so a claim
+// never takes a row the select would not have offered.
 constexpr char kDue[] =
     "((status = 'PENDING' AND next_retry_at <= {NOW})"
     " OR (status = 'CLAIMED' AND lease_until <= {NOW}))";
@@ -59,70 +60,39 @@ StatusOr<NotificationEntry> EntryFromRow(const Row& r) {
 class SqlNotificationOutbox final : public NotificationOutbox {
  public:
   explicit SqlNotificationOutbox(std::shared_ptr<Database> db)
-      : db_(std::move(db)), d_(db_->dialect()) {}
+      : db_(db), d_(db->dialect()), queue_(db, {"export_notification", kColumns, kDue, ""}) {}
 
   StatusOr<std::vector<int64_t>> SelectDueNotifications(int limit) override {
-    EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql(std::string("SELECT id FROM export_notification"
-                                                              " WHERE ") +
-                                                  kDue + " ORDER BY next_retry_at, id LIMIT ?"),
-                                              {limit}));
-    std::vector<int64_t> ids;
-    for (const Row& r : rows) ids.push_back(r.Int(0));
-    return ids;
+    return queue_.SelectDue(limit);
   }
 
   StatusOr<std::optional<NotificationEntry>> ClaimNotification(int64_t id,
                                                                const std::string& instance,
                                                                int lease_seconds) override {
-    std::optional<NotificationEntry> result;
-    EC_RETURN_IF_ERROR(db_->WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
-      result.reset();
-      EC_ASSIGN_OR_RETURN(
-          int64_t n, c.Exec(Sql(std::string("UPDATE export_notification SET status = 'CLAIMED',"
-                                            " lease_owner = ?, lease_until = {NOW} + ?,"
-                                            " attempt_count = attempt_count + 1, updated_at = {NOW}"
-                                            " WHERE id = ? AND ") +
-                                kDue),
-                            {instance, int64_t{lease_seconds} * 1000, id}));
-      if (n == 0) return Status::Ok();  // another instance won, or no longer due
-      EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT ") + kColumns +
-                                                 " FROM export_notification WHERE id = ?",
-                                             {id}));
-      if (rows.empty()) return Internal("claimed notification row vanished");
-      EC_ASSIGN_OR_RETURN(NotificationEntry e, EntryFromRow(rows[0]));
-      result = std::move(e);
-      return Status::Ok();
-    }));
-    return result;
+    return queue_.ClaimAs(&EntryFromRow, id, instance, lease_seconds);
   }
 
-  StatusOr<bool> MarkNotificationDelivered(int64_t id, const std::string& instance) override {
-    return Finish(id, instance, "status = 'DELIVERED', delivered_at = {NOW}, last_error = NULL",
-                  {});
+  StatusOr<MarkOutcome> MarkNotificationDelivered(int64_t id,
+                                                  const std::string& instance) override {
+    return queue_.Mark(id, instance,
+                       "status = 'DELIVERED', delivered_at = {NOW}, last_error = NULL", {});
   }
 
-  StatusOr<bool> MarkNotificationRetry(int64_t id, const std::string& instance,
-                                       const std::string& error, int64_t backoff_ms) override {
-    return Finish(id, instance, "status = 'PENDING', next_retry_at = {NOW} + ?, last_error = ?",
-                  {backoff_ms, Cut(error)});
+  StatusOr<MarkOutcome> MarkNotificationRetry(int64_t id, const std::string& instance,
+                                              const std::string& error,
+                                              int64_t backoff_ms) override {
+    return queue_.Mark(id, instance,
+                       "status = 'PENDING', next_retry_at = {NOW} + ?, last_error = ?",
+                       {backoff_ms, Cut(error)});
   }
 
-  StatusOr<bool> MarkNotificationDead(int64_t id, const std::string& instance,
-                                      const std::string& error) override {
-    return Finish(id, instance, "status = 'DEAD', last_error = ?", {Cut(error)});
+  StatusOr<MarkOutcome> MarkNotificationDead(int64_t id, const std::string& instance,
+                                             const std::string& error) override {
+    return queue_.Mark(id, instance, "status = 'DEAD', last_error = ?", {Cut(error)});
   }
 
   StatusOr<std::vector<NotificationEntry>> ListNotificationsForTask(int64_t task_id) override {
-    EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(std::string("SELECT ") + kColumns +
-                                                  " FROM export_notification WHERE task_id = ?"
-                                                  " ORDER BY created_at, id",
-                                              {task_id}));
-    std::vector<NotificationEntry> out;
-    for (const Row& r : rows) {
-      EC_ASSIGN_OR_RETURN(NotificationEntry e, EntryFromRow(r));
-      out.push_back(std::move(e));
-    }
-    return out;
+    return queue_.ListAs(&EntryFromRow, "task_id = ?", "created_at, id", {task_id});
   }
 
   StatusOr<int> PurgeDeliveredNotifications(int older_than_seconds, int limit) override {
@@ -143,23 +113,9 @@ class SqlNotificationOutbox final : public NotificationOutbox {
     return std::string(utf8::TruncateBytes(text, kMaxErrorBytes));
   }
 
-  // Ends a claim: `set` applies only while the row is still CLAIMED by
-  // `instance` (a claim lost to an expired lease changes nothing).
-  StatusOr<bool> Finish(int64_t id, const std::string& instance, const std::string& set,
-                        SqlParams params) {
-    params.emplace_back(id);
-    params.emplace_back(instance);
-    EC_ASSIGN_OR_RETURN(int64_t n,
-                        db_->Exec(Sql("UPDATE export_notification SET " + set +
-                                      ", lease_owner = NULL, lease_until = NULL,"
-                                      " updated_at = {NOW}"
-                                      " WHERE id = ? AND status = 'CLAIMED' AND lease_owner = ?"),
-                                  params));
-    return n == 1;
-  }
-
   std::shared_ptr<Database> db_;
   const Dialect d_;
+  const LeasedQueue queue_;
 };
 
 }  // namespace

@@ -146,7 +146,8 @@ TEST_F(ReconcilerTest, ExpiryDeletesTheFileFirstThenMarksExpired) {
   ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
   const std::string key = CommitFile(id);
   store::FileResult file{"t.csv", key, "text/csv", 5, 1};
-  ASSERT_TRUE(store_->CommitSuccess({id, 1, "me"}, file, 7).value());
+  ASSERT_EQ(store_->CommitSuccess({id, 1, "me"}, file, 7).value(),
+            store::CommitOutcome::kCommitted);
   auto reconciler = MakeReconciler();
   reconciler.RunOnce();
   EXPECT_EQ(store_->GetTask(id).value().status, TaskState::kSucceeded);
@@ -179,7 +180,8 @@ TEST_F(ReconcilerTest, TheSucceededTasksOwnFileIsKept) {
   const int64_t id = CreateTask();
   ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
   const std::string key = CommitFile(id);
-  ASSERT_TRUE(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value());
+  ASSERT_EQ(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value(),
+            store::CommitOutcome::kCommitted);
   const std::string stray = CommitFile(id);  // e.g. a superseded attempt's file
   auto reconciler = MakeReconciler();
   auto counts = reconciler.RunOnce();
@@ -194,7 +196,8 @@ TEST_F(ReconcilerTest, EachSweepReportsTheBytesTheKeptFilesHold) {
   const int64_t id = CreateTask();
   ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
   const std::string key = CommitFile(id);  // 5 bytes
-  ASSERT_TRUE(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value());
+  ASSERT_EQ(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value(),
+            store::CommitOutcome::kCommitted);
   CommitFile(id);  // a stray 5-byte file the sweep deletes
   auto reconciler = MakeReconciler();
   reconciler.RunOnce();
@@ -222,7 +225,7 @@ TEST_F(ReconcilerTest, ResendAfterRestartReturnsSentRowsOfPendingTasksWithTheSam
   const int64_t id = CreateTask();
   auto row = store_->ClaimOutbox(store_->SelectDueOutbox(10).value().at(0), "pub", 60).value();
   ASSERT_TRUE(row.has_value());
-  ASSERT_TRUE(store_->MarkOutboxSent(row->id, "pub").value());
+  ASSERT_EQ(store_->MarkOutboxSent(row->id, "pub").value(), store::MarkOutcome::kMarked);
   auto reconciler = MakeReconciler();
   EXPECT_EQ(reconciler.ResendAfterRestart(), 1);
   auto rows = store_->ListOutboxForTask(id).value();

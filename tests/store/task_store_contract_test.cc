@@ -601,7 +601,8 @@ TEST_P(TaskStoreContractTest, ClaimMissForACommandNewerThanTheTask) {
 TEST_P(TaskStoreContractTest, ClaimMissForAFinishedTask) {
   Task done = Create("alice", "orders");
   ASSERT_TRUE(Claim(done.id).claimed);
-  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(done), AFile(done.id), 7));
+  ASSERT_EQ(*store_->CommitSuccess(AttemptOf(done), AFile(done.id), 7),
+            store::CommitOutcome::kCommitted);
   EXPECT_EQ(MissOf(done.id, 1), ClaimMiss::kFinished);
 
   Task cancelled = Create("alice", "invoices");
@@ -701,14 +702,16 @@ TEST_P(TaskStoreContractTest, RenewReportsAPassedDeadline) {
 TEST_P(TaskStoreContractTest, ProgressIsStoredAndReportsACancelRequest) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
-  EXPECT_FALSE(*store_->UpdateProgress(AttemptOf(t), 100, 1000));
-  EXPECT_FALSE(*store_->UpdateProgress(AttemptOf(t), 200, std::nullopt));
+  EXPECT_EQ(*store_->UpdateProgress(AttemptOf(t), 100, 1000), store::ProgressOutcome::kContinue);
+  EXPECT_EQ(*store_->UpdateProgress(AttemptOf(t), 200, std::nullopt),
+            store::ProgressOutcome::kContinue);
   Task mid = Get(t.id);
   EXPECT_EQ(mid.processed_rows, 200);
   EXPECT_EQ(mid.total_rows, 1000);
   ASSERT_OK_AND_ASSIGN(TaskState s, store_->RequestCancel(t.id));
   EXPECT_EQ(s, TaskState::kRunning);
-  EXPECT_TRUE(*store_->UpdateProgress(AttemptOf(t), 300, std::nullopt));
+  EXPECT_EQ(*store_->UpdateProgress(AttemptOf(t), 300, std::nullopt),
+            store::ProgressOutcome::kCancelRequested);
 }
 
 TEST_P(TaskStoreContractTest, ProgressOfALostAttemptIsAConflict) {
@@ -721,8 +724,9 @@ TEST_P(TaskStoreContractTest, ProgressOfALostAttemptIsAConflict) {
 TEST_P(TaskStoreContractTest, CommitSuccessStoresTheFileAndItsExpiry) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
-  ASSERT_OK_AND_ASSIGN(bool ok, store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
-  EXPECT_TRUE(ok);
+  ASSERT_OK_AND_ASSIGN(store::CommitOutcome ok,
+                       store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(ok, store::CommitOutcome::kCommitted);
   Task done = Get(t.id);
   EXPECT_EQ(done.status, TaskState::kSucceeded);
   EXPECT_EQ(done.object_key, AFile(t.id).object_key);
@@ -741,7 +745,8 @@ TEST_P(TaskStoreContractTest, CommitFailsAfterTheVersionChanged) {
   ASSERT_TRUE(Claim(t.id).claimed);
   Shift("export_task", "lease_until", -301 * kSecond, t.id);
   ASSERT_EQ(store_->RecoverExpiredLeases(10)->size(), 1u);
-  EXPECT_FALSE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7),
+            store::CommitOutcome::kNotCommitted);
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kPending);
   EXPECT_EQ(after.dispatch_version, 2);
@@ -752,7 +757,8 @@ TEST_P(TaskStoreContractTest, CommitFailsAfterTheDeadline) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
   Shift("export_task", "execution_deadline_at", -1801 * kSecond, t.id);
-  EXPECT_FALSE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7),
+            store::CommitOutcome::kNotCommitted);
   EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
 }
 
@@ -761,9 +767,11 @@ TEST_P(TaskStoreContractTest, FinishAttemptEndsInTheGivenState) {
   ASSERT_TRUE(Claim(t.id).claimed);
   EXPECT_EQ(store_->FinishAttempt(AttemptOf(t), TaskState::kSucceeded, "X", "no").status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_FALSE(*store_->FinishAttempt(AttemptOf(t, "w2"), TaskState::kStale, "C", "m"));
-  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kStale, "CONTRACT_CHANGED",
-                                     "the SQL contract changed"));
+  EXPECT_EQ(*store_->FinishAttempt(AttemptOf(t, "w2"), TaskState::kStale, "C", "m"),
+            store::FinishOutcome::kLost);
+  ASSERT_EQ(*store_->FinishAttempt(AttemptOf(t), TaskState::kStale, "CONTRACT_CHANGED",
+                                   "the SQL contract changed"),
+            store::FinishOutcome::kFinished);
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kStale);
   EXPECT_EQ(after.failure_code, "CONTRACT_CHANGED");
@@ -779,7 +787,8 @@ TEST_P(TaskStoreContractTest, MessagesAreStoredValidAndBoundedWhateverTheirBytes
   ASSERT_TRUE(Claim(t.id).claimed);
   std::string message = "value \"SO\xFFK\" is not a DATE; ";
   while (message.size() < 3000) message += "下单日期2026年12月1日";
-  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kFailed, "INVALID_DATA", message));
+  ASSERT_EQ(*store_->FinishAttempt(AttemptOf(t), TaskState::kFailed, "INVALID_DATA", message),
+            store::FinishOutcome::kFinished);
   Task after = Get(t.id);
   ASSERT_TRUE(after.failure_message.has_value());
   EXPECT_TRUE(utf8::IsValid(*after.failure_message));
@@ -846,7 +855,8 @@ TEST_P(TaskStoreContractTest, ScheduleRetryOfALostAttemptChangesNothing) {
 TEST_P(TaskStoreContractTest, ManualRetryOfAFailedTaskStartsANewVersion) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
-  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kFailed, "BAD", "bad params"));
+  ASSERT_EQ(*store_->FinishAttempt(AttemptOf(t), TaskState::kFailed, "BAD", "bad params"),
+            store::FinishOutcome::kFinished);
   ASSERT_OK_AND_ASSIGN(Task r, store_->ManualRetry(t.id, "trace-retry"));
   EXPECT_EQ(r.status, TaskState::kPending);
   EXPECT_EQ(r.dispatch_version, 2);
@@ -899,7 +909,8 @@ TEST_P(TaskStoreContractTest, CancelOfARunningTaskSetsTheFlag) {
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kRunning);
   EXPECT_TRUE(after.cancel_requested);
-  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), TaskState::kCancelled, "CANCELLED", "by user"));
+  ASSERT_EQ(*store_->FinishAttempt(AttemptOf(t), TaskState::kCancelled, "CANCELLED", "by user"),
+            store::FinishOutcome::kFinished);
   EXPECT_EQ(store_->RequestCancel(t.id).status().code(), StatusCode::kConflict);
   EXPECT_EQ(store_->RequestCancel(777).status().code(), StatusCode::kNotFound);
 }
@@ -919,8 +930,8 @@ TEST_P(TaskStoreContractTest, PublisherClaimsADueRowOnce) {
   EXPECT_GE(*e->lease_until, Now() + 59 * kSecond);
   EXPECT_FALSE(store_->ClaimOutbox(id, "p2", 60)->has_value());
   EXPECT_TRUE(store_->SelectDueOutbox(50)->empty());
-  EXPECT_FALSE(*store_->MarkOutboxSent(id, "p2"));
-  EXPECT_TRUE(*store_->MarkOutboxSent(id, "p1"));
+  EXPECT_EQ(*store_->MarkOutboxSent(id, "p2"), store::MarkOutcome::kClaimLost);
+  EXPECT_EQ(*store_->MarkOutboxSent(id, "p1"), store::MarkOutcome::kMarked);
   OutboxEntry sent = Outbox(t.id)[0];
   EXPECT_EQ(sent.status, OutboxStatus::kSent);
   EXPECT_TRUE(sent.sent_at.has_value());
@@ -932,7 +943,8 @@ TEST_P(TaskStoreContractTest, PublisherFailureBacksOffAndKeepsTheRow) {
   int64_t id = Outbox(t.id)[0].id;
   ASSERT_TRUE(store_->ClaimOutbox(id, "p1", 60)->has_value());
   int64_t before = Now();
-  ASSERT_TRUE(*store_->MarkOutboxFailed(id, "p1", "broker down", 5 * kSecond));
+  ASSERT_EQ(*store_->MarkOutboxFailed(id, "p1", "broker down", 5 * kSecond),
+            store::MarkOutcome::kMarked);
   OutboxEntry e = Outbox(t.id)[0];
   EXPECT_EQ(e.status, OutboxStatus::kPending);
   EXPECT_EQ(e.last_error, "broker down");
@@ -973,7 +985,7 @@ TEST_P(TaskStoreContractTest, CaseBResendsAStaleSentCommandWithTheSameVersion) {
   Task t = Create();
   OutboxEntry row = Outbox(t.id)[0];
   ASSERT_TRUE(store_->ClaimOutbox(row.id, "p1", 60)->has_value());
-  ASSERT_TRUE(*store_->MarkOutboxSent(row.id, "p1"));
+  ASSERT_EQ(*store_->MarkOutboxSent(row.id, "p1"), store::MarkOutcome::kMarked);
   EXPECT_EQ(*store_->ResendStaleSentOutbox(600, 60, 20), 0);
   Shift("export_outbox", "sent_at", -601 * kSecond, t.id);
   Shift("export_task", "next_retry_at", -61 * kSecond, t.id);
@@ -991,7 +1003,7 @@ TEST_P(TaskStoreContractTest, CaseBLeavesCommandsOfRunningTasksAlone) {
   Task t = Create();
   OutboxEntry row = Outbox(t.id)[0];
   ASSERT_TRUE(store_->ClaimOutbox(row.id, "p1", 60)->has_value());
-  ASSERT_TRUE(*store_->MarkOutboxSent(row.id, "p1"));
+  ASSERT_EQ(*store_->MarkOutboxSent(row.id, "p1"), store::MarkOutcome::kMarked);
   ASSERT_TRUE(Claim(t.id).claimed);
   Shift("export_outbox", "sent_at", -601 * kSecond, t.id);
   Shift("export_task", "next_retry_at", -61 * kSecond, t.id);
@@ -1007,7 +1019,7 @@ TEST_P(TaskStoreContractTest, LeaseRecoveryRequeuesWithANewVersion) {
   ASSERT_EQ(rec.size(), 1u);
   EXPECT_EQ(rec[0].task_id, t.id);
   EXPECT_EQ(rec[0].old_version, 1);
-  EXPECT_FALSE(rec[0].failed);
+  EXPECT_EQ(rec[0].outcome, LeaseRecovery::kRequeued);
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kPending);
   EXPECT_EQ(after.dispatch_version, 2);
@@ -1028,7 +1040,7 @@ TEST_P(TaskStoreContractTest, LeaseRecoveryFailsTheTaskAtMaxAttempts) {
   Shift("export_task", "lease_until", -301 * kSecond, t.id);
   ASSERT_OK_AND_ASSIGN(std::vector<RecoveredLease> rec, store_->RecoverExpiredLeases(20));
   ASSERT_EQ(rec.size(), 1u);
-  EXPECT_TRUE(rec[0].failed);
+  EXPECT_EQ(rec[0].outcome, LeaseRecovery::kFailed);
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kFailed);
   EXPECT_EQ(after.dispatch_version, 1);
@@ -1048,7 +1060,8 @@ TEST_P(TaskStoreContractTest, StaleClaimedOutboxRowIsReleased) {
   EXPECT_FALSE(e.lease_owner.has_value());
   EXPECT_EQ(Get(t.id).dispatch_version, 1);
   EXPECT_EQ(store_->SelectDueOutbox(50)->size(), 1u);
-  EXPECT_FALSE(*store_->MarkOutboxSent(id, "p1"));  // its lease is gone
+  EXPECT_EQ(*store_->MarkOutboxSent(id, "p1"),
+            store::MarkOutcome::kClaimLost);  // its lease is gone
 }
 
 TEST_P(TaskStoreContractTest, PurgeDeletesOnlyOldSentRowsInBatches) {
@@ -1058,7 +1071,7 @@ TEST_P(TaskStoreContractTest, PurgeDeletesOnlyOldSentRowsInBatches) {
   for (int i = 0; i < 3; ++i) {
     int64_t id = Outbox(tasks[i].id)[0].id;
     ASSERT_TRUE(store_->ClaimOutbox(id, "p1", 60)->has_value());
-    ASSERT_TRUE(*store_->MarkOutboxSent(id, "p1"));
+    ASSERT_EQ(*store_->MarkOutboxSent(id, "p1"), store::MarkOutcome::kMarked);
   }
   EXPECT_EQ(*store_->PurgeSentOutbox(7 * 86400, 2), 0);  // too young
   Exec("UPDATE export_outbox SET sent_at = sent_at - ?, created_at = created_at - ?",
@@ -1073,18 +1086,18 @@ TEST_P(TaskStoreContractTest, PurgeDeletesOnlyOldSentRowsInBatches) {
 TEST_P(TaskStoreContractTest, ExpiredArtifactsAreListedAndMarked) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
-  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  ASSERT_EQ(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7), store::CommitOutcome::kCommitted);
   const std::string key = AFile(t.id).object_key;
   EXPECT_TRUE(store_->ListExpiredArtifacts(10)->empty());
-  EXPECT_FALSE(*store_->MarkExpired(t.id));
+  EXPECT_EQ(*store_->MarkExpired(t.id), store::ExpireOutcome::kNotDue);
   EXPECT_EQ(Get(t.id).object_key, key);
   Shift("export_task", "expires_at", -7 * kDay, t.id);
   ASSERT_OK_AND_ASSIGN(std::vector<ExpiredArtifact> expired, store_->ListExpiredArtifacts(10));
   ASSERT_EQ(expired.size(), 1u);
   EXPECT_EQ(expired[0].task_id, t.id);
   EXPECT_EQ(expired[0].object_key, key);
-  EXPECT_TRUE(*store_->MarkExpired(t.id));
-  EXPECT_FALSE(*store_->MarkExpired(t.id));
+  EXPECT_EQ(*store_->MarkExpired(t.id), store::ExpireOutcome::kExpired);
+  EXPECT_EQ(*store_->MarkExpired(t.id), store::ExpireOutcome::kNotDue);
   EXPECT_EQ(Get(t.id).status, TaskState::kExpired);
 }
 
@@ -1094,7 +1107,7 @@ TEST_P(TaskStoreContractTest, QuarantineIsolatesTheRowAndFailsTheTask) {
   Task t = Create();
   OutboxEntry row = Outbox(t.id)[0];
   ASSERT_TRUE(store_->ClaimOutbox(row.id, "p1", 60)->has_value());
-  ASSERT_TRUE(*store_->MarkOutboxSent(row.id, "p1"));
+  ASSERT_EQ(*store_->MarkOutboxSent(row.id, "p1"), store::MarkOutcome::kMarked);
   ASSERT_OK(store_->QuarantineCommand(t.id, 1, row.event_id, "bad JSON"));
   OutboxEntry after = Outbox(t.id)[0];
   EXPECT_EQ(after.status, OutboxStatus::kQuarantined);
@@ -1234,20 +1247,28 @@ TEST_P(TaskStoreContractTest, DownloadsAreCountedAndAuditedInOneStep) {
 TEST_P(TaskStoreContractTest, DownloadIsAuditedOncePerTaskUserAndWindow) {
   Task t = Create();
   Task other = Create("bob", "orders");
-  ASSERT_OK_AND_ASSIGN(bool first, store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
-  EXPECT_TRUE(first);
-  ASSERT_OK_AND_ASSIGN(bool again, store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
-  EXPECT_FALSE(again) << "the same user inside the window";
+  ASSERT_OK_AND_ASSIGN(store::DownloadCount first,
+                       store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
+  EXPECT_EQ(first, store::DownloadCount::kCounted);
+  ASSERT_OK_AND_ASSIGN(store::DownloadCount again,
+                       store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
+  EXPECT_EQ(again, store::DownloadCount::kWithinWindow) << "the same user inside the window";
   // Via a signed link it is still alice's download of the same file.
-  EXPECT_FALSE(*store_->RecordDownload(DownloadOf(t, "alice", "SIGNED_LINK"), 600));
-  EXPECT_TRUE(*store_->RecordDownload(DownloadOf(t, "admin", "DIRECT"), 600)) << "another user";
-  EXPECT_TRUE(*store_->RecordDownload(DownloadOf(other, "alice", "DIRECT"), 600)) << "another task";
+  EXPECT_EQ(*store_->RecordDownload(DownloadOf(t, "alice", "SIGNED_LINK"), 600),
+            store::DownloadCount::kWithinWindow);
+  EXPECT_EQ(*store_->RecordDownload(DownloadOf(t, "admin", "DIRECT"), 600),
+            store::DownloadCount::kCounted)
+      << "another user";
+  EXPECT_EQ(*store_->RecordDownload(DownloadOf(other, "alice", "DIRECT"), 600),
+            store::DownloadCount::kCounted)
+      << "another task";
   EXPECT_EQ(Get(t.id).download_count, 2);
 
   // The window passes (the row ages by the database clock): alice counts again.
   Exec("UPDATE export_download_audit SET downloaded_at = downloaded_at - ? WHERE task_id = ?",
        {int64_t{601} * kSecond, t.id});
-  EXPECT_TRUE(*store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600));
+  EXPECT_EQ(*store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600),
+            store::DownloadCount::kCounted);
   EXPECT_EQ(Get(t.id).download_count, 3);
 
   // 16 parallel calls (a download manager's ranges): one row, one count.
@@ -1261,7 +1282,7 @@ TEST_P(TaskStoreContractTest, DownloadIsAuditedOncePerTaskUserAndWindow) {
       for (int tries = 0; tries < 20; ++tries) {
         auto r = store_->RecordDownload(DownloadOf(fresh, "carol", "DIRECT"), 600);
         if (r.ok()) {
-          if (*r) ++counted;
+          if (*r == store::DownloadCount::kCounted) ++counted;
           return;
         }
         if (r.status().code() != StatusCode::kUnavailable) break;
@@ -1511,7 +1532,7 @@ TEST_P(TaskStoreContractTest, GaugesReflectTheBacklog) {
   Shift("export_task", "next_retry_at", -30 * kSecond, b.id);
   int64_t id = Outbox(b.id)[0].id;
   ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
-  ASSERT_TRUE(*store_->MarkOutboxFailed(id, "p", "down", 0));
+  ASSERT_EQ(*store_->MarkOutboxFailed(id, "p", "down", 0), store::MarkOutcome::kMarked);
   ASSERT_OK_AND_ASSIGN(TaskStore::Gauges g, store_->ReadGauges());
   EXPECT_EQ(g.outbox_pending, 2);
   EXPECT_GE(g.outbox_oldest_age_seconds, 120);
@@ -1645,7 +1666,8 @@ TEST_P(TaskStoreContractTest, CommitRefusesACancelRequestedAttempt) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
   ASSERT_EQ(*store_->RequestCancel(t.id), TaskState::kRunning);
-  EXPECT_FALSE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  EXPECT_EQ(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7),
+            store::CommitOutcome::kNotCommitted);
   EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
 }
 
@@ -1656,8 +1678,8 @@ TEST_P(TaskStoreContractTest, LeaseRecoveryOfACancelRequestedTaskEndsCancelled) 
   Shift("export_task", "lease_until", -301 * kSecond, t.id);
   ASSERT_OK_AND_ASSIGN(std::vector<RecoveredLease> recovered, store_->RecoverExpiredLeases(10));
   ASSERT_EQ(recovered.size(), 1u);
-  EXPECT_TRUE(recovered[0].cancelled);
-  EXPECT_FALSE(recovered[0].failed);
+  EXPECT_EQ(recovered[0].outcome, LeaseRecovery::kCancelled);
+  EXPECT_NE(recovered[0].outcome, LeaseRecovery::kFailed);
   EXPECT_EQ(recovered[0].export_type, "orders");
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kCancelled);
@@ -1672,7 +1694,7 @@ TEST_P(TaskStoreContractTest, ARetrysNewOutboxRowStartsAtAttemptCountZero) {
   const int64_t v1 = Outbox(t.id)[0].id;
   for (int i = 0; i < 3; ++i) {  // three failed sends of the first command
     ASSERT_TRUE(store_->ClaimOutbox(v1, "p", 60)->has_value());
-    ASSERT_TRUE(*store_->MarkOutboxFailed(v1, "p", "down", 0));
+    ASSERT_EQ(*store_->MarkOutboxFailed(v1, "p", "down", 0), store::MarkOutcome::kMarked);
   }
   ASSERT_TRUE(Claim(t.id).claimed);
   ASSERT_EQ(*store_->ScheduleRetry(AttemptOf(t), "503", 0), RetryOutcome::kRescheduled);
@@ -1735,14 +1757,16 @@ TEST_P(TaskStoreContractTest, AFailedSendDoesNotResetTheOutboxAge) {
   for (int i = 0; i < 3; ++i) {
     ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> claimed, store_->ClaimOutbox(id, "p", 60));
     ASSERT_TRUE(claimed.has_value());
-    ASSERT_OK_AND_ASSIGN(bool failed, store_->MarkOutboxFailed(id, "p", "broker down", 0));
-    ASSERT_TRUE(failed);
+    ASSERT_OK_AND_ASSIGN(store::MarkOutcome failed,
+                         store_->MarkOutboxFailed(id, "p", "broker down", 0));
+    ASSERT_EQ(failed, store::MarkOutcome::kMarked);
   }
   ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> claimed, store_->ClaimOutbox(id, "p", 60));
   ASSERT_TRUE(claimed.has_value());
   // The last failure backs off for a minute: the row is still late.
-  ASSERT_OK_AND_ASSIGN(bool failed, store_->MarkOutboxFailed(id, "p", "broker down", 60000));
-  ASSERT_TRUE(failed);
+  ASSERT_OK_AND_ASSIGN(store::MarkOutcome failed,
+                       store_->MarkOutboxFailed(id, "p", "broker down", 60000));
+  ASSERT_EQ(failed, store::MarkOutcome::kMarked);
   ASSERT_OK_AND_ASSIGN(TaskStore::Gauges down, store_->ReadGauges());
   EXPECT_GE(down.outbox_oldest_age_seconds, 300);
   EXPECT_LT(down.outbox_oldest_age_seconds, 400);
@@ -1751,7 +1775,7 @@ TEST_P(TaskStoreContractTest, AFailedSendDoesNotResetTheOutboxAge) {
   // Delivered at last, then re-sent by the reconciler (case B): due afresh.
   Shift("export_outbox", "next_retry_at", -61 * kSecond, t.id);
   ASSERT_TRUE(store_->ClaimOutbox(id, "p", 60)->has_value());
-  ASSERT_TRUE(*store_->MarkOutboxSent(id, "p"));
+  ASSERT_EQ(*store_->MarkOutboxSent(id, "p"), store::MarkOutcome::kMarked);
   Shift("export_outbox", "sent_at", -600 * kSecond, t.id);
   ASSERT_OK_AND_ASSIGN(int resent, store_->ResendStaleSentOutbox(300, 0, 10));
   ASSERT_EQ(resent, 1);
@@ -1806,7 +1830,7 @@ class NotificationOutboxContractTest : public TaskStoreContractTest {
 TEST_P(NotificationOutboxContractTest, SuccessAndExpiryEachWriteOneRowPerMatchingReceiver) {
   Task t = Running();
   ASSERT_TRUE(Notes(t.id).empty());  // creating and claiming are no ends
-  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  ASSERT_EQ(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7), store::CommitOutcome::kCommitted);
   EXPECT_EQ(Events(t.id), (std::multiset<std::string>{"all:SUCCEEDED", "orders-only:SUCCEEDED"}));
   std::vector<NotificationEntry> rows = Notes(t.id);
   // One event, one id for its receivers; each row due now, never tried.
@@ -1823,32 +1847,35 @@ TEST_P(NotificationOutboxContractTest, SuccessAndExpiryEachWriteOneRowPerMatchin
             std::string::npos);
 
   Shift("export_task", "expires_at", -8 * kDay, t.id);
-  ASSERT_TRUE(*store_->MarkExpired(t.id));
+  ASSERT_EQ(*store_->MarkExpired(t.id), store::ExpireOutcome::kExpired);
   EXPECT_EQ(Events(t.id), (std::multiset<std::string>{"all:SUCCEEDED", "orders-only:SUCCEEDED",
                                                       "all:EXPIRED", "orders-only:EXPIRED"}));
   std::set<std::string> ids;
   for (const NotificationEntry& e : Notes(t.id)) ids.insert(e.event_id);
-  EXPECT_EQ(ids.size(), 2u);                 // the expiry is an event of its own
-  EXPECT_FALSE(*store_->MarkExpired(t.id));  // a repeat ends nothing and writes nothing
+  EXPECT_EQ(ids.size(), 2u);  // the expiry is an event of its own
+  EXPECT_EQ(*store_->MarkExpired(t.id),
+            store::ExpireOutcome::kNotDue);  // a repeat ends nothing and writes nothing
   EXPECT_EQ(Notes(t.id).size(), 4u);
 }
 
 TEST_P(NotificationOutboxContractTest, EveryAttemptEndIsNotified) {
   Task failed = Running("bob");
-  ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(failed), TaskState::kFailed, "BAD_DATA", "bad"));
+  ASSERT_EQ(*store_->FinishAttempt(AttemptOf(failed), TaskState::kFailed, "BAD_DATA", "bad"),
+            store::FinishOutcome::kFinished);
   EXPECT_EQ(Events(failed.id),
             (std::multiset<std::string>{"all:FAILED", "orders-only:FAILED", "bob-only:FAILED",
                                         "failed-only:FAILED"}));
   for (TaskState end : {TaskState::kCancelled, TaskState::kStale, TaskState::kInconsistent}) {
     Task t = Running("carol", "customers");
-    ASSERT_TRUE(*store_->FinishAttempt(AttemptOf(t), end, "X", "why"));
+    ASSERT_EQ(*store_->FinishAttempt(AttemptOf(t), end, "X", "why"),
+              store::FinishOutcome::kFinished);
     EXPECT_EQ(Events(t.id),
               (std::multiset<std::string>{"all:" + std::string(task::ToString(end))}));
   }
   // An attempt that no longer holds its task ends nothing and writes nothing.
   Task lost = Running("carol", "customers");
-  EXPECT_FALSE(
-      *store_->FinishAttempt(AttemptOf(lost, "someone-else"), TaskState::kFailed, "X", ""));
+  EXPECT_EQ(*store_->FinishAttempt(AttemptOf(lost, "someone-else"), TaskState::kFailed, "X", ""),
+            store::FinishOutcome::kLost);
   EXPECT_TRUE(Notes(lost.id).empty());
 }
 
@@ -1903,7 +1930,7 @@ TEST_P(NotificationOutboxContractTest, LeaseRecoveryNotifiesTheEndsItMakes) {
 TEST_P(NotificationOutboxContractTest, WithoutRoutesNothingIsWritten) {
   store_->SetNotificationRoutes({});
   Task t = Running();
-  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  ASSERT_EQ(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7), store::CommitOutcome::kCommitted);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM export_notification"), 0);
 }
 
@@ -1914,7 +1941,7 @@ TEST_P(NotificationOutboxContractTest, NotificationRowsShareTheTransactionOfTheE
   // Rolled back together: no notification, and the task is still running.
   EXPECT_EQ(Get(t.id).status, TaskState::kRunning);
   StopFailing("export_notification");
-  ASSERT_TRUE(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
+  ASSERT_EQ(*store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7), store::CommitOutcome::kCommitted);
   EXPECT_EQ(Notes(t.id).size(), 2u);
 }
 
@@ -1934,10 +1961,11 @@ TEST_P(NotificationOutboxContractTest, ClaimRetryDeliverLifecycle) {
   // Held: neither offered nor claimable by another instance.
   EXPECT_TRUE(outbox.SelectDueNotifications(10)->empty());
   EXPECT_FALSE(outbox.ClaimNotification(due[0], "n2", 60)->has_value());
-  EXPECT_FALSE(*outbox.MarkNotificationDelivered(due[0], "n2"));
+  EXPECT_EQ(*outbox.MarkNotificationDelivered(due[0], "n2"), store::MarkOutcome::kClaimLost);
 
   // A failure waits out its back-off, keeping the same event id.
-  ASSERT_TRUE(*outbox.MarkNotificationRetry(due[0], "n1", "HTTP 503", 15 * kSecond));
+  ASSERT_EQ(*outbox.MarkNotificationRetry(due[0], "n1", "HTTP 503", 15 * kSecond),
+            store::MarkOutcome::kMarked);
   EXPECT_TRUE(outbox.SelectDueNotifications(10)->empty());
   EXPECT_FALSE(outbox.ClaimNotification(due[0], "n2", 60)->has_value());
   Shift("export_notification", "next_retry_at", -16 * kSecond, t.id);
@@ -1953,8 +1981,8 @@ TEST_P(NotificationOutboxContractTest, ClaimRetryDeliverLifecycle) {
   ASSERT_OK_AND_ASSIGN(due, outbox.SelectDueNotifications(10));
   ASSERT_EQ(due.size(), 1u);
   ASSERT_TRUE(outbox.ClaimNotification(due[0], "n3", 60)->has_value());
-  EXPECT_FALSE(*outbox.MarkNotificationDelivered(due[0], "n2"));
-  ASSERT_TRUE(*outbox.MarkNotificationDelivered(due[0], "n3"));
+  EXPECT_EQ(*outbox.MarkNotificationDelivered(due[0], "n2"), store::MarkOutcome::kClaimLost);
+  ASSERT_EQ(*outbox.MarkNotificationDelivered(due[0], "n3"), store::MarkOutcome::kMarked);
   NotificationEntry done = Notes(t.id)[0];
   EXPECT_EQ(done.status, NotificationStatus::kDelivered);
   EXPECT_EQ(done.attempt_count, 3);
@@ -1977,7 +2005,8 @@ TEST_P(NotificationOutboxContractTest, ADeadRowIsNeverSentAgainNorPurged) {
   NotificationOutbox& outbox = store_->notifications();
   int64_t id = Notes(t.id)[0].id;
   ASSERT_TRUE(outbox.ClaimNotification(id, "n1", 60)->has_value());
-  ASSERT_TRUE(*outbox.MarkNotificationDead(id, "n1", "HTTP 500 after 8 attempts"));
+  ASSERT_EQ(*outbox.MarkNotificationDead(id, "n1", "HTTP 500 after 8 attempts"),
+            store::MarkOutcome::kMarked);
   Shift("export_notification", "next_retry_at", -kDay, t.id);
   EXPECT_TRUE(outbox.SelectDueNotifications(10)->empty());
   EXPECT_FALSE(outbox.ClaimNotification(id, "n1", 60)->has_value());
@@ -2035,8 +2064,8 @@ class TenantFairnessTest : public TaskStoreContractTest {
     for (int64_t id : *due) {
       ASSERT_OK_AND_ASSIGN(std::optional<OutboxEntry> e, store_->ClaimOutbox(id, "pub", 60));
       ASSERT_TRUE(e.has_value());
-      ASSERT_OK_AND_ASSIGN(bool sent, store_->MarkOutboxSent(id, "pub"));
-      ASSERT_TRUE(sent);
+      ASSERT_OK_AND_ASSIGN(store::MarkOutcome sent, store_->MarkOutboxSent(id, "pub"));
+      ASSERT_EQ(sent, store::MarkOutcome::kMarked);
     }
   }
   ClaimResult ClaimLimited(const Task& t, int limit, const std::string& instance = "w1") {
@@ -2145,8 +2174,9 @@ TEST_P(TenantFairnessTest, AClaimOverTheTenantLimitHandsTheCommandBack) {
 
   // One of A's ends; once the back-off has passed the command is sent again
   // and claimed, as the same version.
-  ASSERT_OK_AND_ASSIGN(bool done, store_->CommitSuccess(AttemptOf(a1), AFile(a1.id), 7));
-  ASSERT_TRUE(done);
+  ASSERT_OK_AND_ASSIGN(store::CommitOutcome done,
+                       store_->CommitSuccess(AttemptOf(a1), AFile(a1.id), 7));
+  ASSERT_EQ(done, store::CommitOutcome::kCommitted);
   EXPECT_TRUE(store_->SelectDueOutbox(50)->empty());
   Shift("export_outbox", "next_retry_at", -31 * kSecond, a3.id);
   SendDue();
@@ -2168,8 +2198,9 @@ TEST_P(TenantFairnessTest, AHandBackAlsoReturnsARowThePublisherHasNotMarkedSentY
       {a2.id});
   EXPECT_EQ(ClaimLimited(a2, 1).miss, ClaimMiss::kTenantAtLimit);
   EXPECT_EQ(Outbox(a2.id)[0].status, OutboxStatus::kPending);
-  ASSERT_OK_AND_ASSIGN(bool marked, store_->MarkOutboxSent(Outbox(a2.id)[0].id, "pub"));
-  EXPECT_FALSE(marked);  // the publisher's late mark changes nothing
+  ASSERT_OK_AND_ASSIGN(store::MarkOutcome marked,
+                       store_->MarkOutboxSent(Outbox(a2.id)[0].id, "pub"));
+  EXPECT_EQ(marked, store::MarkOutcome::kClaimLost);  // the publisher's late mark changes nothing
   EXPECT_EQ(Outbox(a2.id)[0].status, OutboxStatus::kPending);
 }
 

@@ -1,0 +1,438 @@
+// SqlTaskStore's TaskCatalog role (task_catalog.h): create, read, list,
+// changes, cancel, manual retry, download audit.
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/utf8.h"
+#include "store/sql_task_store_impl.h"
+
+namespace export_center::store::sql {
+namespace {
+
+// A LIKE pattern matching `text` anywhere, with '!' as the escape character
+// ('\\' would need doubling in MySQL's string literals, '!' means the same everywhere).
+std::string ContainsPattern(const std::string& text) {
+  std::string pattern = "%";
+  for (char c : text) {
+    if (c == '!' || c == '%' || c == '_') pattern += '!';
+    pattern += c;
+  }
+  return pattern + "%";
+}
+
+// The filters the download-center page's tabs and search need
+// (docs/http-api.md#get-export-tasks--list).
+void AddListFilters(const TaskStore::ListQuery& q, std::string* where, SqlParams* params) {
+  if (!q.any_status.empty()) {
+    std::string marks;
+    for (TaskState state : q.any_status) {
+      marks += marks.empty() ? "?" : ", ?";
+      params->emplace_back(task::ToString(state));
+    }
+    *where += " AND status IN (" + marks + ")";
+  }
+  if (q.retrying) {
+    *where += *q.retrying ? " AND status = 'PENDING' AND attempt_count > 0"
+                          : " AND status = 'PENDING' AND attempt_count = 0";
+  }
+  if (q.name_contains) {
+    *where += " AND LOWER(task_name) LIKE LOWER(?) ESCAPE '!'";
+    params->emplace_back(ContainsPattern(*q.name_contains));
+  }
+}
+
+}  // namespace
+
+StatusOr<int64_t> SqlTaskStore::DatabaseNowMs() {
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT {NOW}")));
+  return rows.at(0).Int(0);
+}
+// ---- create -----------------------------------------------------------------
+
+StatusOr<std::optional<Task>> SqlTaskStore::FindDuplicate(Connection& c, const NewTask& t,
+                                                          int window_seconds) {
+  if (window_seconds <= 0) return std::optional<Task>();
+  EC_ASSIGN_OR_RETURN(
+      Rows rows,
+      c.Query(Sql(std::string("SELECT ") + kTaskColumns +
+                  " FROM export_task WHERE requested_by = ? AND export_type = ?"
+                  " AND params_hash = ? AND format = ? AND tenant_id = ? AND app_code = ?"
+                  " AND status IN " +
+                  kActive +
+                  " AND requested_at >= {NOW} - ? ORDER BY requested_at DESC, id DESC LIMIT 1"),
+              {t.requested_by, t.export_type, t.params_hash, task::ToString(t.format), t.tenant_id,
+               task::ToString(t.app_code), int64_t{window_seconds} * 1000}));
+  if (rows.empty()) return std::optional<Task>();
+  EC_ASSIGN_OR_RETURN(Task found, TaskFromRow(rows[0]));
+  return std::optional<Task>(std::move(found));
+}
+
+Status SqlTaskStore::CheckActiveLimits(Connection& c, const NewTask& t,
+                                       const CreateLimits& limits) {
+  if (limits.max_active_per_user > 0) {
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT COUNT(*) FROM export_task"
+                                                       " WHERE tenant_id = ? AND requested_by = ?"
+                                                       " AND status IN ") +
+                                               kActive,
+                                           {t.tenant_id, t.requested_by}));
+    int64_t n = rows.at(0).Int(0);
+    if (n >= limits.max_active_per_user) {
+      return LimitExceeded("you already have " + std::to_string(n) +
+                           " active export tasks; wait for one to finish");
+    }
+  }
+  if (limits.max_active_per_type > 0) {
+    // Global per type: the limit protects the business service behind it.
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT COUNT(*) FROM export_task"
+                                                       " WHERE export_type = ? AND status IN ") +
+                                               kActive,
+                                           {t.export_type}));
+    int64_t n = rows.at(0).Int(0);
+    if (n >= limits.max_active_per_type) {
+      return LimitExceeded("export type " + t.export_type + " already has " + std::to_string(n) +
+                           " active tasks; try again in a few minutes");
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateLimits& limits) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  CreateResult result;
+  Status status = Write([&](Connection& c) -> Status {
+    // Every create serialises on this one row (docs/task-lifecycle.md#creating-a-task):
+    // the duplicate check and the COUNTs below cannot be passed by two creators at once.
+    EC_ASSIGN_OR_RETURN(Rows guard, c.Query(Sql("SELECT name FROM export_task_guard"
+                                                " WHERE name = 'GLOBAL_CREATE'{FOR_UPDATE}")));
+    if (guard.empty()) return Internal("guard row GLOBAL_CREATE is missing; run migrate");
+    EC_ASSIGN_OR_RETURN(std::optional<Task> dup,
+                        FindDuplicate(c, nt, limits.dedupe_window_seconds));
+    if (dup) {
+      result = {std::move(*dup), true};
+      return Status::Ok();
+    }
+    EC_RETURN_IF_ERROR(CheckActiveLimits(c, nt, limits));
+    const int64_t id = NewId();
+    EC_RETURN_IF_ERROR(
+        c.Exec(Sql("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
+                   " task_name, format, parameters_json, params_hash, status, processed_rows,"
+                   " dispatch_version, attempt_count, max_attempts, next_retry_at,"
+                   " cancel_requested, contract_version, download_count, requested_at,"
+                   " updated_at)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, 1, 0, ?, {NOW}, 0, ?, 0,"
+                   " {NOW}, {NOW})"),
+               {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
+                nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
+                nt.max_attempts, nt.contract_version})
+            .status());
+    EC_ASSIGN_OR_RETURN(Task created, ReadExistingTask(c, id));
+    EC_RETURN_IF_ERROR(InsertCommandOrFail(c, created, nt.trace_id));
+    result = {std::move(created), false};
+    return Status::Ok();
+  });
+  if (!status.ok()) return status;
+  return result;
+}
+
+StatusOr<Task> SqlTaskStore::GetTask(int64_t task_id) {
+  Task t;
+  EC_RETURN_IF_ERROR(db_->WithConnection([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(t, ReadExistingTask(c, task_id));
+    return Status::Ok();
+  }));
+  return t;
+}
+
+StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
+  std::string where = " WHERE tenant_id = ? AND app_code = ?";
+  SqlParams params = {q.tenant_id, task::ToString(q.app_code)};
+  if (q.requested_by) {
+    where += " AND requested_by = ?";
+    params.emplace_back(*q.requested_by);
+  }
+  if (q.status) {
+    where += " AND status = ?";
+    params.emplace_back(task::ToString(*q.status));
+  }
+  if (q.export_type) {
+    where += " AND export_type = ?";
+    params.emplace_back(*q.export_type);
+  }
+  AddListFilters(q, &where, &params);
+  const int64_t size = std::clamp(q.size, 1, 100);
+  const int64_t page = std::max(q.page, 1);
+  ListPage out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out = ListPage();
+    EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
+    out.total = count.at(0).Int(0);
+    SqlParams page_params = params;
+    page_params.emplace_back(size);
+    page_params.emplace_back((page - 1) * size);
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
+                               " ORDER BY requested_at DESC, id DESC"
+                               " LIMIT ? OFFSET ?",
+                           page_params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
+      out.records.push_back(std::move(t));
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+// The WHERE of ListChangedTasks and ListChangeKeys, and its parameters. The
+// keyset bounds are written as a range on updated_at plus a tie-break on id,
+// not as a row-value comparison: "updated_at >= ? AND (updated_at > ? OR id
+// > ?)" is a range scan of the (updated_at, id) index on SQLite, PostgreSQL
+// and MySQL/MariaDB alike (MariaDB does not use an index for row values).
+namespace {
+
+std::string ChangeWhere(const TaskStore::ChangeQuery& q, SqlParams* params) {
+  std::string where;
+  if (q.after_id) {
+    where = " WHERE updated_at >= ? AND (updated_at > ? OR id > ?)";
+    *params = {q.updated_after_ms, q.updated_after_ms, *q.after_id};
+  } else {
+    where = " WHERE updated_at > ?";
+    *params = {q.updated_after_ms};
+  }
+  if (q.up_to) {
+    where += " AND updated_at <= ? AND (updated_at < ? OR id <= ?)";
+    params->emplace_back(q.up_to->updated_at);
+    params->emplace_back(q.up_to->updated_at);
+    params->emplace_back(q.up_to->id);
+  }
+  if (q.tenant_id) {
+    where += " AND tenant_id = ? AND app_code = ?";
+    params->emplace_back(*q.tenant_id);
+    params->emplace_back(task::ToString(q.app_code));
+    if (q.requested_by) {
+      where += " AND requested_by = ?";
+      params->emplace_back(*q.requested_by);
+    }
+  }
+  params->emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
+  return where + " ORDER BY updated_at, id LIMIT ?";
+}
+
+}  // namespace
+
+StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
+  SqlParams params;
+  const std::string where = ChangeWhere(q, &params);
+  std::vector<Task> out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out.clear();
+    EC_ASSIGN_OR_RETURN(
+        Rows rows,
+        c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where, params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
+      out.push_back(std::move(t));
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+StatusOr<std::vector<TaskStore::ChangeKey>> SqlTaskStore::ListChangeKeys(const ChangeQuery& q) {
+  SqlParams params;
+  const std::string where = ChangeWhere(q, &params);
+  EC_ASSIGN_OR_RETURN(Rows rows,
+                      db_->Query("SELECT updated_at, id FROM export_task" + where, params));
+  std::vector<ChangeKey> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back({r.Int(0), r.Int(1)});
+  return out;
+}
+
+StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
+  TaskState result = TaskState::kPending;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
+    if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
+    if (t->status == TaskState::kPending) {
+      EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED',"
+                                                " completed_at = {NOW}, updated_at = {NOW}"
+                                                " WHERE id = ? AND status = 'PENDING'"),
+                                            {task_id}));
+      if (n != 1) return Unavailable("task changed while cancelling; retry");
+      EC_RETURN_IF_ERROR(NotifyEnded(c, task_id));
+      result = TaskState::kCancelled;
+      return Status::Ok();
+    }
+    if (t->status == TaskState::kRunning) {
+      // The worker checks the flag at every page and ends CANCELLED itself.
+      EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_task SET cancel_requested = 1,"
+                                    " updated_at = {NOW} WHERE id = ? AND status = 'RUNNING'"),
+                                {task_id})
+                             .status());
+      result = TaskState::kRunning;
+      return Status::Ok();
+    }
+    return Conflict("the task is " + std::string(task::ToString(t->status)) +
+                    "; only pending or running tasks can be cancelled");
+  }));
+  return result;
+}
+
+StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& trace_id) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  Task result;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
+    if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
+    if (!task::CanManualRetry(t->status)) {
+      return Conflict("the task is " + std::string(task::ToString(t->status)) +
+                      "; only failed, cancelled or inconsistent tasks can be retried");
+    }
+    // A retry is a new execution attempt: version+1, counters and the previous
+    // result cleared (docs/task-lifecycle.md#manual-retry).
+    EC_ASSIGN_OR_RETURN(
+        int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
+                              " dispatch_version = dispatch_version + 1, attempt_count = 0,"
+                              " next_retry_at = {NOW}, cancel_requested = 0, failure_code = NULL,"
+                              " failure_message = NULL, processed_rows = 0, total_rows = NULL,"
+                              " started_at = NULL, completed_at = NULL, expires_at = NULL,"
+                              " file_name = NULL, object_key = NULL, content_type = NULL,"
+                              " size_bytes = NULL, lease_owner = NULL, lease_until = NULL,"
+                              " execution_deadline_at = NULL, updated_at = {NOW}"
+                              " WHERE id = ? AND dispatch_version = ?"
+                              " AND status IN ('FAILED', 'CANCELLED', 'INCONSISTENT')"),
+                          {task_id, t->dispatch_version}));
+    if (n != 1) return Unavailable("task changed while retrying; retry");
+    EC_ASSIGN_OR_RETURN(result, ReadExistingTask(c, task_id));
+    return InsertCommandOrFail(c, result, trace_id);
+  }));
+  return result;
+}
+
+StatusOr<DownloadCount> SqlTaskStore::RecordDownload(const DownloadRecord& d, int window_seconds) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  // The column widths are the limits; the API cuts first, this is the backstop.
+  auto cut = [](const std::string& text, size_t bytes) {
+    return std::string(utf8::TruncateBytes(text, bytes));
+  };
+  const std::string user = cut(d.user, 128);
+  DownloadCount counted = DownloadCount::kWithinWindow;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    counted = DownloadCount::kWithinWindow;
+    // The task row's lock serialises every audit of this task: a second
+    // caller waits here and then sees the first one's committed row (every
+    // write transaction reads committed data, docs/store.md), so parallel
+    // ranges of one download count once.
+    EC_ASSIGN_OR_RETURN(
+        Rows task,
+        c.Query(Sql("SELECT id FROM export_task WHERE id = ?{FOR_UPDATE}"), {d.task_id}));
+    if (task.empty()) {
+      return NotFound("export task " + std::to_string(d.task_id) + " does not exist");
+    }
+    if (window_seconds > 0) {
+      EC_ASSIGN_OR_RETURN(
+          Rows seen,
+          c.Query(Sql("SELECT COUNT(*) FROM export_download_audit"
+                      " WHERE task_id = ? AND user_id = ? AND downloaded_at > {NOW} - ?"),
+                  {d.task_id, user, int64_t{window_seconds} * 1000}));
+      if (!seen.empty() && seen[0].Int(0) > 0) return Status::Ok();
+    }
+    // updated_at too: the count is shown live (task events poll updated_at).
+    EC_RETURN_IF_ERROR(c.Exec(Sql("UPDATE export_task SET download_count ="
+                                  " download_count + 1, last_downloaded_at = {NOW},"
+                                  " updated_at = {NOW} WHERE id = ?"),
+                              {d.task_id})
+                           .status());
+    EC_RETURN_IF_ERROR(
+        c.Exec(Sql("INSERT INTO export_download_audit (id, task_id, tenant_id, app_code, user_id,"
+                   " export_type, via, served_by, client_address, user_agent, request_id,"
+                   " downloaded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {NOW})"),
+               {NewId(), d.task_id, cut(d.tenant_id, 64), task::ToString(d.app_code), user,
+                cut(d.export_type, 128), d.via, d.served_by, cut(d.client_address, 64),
+                cut(d.user_agent, 512), cut(d.request_id, 64)})
+            .status());
+    counted = DownloadCount::kCounted;
+    return Status::Ok();
+  }));
+  return counted;
+}
+
+namespace {
+
+constexpr char kAuditColumns[] =
+    "id, task_id, tenant_id, app_code, user_id, export_type, via, served_by, client_address,"
+    " user_agent, request_id, downloaded_at";
+
+StatusOr<DownloadAuditEntry> AuditFromRow(const Row& r) {
+  DownloadAuditEntry e;
+  e.id = r.Int(0);
+  e.record.task_id = r.Int(1);
+  e.record.tenant_id = r.Text(2);
+  auto app = task::ParseAppCode(r.Text(3));
+  if (!app)
+    return Internal("export_download_audit " + std::to_string(e.id) + " has a bad app_code");
+  e.record.app_code = *app;
+  e.record.user = r.Text(4);
+  e.record.export_type = r.Text(5);
+  e.record.via = r.Text(6);
+  e.record.served_by = r.Text(7);
+  e.record.client_address = r.Text(8);
+  e.record.user_agent = r.Text(9);
+  e.record.request_id = r.Text(10);
+  e.downloaded_at = r.Int(11);
+  return e;
+}
+
+}  // namespace
+
+StatusOr<DownloadAuditPage> SqlTaskStore::ListDownloadAudit(const DownloadAuditQuery& q) {
+  std::string where = " WHERE tenant_id = ? AND app_code = ?";
+  SqlParams params = {q.tenant_id, task::ToString(q.app_code)};
+  if (q.task_id) {
+    where += " AND task_id = ?";
+    params.emplace_back(*q.task_id);
+  }
+  if (q.user) {
+    where += " AND user_id = ?";
+    params.emplace_back(*q.user);
+  }
+  if (q.from_ms) {
+    where += " AND downloaded_at >= ?";
+    params.emplace_back(*q.from_ms);
+  }
+  if (q.to_ms) {
+    where += " AND downloaded_at < ?";
+    params.emplace_back(*q.to_ms);
+  }
+  const int64_t size = std::clamp(q.size, 1, 100);
+  const int64_t page = std::max(q.page, 1);
+  DownloadAuditPage out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out = DownloadAuditPage();
+    EC_ASSIGN_OR_RETURN(Rows count,
+                        c.Query("SELECT COUNT(*) FROM export_download_audit" + where, params));
+    out.total = count.at(0).Int(0);
+    SqlParams page_params = params;
+    page_params.emplace_back(size);
+    page_params.emplace_back((page - 1) * size);
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT ") + kAuditColumns +
+                                               " FROM export_download_audit" + where +
+                                               " ORDER BY downloaded_at DESC, id DESC"
+                                               " LIMIT ? OFFSET ?",
+                                           page_params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(DownloadAuditEntry e, AuditFromRow(r));
+      out.records.push_back(std::move(e));
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+}  // namespace export_center::store::sql

@@ -1,0 +1,235 @@
+// SqlTaskStore's TaskMaintenance role (the reconciler's duties) and its
+// CommandQuarantine role (the DLQ handler's), task_maintenance.h.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/sql_task_store_impl.h"
+
+namespace export_center::store::sql {
+
+// ---- reconciler ---------------------------------------------------------------
+
+StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  int inserted = 0;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    inserted = 0;
+    // No status filter in NOT EXISTS: a QUARANTINED row must block it too
+    // (docs/task-lifecycle.md#reconciler-duties, case A).
+    EC_ASSIGN_OR_RETURN(
+        Rows rows,
+        c.Query(Sql("SELECT t.id, t.dispatch_version, t.export_type FROM export_task t"
+                    " WHERE t.status = 'PENDING' AND t.next_retry_at <= {NOW} - ?"
+                    " AND NOT EXISTS (SELECT 1 FROM export_outbox o"
+                    " WHERE o.task_id = t.id AND o.dispatch_version = t.dispatch_version)"
+                    " ORDER BY t.next_retry_at, t.id LIMIT ?"),
+                {int64_t{grace_seconds} * 1000, limit}));
+    for (const Row& r : rows) {
+      // Same version, new event id; the unique key makes a concurrent
+      // reconciler's insert a no-op.
+      EC_ASSIGN_OR_RETURN(
+          int64_t n, InsertCommand(c, r.Int(0), static_cast<int32_t>(r.Int(1)), r.Text(2), ""));
+      inserted += static_cast<int>(n);
+    }
+    return Status::Ok();
+  }));
+  return inserted;
+}
+
+StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
+                                                  int limit) {
+  // Same row, same version (docs/dispatch.md#re-sending-keeps-the-version): a
+  // re-send never changes the version, so a command that merely waited in a long
+  // queue is not starved. It was delivered once, so it is due afresh from now.
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
+      db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
+                    " due_since = {NOW}, lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                    " WHERE status = 'SENT' AND id IN (SELECT id FROM ("
+                    "SELECT o.id FROM export_outbox o JOIN export_task t"
+                    " ON t.id = o.task_id AND t.dispatch_version = o.dispatch_version"
+                    " WHERE o.status = 'SENT' AND o.sent_at <= {NOW} - ?"
+                    " AND t.status = 'PENDING' AND t.next_retry_at <= {NOW} - ?"
+                    " ORDER BY o.id LIMIT ?) picked)"),
+                {int64_t{sent_stale_seconds} * 1000, int64_t{grace_seconds} * 1000, limit}));
+  return static_cast<int>(n);
+}
+
+Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out) {
+  RecoveredLease rec;
+  rec.task_id = row.Int(0);
+  rec.old_version = static_cast<int32_t>(row.Int(1));
+  rec.outcome = row.Int(6) != 0            ? LeaseRecovery::kCancelled
+                : row.Int(2) >= row.Int(3) ? LeaseRecovery::kFailed
+                                           : LeaseRecovery::kRequeued;
+  rec.object_key = row.OptText(4);
+  rec.export_type = row.Text(5);
+  int64_t n = 0;
+  if (rec.outcome == LeaseRecovery::kCancelled) {
+    // The user asked to stop: a dead worker is no reason to run it again.
+    EC_ASSIGN_OR_RETURN(n,
+                        c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED', failure_code = ?,"
+                                   " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                                   " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
+                                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                                   " AND lease_until <= {NOW}"),
+                               {kCodeCancelled, kCancelledMessage, rec.task_id, rec.old_version}));
+  } else if (rec.outcome == LeaseRecovery::kFailed) {
+    EC_ASSIGN_OR_RETURN(
+        n, c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
+                      " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                      " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
+                      " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                      " AND lease_until <= {NOW}"),
+                  {kCodeLeaseLost,
+                   "the export worker stopped responding and the maximum number of attempts "
+                   "was reached",
+                   rec.task_id, rec.old_version}));
+  } else {
+    // The execution really failed, so this is a new attempt: version+1, and
+    // the old worker can no longer commit if it comes back
+    // (docs/task-lifecycle.md#lease-recovery).
+    EC_ASSIGN_OR_RETURN(
+        n,
+        c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
+                   " dispatch_version = dispatch_version + 1, next_retry_at = {NOW},"
+                   " lease_owner = NULL, lease_until = NULL, execution_deadline_at = NULL,"
+                   " processed_rows = 0, total_rows = NULL, object_key = NULL,"
+                   " failure_message = ?, updated_at = {NOW}"
+                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
+                   " AND lease_until <= {NOW}"),
+               {"the export worker stopped responding; retrying", rec.task_id, rec.old_version}));
+    if (n == 1) {
+      Task next;
+      next.id = rec.task_id;
+      next.dispatch_version = rec.old_version + 1;
+      next.export_type = row.Text(5);
+      EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
+    }
+  }
+  if (n == 1 && rec.outcome != LeaseRecovery::kRequeued) {
+    EC_RETURN_IF_ERROR(NotifyEnded(c, rec.task_id));
+  }
+  if (n == 1) out->push_back(std::move(rec));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int limit) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  std::vector<RecoveredLease> out;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    out.clear();
+    EC_ASSIGN_OR_RETURN(
+        Rows rows,
+        c.Query(Sql("SELECT id, dispatch_version, attempt_count, max_attempts, object_key,"
+                    " export_type, cancel_requested FROM export_task"
+                    " WHERE status = 'RUNNING' AND lease_until <= {NOW}"
+                    " ORDER BY lease_until, id LIMIT ?"),
+                {limit}));
+    for (const Row& r : rows) EC_RETURN_IF_ERROR(RecoverOne(c, r, &out));
+    return Status::Ok();
+  }));
+  return out;
+}
+
+StatusOr<int> SqlTaskStore::ReleaseStaleClaimedOutbox(int limit) {
+  // Delivery-side recovery only: the task's version is untouched.
+  EC_ASSIGN_OR_RETURN(
+      int64_t n, db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
+                               " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                               " WHERE status = 'CLAIMED' AND lease_until <= {NOW} AND id IN ("
+                               "SELECT id FROM (SELECT id FROM export_outbox"
+                               " WHERE status = 'CLAIMED' AND lease_until <= {NOW}"
+                               " ORDER BY id LIMIT ?) picked)"),
+                           {limit}));
+  return static_cast<int>(n);
+}
+
+StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int limit) {
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT id, object_key FROM export_task"
+                                                " WHERE status = 'SUCCEEDED'"
+                                                " AND expires_at <= {NOW}"
+                                                " ORDER BY expires_at, id LIMIT ?"),
+                                            {limit}));
+  std::vector<ExpiredArtifact> out;
+  for (const Row& r : rows) out.push_back({r.Int(0), r.Text(1)});
+  return out;
+}
+
+StatusOr<ExpireOutcome> SqlTaskStore::MarkExpired(int64_t task_id) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  bool expired = false;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'EXPIRED',"
+                                              " updated_at = {NOW}"
+                                              " WHERE id = ? AND status = 'SUCCEEDED'"
+                                              " AND expires_at <= {NOW}"),
+                                          {task_id}));
+    expired = n == 1;
+    return expired ? NotifyEnded(c, task_id) : Status::Ok();
+  }));
+  return expired ? ExpireOutcome::kExpired : ExpireOutcome::kNotDue;
+}
+
+StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
+  // Only SENT rows: PENDING and CLAIMED are commands not yet delivered, and
+  // QUARANTINED rows are the audit trail of a poison message.
+  EC_ASSIGN_OR_RETURN(int64_t n,
+                      db_->Exec(Sql("DELETE FROM export_outbox WHERE status = 'SENT' AND id IN ("
+                                    "SELECT id FROM (SELECT id FROM export_outbox"
+                                    " WHERE status = 'SENT' AND sent_at <= {NOW} - ?"
+                                    " ORDER BY id LIMIT ?) picked)"),
+                                {int64_t{older_than_seconds} * 1000, limit}));
+  return static_cast<int>(n);
+}
+
+// ---- dead letters -------------------------------------------------------------
+
+Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version,
+                                       const std::string& event_id, const std::string& reason) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
+  // Both updates change exactly one row or the transaction rolls back
+  // (docs/task-lifecycle.md#dead-letters-and-quarantine): a QUARANTINED row
+  // beside a task left PENDING would strand the task, since the reconciler no
+  // longer re-sends it.
+  return Write([&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n, c.Exec(Sql("UPDATE export_outbox SET status = 'QUARANTINED', last_error = ?,"
+                              " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                              " WHERE event_id = ? AND task_id = ? AND dispatch_version = ?"
+                              " AND status IN ('SENT', 'PENDING', 'CLAIMED')"),
+                          {Truncate("quarantined by the DLQ handler: " + reason), event_id, task_id,
+                           dispatch_version}));
+    const std::string what = "event " + event_id + " of task " + std::to_string(task_id) +
+                             " version " + std::to_string(dispatch_version);
+    if (n == 0) {
+      EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT COUNT(*) FROM export_outbox"
+                                             " WHERE event_id = ? AND task_id = ?"
+                                             " AND dispatch_version = ? AND status = 'QUARANTINED'",
+                                             {event_id, task_id, dispatch_version}));
+      if (rows.at(0).Int(0) > 0) return Status::Ok();  // a repeat of an earlier quarantine
+      // An old or foreign message must never quarantine the current version.
+      return Conflict("no outbox row for " + what + "; an old or foreign message");
+    }
+    // Only a PENDING task of that version: a command that never decoded cannot
+    // have started an attempt, and a RUNNING one belongs to someone else.
+    EC_ASSIGN_OR_RETURN(
+        int64_t failed,
+        c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
+                   " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                   " lease_until = NULL, updated_at = {NOW}"
+                   " WHERE id = ? AND dispatch_version = ? AND status = 'PENDING'"),
+               {kCodeQuarantined,
+                "the export command message was corrupt; please start the export again", task_id,
+                dispatch_version}));
+    if (failed != 1) {
+      return Conflict("task of " + what +
+                      " is no longer PENDING at that version; nothing quarantined");
+    }
+    return NotifyEnded(c, task_id);
+  });
+}
+
+}  // namespace export_center::store::sql

@@ -1,0 +1,92 @@
+// The row mapping shared by SqlTaskStore's files (sql_task_store_impl.h).
+
+#include <optional>
+#include <string>
+
+#include "common/utf8.h"
+#include "store/sql_task_store_impl.h"
+
+namespace export_center::store::sql {
+namespace {
+
+std::optional<OutboxStatus> ParseOutboxStatus(const std::string& text) {
+  for (auto s : {OutboxStatus::kPending, OutboxStatus::kClaimed, OutboxStatus::kSent,
+                 OutboxStatus::kQuarantined}) {
+    if (ToString(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string Truncate(const std::string& text) { return utf8::Excerpt(text, kMaxMessageBytes); }
+
+StatusOr<Task> TaskFromRow(const Row& r) {
+  if (r.size() < kTaskColumnCount) return Internal("export_task row has too few columns");
+  Task t;
+  t.id = r.Int(kId);
+  t.tenant_id = r.Text(kTenant);
+  auto app = task::ParseAppCode(r.Text(kAppCode));
+  auto format = task::ParseFileFormat(r.Text(kFormat));
+  auto status = task::ParseTaskState(r.Text(kStatus));
+  if (!app || !format || !status) {
+    return Internal("export_task " + std::to_string(t.id) +
+                    " has an unknown app_code, format or status");
+  }
+  t.app_code = *app;
+  t.requested_by = r.Text(kRequestedBy);
+  t.export_type = r.Text(kExportType);
+  t.task_name = r.Text(kTaskName);
+  t.format = *format;
+  t.parameters_json = r.Text(kParams);
+  t.params_hash = r.Text(kParamsHash);
+  t.status = *status;
+  t.file_name = r.OptText(kFileName);
+  t.object_key = r.OptText(kObjectKey);
+  t.content_type = r.OptText(kContentType);
+  t.size_bytes = r.OptInt(kSizeBytes);
+  t.total_rows = r.OptInt(kTotalRows);
+  t.processed_rows = r.Int(kProcessedRows);
+  t.failure_code = r.OptText(kFailureCode);
+  t.failure_message = r.OptText(kFailureMessage);
+  t.dispatch_version = static_cast<int32_t>(r.Int(kVersion));
+  t.attempt_count = static_cast<int32_t>(r.Int(kAttemptCount));
+  t.max_attempts = static_cast<int32_t>(r.Int(kMaxAttempts));
+  t.next_retry_at = r.Int(kNextRetryAt);
+  t.lease_owner = r.OptText(kLeaseOwner);
+  t.lease_until = r.OptInt(kLeaseUntil);
+  t.last_heartbeat_at = r.OptInt(kHeartbeat);
+  t.execution_deadline_at = r.OptInt(kDeadline);
+  t.cancel_requested = r.Int(kCancelRequested) != 0;
+  t.contract_version = r.OptText(kContractVersion);
+  t.download_count = r.Int(kDownloadCount);
+  t.last_downloaded_at = r.OptInt(kLastDownloadedAt);
+  t.requested_at = r.Int(kRequestedAt);
+  t.started_at = r.OptInt(kStartedAt);
+  t.completed_at = r.OptInt(kCompletedAt);
+  t.expires_at = r.OptInt(kExpiresAt);
+  t.updated_at = r.Int(kUpdatedAt);
+  return t;
+}
+
+StatusOr<OutboxEntry> OutboxFromRow(const Row& r) {
+  OutboxEntry e;
+  e.id = r.Int(0);
+  e.event_id = r.Text(1);
+  e.task_id = r.Int(2);
+  e.dispatch_version = static_cast<int32_t>(r.Int(3));
+  e.payload_json = r.Text(4);
+  auto status = ParseOutboxStatus(r.Text(5));
+  if (!status) return Internal("export_outbox " + std::to_string(e.id) + " has an unknown status");
+  e.status = *status;
+  e.attempt_count = static_cast<int32_t>(r.Int(6));
+  e.next_retry_at = r.Int(7);
+  e.lease_owner = r.OptText(8);
+  e.lease_until = r.OptInt(9);
+  e.sent_at = r.OptInt(10);
+  e.last_error = r.OptText(11);
+  e.created_at = r.Int(12);
+  return e;
+}
+
+}  // namespace export_center::store::sql

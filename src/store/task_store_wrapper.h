@@ -1,0 +1,146 @@
+#pragma once
+// TaskStoreWrapper: a TaskStore that forwards every call to a target store
+// (leveldb's EnvWrapper). A test fake derives from it and overrides only the
+// methods it breaks, so adding a store method touches this file alone.
+//
+// Thread-safety: that of the target. The target is not owned and must
+// outlive the wrapper.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/task_store.h"
+
+namespace export_center::store {
+
+class TaskStoreWrapper : public TaskStore {
+ public:
+  explicit TaskStoreWrapper(TaskStore* target) : target_(target) {}
+
+  TaskStore* target() const { return target_; }
+
+  // ---- TaskReader / TaskCatalog ----
+  StatusOr<task::Task> GetTask(int64_t task_id) override { return target_->GetTask(task_id); }
+  StatusOr<int64_t> DatabaseNowMs() override { return target_->DatabaseNowMs(); }
+  StatusOr<CreateResult> CreateTask(const NewTask& task, const CreateLimits& limits) override {
+    return target_->CreateTask(task, limits);
+  }
+  StatusOr<ListPage> ListTasks(const ListQuery& query) override {
+    return target_->ListTasks(query);
+  }
+  StatusOr<std::vector<task::Task>> ListChangedTasks(const ChangeQuery& query) override {
+    return target_->ListChangedTasks(query);
+  }
+  StatusOr<std::vector<ChangeKey>> ListChangeKeys(const ChangeQuery& query) override {
+    return target_->ListChangeKeys(query);
+  }
+  StatusOr<task::TaskState> RequestCancel(int64_t task_id) override {
+    return target_->RequestCancel(task_id);
+  }
+  StatusOr<task::Task> ManualRetry(int64_t task_id, const std::string& trace_id) override {
+    return target_->ManualRetry(task_id, trace_id);
+  }
+  StatusOr<DownloadCount> RecordDownload(const DownloadRecord& download,
+                                         int window_seconds) override {
+    return target_->RecordDownload(download, window_seconds);
+  }
+  StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) override {
+    return target_->ListDownloadAudit(query);
+  }
+
+  // ---- CommandOutbox ----
+  StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override {
+    return target_->SelectDueOutbox(limit);
+  }
+  StatusOr<std::optional<OutboxEntry>> ClaimOutbox(int64_t outbox_id, const std::string& instance,
+                                                   int lease_seconds) override {
+    return target_->ClaimOutbox(outbox_id, instance, lease_seconds);
+  }
+  StatusOr<MarkOutcome> MarkOutboxSent(int64_t outbox_id, const std::string& instance) override {
+    return target_->MarkOutboxSent(outbox_id, instance);
+  }
+  StatusOr<MarkOutcome> MarkOutboxFailed(int64_t outbox_id, const std::string& instance,
+                                         const std::string& error, int64_t backoff_ms) override {
+    return target_->MarkOutboxFailed(outbox_id, instance, error, backoff_ms);
+  }
+  StatusOr<std::vector<OutboxEntry>> ListOutboxForTask(int64_t task_id) override {
+    return target_->ListOutboxForTask(task_id);
+  }
+
+  // ---- AttemptLedger ----
+  StatusOr<ClaimResult> ClaimTask(const ClaimRequest& request) override {
+    return target_->ClaimTask(request);
+  }
+  StatusOr<RenewOutcome> RenewLease(const Attempt& attempt, int lease_seconds) override {
+    return target_->RenewLease(attempt, lease_seconds);
+  }
+  StatusOr<ProgressOutcome> UpdateProgress(const Attempt& attempt, int64_t processed_rows,
+                                           std::optional<int64_t> total_rows) override {
+    return target_->UpdateProgress(attempt, processed_rows, total_rows);
+  }
+  StatusOr<CommitOutcome> CommitSuccess(const Attempt& attempt, const FileResult& file,
+                                        int retention_days) override {
+    return target_->CommitSuccess(attempt, file, retention_days);
+  }
+  StatusOr<FinishOutcome> FinishAttempt(const Attempt& attempt, task::TaskState to_state,
+                                        const std::string& failure_code,
+                                        const std::string& message) override {
+    return target_->FinishAttempt(attempt, to_state, failure_code, message);
+  }
+  StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
+                                       int64_t backoff_ms) override {
+    return target_->ScheduleRetry(attempt, message, backoff_ms);
+  }
+  StatusOr<std::string> PinContractVersion(const Attempt& attempt,
+                                           const std::string& version) override {
+    return target_->PinContractVersion(attempt, version);
+  }
+
+  // ---- TaskMaintenance ----
+  StatusOr<int> RedispatchMissingOutbox(int grace_seconds, int limit) override {
+    return target_->RedispatchMissingOutbox(grace_seconds, limit);
+  }
+  StatusOr<int> ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
+                                      int limit) override {
+    return target_->ResendStaleSentOutbox(sent_stale_seconds, grace_seconds, limit);
+  }
+  StatusOr<std::vector<RecoveredLease>> RecoverExpiredLeases(int limit) override {
+    return target_->RecoverExpiredLeases(limit);
+  }
+  StatusOr<int> ReleaseStaleClaimedOutbox(int limit) override {
+    return target_->ReleaseStaleClaimedOutbox(limit);
+  }
+  StatusOr<std::vector<ExpiredArtifact>> ListExpiredArtifacts(int limit) override {
+    return target_->ListExpiredArtifacts(limit);
+  }
+  StatusOr<ExpireOutcome> MarkExpired(int64_t task_id) override {
+    return target_->MarkExpired(task_id);
+  }
+  StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override {
+    return target_->PurgeSentOutbox(older_than_seconds, limit);
+  }
+
+  // ---- CommandQuarantine ----
+  Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
+                           const std::string& reason) override {
+    return target_->QuarantineCommand(task_id, dispatch_version, event_id, reason);
+  }
+
+  // ---- StoreAdmin ----
+  Status Migrate() override { return target_->Migrate(); }
+  Status CheckGuardRow() override { return target_->CheckGuardRow(); }
+  StatusOr<SchemaVersions> ReadSchemaVersions() override { return target_->ReadSchemaVersions(); }
+  void SetNotificationRoutes(std::vector<NotificationRoute> routes) override {
+    target_->SetNotificationRoutes(std::move(routes));
+  }
+  NotificationOutbox& notifications() override { return target_->notifications(); }
+  StatusOr<Gauges> ReadGauges() override { return target_->ReadGauges(); }
+
+ private:
+  TaskStore* const target_;
+};
+
+}  // namespace export_center::store
