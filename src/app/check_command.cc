@@ -52,7 +52,7 @@ class Redactor {
     AddCredentialsIn(c.database.postgres.url);
     AddCredentialsIn(c.database.mysql.url);
     for (const auto& [name, ds] : c.datasources) AddCredentialsIn(ds.url);
-    for (const dispatch::WebhookReceiver& r : c.notifications.receivers) Add(r.secret);
+    for (const notify::WebhookReceiver& r : c.notifications.receivers) Add(r.secret);
   }
   void Add(const std::string& secret) {
     if (!secret.empty()) secrets_.insert(secret);

@@ -39,8 +39,3 @@ struct NotificationOptions {
 };
 
 }  // namespace export_center::notify
-
-// The name app/check_command.cc still uses for a receiver.
-namespace export_center::dispatch {
-using notify::WebhookReceiver;
-}  // namespace export_center::dispatch

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "common/mutex.h"
-#include "source/sql/datasource/sqlite/sqlite_datasource.h"
 #include "source/row_source.h"
+#include "source/sql/datasource/sqlite/sqlite_datasource.h"
 
 namespace export_center::attempt {
 

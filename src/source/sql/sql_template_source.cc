@@ -181,7 +181,8 @@ Status SqlTemplateSource::PlanPaging(const QueryDescription& description) {
     return Status::Ok();
   }
   order_ = TotalOrder(ParseOrderBy(order_by_), key);
-  for (const auto& term : order_) order_index_.push_back(result_index_.at(ToLowerAscii(term.column)));
+  for (const auto& term : order_)
+    order_index_.push_back(result_index_.at(ToLowerAscii(term.column)));
   spdlog::info("sql-template taskId={} queryId={}: paging by key ({}), order {}", options_.task_id,
                options_.query_id, origin, FormatOrderBy(order_));
   return Status::Ok();
