@@ -69,21 +69,9 @@ NotificationPublisher::NotificationPublisher(store::NotificationOutbox* outbox,
 
 NotificationPublisher::~NotificationPublisher() { Stop(); }
 
-void NotificationPublisher::Start() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = false;
-  }
-  worker_.Start();
-}
+void NotificationPublisher::Start() { worker_.Start(); }
 
-void NotificationPublisher::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  worker_.Stop();
-}
+void NotificationPublisher::Stop() { worker_.Stop(); }
 
 PeriodicWorker::Next NotificationPublisher::Round() {
   const int claimed = DeliverDueOnce();
@@ -110,10 +98,8 @@ int NotificationPublisher::DeliverDueOnce() {
     DeliverOne(entry);
     return true;  // a failed delivery is recorded on its row; the round goes on
   };
-  round.stopping = [this] {
-    MutexLock lock(&mu_);
-    return stopping_;
-  };
+  // Stop() called: a round ends its pass early.
+  round.stopping = [this] { return worker_.Stopping(); };
   round.on_claim_error = [](int64_t id, const Status& error) {
     spdlog::warn("notifier: claim of notification {} failed: {}", id, error.ToString());
   };

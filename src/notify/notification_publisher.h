@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "common/mutex.h"
 #include "common/periodic_worker.h"
 #include "http/http_client.h"
 #include "notify/notification_options.h"
@@ -56,7 +55,7 @@ class NotificationPublisher {
   NotificationPublisher& operator=(const NotificationPublisher&) = delete;
 
   void Start();
-  void Stop() EXCLUDES(mu_);
+  void Stop();
 
   // One round: claims and delivers up to batch-size due rows, one after the
   // other. Returns how many rows were claimed. Public for tests.
@@ -77,8 +76,6 @@ class NotificationPublisher {
   NotificationObserver no_observer_;
   NotificationObserver* const observer_;  // never null
 
-  Mutex mu_;
-  bool stopping_ GUARDED_BY(mu_) = false;             // set by Stop(): a round ends its pass early
   std::chrono::steady_clock::time_point next_purge_;  // worker thread only
   // A round every poll interval, at once after a full batch.
   PeriodicWorker worker_;

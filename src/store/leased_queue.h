@@ -130,13 +130,14 @@ StatusOr<ClaimRoundResult> RunClaimRound(const ClaimRound<Entry>& round) {
   EC_ASSIGN_OR_RETURN(std::vector<int64_t> due, round.select_due(round.batch_size));
   ClaimRoundResult result;
   int failed_in_a_row = 0;
-  for (int64_t id : due) {
+  for (size_t tried = 0; tried < due.size(); ++tried) {
     if (round.stopping()) break;
     if (round.failures_that_end_a_round > 0 && failed_in_a_row == round.failures_that_end_a_round) {
       result.gave_up_after = failed_in_a_row;
-      result.left_untried = due.size() - static_cast<size_t>(result.claimed);
+      result.left_untried = due.size() - tried;
       break;
     }
+    const int64_t id = due[tried];
     StatusOr<std::optional<Entry>> entry = round.claim(id);
     if (!entry.ok()) {
       round.on_claim_error(id, entry.status());

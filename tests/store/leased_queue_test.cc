@@ -185,6 +185,18 @@ TEST(ClaimRoundTest, FailuresInARowEndTheRoundAndLeaveTheRestUntried) {
   EXPECT_EQ(done->left_untried, 2u);
 }
 
+// The rows left are those not tried: a claim another instance won was tried.
+TEST(ClaimRoundTest, GivingUpCountsAsUntriedOnlyTheIdsNotReached) {
+  FakeQueue q{{1, 2, 3, 4, 5, 6}, {1}, {}, {}, {}};
+  ClaimRound<int64_t> round = q.Round(10, [](int64_t) { return false; });
+  round.failures_that_end_a_round = 3;
+  auto done = RunClaimRound(round);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(q.handled, (std::vector<int64_t>{2, 3, 4}));
+  ASSERT_TRUE(done->gave_up_after.has_value());
+  EXPECT_EQ(done->left_untried, 2u);
+}
+
 TEST(ClaimRoundTest, ASuccessResetsTheFailureCountAndZeroNeverGivesUp) {
   FakeQueue q{{1, 2, 3, 4, 5}, {}, {}, {}, {}};
   ClaimRound<int64_t> flapping = q.Round(10, [](int64_t id) { return id % 2 == 1; });
