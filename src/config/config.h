@@ -68,7 +68,7 @@ struct AppConfig {
   // Names of the environment variables that overrode a file value, for the
   // start-up log (never their values).
   std::vector<std::string> env_overrides;
-  // Every setting read, in file order, with where its value came from (file,
+  // Every setting read, in the order config.cc reads them, with where its value came from (file,
   // an environment variable, the default) and the value, secrets hidden.
   std::vector<SettingSource> settings;
 };
