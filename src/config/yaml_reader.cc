@@ -133,6 +133,7 @@ YAML::Node ListNode(const std::string& value, const std::string& where, ErrorLis
     return YAML::Node(YAML::NodeType::Undefined);
   }
   YAML::Node list(YAML::NodeType::Sequence);
+  if (value.empty()) return list;  // the value "": an empty list
   size_t start = 0;
   while (start <= value.size()) {
     size_t comma = value.find(',', start);

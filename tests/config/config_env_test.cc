@@ -94,12 +94,16 @@ TEST(ConfigEnvTest, AVariableWinsOverTheFileForEveryKindOfValue) {
 }
 
 TEST(ConfigEnvTest, BlankIsUnsetAndTwoQuotesAreTheEmptyString) {
-  StatusOr<AppConfig> c = Parse({{"EXPORT_CENTER_CONSUMER__CONCURRENCY", ""},
-                                 {"EXPORT_CENTER_CHANNEL__ROCKETMQ__TOPIC_PREFIX", "\"\""}});
+  StatusOr<AppConfig> c =
+      Parse({{"EXPORT_CENTER_CONSUMER__CONCURRENCY", ""},
+             {"EXPORT_CENTER_CHANNEL__ROCKETMQ__TOPIC_PREFIX", "\"\""},
+             {"EXPORT_CENTER_NOTIFICATIONS__ALLOWED_TARGETS", "\"\""}},
+            std::string(kFile) + "notifications: {allowed-targets: [\"a.example:443\"]}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->consumer.concurrency, 2);
   ASSERT_TRUE(c->channel.rocketmq.topic_prefix.has_value());
   EXPECT_EQ(*c->channel.rocketmq.topic_prefix, "");
+  EXPECT_TRUE(c->notifications.allowed_targets.empty()) << "the file's list, emptied";
 }
 
 TEST(ConfigEnvTest, EachSettingSaysWhereItsValueCameFromWithoutShowingSecrets) {
