@@ -316,6 +316,23 @@ StatusOr<std::string> LoadEverything(const std::string& path, config::AppConfig*
          std::to_string(config->datasources.size()) + " datasource(s)";
 }
 
+// Where each effective value came from (docs/configuration.md#environment):
+// one line per setting set by the file or a variable, then how many keep
+// their default. Values are the reader's (secrets "(hidden)"); the report's
+// redactor masks anything else secret-looking.
+void ReportSettingSources(const config::AppConfig& config, Report& report) {
+  int defaults = 0;
+  for (const config::SettingSource& s : config.settings) {
+    if (s.origin == "default") {
+      ++defaults;
+      continue;
+    }
+    report.Add(Outcome::kOk, "setting", s.key + " = " + s.shown + " (" + s.origin + ")");
+  }
+  report.Add(Outcome::kOk, "setting",
+             std::to_string(defaults) + " other setting(s) at their default");
+}
+
 }  // namespace
 
 int RunCheck(const std::string& config_path, bool json) {
@@ -334,6 +351,7 @@ int RunCheck(const std::string& config_path, bool json) {
   for (const auto& [name, service] : registry.services) redactor.Add(service.internal_token);
   report.SetRedactor(&redactor);
 
+  ReportSettingSources(config, report);
   report.Add("store", CheckTaskStore(config.database));
   report.Add("storage", CheckExportStorage(config.storage));
   report.Add("channel", CheckCommandChannel(config.channel));

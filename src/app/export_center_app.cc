@@ -281,6 +281,12 @@ Status ExportCenterApp::Start() {
                config_.instance_id, config_.database.kind, config_.channel.kind,
                config_.consumer.enabled ? config_.consumer.concurrency : 0,
                config_.notifications.enabled ? config_.notifications.receivers.size() : 0);
+  if (!config_.env_overrides.empty()) {
+    std::string names;
+    for (const std::string& name : config_.env_overrides)
+      names += (names.empty() ? "" : ", ") + name;
+    spdlog::info("settings from the environment: {}", names);
+  }
   return Status::Ok();
 }
 

@@ -20,8 +20,9 @@ struct ConsumerOptions {
   std::vector<int> retry_backoff_seconds = {60, 900};  // ±20 % jitter
   int shutdown_grace_seconds = 60;
   // Tenant fairness (docs/dispatch.md#tenant-fairness): how many tasks of
-  // one tenant may be RUNNING at once across the fleet. 0: half of
-  // fleet_consumer_slots, at least 1 (TenantRunningLimit()).
+  // one tenant may be RUNNING at once across the fleet while another tenant
+  // has a task waiting; a tenant alone uses every slot (work-conserving).
+  // 0: half of fleet_consumer_slots, at least 1 (TenantRunningLimit()).
   int tenant_running_limit = 0;
   // The consumer slots of every instance together (the sum of their
   // `concurrency`). 0: this instance's concurrency, i.e. a fleet of one.

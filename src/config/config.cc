@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/ascii.h"
@@ -35,25 +37,12 @@ std::string DefaultInstanceId() {
   return std::string(host) + ":" + std::to_string(getpid());
 }
 
-// Reads an environment variable; empty counts as unset so that an exported
-// but blank variable cannot wipe a secret from the file.
-bool ReadEnv(const std::string& name, std::string* out) {
-  const char* value = std::getenv(name.c_str());
-  if (value == nullptr || *value == '\0') return false;
-  *out = value;
-  return true;
-}
-
-void ApplyEnv(const std::string& name, std::string* field, AppConfig* config) {
-  if (ReadEnv(name, field)) config->env_overrides.push_back(name);
-}
-
 // ---- one function per section: read values and per-field ranges ----
 
 // Reads one section (top-level or nested) with `read`, keeping defaults when absent.
 template <typename T, typename Fn>
 void Section(MapReader& parent, std::string_view key, T* out, Fn read) {
-  MapReader section(parent.Get(key), JoinPath(parent.path(), key), parent.errors());
+  MapReader section(parent.Get(key), JoinPath(parent.path(), key), parent.errors(), parent.env());
   read(section, out);
 }
 
@@ -150,7 +139,7 @@ void ReadS3Storage(MapReader& r, storage::S3StorageOptions* c) {
 void ReadStorage(MapReader& r, storage::StorageOptions* c) {
   r.Enum("kind", &c->kind, {"local", "s3"});
   r.String("root", &c->root);
-  MapReader s3(r.Get("s3"), JoinPath(r.path(), "s3"), r.errors());
+  MapReader s3(r.Get("s3"), JoinPath(r.path(), "s3"), r.errors(), r.env());
   ReadS3Storage(s3, &c->s3);
   r.Finish();
 }
@@ -274,7 +263,7 @@ void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptio
     if (!std::regex_match(name, kName)) {
       r.errors()->Add(path, "invalid datasource name", "^[A-Za-z][A-Za-z0-9_-]{0,63}$");
     }
-    MapReader entry(node, path, r.errors());
+    MapReader entry(node, path, r.errors(), r.env());
     source::DatasourceOptions ds;
     ds.name = name;
     entry.Enum("kind", &ds.kind, {"sqlite", "postgres", "mysql"});
@@ -288,22 +277,54 @@ void ReadDatasources(MapReader& r, std::map<std::string, source::DatasourceOptio
   }
 }
 
-// ---- environment overrides: secrets never have to live in the file ----
+// ---- the environment (docs/configuration.md#environment) ----
 
-void ApplyEnvOverrides(AppConfig* c) {
-  // One variable for the URL of whichever server database.kind names.
-  ApplyEnv("EXPORT_CENTER_DATABASE_URL",
-           c->database.kind == "mysql" ? &c->database.mysql.url : &c->database.postgres.url, c);
-  ApplyEnv("EXPORT_CENTER_JWT_SECRET", &c->auth.jwt_hs256_secret, c);
-  ApplyEnv("EXPORT_CENTER_DOWNLOAD_URL_SECRET", &c->auth.download_url_secret, c);
-  ApplyEnv("EXPORT_CENTER_METRICS_TOKEN", &c->auth.metrics_bearer_token, c);
-  ApplyEnv("EXPORT_CENTER_ROCKETMQ_NAMESRV", &c->channel.rocketmq.namesrv_addr, c);
-  ApplyEnv("EXPORT_CENTER_ROCKETMQ_ACCESS_KEY", &c->channel.rocketmq.access_key, c);
-  ApplyEnv("EXPORT_CENTER_ROCKETMQ_SECRET_KEY", &c->channel.rocketmq.secret_key, c);
-  ApplyEnv("EXPORT_CENTER_S3_ACCESS_KEY", &c->storage.s3.access_key, c);
-  ApplyEnv("EXPORT_CENTER_S3_SECRET_KEY", &c->storage.s3.secret_key, c);
-  for (auto& [name, ds] : c->datasources) {
-    ApplyEnv("EXPORT_CENTER_DATASOURCE_URL_" + UpperSnake(name), &ds.url, c);
+// The names secrets and addresses had before the rule; they keep working.
+// EXPORT_CENTER_DATABASE_URL is the URL of the server database.kind names.
+std::vector<EnvOverlay::Alias> EnvAliases() {
+  return {
+      {"database.postgres-url",
+       "EXPORT_CENTER_DATABASE_URL",
+       "database.kind",
+       {"sqlite", "postgres"}},
+      {"database.mysql-url", "EXPORT_CENTER_DATABASE_URL", "database.kind", {"mysql"}},
+      {"auth.jwt-hs256-secret", "EXPORT_CENTER_JWT_SECRET"},
+      {"auth.download-url-secret", "EXPORT_CENTER_DOWNLOAD_URL_SECRET"},
+      {"auth.metrics-bearer-token", "EXPORT_CENTER_METRICS_TOKEN"},
+      {"channel.rocketmq.namesrv-addr", "EXPORT_CENTER_ROCKETMQ_NAMESRV"},
+      {"channel.rocketmq.access-key", "EXPORT_CENTER_ROCKETMQ_ACCESS_KEY"},
+      {"channel.rocketmq.secret-key", "EXPORT_CENTER_ROCKETMQ_SECRET_KEY"},
+      {"storage.s3.access-key", "EXPORT_CENTER_S3_ACCESS_KEY"},
+      {"storage.s3.secret-key", "EXPORT_CENTER_S3_SECRET_KEY"},
+      {"datasources.*.url", "EXPORT_CENTER_DATASOURCE_URL_*"},
+      {"notifications.receivers.*.secret", "EXPORT_CENTER_WEBHOOK_SECRET_*"},
+  };
+}
+
+// EXPORT_CENTER_ variables that are not settings of this process: the
+// failpoints, the Java SDK's, and the build and test scripts'. Any other that
+// names no key stops the start (a typo must not pass silently).
+std::set<std::string> NotSettings() {
+  return {"EXPORT_CENTER_FAILPOINTS",        "EXPORT_CENTER_INTERNAL_TOKEN",
+          "EXPORT_CENTER_SNAPSHOT_SECRET",   "EXPORT_CENTER_BIN",
+          "EXPORT_CENTER_DEPS_DIR",          "EXPORT_CENTER_BUILD_JOBS",
+          "EXPORT_CENTER_BUILD_TESTS",       "EXPORT_CENTER_BUILD_BENCH",
+          "EXPORT_CENTER_TEST_JOBS",         "EXPORT_CENTER_FUZZ",
+          "EXPORT_CENTER_FUZZ_SECONDS",      "EXPORT_CENTER_BENCH_DIR",
+          "EXPORT_CENTER_PG_SERVER_OPTIONS", "EXPORT_CENTER_MARIADB_SERVER_OPTIONS",
+          "EXPORT_CENTER_S3_ENDPOINT",       "EXPORT_CENTER_S3_BUCKET",
+          "EXPORT_CENTER_S3_REGION"};
+}
+
+// The registry sections are read by registry_yaml.cc from the file alone; a
+// provider service's token has its variable there. Its names are not unknown.
+void MarkRegistryVariables(MapReader& top, EnvOverlay* env) {
+  const YAML::Node services = top.Get("provider-services");
+  if (!services.IsMap()) return;
+  for (auto it = services.begin(); it != services.end(); ++it) {
+    if (it->first.IsScalar()) {
+      env->MarkKnown("EXPORT_CENTER_PROVIDER_TOKEN_" + UpperSnake(it->first.Scalar()));
+    }
   }
 }
 
@@ -599,11 +620,17 @@ std::string UpperSnake(const std::string& name) {
 }
 
 StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& path) {
+  return ParseConfigNode(root, path, EnvOverlay::ProcessVariables());
+}
+
+StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& path,
+                                    std::map<std::string, std::string> env_vars) {
   AppConfig c;
   c.path = path;
   ErrorList errors;
+  EnvOverlay env(std::move(env_vars), EnvAliases(), NotSettings());
   try {
-    MapReader top(root, "", &errors);
+    MapReader top(root, "", &errors, &env);
     top.String("instance-id", &c.instance_id);
     Section(top, "logging", &c.logging, ReadLogging);
     Section(top, "server", &c.server, ReadServer);
@@ -618,8 +645,8 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     Section(top, "channel", &c.channel, ReadChannel);
     Section(top, "provider", &c.provider, ReadProvider);
     Section(top, "render", &c.render, ReadRender);
-    MapReader notifications(top.Get("notifications"), "notifications", &errors);
-    ReadNotifications(notifications, &c.notifications, &c.env_overrides);
+    MapReader notifications(top.Get("notifications"), "notifications", &errors, &env);
+    ReadNotifications(notifications, &c.notifications);
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.
@@ -633,14 +660,22 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     }
     Section(top, "datasources", &c.datasources, ReadDatasources);
     // Mapped by registry_yaml.cc; named here so they are not unknown.
-    top.Get("provider-services");
+    MarkRegistryVariables(top, &env);
     top.Get("definitions");
     top.Finish();
   } catch (const YAML::Exception& e) {
     return InvalidArgument(path + ": cannot read YAML: " + e.what());
   }
   if (c.instance_id.empty()) c.instance_id = DefaultInstanceId();
-  ApplyEnvOverrides(&c);
+  env.ReportUnknown(&errors);
+  c.settings = env.sources();
+  for (const SettingSource& s : c.settings) {
+    const bool from_env = s.origin.rfind(EnvOverlay::kPrefix, 0) == 0;
+    if (from_env && std::find(c.env_overrides.begin(), c.env_overrides.end(), s.origin) ==
+                        c.env_overrides.end()) {
+      c.env_overrides.push_back(s.origin);
+    }
+  }
   Validate(&c, &errors);
   CheckNotifications(c.notifications, root, &errors);
   if (!errors.empty())

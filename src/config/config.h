@@ -2,7 +2,8 @@
 // AppConfig: the whole YAML configuration of one export-center process.
 //
 // LoadConfig reads one YAML file (see config/export-center.sample.yaml),
-// applies environment overrides for secrets, and validates every value. All
+// lets an environment variable override any key (EXPORT_CENTER_SECTION__KEY,
+// docs/configuration.md#environment), and validates every value. All
 // errors are reported together, each with its key path and what is allowed.
 // The registry sections (provider-services, definitions) are mapped by
 // config/registry_yaml.h from the same file; the customer-service section
@@ -29,6 +30,13 @@
 #include "task/preview.h"
 
 namespace export_center::config {
+
+// Where a setting's effective value came from, for `export-center check`.
+struct SettingSource {
+  std::string key;     // "consumer.concurrency"
+  std::string origin;  // "file", "default", or the environment variable's name
+  std::string shown;   // the value as printed; "(hidden)" for a secret
+};
 
 // The process's own setting, read by app/ alone: no component to own it.
 struct LoggingConfig {
@@ -60,6 +68,9 @@ struct AppConfig {
   // Names of the environment variables that overrode a file value, for the
   // start-up log (never their values).
   std::vector<std::string> env_overrides;
+  // Every setting read, in the order config.cc reads them, with where its value came from (file,
+  // an environment variable, the default) and the value, secrets hidden.
+  std::vector<SettingSource> settings;
 };
 
 // Loads, applies env overrides, validates. Relative paths are resolved against

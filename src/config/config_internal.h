@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <map>
 #include <string>
 
 #include "common/status.h"
@@ -12,7 +13,10 @@
 
 namespace export_center::config {
 
-// ParseConfig on an already parsed document.
+// ParseConfig on an already parsed document, with the process's environment.
 StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& path);
+// The same with the EXPORT_CENTER_ variables given (tests).
+StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& path,
+                                    std::map<std::string, std::string> env_vars);
 
 }  // namespace export_center::config

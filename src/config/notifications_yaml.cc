@@ -27,14 +27,15 @@ std::string SecretEnv(const std::string& id) {
 }
 
 notify::WebhookReceiver ReadReceiver(const std::string& id, const YAML::Node& node,
-                                     const std::string& path, ErrorList* errors,
-                                     std::vector<std::string>* env_overrides) {
+                                     const std::string& path, const MapReader& list) {
   notify::WebhookReceiver w;
   w.id = id;
   if (!std::regex_match(id, std::regex(kReceiverIdPattern))) {
-    errors->Add(path, "invalid receiver id", kReceiverIdPattern);
+    list.errors()->Add(path, "invalid receiver id", kReceiverIdPattern);
   }
-  MapReader r(node, path, errors);
+  // The secret's variable (SecretEnv, an alias of the rule's name) is the
+  // overlay's: config.cc lists it with the other aliases.
+  MapReader r(node, path, list.errors(), list.env());
   r.String("url", &w.url);
   r.String("secret", &w.secret);
   r.StringList("export-types", &w.export_types);
@@ -42,11 +43,6 @@ notify::WebhookReceiver ReadReceiver(const std::string& id, const YAML::Node& no
   r.StringList("tenants", &w.tenants);
   r.StringList("events", &w.events);
   r.Finish();
-  const char* env = std::getenv(SecretEnv(id).c_str());
-  if (env != nullptr && *env != '\0') {
-    w.secret = env;
-    env_overrides->push_back(SecretEnv(id));
-  }
   return w;
 }
 
@@ -112,8 +108,7 @@ void CheckReceiver(const notify::WebhookReceiver& w, const std::set<std::string>
 
 }  // namespace
 
-void ReadNotifications(MapReader& r, notify::NotificationOptions* c,
-                       std::vector<std::string>* env_overrides) {
+void ReadNotifications(MapReader& r, notify::NotificationOptions* c) {
   r.Bool("enabled", &c->enabled);
   r.StringList("allowed-targets", &c->allowed_targets);
   r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
@@ -125,10 +120,9 @@ void ReadNotifications(MapReader& r, notify::NotificationOptions* c,
   r.Int("batch-size", &c->batch_size, 1, 1000);
   r.Int("delivered-retention-seconds", &c->delivered_retention_seconds, 3600, 365 * kDay);
   YAML::Node receivers = r.Get("receivers");
-  MapReader list(receivers, JoinPath(r.path(), "receivers"), r.errors());
+  MapReader list(receivers, JoinPath(r.path(), "receivers"), r.errors(), r.env());
   for (const auto& [id, node] : list.entries()) {
-    c->receivers.push_back(
-        ReadReceiver(id, node, JoinPath(list.path(), id), r.errors(), env_overrides));
+    c->receivers.push_back(ReadReceiver(id, node, JoinPath(list.path(), id), list));
   }
   r.Finish();
 }

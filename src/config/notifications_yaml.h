@@ -12,11 +12,9 @@
 
 namespace export_center::config {
 
-// Reads values and per-field ranges; secrets from the environment
-// (EXPORT_CENTER_WEBHOOK_SECRET_<ID>) win over the file and are named in
-// `env_overrides`.
-void ReadNotifications(MapReader& r, notify::NotificationOptions* c,
-                       std::vector<std::string>* env_overrides);
+// Reads values and per-field ranges, through r's environment overlay (a
+// receiver's secret also from EXPORT_CENTER_WEBHOOK_SECRET_<ID>).
+void ReadNotifications(MapReader& r, notify::NotificationOptions* c);
 
 // Cross-field checks: every receiver URL's host:port is in allowed-targets
 // (refused with the key path otherwise), secrets present and long enough,

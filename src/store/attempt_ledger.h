@@ -31,8 +31,9 @@ enum class ClaimMiss {
   kRunningLeaseExpired,  // left to the reconciler
   kPendingBackoff,       // PENDING and next_retry_at > now
   kLostRace,             // PENDING and due, yet the update hit 0 rows
-  // PENDING and due, but its tenant already runs tenant_running_limit tasks:
-  // the command was handed back (docs/dispatch.md#tenant-fairness).
+  // PENDING and due, but its tenant already runs tenant_running_limit tasks
+  // while another tenant has a task waiting: the command was handed back
+  // (docs/dispatch.md#tenant-fairness).
   kTenantAtLimit,
 };
 std::string_view ToString(ClaimMiss miss);
@@ -43,10 +44,12 @@ struct ClaimRequest {
   std::string instance;
   int lease_seconds = 300;
   int max_duration_seconds = 1800;
-  // Tenant fairness (docs/dispatch.md#tenant-fairness). When > 0 and the
-  // task's tenant already has this many RUNNING tasks, the task is not
-  // claimed (no attempt counted, version unchanged): its outbox row goes back
-  // to PENDING, due after handback_backoff_ms, and the miss is kTenantAtLimit.
+  // Tenant fairness (docs/dispatch.md#tenant-fairness). When > 0, the
+  // task's tenant already has this many RUNNING tasks and a task of another
+  // tenant is PENDING and due (the limit is work-conserving: a tenant alone
+  // uses every slot), the task is not claimed (no attempt counted, version
+  // unchanged): its outbox row goes back to PENDING, due after
+  // handback_backoff_ms, and the miss is kTenantAtLimit.
   int tenant_running_limit = 0;
   int64_t handback_backoff_ms = 1000;
 };

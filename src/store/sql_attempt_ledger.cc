@@ -54,6 +54,15 @@ StatusOr<ClaimMiss> SqlTaskStore::ExplainClaimMiss(Connection& c, const ClaimReq
   return ClassifyClaimMiss(facts, r.dispatch_version);
 }
 
+StatusOr<bool> SqlTaskStore::AnotherTenantWaits(Connection& c, const std::string& tenant) {
+  EC_ASSIGN_OR_RETURN(
+      Rows waiting,
+      c.Query(Sql("SELECT 1 FROM export_task WHERE status = 'PENDING' AND tenant_id <> ?"
+                  " AND next_retry_at <= {NOW} LIMIT 1"),
+              {tenant}));
+  return !waiting.empty();
+}
+
 StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r) {
   EC_ASSIGN_OR_RETURN(Rows owner,
                       c.Query("SELECT tenant_id FROM export_task WHERE id = ?", {r.task_id}));
@@ -94,6 +103,13 @@ StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimR
               {tenant, r.dispatch_version, r.task_id}));
   if (facts.empty() || facts[0].Int(1) == 0) return false;  // not claimable anyway
   if (facts[0].Int(0) < r.tenant_running_limit) return false;
+  // Work-conserving: the limit keeps slots free for the other tenants, so it
+  // binds only while one of them has a task waiting (PENDING and due). A
+  // tenant alone uses every slot. The probe stops at the first row
+  // (idx_export_task_lease leads with status); a task that turns PENDING
+  // just after it is seen by the tenant's next claim.
+  EC_ASSIGN_OR_RETURN(bool others_wait, AnotherTenantWaits(c, tenant));
+  if (!others_wait) return false;
   // The command's row (SENT, or still CLAIMED when the consumer was faster
   // than the publisher's MarkOutboxSent) goes back to PENDING, due after the
   // short back-off, so the publisher sends it again; the task is untouched.

@@ -215,8 +215,11 @@ class SqlTaskStore final : public TaskStore {
   Status NotifyEnded(Connection& c, int64_t task_id);
   std::shared_ptr<const std::vector<NotificationRoute>> Routes() const EXCLUDES(routes_mu_);
   // Inside the claim transaction: true when the task's tenant is at
-  // r.tenant_running_limit and the command was handed back.
+  // r.tenant_running_limit while another tenant has a task waiting, and the
+  // command was handed back.
   StatusOr<bool> HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r);
+  // True when a task of a tenant other than `tenant` is PENDING and due.
+  StatusOr<bool> AnotherTenantWaits(Connection& c, const std::string& tenant);
 
   // The export_outbox table as a leased queue (sql_command_outbox.cc).
   static LeasedQueueTable CommandOutboxTable();

@@ -11,7 +11,11 @@ service, its own SQLite file as a sql-template datasource.
   one migration behind, an invalid file): exit 1, that step FAIL with a
   clear detail, every other step still reported ok;
 - nothing changed: a missing database file or storage folder is not created,
-  a store behind keeps its version.
+  a store behind keeps its version;
+- settings from the environment (docs/configuration.md#environment): `check`
+  prints each one set by a variable with the variable's name (secrets hidden),
+  a misspelt variable fails the config step with the nearest name, and `serve`
+  runs with the values the variables set.
 
 CheckCommandBackendsTest (its own CTest entry: it starts a real S3Proxy,
 scripts/test-s3.sh, and a RocketMQ NameServer + broker, scripts/test-rocketmq.sh):
@@ -35,7 +39,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from harness import Cluster, ScriptServer, free_port, rocketmq_channel  # noqa: E402
 
 BUILD_DIR = None
-STEPS = ["config", "store", "storage", "channel", "datasource", "provider", "auth"]
+STEPS = ["config", "setting", "store", "storage", "channel", "datasource", "provider", "auth"]
 JWT_SECRET = "e2e-secret-0123456789-0123456789"
 INTERNAL_TOKEN = "e2e-internal-token"
 DB_PASSWORD = "datasource-pw-4711"
@@ -69,13 +73,14 @@ class CheckCommandBase(unittest.TestCase):
     def tearDownClass(cls):
         cls.c.cleanup()
 
-    def check(self, overrides=None, name="good", json_out=False, secrets=()):
-        """Runs `check` on the good config with `overrides`; (exit code,
-        {step: [(status, detail)]}, stdout)."""
+    def check(self, overrides=None, name="good", json_out=False, secrets=(), env=None):
+        """Runs `check` on the good config with `overrides` (and `env` added to
+        the environment); (exit code, {step: [(status, detail)]}, stdout)."""
         path = self.c.write_config(_merge(self.good, overrides or {}),
                                    path=os.path.join(self.c.dir, f"{name}.yaml"))
         args = [self.binary, "check", "--config", path] + (["--json"] if json_out else [])
-        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        r = subprocess.run(args, capture_output=True, text=True, timeout=60,
+                           env={**os.environ, **(env or {})})
         steps = {}
         for line in r.stdout.splitlines():
             if json_out:
@@ -106,6 +111,52 @@ class CheckCommandTest(CheckCommandBase):
         self.assertIn("SELECT 1 answered", steps["datasource"][0][1])
         self.assertIn(f"{self.c.provider_base}: answered HTTP", steps["provider"][0][1])
         self.assertIn("HS256", steps["auth"][0][1])
+
+    def test_settings_say_where_their_values_came_from(self):
+        env_secret = "env-jwt-secret-0123456789-0123456789"
+        env = {"EXPORT_CENTER_CONSUMER__CONCURRENCY": "7",
+               "EXPORT_CENTER_CHANNEL__ROCKETMQ__TOPIC_PREFIX": "staging-",
+               "EXPORT_CENTER_JWT_SECRET": env_secret}
+        code, steps, out = self.check(env=env, name="from-env", secrets=(env_secret,))
+        self.assertEqual(code, 0, out)
+        self.assert_only_failing(steps, None)
+        rows = [detail for _, detail in steps["setting"]]
+        self.assertIn("consumer.concurrency = 7 (EXPORT_CENTER_CONSUMER__CONCURRENCY)", rows)
+        self.assertIn('channel.rocketmq.topic-prefix = "staging-" '
+                      "(EXPORT_CENTER_CHANNEL__ROCKETMQ__TOPIC_PREFIX)", rows)
+        self.assertIn("auth.jwt-hs256-secret = (hidden) (EXPORT_CENTER_JWT_SECRET)", rows)
+        self.assertIn(f"server.port = {self.c.center_port} (file)", rows)
+        self.assertRegex(rows[-1], r"^\d+ other setting\(s\) at their default$")
+        # Without the variables the same keys come from the file or the default.
+        code, steps, out = self.check(name="from-file")
+        rows = [detail for _, detail in steps["setting"]]
+        self.assertFalse([r for r in rows if "EXPORT_CENTER_CONSUMER__" in r], rows)
+
+    def test_a_variable_that_names_no_setting_fails_the_config_step(self):
+        code, steps, out = self.check(env={"EXPORT_CENTER_CONSUMER_CONCURRENCY": "7"},
+                                      name="typo-env")
+        self.assertEqual(code, 1, out)
+        self.assertEqual(list(steps), ["config"], out)
+        self.assertIn("EXPORT_CENTER_CONSUMER_CONCURRENCY: names no setting (did you mean "
+                      "'EXPORT_CENTER_CONSUMER__CONCURRENCY'?)", steps["config"][0][1])
+
+    def test_serve_runs_with_the_values_the_environment_sets(self):
+        env = {"EXPORT_CENTER_CONSUMER__CONCURRENCY": "7",
+               "EXPORT_CENTER_CHANNEL__ROCKETMQ__TOPIC_PREFIX": "staging-"}
+        self.c.start_center(env=env)
+        try:
+            deadline = time.monotonic() + 20
+            while True:  # the start-up lines may follow /healthz by a moment
+                with open(os.path.join(self.c.dir, "center.log"), encoding="utf-8") as f:
+                    log = f.read()
+                if "settings from the environment" in log or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+        finally:
+            self.c.stop_center()
+        self.assertRegex(log, r"started: database sqlite, channel embedded, consumers 7,")
+        self.assertIn("settings from the environment: EXPORT_CENTER_CONSUMER__CONCURRENCY, "
+                      "EXPORT_CENTER_CHANNEL__ROCKETMQ__TOPIC_PREFIX", log)
 
     def test_json_prints_one_object_per_step(self):
         code, steps, out = self.check(json_out=True)

@@ -2189,6 +2189,7 @@ TEST_P(TenantFairnessTest, AClaimOverTheTenantLimitHandsTheCommandBack) {
 TEST_P(TenantFairnessTest, AHandBackAlsoReturnsARowThePublisherHasNotMarkedSentYet) {
   Task a1 = Queue("A", "u", kSecond);
   Task a2 = Queue("A", "u", kSecond);
+  Queue("B", "w", kSecond);  // waiting, so the limit binds
   SendDue();
   ASSERT_TRUE(ClaimLimited(a1, 1).claimed);
   // The consumer can be faster than the publisher's MarkOutboxSent.
@@ -2202,6 +2203,27 @@ TEST_P(TenantFairnessTest, AHandBackAlsoReturnsARowThePublisherHasNotMarkedSentY
                        store_->MarkOutboxSent(Outbox(a2.id)[0].id, "pub"));
   EXPECT_EQ(marked, store::MarkOutcome::kClaimLost);  // the publisher's late mark changes nothing
   EXPECT_EQ(Outbox(a2.id)[0].status, OutboxStatus::kPending);
+}
+
+TEST_P(TenantFairnessTest, TheLimitBindsOnlyWhileAnotherTenantHasATaskWaiting) {
+  std::vector<Task> a;
+  for (int i = 0; i < 5; ++i) a.push_back(Queue("A", "u", kSecond));
+  Task b1 = Queue("B", "w", kSecond);
+  Shift("export_task", "next_retry_at", 60 * kSecond, b1.id);  // B in its retry back-off
+  SendDue();
+  // Alone (B's task is not due yet, so not waiting), A takes slots past its limit.
+  ASSERT_TRUE(ClaimLimited(a[0], 2).claimed);
+  ASSERT_TRUE(ClaimLimited(a[1], 2).claimed);
+  ASSERT_TRUE(ClaimLimited(a[2], 2).claimed);
+  EXPECT_EQ(RunningOf("A"), 3);
+  // B's task is due: now A is held to its limit and B's claim goes through.
+  Shift("export_task", "next_retry_at", -61 * kSecond, b1.id);
+  EXPECT_EQ(ClaimLimited(a[3], 2).miss, ClaimMiss::kTenantAtLimit);
+  EXPECT_EQ(Outbox(a[3].id)[0].status, OutboxStatus::kPending);
+  EXPECT_TRUE(ClaimLimited(Get(b1.id), 2).claimed);
+  // B running is not B waiting: A alone in the queue again uses the free slot.
+  EXPECT_TRUE(ClaimLimited(a[4], 2).claimed);
+  EXPECT_EQ(RunningOf("A"), 4);
 }
 
 TEST_P(TenantFairnessTest, ALimitedClaimOfAnUnclaimableTaskExplainsTheMissAsBefore) {
@@ -2222,6 +2244,7 @@ TEST_P(TenantFairnessTest, ConcurrentClaimsNeverExceedTheTenantLimit) {
   constexpr int kLimit = 3;
   std::vector<Task> tasks;
   for (int i = 0; i < kTasks; ++i) tasks.push_back(Queue("A", "u" + std::to_string(i), kSecond));
+  Queue("B", "w", kSecond);  // waiting, so the limit binds
   SendDue();
   // Two stores on one database stand for two instances.
   std::unique_ptr<TaskStore> other = NewSqlTaskStore(db_);
