@@ -1,9 +1,11 @@
 #pragma once
 // Helpers of the two download endpoints: the RFC 6266 / RFC 5987
-// Content-Disposition header and single byte ranges (RFC 9110 §14). File
+// Content-Disposition header, the RFC 9530 Repr-Digest header and single byte
+// ranges (RFC 9110 §14). File
 // names are made safe by utf8::SanitizeFileName (common/utf8.h).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,6 +14,11 @@ namespace export_center::api {
 // attachment; filename="<ASCII fallback>"; filename*=UTF-8''<percent-encoded>
 // `file_name` must already be sanitized (utf8::SanitizeFileName).
 std::string ContentDisposition(std::string_view file_name);
+
+// "sha-256=:<base64 of the digest>:" (an RFC 8941 byte sequence) from the
+// manifest's lower-case hex SHA-256; nullopt for anything that is not 64 hex
+// digits, so a damaged row never yields a wrong header.
+std::optional<std::string> ReprDigest(std::string_view sha256_hex);
 
 struct RangeDecision {
   enum Kind {

@@ -650,6 +650,11 @@ void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const ta
   if (req.method != "HEAD") RecordDownload(req, res, t, std::move(who), "STREAM");
   res.SetHeader("Content-Disposition", headers.content_disposition);
   res.SetHeader("Accept-Ranges", "bytes");
+  // The digest of the whole file (the selected representation), on a 206 too,
+  // so a client that resumed can check what it assembled (RFC 9530 §3).
+  if (auto digest = t.file_sha256 ? ReprDigest(*t.file_sha256) : std::nullopt) {
+    res.SetHeader("Repr-Digest", *digest);
+  }
   res.SetHeader("Cache-Control", "private, no-store");
   res.SetHeader("X-Content-Type-Options", "nosniff");
   uint64_t offset = 0, length = size;

@@ -24,6 +24,23 @@ json ParametersObject(const std::string& text) {
   return parsed.is_object() ? parsed : json::object();
 }
 
+// The file's manifest, or null for a task without a file (or one that
+// succeeded before manifests were recorded). A part is a sheet of an XLSX, or
+// a file of a split .zip; a CSV is one part.
+json Manifest(const task::Task& t) {
+  if (!t.file_sha256) return nullptr;
+  const bool sheets = t.format == task::FileFormat::kXlsx && t.content_type &&
+                      *t.content_type == task::ContentType(task::FileFormat::kXlsx);
+  json parts = json::array();
+  for (int64_t rows : t.part_rows) {
+    parts.push_back({{"kind", sheets ? "SHEET" : "FILE"}, {"rows", std::to_string(rows)}});
+  }
+  return {{"sha256", *t.file_sha256},
+          {"sizeBytes", OptionalInt64(t.size_bytes)},
+          {"rows", OptionalInt64(t.total_rows)},
+          {"parts", parts}};
+}
+
 }  // namespace
 
 std::optional<int> ProgressPercent(const task::Task& task) {
@@ -47,6 +64,7 @@ json TaskToJson(const task::Task& t) {
       {"progress", progress ? json(*progress) : json(nullptr)},
       {"fileName", OptionalString(t.file_name)},
       {"sizeBytes", OptionalInt64(t.size_bytes)},
+      {"manifest", Manifest(t)},
       {"failureCode", OptionalString(t.failure_code)},
       {"failureMessage", OptionalString(t.failure_message)},
       {"attemptCount", t.attempt_count},

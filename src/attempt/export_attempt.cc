@@ -147,7 +147,9 @@ class AttemptRunner {
     const std::string key = storage::MakeObjectKey(task_.id, extension);
     auto object = deps_.storage->Create(key);
     if (!object.ok()) return {.status = object.status(), .origin = FailureOrigin::kStorage};
-    CountingSink sink(object->get(), static_cast<uint64_t>(deps_.limits.max_file_bytes));
+    // The digest covers exactly the bytes the object accepted, in order.
+    Sha256Sink digesting(object->get());
+    CountingSink sink(&digesting, static_cast<uint64_t>(deps_.limits.max_file_bytes));
 
     std::unique_ptr<render::Writer> writer;
     auto rows = Pump(*source, &sink, options, def->max_rows, &writer);
@@ -172,9 +174,13 @@ class AttemptRunner {
     if (Status stop = CheckAbort(); !stop.ok()) return {.status = stop};
     Status committed = (*object)->Commit();
     if (!committed.ok()) return {.status = committed, .origin = FailureOrigin::kStorage};
-    store::FileResult file{MakeFileName(*def, task_, extension), key,
+    store::FileResult file{MakeFileName(*def, task_, extension),
+                           key,
                            std::string(render::ContentType(kind)),
-                           static_cast<int64_t>(sink.bytes_written()), *rows};
+                           static_cast<int64_t>(sink.bytes_written()),
+                           *rows,
+                           HexOf(digesting.digest()),
+                           std::move(summary->part_rows)};
     return {.status = Status::Ok(), .file = file};
   }
 

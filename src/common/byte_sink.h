@@ -4,10 +4,14 @@
 // Storage hands out a sink per object; writers only append. Wrappers add
 // behaviour without touching backends (docs/conventions.md#wrappers-and-metrics):
 // CountingSink enforces the file-size cap while the file is being written,
-// never after.
+// never after; Sha256Sink digests the bytes on their way, so a file's manifest
+// costs no second read.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <string_view>
 
 #include "common/status.h"
@@ -36,5 +40,26 @@ class CountingSink final : public ByteSink {
   uint64_t max_bytes_;
   uint64_t written_ = 0;
 };
+
+// Passes bytes on and digests those the inner sink accepted (SHA-256, OpenSSL).
+class Sha256Sink final : public ByteSink {
+ public:
+  using Digest = std::array<unsigned char, 32>;
+  // `inner` is not owned and must outlive this.
+  explicit Sha256Sink(ByteSink* inner);
+  ~Sha256Sink() override;
+
+  Status Append(std::string_view bytes) override;
+  // The digest of every byte appended so far; the sink may go on.
+  Digest digest() const;
+
+ private:
+  struct State;
+  ByteSink* inner_;
+  std::unique_ptr<State> state_;
+};
+
+// Lower-case hex of a digest (64 characters for SHA-256).
+std::string HexOf(const Sha256Sink::Digest& digest);
 
 }  // namespace export_center

@@ -278,7 +278,7 @@ StatusOr<WriteSummary> CsvWriter::Finish() {
   state_ = State::kDone;
   EC_RETURN_IF_ERROR(Flush());
   if (gzip_) EC_RETURN_IF_ERROR(Check(gzip_->Finish()));
-  return WriteSummary{.rows = rows_, .truncated_cells = 0};
+  return WriteSummary{.rows = rows_, .truncated_cells = 0, .part_rows = {rows_}};
 }
 
 }  // namespace

@@ -54,6 +54,9 @@ std::string_view ContentType(OutputKind kind);
 struct WriteSummary {
   int64_t rows = 0;
   int truncated_cells = 0;  // cells cut at 32 767 characters
+  // Data rows of each part, in order: the sheets of an XLSX, the files of a
+  // split .zip, the one part of a CSV. Recorded in the file's manifest.
+  std::vector<int64_t> part_rows;
 };
 
 class Writer {

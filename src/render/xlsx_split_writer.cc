@@ -66,7 +66,9 @@ class XlsxSplitWriter final : public Writer {
     EC_RETURN_IF_ERROR(Check(EndFile()));
     EC_RETURN_IF_ERROR(Check(WriteManifest()));
     EC_RETURN_IF_ERROR(Check(zip_.Finish()));
-    return WriteSummary{.rows = rows_, .truncated_cells = truncated_};
+    std::vector<int64_t> part_rows;
+    for (const auto& f : files_) part_rows.push_back(f.rows);
+    return WriteSummary{.rows = rows_, .truncated_cells = truncated_, .part_rows = part_rows};
   }
 
  private:

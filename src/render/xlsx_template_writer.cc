@@ -617,7 +617,7 @@ StatusOr<WriteSummary> XlsxTemplateWriter::Finish() {
   EC_RETURN_IF_ERROR(Check(WriteListTail()));
   EC_RETURN_IF_ERROR(Check(WriteOtherParts()));
   EC_RETURN_IF_ERROR(Check(zip_.Finish()));
-  return WriteSummary{.rows = rows_, .truncated_cells = truncated_};
+  return WriteSummary{.rows = rows_, .truncated_cells = truncated_, .part_rows = {rows_}};
 }
 
 }  // namespace

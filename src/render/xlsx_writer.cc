@@ -522,7 +522,10 @@ StatusOr<WriteSummary> XlsxWriter::Finish() {
   EC_RETURN_IF_ERROR(WritePart("xl/_rels/workbook.xml.rels", WorkbookRelsXml()));
   EC_RETURN_IF_ERROR(WritePart("[Content_Types].xml", ContentTypesXml()));
   EC_RETURN_IF_ERROR(Check(zip_.Finish()));
-  return WriteSummary{.rows = rows_, .truncated_cells = truncated_};
+  // Every sheet but the last is full (a new one starts only then).
+  std::vector<int64_t> part_rows(sheets_ - 1, options_.rows_per_sheet);
+  part_rows.push_back(sheet_rows_);
+  return WriteSummary{.rows = rows_, .truncated_cells = truncated_, .part_rows = part_rows};
 }
 
 std::string XlsxWriter::WorkbookXml() const {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "store/task_catalog.h"
@@ -98,6 +99,8 @@ struct FileResult {
   std::string content_type;
   int64_t size_bytes = 0;
   int64_t total_rows = 0;
+  std::string sha256_hex;          // of the stored bytes
+  std::vector<int64_t> part_rows;  // data rows of each sheet or part
 };
 
 // kCancelled: a cancel was requested during the attempt, so the task ended

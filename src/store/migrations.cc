@@ -350,12 +350,25 @@ Migration OutboxDueSince() {
   };
 }
 
+// Version 8: the file's manifest (docs/task-lifecycle.md#the-files-manifest).
+// Tasks that succeeded before it have none; their JSON leaves it out.
+Migration FileManifest() {
+  return {
+      8,
+      "export_task.file_sha256, part_rows: the file's manifest",
+      {
+          "ALTER TABLE export_task ADD COLUMN IF NOT EXISTS file_sha256 VARCHAR(64) NULL",
+          "ALTER TABLE export_task ADD COLUMN IF NOT EXISTS part_rows {TEXT} NULL",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
-      DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince()};
+      DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest()};
   return kMigrations;
 }
 

@@ -228,14 +228,16 @@ StatusOr<CommitOutcome> SqlTaskStore::CommitSuccess(const Attempt& a, const File
         int64_t n,
         c.Exec(Sql("UPDATE export_task SET status = 'SUCCEEDED', file_name = ?, object_key = ?,"
                    " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
-                   " completed_at = {NOW}, expires_at = {NOW} + ?, lease_owner = NULL,"
+                   " file_sha256 = ?, part_rows = ?, completed_at = {NOW}, expires_at = {NOW} + ?, "
+                   "lease_owner = NULL,"
                    " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
                    " updated_at = {NOW}"
                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
                    " AND lease_owner = ? AND execution_deadline_at > {NOW}"
                    " AND cancel_requested = 0"),
                {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
-                int64_t{retention_days} * 86'400'000, a.task_id, a.dispatch_version, a.instance}));
+                f.sha256_hex, PartRowsText(f.part_rows), int64_t{retention_days} * 86'400'000,
+                a.task_id, a.dispatch_version, a.instance}));
     committed = n == 1;
     return committed ? NotifyEnded(c, a.task_id) : Status::Ok();
   }));

@@ -303,7 +303,8 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
                               " failure_message = NULL, processed_rows = 0, total_rows = NULL,"
                               " started_at = NULL, completed_at = NULL, expires_at = NULL,"
                               " file_name = NULL, object_key = NULL, content_type = NULL,"
-                              " size_bytes = NULL, lease_owner = NULL, lease_until = NULL,"
+                              " size_bytes = NULL, file_sha256 = NULL, part_rows = NULL,"
+                              " lease_owner = NULL, lease_until = NULL,"
                               " execution_deadline_at = NULL, updated_at = {NOW}"
                               " WHERE id = ? AND dispatch_version = ?"
                               " AND status IN ('FAILED', 'CANCELLED', 'INCONSISTENT')"),

@@ -1,5 +1,6 @@
 // The row mapping shared by SqlTaskStore's files (sql_task_store_impl.h).
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -17,7 +18,25 @@ std::optional<OutboxStatus> ParseOutboxStatus(const std::string& text) {
   return std::nullopt;
 }
 
+// part_rows is a JSON array of counts ("[1048575,12]"); anything else reads as
+// no parts, so a hand-edited row cannot fail every read of its task.
+std::vector<int64_t> PartRowsFromText(const std::optional<std::string>& text) {
+  std::vector<int64_t> rows;
+  if (!text) return rows;
+  const nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, false);
+  if (!parsed.is_array()) return rows;
+  for (const auto& n : parsed) {
+    if (!n.is_number_integer()) return {};
+    rows.push_back(n.get<int64_t>());
+  }
+  return rows;
+}
+
 }  // namespace
+
+std::string PartRowsText(const std::vector<int64_t>& part_rows) {
+  return nlohmann::json(part_rows).dump();
+}
 
 std::string Truncate(const std::string& text) { return utf8::Excerpt(text, kMaxMessageBytes); }
 
@@ -66,6 +85,8 @@ StatusOr<Task> TaskFromRow(const Row& r) {
   t.completed_at = r.OptInt(kCompletedAt);
   t.expires_at = r.OptInt(kExpiresAt);
   t.updated_at = r.Int(kUpdatedAt);
+  t.file_sha256 = r.OptText(kFileSha256);
+  t.part_rows = PartRowsFromText(r.OptText(kPartRows));
   return t;
 }
 

@@ -34,7 +34,8 @@ inline constexpr char kTaskColumns[] =
     " processed_rows, failure_code, failure_message, dispatch_version, attempt_count,"
     " max_attempts, next_retry_at, lease_owner, lease_until, last_heartbeat_at,"
     " execution_deadline_at, cancel_requested, contract_version, download_count,"
-    " last_downloaded_at, requested_at, started_at, completed_at, expires_at, updated_at";
+    " last_downloaded_at, requested_at, started_at, completed_at, expires_at, updated_at,"
+    " file_sha256, part_rows";
 
 // Positions in kTaskColumns.
 enum TaskCol : size_t {
@@ -73,6 +74,8 @@ enum TaskCol : size_t {
   kCompletedAt,
   kExpiresAt,
   kUpdatedAt,
+  kFileSha256,
+  kPartRows,
   kTaskColumnCount
 };
 
@@ -102,6 +105,8 @@ inline constexpr size_t kMaxMessageBytes = 1000;
 
 // Makes `text` valid UTF-8 and cuts it to kMaxMessageBytes between characters.
 std::string Truncate(const std::string& text);
+// The part_rows column's text: a JSON array of counts.
+std::string PartRowsText(const std::vector<int64_t>& part_rows);
 
 StatusOr<Task> TaskFromRow(const Row& r);
 StatusOr<OutboxEntry> OutboxFromRow(const Row& r);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace export_center::task {
 
@@ -64,6 +65,10 @@ struct Task {
   std::optional<std::string> content_type;
   std::optional<int64_t> size_bytes;
   std::optional<int64_t> total_rows;
+  // The file's manifest (docs/task-lifecycle.md#the-files-manifest): SHA-256
+  // of the stored bytes (lower-case hex) and the data rows of each sheet or part.
+  std::optional<std::string> file_sha256;
+  std::vector<int64_t> part_rows;
   int64_t processed_rows = 0;
   std::optional<std::string> failure_code;
   std::optional<std::string> failure_message;

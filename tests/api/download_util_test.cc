@@ -55,5 +55,25 @@ TEST(Range, Unsatisfiable) {
   EXPECT_EQ(DecideRange("bytes=99999999999999999999999-", 100).kind, RangeDecision::kUnsatisfiable);
 }
 
+TEST(ReprDigest, ByteSequenceOfTheHexDigest) {
+  // SHA-256("abc") and SHA-256(""), as FIPS 180-2 and Python's hashlib give them.
+  EXPECT_EQ(ReprDigest("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            "sha-256=:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=:");
+  EXPECT_EQ(ReprDigest("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+            "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:");
+}
+
+TEST(ReprDigest, NothingForADamagedValue) {
+  EXPECT_EQ(ReprDigest(""), std::nullopt);
+  EXPECT_EQ(ReprDigest("ba7816bf"), std::nullopt);
+  // Upper case, a non-hex digit, one digit too many.
+  EXPECT_EQ(ReprDigest("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD"),
+            std::nullopt);
+  EXPECT_EQ(ReprDigest("zz7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            std::nullopt);
+  EXPECT_EQ(ReprDigest("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad0"),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace export_center::api

@@ -19,6 +19,7 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
+from manifest_check import assert_manifest  # noqa: E402
 from harness import Cluster, request  # noqa: E402
 
 BUILD_DIR = None
@@ -94,6 +95,7 @@ class EndToEnd(unittest.TestCase):
         r = self.download(self.a1, task["id"])
         self.assertTrue(r.body.startswith(b"\xef\xbb\xbf"))
         rows = list(csv.reader(io.StringIO(r.body.decode("utf-8-sig"), newline="")))
+        assert_manifest(self, task, r.body, r.headers, parts=[len(rows) - 1])
         self.assertEqual(rows[0], customer_data.TITLES)
         expected = customer_data.expected_rows(os.path.join(self.c.dir, "customers.db"), "1",
                                                {"keyword": "物流"})
@@ -107,9 +109,13 @@ class EndToEnd(unittest.TestCase):
         name = urllib.parse.unquote(encoded)
         self.assertTrue(name.startswith("客户导出测试"), name)
         self.assertTrue(name.endswith(".xlsx"))
+        rows = openpyxl.load_workbook(io.BytesIO(r.body)).worksheets[0].max_row - 1
+        assert_manifest(self, task, r.body, r.headers, parts=[rows])
         part = self.download(self.a1, task["id"], headers={"Range": "bytes=10-109"})
         self.assertEqual(part.status, 206)
         self.assertEqual(part.body, r.body[10:110])
+        # A range carries the digest of the whole file, so the assembled result can be checked.
+        self.assertEqual(part.headers["Repr-Digest"], r.headers["Repr-Digest"])
         self.assertEqual(part.headers["Content-Range"], f"bytes 10-109/{len(r.body)}")
 
     # ---- who sees what --------------------------------------------------------

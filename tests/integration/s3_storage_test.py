@@ -28,6 +28,7 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
+from manifest_check import assert_manifest  # noqa: E402
 from harness import Cluster  # noqa: E402
 
 BUILD_DIR = None
@@ -158,6 +159,8 @@ class S3Exports(unittest.TestCase):
         r = c.api("GET", f"/export-tasks/{task['id']}/download", token)
         self.assertEqual(r.status, 200, r.body[:300])
         self.assertEqual(len(r.body), int(task["sizeBytes"]))
+        # The digest was taken on the way into the multipart upload; S3's bytes must match it.
+        assert_manifest(self, task, r.body, r.headers)
         return task, r.body
 
     def assert_rows(self, got_rows, expected):
@@ -228,6 +231,8 @@ class S3Exports(unittest.TestCase):
                 rows += part_rows[1:]
         self.assertGreater(len(manifest["files"]), 1)
         self.assert_rows(rows, want)
+        assert_manifest(self, task, body, parts=[f["rows"] for f in manifest["files"]])
+        self.assertEqual({p["kind"] for p in task["manifest"]["parts"]}, {"FILE"})
 
         # `storage list`: one complete object per task, with its size; nothing partial.
         listed = self.storage_list(c)
@@ -278,6 +283,8 @@ class S3Exports(unittest.TestCase):
         self.assert_rows(list(ws.iter_rows(min_row=2, values_only=True)),
                          customer_data.expected_rows(os.path.join(c.dir, "customers.db"), "1",
                                                      params))
+        # The store serves the bytes: no Repr-Digest on the redirect, the manifest checks them.
+        assert_manifest(self, task, body, parts=[ws.max_row - 1])
         self.assertEqual(int(c.task_row(task["id"])["download_count"]), 1)
         # The signed link of the download center redirects the same way.
         link = c.api("POST", f"/export-tasks/{task['id']}/download-url", token).json()

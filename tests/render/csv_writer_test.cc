@@ -41,6 +41,7 @@ std::string WriteCsv(const std::string& path, const std::vector<task::Row>& rows
   auto done = writer->Finish();
   EXPECT_TRUE(done.ok());
   EXPECT_EQ(done->rows, static_cast<int64_t>(rows.size()));
+  EXPECT_EQ(done->part_rows, std::vector<int64_t>{static_cast<int64_t>(rows.size())});
   sink.Close();
   std::ifstream in(path, std::ios::binary);
   std::stringstream bytes;

@@ -52,6 +52,7 @@ TEST(XlsxSplitWriter, FilesInOneZipWithManifest) {
     auto done = writer->Finish();
     ASSERT_TRUE(done.ok()) << done.status().ToString();
     EXPECT_EQ(done->rows, 25);
+    EXPECT_EQ(done->part_rows, (std::vector<int64_t>{10, 10, 5}));
   }
   int rc = 0;
   std::string out = RunCommand("cd '" + dir.path() + "' && unzip -q -d x split.zip 2>&1", &rc);

@@ -191,8 +191,11 @@ TEST(XlsxWriter, SplitsSheetsAndRepeatsHeader) {
   WriterOptions options;
   options.rows_per_sheet = 3;
   options.sheet_name = "A very long sheet name that exceeds 31 [chars]";
-  const json got = WriteAndRead(columns, rows, options, dir.File("split.xlsx"));
+  WriteSummary summary;
+  const json got = WriteAndRead(columns, rows, options, dir.File("split.xlsx"), &summary);
   ASSERT_EQ(got["sheets"].size(), 3u);
+  // The manifest's rows per sheet agree with what openpyxl reads.
+  EXPECT_EQ(summary.part_rows, (std::vector<int64_t>{3, 3, 2}));
   int64_t next = 0;
   for (size_t s = 0; s < 3; ++s) {
     const json& sheet = got["sheets"][s];
@@ -214,7 +217,10 @@ TEST(XlsxWriter, SplitsSheetsAndRepeatsHeader) {
 
 TEST(XlsxWriter, EmptyExportHasHeaderOnly) {
   ScratchDir dir;
-  const json got = WriteAndRead(AllTypeColumns(), {}, WriterOptions{}, dir.File("empty.xlsx"));
+  WriteSummary summary;
+  const json got =
+      WriteAndRead(AllTypeColumns(), {}, WriterOptions{}, dir.File("empty.xlsx"), &summary);
+  EXPECT_EQ(summary.part_rows, std::vector<int64_t>{0});
   ASSERT_EQ(got["sheets"].size(), 1u);
   EXPECT_EQ(got["sheets"][0]["rows"].size(), 1u);
 }

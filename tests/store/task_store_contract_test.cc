@@ -332,9 +332,17 @@ class TaskStoreContractTest : public ::testing::TestWithParam<std::string> {
     return {t.id, t.dispatch_version, instance};
   }
 
+  static constexpr char kSomeSha256[] =
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
   static FileResult AFile(int64_t id) {
-    return {"orders.xlsx", "exports/2025/01/01/" + std::to_string(id) + "/f.xlsx",
-            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", 1234, 10};
+    return {"orders.xlsx",
+            "exports/2025/01/01/" + std::to_string(id) + "/f.xlsx",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            1234,
+            10,
+            std::string(kSomeSha256),
+            {7, 3}};
   }
 
   std::unique_ptr<Backend> backend_;
@@ -724,6 +732,8 @@ TEST_P(TaskStoreContractTest, ProgressOfALostAttemptIsAConflict) {
 TEST_P(TaskStoreContractTest, CommitSuccessStoresTheFileAndItsExpiry) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
+  EXPECT_FALSE(Get(t.id).file_sha256.has_value());
+  EXPECT_TRUE(Get(t.id).part_rows.empty());
   ASSERT_OK_AND_ASSIGN(store::CommitOutcome ok,
                        store_->CommitSuccess(AttemptOf(t), AFile(t.id), 7));
   EXPECT_EQ(ok, store::CommitOutcome::kCommitted);
@@ -734,6 +744,8 @@ TEST_P(TaskStoreContractTest, CommitSuccessStoresTheFileAndItsExpiry) {
   EXPECT_EQ(done.size_bytes, 1234);
   EXPECT_EQ(done.total_rows, 10);
   EXPECT_EQ(done.processed_rows, 10);
+  EXPECT_EQ(done.file_sha256, kSomeSha256);
+  EXPECT_EQ(done.part_rows, (std::vector<int64_t>{7, 3}));
   ASSERT_TRUE(done.completed_at && done.expires_at);
   EXPECT_EQ(*done.expires_at, *done.completed_at + 7 * kDay);
   EXPECT_FALSE(done.lease_owner.has_value());

@@ -27,6 +27,7 @@
       search: "按名称搜索", typeFilter: "类型", allTypes: "全部类型",
       colName: "名称", colType: "类型", colStatus: "状态", colProgress: "进度",
       colSize: "大小", colTimes: "时间", colDownloads: "下载次数", colActions: "操作",
+      sheets: "{n} 个工作表：{rows} 行", files: "{n} 个文件：{rows} 行",
       empty: "没有符合条件的任务", prev: "上一页", next: "下一页",
       pageInfo: "第 {page} / {pages} 页，共 {total} 个任务",
       live: "● 实时更新", polling: "○ 实时连接中断，每 5 秒刷新",
@@ -76,6 +77,7 @@
       search: "Search by name", typeFilter: "Type", allTypes: "All types",
       colName: "Name", colType: "Type", colStatus: "Status", colProgress: "Progress",
       colSize: "Size", colTimes: "Times", colDownloads: "Downloads", colActions: "Actions",
+      sheets: "{n} sheets: {rows} rows", files: "{n} files: {rows} rows",
       empty: "No tasks match", prev: "Previous", next: "Next",
       pageInfo: "Page {page} of {pages}, {total} tasks",
       live: "● Live", polling: "○ Live updates down; refreshing every 5 s",
@@ -403,11 +405,28 @@
       el("td", { "data-label": t("colType"), text: typeTitle(task.exportType) }),
       status,
       progressCell(task),
-      el("td", { "data-label": t("colSize"), text: formatSize(task.sizeBytes) }),
+      sizeCell(task),
       timesCell(task),
       el("td", { "data-label": t("colDownloads"), class: "downloads", text: formatNumber(task.downloadCount || 0) }),
       actionsCell(task));
     return tr;
+  }
+
+  // The size, and for a finished file its manifest: rows per sheet or part and
+  // the SHA-256 (shortened; the whole value is the title and is selectable).
+  function sizeCell(task) {
+    const cell = el("td", { "data-label": t("colSize"), class: "size" },
+      el("span", { text: formatSize(task.sizeBytes) }));
+    const m = task.manifest;
+    if (!m) return cell;
+    if (m.parts.length > 1) {
+      const rows = m.parts.map((p) => formatNumber(p.rows)).join(" + ");
+      cell.append(el("div", { class: "note parts",
+        text: t(m.parts[0].kind === "SHEET" ? "sheets" : "files", { n: m.parts.length, rows: rows }) }));
+    }
+    cell.append(el("div", { class: "note sha", title: "SHA-256 " + m.sha256, "data-sha256": m.sha256,
+      text: "SHA-256 " + m.sha256.slice(0, 8) + "…" }));
+    return cell;
   }
 
   function actionsCell(task) {

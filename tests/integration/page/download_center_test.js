@@ -10,6 +10,7 @@
 const fs = require("fs");
 const path = require("path");
 const assert = require("assert");
+const crypto = require("crypto");
 const { chromium } = require("playwright-core");
 
 const cfg = JSON.parse(process.env.EC_PAGE_TEST);
@@ -130,8 +131,13 @@ async function downloadMatchesTheApi(page, id) {
   assert.strictEqual(res.status, 200);
   const fromApi = Buffer.from(await res.arrayBuffer());
   assert(fromPage.length > 0 && fromPage.equals(fromApi), `downloaded ${fromPage.length} bytes, API ${fromApi.length}`);
+  // The manifest: the page, the Repr-Digest header and an independent hash agree.
+  const digest = crypto.createHash("sha256").update(fromPage);
+  const shown = await row(page, id).locator(".sha").getAttribute("data-sha256");
+  assert.strictEqual(shown, digest.copy().digest("hex"), "the page's SHA-256 is not the file's");
+  assert.strictEqual(res.headers.get("repr-digest"), "sha-256=:" + digest.digest("base64") + ":");
   await row(page, id).locator(".downloads").filter({ hasText: /^[1-9]/ }).waitFor({ timeout: STEP_TIMEOUT });
-  log("download:", fromPage.length, "bytes, identical to the API's; count shown");
+  log("download:", fromPage.length, "bytes, identical to the API's, SHA-256 as shown; count shown");
 }
 
 async function cancelARunningOne(page) {
