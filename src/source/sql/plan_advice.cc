@@ -295,7 +295,10 @@ std::optional<task::PlanAdvice> Advise(std::string_view statement, const std::st
     advice.index_columns.push_back(range);
   }
   std::string columns;
-  for (const auto& c : advice.index_columns) columns += (columns.empty() ? "" : ", ") + c;
+  for (auto& c : advice.index_columns) {
+    c = utf8::Excerpt(c, kMaxShownBytes);  // shown in JSON: valid UTF-8
+    columns += (columns.empty() ? "" : ", ") + c;
+  }
   advice.suggested_index = utf8::Excerpt("CREATE INDEX " + IndexName(table, advice.index_columns) +
                                              " ON " + table + " (" + columns + ")",
                                          2 * kMaxShownBytes);
