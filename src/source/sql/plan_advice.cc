@@ -406,7 +406,16 @@ std::vector<std::string> EqualColumns(const std::vector<Term>& terms) {
   return columns;
 }
 
-void ReadPostgresNode(const json& node, int depth, std::string_view statement,
+// PostgreSQL prices reading a row at cpu_tuple_cost (0.01 by default) and
+// a page at 1: a sequential scan priced below a page's rows and one disk
+// page reads a table no larger than a page — the right plan for it.
+bool SmallerThanAPage(const json& node, int64_t page_rows) {
+  auto cost = node.find("Total Cost");
+  return cost != node.end() && cost->is_number() &&
+         cost->get<double>() < static_cast<double>(page_rows) * 0.01 + 1;
+}
+
+void ReadPostgresNode(const json& node, int depth, int64_t page_rows, std::string_view statement,
                       std::vector<task::PlanAdvice>* out) {
   if (!node.is_object() || depth > kMaxJsonDepth || out->size() >= kMaxAdvice) return;
   const std::string type = StringAt(node, "Node Type");
@@ -415,7 +424,7 @@ void ReadPostgresNode(const json& node, int depth, std::string_view statement,
   if (!table.empty()) {
     const auto filter = TermsOf(ConditionTerms(StringAt(node, "Filter")), alias, table, true);
     std::optional<task::PlanAdvice> advice;
-    if (type == "Seq Scan") {
+    if (type == "Seq Scan" && !SmallerThanAPage(node, page_rows)) {
       advice = Advise(statement, table, "Seq Scan on " + table, filter, {}, true);
     } else if (type == "Index Scan" || type == "Index Only Scan" || type == "Bitmap Heap Scan") {
       std::string cond = StringAt(node, type == "Bitmap Heap Scan" ? "Recheck Cond" : "Index Cond");
@@ -431,16 +440,17 @@ void ReadPostgresNode(const json& node, int depth, std::string_view statement,
   }
   auto plans = node.find("Plans");
   if (plans == node.end() || !plans->is_array()) return;
-  for (const json& child : *plans) ReadPostgresNode(child, depth + 1, statement, out);
+  for (const json& child : *plans) ReadPostgresNode(child, depth + 1, page_rows, statement, out);
 }
 
-std::vector<task::PlanAdvice> ReadPostgresPlan(std::string_view text, std::string_view statement) {
+std::vector<task::PlanAdvice> ReadPostgresPlan(std::string_view text, int64_t page_rows,
+                                               std::string_view statement) {
   std::vector<task::PlanAdvice> out;
   json root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
   if (!root.is_array()) return out;
   for (const json& entry : root) {
     if (entry.is_object() && entry.contains("Plan"))
-      ReadPostgresNode(entry["Plan"], 0, statement, &out);
+      ReadPostgresNode(entry["Plan"], 0, page_rows, statement, &out);
   }
   return out;
 }
@@ -519,7 +529,7 @@ std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_
                                              int64_t page_rows, std::string_view statement) {
   std::vector<task::PlanAdvice> out;
   if (plan.kind == "sqlite") out = ReadSqlitePlan(plan.text, sql, statement);
-  if (plan.kind == "postgres") out = ReadPostgresPlan(plan.text, statement);
+  if (plan.kind == "postgres") out = ReadPostgresPlan(plan.text, page_rows, statement);
   if (plan.kind == "mysql") out = ReadMysqlPlan(plan.text, sql, page_rows, statement);
   if (out.size() > kMaxAdvice) out.resize(kMaxAdvice);
   return out;

@@ -281,6 +281,18 @@ TEST(ReadPlanAdvice, PostgresIndexScanWithAnEqualityLeftInTheFilter) {
   EXPECT_EQ(advice[0].index_columns, (std::vector<std::string>{"tenant_id", "status"}));
 }
 
+TEST(ReadPlanAdvice, PostgresSeqScanOfATableSmallerThanAPageIsRight) {
+  json small = json::array({{{"Plan",
+                              {{"Node Type", "Seq Scan"},
+                               {"Relation Name", "customer_names"},
+                               {"Alias", "customer_names"},
+                               {"Total Cost", 1.31},
+                               {"Filter", "(customer_code = ANY ('{C1,C2}'::text[]))"}}}}});
+  EXPECT_TRUE(ReadPlanAdvice({"postgres", small.dump()}, "", 100, "page").empty());
+  small[0]["Plan"]["Total Cost"] = 412.0;  // far more rows than a page
+  EXPECT_EQ(ReadPlanAdvice({"postgres", small.dump()}, "", 100, "page").size(), 1u);
+}
+
 TEST(ReadPlanAdvice, MysqlSmallTablesAndKeyLookupsAreNoCliff) {
   json plan = {{"query_block",
                 {{"nested_loop", json::array({{{"table",
