@@ -38,9 +38,15 @@ if(EXPORT_CENTER_FUZZ)
   add_custom_target(fuzzers)
 endif()
 
-# ec_fuzzer(NAME SOURCES... LIBS libs...): one libFuzzer target.
+# ec_fuzzer(NAME [SECONDS N] SOURCES... LIBS libs...): one libFuzzer target.
+# SECONDS caps the test command's run of a small, fast target below
+# EXPORT_CENTER_FUZZ_SECONDS (the fuzz entries are much of the suite's time).
 function(ec_fuzzer name)
-  cmake_parse_arguments(F "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(F "" "SECONDS" "SOURCES;LIBS" ${ARGN})
+  set(seconds ${EXPORT_CENTER_FUZZ_SECONDS})
+  if(F_SECONDS AND F_SECONDS LESS seconds)
+    set(seconds ${F_SECONDS})
+  endif()
   if(EXPORT_CENTER_FUZZ)
     add_executable(${name} ${F_SOURCES})
     target_link_libraries(${name} PRIVATE ${F_LIBS})
@@ -50,10 +56,10 @@ function(ec_fuzzer name)
   else()
     add_test(NAME ${name}
       COMMAND ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh --build-dir ${CMAKE_BINARY_DIR}/fuzz
-              --no-build ${name} ${EXPORT_CENTER_FUZZ_SECONDS})
+              --no-build ${name} ${seconds})
     # The run itself is bounded by -max_total_time; the margin covers the
     # pass over the corpus and the final leak check.
-    math(EXPR timeout "${EXPORT_CENTER_FUZZ_SECONDS} + 300")
+    math(EXPR timeout "${seconds} + 300")
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED fuzz_build TIMEOUT ${timeout}
                                             LABELS fuzz)
   endif()

@@ -21,6 +21,21 @@ json Suggestions(const registry::ExportDefinition& def, task::FileFormat format)
   return out;
 }
 
+json PlanAdviceJson(const std::vector<task::PlanAdvice>& advice) {
+  json out = json::array();
+  for (const auto& a : advice) {
+    json item = {{"statement", a.statement},
+                 {"table", a.table},
+                 {"plan", a.plan},
+                 {"predicate", a.predicate},
+                 {"indexColumns", a.index_columns},
+                 {"suggestedIndex", a.suggested_index}};
+    if (a.estimated_rows) item["estimatedRows"] = Int64String(*a.estimated_rows);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool PreviewRateLimiter::Admit(const std::string& key, std::chrono::steady_clock::time_point now) {
@@ -48,7 +63,8 @@ json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat forma
           {"rowCount", {{"value", Int64String(table.row_count)}, {"exact", table.row_count_exact}}},
           {"maxRows", Int64String(def.max_rows)},
           {"exceedsMaxRows", exceeds},
-          {"suggestions", exceeds ? Suggestions(def, format) : json::array()}};
+          {"suggestions", exceeds ? Suggestions(def, format) : json::array()},
+          {"planAdvice", PlanAdviceJson(table.plan_advice)}};
 }
 
 PreviewApi::PreviewApi(PreviewFn preview, task::PreviewOptions options, task::LimitsOptions limits)

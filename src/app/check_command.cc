@@ -13,7 +13,9 @@
 
 #include "api/auth.h"
 #include "app/backends.h"
+#include "attempt/export_preview.h"
 #include "common/credentials.h"
+#include "common/ids.h"
 #include "common/json_dump.h"
 #include "config/config.h"
 #include "config/registry_yaml.h"
@@ -21,11 +23,12 @@
 #include "http/httplib/httplib_http_client.h"
 #include "registry/registry.h"
 #include "source/sql/datasource/read_only_datasource.h"
+#include "source/sql/plan_advice.h"
 
 namespace export_center::app {
 namespace {
 
-enum class Outcome { kOk, kFail, kSkip };
+enum class Outcome { kOk, kFail, kSkip, kWarn };
 
 const char* Label(Outcome outcome) {
   switch (outcome) {
@@ -35,6 +38,8 @@ const char* Label(Outcome outcome) {
       return "FAIL";
     case Outcome::kSkip:
       return "skip";
+    case Outcome::kWarn:
+      return "warn";
   }
   return "?";
 }
@@ -301,6 +306,46 @@ void CheckProviderServices(const config::AppConfig& config,
   }
 }
 
+// docs/sql-template-route.md#plan-advice, per enabled sql-template
+// scenario: its first page read as a preview for `tenant` with no
+// parameters — contract, render, counts, the first page and its enrich
+// lookups — and the advice its plans gave, one warn line each. A scenario
+// that cannot be read that way (a required parameter) is a skip: the
+// advice then comes with its first export's task log.
+void CheckPlanAdvice(const config::AppConfig& config, const registry::RegistrySnapshot& registry,
+                     const std::string& tenant, Report& report) {
+  if (tenant.empty()) return;  // asked for with --plan-tenant only
+  attempt::RowSourceFactory make_source =
+      MakePreviewSourceFactory(http::HttplibClientFactory(), config.provider, nullptr,
+                               config.datasources, config.preview.timeout_seconds);
+  bool any = false;
+  for (const auto& [name, def] : registry.definitions) {
+    if (def.source != registry::SourceKind::kSqlTemplate || !def.enabled) continue;
+    any = true;
+    task::Task t;
+    t.id = NextId();
+    t.tenant_id = tenant;
+    t.app_code = def.app_scope;
+    t.requested_by = "export-center-check";
+    t.export_type = name;
+    t.format = task::FileFormat::kCsv;
+    t.parameters_json = "{}";
+    auto table = attempt::ReadPreview(make_source, t, registry, 0);
+    if (!table.ok()) {
+      report.Add(Outcome::kSkip, "plan",
+                 name + ": not planned, its first page failed: " + table.status().message());
+      continue;
+    }
+    if (table->plan_advice.empty()) {
+      report.Add(Outcome::kOk, "plan", name + ": no plan advice (tenant " + tenant + ")");
+    }
+    for (const auto& advice : table->plan_advice) {
+      report.Add(Outcome::kWarn, "plan", name + ": " + source::FormatPlanAdvice(advice));
+    }
+  }
+  if (!any) report.Add(Outcome::kSkip, "plan", "no enabled sql-template definition");
+}
+
 // Loads the file as `serve` does: LoadConfig's validation, then the registry
 // with the template writer's inspector.
 StatusOr<std::string> LoadEverything(const std::string& path, config::AppConfig* config,
@@ -335,7 +380,7 @@ void ReportSettingSources(const config::AppConfig& config, Report& report) {
 
 }  // namespace
 
-int RunCheck(const std::string& config_path, bool json) {
+int RunCheck(const std::string& config_path, bool json, const std::string& plan_tenant) {
   // Components log through spdlog; keep stdout for the report alone.
   spdlog::set_default_logger(spdlog::stderr_color_mt("check"));
   spdlog::set_level(spdlog::level::warn);
@@ -358,6 +403,7 @@ int RunCheck(const std::string& config_path, bool json) {
   CheckDatasources(config, registry, report);
   CheckProviderServices(config, registry, report);
   report.Add("auth", CheckAuth(config.auth));
+  CheckPlanAdvice(config, registry, plan_tenant, report);
   return report.failed() ? 1 : 0;
 }
 

@@ -1,7 +1,8 @@
 // export-center: the command line. Subcommands:
 //   serve   --config FILE          run API, publisher, consumers and reconciler
 //   migrate --config FILE          create or upgrade the schema, then exit
-//   check   --config FILE [--json] check the configuration end to end, changing nothing
+//   check   --config FILE [--json] [--plan-tenant T] check the configuration end to end,
+//           changing nothing (with T: each sql-template scenario's plan advice)
 //   token   --config FILE --user U --tenant T --app PLATFORM|MERCHANT --perm P ...
 //                                   print a development JWT
 //   demo    --config FILE          serve + the sample customer service + one export
@@ -88,6 +89,10 @@ int main(int argc, char** argv) {
   check->add_option("--config", config_path, "YAML configuration file")->required();
   bool check_json = false;
   check->add_flag("--json", check_json, "one JSON object per step");
+  std::string check_plan_tenant;
+  check->add_option("--plan-tenant", check_plan_tenant,
+                    "also read each sql-template scenario's first page as this tenant and list "
+                    "its plan advice");
   auto* demo = cli.add_subcommand("demo", "run the center with the sample customer service");
   demo->add_option("--config", config_path, "YAML configuration file")->required();
 
@@ -138,7 +143,7 @@ int main(int argc, char** argv) {
 
   if (serve->parsed()) return ec::app::RunServe(config_path);
   if (migrate->parsed()) return RunMigrate(config_path);
-  if (check->parsed()) return ec::app::RunCheck(config_path, check_json);
+  if (check->parsed()) return ec::app::RunCheck(config_path, check_json, check_plan_tenant);
   if (token->parsed()) return RunToken(config_path, token_options);
   if (demo->parsed()) return ec::app::RunDemo(config_path);
   if (rocketmq_init->parsed()) return RunRocketMqInit(config_path);

@@ -84,6 +84,7 @@ StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
     table.rows.push_back(std::move(texts));
   }
   CountRows(*def, *page, &table);
+  table.plan_advice = source->plan_advice();
   return table;
 }
 

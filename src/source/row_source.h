@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "task/plan_advice.h"
 #include "task/table.h"
 #include "task/task.h"
 
@@ -56,6 +57,12 @@ class RowSource {
   // contract's excelTemplate), valid after the first NextPage; it takes
   // precedence over the definition's template-file. nullptr: none.
   virtual std::shared_ptr<const std::string> excel_template() const { return nullptr; }
+
+  // What the data source's plans say costs far more than a page needs
+  // (docs/sql-template-route.md#plan-advice), found before the first page
+  // (and, for enrich statements, with its keys): valid after the first
+  // NextPage, also when that failed later. The default: none.
+  virtual std::vector<task::PlanAdvice> plan_advice() const { return {}; }
 
   // Cancels what NextPage is waiting for now (a datasource statement,
   // docs/sql-template-route.md#deadlines) and fails it, and every NextPage

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "task/plan_advice.h"
 #include "task/table.h"
 
 namespace export_center::task {
@@ -22,6 +23,10 @@ struct PreviewTable {
   // least") when the data source only told how many rows came first.
   int64_t row_count = 0;
   bool row_count_exact = false;
+  // What the data source's plans say costs far more than a page needs
+  // (docs/sql-template-route.md#plan-advice): the advice the export's task
+  // log would show.
+  std::vector<PlanAdvice> plan_advice;
 };
 
 struct PreviewOptions {

@@ -125,7 +125,29 @@ TEST_F(PreviewApiTest, AnswersTheEnvelopeExactly) {
                  {"key":"note","title":"备注","type":"STRING"}],
       "rows":[["1","'=1+1"],["2",""]],
       "rowCount":{"value":"2","exact":true},
-      "maxRows":"100","exceedsMaxRows":false,"suggestions":[]}})"));
+      "maxRows":"100","exceedsMaxRows":false,"suggestions":[],"planAdvice":[]}})"));
+}
+
+// docs/sql-template-route.md#plan-advice: what the source's plans said,
+// shown before anything is queued.
+TEST_F(PreviewApiTest, ShowsThePlanAdviceOfTheSource) {
+  task::PlanAdvice advice;
+  advice.statement = "enrich group names";
+  advice.table = "customer";
+  advice.plan = "access ref on c using customer_tenant";
+  advice.predicate = "tenant_id = ? AND customer_code IN (…)";
+  advice.index_columns = {"tenant_id", "customer_code"};
+  advice.suggested_index =
+      "CREATE INDEX customer_tenant_id_customer_code ON customer (tenant_id, customer_code)";
+  advice.estimated_rows = 500000;
+  table_.plan_advice = {advice};
+  json r = Preview(Token("u1", "t1"), R"({"exportType":"ORDER_LIST"})")["data"];
+  EXPECT_EQ(r["planAdvice"], json::parse(R"J([{"statement":"enrich group names",
+      "table":"customer","plan":"access ref on c using customer_tenant",
+      "predicate":"tenant_id = ? AND customer_code IN (…)",
+      "indexColumns":["tenant_id","customer_code"],
+      "suggestedIndex":"CREATE INDEX customer_tenant_id_customer_code ON customer (tenant_id, customer_code)",
+      "estimatedRows":"500000"}])J"));
 }
 
 TEST_F(PreviewApiTest, TenantUserAndAppComeFromTheTokenOnly) {

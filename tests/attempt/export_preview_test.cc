@@ -99,5 +99,38 @@ TEST_F(ExportPreviewTest, APreviewAtItsLimitFreesItsSlotAndCancelsItsStatement) 
   EXPECT_EQ(slow_.Outcome().code(), StatusCode::kDeadlineExceeded);
 }
 
+// docs/sql-template-route.md#plan-advice: the advice the source found while
+// reading the first page is the preview's, before anything is queued.
+class AdvisedSource : public StatementSource {
+ public:
+  using StatementSource::StatementSource;
+  std::vector<task::PlanAdvice> plan_advice() const override {
+    task::PlanAdvice advice;
+    advice.statement = "page";
+    advice.table = "orders";
+    advice.suggested_index = "CREATE INDEX orders_tenant_id ON orders (tenant_id)";
+    return {advice};
+  }
+};
+
+TEST_F(ExportPreviewTest, ThePreviewCarriesThePlanAdviceOfTheFirstPage) {
+  RowSourceFactory factory =
+      [this](const task::Task&, const registry::ExportDefinition&,
+             const registry::RegistrySnapshot&) -> StatusOr<std::unique_ptr<source::RowSource>> {
+    return std::unique_ptr<source::RowSource>(
+        new AdvisedSource(source::NewSqliteDatasource(path_), "SELECT 'ok'", &quick_));
+  };
+  auto table = ReadPreview(factory, TaskOf("u1"), *snapshot_, 5);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_EQ(table->plan_advice.size(), 1u);
+  EXPECT_EQ(table->plan_advice[0].table, "orders");
+  EXPECT_EQ(table->plan_advice[0].suggested_index,
+            "CREATE INDEX orders_tenant_id ON orders (tenant_id)");
+  // A source without advice previews none.
+  auto plain = ReadPreview(Factory(), TaskOf("u1"), *snapshot_, 5);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(plain->plan_advice.empty());
+}
+
 }  // namespace
 }  // namespace export_center::attempt

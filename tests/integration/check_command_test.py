@@ -73,12 +73,15 @@ class CheckCommandBase(unittest.TestCase):
     def tearDownClass(cls):
         cls.c.cleanup()
 
-    def check(self, overrides=None, name="good", json_out=False, secrets=(), env=None):
+    def check(self, overrides=None, name="good", json_out=False, secrets=(), env=None,
+              plan_tenant=None):
         """Runs `check` on the good config with `overrides` (and `env` added to
         the environment); (exit code, {step: [(status, detail)]}, stdout)."""
         path = self.c.write_config(_merge(self.good, overrides or {}),
                                    path=os.path.join(self.c.dir, f"{name}.yaml"))
         args = [self.binary, "check", "--config", path] + (["--json"] if json_out else [])
+        if plan_tenant is not None:
+            args += ["--plan-tenant", plan_tenant]
         r = subprocess.run(args, capture_output=True, text=True, timeout=60,
                            env={**os.environ, **(env or {})})
         steps = {}
@@ -101,6 +104,37 @@ class CheckCommandBase(unittest.TestCase):
                                  f"{step}: {detail}")
 
 class CheckCommandTest(CheckCommandBase):
+    def test_plan_tenant_lists_each_scenarios_plan_advice(self):
+        """docs/sql-template-route.md#plan-advice: the sample's own file has
+        the index its ORDER_LIST pages need; a copy without it gets advice
+        naming the table and the index, as a warning that fails nothing."""
+        code, steps, out = self.check(plan_tenant="1")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(list(steps), STEPS + ["plan"], out)
+        self.assertEqual(steps["plan"], [("ok", "ORDER_LIST: no plan advice (tenant 1)")])
+
+        bare = os.path.join(self.c.dir, "customers-bare.db")
+        source = sqlite3.connect(os.path.join(self.c.dir, "customers.db"))
+        copy = sqlite3.connect(bare)
+        source.backup(copy)
+        source.close()
+        copy.execute("DROP INDEX orders_tenant_date")
+        copy.commit()
+        copy.close()
+        code, steps, out = self.check(
+            {"datasources": {"replica": {"kind": "sqlite", "sqlite-path": bare}}},
+            name="plan-bare", plan_tenant="1")
+        self.assertEqual(code, 0, out)
+        plan = steps["plan"]
+        self.assertTrue(plan, out)
+        self.assertEqual({status for status, _ in plan}, {"warn"}, out)
+        page = [d for _, d in plan if d.startswith("ORDER_LIST: page: table orders")]
+        self.assertEqual(len(page), 1, out)
+        self.assertIn("tenant_id = ?", page[0])
+        self.assertIn("CREATE INDEX orders_tenant_id", page[0])
+        self.assertIn("ON orders (tenant_id", page[0])
+        self.assertNotIn("plan", self.check()[1])  # without --plan-tenant: no plan step
+
     def test_good_config_passes_every_step(self):
         code, steps, out = self.check()
         self.assertEqual(code, 0, out)

@@ -345,6 +345,36 @@ StatusOr<ResultSet> Enrichment::RunEnrichSql(const GroupPlan& g, json keys) cons
   return datasource_->Query(StripTrailingSemicolon(rendered->sql), rendered->bindings, schema_);
 }
 
+std::vector<Enrichment::Statement> Enrichment::StatementsFor(const ResultSet& raw) const {
+  std::vector<Statement> out;
+  for (const GroupPlan& g : groups_) {
+    const task::Column* key_column = nullptr;
+    for (const auto& p : plan_) {
+      if (p.result_index == g.key_index) key_column = &p.contract.column;
+    }
+    task::Column text_column;
+    text_column.key = g.def.key_column;
+    json params = context_.params;
+    params["keys"] = json::array();
+    std::unordered_set<std::string> seen;
+    for (const auto& r : raw.rows) {
+      const auto& key = r[g.key_index];
+      if (key && seen.insert(*key).second) {
+        params["keys"].push_back(KeyJson(key_column ? *key_column : text_column, key));
+      }
+    }
+    if (params["keys"].empty()) continue;
+    sql_template::RenderOptions options;
+    options.untrusted = enrich_untrusted_;
+    auto rendered = sql_template::RenderTemplate(g.def.sql, params, options);
+    if (!rendered.ok() || !sql_template::ScanSql(rendered->sql).ok()) continue;
+    out.push_back({"enrich group " + g.def.group,
+                   std::string(StripTrailingSemicolon(rendered->sql)),
+                   std::move(rendered->bindings)});
+  }
+  return out;
+}
+
 Status Enrichment::RememberEnriched(const GroupPlan& g, const std::vector<ResultSet>& answers,
                                     const std::vector<std::string>& asked, Cache* cache) {
   std::unordered_map<std::string, const std::vector<std::optional<std::string>>*> by_key;

@@ -54,6 +54,17 @@ class Enrichment {
   // Fills the enriched cells of `rows`, the converted rows of `raw`.
   Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
 
+  // The enrich SQL statements the page `raw` sends, one per group, rendered
+  // with its keys and not run: what plan advice asks the datasource to plan
+  // (docs/sql-template-route.md#plan-advice). A group whose SQL does not
+  // render is left out (Enrich reports it). Empty in callback mode.
+  struct Statement {
+    std::string label;  // "enrich group <name>"
+    std::string sql;
+    std::vector<nlohmann::json> bindings;
+  };
+  std::vector<Statement> StatementsFor(const ResultSet& raw) const;
+
   class Cache;  // enriched values by key (enrichment.cc)
   struct GroupPlan;
 

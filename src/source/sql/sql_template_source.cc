@@ -12,6 +12,7 @@
 #include "registry/registry.h"
 #include "source/sql/enrichment.h"
 #include "source/sql/keyset_paging.h"
+#include "source/sql/plan_advice.h"
 #include "source/sql/read_ahead.h"
 #include "source/sql/sql_template/sql_scanner.h"
 #include "source/sql/sql_template/sql_template.h"
@@ -33,6 +34,7 @@ class SqlTemplateSource : public RowSource {
   std::optional<task::TaskState> terminal_state() const override { return terminal_state_; }
   std::optional<std::string> failure_code() const override { return failure_code_; }
   std::shared_ptr<const std::string> excel_template() const override { return excel_template_; }
+  std::vector<task::PlanAdvice> plan_advice() const override { return plan_advice_; }
   // The datasource's statements (a contract call ends at its own timeout).
   void Interrupt(const Status& reason) override { datasource_->Interrupt(reason); }
 
@@ -81,6 +83,11 @@ class SqlTemplateSource : public RowSource {
       const std::vector<std::optional<std::string>>& row) const;
   StatusOr<task::Row> ConvertRow(const std::vector<std::optional<std::string>>& raw, int64_t n);
   Status CheckFinalCount();
+  std::string OffsetSql() const;
+  void AdvisePageStatement();
+  void AdviseEnrichment(const ResultSet& first_page);
+  void Advise(const std::string& statement, const std::string& sql,
+              const std::vector<json>& params);
   Status Terminal(task::TaskState state, Status status) {
     terminal_state_ = state;
     return status;
@@ -123,6 +130,8 @@ class SqlTemplateSource : public RowSource {
   std::optional<task::TaskState> terminal_state_;
   std::optional<std::string> failure_code_;
   std::shared_ptr<const std::string> excel_template_;  // EXCEL_TEMPLATE contracts only
+  std::vector<task::PlanAdvice> plan_advice_;
+  bool enrichment_advised_ = false;
   // The page statements, one page ahead of conversion and enrichment
   // (docs/sql-template-route.md#paging). After Prepare the paging state
   // above — keyset_, boundary_*, order_by_every_column_, db_offset_,
@@ -158,7 +167,49 @@ Status SqlTemplateSource::Prepare() {
   EC_RETURN_IF_ERROR(PlanEnrichment());
   EC_RETURN_IF_ERROR(CheckCounts());
   if (!order_.empty()) keyset_.emplace(sql_, order_, nullable_, datasource_->ordering());
+  AdvisePageStatement();
   return Status::Ok();
+}
+
+// docs/sql-template-route.md#plan-advice: the first page statement exactly
+// as FetchPage sends it. Later pages differ only by the key seek's
+// boundary (or the OFFSET), which plans the same way.
+void SqlTemplateSource::AdvisePageStatement() {
+  std::vector<json> params = bindings_;
+  if (keyset_) {
+    params.emplace_back(static_cast<int64_t>(options_.batch_size));
+    Advise("page", keyset_->first_page(), params);
+  } else {
+    params.emplace_back(options_.batch_size);
+    params.emplace_back(0);
+    Advise("page", OffsetSql(), params);
+  }
+}
+
+// Once per attempt, with the first page's keys, before its lookups run.
+void SqlTemplateSource::AdviseEnrichment(const ResultSet& first_page) {
+  if (enrichment_advised_) return;
+  enrichment_advised_ = true;
+  for (const auto& statement : enrichment_->StatementsFor(first_page)) {
+    Advise(statement.label, statement.sql, statement.bindings);
+  }
+}
+
+// One planning round trip, bounded by plan_timeout_ms; a plan that fails
+// or cannot be read is logged and ignored: advice never stops an export.
+void SqlTemplateSource::Advise(const std::string& statement, const std::string& sql,
+                               const std::vector<json>& params) {
+  auto plan = datasource_->Explain(sql, params, contract_.schema, options_.plan_timeout_ms);
+  if (!plan.ok()) {
+    spdlog::info("sql-template taskId={} queryId={}: no plan advice for the {} statement: {}",
+                 options_.task_id, options_.query_id, statement, plan.status().ToString());
+    return;
+  }
+  for (auto& advice : ReadPlanAdvice(*plan, sql, options_.batch_size, statement)) {
+    spdlog::warn("sql-template taskId={} queryId={}: plan advice: {}", options_.task_id,
+                 options_.query_id, FormatPlanAdvice(advice));
+    plan_advice_.push_back(std::move(advice));
+  }
 }
 
 // A declared uniqueKey wins; else a primary key the datasource found among
@@ -375,6 +426,7 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
                         ConvertRow(raw.rows[i], offset_ + static_cast<int64_t>(i) + 1));
     page.rows.push_back(std::move(row));
   }
+  AdviseEnrichment(raw);
   EC_RETURN_IF_ERROR(enrichment_->Enrich(raw, &page.rows));
   offset_ += static_cast<int64_t>(page.rows.size());
   page.total_rows = total_;
@@ -488,7 +540,7 @@ std::vector<std::optional<std::string>> SqlTemplateSource::TupleOf(
   return tuple;
 }
 
-StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::FetchOffsetRows() {
+std::string SqlTemplateSource::OffsetSql() const {
   std::string sql = "SELECT * FROM (" + sql_ + ") _t";
   std::string order = order_.empty() ? order_by_ : FormatOrderBy(order_);
   if (order_by_every_column_) {
@@ -500,7 +552,11 @@ StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::FetchOffsetRows() {
     }
   }
   if (!order.empty()) sql += " ORDER BY " + order;
-  sql += " LIMIT ? OFFSET ?";
+  return sql + " LIMIT ? OFFSET ?";
+}
+
+StatusOr<SqlTemplateSource::Fetched> SqlTemplateSource::FetchOffsetRows() {
+  const std::string sql = OffsetSql();
   std::vector<json> params = bindings_;
   params.emplace_back(options_.batch_size);
   params.emplace_back(db_offset_);

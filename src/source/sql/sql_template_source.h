@@ -8,12 +8,15 @@
 // result columns, picks the unique key (contract uniqueKey, else that primary
 // key), plans enrichment, and runs the pre-flight counts (derived COUNT(*) vs
 // /dispatch/count, one back-off re-check; strict → INCONSISTENT, lenient →
-// warning) and the max-rows check. Then every NextPage runs one page on a
+// warning) and the max-rows check, and asks the datasource for the plan of
+// the first page statement (plan advice: a task-log warning per table the
+// plan reads far beyond a page; never fails the attempt). Then every NextPage runs one page on a
 // fresh read-only connection — by key (keyset_paging.h:
 // `WHERE <order tuple> >= <last row's> ORDER BY … LIMIT ?`) when a unique
 // key is known, else `ORDER BY <orderBy> LIMIT ? OFFSET ?` — converts the
 // text values with the contract's column types and enriches the page
-// (callback or enrich SQL). After the last page the exported row count, and a
+// (callback or enrich SQL; the first page's enrich statements are planned
+// once, with its keys, before they run). After the last page the exported row count, and a
 // second derived count, must equal the pre-flight count (rows added or
 // removed mid-export): strict → INCONSISTENT, lenient → warning.
 //
@@ -74,6 +77,9 @@ struct SqlTemplateSourceOptions {
   std::string timezone = "Asia/Shanghai";  // for DATETIME values without an offset
   int count_recheck_backoff_ms = 1000;     // replica lag allowance (docs/sql-template-route.md)
   std::vector<registry::ParameterSpec> parameter_specs;  // the definition's, for the ${} rule
+  // The deadline of each plan asked for plan advice
+  // (docs/sql-template-route.md#plan-advice); past it the advice is skipped.
+  int plan_timeout_ms = 2000;
 };
 
 // The failure code of an attempt whose contract puts a user-typed value into

@@ -19,4 +19,10 @@ StatusOr<QueryDescription> ReadOnlyDatasource::Describe(std::string_view sql,
   return QueryDescription{std::move(probe.columns), {}};
 }
 
+StatusOr<QueryPlan> ReadOnlyDatasource::Explain(std::string_view,
+                                                const std::vector<nlohmann::json>&,
+                                                std::string_view, int) {
+  return InvalidArgument(std::string(kind()) + " datasource gives no query plans");
+}
+
 }  // namespace export_center::source

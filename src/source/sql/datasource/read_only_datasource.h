@@ -90,6 +90,16 @@ struct OrderingTraits {
   bool row_value_ranges = true;
 };
 
+// The plan the database gives for one statement, as it printed it
+// (source/sql/plan_advice.h reads it). `kind` is the datasource's kind():
+//   sqlite    one line per EXPLAIN QUERY PLAN row: "id<TAB>parent<TAB>detail"
+//   postgres  EXPLAIN (FORMAT JSON)
+//   mysql     EXPLAIN FORMAT=JSON
+struct QueryPlan {
+  std::string kind;
+  std::string text;
+};
+
 class ReadOnlyDatasource {
  public:
   virtual ~ReadOnlyDatasource() = default;
@@ -110,6 +120,14 @@ class ReadOnlyDatasource {
                                               std::string_view schema);
 
   virtual OrderingTraits ordering() const { return {}; }
+
+  // The database's plan of `sql` with `params` bound (planned, never run),
+  // within `timeout_ms` — a planning deadline of its own, shorter than a
+  // statement's. Same codes as Query; InvalidArgument from a datasource
+  // that gives no plans (the default). Idempotent.
+  virtual StatusOr<QueryPlan> Explain(std::string_view sql,
+                                      const std::vector<nlohmann::json>& params,
+                                      std::string_view schema, int timeout_ms);
 
   // Cancels the statements running now (PQcancel, KILL QUERY on a second
   // connection, sqlite3_interrupt) and fails them, and every Query or

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <list>
 #include <map>
 #include <memory>
@@ -106,6 +107,24 @@ class PostgresDatasource : public ReadOnlyDatasource {
     return description;
   }
 
+  // EXPLAIN (FORMAT JSON) with the values bound, so the planner sees them
+  // as a custom plan would; its own statement_timeout bounds the planning.
+  StatusOr<QueryPlan> Explain(std::string_view sql, const std::vector<nlohmann::json>& params,
+                              std::string_view schema, int timeout_ms) override {
+    EC_RETURN_IF_ERROR(running_.reason());
+    EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
+    Status limited =
+        Exec(conn->get(), "SET statement_timeout = " + std::to_string(std::max(timeout_ms, 1)));
+    StatusOr<QueryPlan> plan = limited.ok() ? StatusOr<QueryPlan>(Internal("not run")) : limited;
+    if (limited.ok()) {
+      EC_ASSIGN_OR_RETURN(auto running, Register(*conn));
+      plan = ExplainOn(conn->get(), sql, params);
+    }
+    if (!plan.ok()) plan = Explain(plan.status());
+    GiveBack(std::move(conn));
+    return plan;
+  }
+
   // PostgreSQL sorts NULL after every value in ascending order.
   OrderingTraits ordering() const override { return {/*nulls_first=*/false, true}; }
 
@@ -200,6 +219,19 @@ class PostgresDatasource : public ReadOnlyDatasource {
       c->prepared.pop_back();
     }
     return name;
+  }
+
+  static StatusOr<QueryPlan> ExplainOn(PGconn* conn, std::string_view sql,
+                                       const std::vector<nlohmann::json>& params) {
+    Bound bound;
+    EC_RETURN_IF_ERROR(BindValues(params, &bound));
+    std::string text = "EXPLAIN (FORMAT JSON) " + pq::ToPostgresPlaceholders(sql);
+    ResultPtr res(PQexecParams(conn, text.c_str(), static_cast<int>(params.size()),
+                               bound.types.data(), bound.values.data(), nullptr, nullptr, 0));
+    EC_RETURN_IF_ERROR(Check(conn, res.get(), PGRES_TUPLES_OK, "explain"));
+    QueryPlan plan{"postgres", ""};
+    for (int r = 0; r < PQntuples(res.get()); ++r) plan.text += PQgetvalue(res.get(), r, 0);
+    return plan;
   }
 
   static StatusOr<QueryDescription> DescribeOn(PGconn* conn, std::string_view sql,

@@ -1,0 +1,547 @@
+#include "source/sql/plan_advice.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "common/ascii.h"
+#include "common/utf8.h"
+
+namespace export_center::source {
+namespace {
+
+using nlohmann::json;
+
+// Hand-written: no library reads the condition texts of three databases'
+// plans (PostgreSQL's Filter, MariaDB's attached_condition) and a SELECT's
+// FROM list loosely enough. A token is a word (identifier or keyword), a
+// quoted identifier, a literal or one operator; nothing here executes.
+struct Token {
+  enum Kind { kWord, kQuoted, kLiteral, kPunct } kind;
+  std::string text;
+  bool Is(std::string_view punct) const { return kind == kPunct && text == punct; }
+  bool IsWord(std::string_view word) const {
+    return kind == kWord && EqualsIgnoreCaseAscii(text, word);
+  }
+  bool IsName() const { return kind == kWord || kind == kQuoted; }
+};
+
+constexpr size_t kMaxTokens = 100000;
+constexpr int kMaxJsonDepth = 64;
+constexpr size_t kMaxShownBytes = 200;
+
+bool WordByte(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$' || c >= 0x80;
+}
+
+// The end of a quoted run starting at `at` (the opening quote), a doubled
+// quote standing for one.
+size_t QuotedEnd(std::string_view s, size_t at, char close, std::string* inner) {
+  size_t i = at + 1;
+  while (i < s.size()) {
+    if (s[i] == close) {
+      if (i + 1 < s.size() && s[i + 1] == close && close != ']') {
+        inner->push_back(close);
+        i += 2;
+        continue;
+      }
+      return i + 1;
+    }
+    inner->push_back(s[i++]);
+  }
+  return s.size();
+}
+
+std::vector<Token> Tokenize(std::string_view s) {
+  s = s.substr(0, std::min(s.size(), kMaxPlanBytes));
+  std::vector<Token> out;
+  size_t i = 0;
+  while (i < s.size() && out.size() < kMaxTokens) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (c == '\'') {
+      std::string inner;
+      i = QuotedEnd(s, i, '\'', &inner);
+      out.push_back({Token::kLiteral, std::move(inner)});
+    } else if (c == '"' || c == '`' || c == '[') {
+      std::string inner;
+      i = QuotedEnd(s, i, c == '[' ? ']' : static_cast<char>(c), &inner);
+      out.push_back({Token::kQuoted, std::move(inner)});
+    } else if (c >= '0' && c <= '9') {
+      size_t end = i;
+      while (end < s.size() && (WordByte(static_cast<unsigned char>(s[end])) || s[end] == '.'))
+        ++end;
+      out.push_back({Token::kLiteral, std::string(s.substr(i, end - i))});
+      i = end;
+    } else if (WordByte(c)) {
+      size_t end = i;
+      while (end < s.size() && WordByte(static_cast<unsigned char>(s[end]))) ++end;
+      out.push_back({Token::kWord, std::string(s.substr(i, end - i))});
+      i = end;
+    } else {
+      static constexpr std::string_view kTwo[] = {"<=", ">=", "<>", "!=", "==", "::", "||"};
+      size_t len = 1;
+      for (auto two : kTwo) {
+        if (s.substr(i, 2) == two) len = 2;
+      }
+      out.push_back({Token::kPunct, std::string(s.substr(i, len))});
+      i += len;
+    }
+  }
+  return out;
+}
+
+bool IsKeyword(const Token& t) {
+  static constexpr std::string_view kKeywords[] = {
+      "and",    "or",      "not",    "null",   "is",      "in",      "any",    "all",
+      "select", "from",    "where",  "on",     "case",    "when",    "then",   "else",
+      "end",    "true",    "false",  "exists", "between", "like",    "as",     "distinct",
+      "join",   "left",    "right",  "inner",  "outer",   "cross",   "full",   "natural",
+      "using",  "group",   "order",  "by",     "limit",   "union",   "except", "intersect",
+      "window", "having",  "offset", "fetch",  "for",     "indexed", "with",   "values",
+      "escape", "collate", "asc",    "desc",   "some"};
+  if (t.kind != Token::kWord) return false;
+  for (auto k : kKeywords) {
+    if (EqualsIgnoreCaseAscii(t.text, k)) return true;
+  }
+  return false;
+}
+
+bool IsColumnName(const Token& t) { return t.IsName() && !IsKeyword(t); }
+
+// One comparison of a column with something: the predicate's parts an
+// index could serve.
+struct Term {
+  std::string qualifier;  // table or alias before the column; empty when none
+  std::string column;
+  bool equality = false;  // =, IN, = ANY; else a range (<, >, BETWEEN)
+  bool join = false;      // compares two columns: `a.x = b.y`
+  std::string shown;      // "tenant_id = ?", "code IN (…)"
+};
+
+// The column reference ending at token `j`, after stepping back over
+// closing parentheses and casts ("(status)::text", "x::character varying").
+std::optional<Term> ColumnBefore(const std::vector<Token>& t, size_t j) {
+  while (true) {
+    if (t[j].Is(")") && j > 0) {
+      --j;
+    } else if (t[j].kind == Token::kWord && j >= 2 && t[j - 1].Is("::")) {
+      j -= 2;
+    } else if (t[j].kind == Token::kWord && j >= 3 && t[j - 1].kind == Token::kWord &&
+               t[j - 2].Is("::")) {
+      j -= 3;
+    } else if (t[j].Is("]") && j >= 2 && t[j - 1].Is("[")) {
+      j -= 2;
+    } else {
+      break;
+    }
+  }
+  if (!IsColumnName(t[j]) || (j + 1 < t.size() && t[j + 1].Is("("))) return std::nullopt;
+  Term term;
+  term.column = t[j].text;
+  if (j >= 2 && t[j - 1].Is(".") && t[j - 2].IsName()) term.qualifier = t[j - 2].text;
+  return term;
+}
+
+// The column reference starting at token `j` (after opening parentheses):
+// the other side of `a.x = b.y`.
+std::optional<Term> ColumnAfter(const std::vector<Token>& t, size_t j) {
+  while (j < t.size() && t[j].Is("(")) ++j;
+  if (j >= t.size() || !IsColumnName(t[j])) return std::nullopt;
+  Term term;
+  term.column = t[j].text;
+  if (j + 2 < t.size() && t[j + 1].Is(".") && t[j + 2].IsName()) {
+    term.qualifier = term.column;
+    term.column = t[j + 2].text;
+    j += 2;
+  }
+  if (j + 1 < t.size() && (t[j + 1].Is("(") || t[j + 1].Is("."))) return std::nullopt;
+  return term;
+}
+
+void AddTerm(std::optional<Term> term, bool equality, const char* op, std::vector<Term>* out) {
+  if (!term) return;
+  term->equality = equality;
+  term->shown = term->column + op;
+  out->push_back(std::move(*term));
+}
+
+// Every comparison of a column in `text` (a condition, or a whole SELECT).
+std::vector<Term> Terms(const std::vector<Token>& t) {
+  std::vector<Term> out;
+  for (size_t k = 1; k < t.size(); ++k) {
+    const bool eq = t[k].Is("=") || t[k].Is("==");
+    if (eq && k + 1 < t.size() && (t[k + 1].IsWord("any") || t[k + 1].IsWord("some"))) {
+      AddTerm(ColumnBefore(t, k - 1), true, " IN (…)", &out);
+    } else if (eq) {
+      auto left = ColumnBefore(t, k - 1);
+      auto right = k + 1 < t.size() ? ColumnAfter(t, k + 1) : std::nullopt;
+      const bool join = left && right;
+      AddTerm(std::move(left), true, " = ?", &out);
+      AddTerm(std::move(right), true, " = ?", &out);
+      if (join) out[out.size() - 1].join = out[out.size() - 2].join = true;
+    } else if (t[k].IsWord("in") && !t[k - 1].IsWord("not")) {
+      AddTerm(ColumnBefore(t, k - 1), true, " IN (…)", &out);
+    } else if (t[k].Is("<") || t[k].Is(">") || t[k].Is("<=") || t[k].Is(">=")) {
+      AddTerm(ColumnBefore(t, k - 1), false, (" " + t[k].text + " ?").c_str(), &out);
+    } else if (t[k].IsWord("between") && !t[k - 1].IsWord("not")) {
+      AddTerm(ColumnBefore(t, k - 1), false, " BETWEEN ? AND ?", &out);
+    }
+    if (out.size() > 1000) break;
+  }
+  return out;
+}
+
+// Tables a SELECT reads: alias (lower case) → table name, from FROM and
+// JOIN lists; subqueries are not tables.
+std::map<std::string, std::string> TableRefs(const std::vector<Token>& t) {
+  std::map<std::string, std::string> refs;
+  for (size_t k = 0; k + 1 < t.size(); ++k) {
+    if (!t[k].IsWord("from") && !t[k].IsWord("join")) continue;
+    size_t j = k + 1;
+    while (j < t.size() && IsColumnName(t[j])) {
+      std::string name = t[j].text;
+      while (j + 2 < t.size() && t[j + 1].Is(".") && t[j + 2].IsName()) {
+        name = t[j + 2].text;  // schema.table: the table
+        j += 2;
+      }
+      ++j;
+      if (j < t.size() && t[j].IsWord("as")) ++j;
+      std::string alias = name;
+      if (j < t.size() && IsColumnName(t[j])) alias = t[j++].text;
+      refs[ToLowerAscii(alias)] = name;
+      if (j >= t.size() || !t[j].Is(",") || !t[k].IsWord("from")) break;
+      ++j;  // FROM a x, b y
+    }
+  }
+  return refs;
+}
+
+// Tables whose distinct names the refs hold.
+size_t DistinctTables(const std::map<std::string, std::string>& refs) {
+  std::vector<std::string> names;
+  for (const auto& [alias, name] : refs) names.push_back(ToLowerAscii(name));
+  std::sort(names.begin(), names.end());
+  return static_cast<size_t>(std::unique(names.begin(), names.end()) - names.begin());
+}
+
+// The terms that belong to the table read as `alias`: qualified by it (or
+// by the table's name), or unqualified when `unqualified_too`.
+std::vector<Term> TermsOf(const std::vector<Term>& terms, std::string_view alias,
+                          std::string_view table, bool unqualified_too, bool joins_too = true) {
+  std::vector<Term> out;
+  for (const Term& term : terms) {
+    if (term.join && !joins_too) continue;
+    const bool mine = term.qualifier.empty() ? unqualified_too
+                                             : EqualsIgnoreCaseAscii(term.qualifier, alias) ||
+                                                   EqualsIgnoreCaseAscii(term.qualifier, table);
+    if (mine) out.push_back(term);
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& columns, std::string_view column) {
+  return std::any_of(columns.begin(), columns.end(),
+                     [&](const std::string& c) { return EqualsIgnoreCaseAscii(c, column); });
+}
+
+std::string IndexName(const std::string& table, const std::vector<std::string>& columns) {
+  std::string name = table;
+  for (const auto& c : columns) name += "_" + c;
+  std::string safe;
+  for (char c : name) safe += WordByte(static_cast<unsigned char>(c)) && c != '$' ? c : '_';
+  return safe.substr(0, 60);
+}
+
+// Advice for reading `table` with `terms` when the access uses only the
+// equalities in `served`: none when every equality is served already (or
+// the predicate has none on this table and no range either).
+std::optional<task::PlanAdvice> Advise(std::string_view statement, const std::string& table,
+                                       const std::string& plan, const std::vector<Term>& terms,
+                                       std::vector<std::string> served, bool always) {
+  std::vector<std::string> missing;
+  std::string range;
+  std::vector<std::string> shown;
+  for (const Term& term : terms) {
+    if (std::find(shown.begin(), shown.end(), term.shown) == shown.end()) {
+      shown.push_back(term.shown);
+    }
+    if (!term.equality) {
+      if (range.empty()) range = term.column;
+    } else if (!Contains(served, term.column) && !Contains(missing, term.column) &&
+               !EqualsIgnoreCaseAscii(term.column, "rowid")) {
+      missing.push_back(term.column);
+    }
+  }
+  if (terms.empty() || (missing.empty() && !always)) return std::nullopt;
+  served.erase(
+      std::remove_if(served.begin(), served.end(),
+                     [](const std::string& c) { return EqualsIgnoreCaseAscii(c, "rowid"); }),
+      served.end());
+  task::PlanAdvice advice;
+  advice.statement = std::string(statement);
+  advice.table = utf8::Excerpt(table, kMaxShownBytes);
+  advice.plan = utf8::Excerpt(plan, kMaxShownBytes);
+  std::string predicate;
+  for (const auto& s : shown) predicate += (predicate.empty() ? "" : " AND ") + s;
+  advice.predicate = utf8::Excerpt(predicate, kMaxShownBytes);
+  advice.index_columns = served;
+  for (auto& c : missing) advice.index_columns.push_back(c);
+  if (!range.empty() && !Contains(advice.index_columns, range)) {
+    advice.index_columns.push_back(range);
+  }
+  std::string columns;
+  for (auto& c : advice.index_columns) {
+    c = utf8::Excerpt(c, kMaxShownBytes);  // shown in JSON: valid UTF-8
+    columns += (columns.empty() ? "" : ", ") + c;
+  }
+  advice.suggested_index = utf8::Excerpt("CREATE INDEX " + IndexName(table, advice.index_columns) +
+                                             " ON " + table + " (" + columns + ")",
+                                         2 * kMaxShownBytes);
+  return advice;
+}
+
+// --- SQLite: EXPLAIN QUERY PLAN rows ---------------------------------------
+
+struct SqliteStep {
+  bool search = false;                     // SEARCH (a constraint) or SCAN
+  std::string object;                      // the alias or table named
+  std::string how;                         // "INDEX i", "INTEGER PRIMARY KEY", …
+  std::vector<std::string> equal_columns;  // constraint columns with =
+  bool ranged = false;                     // the constraint has a < or >
+};
+
+// "SEARCH c USING INDEX i (tenant_id=? AND id>?)", "SCAN customer",
+// "SCAN TABLE customer AS c" (before SQLite 3.36).
+std::optional<SqliteStep> ReadSqliteDetail(std::string_view detail) {
+  SqliteStep step;
+  if (detail.rfind("SEARCH ", 0) == 0) {
+    step.search = true;
+    detail.remove_prefix(7);
+  } else if (detail.rfind("SCAN ", 0) == 0) {
+    detail.remove_prefix(5);
+  } else {
+    return std::nullopt;
+  }
+  if (detail.rfind("TABLE ", 0) == 0) detail.remove_prefix(6);
+  size_t space = detail.find(' ');
+  step.object = std::string(detail.substr(0, space));
+  detail = space == std::string_view::npos ? std::string_view() : detail.substr(space + 1);
+  if (detail.rfind("AS ", 0) == 0) {
+    detail.remove_prefix(3);
+    space = detail.find(' ');
+    step.object = std::string(detail.substr(0, space));
+    detail = space == std::string_view::npos ? std::string_view() : detail.substr(space + 1);
+  }
+  if (detail.rfind("USING ", 0) == 0) detail.remove_prefix(6);
+  const size_t open = detail.find('(');
+  step.how = std::string(detail.substr(0, open));
+  while (!step.how.empty() && step.how.back() == ' ') step.how.pop_back();
+  if (open != std::string_view::npos) {
+    std::vector<Token> t = Tokenize(detail.substr(open));
+    for (size_t k = 1; k < t.size(); ++k) {
+      if (t[k - 1].kind != Token::kWord && t[k - 1].kind != Token::kQuoted) continue;
+      if (t[k].Is("=")) step.equal_columns.push_back(t[k - 1].text);
+      if (t[k].Is("<") || t[k].Is(">") || t[k].Is("<=") || t[k].Is(">=")) step.ranged = true;
+    }
+  }
+  return step;
+}
+
+std::vector<task::PlanAdvice> ReadSqlitePlan(std::string_view text, std::string_view sql,
+                                             std::string_view statement) {
+  const std::vector<Token> tokens = Tokenize(sql);
+  const auto refs = TableRefs(tokens);
+  const std::vector<Term> terms = Terms(tokens);
+  const bool one_table = DistinctTables(refs) == 1;
+  std::vector<task::PlanAdvice> out;
+  size_t start = 0;
+  while (start < text.size() && out.size() < kMaxAdvice) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const size_t tab = line.rfind('\t');
+    auto step = ReadSqliteDetail(tab == std::string_view::npos ? line : line.substr(tab + 1));
+    if (!step) continue;
+    auto ref = refs.find(ToLowerAscii(step->object));
+    if (ref == refs.end()) continue;  // a subquery, a CTE, a constant row
+    const std::string& table = ref->second;
+    const bool automatic = step->how.find("AUTOMATIC") != std::string::npos;
+    const bool primary_key = step->how.find("PRIMARY KEY") != std::string::npos;
+    if (step->search && primary_key && !step->ranged) continue;  // one row per probe
+    std::vector<std::string> served =
+        step->search ? step->equal_columns : std::vector<std::string>();
+    std::string plan(tab == std::string_view::npos ? line : line.substr(tab + 1));
+    // A table scanned in the outer loop of a join is read whole anyway: its
+    // join equalities serve the inner table, not it.
+    auto advice =
+        Advise(statement, table, plan, TermsOf(terms, step->object, table, one_table, step->search),
+               served, !step->search || automatic);
+    if (advice) out.push_back(std::move(*advice));
+  }
+  return out;
+}
+
+// --- PostgreSQL: EXPLAIN (FORMAT JSON) --------------------------------------
+
+std::string StringAt(const json& node, const char* key) {
+  auto it = node.find(key);
+  return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::vector<Term> ConditionTerms(const std::string& condition) {
+  return Terms(Tokenize(condition));
+}
+
+std::vector<std::string> EqualColumns(const std::vector<Term>& terms) {
+  std::vector<std::string> columns;
+  for (const Term& t : terms) {
+    if (t.equality && !Contains(columns, t.column)) columns.push_back(t.column);
+  }
+  return columns;
+}
+
+// PostgreSQL prices reading a row at cpu_tuple_cost (0.01 by default) and
+// a page at 1: a sequential scan priced below a page's rows and one disk
+// page reads a table no larger than a page — the right plan for it.
+bool SmallerThanAPage(const json& node, int64_t page_rows) {
+  auto cost = node.find("Total Cost");
+  return cost != node.end() && cost->is_number() &&
+         cost->get<double>() < static_cast<double>(page_rows) * 0.01 + 1;
+}
+
+void ReadPostgresNode(const json& node, int depth, int64_t page_rows, std::string_view statement,
+                      std::vector<task::PlanAdvice>* out) {
+  if (!node.is_object() || depth > kMaxJsonDepth || out->size() >= kMaxAdvice) return;
+  const std::string type = StringAt(node, "Node Type");
+  const std::string table = StringAt(node, "Relation Name");
+  const std::string alias = StringAt(node, "Alias");
+  if (!table.empty()) {
+    const auto filter = TermsOf(ConditionTerms(StringAt(node, "Filter")), alias, table, true);
+    std::optional<task::PlanAdvice> advice;
+    if (type == "Seq Scan" && !SmallerThanAPage(node, page_rows)) {
+      advice = Advise(statement, table, "Seq Scan on " + table, filter, {}, true);
+    } else if (type == "Index Scan" || type == "Index Only Scan" || type == "Bitmap Heap Scan") {
+      std::string cond = StringAt(node, type == "Bitmap Heap Scan" ? "Recheck Cond" : "Index Cond");
+      auto terms = TermsOf(ConditionTerms(cond), alias, table, true);
+      auto served = EqualColumns(terms);
+      terms.insert(terms.end(), filter.begin(), filter.end());
+      std::string index = StringAt(node, "Index Name");
+      std::string plan = type + (index.empty() ? "" : " using " + index) + " on " + table;
+      if (!cond.empty()) plan += " (" + cond + ")";
+      advice = Advise(statement, table, plan, terms, served, false);
+    }
+    if (advice) out->push_back(std::move(*advice));
+  }
+  auto plans = node.find("Plans");
+  if (plans == node.end() || !plans->is_array()) return;
+  for (const json& child : *plans) ReadPostgresNode(child, depth + 1, page_rows, statement, out);
+}
+
+std::vector<task::PlanAdvice> ReadPostgresPlan(std::string_view text, int64_t page_rows,
+                                               std::string_view statement) {
+  std::vector<task::PlanAdvice> out;
+  json root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
+  if (!root.is_array()) return out;
+  for (const json& entry : root) {
+    if (entry.is_object() && entry.contains("Plan"))
+      ReadPostgresNode(entry["Plan"], 0, page_rows, statement, &out);
+  }
+  return out;
+}
+
+// --- MariaDB / MySQL: EXPLAIN FORMAT=JSON -----------------------------------
+
+void ReadMysqlTable(const json& table_node, const std::map<std::string, std::string>& refs,
+                    bool one_table, int64_t page_rows, std::string_view statement,
+                    std::vector<task::PlanAdvice>* out) {
+  const std::string alias = StringAt(table_node, "table_name");
+  const std::string access = StringAt(table_node, "access_type");
+  auto rows_it = table_node.find("rows");
+  if (alias.empty() || alias[0] == '<' || rows_it == table_node.end() ||
+      !rows_it->is_number_integer()) {
+    return;  // a derived table or a subquery's result
+  }
+  const int64_t rows = rows_it->get<int64_t>();
+  if (rows <= page_rows) return;
+  auto ref = refs.find(ToLowerAscii(alias));
+  const std::string table = ref == refs.end() ? alias : ref->second;
+  const auto terms = TermsOf(ConditionTerms(StringAt(table_node, "attached_condition")), alias,
+                             table, one_table || refs.size() <= 1);
+  std::vector<std::string> served;
+  if (auto parts = table_node.find("used_key_parts");
+      parts != table_node.end() && parts->is_array()) {
+    for (const json& p : *parts) {
+      if (p.is_string()) served.push_back(p.get<std::string>());
+    }
+  }
+  std::optional<task::PlanAdvice> advice;
+  const std::string key = StringAt(table_node, "key");
+  std::string plan = "access " + access + " on " + alias + (key.empty() ? "" : " using " + key);
+  if (access == "ALL" || access == "index") {
+    advice = Advise(statement, table, plan, terms, {}, true);
+  } else if (access == "ref" || access == "range" || access == "ref_or_null" ||
+             access == "index_merge") {
+    advice = Advise(statement, table, plan, terms, served, false);
+  }
+  if (!advice) return;
+  advice->estimated_rows = rows;
+  out->push_back(std::move(*advice));
+}
+
+void ReadMysqlNode(const json& node, int depth, const std::map<std::string, std::string>& refs,
+                   bool one_table, int64_t page_rows, std::string_view statement,
+                   std::vector<task::PlanAdvice>* out) {
+  if (depth > kMaxJsonDepth || out->size() >= kMaxAdvice) return;
+  if (node.is_array()) {
+    for (const json& child : node)
+      ReadMysqlNode(child, depth + 1, refs, one_table, page_rows, statement, out);
+    return;
+  }
+  if (!node.is_object()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it.key() == "table" && it->is_object()) {
+      ReadMysqlTable(*it, refs, one_table, page_rows, statement, out);
+    }
+    if (it->is_structured())
+      ReadMysqlNode(*it, depth + 1, refs, one_table, page_rows, statement, out);
+  }
+}
+
+std::vector<task::PlanAdvice> ReadMysqlPlan(std::string_view text, std::string_view sql,
+                                            int64_t page_rows, std::string_view statement) {
+  std::vector<task::PlanAdvice> out;
+  json root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
+  if (root.is_discarded()) return out;
+  const auto refs = TableRefs(Tokenize(sql));
+  ReadMysqlNode(root, 0, refs, DistinctTables(refs) == 1, page_rows, statement, &out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_view sql,
+                                             int64_t page_rows, std::string_view statement) {
+  std::vector<task::PlanAdvice> out;
+  if (plan.kind == "sqlite") out = ReadSqlitePlan(plan.text, sql, statement);
+  if (plan.kind == "postgres") out = ReadPostgresPlan(plan.text, page_rows, statement);
+  if (plan.kind == "mysql") out = ReadMysqlPlan(plan.text, sql, page_rows, statement);
+  if (out.size() > kMaxAdvice) out.resize(kMaxAdvice);
+  return out;
+}
+
+std::string FormatPlanAdvice(const task::PlanAdvice& advice) {
+  std::string line = advice.statement + ": table " + advice.table + " is read by \"" + advice.plan +
+                     "\" for the predicate " + advice.predicate;
+  if (advice.estimated_rows) {
+    line += " (about " + std::to_string(*advice.estimated_rows) + " rows read)";
+  }
+  return line + "; an index that would serve it: " + advice.suggested_index;
+}
+
+}  // namespace export_center::source
