@@ -16,8 +16,20 @@ mariadbd; scripts/test-mariadb.sh when the repository has it). Each replica
 holds a copy of the service's `orders` and `customer` tables; the service
 serves a template written for that replica's dialect.
 
-Every export is tenant 2's rows without filters: 40 % of N (N=1M gives
-400 000 rows; one export may hold at most 500 000, registry max-rows).
+Every export of those three is tenant 2's rows without filters: 40 % of N
+(N=1M gives 400 000 rows; one export may hold at most 500 000, registry
+max-rows). Two more routes export tenant 1's orders filtered by status=PAID
+(20 % of N: 200 000 rows at N=1M), a filter the page's index (tenant_id,
+order_date, id) does not cover, so the replica filters the rows it walks:
+
+  sql-callback-status    ORDER_LIST with status=PAID, callback enrichment
+  sql-enrich-sql-status  ORDER_LIST_SQL with status=PAID, enrich SQL
+
+each run twice per datasource: first with the replicas as loaded, without
+statistics ("no stats": SQLite without sqlite_stat1, PostgreSQL with
+autovacuum off and never analysed, MariaDB before ANALYZE TABLE — InnoDB
+still samples its own index statistics), then after ANALYZE ("stats"), the
+state the other routes run in.
 
 Printed per route: rows, seconds, rows/s, CPU seconds of the center, the
 business service and the database server, the center's peak private RSS
@@ -27,7 +39,7 @@ business service and the database server, the center's peak private RSS
 usage: bench/e2e_bench.py [--build-dir build] [--rows 200000,1000000]
            [--datasources sqlite,postgres,mariadb] [--routes provider,sql-callback,sql-enrich-sql]
            [--format XLSX|CSV] [--concurrent K] [--repeat R] [--compare OTHER_BUILD_DIR] [--keep]
-           [--covering-lookup-index]
+           [--covering-lookup-index] [--statistics both|with|without]
 
 --compare runs every route on OTHER_BUILD_DIR's export-center too (stopping
 one center and starting the other on the same replicas and services),
@@ -60,8 +72,17 @@ from export_center_testkit import ENDED, free_port, request, wait_http  # noqa: 
 API = "/api/platform/v1/files"
 TOKEN = "bench-internal-token-0123456789"
 TENANT = "2"
+STATUS_TENANT = "1"
+STATUS_FILTER = {"status": "PAID"}
 PERMS = ("platform:customer:export", "platform:order:export")
-ROUTES = ("provider", "sql-callback", "sql-enrich-sql")
+ROUTES = ("provider", "sql-callback", "sql-enrich-sql", "sql-callback-status",
+          "sql-enrich-sql-status")
+# route -> (query id, tenant, parameters)
+SQL_ROUTES = {"sql-callback": ("ORDER_LIST", TENANT, {}),
+              "sql-enrich-sql": ("ORDER_LIST_SQL", TENANT, {}),
+              "sql-callback-status": ("ORDER_LIST", STATUS_TENANT, STATUS_FILTER),
+              "sql-enrich-sql-status": ("ORDER_LIST_SQL", STATUS_TENANT, STATUS_FILTER)}
+STATUS_ROUTES = ("sql-callback-status", "sql-enrich-sql-status")
 DATASOURCES = ("sqlite", "postgres", "mariadb")
 DIALECT = {"sqlite": "sqlite", "postgres": "postgres", "mariadb": "mysql"}
 
@@ -181,8 +202,7 @@ def seeded_database(build_dir, cache, rows):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     con = sqlite3.connect(tmp)
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    con.execute("ANALYZE")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the service ran ANALYZE after seeding
     con.close()
     os.replace(tmp, path)
     return path
@@ -212,16 +232,20 @@ def dump_table(sqlite_path, table, columns, out_path, mysql_style):
 def schema_sql(dialect, covering_lookup=False):
     text = "TEXT" if dialect == "postgres" else "VARCHAR(64)"
     long_text = "TEXT"
+    # No statistics until the bench asks for them (Replica.analyze): autovacuum
+    # would analyse the freshly loaded tables within a minute.
+    options = " WITH (autovacuum_enabled = false)" if dialect == "postgres" else ""
     return [
         f"CREATE TABLE orders (id BIGINT PRIMARY KEY, tenant_id {text} NOT NULL,"
         f" order_no {text} NOT NULL, customer_id BIGINT NOT NULL, customer_code {text} NOT NULL,"
         f" status {text} NOT NULL, channel {text} NOT NULL, amount_cents BIGINT NOT NULL,"
         " quantity INTEGER NOT NULL, paid INTEGER NOT NULL, order_date DATE NOT NULL,"
-        " created_at BIGINT NOT NULL)",
+        " created_at BIGINT NOT NULL)" + options,
         f"CREATE TABLE customer (id BIGINT PRIMARY KEY, tenant_id {text} NOT NULL,"
         f" customer_code {text} NOT NULL, name {text} NOT NULL, status {text} NOT NULL,"
         " balance_cents BIGINT NOT NULL, credit_limit BIGINT NOT NULL, vip INTEGER NOT NULL,"
-        f" registered_on DATE NOT NULL, last_order_at BIGINT NULL, remarks {long_text} NULL)",
+        f" registered_on DATE NOT NULL, last_order_at BIGINT NULL, remarks {long_text} NULL)"
+        + options,
         # The list's order is order_date DESC, id: PostgreSQL (like SQLite)
         # sorts the id ties of each date incrementally on the plain index;
         # MariaDB cannot, and needs the index in the list's own order.
@@ -258,7 +282,10 @@ class Postgres:
             dump_table(sqlite_path, table, columns, path, mysql_style=False)
             self.psql(f"\\copy {table} ({', '.join(columns)}) FROM '{path}' WITH (FORMAT csv)")
             os.remove(path)
-        self.psql("VACUUM ANALYZE")
+        self.psql("VACUUM")  # hint bits and the visibility map; statistics come in analyze()
+
+    def analyze(self):
+        self.psql("ANALYZE")
 
     def psql(self, sql):
         subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url, "-c", sql],
@@ -305,6 +332,8 @@ class MariaDb:
             self.sql(f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE {table}"
                      f" CHARACTER SET utf8mb4 ({', '.join(columns)})", local_infile=True)
             os.remove(path)
+
+    def analyze(self):
         self.sql("ANALYZE TABLE orders, customer")
 
     def _start_here(self):
@@ -369,6 +398,19 @@ class SqliteReplica:
     def __init__(self, sqlite_path):
         self.url = None
         self.path = sqlite_path
+        # The service analysed its file after seeding; start without statistics
+        # like the other replicas. Dropping the table changes the schema, so open
+        # connections reload it and forget the statistics too.
+        con = sqlite3.connect(sqlite_path)
+        for table in ("sqlite_stat1", "sqlite_stat4"):
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.commit()
+        con.close()
+
+    def analyze(self):
+        con = sqlite3.connect(self.path)
+        con.execute("ANALYZE")
+        con.close()
 
     def cpu(self):
         return 0.0  # in the center's own process
@@ -452,7 +494,6 @@ class Bench:
         if self.args.covering_lookup_index:
             con = sqlite3.connect(self.sqlite_path)
             con.execute(COVERING_LOOKUP_INDEX)
-            con.execute("ANALYZE")
             con.close()
         for kind in self.args.datasources:
             try:
@@ -493,10 +534,11 @@ class Bench:
                                        stderr=subprocess.STDOUT)
         self.center_build = build
         wait_http(f"http://127.0.0.1:{self.port}/healthz", self.center, timeout=60)
-        self.token = subprocess.check_output(
+        self.tokens = {tenant: subprocess.check_output(
             [os.path.join(build, "export-center"), "token", "--config", self.config,
-             "--user", "bench", "--tenant", TENANT, "--app", "PLATFORM", "--ttl", "86400",
+             "--user", "bench", "--tenant", tenant, "--app", "PLATFORM", "--ttl", "86400",
              *sum((["--perm", p] for p in PERMS), [])], text=True).strip()
+            for tenant in (TENANT, STATUS_TENANT)}
 
     def stop_center(self):
         if self.center and self.center.poll() is None:
@@ -516,31 +558,32 @@ class Bench:
         else:
             shutil.rmtree(self.work, ignore_errors=True)
 
-    def create(self, export_type):
+    def create(self, export_type, tenant, parameters):
         status, body = http("POST", f"http://127.0.0.1:{self.port}{API}/export-tasks",
-                            self.token, {"exportType": export_type, "parameters": {},
-                                         "format": self.args.format})
+                            self.tokens[tenant], {"exportType": export_type,
+                                                  "parameters": parameters,
+                                                  "format": self.args.format})
         answer = json.loads(body)
         if status != 200 or answer.get("code") != "200":
             raise RuntimeError(f"create {export_type}: HTTP {status} {answer}")
         return answer["data"]["id"]
 
-    def wait(self, task_id):
+    def wait(self, task_id, tenant):
         while True:
             _, body = http("GET", f"http://127.0.0.1:{self.port}{API}/export-tasks/{task_id}",
-                           self.token)
+                           self.tokens[tenant])
             data = json.loads(body).get("data") or {}
             if data.get("status") in ENDED:
                 return data
             time.sleep(0.02)
 
-    def run(self, name, export_type, service_kind, replica):
+    def run(self, name, export, service_kind, replica):
         """The fastest of --repeat runs of one route: the machine is shared, and
         the fastest run is the one least disturbed. With --compare, each
         repeat runs the route on the --compare build's center and then on this
         build's, so both see the same load; one result per build."""
         if not self.args.compare:
-            runs = [self.run_once(name, export_type, service_kind, replica)
+            runs = [self.run_once(name, export, service_kind, replica)
                     for _ in range(self.args.repeat)]
             return [min(runs, key=lambda r: r["seconds"])]
         builds = (("before", os.path.abspath(self.args.compare)), ("after", self.build))
@@ -549,19 +592,21 @@ class Bench:
             for label, build in builds:
                 if self.center_build != build:
                     self.start_center(build)
-                runs[label].append(self.run_once(f"{name} ({label})", export_type,
+                runs[label].append(self.run_once(f"{name} ({label})", export,
                                                  service_kind, replica))
         return [min(runs[label], key=lambda r: r["seconds"]) for label, _ in builds]
 
-    def run_once(self, name, export_type, service_kind, replica):
-        """One route (or --concurrent copies of it at once)."""
+    def run_once(self, name, export, service_kind, replica):
+        """One route (or --concurrent copies of it at once); export is
+        (export type, tenant, parameters)."""
+        export_type, tenant, parameters = export
         service_pid = self.services[service_kind][0].pid
         before = (cpu_seconds(self.center.pid), cpu_seconds(service_pid),
                   replica.cpu() if replica else 0.0)
         sampler = RssSampler(self.center.pid)
         start = time.time()
-        ids = [self.create(export_type) for _ in range(self.args.concurrent)]
-        tasks = [self.wait(i) for i in ids]
+        ids = [self.create(export_type, tenant, parameters) for _ in range(self.args.concurrent)]
+        tasks = [self.wait(i, tenant) for i in ids]
         seconds = time.time() - start
         peak = sampler.stop()
         after = (cpu_seconds(self.center.pid), cpu_seconds(service_pid),
@@ -593,11 +638,11 @@ def writer_rows_per_second(build_dir, rows, work):
 def print_table(n, writer, results):
     print(f"\n== N = {n} customers and {n} orders; writer render-only "
           f"{writer:,.0f} rows/s" if writer else f"\n== N = {n}", flush=True)
-    print(f"{'route':<37} {'rows':>8} {'s':>7} {'rows/s':>9} {'center':>7} {'service':>8}"
+    print(f"{'route':<42} {'rows':>8} {'s':>7} {'rows/s':>9} {'center':>7} {'service':>8}"
           f" {'db':>6} {'anon MB':>7} {'vs writer':>9}  status")
     for r in results:
         ratio = f"{100 * r['rows_per_s'] / writer:.0f} %" if writer else "-"
-        print(f"{r['route']:<37} {r['rows']:>8} {r['seconds']:>7.2f} {r['rows_per_s']:>9,.0f}"
+        print(f"{r['route']:<42} {r['rows']:>8} {r['seconds']:>7.2f} {r['rows_per_s']:>9,.0f}"
               f" {r['center_cpu']:>6.1f}s {r['service_cpu']:>7.1f}s {r['db_cpu']:>5.1f}s"
               f" {r['peak_rss_mb']:>7.1f} {ratio:>9}  {r['status']}"
               + (f" ({r['error']})" if r["error"] else ""), flush=True)
@@ -621,6 +666,8 @@ def main():
     p.add_argument("--covering-lookup-index", action="store_true",
                    help="give every replica the covering index the enrich SQL's customer lookup"
                         " can be answered from (docs/sql-template-route.md#enrichment)")
+    p.add_argument("--statistics", default="both", choices=("both", "with", "without"),
+                   help="run the *-status routes without replica statistics, with them, or both")
     p.add_argument("--json", help="also write the figures to this file")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
     args = p.parse_args()
@@ -644,15 +691,28 @@ def main():
             bench.start()
             writer = writer_rows_per_second(bench.build, n * 2 // 5, bench.work)
             results = []
+
+            def run_sql_routes(routes, suffix=""):
+                for kind, replica in bench.replicas.items():
+                    for route in routes:
+                        if route in args.routes:
+                            query_id, tenant, parameters = SQL_ROUTES[route]
+                            export = (f"{query_id}_{kind.upper()}", tenant, parameters)
+                            results.extend(bench.run(f"{route} {kind}{suffix}", export, kind,
+                                                     replica))
+
+            # The replicas start without statistics: the status routes run
+            # once so, then everything runs after ANALYZE.
+            if args.statistics != "with":
+                run_sql_routes(STATUS_ROUTES, " (no stats)")
+            for replica in bench.replicas.values():
+                replica.analyze()
             if "provider" in args.routes:
-                results.extend(bench.run("provider CUSTOMER_LIST", "CUSTOMER_LIST", "sqlite",
-                                         None))
-            for kind, replica in bench.replicas.items():
-                for route, query_id in (("sql-callback", "ORDER_LIST"),
-                                        ("sql-enrich-sql", "ORDER_LIST_SQL")):
-                    if route in args.routes:
-                        results.extend(bench.run(f"{route} {kind}",
-                                                 f"{query_id}_{kind.upper()}", kind, replica))
+                results.extend(bench.run("provider CUSTOMER_LIST", ("CUSTOMER_LIST", TENANT, {}),
+                                         "sqlite", None))
+            run_sql_routes(("sql-callback", "sql-enrich-sql"))
+            if args.statistics != "without":
+                run_sql_routes(STATUS_ROUTES, " (stats)")
             print_table(n, writer, results)
             everything.append({"n": n, "writer_rows_per_s": writer, "results": results})
         finally:

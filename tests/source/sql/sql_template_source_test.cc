@@ -90,6 +90,7 @@ class RecordingDatasource : public ReadOnlyDatasource {
       std::lock_guard lock(mu_);
       queries_.emplace_back(sql);
     }
+    if (before_query) before_query(sql);
     return inner_->Query(sql, params, schema);
   }
   StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<json>& params,
@@ -113,6 +114,8 @@ class RecordingDatasource : public ReadOnlyDatasource {
     std::lock_guard lock(mu_);
     return explains_;
   }
+  // Runs on the querying thread before each statement; set before use.
+  std::function<void(std::string_view)> before_query;
 
  private:
   std::shared_ptr<ReadOnlyDatasource> inner_;
@@ -334,6 +337,26 @@ TEST_F(SqlTemplateSourceTest, VersionBumpedSinceCreateIsStale) {
   auto page = source->NextPage();
   ASSERT_FALSE(page.ok());
   EXPECT_EQ(source->terminal_state(), task::TaskState::kStale);
+}
+
+// The derived count waits here for the list count to arrive: run one after
+// the other, it would wait in vain (docs/sql-template-route.md#consistency-checks).
+TEST_F(SqlTemplateSourceTest, PreflightCountsRunAtOnce) {
+  std::atomic<bool> first_count{true};
+  std::atomic<bool> list_count_arrived_during_ours{false};
+  recorder_->before_query = [&](std::string_view sql) {
+    if (sql.find("COUNT(*)") == std::string_view::npos || !first_count.exchange(false)) return;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (scenario_->count_calls == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    list_count_arrived_during_ours = scenario_->count_calls > 0;
+  };
+  auto rows = Drain(*Make(Options()));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(rows->size(), static_cast<size_t>(kOrders / 2));
+  EXPECT_TRUE(list_count_arrived_during_ours);
+  EXPECT_EQ(scenario_->count_calls, 1);
 }
 
 TEST_F(SqlTemplateSourceTest, CountMismatchStrictIsInconsistentLenientContinues) {
