@@ -20,14 +20,30 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class ContractController {
   private final ContractDispatcher dispatcher;
+  private final String basePath;
 
+  /** Served at the servlet context's root. */
   public ContractController(ContractDispatcher dispatcher) {
-    this.dispatcher = dispatcher;
+    this(dispatcher, "");
   }
 
-  @PostMapping({"/internal/exports/v1/{exportType}/batches", "/dispatch/{op}"})
+  /**
+   * @param basePath {@code export-center.sdk.base-path}: "" or {@code /segment...}, the prefix
+   *     of both routes below the servlet context path
+   */
+  public ContractController(ContractDispatcher dispatcher, String basePath) {
+    this.dispatcher = dispatcher;
+    this.basePath = basePath;
+  }
+
+  /** Answers both routes; the mapping's prefix is the same property the constructor got. */
+  @PostMapping({
+    "${export-center.sdk.base-path:}/internal/exports/v1/{exportType}/batches",
+    "${export-center.sdk.base-path:}/dispatch/{op}"
+  })
   public ResponseEntity<byte[]> handle(HttpServletRequest request) throws IOException {
-    String path = request.getRequestURI().substring(request.getContextPath().length());
+    String path =
+        request.getRequestURI().substring(request.getContextPath().length() + basePath.length());
     // queryId from the query string itself: asking the servlet for a parameter would read a
     // form-encoded body and leave nothing for the dispatcher.
     String queryId = queryParameter(request.getQueryString(), "queryId");
