@@ -22,18 +22,13 @@ public class ContractController {
   private final ContractDispatcher dispatcher;
   private final String basePath;
 
-  /** Served at the servlet context's root. */
-  public ContractController(ContractDispatcher dispatcher) {
-    this(dispatcher, "");
-  }
-
   /**
-   * @param basePath {@code export-center.sdk.base-path}: "" or {@code /segment...}, the prefix
-   *     of both routes below the servlet context path
+   * @param properties its {@code base-path} ("" or {@code /segment...}) prefixes both routes
+   *     below the servlet context path
    */
-  public ContractController(ContractDispatcher dispatcher, String basePath) {
+  public ContractController(ContractDispatcher dispatcher, ExportCenterProperties properties) {
     this.dispatcher = dispatcher;
-    this.basePath = basePath;
+    this.basePath = properties.getBasePath();
   }
 
   /** Answers both routes; the mapping's prefix is the same property the constructor got. */

@@ -106,7 +106,7 @@ public class ExportCenterAutoConfiguration {
     @ConditionalOnMissingBean
     ContractController exportCenterContractController(
         ContractDispatcher dispatcher, ExportCenterProperties props) {
-      return new ContractController(dispatcher, props.getBasePath());
+      return new ContractController(dispatcher, props);
     }
   }
 

@@ -60,20 +60,28 @@ public class ExportCenterProperties implements Validator {
   public void validate(Object target, Errors errors) {
     ExportCenterProperties p = (ExportCenterProperties) target;
     if (!p.enabled) return;
-    reject(errors, "internalToken", Secrets.problem(p.internalToken, Secrets.MIN_TOKEN_BYTES));
+    reject(errors, "internal-token", Secrets.problem(p.internalToken, Secrets.MIN_TOKEN_BYTES));
     if (p.snapshotSecret != null && !p.snapshotSecret.isEmpty()) {
-      reject(errors, "snapshotSecret", Secrets.problem(p.snapshotSecret, Secrets.MIN_HMAC_SECRET_BYTES));
+      reject(errors, "snapshot-secret", Secrets.problem(p.snapshotSecret, Secrets.MIN_HMAC_SECRET_BYTES));
     }
     if (!p.basePath.isEmpty() && (!p.basePath.matches("(/[A-Za-z0-9._~-]+)+"))) {
-      reject(errors, "basePath", "must be empty or /segment[/segment...] without a trailing /");
+      reject(errors, "base-path", "must be empty or /segment[/segment...] without a trailing /");
     }
-    if (p.maxLimit < 1) reject(errors, "maxLimit", "must be at least 1");
-    if (p.maxBatchRequestBytes < 1024) reject(errors, "maxBatchRequestBytes", "must be at least 1024");
-    if (p.maxDispatchRequestBytes < 1024) reject(errors, "maxDispatchRequestBytes", "must be at least 1024");
+    if (p.maxLimit < 1) reject(errors, "max-limit", "must be at least 1");
+    if (p.maxBatchRequestBytes < 1024) reject(errors, "max-batch-request-bytes", "must be at least 1024");
+    if (p.maxDispatchRequestBytes < 1024) {
+      reject(errors, "max-dispatch-request-bytes", "must be at least 1024");
+    }
   }
 
-  private static void reject(Errors errors, String field, String problem) {
-    if (problem != null) errors.rejectValue(field, "export-center.invalid", problem);
+  /**
+   * An object error, not a field error: a field error carries the rejected value, and Spring
+   * Boot's failure report would print the secret. The message names the property instead.
+   */
+  private static void reject(Errors errors, String property, String problem) {
+    if (problem != null) {
+      errors.reject("export-center.invalid", PREFIX + "." + property + " " + problem);
+    }
   }
 
   public String getBasePath() {
