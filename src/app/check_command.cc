@@ -346,6 +346,66 @@ void CheckPlanAdvice(const config::AppConfig& config, const registry::RegistrySn
   if (!any) report.Add(Outcome::kSkip, "plan", "no enabled sql-template definition");
 }
 
+// What a contract call with a body that is no request tells: the SDKs (Java and
+// C++) check the token first, then the route, then the body, so 400 means
+// "token accepted, type or queryId served" without running any query.
+StatusOr<std::string> ServedAnswer(const std::string& what, const http::ClientAnswer& answer) {
+  if (answer.outcome != http::ClientAnswer::Outcome::kRead) {
+    return Unavailable(what + ": no HTTP answer (" + answer.error_text + ")");
+  }
+  switch (answer.status) {
+    case 400:
+    case 413:
+      return what + ": served, internal token accepted";
+    case 401:
+    case 403:
+      return PermissionDenied(what + ": the service refused the internal token (HTTP " +
+                              std::to_string(answer.status) + ")");
+    case 404:
+      return NotFound(what + ": not served (HTTP 404): check the service's export types and " +
+                      "queryIds, and base-url's path");
+    default:
+      return Unavailable(what + ": unexpected HTTP " + std::to_string(answer.status));
+  }
+}
+
+// Each definition's contract on its service, a "provider" line of its own: the
+// batch path of a provider type, /dispatch/version of a sql-template queryId,
+// asked with the token (the reachability line above sends none).
+void CheckServedContracts(const config::AppConfig& config,
+                          const registry::RegistrySnapshot& registry, Report& report) {
+  http::HttpClientFactory* factory = http::HttplibClientFactory();
+  for (const auto& [type, def] : registry.definitions) {
+    const registry::ProviderService* service = registry.FindService(def.service);
+    if (service == nullptr) continue;  // the registry refuses such a file
+    bool provider = def.source == registry::SourceKind::kProvider;
+    std::string path =
+        service->base_path +
+        (provider ? def.path : "/dispatch/version?queryId=" + http::EncodeQueryParam(def.query_id));
+    http::HttpClientOptions options;
+    options.base_url = service->base_url;
+    options.connect_timeout_ms = config.provider.connect_timeout_ms;
+    options.read_timeout_ms = config.provider.read_timeout_ms;
+    auto client = factory->NewClient(options);
+    std::string what = type + " on " + def.service + " (POST " + path + ")";
+    if (!client.ok()) {
+      report.Add("provider", StatusOr<std::string>(client.status().WithContext(what)));
+      continue;
+    }
+    http::ClientRequest request;
+    request.method = "POST";
+    request.path = path;
+    request.headers.Add("X-Internal-Service-Token", service->internal_token);
+    request.content_type = "application/json";
+    request.body = "[]";
+    request.max_body_bytes = 64 * 1024;
+    request.deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(options.connect_timeout_ms + 2LL * options.read_timeout_ms);
+    report.Add("provider", ServedAnswer(what, (*client)->Send(request)));
+  }
+}
+
 // Loads the file as `serve` does: LoadConfig's validation, then the registry
 // with the template writer's inspector.
 StatusOr<std::string> LoadEverything(const std::string& path, config::AppConfig* config,
@@ -402,6 +462,7 @@ int RunCheck(const std::string& config_path, bool json, const std::string& plan_
   report.Add("channel", CheckCommandChannel(config.channel));
   CheckDatasources(config, registry, report);
   CheckProviderServices(config, registry, report);
+  CheckServedContracts(config, registry, report);
   report.Add("auth", CheckAuth(config.auth));
   CheckPlanAdvice(config, registry, plan_tenant, report);
   return report.failed() ? 1 : 0;

@@ -50,24 +50,50 @@ bool HasControlChar(const std::string& text) {
 
 // ---- provider-services ----
 
-// http(s)://host[:port] and nothing else: a path, query or user info in the
-// allow-list would let a config edit smuggle a different target past review.
+// http(s)://host[:port], optionally with a plain path prefix (a service behind
+// a servlet context path and the SDK's base path: http://host:8080/orders/export).
+// A query, fragment, user info, dot segment or escape in the allow-list would let
+// a config edit smuggle a different target past review.
+constexpr char kBaseUrlAllowed[] =
+    "http(s)://host[:port][/segment...] with no query, fragment, user info or dot segments";
+
+// The "/a/b" after the authority of an http(s) URL, "" when it has none.
+std::string UrlPath(const std::string& url) {
+  std::string::size_type scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  std::string::size_type slash = url.find('/', scheme + 3);
+  return slash == std::string::npos ? "" : url.substr(slash);
+}
+
+void CheckBasePath(const std::string& url, const std::string& base_path, const std::string& path,
+                   ErrorList* errors) {
+  static const std::regex kSegments(R"(^(/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*$)");
+  if (!std::regex_match(base_path, kSegments) || base_path.find("/..") != std::string::npos) {
+    errors->Add(path, Quote(url) + " has a path that is not plain /segment[/segment...]",
+                kBaseUrlAllowed);
+  }
+}
+
 void CheckBaseUrl(const std::string& url, const std::string& path, ErrorList* errors) {
-  const char kAllowed[] = "http(s)://host[:port] with no path, query or user info";
+  const char* kAllowed = kBaseUrlAllowed;
   static const std::regex kScheme("^https?://.*");
   if (!std::regex_match(url, kScheme)) {
     errors->Add(path, Quote(url) + " must start with http:// or https://", kAllowed);
     return;
   }
-  std::string authority = url.substr(url.find("://") + 3);
-  if (authority.find('@') != std::string::npos) {
+  std::string rest = url.substr(url.find("://") + 3);
+  std::string authority = rest.substr(0, rest.find('/'));
+  if (rest.find('@') != std::string::npos) {
     errors->Add(path, Quote(url) + " must not contain user info", kAllowed);
     return;
   }
-  if (authority.find_first_of("/?#") != std::string::npos) {
-    errors->Add(path, Quote(url) + " must not have a path, query or fragment", kAllowed);
+  if (rest.find_first_of("?#") != std::string::npos) {
+    errors->Add(path, Quote(url) + " must not have a query or fragment", kAllowed);
     return;
   }
+  std::string base_path = UrlPath(url);
+  if (!base_path.empty() && base_path.back() == '/') base_path.pop_back();
+  CheckBasePath(url, base_path, path, errors);
   static const std::regex kHostPort(R"(^([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:([0-9]{1,5}))?$)");
   std::smatch m;
   if (!std::regex_match(authority, m, kHostPort)) {
@@ -95,8 +121,12 @@ ProviderService ParseService(const std::string& name, const YAML::Node& node,
   if (!r.valid()) return s;
   if (has_url) {
     CheckBaseUrl(s.base_url, path + ".base-url", errors);
+    // The client connects to the origin; every request path is prefixed.
+    s.base_path = UrlPath(s.base_url);
+    s.base_url.resize(s.base_url.size() - s.base_path.size());
+    if (!s.base_path.empty() && s.base_path.back() == '/') s.base_path.pop_back();
   } else {
-    errors->Add(path + ".base-url", "is required", "http(s)://host[:port]");
+    errors->Add(path + ".base-url", "is required", kBaseUrlAllowed);
   }
   // Secrets belong in the environment; the file value is the fallback.
   std::string env = "EXPORT_CENTER_PROVIDER_TOKEN_" + UpperSnake(name);

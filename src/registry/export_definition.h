@@ -60,6 +60,9 @@ struct ProviderService {
   std::string name;
   std::string base_url;  // http://host:port
   std::string internal_token;
+  // "" or "/a/b": base-url's path, prefixed to every request path. Last, so the
+  // brace initialisers {name, base_url, internal_token} keep their meaning.
+  std::string base_path;
 };
 
 }  // namespace export_center::registry

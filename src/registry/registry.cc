@@ -15,7 +15,7 @@ bool SameServices(const std::map<std::string, ProviderService>& a,
   if (a.size() != b.size()) return false;
   for (const auto& [name, s] : a) {
     auto it = b.find(name);
-    if (it == b.end() || it->second.base_url != s.base_url ||
+    if (it == b.end() || it->second.base_url != s.base_url || it->second.base_path != s.base_path ||
         it->second.internal_token != s.internal_token) {
       return false;
     }

@@ -259,12 +259,15 @@ TEST(Registry, AtMostTwentyParameters) {
 }
 
 TEST(Registry, ServiceBaseUrlRules) {
-  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:8081/api"),
-                "provider-services.customer-service.base-url: \"http://127.0.0.1:8081/api\" must "
-                "not have a path");
   ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:8081?x=1"),
                 "provider-services.customer-service.base-url: \"http://127.0.0.1:8081?x=1\" must "
-                "not have a path, query");
+                "not have a query or fragment");
+  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:8081/a/../admin"),
+                "provider-services.customer-service.base-url: \"http://127.0.0.1:8081/a/../admin\" "
+                "has a path that is not plain /segment[/segment...]");
+  ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:8081/a%2F"),
+                "provider-services.customer-service.base-url: \"http://127.0.0.1:8081/a%2F\" has a "
+                "path that is not plain /segment[/segment...]");
   ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://user:pw@127.0.0.1:8081"),
                 "provider-services.customer-service.base-url: \"http://user:***@127.0.0.1:8081\" "
                 "must not contain user info");
@@ -273,6 +276,22 @@ TEST(Registry, ServiceBaseUrlRules) {
                 "http:// or https://");
   ExpectProblem(Replace(kValid, "http://127.0.0.1:8081", "http://127.0.0.1:99999"),
                 "provider-services.customer-service.base-url: port 99999 is out of range");
+}
+
+// A service below a servlet context path: the client connects to the origin
+// and prefixes every request path with base-url's path.
+TEST(Registry, ServiceBaseUrlMayCarryAPath) {
+  for (const char* url :
+       {"http://127.0.0.1:8081/orders/export", "http://127.0.0.1:8081/orders/export/"}) {
+    auto snapshot = Parse(Replace(kValid, "http://127.0.0.1:8081", url));
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    const auto& service = snapshot->services.at("customer-service");
+    EXPECT_EQ(service.base_url, "http://127.0.0.1:8081");
+    EXPECT_EQ(service.base_path, "/orders/export");
+  }
+  auto plain = Parse(kValid);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->services.at("customer-service").base_path, "");
 }
 
 TEST(Registry, ServiceNeedsToken) {

@@ -3,8 +3,11 @@ Java sample service examples/order-service-java (Spring Boot + MyBatis on the
 export-center starter), each with its own SQLite database seeded on first start.
 
 - CUSTOMER_LIST (provider route) and ORDER_LIST / ORDER_LIST_SQL (sql-template
-  route, enrichment by callback and by SQL) exported by the center from the Java
-  service; every cell equals the service's own data read straight from its
+  route, enrichment by callback and by SQL) and ORDER_LIST_MP (the MyBatis-Plus
+  list page's own wrapper as the template, its columns from a DTO) exported by
+  the center from the Java service, which runs below a servlet context path with
+  the starter's base path (base-url carries both); `export-center check` asks each
+  type and queryId with the token and fails on a wrong token or an unserved one; every cell equals the service's own data read straight from its
   database with sqlite3 (Chinese text, decimals, dates, datetimes, nulls,
   formula-like and emoji remarks);
 - the C++ sample (examples/customer-service, C++ SDK) and the Java sample seed
@@ -97,10 +100,16 @@ class Service:
         self.log.close()
 
 
-def start_java(config_path, log_path):
+def start_java(config_path, log_path, spring_args=()):
     if not os.path.exists(JAR):
         raise AssertionError(f"{JAR} is missing: run scripts/build-java.sh (scripts/build.sh does)")
-    return Service(["java", "-jar", JAR, "--config", config_path], log_path)
+    return Service(["java", "-jar", JAR, "--config", config_path, *spring_args], log_path)
+
+
+# The center's service runs below a servlet context path, its contracts below
+# the starter's base path: base-url carries both (docs/java-sdk.md).
+CONTEXT_PATH = "/orders"
+BASE_PATH = "/export"
 
 
 def write_yaml(path, doc):
@@ -121,14 +130,19 @@ class JavaServiceExports(unittest.TestCase):
             "customer-service": None,  # the C++ sample is not started here
             "order-service": service_section(port, cls.db),
             "limits": {"dedupe-window-seconds": 0, "max-active-per-user": 10},
-            "provider-services": {"customer-service": {"base-url": f"http://127.0.0.1:{port}",
-                                                       "internal-token": TOKEN}},
+            "provider-services": {"customer-service": {
+                "base-url": f"http://127.0.0.1:{port}{CONTEXT_PATH}{BASE_PATH}",
+                "internal-token": TOKEN}},
             "datasources": {"replica": {"kind": "sqlite", "sqlite-path": cls.db}},
             "definitions": {"ORDER_LIST": order_definition("ORDER_LIST", "strict"),
-                            "ORDER_LIST_SQL": order_definition("ORDER_LIST_SQL", "strict")},
+                            "ORDER_LIST_SQL": order_definition("ORDER_LIST_SQL", "strict"),
+                            # The MyBatis-Plus list page's wrapper, columns from a DTO.
+                            "ORDER_LIST_MP": order_definition("ORDER_LIST_MP", "strict")},
         })
         try:
-            cls.java = start_java(cls.c.config, os.path.join(cls.c.dir, "java.log"))
+            cls.java = start_java(cls.c.config, os.path.join(cls.c.dir, "java.log"),
+                                  [f"--server.servlet.context-path={CONTEXT_PATH}",
+                                   f"--export-center.sdk.base-path={BASE_PATH}"])
             cls.c.start_center()
         except BaseException:
             cls.c.cleanup()
@@ -178,7 +192,7 @@ class JavaServiceExports(unittest.TestCase):
 
     def test_order_list_by_callback_and_by_sql_cells_equal_the_services_own_data(self):
         codes = [f"CUS{n:08d}" for n in (1, 2, 3, 7, 8, 11)]
-        for export_type in ("ORDER_LIST", "ORDER_LIST_SQL"):
+        for export_type in ("ORDER_LIST", "ORDER_LIST_SQL", "ORDER_LIST_MP"):
             for token, tenant, params in ((self.t1, "1", {}),
                                           (self.t2, "2", {"status": "SHIPPED", "channel": "APP"}),
                                           (self.t1, "1", {"customerCodes": codes,
@@ -190,27 +204,68 @@ class JavaServiceExports(unittest.TestCase):
                 self.assertEqual(int(task["totalRows"]), len(want), what)
                 self.assert_cells(got, want, what)
                 self.assertTrue(all(row[3] for row in got), f"{what}: a blank customer_name")
-                self.assert_paged_by_declared_key(task["id"], what)
+                # ORDER_LIST_MP's order is its wrapper's (order_date DESC,id ASC), as the
+                # center writes it.
+                self.assert_paged_by_declared_key(task["id"], what, "order_date DESC, id")
 
-    def assert_paged_by_declared_key(self, task_id, what):
+    def assert_paged_by_declared_key(self, task_id, what, order):
         """The Java sample's uniqueKey is what the center seeks by (docs/sql-template-route.md)."""
         lines = [line for line in self.c.log().splitlines()
                  if f"taskId={task_id} " in line and "paging by" in line]
         self.assertTrue(lines, f"{what}: no paging line for task {task_id}")
-        self.assertTrue(all("paging by key (the contract's uniqueKey), order order_date DESC, id"
+        self.assertTrue(all(f"paging by key (the contract's uniqueKey), order {order}"
                             in line for line in lines), f"{what}: {lines}")
 
     def test_the_list_page_counts_what_the_contract_counts(self):
         for tenant, params in (("1", {}), ("2", {"status": "SHIPPED"})):
             query = "&".join(f"{k}={v}" for k, v in params.items())
-            page = request("GET", f"{self.java.base}/api/orders?size=5&{query}",
+            page = request("GET", f"{self.java.base}{CONTEXT_PATH}/api/orders?size=5&{query}",
                            headers={"X-Tenant-Id": tenant}).json()
-            count = self.java.post("/dispatch/count?queryId=ORDER_LIST",
+            plus = request("GET", f"{self.java.base}{CONTEXT_PATH}/api/orders/plus?size=5&{query}",
+                           headers={"X-Tenant-Id": tenant}).json()
+            self.assertEqual(plus["total"], page["total"])
+            self.assertEqual(plus["records"], page["records"])
+            count = self.java.post(f"{CONTEXT_PATH}{BASE_PATH}/dispatch/count?queryId=ORDER_LIST",
                                    {**params, "tenantId": tenant, "appCode": "PLATFORM",
                                     "requestedBy": "u"}).json()["data"]
             self.assertEqual(str(page["total"]), count)
             self.assertEqual(len(page["records"]), 5)
             self.assertEqual(page["total"], len(expected_orders(self.db, tenant, params)))
+
+
+    def check(self, config):
+        out = subprocess.run([os.path.join(BUILD_DIR, "export-center"), "check", "--config",
+                              config, "--json"], capture_output=True, text=True, timeout=120)
+        rows = [json.loads(line) for line in out.stdout.splitlines()]
+        self.assertNotIn(TOKEN, out.stdout + out.stderr)
+        return out.returncode, [r for r in rows if r["step"] == "provider"]
+
+    def test_check_asks_each_type_and_query_id_with_the_token(self):
+        code, rows = self.check(self.c.config)
+        served = [r for r in rows if "served, internal token accepted" in r["detail"]]
+        self.assertEqual(sorted(r["detail"].split()[0] for r in served),
+                         ["CUSTOMER_LIST", "ORDER_LIST", "ORDER_LIST_MP", "ORDER_LIST_SQL"], rows)
+        self.assertTrue(all(r["status"] == "ok" for r in rows), rows)
+        self.assertIn(f"POST {CONTEXT_PATH}{BASE_PATH}/dispatch/version?queryId=ORDER_LIST_MP",
+                      " ".join(r["detail"] for r in served))
+
+    def test_check_fails_on_a_wrong_token_and_an_unserved_query_id(self):
+        with open(self.c.config, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        doc["provider-services"]["customer-service"]["internal-token"] = "a-wrong-token-0123456789"
+        code, rows = self.check(write_yaml(os.path.join(self.c.dir, "wrong-token.yaml"), doc))
+        self.assertEqual(code, 1)
+        self.assertTrue(any(r["status"] == "FAIL" and "refused the internal token" in r["detail"]
+                            for r in rows), rows)
+        doc["provider-services"]["customer-service"]["internal-token"] = TOKEN
+        doc["definitions"]["NOT_SERVED"] = {**order_definition("NOT_SERVED", "strict"),
+                                            "title": "NOT_SERVED"}
+        code, rows = self.check(write_yaml(os.path.join(self.c.dir, "unserved.yaml"), doc))
+        self.assertEqual(code, 1)
+        failed = [r for r in rows if r["status"] == "FAIL"]
+        self.assertEqual(len(failed), 1, rows)
+        self.assertIn("NOT_SERVED", failed[0]["detail"])
+        self.assertIn("not served (HTTP 404)", failed[0]["detail"])
 
 
 class SameBytesAsTheCppSdk(unittest.TestCase):

@@ -265,7 +265,7 @@ StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
                                                2LL * options_.client.read_timeout_ms);
   http::ClientRequest request;
   request.method = "POST";
-  request.path = options_.path;
+  request.path = options_.service.base_path + options_.path;
   request.headers.Add("X-Internal-Service-Token", options_.service.internal_token);
   request.headers.Add("Accept", "application/json");
   request.content_type = "application/json";

@@ -179,7 +179,8 @@ class HttpSqlContractClient : public SqlContractClient {
     EC_RETURN_IF_ERROR(EnsureClient());
     http::ClientRequest request;
     request.method = "POST";
-    request.path = "/dispatch/" + op + "?queryId=" + http::EncodeQueryParam(options_.query_id);
+    request.path = options_.service.base_path + "/dispatch/" + op +
+                   "?queryId=" + http::EncodeQueryParam(options_.query_id);
     request.headers.Add("X-Internal-Service-Token", options_.service.internal_token);
     request.headers.Add("Accept", "application/json");
     request.content_type = "application/json";

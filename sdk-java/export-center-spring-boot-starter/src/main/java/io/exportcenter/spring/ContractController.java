@@ -20,14 +20,25 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class ContractController {
   private final ContractDispatcher dispatcher;
+  private final String basePath;
 
-  public ContractController(ContractDispatcher dispatcher) {
+  /**
+   * @param properties its {@code base-path} ("" or {@code /segment...}) prefixes both routes
+   *     below the servlet context path
+   */
+  public ContractController(ContractDispatcher dispatcher, ExportCenterProperties properties) {
     this.dispatcher = dispatcher;
+    this.basePath = properties.getBasePath();
   }
 
-  @PostMapping({"/internal/exports/v1/{exportType}/batches", "/dispatch/{op}"})
+  /** Answers both routes; the mapping's prefix is the same property the constructor got. */
+  @PostMapping({
+    "${export-center.sdk.base-path:}/internal/exports/v1/{exportType}/batches",
+    "${export-center.sdk.base-path:}/dispatch/{op}"
+  })
   public ResponseEntity<byte[]> handle(HttpServletRequest request) throws IOException {
-    String path = request.getRequestURI().substring(request.getContextPath().length());
+    String path =
+        request.getRequestURI().substring(request.getContextPath().length() + basePath.length());
     // queryId from the query string itself: asking the servlet for a parameter would read a
     // form-encoded body and leave nothing for the dispatcher.
     String queryId = queryParameter(request.getQueryString(), "queryId");

@@ -27,7 +27,10 @@ import org.springframework.context.annotation.Configuration;
  * BatchProvider} bean answers {@code /internal/exports/v1/{TYPE}/batches}, every {@link
  * SqlScenario} bean ({@code @Scenario(queryId)}) answers {@code /dispatch/*?queryId=}. Adds a
  * {@link SnapshotSigner} when {@code export-center.sdk.snapshot-secret} is set, and {@link
- * io.exportcenter.mybatis.MapperTemplates} when MyBatis is configured. The context fails to start,
+ * io.exportcenter.mybatis.MapperTemplates} when MyBatis is configured and the service depends on
+ * {@code export-center-mybatis} (optional: no MyBatis for a service without it). The endpoints
+ * live below {@code export-center.sdk.base-path}; a WebFlux application fails to start with a
+ * message saying why. The context fails to start,
  * naming the property, when the internal token (or a set snapshot secret) is empty, too short or
  * an unresolved {@code ${...}} placeholder ({@link Secrets}).
  */
@@ -78,6 +81,22 @@ public class ExportCenterAutoConfiguration {
     return new SnapshotSigner(props.getSnapshotSecret());
   }
 
+  /**
+   * A WebFlux application would get no endpoints and no word about it: the contracts are served
+   * by Spring MVC. Fail the start instead, saying what to do.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  static class Reactive {
+    Reactive() {
+      throw new IllegalStateException(
+          "export-center-spring-boot-starter serves its contract endpoints with Spring MVC, and "
+              + "this is a reactive (WebFlux) application: add spring-boot-starter-web (and set "
+              + "spring.main.web-application-type=servlet), serve the contracts from a servlet "
+              + "service, or set export-center.sdk.enabled=false");
+    }
+  }
+
   /** The HTTP endpoints, in a servlet web app. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -85,14 +104,19 @@ public class ExportCenterAutoConfiguration {
   static class Web {
     @Bean
     @ConditionalOnMissingBean
-    ContractController exportCenterContractController(ContractDispatcher dispatcher) {
-      return new ContractController(dispatcher);
+    ContractController exportCenterContractController(
+        ContractDispatcher dispatcher, ExportCenterProperties props) {
+      return new ContractController(dispatcher, props);
     }
   }
 
   /** Mapper statements as templates, when the service uses MyBatis. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "org.apache.ibatis.session.SqlSessionFactory")
+  @ConditionalOnClass(
+      name = {
+        "org.apache.ibatis.session.SqlSessionFactory",
+        "io.exportcenter.mybatis.MapperTemplates"
+      })
   static class MyBatis {
     @Bean
     @ConditionalOnMissingBean

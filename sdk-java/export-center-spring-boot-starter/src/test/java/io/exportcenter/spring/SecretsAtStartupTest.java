@@ -27,8 +27,26 @@ class SecretsAtStartupTest {
         .run(
             context -> {
               assertThat(context).hasFailed();
-              assertThat(context.getStartupFailure()).rootCause().hasMessage(problem);
+              assertThat(failureText(context.getStartupFailure())).contains(problem);
+              for (String property : properties) {
+                String value = property.substring(property.indexOf('=') + 1);
+                if (!value.isEmpty() && !value.startsWith("${")) {
+                  assertThat(failureText(context.getStartupFailure())).doesNotContain(value);
+                }
+              }
             });
+  }
+
+  /** Every message of the failure's chain, and each binding error's. */
+  static String failureText(Throwable failure) {
+    StringBuilder text = new StringBuilder();
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      text.append(t.getMessage()).append('\n');
+      if (t instanceof org.springframework.boot.context.properties.bind.validation.BindValidationException b) {
+        b.getValidationErrors().getAllErrors().forEach(e -> text.append(e.getDefaultMessage()).append('\n'));
+      }
+    }
+    return text.toString();
   }
 
   @Test
@@ -50,7 +68,7 @@ class SecretsAtStartupTest {
   void aShortTokenIsRefused() {
     refused(
         "export-center.sdk.internal-token is too short (5 bytes; at least 16)",
-        "export-center.sdk.internal-token=short");
+        "export-center.sdk.internal-token=abcde");
   }
 
   @Test
@@ -70,9 +88,8 @@ class SecretsAtStartupTest {
         .run(
             context -> {
               assertThat(context).hasFailed();
-              assertThat(context.getStartupFailure())
-                  .rootCause()
-                  .hasMessageContaining("EXPORT_CENTER_SNAPSHOT_SECRET");
+              assertThat(failureText(context.getStartupFailure()))
+                  .contains("export-center.sdk.snapshot-secret is the unresolved placeholder");
             });
   }
 
@@ -87,5 +104,60 @@ class SecretsAtStartupTest {
               assertThat(context).hasSingleBean(ContractDispatcher.class);
               assertThat(context).hasSingleBean(SnapshotSigner.class);
             });
+  }
+
+  @Test
+  void aMissingSnapshotSecretIsNamedNotABean() throws Exception {
+    runner
+        .withPropertyValues("export-center.sdk.internal-token=" + TOKEN)
+        .withUserConfiguration(NeedsSigner.class)
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              var analysis = new MissingSnapshotSecretAnalyzer().analyze(context.getStartupFailure());
+              assertThat(analysis).isNotNull();
+              assertThat(analysis.getDescription())
+                  .startsWith("export-center.sdk.snapshot-secret is not set");
+              assertThat(analysis.getAction()).contains("export-center.sdk.snapshot-secret");
+            });
+    // Spring Boot finds the analyzer where it looks for analyzers.
+    String factories =
+        new String(
+            getClass().getClassLoader().getResourceAsStream("META-INF/spring.factories").readAllBytes(),
+            java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(factories)
+        .contains("org.springframework.boot.diagnostics.FailureAnalyzer")
+        .contains(MissingSnapshotSecretAnalyzer.class.getName());
+  }
+
+  /** A provider's configuration that signs snapshots. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class NeedsSigner {
+    @org.springframework.context.annotation.Bean
+    Object provider(SnapshotSigner signer) {
+      return signer;
+    }
+  }
+
+  @Test
+  void aWebFluxApplicationIsRefusedWithAReason() {
+    new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(ExportCenterAutoConfiguration.class))
+        .withPropertyValues("export-center.sdk.internal-token=" + TOKEN)
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(failureText(context.getStartupFailure()))
+                  .contains("reactive (WebFlux) application")
+                  .contains("export-center.sdk.enabled=false");
+            });
+  }
+
+  @Test
+  void aBasePathWithATrailingSlashIsRefused() {
+    refused(
+        "export-center.sdk.base-path must be empty or /segment",
+        "export-center.sdk.internal-token=" + TOKEN,
+        "export-center.sdk.base-path=/export/");
   }
 }

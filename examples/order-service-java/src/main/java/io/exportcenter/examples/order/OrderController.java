@@ -15,9 +15,33 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class OrderController {
   private final OrderMapper orders;
+  private final OrderPlusMapper plus;
 
-  public OrderController(OrderMapper orders) {
+  public OrderController(OrderMapper orders, OrderPlusMapper plus) {
     this.orders = orders;
+    this.plus = plus;
+  }
+
+  /**
+   * The MyBatis-Plus list page: {@code GET /api/orders/plus?status=PAID&size=20}, filtered by the
+   * wrapper the ORDER_LIST_MP export hands to the center ({@link OrderQueries#listWrapper}).
+   */
+  @GetMapping("/api/orders/plus")
+  public Map<String, Object> listPlus(
+      @RequestHeader("X-Tenant-Id") String tenantId,
+      @RequestParam(required = false) String status,
+      @RequestParam(required = false) String channel,
+      @RequestParam(required = false) String orderNoPrefix,
+      @RequestParam(defaultValue = "20") int size) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("tenantId", tenantId);
+    p.put("status", status);
+    p.put("channel", channel);
+    p.put("orderNoPrefix", orderNoPrefix);
+    var wrapper = OrderQueries.listWrapper(p);
+    long total = plus.selectCount(wrapper);
+    wrapper.last("LIMIT " + Math.max(1, Math.min(size, 100)));
+    return Map.of("records", plus.listByWrapper(wrapper), "total", total, "size", size);
   }
 
   @GetMapping("/healthz")

@@ -1,6 +1,8 @@
 package io.exportcenter.examples.order;
 
 import io.exportcenter.mybatis.MapperTemplates;
+import io.exportcenter.mybatis.WrapperTemplates;
+import io.exportcenter.sdk.dto.DtoColumns;
 import io.exportcenter.sdk.Column;
 import io.exportcenter.sdk.sql.EnrichRequest;
 import io.exportcenter.sdk.sql.EnrichSqlDef;
@@ -123,6 +125,59 @@ public final class OrderListScenarios {
         out.add(extra);
       }
       return out;
+    }
+  }
+
+  /**
+   * ORDER_LIST_MP: the MyBatis-Plus list page's own wrapper ({@link OrderQueries}) on its select
+   * ({@code OrderPlusMapper.listByWrapper}), turned into a template by {@link WrapperTemplates};
+   * the columns come from the DTO {@link OrderExportRow}; the count is the page's own {@code
+   * selectCount}; customer_name by callback, as ORDER_LIST.
+   */
+  @Scenario(queryId = "ORDER_LIST_MP")
+  public static class ByWrapper extends ByCallback {
+    static final List<SqlColumn> DTO_COLUMNS = DtoColumns.sqlColumns(OrderExportRow.class);
+    static final ParamSchema WRAPPER_PARAMS =
+        ParamSchema.of()
+            .param("status", "STRING", "状态", "NEW", "PAID", "SHIPPED", "DONE", "REFUNDED")
+            .param("channel", "STRING", "渠道", "WEB", "APP", "STORE")
+            .param("dateFrom", "DATE", "开始日期")
+            .param("dateTo", "DATE", "结束日期")
+            .param("orderNoPrefix", "STRING", "订单号前缀")
+            .param("customerCodes", "STRING_LIST", "客户编码");
+    private static final WrapperTemplates WRAPPERS =
+        new WrapperTemplates(WrapperTemplates.Dialect.PIPES); // SQLite concatenates with ||
+    private final OrderPlusMapper plus;
+
+    public ByWrapper(
+        MapperTemplates templates, OrderMapper orders, CustomerMapper customers,
+        OrderPlusMapper plus, ServiceSettings settings) {
+      super(templates, orders, customers, settings);
+      this.plus = plus;
+    }
+
+    @Override
+    public SqlTemplateResult getSqlTemplate(Map<String, Object> params) {
+      WrapperTemplates.Template t =
+          WRAPPERS.template(
+              templates.template(OrderPlusMapper.LIST_BY_WRAPPER),
+              OrderQueries.listWrapper(params),
+              params);
+      return SqlTemplateResult.of(t.sql())
+          .columns(DTO_COLUMNS)
+          .orderBy(t.orderBy())
+          .uniqueKey("id")
+          .tenant((String) params.get("tenantId"))
+          .version(settings.contractVersion())
+          .paramSchema(WRAPPER_PARAMS)
+          .supportVersion(true)
+          .supportCountForList(true)
+          .needEnrich(true);
+    }
+
+    @Override
+    public long countForList(Map<String, Object> params) {
+      return plus.selectCount(OrderQueries.listWrapper(params));
     }
   }
 

@@ -24,6 +24,11 @@ import org.springframework.test.context.DynamicPropertySource;
     queryId = "ORDER_LIST",
     params = "{\"customerCodes\": [\"CUS00000001\", \"CUS00000002\"], \"dateFrom\": \"2024-02-01\"}")
 @ContractSample(queryId = "ORDER_LIST_SQL", params = "{\"keyword\": \"SO00000001\"}")
+@ContractSample(
+    queryId = "ORDER_LIST_MP",
+    params =
+        "{\"status\": \"PAID\", \"orderNoPrefix\": \"SO000000\","
+            + " \"customerCodes\": [\"CUS00000001\", \"CUS00000002\", \"CUS00000003\"]}")
 @ContractSample(queryId = "CUSTOMER_LIST", params = "{\"keyword\": \"柏悦\", \"status\": \"ACTIVE\"}")
 class ExportContractsTest {
   @TempDir static Path dir;

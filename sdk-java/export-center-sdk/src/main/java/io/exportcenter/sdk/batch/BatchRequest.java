@@ -39,6 +39,12 @@ public record BatchRequest(
   /**
    * An optional string parameter: null when absent, null or empty.
    *
+   * <pre>{@code String keyword = request.stringParameter("keyword", 64);}</pre>
+   *
+   * @param name the parameter's key
+   * @param maxChars the longest value accepted, in characters
+   * @return the value, or null
+   *
    * @throws ContractException 400 "NAME must be a string of at most N characters" when it is not a
    *     string or is longer
    */

@@ -29,10 +29,23 @@ public final class ParamSchema implements JsonValue {
 
   private final List<Param> params = new ArrayList<>();
 
+  /** An empty schema; add the definition's parameters with {@link #param}. */
   public static ParamSchema of() {
     return new ParamSchema();
   }
 
+  /**
+   * Adds one parameter, in the order of the definition's {@code parameters}.
+   *
+   * <pre>{@code .param("status", "STRING", "状态", "NEW", "PAID")   // name, type, title, allowed...}</pre>
+   *
+   * @param name the parameter's key in the task's parameters ({@code status})
+   * @param type STRING, INTEGER, BOOLEAN, DATE or STRING_LIST, as in the definition
+   * @param title what people read ({@code 状态})
+   * @param allowed the permitted values, none for free input (a free STRING may not reach a
+   *     {@code ${}})
+   * @return this schema
+   */
   public ParamSchema param(String name, String type, String title, String... allowed) {
     params.add(new Param(name, type, title, List.of(allowed)));
     return this;
