@@ -242,7 +242,7 @@ StatusOr<std::string> CheckProviderService(const registry::ProviderService& serv
 // without one) and, for links that work on every instance, the download-URL
 // secret.
 StatusOr<std::string> CheckAuth(const api::AuthOptions& auth) {
-  auto verifier = api::TokenVerifier::Create(auth);
+  auto verifier = api::TokenVerifier::Create(auth, http::HttplibClientFactory());
   if (!verifier.ok()) return verifier.status();
   std::string line = "JWT";
   if ((*verifier)->hs256_enabled()) line += " HS256 (secret set)";
