@@ -24,6 +24,7 @@ BUILD_PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
   libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
+  libcjose-dev  # JWS verification and JWK import of the token verifier (docs/http-api.md#jose-library)
 )
 # Everything else the test command uses.
 TEST_PACKAGES=(
@@ -70,6 +71,8 @@ if [ "$profile" = demo ]; then exit 0; fi
 "$(dirname "${BASH_SOURCE[0]}")/install-s3proxy.sh"
 # The pinned OpenAPI validator of tests/integration/openapi_test.py, with pip (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-openapi-validator.sh" >/dev/null
+# The pinned token minter (PyJWT) of tests/integration/jwks_auth_test.py (idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/install-jwt-minter.sh" >/dev/null
 # The pinned property-based API tester of tests/integration/api_fuzz_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-api-fuzzer.sh" >/dev/null
 # playwright-core for the browser tests, with npm into the same folder (idempotent).

@@ -1,5 +1,6 @@
 #include "api/auth.h"
 
+#include <cjose/jws.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -87,13 +88,6 @@ StatusOr<std::string> RsaSign(EVP_PKEY* key, std::string_view data) {
   return sig;
 }
 
-bool RsaVerify(EVP_PKEY* key, std::string_view data, const std::string& sig) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  return ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) == 1 &&
-         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
-                          reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1;
-}
-
 // Decodes one base64url segment holding a JSON object.
 StatusOr<json> DecodeJsonSegment(std::string_view segment, const char* what) {
   auto bytes = Base64UrlDecode(segment);
@@ -167,29 +161,48 @@ Status CheckRegisteredClaims(const json& claims, int64_t now, const ClaimRules& 
   return Status::Ok();
 }
 
-StatusOr<Principal> PrincipalFromClaims(const json& claims, int64_t now, const ClaimRules& rules) {
+StatusOr<Principal> PrincipalFromClaims(const json& claims, int64_t now, const ClaimRules& rules,
+                                        const ClaimMapping& mapping) {
   EC_RETURN_IF_ERROR(CheckRegisteredClaims(claims, now, rules));
-  const std::string* sub = StringClaim(claims, "sub");
-  const std::string* tenant = StringClaim(claims, "tenant_id");
-  const std::string* app = StringClaim(claims, "app_code");
-  if (!sub || sub->empty()) return Unauthenticated("token has no sub claim");
-  if (!tenant || tenant->empty()) return Unauthenticated("token has no string tenant_id claim");
-  auto app_code = app ? task::ParseAppCode(*app) : std::nullopt;
-  if (!app_code) return Unauthenticated("token app_code must be PLATFORM or MERCHANT");
-  Principal p{*sub, *tenant, *app_code, {}};
+  EC_ASSIGN_OR_RETURN(MappedClaims mapped, MapClaims(claims, mapping));
+  auto app_code = task::ParseAppCode(mapped.app);
+  if (!app_code) return Unauthenticated("token " + mapping.app + " must be PLATFORM or MERCHANT");
+  Principal p{std::move(mapped.user), std::move(mapped.tenant), *app_code,
+              std::move(mapped.permissions)};
   // A number (checked above); a far-future exp saturates instead of overflowing.
   const double until_ms =
       (claims.at("exp").get<double>() + static_cast<double>(rules.leeway)) * 1000;
   p.valid_until_ms = until_ms >= 9.0e18 ? std::numeric_limits<int64_t>::max()
                                         : static_cast<int64_t>(std::floor(until_ms));
-  if (auto perms = claims.find("perms"); perms != claims.end()) {
-    if (!perms->is_array()) return Unauthenticated("token perms claim must be an array");
-    for (const auto& perm : *perms) {
-      if (!perm.is_string()) return Unauthenticated("token perms claim must hold strings");
-      p.perms.push_back(perm.get<std::string>());
-    }
-  }
   return p;
+}
+
+// libcjose checks the signature of the compact JWS with the chosen key; the
+// header's alg has been checked against ours and the key's before.
+bool SignatureVerifies(std::string_view jwt, const VerificationKey& key) {
+  cjose_err err{};
+  std::unique_ptr<cjose_jws_t, decltype(&cjose_jws_release)> jws(
+      cjose_jws_import(jwt.data(), jwt.size(), &err), &cjose_jws_release);
+  return jws && cjose_jws_verify(jws.get(), key.jwk.get(), &err);
+}
+
+StatusOr<KeySet> ReadJwksFile(const std::string& path) {
+  EC_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  auto keys = ParseJwks(text);
+  if (!keys.ok()) return InvalidArgument(path + ": " + keys.status().message());
+  if (keys->keys().empty()) return InvalidArgument(path + ": no RS256 or ES256 signing key");
+  return keys;
+}
+
+JwksUrlOptions UrlOptionsOf(const AuthOptions& auth) {
+  JwksUrlOptions options;
+  options.url = auth.jwks_url;
+  options.refresh_min_interval = std::chrono::seconds(auth.jwks_refresh_min_interval_seconds);
+  options.max_age = std::chrono::seconds(auth.jwks_max_age_seconds);
+  options.fetch_timeout = std::chrono::milliseconds(auth.jwks_fetch_timeout_ms);
+  options.max_bytes = auth.jwks_max_bytes;
+  options.tls.ca_cert_file = auth.jwks_ca_cert_file;
+  return options;
 }
 
 }  // namespace
@@ -261,26 +274,41 @@ bool SecureEquals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-void TokenVerifier::KeyDeleter::operator()(void* key) const {
-  EVP_PKEY_free(static_cast<EVP_PKEY*>(key));
-}
-
 TokenVerifier::~TokenVerifier() = default;
 
-StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(const AuthOptions& auth) {
+StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(
+    const AuthOptions& auth, http::HttpClientFactory* jwks_fetcher) {
   std::unique_ptr<TokenVerifier> v(new TokenVerifier());
-  v->hs256_secret_ = auth.jwt_hs256_secret;
   v->issuer_ = auth.jwt_issuer;
   v->audience_ = auth.jwt_audience;
   v->leeway_seconds_ = std::max(0, auth.jwt_leeway_seconds);
+  v->mapping_ = ClaimMapping::FromOptions(auth);
+  std::vector<VerificationKey> configured;
+  if (!auth.jwt_hs256_secret.empty()) {
+    EC_ASSIGN_OR_RETURN(configured.emplace_back(), Hs256Key(auth.jwt_hs256_secret));
+    v->accepts_.hs256 = true;
+  }
   if (!auth.jwt_rs256_public_key_file.empty()) {
     EC_ASSIGN_OR_RETURN(std::string pem, ReadFile(auth.jwt_rs256_public_key_file));
-    PkeyPtr key = ReadPem(pem, /*private_key=*/false);
-    EC_RETURN_IF_ERROR(CheckRsaKey(key.get(), auth.jwt_rs256_public_key_file));
-    v->rs256_key_.reset(key.release());
+    EC_ASSIGN_OR_RETURN(configured.emplace_back(),
+                        Rs256KeyFromPem(pem, auth.jwt_rs256_public_key_file));
+    v->accepts_.rs256_pem = true;
   }
-  if (!v->hs256_enabled() && !v->rs256_enabled()) {
-    return InvalidArgument("auth: configure jwt_hs256_secret or jwt_rs256_public_key_file");
+  if (!auth.jwks_file.empty()) {
+    EC_ASSIGN_OR_RETURN(KeySet file_keys, ReadJwksFile(auth.jwks_file));
+    configured.insert(configured.end(), file_keys.keys().begin(), file_keys.keys().end());
+    v->accepts_.jwks = true;
+  }
+  v->key_sources_.push_back(std::make_unique<StaticKeySource>(KeySet(std::move(configured))));
+  if (!auth.jwks_url.empty()) {
+    EC_ASSIGN_OR_RETURN(auto url_source,
+                        JwksUrlKeySource::Create(UrlOptionsOf(auth), jwks_fetcher));
+    v->key_sources_.push_back(std::move(url_source));
+    v->accepts_.jwks = true;
+  }
+  if (!v->hs256_enabled() && !v->rs256_enabled() && !v->jwks_enabled()) {
+    return InvalidArgument(
+        "auth: configure jwt_hs256_secret, jwt_rs256_public_key_file, jwks_file or jwks_url");
   }
   return v;
 }
@@ -295,21 +323,29 @@ StatusOr<Principal> TokenVerifier::Authenticate(std::string_view header) const {
   return Verify(header.substr(kScheme.size()), NowSeconds());
 }
 
-Status TokenVerifier::CheckSignature(const std::string& alg, std::string_view signed_part,
-                                     const std::string& signature) const {
+bool TokenVerifier::AlgorithmAccepted(const std::string& alg) const {
+  if (alg == "HS256") return accepts_.hs256;
+  if (alg == "RS256") return accepts_.rs256_pem || accepts_.jwks;
+  if (alg == "ES256") return accepts_.jwks;
+  return false;
+}
+
+Status TokenVerifier::CheckSignature(std::string_view jwt, const std::string& alg,
+                                     const std::string& kid) const {
   // The algorithm list is ours, not the token's: "none" and HS256 signed
-  // with the RSA public key fail here unless explicitly configured.
-  if (alg == "HS256" && hs256_enabled()) {
-    if (SecureEquals(HmacSha256(hs256_secret_, signed_part), signature)) return Status::Ok();
-    return Unauthenticated("invalid token signature");
-  }
-  if (alg == "RS256" && rs256_enabled()) {
-    if (RsaVerify(static_cast<EVP_PKEY*>(rs256_key_.get()), signed_part, signature)) {
-      return Status::Ok();
+  // with the RSA public key fail here unless explicitly configured; and
+  // every key serves one algorithm only. No key source is asked (no JWKS
+  // fetch happens) for an algorithm we do not accept.
+  if (!AlgorithmAccepted(alg)) return Unauthenticated("token algorithm not accepted");
+  bool any_key = false;
+  for (const auto& source : key_sources_) {
+    for (const VerificationKey& key : source->KeysFor(alg, kid)) {
+      any_key = true;
+      if (SignatureVerifies(jwt, key)) return Status::Ok();
     }
-    return Unauthenticated("invalid token signature");
   }
-  return Unauthenticated("token algorithm not accepted");
+  if (!any_key) return Unauthenticated("token signed with an unknown key (kid \"" + kid + "\")");
+  return Unauthenticated("invalid token signature");
 }
 
 StatusOr<Principal> TokenVerifier::Verify(std::string_view jwt, int64_t now_seconds) const {
@@ -320,16 +356,21 @@ StatusOr<Principal> TokenVerifier::Verify(std::string_view jwt, int64_t now_seco
     return Unauthenticated("malformed token");
   }
   EC_ASSIGN_OR_RETURN(json header, DecodeJsonSegment(jwt.substr(0, dot1), "header"));
-  auto signature = Base64UrlDecode(jwt.substr(dot2 + 1));
-  if (!signature) return Unauthenticated("malformed token signature");
+  if (!Base64UrlDecode(jwt.substr(dot2 + 1))) return Unauthenticated("malformed token signature");
   const std::string* alg = StringClaim(header, "alg");
   if (!alg) return Unauthenticated("token has no alg");
   // We implement no JWS extensions, so any critical one must be refused.
   if (header.contains("crit")) return Unauthenticated("token uses unsupported extensions");
-  EC_RETURN_IF_ERROR(CheckSignature(*alg, jwt.substr(0, dot2), *signature));
+  std::string kid;
+  if (auto it = header.find("kid"); it != header.end()) {
+    if (!it->is_string()) return Unauthenticated("token kid must be a string");
+    kid = it->get<std::string>();
+  }
+  // The claims must be strict JSON before any key is looked up.
   EC_ASSIGN_OR_RETURN(json claims,
                       DecodeJsonSegment(jwt.substr(dot1 + 1, dot2 - dot1 - 1), "claims"));
-  return PrincipalFromClaims(claims, now_seconds, {issuer_, audience_, leeway_seconds_});
+  EC_RETURN_IF_ERROR(CheckSignature(jwt, *alg, kid));
+  return PrincipalFromClaims(claims, now_seconds, {issuer_, audience_, leeway_seconds_}, mapping_);
 }
 
 StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& principal,

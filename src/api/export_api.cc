@@ -895,7 +895,7 @@ void ExportApi::Handlers::Readyz(Response& res) {
 // ---- ExportApi -----------------------------------------------------------------
 
 ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
-  auto verifier = TokenVerifier::Create(deps_.auth);
+  auto verifier = TokenVerifier::Create(deps_.auth, deps_.jwks_fetcher);
   if (verifier.ok()) {
     verifier_ = std::move(verifier).value();
   } else {

@@ -33,6 +33,7 @@
 #include "api/options.h"
 #include "api/preview_api.h"
 #include "common/status.h"
+#include "http/http_client.h"
 #include "http/http_server.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
@@ -53,6 +54,9 @@ struct ExportApiDeps {
   registry::Registry* registry = nullptr;     // not owned
   ServerOptions server;                       // public_base_url for signed URLs, threads
   AuthOptions auth;
+  // Fetches auth.jwks_url (not owned; the process's HttpClientFactory).
+  // Needed only when a JWKS URL is configured.
+  http::HttpClientFactory* jwks_fetcher = nullptr;
   task::LimitsOptions limits;
   // Called after a task was created (not deduplicated) or manually retried:
   // wakes the outbox publisher so the command goes out at once. Optional.

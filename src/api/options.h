@@ -6,7 +6,9 @@
 // the store, storage and registry seams, which config/ (it fills these) and its
 // users do not need.
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace export_center::api {
 
@@ -53,6 +55,33 @@ struct AuthOptions {
   // (accepted until exp + leeway), nbf (from nbf - leeway) and iat (refused
   // when more than leeway in the future).
   int jwt_leeway_seconds = 30;
+  // Keys of the platform's identity provider (docs/http-api.md#authentication):
+  // a JWK Set fetched from jwks_url (RS256, ES256) and/or read from jwks_file
+  // (the offline alternative). Fetched keys are cached; a token naming an
+  // unknown `kid` refetches at most once per jwks_refresh_min_interval_seconds,
+  // and the set is refetched on use once older than jwks_max_age_seconds.
+  // A failed fetch keeps the keys already held.
+  std::string jwks_url;
+  std::string jwks_file;
+  int jwks_refresh_min_interval_seconds = 30;
+  int jwks_max_age_seconds = 3600;
+  int jwks_fetch_timeout_ms = 3000;     // the whole fetch, connect included
+  int64_t jwks_max_bytes = 256 * 1024;  // a larger answer is refused, keys kept
+  std::string jwks_ca_cert_file;        // PEM bundle instead of the system store
+  // Which claim holds what (docs/http-api.md#claim-mapping). A path may be
+  // nested ("realm_access.roles"); a claim whose own name holds the dots
+  // ("https://example.com/roles") is found first.
+  std::string claim_user = "sub";
+  std::string claim_tenant = "tenant_id";
+  std::string claim_app = "app_code";
+  // The app code of a token without the app claim; empty: the claim is required.
+  std::string app_code_default;
+  // Each path holds a JSON array of strings or one space-separated string
+  // (OAuth `scope`); the principal's permissions are their union.
+  std::vector<std::string> claim_permissions = {"perms"};
+  // When set, only values starting with it are permissions, without it
+  // ("export:order:read" → "order:read"); others ("openid") are ignored.
+  std::string permission_prefix;
   std::string download_url_secret;  // env EXPORT_CENTER_DOWNLOAD_URL_SECRET
   int download_url_ttl_seconds = 300;
   // When set, GET /metrics answers only "Authorization: Bearer <this>" (a

@@ -247,12 +247,14 @@ StatusOr<std::string> CheckProviderService(const registry::ProviderService& serv
 // without one) and, for links that work on every instance, the download-URL
 // secret.
 StatusOr<std::string> CheckAuth(const api::AuthOptions& auth) {
-  auto verifier = api::TokenVerifier::Create(auth);
+  auto verifier = api::TokenVerifier::Create(auth, http::HttplibClientFactory());
   if (!verifier.ok()) return verifier.status();
   std::string line = "JWT";
   if ((*verifier)->hs256_enabled()) line += " HS256 (secret set)";
   if ((*verifier)->rs256_enabled())
     line += " RS256 (public key " + auth.jwt_rs256_public_key_file + ")";
+  if (!auth.jwks_file.empty()) line += " JWKS file " + auth.jwks_file;
+  if (!auth.jwks_url.empty()) line += " JWKS URL " + auth.jwks_url + " (fetched on first use)";
   line += auth.download_url_secret.empty()
               ? "; download-url-secret unset: download links work only on the instance that "
                 "signed them, until it restarts"

@@ -212,6 +212,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.registry = c.registry.get();
   deps.server = cfg.server;
   deps.auth = cfg.auth;
+  deps.jwks_fetcher = http::HttplibClientFactory();
   deps.limits = cfg.limits;
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };

@@ -144,6 +144,16 @@ void ReadStorage(MapReader& r, storage::StorageOptions* c) {
   r.Finish();
 }
 
+void ReadClaimMapping(MapReader& r, api::AuthOptions* c) {
+  r.String("user", &c->claim_user);
+  r.String("tenant", &c->claim_tenant);
+  r.String("app", &c->claim_app);
+  r.Enum("app-default", &c->app_code_default, {"", "PLATFORM", "MERCHANT"});
+  r.StringList("permissions", &c->claim_permissions);
+  r.String("permission-prefix", &c->permission_prefix);
+  r.Finish();
+}
+
 void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.String("jwt-hs256-secret", &c->jwt_hs256_secret);
   r.String("jwt-rs256-public-key-file", &c->jwt_rs256_public_key_file);
@@ -151,6 +161,15 @@ void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.String("jwt-issuer", &c->jwt_issuer);
   r.String("jwt-audience", &c->jwt_audience);
   r.Int("jwt-leeway-seconds", &c->jwt_leeway_seconds, 0, 300);
+  r.String("jwks-url", &c->jwks_url);
+  r.String("jwks-file", &c->jwks_file);
+  r.Int("jwks-refresh-min-interval-seconds", &c->jwks_refresh_min_interval_seconds, 1, 3600);
+  r.Int("jwks-max-age-seconds", &c->jwks_max_age_seconds, 60, kDay);
+  r.Int("jwks-fetch-timeout-ms", &c->jwks_fetch_timeout_ms, 100, 30000);
+  r.Int64("jwks-max-bytes", &c->jwks_max_bytes, 1024, 4 * 1024 * 1024);
+  r.String("jwks-ca-cert-file", &c->jwks_ca_cert_file);
+  MapReader claims(r.Get("claims"), JoinPath(r.path(), "claims"), r.errors());
+  ReadClaimMapping(claims, c);
   r.String("download-url-secret", &c->download_url_secret);
   r.Int("download-url-ttl-seconds", &c->download_url_ttl_seconds, 10, kDay);
   r.String("metrics-bearer-token", &c->metrics_bearer_token);
@@ -460,12 +479,42 @@ void CheckStores(const AppConfig& c, ErrorList* errors) {
   }
 }
 
+bool IsLoopbackHost(const std::string& host);
+
+// The JWKS sources: a readable file, an http(s) URL (https unless loopback:
+// the keys decide who is authenticated).
+void CheckJwks(const api::AuthOptions& a, ErrorList* errors) {
+  if (!a.jwks_file.empty() && !std::ifstream(a.jwks_file)) {
+    errors->Add("auth.jwks-file", Quote(a.jwks_file) + " cannot be read", "a readable JWKS file");
+  }
+  if (a.jwks_url.empty()) return;
+  static const std::regex kHttpHost(R"(^http://(\[[^\]]*\]|[^:/?#\[]*)(:[0-9]+)?(/.*)?$)");
+  std::smatch http;
+  const bool https = a.jwks_url.rfind("https://", 0) == 0;
+  const bool http_loopback =
+      std::regex_match(a.jwks_url, http, kHttpHost) && IsLoopbackHost(http[1].str());
+  if (!https && !http_loopback) {
+    errors->Add("auth.jwks-url", Quote(a.jwks_url) + " is not an https:// URL",
+                "the identity provider's JWKS URL, e.g. "
+                "https://sso.example.com/realms/main/protocol/openid-connect/certs "
+                "(http:// only on a loopback host)");
+  }
+}
+
 void CheckAuth(const api::AuthOptions& a, ErrorList* errors) {
-  if (a.jwt_hs256_secret.empty() && a.jwt_rs256_public_key_file.empty()) {
+  CheckJwks(a, errors);
+  for (const auto& [key, path] : {std::pair{"auth.claims.user", &a.claim_user},
+                                  std::pair{"auth.claims.tenant", &a.claim_tenant},
+                                  std::pair{"auth.claims.app", &a.claim_app}}) {
+    if (path->empty()) errors->Add(key, "must name a claim", "a claim path, e.g. sub");
+  }
+  if (a.jwt_hs256_secret.empty() && a.jwt_rs256_public_key_file.empty() && a.jwks_file.empty() &&
+      a.jwks_url.empty()) {
     errors->Add("auth.jwt-hs256-secret",
-                "one of auth.jwt-hs256-secret (or EXPORT_CENTER_JWT_SECRET) and "
-                "auth.jwt-rs256-public-key-file is required",
-                "a random string of at least 32 bytes, or a PEM public key file");
+                "one of auth.jwks-url, auth.jwks-file, auth.jwt-rs256-public-key-file and "
+                "auth.jwt-hs256-secret (or EXPORT_CENTER_JWT_SECRET) is required",
+                "the identity provider's JWKS URL, a JWKS or PEM public key file, or (for "
+                "development) a random string of at least 32 bytes");
   } else if (!a.jwt_hs256_secret.empty()) {
     CheckSecret(a.jwt_hs256_secret, kMinJwtSecretBytes, "auth.jwt-hs256-secret",
                 "EXPORT_CENTER_JWT_SECRET", errors);

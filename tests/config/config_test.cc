@@ -580,8 +580,9 @@ TEST_F(ConfigTest, TimingRules) {
 
 TEST_F(ConfigTest, AuthRules) {
   ExpectProblem("auth: {download-url-secret: test-download-0123456789abcdef0123456789}\n",
-                "auth.jwt-hs256-secret: one of auth.jwt-hs256-secret (or EXPORT_CENTER_JWT_SECRET) "
-                "and auth.jwt-rs256-public-key-file is required");
+                "auth.jwt-hs256-secret: one of auth.jwks-url, auth.jwks-file, "
+                "auth.jwt-rs256-public-key-file and auth.jwt-hs256-secret (or "
+                "EXPORT_CENTER_JWT_SECRET) is required");
   ExpectProblem(
       "auth: {jwt-hs256-secret: short, download-url-secret: "
       "test-download-0123456789abcdef0123456789}\n",
@@ -616,6 +617,39 @@ TEST_F(ConfigTest, JwtIssuerAndAudienceAreRequiredAndLeewayDefaultsTo30) {
   c = Parse(std::string(kMinimal) + "  jwt-leeway-seconds: 0\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->auth.jwt_leeway_seconds, 0);
+}
+
+// The identity provider's keys and token shape (docs/http-api.md#keys-from-a-jwks).
+TEST_F(ConfigTest, JwksAndClaimMappingAreRead) {
+  const std::string jwks_only =
+      "auth:\n  download-url-secret: test-download-0123456789abcdef0123456789\n"
+      "  jwt-issuer: https://sso.example.com/realms/main\n  jwt-audience: export-center\n"
+      "  jwks-url: https://sso.example.com/realms/main/protocol/openid-connect/certs\n"
+      "  jwks-refresh-min-interval-seconds: 10\n"
+      "  claims:\n    user: preferred_username\n    tenant: org.tenant\n"
+      "    app-default: MERCHANT\n    permissions: [realm_access.roles, scope]\n"
+      "    permission-prefix: \"ec:\"\n";
+  StatusOr<AppConfig> c = Parse(jwks_only);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->auth.jwks_refresh_min_interval_seconds, 10);
+  EXPECT_EQ(c->auth.jwks_max_age_seconds, 3600);
+  EXPECT_EQ(c->auth.claim_user, "preferred_username");
+  EXPECT_EQ(c->auth.claim_tenant, "org.tenant");
+  EXPECT_EQ(c->auth.claim_app, "app_code");
+  EXPECT_EQ(c->auth.app_code_default, "MERCHANT");
+  EXPECT_EQ(c->auth.claim_permissions, (std::vector<std::string>{"realm_access.roles", "scope"}));
+  EXPECT_EQ(c->auth.permission_prefix, "ec:");
+  c = Parse(kMinimal);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->auth.claim_permissions, (std::vector<std::string>{"perms"}));
+  ExpectProblem(std::string(kMinimal) + "  jwks-url: http://sso.example.com/certs\n",
+                "auth.jwks-url: \"http://sso.example.com/certs\" is not an https:// URL");
+  EXPECT_TRUE(Parse(std::string(kMinimal) + "  jwks-url: http://127.0.0.1:8081/certs\n").ok());
+  ExpectProblem(std::string(kMinimal) + "  claims: {app-default: ADMIN}\n",
+                "auth.claims.app-default:");
+  ExpectProblem(std::string(kMinimal) + "  claims: {roles: x}\n", "auth.claims.roles:");
+  ExpectProblem(std::string(kMinimal) + "  jwks-file: /nonexistent/jwks.json\n",
+                "auth.jwks-file: \"/nonexistent/jwks.json\" cannot be read");
 }
 
 // /metrics without a token only on a loopback listener (docs/observability.md#metrics).
