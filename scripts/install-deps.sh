@@ -24,7 +24,9 @@ BUILD_PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libboost1.81-dev libsqlite3-dev sqlite3
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev zlib1g-dev
   libzip-dev libcctz-dev tzdata prometheus-cpp-dev libpugixml-dev
-  libcjose-dev  # JWS verification and JWK import of the token verifier (docs/http-api.md#jose-library)
+  # JWS verification and JWK import of the token verifier (docs/http-api.md#jose-library);
+  # cjose.pc requires jansson.pc, which Debian packages apart (without it CMake finds no cjose)
+  libcjose-dev libjansson-dev
 )
 # Everything else the test command uses.
 TEST_PACKAGES=(
