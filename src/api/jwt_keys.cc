@@ -232,6 +232,11 @@ bool JwksUrlKeySource::Stale() const {
   return !attempted_ || clock_() - fetched_at_ >= options_.max_age;
 }
 
+bool JwksUrlKeySource::Fetching() const {
+  MutexLock lock(&mu_);
+  return fetching_;
+}
+
 int JwksUrlKeySource::fetch_count() const {
   MutexLock lock(&mu_);
   return fetch_count_;
@@ -240,7 +245,11 @@ int JwksUrlKeySource::fetch_count() const {
 std::vector<VerificationKey> JwksUrlKeySource::KeysFor(std::string_view alg, std::string_view kid) {
   // An unknown kid may be a key the provider rotated in since our fetch.
   const bool unknown_kid = !kid.empty() && !Current()->HasKid(kid);
-  if (unknown_kid || Stale()) {
+  // Past max age the held set still answers a known kid while another token's
+  // fetch is in flight: waiting would stall every request for the fetch's
+  // deadline, and the fetch ends (or fails) within it anyway.
+  const bool revalidating = !unknown_kid && Fetching();
+  if (!revalidating && (unknown_kid || Stale())) {
     Status refreshed = Refresh();
     (void)refreshed;  // logged by Refresh; the keys held still answer
   }
@@ -258,8 +267,13 @@ Status JwksUrlKeySource::Refresh() {
     attempted_ = true;
     last_attempt_ = clock_();
     ++fetch_count_;
+    fetching_ = true;
   }
   auto fetched = Fetch();
+  {
+    MutexLock lock(&mu_);
+    fetching_ = false;
+  }
   if (!fetched.ok()) {
     spdlog::warn("auth: JWKS fetch from {} failed, keeping the {} keys held: {}", options_.url,
                  Current()->keys().size(), fetched.status().message());

@@ -118,12 +118,15 @@ class JwksUrlKeySource : public KeySource {
   JwksUrlKeySource(JwksUrlOptions options, std::unique_ptr<http::HttpClient> client, Clock clock);
   std::shared_ptr<const KeySet> Current() const;
   bool Stale() const;
+  bool Fetching() const;
   StatusOr<KeySet> Fetch() REQUIRES(fetch_mu_);
 
   const JwksUrlOptions options_;
   const std::string path_;
   const Clock clock_;
-  // One fetch at a time; a token waiting for it waits at most the deadline.
+  // One fetch at a time. A token whose kid the held set knows never waits for
+  // it (the held set answers until the fetch lands); one naming an unknown kid,
+  // or arriving past max age with no fetch running, waits at most the deadline.
   Mutex fetch_mu_;
   std::unique_ptr<http::HttpClient> client_ GUARDED_BY(fetch_mu_);
   mutable Mutex mu_;
@@ -131,6 +134,7 @@ class JwksUrlKeySource : public KeySource {
   std::chrono::steady_clock::time_point last_attempt_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point fetched_at_ GUARDED_BY(mu_);
   bool attempted_ GUARDED_BY(mu_) = false;
+  bool fetching_ GUARDED_BY(mu_) = false;
   int fetch_count_ GUARDED_BY(mu_) = 0;
 };
 

@@ -11,10 +11,13 @@
 #include <jansson.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "api/auth.h"
 #include "tests/fakes/scripted_http_client.h"
@@ -283,6 +286,28 @@ TEST(JwksUrl, AnOldSetIsRefetchedOnUse) {
   EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
   f.now += std::chrono::seconds(2);
   EXPECT_TRUE(f.source->KeysFor("RS256", "r1").empty());
+  EXPECT_EQ(f.source->fetch_count(), 2);
+}
+
+TEST(JwksUrl, AKnownKidNeverWaitsForAnotherTokensFetch) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> sent{0};
+  UrlFixture f([&](const fakes::RecordedCall&) {
+    // The second fetch (past max age) hangs until the test lets it answer.
+    if (++sent == 2) released.wait();
+    return ScriptedAnswer(200, Jwks({&RsaKey("r1")}));
+  });
+  ASSERT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
+  f.now += std::chrono::seconds(3601);
+  std::thread revalidating([&] { EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u); });
+  while (sent < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The fetch is in flight: a token naming a held kid is answered by the held set now.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  release.set_value();
+  revalidating.join();
   EXPECT_EQ(f.source->fetch_count(), 2);
 }
 
