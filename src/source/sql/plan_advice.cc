@@ -254,7 +254,9 @@ std::string IndexName(const std::string& table, const std::vector<std::string>& 
   for (const auto& c : columns) name += "_" + c;
   std::string safe;
   for (char c : name) safe += WordByte(static_cast<unsigned char>(c)) && c != '$' ? c : '_';
-  return safe.substr(0, 60);
+  // Identifiers are at most 64 bytes on MySQL and 63 on PostgreSQL; a table or
+  // column name may be non-ASCII, so the cut never splits a code point.
+  return std::string(utf8::TruncateBytes(safe, 60));
 }
 
 // Advice for reading `table` with `terms` when the access uses only the

@@ -9,25 +9,13 @@
 #include "source/sql/plan_advice.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "source/sql/datasource/sqlite/sqlite_datasource.h"
-#include "tests/support/once_per_kind.h"
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-#include <libpq-fe.h>
-
-#include "source/sql/datasource/postgres/postgres_datasource.h"
-#include "tests/support/postgres_server.h"
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-#include "source/sql/datasource/mysql/mysql_datasource.h"
-#include "tests/support/mariadb_server.h"
-#endif
+#include "common/utf8.h"
+#include "tests/support/replica_database.h"
 
 namespace export_center::source {
 namespace {
@@ -57,139 +45,55 @@ std::vector<std::string> SeedStatements(const std::string& rows_from) {
   return out;
 }
 
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::shared_ptr<ReadOnlyDatasource> datasource() = 0;
-};
-
-class SqliteBackend : public Backend {
- public:
-  static StatusOr<std::unique_ptr<Backend>> Start() {
-    auto b = std::make_unique<SqliteBackend>();
-    b->path_ =
-        (std::filesystem::temp_directory_path() / ("ec-plan-" + std::to_string(::getpid()) + ".db"))
-            .string();
-    std::filesystem::remove(b->path_);
-    sqlite3* db = nullptr;
-    sqlite3_open(b->path_.c_str(), &db);
-    // No ANALYZE: the planner without statistics, as the issue found it.
-    std::string sql = "BEGIN;";
-    for (const auto& s : SeedStatements(
-             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
-             std::to_string(kCustomers) +
-             ") SELECT i, i % 2 + 1, printf('C%06d', i), 'Customer ' || i FROM n")) {
-      sql += s + ";";
-    }
-    char* err = nullptr;
-    int rc = sqlite3_exec(db, (sql + "COMMIT;").c_str(), nullptr, nullptr, &err);
-    std::string error = err ? err : "";
-    sqlite3_free(err);
-    sqlite3_close(db);
-    if (rc != SQLITE_OK) return Internal("seeding sqlite: " + error);
-    b->datasource_ = NewSqliteDatasource(b->path_);
-    return std::unique_ptr<Backend>(std::move(b));
-  }
-  ~SqliteBackend() override { std::filesystem::remove(path_); }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override { return datasource_; }
-
- private:
-  std::string path_;
-  std::shared_ptr<ReadOnlyDatasource> datasource_;
-};
-
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-class PostgresBackend : public Backend {
- public:
-  static StatusOr<std::unique_ptr<Backend>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::PostgresServer::Start("plan"));
-    auto b = std::make_unique<PostgresBackend>();
-    b->server_ = std::move(server);
-    PGconn* conn = PQconnectdb(b->server_->url().c_str());
-    auto statements = SeedStatements(
+// The rows of each kind, in its own dialect, and its statistics: none on
+// SQLite (the planner without them, as the issue found it), ANALYZE on the
+// servers.
+Status Seed(testing::ReplicaDatabase& db, const std::string& kind) {
+  const std::string n = std::to_string(kCustomers);
+  std::vector<std::string> statements;
+  if (kind == "sqlite") {
+    statements =
+        SeedStatements("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+                       n + ") SELECT i, i % 2 + 1, printf('C%06d', i), 'Customer ' || i FROM n");
+  } else if (kind == "postgres") {
+    statements = SeedStatements(
         "SELECT i, i % 2 + 1, 'C' || lpad(i::text, 6, '0'), 'Customer ' || i FROM "
         "generate_series(1, " +
-        std::to_string(kCustomers) + ") i");
+        n + ") i");
     statements.push_back("ANALYZE");
-    Status seeded = Status::Ok();
-    for (const auto& s : statements) {
-      PGresult* res = PQexec(conn, s.c_str());
-      if (PQresultStatus(res) != PGRES_COMMAND_OK && seeded.ok()) {
-        seeded = Internal(s + ": " + PQerrorMessage(conn));
-      }
-      PQclear(res);
-    }
-    PQfinish(conn);
-    EC_RETURN_IF_ERROR(seeded);
-    b->datasource_ = NewPostgresDatasource(b->server_->url());
-    return std::unique_ptr<Backend>(std::move(b));
-  }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override { return datasource_; }
-
- private:
-  std::unique_ptr<testing::PostgresServer> server_;
-  std::shared_ptr<ReadOnlyDatasource> datasource_;
-};
-#endif
-
-#ifdef EXPORT_CENTER_WITH_MYSQL
-class MariaDbBackend : public Backend {
- public:
-  static StatusOr<std::unique_ptr<Backend>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::MariaDbServer::Start("plan"));
-    auto b = std::make_unique<MariaDbBackend>();
-    b->server_ = std::move(server);
-    auto statements = SeedStatements(
+  } else {
+    statements = SeedStatements(
         "SELECT seq, seq % 2 + 1, CONCAT('C', LPAD(seq, 6, '0')), CONCAT('Customer ', seq) "
         "FROM seq_1_to_" +
-        std::to_string(kCustomers));
+        n);
     statements.push_back("ANALYZE TABLE customer_plain, customer_indexed");
-    for (const auto& s : statements) EC_RETURN_IF_ERROR(b->server_->Exec(s));
-    EC_ASSIGN_OR_RETURN(auto ds, NewMysqlDatasource(b->server_->url()));
-    b->datasource_ = std::move(ds);
-    return std::unique_ptr<Backend>(std::move(b));
   }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override { return datasource_; }
-
- private:
-  std::unique_ptr<testing::MariaDbServer> server_;
-  std::shared_ptr<ReadOnlyDatasource> datasource_;
-};
-#endif
+  std::string batch = "BEGIN;";
+  for (const auto& s : statements) batch += s + ";";
+  return db.Exec(batch + "COMMIT;");
+}
 
 class PlanAdviceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    static testing::OncePerKind<Backend> backends;
     std::string why;
     const std::string kind = GetParam();
-    backend_ = backends.Get(
-        kind,
-        [&]() -> StatusOr<std::unique_ptr<Backend>> {
-          StatusOr<std::unique_ptr<Backend>> b = Unavailable(kind + " is not built in");
-          if (kind == "sqlite") b = SqliteBackend::Start();
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-          if (kind == "postgres") b = PostgresBackend::Start();
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-          if (kind == "mariadb") b = MariaDbBackend::Start();
-#endif
-          return b;
-        },
-        &why);
-    EC_REQUIRE_REAL_SERVER(backend_, kind, why);
+    auto* db = testing::SharedReplica(
+        kind, "plan", [&](testing::ReplicaDatabase& d) { return Seed(d, kind); }, &why);
+    EC_REQUIRE_REAL_SERVER(db, kind, why);
+    datasource_ = db->Open();
   }
 
   // The advice for `sql`; the plan read goes to *plan_text for failure messages.
   std::vector<task::PlanAdvice> AdviceFor(const std::string& sql, std::string* plan_text) {
-    auto plan = backend_->datasource()->Explain(sql, kLookupParams, "", 5000);
+    auto plan = datasource_->Explain(sql, kLookupParams, "", 5000);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     if (!plan.ok()) return {};
     *plan_text = plan->text;
     return ReadPlanAdvice(*plan, sql, kPageRows, "enrich group names");
   }
 
-  Backend* backend_ = nullptr;
+  std::shared_ptr<ReadOnlyDatasource> datasource_;
 };
 
 TEST_P(PlanAdviceTest, TenantIndexAloneGetsAdviceNamingTablePredicateAndIndex) {
@@ -221,7 +125,7 @@ TEST_P(PlanAdviceTest, IndexServingThePredicateGetsNone) {
 }
 
 TEST_P(PlanAdviceTest, AnUnreadableStatementFailsTheExplainNotTheCaller) {
-  auto plan = backend_->datasource()->Explain("SELECT nope FROM missing_table", {}, "", 5000);
+  auto plan = datasource_->Explain("SELECT nope FROM missing_table", {}, "", 5000);
   EXPECT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << plan.status().ToString();
 }
@@ -308,6 +212,28 @@ TEST(ReadPlanAdvice, MysqlSmallTablesAndKeyLookupsAreNoCliff) {
   EXPECT_TRUE(
       ReadPlanAdvice({"mysql", plan.dump()}, "SELECT * FROM status s JOIN customer c", 100, "page")
           .empty());
+}
+
+TEST(ReadPlanAdvice, ALongNonAsciiIndexNameIsCutBetweenCodePoints) {
+  // 20 three-byte characters: the 60-byte cut of the suggested name falls
+  // inside one of the column's characters unless it is made at a boundary.
+  std::string table = "订单";
+  std::string column;
+  for (int i = 0; i < 20; ++i) column += "状";
+  json plan = json::array({{{"Plan",
+                             {{"Node Type", "Seq Scan"},
+                              {"Relation Name", table},
+                              {"Alias", table},
+                              {"Total Cost", 9000.0},
+                              {"Filter", "(" + column + " = 'x'::text)"}}}}});
+  auto advice = ReadPlanAdvice({"postgres", plan.dump()}, "", 100, "page");
+  ASSERT_EQ(advice.size(), 1u);
+  const std::string& ddl = advice[0].suggested_index;
+  EXPECT_TRUE(utf8::IsValid(ddl)) << ddl;
+  size_t name_start = ddl.find("INDEX ") + 6;
+  std::string name = ddl.substr(name_start, ddl.find(' ', name_start) - name_start);
+  EXPECT_LE(name.size(), 60u);
+  EXPECT_EQ(name.rfind(table + "_", 0), 0u) << name;
 }
 
 TEST(ReadPlanAdvice, GarbageGivesNoAdvice) {
