@@ -12,11 +12,8 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,19 +23,8 @@
 
 #include "http/httplib/httplib_http_client.h"
 #include "sdk/sql_scenario.h"
-#include "source/sql/datasource/sqlite/sqlite_datasource.h"
 #include "source/sql/sql_template_source.h"
-#include "tests/support/once_per_kind.h"
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-#include <libpq-fe.h>
-
-#include "source/sql/datasource/postgres/postgres_datasource.h"
-#include "tests/support/postgres_server.h"
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-#include "source/sql/datasource/mysql/mysql_datasource.h"
-#include "tests/support/mariadb_server.h"
-#endif
+#include "tests/support/replica_database.h"
 
 namespace export_center::source {
 namespace {
@@ -125,82 +111,6 @@ std::string SeedSql() {
   return sql;
 }
 
-class Database {
- public:
-  virtual ~Database() = default;
-  virtual std::shared_ptr<ReadOnlyDatasource> datasource() = 0;
-};
-
-class SqliteDatabase : public Database {
- public:
-  static StatusOr<std::unique_ptr<Database>> Start() {
-    auto db = std::make_unique<SqliteDatabase>();
-    db->path_ = ::testing::TempDir() + "keyset_" + std::to_string(getpid()) + ".db";
-    std::filesystem::remove(db->path_);
-    sqlite3* raw = nullptr;
-    sqlite3_open(db->path_.c_str(), &raw);
-    char* error = nullptr;
-    const std::string sql = "BEGIN;" + SeedSql() + "COMMIT;";
-    int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &error);
-    std::string message = error ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(raw);
-    if (rc != SQLITE_OK) return Internal("seeding sqlite: " + message);
-    return std::unique_ptr<Database>(std::move(db));
-  }
-  ~SqliteDatabase() override { std::filesystem::remove(path_); }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override { return NewSqliteDatasource(path_); }
-
- private:
-  std::string path_;
-};
-
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-class PostgresDatabase : public Database {
- public:
-  static StatusOr<std::unique_ptr<Database>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::PostgresServer::Start("keyset"));
-    auto db = std::make_unique<PostgresDatabase>();
-    db->server_ = std::move(server);
-    std::unique_ptr<PGconn, void (*)(PGconn*)> conn(PQconnectdb(db->server_->url().c_str()),
-                                                    PQfinish);
-    if (PQstatus(conn.get()) != CONNECTION_OK) return Unavailable(PQerrorMessage(conn.get()));
-    std::unique_ptr<PGresult, void (*)(PGresult*)> res(PQexec(conn.get(), SeedSql().c_str()),
-                                                       PQclear);
-    if (PQresultStatus(res.get()) != PGRES_COMMAND_OK) {
-      return Internal(PQresultErrorMessage(res.get()));
-    }
-    return std::unique_ptr<Database>(std::move(db));
-  }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override {
-    return NewPostgresDatasource(server_->url());
-  }
-
- private:
-  std::unique_ptr<testing::PostgresServer> server_;
-};
-#endif
-
-#ifdef EXPORT_CENTER_WITH_MYSQL
-class MariaDatabase : public Database {
- public:
-  static StatusOr<std::unique_ptr<Database>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::MariaDbServer::Start("keyset"));
-    auto db = std::make_unique<MariaDatabase>();
-    db->server_ = std::move(server);
-    EC_RETURN_IF_ERROR(db->server_->Exec(SeedSql()));
-    return std::unique_ptr<Database>(std::move(db));
-  }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override {
-    auto ds = NewMysqlDatasource(server_->url());
-    return ds.ok() ? std::shared_ptr<ReadOnlyDatasource>(std::move(ds).value()) : nullptr;
-  }
-
- private:
-  std::unique_ptr<testing::MariaDbServer> server_;
-};
-#endif
-
 // Records every statement; can hide the primary key, so that the very same
 // export pages by OFFSET.
 class Recorder : public ReadOnlyDatasource {
@@ -267,28 +177,13 @@ struct ItemsScenario : sdk::SqlScenario {
 
 class KeysetPagingTest : public ::testing::TestWithParam<std::string> {
  protected:
-  // One database per kind for the whole binary, seeded once.
-  static Database* Get(const std::string& kind, std::string* why) {
-    static testing::OncePerKind<Database> databases;
-    return databases.Get(
-        kind,
-        [&]() -> StatusOr<std::unique_ptr<Database>> {
-          StatusOr<std::unique_ptr<Database>> db = Unavailable(kind + " is not built in");
-          if (kind == "sqlite") db = SqliteDatabase::Start();
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-          if (kind == "postgres") db = PostgresDatabase::Start();
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-          if (kind == "mariadb") db = MariaDatabase::Start();
-#endif
-          return db;
-        },
-        why);
-  }
-
   void SetUp() override {
     std::string why;
-    db_ = Get(GetParam(), &why);
+    // One database per kind for the whole binary, seeded once.
+    db_ = testing::SharedReplica(
+        GetParam(), "keyset",
+        [](testing::ReplicaDatabase& db) { return db.Exec("BEGIN;" + SeedSql() + "COMMIT;"); },
+        &why);
     EC_REQUIRE_REAL_SERVER(db_, GetParam(), why);
     scenario_ = std::make_shared<ItemsScenario>();
     scenario_->count = [this] { return static_cast<int64_t>(Direct("id").size()); };
@@ -305,8 +200,8 @@ class KeysetPagingTest : public ::testing::TestWithParam<std::string> {
 
   // The ids of tenant t1 in `order`, from one direct query.
   std::vector<int64_t> Direct(const std::string& order) {
-    auto rs = db_->datasource()->Query(
-        "SELECT id FROM items WHERE tenant_id = 't1' ORDER BY " + order, {}, "");
+    auto rs =
+        db_->Open()->Query("SELECT id FROM items WHERE tenant_id = 't1' ORDER BY " + order, {}, "");
     EXPECT_TRUE(rs.ok()) << rs.status().ToString();
     std::vector<int64_t> ids;
     for (const auto& row : rs.ok() ? rs->rows : decltype(rs->rows){})
@@ -345,7 +240,7 @@ class KeysetPagingTest : public ::testing::TestWithParam<std::string> {
     }
   }
 
-  Database* db_ = nullptr;
+  testing::ReplicaDatabase* db_ = nullptr;
   std::shared_ptr<ItemsScenario> scenario_;
   httplib::Server server_;
   std::thread thread_;
@@ -357,8 +252,8 @@ TEST_P(KeysetPagingTest, KeysetReturnsExactlyTheOffsetResultWithTiesBrokenByTheK
                                   "name", "name DESC, grp", "id DESC"}) {
     for (int batch : {13, 50}) {
       SCOPED_TRACE(GetParam() + ": ORDER BY " + order + ", batch " + std::to_string(batch));
-      auto by_key = std::make_shared<Recorder>(db_->datasource(), /*hide_key=*/false);
-      auto by_offset = std::make_shared<Recorder>(db_->datasource(), /*hide_key=*/true);
+      auto by_key = std::make_shared<Recorder>(db_->Open(), /*hide_key=*/false);
+      auto by_offset = std::make_shared<Recorder>(db_->Open(), /*hide_key=*/true);
       const std::string total = order == "id DESC" ? order : order + ", id";
       std::vector<int64_t> keyset = Export(order, batch, by_key);
       std::vector<int64_t> offset = Export(total, batch, by_offset);
@@ -391,7 +286,7 @@ TEST_P(KeysetPagingTest, AKeyThatIsNotUniqueLosesNoRow) {
       std::lock_guard lock(scenario_->mu);
       scenario_->unique_key = {key};
     }
-    auto recorder = std::make_shared<Recorder>(db_->datasource(), false);
+    auto recorder = std::make_shared<Recorder>(db_->Open(), false);
     std::vector<int64_t> ids = Export(key, batch, recorder);
     std::sort(ids.begin(), ids.end());
     EXPECT_EQ(ids, Direct("id")) << "every row exactly once";
@@ -416,7 +311,7 @@ TEST_P(KeysetPagingTest, ADeclaredUniqueKeyOutsideTheResultIsAContractError) {
   c.service = {"items", "http://127.0.0.1:" + std::to_string(port_), kToken};
   c.query_id = "ITEMS";
   auto page = NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
-                                   db_->datasource())
+                                   db_->Open())
                   ->NextPage();
   EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(page.status().message().find("uniqueKey"), std::string::npos)

@@ -5,7 +5,8 @@
 // direct query through the database's own client; exact decimals wider than
 // a double, dates and naive timestamps must survive. The contract names a
 // schema, so the schema switch (SET search_path / USE) is exercised too.
-// A backend whose server binaries are missing is skipped.
+// A backend whose server binaries are missing fails where the test command
+// installs them (EC_REQUIRE_REAL_SERVER).
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -21,19 +22,7 @@
 #include "http/httplib/httplib_http_client.h"
 #include "sdk/sql_scenario.h"
 #include "source/sql/sql_template_source.h"
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-#include <libpq-fe.h>
-
-#include "source/sql/datasource/postgres/postgres_datasource.h"
-#include "tests/support/once_per_kind.h"
-#include "tests/support/postgres_server.h"
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-#include <mysql.h>
-
-#include "source/sql/datasource/mysql/mysql_datasource.h"
-#include "tests/support/mariadb_server.h"
-#endif
+#include "tests/support/replica_database.h"
 
 namespace export_center::source {
 namespace {
@@ -44,157 +33,86 @@ constexpr char kToken[] = "test-internal-token-0123456789";
 constexpr int kOrders = 1234;
 constexpr char kSchema[] = "shop_1";
 
-// A started replica: its datasource, a seeding call and a direct query that
-// prints every cell the way CellText does.
-class Replica {
- public:
-  virtual ~Replica() = default;
-  virtual std::shared_ptr<ReadOnlyDatasource> datasource() = 0;
-  virtual Status Exec(const std::string& sql) = 0;  // in kSchema
-  virtual StatusOr<Table> Direct(const std::string& sql) = 0;
-  virtual std::string BoolType() const = 0;
-  virtual std::string TimestampType() const = 0;
+// For the pooled-connection test: the statement naming the server session,
+// one that changes session state through a SELECT, one that reads it back
+// (and what a fresh session answers), the current database/search path
+// without a schema, and the statement that kills a session.
+struct SessionProbe {
+  std::string session_id;
+  std::string change;
+  std::string read;
+  std::string fresh;
+  std::string where;
+  std::string where_default;
+  std::function<std::string(const std::string& id)> kill;
+};
+
+// What the test knows of each kind's dialect.
+struct Dialect {
+  std::string create_schema;
+  std::string bool_type;
+  std::string timestamp_type;
   // Expected cells: id, order_no, customer_code, customer_name, status,
   // amount, paid, order_date, created_at ("ms:<epoch ms>" or "<null>").
-  virtual std::string ExpectedSql(const std::string& tenant) const = 0;
-
-  // For the pooled-connection test: the statement naming the server session,
-  // one that changes session state through a SELECT, one that reads it back
-  // (and what a fresh session answers), the current database/search path
-  // without a schema, and the statement that kills a session.
-  struct SessionProbe {
-    std::string session_id;
-    std::string change;
-    std::string read;
-    std::string fresh;
-    std::string where;
-    std::string where_default;
-    std::function<std::string(const std::string& id)> kill;
-  };
-  virtual SessionProbe Probe() const = 0;
+  std::function<std::string(const std::string& tenant)> expected_sql;
+  SessionProbe probe;
 };
 
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-class PostgresReplica : public Replica {
+Dialect PostgresDialect() {
+  return {
+      "CREATE SCHEMA shop_1",
+      "BOOLEAN",
+      "TIMESTAMP",
+      [](const std::string& tenant) {
+        return "SELECT o.id::text, order_no, o.customer_code, COALESCE(n.customer_name, "
+               "'<null>'), status, amount::text, CASE WHEN paid THEN 'true' ELSE 'false' END, "
+               "to_char(order_date, 'YYYY-MM-DD'), COALESCE('ms:' || ((EXTRACT(EPOCH FROM "
+               "created_at) * 1000)::bigint - 28800000)::text, '<null>') FROM orders o LEFT "
+               "JOIN customer_names n ON n.customer_code = o.customer_code WHERE tenant_id = '" +
+               tenant + "' ORDER BY o.id";
+      },
+      {"SELECT pg_backend_pid()::text", "SELECT set_config('statement_timeout', '1234', false)",
+       "SELECT current_setting('statement_timeout')",
+       "2min",  // the datasource's own statement timeout, set again after the reset
+       "SELECT current_setting('search_path')", "\"$user\", public",
+       [](const std::string& id) { return "SELECT pg_terminate_backend(" + id + ")"; }}};
+}
+
+Dialect MariaDbDialect() {
+  return {"CREATE DATABASE shop_1 CHARACTER SET utf8mb4",
+          "TINYINT(1)",
+          "DATETIME",
+          [](const std::string& tenant) {
+            return "SELECT CAST(o.id AS CHAR), order_no, o.customer_code, "
+                   "COALESCE(n.customer_name, '<null>'), status, CAST(amount AS CHAR), IF(paid, "
+                   "'true', 'false'), DATE_FORMAT(order_date, '%Y-%m-%d'), COALESCE(CONCAT('ms:', "
+                   "TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', created_at) * 1000 - 28800000), "
+                   "'<null>') FROM orders o LEFT JOIN customer_names n ON n.customer_code = "
+                   "o.customer_code WHERE tenant_id = '" +
+                   tenant + "' ORDER BY o.id";
+          },
+          {"SELECT CAST(CONNECTION_ID() AS CHAR)", "SELECT @leak := 'left over'",
+           "SELECT COALESCE(@leak, 'none')", "none", "SELECT DATABASE()", "replica",
+           [](const std::string& id) { return "KILL " + id; }}};
+}
+
+// A started replica (tests/support/replica_database.h) seen through its
+// dialect: statements run in kSchema.
+class Replica {
  public:
-  static StatusOr<std::unique_ptr<Replica>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::PostgresServer::Start("replica"));
-    auto r = std::make_unique<PostgresReplica>();
-    r->server_ = std::move(server);
-    EC_RETURN_IF_ERROR(r->Run("CREATE SCHEMA shop_1", nullptr));
-    return std::unique_ptr<Replica>(std::move(r));
-  }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override {
-    return NewPostgresDatasource(server_->url());
-  }
-  Status Exec(const std::string& sql) override {
-    return Run("SET search_path TO shop_1;" + sql, nullptr);
-  }
-  StatusOr<Table> Direct(const std::string& sql) override {
-    Table t;
-    EC_RETURN_IF_ERROR(Run("SET search_path TO shop_1;" + sql, &t));
-    return t;
-  }
-  std::string BoolType() const override { return "BOOLEAN"; }
-  std::string TimestampType() const override { return "TIMESTAMP"; }
-  std::string ExpectedSql(const std::string& tenant) const override {
-    return "SELECT o.id::text, order_no, o.customer_code, COALESCE(n.customer_name, '<null>'), "
-           "status, amount::text, CASE WHEN paid THEN 'true' ELSE 'false' END, "
-           "to_char(order_date, 'YYYY-MM-DD'), COALESCE('ms:' || ((EXTRACT(EPOCH FROM "
-           "created_at) * 1000)::bigint - 28800000)::text, '<null>') FROM orders o LEFT JOIN "
-           "customer_names n ON n.customer_code = o.customer_code WHERE tenant_id = '" +
-           tenant + "' ORDER BY o.id";
-  }
-  SessionProbe Probe() const override {
-    return {"SELECT pg_backend_pid()::text",
-            "SELECT set_config('statement_timeout', '1234', false)",
-            "SELECT current_setting('statement_timeout')",
-            "2min",  // the datasource's own statement timeout, set again after the reset
-            "SELECT current_setting('search_path')",
-            "\"$user\", public",
-            [](const std::string& id) { return "SELECT pg_terminate_backend(" + id + ")"; }};
-  }
+  Replica(testing::ReplicaDatabase* db, Dialect dialect) : db_(db), dialect_(std::move(dialect)) {}
+  std::shared_ptr<ReadOnlyDatasource> datasource() { return db_->Open(); }
+  Status Exec(const std::string& sql) { return db_->Exec(sql, kSchema); }
+  StatusOr<Table> Direct(const std::string& sql) { return db_->Query(sql, kSchema); }
+  const std::string& BoolType() const { return dialect_.bool_type; }
+  const std::string& TimestampType() const { return dialect_.timestamp_type; }
+  std::string ExpectedSql(const std::string& tenant) const { return dialect_.expected_sql(tenant); }
+  const SessionProbe& Probe() const { return dialect_.probe; }
 
  private:
-  Status Run(const std::string& sql, Table* out) {
-    PGconn* conn = PQconnectdb(server_->url().c_str());
-    std::unique_ptr<PGconn, void (*)(PGconn*)> guard(conn, PQfinish);
-    if (PQstatus(conn) != CONNECTION_OK) return Unavailable(PQerrorMessage(conn));
-    PGresult* res = PQexec(conn, sql.c_str());
-    std::unique_ptr<PGresult, void (*)(PGresult*)> rguard(res, PQclear);
-    auto st = PQresultStatus(res);
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-      return Internal(PQresultErrorMessage(res));
-    }
-    for (int r = 0; out && r < PQntuples(res); ++r) {
-      std::vector<std::string> row;
-      for (int c = 0; c < PQnfields(res); ++c) row.emplace_back(PQgetvalue(res, r, c));
-      out->push_back(std::move(row));
-    }
-    return Status::Ok();
-  }
-  std::unique_ptr<testing::PostgresServer> server_;
+  testing::ReplicaDatabase* db_;
+  Dialect dialect_;
 };
-#endif
-
-#ifdef EXPORT_CENTER_WITH_MYSQL
-class MariaDbReplica : public Replica {
- public:
-  static StatusOr<std::unique_ptr<Replica>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::MariaDbServer::Start("replica"));
-    auto r = std::make_unique<MariaDbReplica>();
-    r->server_ = std::move(server);
-    EC_RETURN_IF_ERROR(r->server_->Exec("CREATE DATABASE shop_1 CHARACTER SET utf8mb4"));
-    return std::unique_ptr<Replica>(std::move(r));
-  }
-  std::shared_ptr<ReadOnlyDatasource> datasource() override {
-    auto ds = NewMysqlDatasource(server_->url());
-    return ds.ok() ? std::shared_ptr<ReadOnlyDatasource>(std::move(ds).value()) : nullptr;
-  }
-  Status Exec(const std::string& sql) override { return server_->Exec(sql, kSchema); }
-  StatusOr<Table> Direct(const std::string& sql) override {
-    std::unique_ptr<MYSQL, void (*)(MYSQL*)> m(mysql_init(nullptr), mysql_close);
-    if (!mysql_real_connect(m.get(), "127.0.0.1", "root", "", kSchema, server_->port(), nullptr,
-                            0)) {
-      return Unavailable(mysql_error(m.get()));
-    }
-    mysql_set_character_set(m.get(), "utf8mb4");
-    if (mysql_query(m.get(), sql.c_str())) return Internal(mysql_error(m.get()));
-    std::unique_ptr<MYSQL_RES, void (*)(MYSQL_RES*)> res(mysql_store_result(m.get()),
-                                                         mysql_free_result);
-    Table t;
-    unsigned n = mysql_num_fields(res.get());
-    while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
-      std::vector<std::string> cells;
-      for (unsigned c = 0; c < n; ++c) cells.emplace_back(row[c] ? row[c] : "<NULL>");
-      t.push_back(std::move(cells));
-    }
-    return t;
-  }
-  std::string BoolType() const override { return "TINYINT(1)"; }
-  std::string TimestampType() const override { return "DATETIME"; }
-  std::string ExpectedSql(const std::string& tenant) const override {
-    return "SELECT CAST(o.id AS CHAR), order_no, o.customer_code, COALESCE(n.customer_name, "
-           "'<null>'), status, CAST(amount AS CHAR), IF(paid, 'true', 'false'), "
-           "DATE_FORMAT(order_date, '%Y-%m-%d'), COALESCE(CONCAT('ms:', TIMESTAMPDIFF(SECOND, "
-           "'1970-01-01 00:00:00', created_at) * 1000 - 28800000), '<null>') FROM orders o LEFT "
-           "JOIN customer_names n ON n.customer_code = o.customer_code WHERE tenant_id = '" +
-           tenant + "' ORDER BY o.id";
-  }
-  SessionProbe Probe() const override {
-    return {"SELECT CAST(CONNECTION_ID() AS CHAR)",
-            "SELECT @leak := 'left over'",
-            "SELECT COALESCE(@leak, 'none')",
-            "none",
-            "SELECT DATABASE()",
-            "replica",
-            [](const std::string& id) { return "KILL " + id; }};
-  }
-
- private:
-  std::unique_ptr<testing::MariaDbServer> server_;
-};
-#endif
 
 // Orders for tenants t1 (even ids) and t2 (odd ids); amounts have 18 integer
 // digits, more than a double holds exactly.
@@ -301,22 +219,19 @@ class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
  protected:
   // One server per backend for the whole binary, seeded once.
   static Replica* Get(const std::string& kind, std::string* why) {
-    static testing::OncePerKind<Replica> replicas;
-    return replicas.Get(
-        kind,
-        [&]() -> StatusOr<std::unique_ptr<Replica>> {
-          StatusOr<std::unique_ptr<Replica>> r = Unavailable(kind + " is not built in");
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-          if (kind == "postgres") r = PostgresReplica::Start();
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-          if (kind == "mysql") r = MariaDbReplica::Start();
-#endif
-          if (!r.ok()) return r;
-          EC_RETURN_IF_ERROR((*r)->Exec(SeedSql(**r, kOrders)));
-          return r;
+    static std::map<std::string, std::unique_ptr<Replica>> replicas;
+    if (auto it = replicas.find(kind); it != replicas.end()) return it->second.get();
+    Dialect dialect = kind == "postgres" ? PostgresDialect() : MariaDbDialect();
+    auto* db = testing::SharedReplica(
+        kind, "replica",
+        [&](testing::ReplicaDatabase& d) -> Status {
+          EC_RETURN_IF_ERROR(d.Exec(dialect.create_schema));
+          Replica seeding(&d, dialect);
+          return seeding.Exec(SeedSql(seeding, kOrders));
         },
         why);
+    if (db == nullptr) return nullptr;
+    return (replicas[kind] = std::make_unique<Replica>(db, std::move(dialect))).get();
   }
 
   void SetUp() override {
@@ -438,7 +353,7 @@ TEST_P(SqlTemplateReplicaTest, SessionIsReadOnlyAndSchemaNamesAreChecked) {
 TEST_P(SqlTemplateReplicaTest, PooledConnectionsAreReusedAndResetForEveryStatement) {
   auto ds = replica_->datasource();
   ASSERT_NE(ds, nullptr);
-  const Replica::SessionProbe probe = replica_->Probe();
+  const SessionProbe probe = replica_->Probe();
   auto One = [&](const std::string& sql, std::string_view schema = kSchema) -> std::string {
     auto rs = ds->Query(sql, {}, schema);
     EXPECT_TRUE(rs.ok()) << sql << ": " << rs.status().ToString();

@@ -12,32 +12,15 @@
 //   runs it no more, and later statements are refused without a round trip.
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <chrono>
-#include <filesystem>
 #include <future>
-#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "source/sql/datasource/read_only_datasource.h"
-#include "source/sql/datasource/sqlite/sqlite_datasource.h"
-#include "tests/support/once_per_kind.h"
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-#include <libpq-fe.h>
-
-#include "source/sql/datasource/postgres/postgres_datasource.h"
-#include "tests/support/postgres_server.h"
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-#include <mysql.h>
-
-#include "mysql/mysql_client.h"
-#include "source/sql/datasource/mysql/mysql_datasource.h"
-#include "tests/support/mariadb_server.h"
-#endif
+#include "tests/support/replica_database.h"
 
 namespace export_center::source {
 namespace {
@@ -49,171 +32,63 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A database whose `blocked_sql` waits (or runs) until something stops it.
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::shared_ptr<ReadOnlyDatasource> Open(const DatasourceTimeouts& timeouts) = 0;
-  // Another session takes the lock `blocked_sql` waits for; Release ends it.
-  virtual Status Hold() = 0;
-  virtual void Release() = 0;
-  virtual std::string blocked_sql() const = 0;
-  // How many statements reading the table the server runs now (its own
-  // view); -1 where the database runs in this process (SQLite).
-  virtual int Running() = 0;
+// How each kind makes a plain read wait: another session takes the lock
+// `blocked` waits for (`hold`), or, on SQLite where readers never wait, a
+// statement runs far beyond what a test waits for; `running` counts the
+// blocked statements the server runs now.
+struct Blocking {
+  std::string hold;
+  std::string blocked;
+  std::string running;
 };
 
-class SqliteBackend : public Backend {
- public:
-  static StatusOr<std::unique_ptr<Backend>> Start() {
-    auto b = std::make_unique<SqliteBackend>();
-    b->path_ = (std::filesystem::temp_directory_path() /
-                ("ec-deadline-" + std::to_string(::getpid()) + ".db"))
-                   .string();
-    sqlite3* raw = nullptr;
-    sqlite3_open(b->path_.c_str(), &raw);
-    int rc = sqlite3_exec(raw, "CREATE TABLE IF NOT EXISTS deadline_t (id INTEGER PRIMARY KEY)",
-                          nullptr, nullptr, nullptr);
-    sqlite3_close(raw);
-    if (rc != SQLITE_OK) return Internal("cannot create " + b->path_);
-    return std::unique_ptr<Backend>(std::move(b));
+Blocking BlockingFor(const std::string& kind) {
+  if (kind == "postgres") {
+    return {"BEGIN; LOCK TABLE deadline_t IN ACCESS EXCLUSIVE MODE", "SELECT id FROM deadline_t",
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
+            " AND query = 'SELECT id FROM deadline_t'"};
   }
-  ~SqliteBackend() override { std::filesystem::remove(path_); }
-  std::shared_ptr<ReadOnlyDatasource> Open(const DatasourceTimeouts& timeouts) override {
-    return NewSqliteDatasource(path_, timeouts);
+  if (kind == "mariadb") {
+    return {"LOCK TABLES deadline_t WRITE", "SELECT id FROM deadline_t",
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+            " WHERE INFO = 'SELECT id FROM deadline_t'"};
   }
-  Status Hold() override { return Status::Ok(); }
-  void Release() override {}
-  // Counts far beyond what a test waits for: only the deadline ends it.
-  std::string blocked_sql() const override {
-    return "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1e12)"
-           " SELECT max(x) FROM c";
-  }
-  int Running() override { return -1; }
-
- private:
-  std::string path_;
-};
-
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-class PostgresBackend : public Backend {
- public:
-  static StatusOr<std::unique_ptr<Backend>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::PostgresServer::Start("deadline"));
-    auto b = std::make_unique<PostgresBackend>();
-    b->server_ = std::move(server);
-    b->admin_.reset(PQconnectdb(b->server_->url().c_str()));
-    EC_RETURN_IF_ERROR(b->Exec(b->admin_.get(), "CREATE TABLE deadline_t (id INT PRIMARY KEY)"));
-    return std::unique_ptr<Backend>(std::move(b));
-  }
-  std::shared_ptr<ReadOnlyDatasource> Open(const DatasourceTimeouts& timeouts) override {
-    return NewPostgresDatasource(server_->url(), timeouts);
-  }
-  Status Hold() override {
-    holder_.reset(PQconnectdb(server_->url().c_str()));
-    return Exec(holder_.get(), "BEGIN; LOCK TABLE deadline_t IN ACCESS EXCLUSIVE MODE");
-  }
-  void Release() override { holder_.reset(); }
-  std::string blocked_sql() const override { return "SELECT id FROM deadline_t"; }
-  int Running() override {
-    PGresult* res = PQexec(admin_.get(),
-                           "SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
-                           " AND query = 'SELECT id FROM deadline_t'");
-    int n = PQresultStatus(res) == PGRES_TUPLES_OK ? std::stoi(PQgetvalue(res, 0, 0)) : -2;
-    PQclear(res);
-    return n;
-  }
-
- private:
-  struct Finish {
-    void operator()(PGconn* c) const { PQfinish(c); }
-  };
-  static Status Exec(PGconn* conn, const std::string& sql) {
-    PGresult* res = PQexec(conn, sql.c_str());
-    const bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-    std::string error = PQerrorMessage(conn);
-    PQclear(res);
-    return ok ? Status::Ok() : Internal(error);
-  }
-  std::unique_ptr<testing::PostgresServer> server_;
-  std::unique_ptr<PGconn, Finish> admin_;
-  std::unique_ptr<PGconn, Finish> holder_;
-};
-#endif
-
-#ifdef EXPORT_CENTER_WITH_MYSQL
-class MariaDbBackend : public Backend {
- public:
-  static StatusOr<std::unique_ptr<Backend>> Start() {
-    EC_ASSIGN_OR_RETURN(auto server, testing::MariaDbServer::Start("deadline"));
-    auto b = std::make_unique<MariaDbBackend>();
-    b->server_ = std::move(server);
-    EC_RETURN_IF_ERROR(b->server_->Exec("CREATE TABLE deadline_t (id INT PRIMARY KEY)"));
-    EC_ASSIGN_OR_RETURN(b->admin_, b->Connect());
-    return std::unique_ptr<Backend>(std::move(b));
-  }
-  std::shared_ptr<ReadOnlyDatasource> Open(const DatasourceTimeouts& timeouts) override {
-    auto ds = NewMysqlDatasource(server_->url(), timeouts);
-    return ds.ok() ? std::shared_ptr<ReadOnlyDatasource>(std::move(ds).value()) : nullptr;
-  }
-  Status Hold() override {
-    EC_ASSIGN_OR_RETURN(holder_, Connect());
-    mysql::Answer ignored;
-    mysql::Error e = mysql::Query(holder_.get(), "LOCK TABLES deadline_t WRITE", &ignored);
-    return e.failed() ? Internal(e.ToString()) : Status::Ok();
-  }
-  void Release() override { holder_.reset(); }
-  std::string blocked_sql() const override { return "SELECT id FROM deadline_t"; }
-  int Running() override {
-    mysql::Answer answer;
-    mysql::Error e = mysql::Query(admin_.get(),
-                                  "SELECT COUNT(*) FROM information_schema.PROCESSLIST"
-                                  " WHERE INFO = 'SELECT id FROM deadline_t'",
-                                  &answer);
-    if (e.failed() || answer.rows.empty() || !answer.rows[0][0]) return -2;
-    return std::stoi(*answer.rows[0][0]);
-  }
-
- private:
-  StatusOr<mysql::ConnPtr> Connect() {
-    EC_ASSIGN_OR_RETURN(mysql::Url url, mysql::ParseUrl(server_->url()));
-    auto [conn, error] = mysql::Connect(url, {});
-    if (!conn) return Unavailable(error.ToString());
-    return std::move(conn);
-  }
-  std::unique_ptr<testing::MariaDbServer> server_;
-  mysql::ConnPtr admin_;
-  mysql::ConnPtr holder_;
-};
-#endif
+  return {"",
+          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1e12)"
+          " SELECT max(x) FROM c",
+          ""};
+}
 
 class DatasourceDeadlineTest : public ::testing::TestWithParam<std::string> {
  protected:
-  static Backend* Get(const std::string& kind, std::string* why) {
-    static testing::OncePerKind<Backend> servers;
-    return servers.Get(
-        kind,
-        [&]() -> StatusOr<std::unique_ptr<Backend>> {
-          StatusOr<std::unique_ptr<Backend>> b = Unavailable(kind + " is not built in");
-          if (kind == "sqlite") b = SqliteBackend::Start();
-#ifdef EXPORT_CENTER_WITH_POSTGRES
-          if (kind == "postgres") b = PostgresBackend::Start();
-#endif
-#ifdef EXPORT_CENTER_WITH_MYSQL
-          if (kind == "mariadb") b = MariaDbBackend::Start();
-#endif
-          return b;
-        },
-        why);
-  }
-
   void SetUp() override {
     std::string why;
-    backend_ = Get(GetParam(), &why);
-    EC_REQUIRE_REAL_SERVER(backend_, GetParam(), why);
+    db_ = testing::SharedReplica(
+        GetParam(), "deadline",
+        [](testing::ReplicaDatabase& db) {
+          return db.Exec("CREATE TABLE deadline_t (id INT PRIMARY KEY)");
+        },
+        &why);
+    EC_REQUIRE_REAL_SERVER(db_, GetParam(), why);
+    blocking_ = BlockingFor(GetParam());
   }
-  void TearDown() override {
-    if (backend_ != nullptr) backend_->Release();
+  void TearDown() override { Release(); }
+
+  std::shared_ptr<ReadOnlyDatasource> Open(const DatasourceTimeouts& timeouts) {
+    return db_->Open(timeouts);
+  }
+  const std::string& blocked_sql() const { return blocking_.blocked; }
+  Status Hold() {
+    if (blocking_.hold.empty()) return Status::Ok();
+    EC_ASSIGN_OR_RETURN(holder_, db_->OpenSession());
+    return holder_->Exec(blocking_.hold);
+  }
+  void Release() { holder_.reset(); }
+  // -1 where the database runs in this process (SQLite) and cannot be asked.
+  int Running() {
+    if (blocking_.running.empty()) return -1;
+    auto rows = db_->Query(blocking_.running);
+    return rows.ok() && !rows->empty() ? std::stoi((*rows)[0][0]) : -2;
   }
 
   // Waits up to `limit` for the server to run `n` statements on the table;
@@ -221,28 +96,30 @@ class DatasourceDeadlineTest : public ::testing::TestWithParam<std::string> {
   bool WaitRunning(int n, std::chrono::milliseconds limit) {
     const auto until = Clock::now() + limit;
     while (true) {
-      const int running = backend_->Running();
+      const int running = Running();
       if (running == -1 || running == n) return true;
       if (Clock::now() > until) return false;
       std::this_thread::sleep_for(20ms);
     }
   }
 
-  Backend* backend_ = nullptr;
+  testing::ReplicaDatabase* db_ = nullptr;
+  Blocking blocking_;
+  std::unique_ptr<testing::ReplicaSession> holder_;
 };
 
 TEST_P(DatasourceDeadlineTest, AStatementPastItsTimeoutIsCancelledByTheDatabase) {
   DatasourceTimeouts timeouts;
   timeouts.statement_timeout_ms = 700;
-  auto ds = backend_->Open(timeouts);
+  auto ds = Open(timeouts);
   ASSERT_NE(ds, nullptr);
   // One statement first, so the blocked one runs on a pooled connection
   // whose session was reset: the timeout must survive the reset.
   ASSERT_TRUE(ds->Query("SELECT 1", {}, "").ok());
-  ASSERT_TRUE(backend_->Hold().ok());
+  ASSERT_TRUE(Hold().ok());
 
   const auto start = Clock::now();
-  auto blocked = ds->Query(backend_->blocked_sql(), {}, "");
+  auto blocked = ds->Query(blocked_sql(), {}, "");
   const double took = SecondsSince(start);
   ASSERT_FALSE(blocked.ok());
   EXPECT_EQ(blocked.status().code(), StatusCode::kDeadlineExceeded) << blocked.status().ToString();
@@ -252,7 +129,7 @@ TEST_P(DatasourceDeadlineTest, AStatementPastItsTimeoutIsCancelledByTheDatabase)
   EXPECT_TRUE(WaitRunning(0, 2000ms)) << "the server still runs the statement";
 
   // The connection is usable again once the lock is gone.
-  backend_->Release();
+  Release();
   auto after = ds->Query("SELECT 1", {}, "");
   EXPECT_TRUE(after.ok()) << after.status().ToString();
 }
@@ -260,12 +137,11 @@ TEST_P(DatasourceDeadlineTest, AStatementPastItsTimeoutIsCancelledByTheDatabase)
 TEST_P(DatasourceDeadlineTest, InterruptCancelsTheRunningStatementAndRefusesLaterOnes) {
   DatasourceTimeouts timeouts;
   timeouts.statement_timeout_ms = 60000;  // far beyond the test: only the cancel can end it
-  auto ds = backend_->Open(timeouts);
+  auto ds = Open(timeouts);
   ASSERT_NE(ds, nullptr);
-  ASSERT_TRUE(backend_->Hold().ok());
+  ASSERT_TRUE(Hold().ok());
 
-  auto running =
-      std::async(std::launch::async, [&] { return ds->Query(backend_->blocked_sql(), {}, ""); });
+  auto running = std::async(std::launch::async, [&] { return ds->Query(blocked_sql(), {}, ""); });
   ASSERT_TRUE(WaitRunning(1, 5000ms)) << "the statement never reached the server";
   std::this_thread::sleep_for(300ms);  // inside the lock wait (or the long count)
   ASSERT_EQ(running.wait_for(0ms), std::future_status::timeout) << "the statement did not wait";
@@ -281,7 +157,7 @@ TEST_P(DatasourceDeadlineTest, InterruptCancelsTheRunningStatementAndRefusesLate
   EXPECT_TRUE(WaitRunning(0, 2000ms)) << "the server still runs the statement";
 
   // Nothing new starts on an interrupted datasource.
-  backend_->Release();
+  Release();
   const auto later_start = Clock::now();
   auto later = ds->Query("SELECT 1", {}, "");
   ASSERT_FALSE(later.ok());
