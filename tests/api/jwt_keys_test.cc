@@ -301,7 +301,11 @@ TEST(JwksUrl, AKnownKidNeverWaitsForAnotherTokensFetch) {
   ASSERT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
   f.now += std::chrono::seconds(3601);
   std::thread revalidating([&] { EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u); });
-  while (sent < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (sent < 2 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(sent, 2) << "the revalidating fetch never started";
   // The fetch is in flight: a token naming a held kid is answered by the held set now.
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);

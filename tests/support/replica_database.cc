@@ -25,6 +25,23 @@ namespace {
 
 constexpr char kNull[] = "<NULL>";
 
+// A session over one connection of any kind, closed with the session.
+template <class ConnPtr, class ExecFn>
+class ConnectionSession : public ReplicaSession {
+ public:
+  ConnectionSession(ConnPtr conn, ExecFn exec) : conn_(std::move(conn)), exec_(exec) {}
+  Status Exec(const std::string& sql) override { return exec_(conn_.get(), sql, nullptr); }
+
+ private:
+  ConnPtr conn_;
+  ExecFn exec_;
+};
+
+template <class ConnPtr, class ExecFn>
+std::unique_ptr<ReplicaSession> SessionOver(ConnPtr conn, ExecFn exec) {
+  return std::make_unique<ConnectionSession<ConnPtr, ExecFn>>(std::move(conn), exec);
+}
+
 // ---- SQLite ------------------------------------------------------------------
 
 using SqlitePtr = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
@@ -54,15 +71,6 @@ Status ExecSqlite(sqlite3* db, const std::string& sql, TextRows* rows) {
   return rc == SQLITE_OK ? Status::Ok() : Internal("sqlite: " + message);
 }
 
-class SqliteSession : public ReplicaSession {
- public:
-  explicit SqliteSession(SqlitePtr db) : db_(std::move(db)) {}
-  Status Exec(const std::string& sql) override { return ExecSqlite(db_.get(), sql, nullptr); }
-
- private:
-  SqlitePtr db_;
-};
-
 class SqliteReplica : public ReplicaDatabase {
  public:
   explicit SqliteReplica(const std::string& name)
@@ -73,24 +81,17 @@ class SqliteReplica : public ReplicaDatabase {
   }
   ~SqliteReplica() override { std::filesystem::remove(path_); }
 
-  Status Exec(const std::string& sql, const std::string&) override { return Run(sql, nullptr); }
-  StatusOr<TextRows> Query(const std::string& sql, const std::string&) override {
-    TextRows rows;
-    EC_RETURN_IF_ERROR(Run(sql, &rows));
-    return rows;
-  }
   StatusOr<std::unique_ptr<ReplicaSession>> OpenSession() override {
     EC_ASSIGN_OR_RETURN(SqlitePtr db, OpenSqlite(path_));
-    return std::unique_ptr<ReplicaSession>(new SqliteSession(std::move(db)));
+    return SessionOver(std::move(db), ExecSqlite);
   }
   std::shared_ptr<source::ReadOnlyDatasource> Open(
       const source::DatasourceTimeouts& timeouts) override {
     return source::NewSqliteDatasource(path_, timeouts);
   }
-  bool in_process() const override { return true; }
 
  private:
-  Status Run(const std::string& sql, TextRows* rows) {
+  Status Run(const std::string& sql, const std::string&, TextRows* rows) override {
     EC_ASSIGN_OR_RETURN(SqlitePtr db, OpenSqlite(path_));
     return ExecSqlite(db.get(), sql, rows);
   }
@@ -125,30 +126,13 @@ Status ExecPostgres(PGconn* conn, const std::string& sql, TextRows* rows) {
   return Status::Ok();
 }
 
-class PostgresSession : public ReplicaSession {
- public:
-  explicit PostgresSession(PgPtr conn) : conn_(std::move(conn)) {}
-  Status Exec(const std::string& sql) override { return ExecPostgres(conn_.get(), sql, nullptr); }
-
- private:
-  PgPtr conn_;
-};
-
 class PostgresReplica : public ReplicaDatabase {
  public:
   explicit PostgresReplica(std::unique_ptr<PostgresServer> server) : server_(std::move(server)) {}
 
-  Status Exec(const std::string& sql, const std::string& schema) override {
-    return Run(InSchema(sql, schema), nullptr);
-  }
-  StatusOr<TextRows> Query(const std::string& sql, const std::string& schema) override {
-    TextRows rows;
-    EC_RETURN_IF_ERROR(Run(InSchema(sql, schema), &rows));
-    return rows;
-  }
   StatusOr<std::unique_ptr<ReplicaSession>> OpenSession() override {
     EC_ASSIGN_OR_RETURN(PgPtr conn, ConnectPostgres(server_->url()));
-    return std::unique_ptr<ReplicaSession>(new PostgresSession(std::move(conn)));
+    return SessionOver(std::move(conn), ExecPostgres);
   }
   std::shared_ptr<source::ReadOnlyDatasource> Open(
       const source::DatasourceTimeouts& timeouts) override {
@@ -156,12 +140,10 @@ class PostgresReplica : public ReplicaDatabase {
   }
 
  private:
-  static std::string InSchema(const std::string& sql, const std::string& schema) {
-    return schema.empty() ? sql : "SET search_path TO " + schema + ";" + sql;
-  }
-  Status Run(const std::string& sql, TextRows* rows) {
+  Status Run(const std::string& sql, const std::string& schema, TextRows* rows) override {
     EC_ASSIGN_OR_RETURN(PgPtr conn, ConnectPostgres(server_->url()));
-    return ExecPostgres(conn.get(), sql, rows);
+    const std::string in_schema = schema.empty() ? sql : "SET search_path TO " + schema + ";" + sql;
+    return ExecPostgres(conn.get(), in_schema, rows);
   }
   std::unique_ptr<PostgresServer> server_;
 };
@@ -192,13 +174,14 @@ Status ExecMariaDb(MYSQL* m, const std::string& sql, TextRows* rows) {
   do {
     MYSQL_RES* res = mysql_store_result(m);
     if (res == nullptr) continue;
-    if (rows != nullptr) rows->clear();
-    const unsigned n = mysql_num_fields(res);
-    while (MYSQL_ROW row = mysql_fetch_row(res)) {
-      std::vector<std::string> cells;
-      for (unsigned c = 0; rows != nullptr && c < n; ++c)
-        cells.emplace_back(row[c] ? row[c] : kNull);
-      if (rows != nullptr) rows->push_back(std::move(cells));
+    if (rows != nullptr) {
+      rows->clear();
+      const unsigned n = mysql_num_fields(res);
+      while (MYSQL_ROW row = mysql_fetch_row(res)) {
+        std::vector<std::string> cells;
+        for (unsigned c = 0; c < n; ++c) cells.emplace_back(row[c] ? row[c] : kNull);
+        rows->push_back(std::move(cells));
+      }
     }
     mysql_free_result(res);
   } while (mysql_next_result(m) == 0);
@@ -206,31 +189,14 @@ Status ExecMariaDb(MYSQL* m, const std::string& sql, TextRows* rows) {
   return Status::Ok();
 }
 
-class MariaDbSession : public ReplicaSession {
- public:
-  explicit MariaDbSession(MysqlPtr m) : m_(std::move(m)) {}
-  Status Exec(const std::string& sql) override { return ExecMariaDb(m_.get(), sql, nullptr); }
-
- private:
-  MysqlPtr m_;
-};
-
 class MariaDbReplica : public ReplicaDatabase {
  public:
   MariaDbReplica(std::unique_ptr<MariaDbServer> server, std::string database)
       : server_(std::move(server)), database_(std::move(database)) {}
 
-  Status Exec(const std::string& sql, const std::string& schema) override {
-    return Run(sql, schema, nullptr);
-  }
-  StatusOr<TextRows> Query(const std::string& sql, const std::string& schema) override {
-    TextRows rows;
-    EC_RETURN_IF_ERROR(Run(sql, schema, &rows));
-    return rows;
-  }
   StatusOr<std::unique_ptr<ReplicaSession>> OpenSession() override {
     EC_ASSIGN_OR_RETURN(MysqlPtr m, ConnectMariaDb(server_->port(), database_));
-    return std::unique_ptr<ReplicaSession>(new MariaDbSession(std::move(m)));
+    return SessionOver(std::move(m), ExecMariaDb);
   }
   std::shared_ptr<source::ReadOnlyDatasource> Open(
       const source::DatasourceTimeouts& timeouts) override {
@@ -239,7 +205,7 @@ class MariaDbReplica : public ReplicaDatabase {
   }
 
  private:
-  Status Run(const std::string& sql, const std::string& schema, TextRows* rows) {
+  Status Run(const std::string& sql, const std::string& schema, TextRows* rows) override {
     EC_ASSIGN_OR_RETURN(MysqlPtr m,
                         ConnectMariaDb(server_->port(), schema.empty() ? database_ : schema));
     return ExecMariaDb(m.get(), sql, rows);

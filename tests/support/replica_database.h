@@ -40,16 +40,24 @@ class ReplicaDatabase {
 
   // Runs `sql` (statements separated by `;`); in `schema` (a PostgreSQL
   // schema or a MariaDB database) when one is given.
-  virtual Status Exec(const std::string& sql, const std::string& schema = "") = 0;
+  Status Exec(const std::string& sql, const std::string& schema = "") {
+    return Run(sql, schema, nullptr);
+  }
   // The rows of one SELECT as the database prints them; NULL as "<NULL>".
-  virtual StatusOr<TextRows> Query(const std::string& sql, const std::string& schema = "") = 0;
+  StatusOr<TextRows> Query(const std::string& sql, const std::string& schema = "") {
+    TextRows rows;
+    EC_RETURN_IF_ERROR(Run(sql, schema, &rows));
+    return rows;
+  }
   virtual StatusOr<std::unique_ptr<ReplicaSession>> OpenSession() = 0;
   // A new read-only datasource over the database, as app/ opens one.
   virtual std::shared_ptr<source::ReadOnlyDatasource> Open(
       const source::DatasourceTimeouts& timeouts = {}) = 0;
-  // Whether the database runs inside this process (SQLite): it then has no
-  // server-side view of running statements.
-  virtual bool in_process() const { return false; }
+
+ protected:
+  // Runs `sql` on a connection of its own, the last result's rows into *rows
+  // when given.
+  virtual Status Run(const std::string& sql, const std::string& schema, TextRows* rows) = 0;
 };
 
 // The started database of `kind` for this binary, seeded once by `seed`; or

@@ -96,6 +96,10 @@ Dialect MariaDbDialect() {
            [](const std::string& id) { return "KILL " + id; }}};
 }
 
+Dialect DialectFor(const std::string& kind) {
+  return kind == "postgres" ? PostgresDialect() : MariaDbDialect();
+}
+
 // A started replica (tests/support/replica_database.h) seen through its
 // dialect: statements run in kSchema.
 class Replica {
@@ -218,26 +222,22 @@ std::string CellText(const task::CellValue& v) {
 class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
  protected:
   // One server per backend for the whole binary, seeded once.
-  static Replica* Get(const std::string& kind, std::string* why) {
-    static std::map<std::string, std::unique_ptr<Replica>> replicas;
-    if (auto it = replicas.find(kind); it != replicas.end()) return it->second.get();
-    Dialect dialect = kind == "postgres" ? PostgresDialect() : MariaDbDialect();
-    auto* db = testing::SharedReplica(
+  static testing::ReplicaDatabase* Get(const std::string& kind, std::string* why) {
+    return testing::SharedReplica(
         kind, "replica",
         [&](testing::ReplicaDatabase& d) -> Status {
-          EC_RETURN_IF_ERROR(d.Exec(dialect.create_schema));
-          Replica seeding(&d, dialect);
+          Replica seeding(&d, DialectFor(kind));
+          EC_RETURN_IF_ERROR(d.Exec(DialectFor(kind).create_schema));
           return seeding.Exec(SeedSql(seeding, kOrders));
         },
         why);
-    if (db == nullptr) return nullptr;
-    return (replicas[kind] = std::make_unique<Replica>(db, std::move(dialect))).get();
   }
 
   void SetUp() override {
     std::string why;
-    replica_ = Get(GetParam(), &why);
-    EC_REQUIRE_REAL_SERVER(replica_, GetParam() + " replica", why);
+    testing::ReplicaDatabase* db = Get(GetParam(), &why);
+    EC_REQUIRE_REAL_SERVER(db, GetParam() + " replica", why);
+    replica_ = std::make_unique<Replica>(db, DialectFor(GetParam()));
     scenario_ = std::make_shared<ReplicaScenario>();
     scenario_->count = [this](const json& p) {
       auto t = replica_->Direct("SELECT COUNT(*) FROM orders WHERE tenant_id = '" +
@@ -277,7 +277,7 @@ class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
                                 replica_->datasource());
   }
 
-  Replica* replica_ = nullptr;
+  std::unique_ptr<Replica> replica_;
   std::shared_ptr<ReplicaScenario> scenario_;
   httplib::Server server_;
   std::thread thread_;
