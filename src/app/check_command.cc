@@ -23,7 +23,9 @@
 #include "http/httplib/httplib_http_client.h"
 #include "registry/registry.h"
 #include "source/sql/datasource/read_only_datasource.h"
+#include "source/sql/param_schema.h"
 #include "source/sql/plan_advice.h"
+#include "source/sql/sql_contract_client.h"
 
 namespace export_center::app {
 namespace {
@@ -371,6 +373,44 @@ StatusOr<std::string> ServedAnswer(const std::string& what, const http::ClientAn
   }
 }
 
+// docs/sql-template-route.md#declared-parameters, for a sql-template
+// definition whose service answered: its contract's paramSchema against the
+// definition's parameters, read with the check's own tenant. Another type is
+// a failure (exports of it fail before any SQL), a name the definition lacks
+// a warning, a contract that cannot be read so a warning (the scenario may
+// need parameters; its first export checks it then).
+void CheckDeclaredParameters(const config::AppConfig& config, const std::string& type,
+                             const registry::ExportDefinition& def,
+                             const registry::ProviderService& service, Report& report) {
+  source::SqlContractClientOptions options;
+  options.service = service;
+  options.query_id = def.query_id;
+  options.client = config.provider;
+  options.log_context = "check exportType=" + type;
+  auto client = source::NewHttpSqlContractClient(options, http::HttplibClientFactory());
+  nlohmann::json params = {{"tenantId", "export-center-check"},
+                           {"appCode", task::ToString(def.app_scope)},
+                           {"requestedBy", "export-center-check"}};
+  StatusOr<source::SqlContract> contract = client->GetSqlTemplate(params);
+  if (!contract.ok()) {
+    report.Add(Outcome::kWarn, "contract",
+               type + ": paramSchema not read (" + contract.status().message() + ")");
+    return;
+  }
+  auto undeclared = source::CheckParamSchema(contract->param_schema, def.parameters);
+  if (!undeclared.ok()) {
+    report.Add("contract", StatusOr<std::string>(undeclared.status().WithContext(type)));
+    return;
+  }
+  for (const std::string& advice : *undeclared) {
+    report.Add(Outcome::kWarn, "contract", type + ": " + advice + "; a user cannot give it");
+  }
+  if (undeclared->empty()) {
+    report.Add(Outcome::kOk, "contract",
+               type + ": paramSchema agrees with the definition's parameters");
+  }
+}
+
 // Each definition's contract on its service, a "provider" line of its own: the
 // batch path of a provider type, /dispatch/version of a sql-template queryId,
 // asked with the token (the reachability line above sends none).
@@ -404,7 +444,9 @@ void CheckServedContracts(const config::AppConfig& config,
     request.deadline =
         std::chrono::steady_clock::now() +
         std::chrono::milliseconds(options.connect_timeout_ms + 2LL * options.read_timeout_ms);
-    report.Add("provider", ServedAnswer(what, (*client)->Send(request)));
+    StatusOr<std::string> served = ServedAnswer(what, (*client)->Send(request));
+    report.Add("provider", served);
+    if (served.ok() && !provider) CheckDeclaredParameters(config, type, def, *service, report);
   }
 }
 

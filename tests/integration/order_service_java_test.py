@@ -112,6 +112,15 @@ CONTEXT_PATH = "/orders"
 BASE_PATH = "/export"
 
 
+def wrapper_definition():
+    """ORDER_LIST_MP reads orderNoPrefix (the MyBatis-Plus page's likeRight) where the other
+    order types read keyword: its definition says so, as its paramSchema does."""
+    d = order_definition("ORDER_LIST_MP", "strict")
+    d["parameters"] = [p for p in d["parameters"] if p["name"] != "keyword"] + [
+        {"name": "orderNoPrefix", "type": "STRING"}]
+    return d
+
+
 def write_yaml(path, doc):
     with open(path, "w", encoding="utf-8") as f:
         yaml.safe_dump(doc, f, allow_unicode=True, sort_keys=False)
@@ -137,7 +146,7 @@ class JavaServiceExports(unittest.TestCase):
             "definitions": {"ORDER_LIST": order_definition("ORDER_LIST", "strict"),
                             "ORDER_LIST_SQL": order_definition("ORDER_LIST_SQL", "strict"),
                             # The MyBatis-Plus list page's wrapper, columns from a DTO.
-                            "ORDER_LIST_MP": order_definition("ORDER_LIST_MP", "strict")},
+                            "ORDER_LIST_MP": wrapper_definition()},
         })
         try:
             cls.java = start_java(cls.c.config, os.path.join(cls.c.dir, "java.log"),
@@ -233,12 +242,36 @@ class JavaServiceExports(unittest.TestCase):
             self.assertEqual(page["total"], len(expected_orders(self.db, tenant, params)))
 
 
-    def check(self, config):
+    def check(self, config, step="provider"):
         out = subprocess.run([os.path.join(BUILD_DIR, "export-center"), "check", "--config",
                               config, "--json"], capture_output=True, text=True, timeout=120)
         rows = [json.loads(line) for line in out.stdout.splitlines()]
         self.assertNotIn(TOKEN, out.stdout + out.stderr)
-        return out.returncode, [r for r in rows if r["step"] == "provider"]
+        return out.returncode, [r for r in rows if r["step"] == step]
+
+    def test_check_compares_each_paramschema_with_the_definitions_parameters(self):
+        code, rows = self.check(self.c.config, "contract")
+        self.assertEqual(code, 0, rows)
+        self.assertEqual(sorted((r["status"], r["detail"]) for r in rows), [
+            ("ok", f"{t}: paramSchema agrees with the definition's parameters")
+            for t in ("ORDER_LIST", "ORDER_LIST_MP", "ORDER_LIST_SQL")])
+        with open(self.c.config, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        doc["definitions"]["ORDER_LIST_MP"] = order_definition("ORDER_LIST_MP", "strict")
+        doc["definitions"]["ORDER_LIST_SQL"]["parameters"] = [
+            {**p, "type": "STRING"} if p["name"] == "dateFrom" else p
+            for p in doc["definitions"]["ORDER_LIST_SQL"]["parameters"]]
+        code, rows = self.check(write_yaml(os.path.join(self.c.dir, "params.yaml"), doc),
+                                "contract")
+        self.assertEqual(code, 1, rows)
+        by_type = {r["detail"].split(":")[0]: r for r in rows}
+        self.assertEqual(by_type["ORDER_LIST_SQL"]["status"], "FAIL", rows)
+        self.assertIn("parameter dateFrom is DATE to the service but STRING in the definition",
+                      by_type["ORDER_LIST_SQL"]["detail"])
+        self.assertEqual(by_type["ORDER_LIST_MP"]["status"], "warn", rows)
+        self.assertIn("the service reads parameter orderNoPrefix, which the definition does "
+                      "not declare", by_type["ORDER_LIST_MP"]["detail"])
+        self.assertEqual(by_type["ORDER_LIST"]["status"], "ok", rows)
 
     def test_check_asks_each_type_and_query_id_with_the_token(self):
         code, rows = self.check(self.c.config)

@@ -13,6 +13,7 @@
 #include "registry/registry.h"
 #include "source/sql/enrichment.h"
 #include "source/sql/keyset_paging.h"
+#include "source/sql/param_schema.h"
 #include "source/sql/plan_advice.h"
 #include "source/sql/read_ahead.h"
 #include "source/sql/sql_template/sql_scanner.h"
@@ -274,6 +275,12 @@ Status SqlTemplateSource::CheckContract() {
   } else if (contract_.template_type != "METADATA") {
     return InvalidArgument("templateType " + contract_.template_type +
                            " is not supported; allowed: METADATA, EXCEL_TEMPLATE");
+  }
+  EC_ASSIGN_OR_RETURN(std::vector<std::string> undeclared,
+                      CheckParamSchema(contract_.param_schema, options_.parameter_specs));
+  for (const std::string& advice : undeclared) {
+    spdlog::warn("sql-template taskId={} queryId={}: {}; a user cannot give it", options_.task_id,
+                 options_.query_id, advice);
   }
   if (contract_.support_version) {
     EC_ASSIGN_OR_RETURN(std::string recorded, RecordedContractVersion());

@@ -2,7 +2,8 @@
 // SqlTemplateSource: the sql-template route (docs/sql-template-route.md).
 //
 // On the first NextPage it fetches the contract (/dispatch/sql), checks the
-// queryId is enabled, the tenant and the contract version (→ STALE), renders
+// queryId is enabled, the tenant, the declared parameters against the
+// definition's (param_schema.h) and the contract version (→ STALE), renders
 // the MyBatis template with the task's parameters, scans the SQL, describes
 // it (labels, a primary key among them), validates orderBy against the
 // result columns, picks the unique key (contract uniqueKey, else that primary
@@ -76,7 +77,8 @@ struct SqlTemplateSourceOptions {
   int64_t max_rows = 200000;
   std::string timezone = "Asia/Shanghai";  // for DATETIME values without an offset
   int count_recheck_backoff_ms = 1000;     // replica lag allowance (docs/sql-template-route.md)
-  std::vector<registry::ParameterSpec> parameter_specs;  // the definition's, for the ${} rule
+  // The definition's: for the ${} rule and to check the contract's paramSchema against.
+  std::vector<registry::ParameterSpec> parameter_specs;
   // The deadline of each plan asked for plan advice
   // (docs/sql-template-route.md#plan-advice); past it the advice is skipped.
   int plan_timeout_ms = 2000;

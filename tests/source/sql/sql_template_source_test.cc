@@ -879,6 +879,64 @@ SELECT id, order_no, customer_code, status, amount, paid, order_date, created_at
   for (const auto& r : *rows) EXPECT_EQ(CellText(r[3]), "PAID");
 }
 
+// docs/sql-template-route.md#declared-parameters: the service's paramSchema
+// against the definition's parameters, at the contract call, before any SQL.
+json DeclaredParameters(std::vector<std::pair<std::string, std::string>> name_type) {
+  json list = json::array();
+  for (const auto& [name, type] : name_type) list.push_back({{"name", name}, {"type", type}});
+  return {{"parameters", list}};
+}
+
+TEST_F(SqlTemplateSourceTest, DeclaredParametersThatAgreeExport) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    r->param_schema = DeclaredParameters({{"status", "STRING"}, {"minId", "INTEGER"}});
+  };
+  auto o = Options({{"status", "PAID"}});
+  o.parameter_specs = OrderParameterSpecs();
+  auto rows = Drain(*Make(o));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_FALSE(rows->empty());
+}
+
+TEST_F(SqlTemplateSourceTest, ParameterTheDefinitionLacksIsAdviceAndTheExportRuns) {
+  // A service may ship a new optional parameter before the center's
+  // definition names it; nobody can give it, so it reads as absent.
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    r->param_schema = DeclaredParameters({{"status", "STRING"}, {"orderNoPrefix", "STRING"}});
+  };
+  auto o = Options({{"status", "PAID"}});
+  o.parameter_specs = OrderParameterSpecs();
+  auto rows = Drain(*Make(o));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_FALSE(rows->empty());
+}
+
+TEST_F(SqlTemplateSourceTest, ParameterTypesThatDisagreeFailTheContractCallBeforeAnySql) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    r->param_schema = DeclaredParameters({{"minId", "STRING"}, {"keyword", "string"}});
+  };
+  auto o = Options();
+  o.parameter_specs = OrderParameterSpecs();
+  auto page = Make(o)->NextPage();
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(page.status().IsTransient());
+  EXPECT_TRUE(recorder_->queries().empty()) << "the datasource saw: " << recorder_->queries()[0];
+  EXPECT_EQ(page.status().message(),
+            "contract paramSchema disagrees with the definition's parameters: parameter minId is "
+            "STRING to the service but INTEGER in the definition");
+}
+
+TEST_F(SqlTemplateSourceTest, MalformedParamSchemaIsAContractError) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    r->param_schema = {{"parameters", json::array({{{"type", "DATE"}}})}};
+  };
+  auto page = Make(Options())->NextPage();
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(page.status().message(), "contract: paramSchema.parameters[0] has no name");
+}
+
 TEST_F(SqlTemplateSourceTest, NumberTypedAsTextIsNotANumber) {
   // INTEGER parameters may arrive as digit strings; only a JSON number is
   // trusted in ${}.
