@@ -29,7 +29,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
       "export-center.sdk.base-path=/export/v2",
       "export-center.sdk.internal-token=base-path-token-0123456789",
       "spring.autoconfigure.exclude=org.mybatis.spring.boot.autoconfigure.MybatisAutoConfiguration,"
-          + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
+          + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration," // Boot 3
+          + "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" // Boot 4
     })
 class BasePathTest {
   @SpringBootApplication(scanBasePackageClasses = ScannedScenario.class)

@@ -26,7 +26,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
       "export-center.sdk.internal-token=refusal-log-token-0123456789",
       "export-center.sdk.snapshot-secret=refusal-log-snapshot-secret-0123456789",
       "spring.autoconfigure.exclude=org.mybatis.spring.boot.autoconfigure.MybatisAutoConfiguration,"
-          + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
+          + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration," // Boot 3
+          + "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" // Boot 4
     })
 @ExtendWith(OutputCaptureExtension.class)
 class RefusedCallLogTest {

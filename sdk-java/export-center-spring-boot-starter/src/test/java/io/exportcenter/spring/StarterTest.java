@@ -38,7 +38,8 @@ import org.springframework.context.annotation.Bean;
       "export-center.sdk.snapshot-secret=starter-snapshot-secret-0123456789abcdef",
       "export-center.sdk.max-limit=50",
       "spring.autoconfigure.exclude=org.mybatis.spring.boot.autoconfigure.MybatisAutoConfiguration,"
-          + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
+          + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration," // Boot 3
+          + "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" // Boot 4
     })
 class StarterTest {
   @SpringBootApplication
