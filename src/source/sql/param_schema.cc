@@ -3,11 +3,33 @@
 #include <map>
 
 #include "common/ascii.h"
+#include "common/utf8.h"
 
 namespace export_center::source {
 namespace {
 
 using nlohmann::json;
+
+// The service's names and types are any text it sends: quoted cut and valid
+// (they end in a task's failure message and in log lines), and at most this
+// many findings of each kind are listed, the rest counted.
+constexpr size_t kMaxShownBytes = 64;
+constexpr size_t kMaxListedFindings = 5;
+
+std::string Shown(std::string_view text) { return utf8::Excerpt(text, kMaxShownBytes); }
+
+// Appends `finding` unless the list is full; then counts it in *unlisted.
+void AddFinding(std::vector<std::string>* findings, std::string finding, size_t* unlisted) {
+  if (findings->size() < kMaxListedFindings) {
+    findings->push_back(std::move(finding));
+  } else {
+    ++*unlisted;
+  }
+}
+
+void CloseFindings(std::vector<std::string>* findings, size_t unlisted) {
+  if (unlisted > 0) findings->push_back("and " + std::to_string(unlisted) + " more");
+}
 
 // One entry of `parameters`; `index` names it in the error.
 StatusOr<DeclaredParameter> ParseDeclared(const json& entry, size_t index) {
@@ -19,7 +41,8 @@ StatusOr<DeclaredParameter> ParseDeclared(const json& entry, size_t index) {
   }
   auto type = entry.find("type");
   if (type == entry.end() || !type->is_string()) {
-    return InvalidArgument(where + " (" + name->get<std::string>() + ") has no type");
+    return InvalidArgument(where + " (" + Shown(name->get_ref<const std::string&>()) +
+                           ") has no type");
   }
   return DeclaredParameter{name->get<std::string>(), ToUpperAscii(type->get<std::string>())};
 }
@@ -47,17 +70,24 @@ ParamSchemaReview ReviewParamSchema(const std::vector<DeclaredParameter>& declar
   std::map<std::string, const registry::ParameterSpec*> by_name;
   for (const auto& spec : definition) by_name[spec.name] = &spec;
   ParamSchemaReview review;
+  size_t unlisted_undeclared = 0;
+  size_t unlisted_disagreements = 0;
   for (const DeclaredParameter& p : declared) {
     auto it = by_name.find(p.name);
     if (it == by_name.end()) {
-      review.undeclared.push_back("the service reads parameter " + p.name +
-                                  ", which the definition does not declare");
+      AddFinding(&review.undeclared,
+                 "the service reads parameter " + Shown(p.name) +
+                     ", which the definition does not declare",
+                 &unlisted_undeclared);
     } else if (ToUpperAscii(it->second->type) != p.type) {
-      review.disagreements.push_back("parameter " + p.name + " is " + p.type +
-                                     " to the service but " + it->second->type +
-                                     " in the definition");
+      AddFinding(&review.disagreements,
+                 "parameter " + p.name + " is " + Shown(p.type) + " to the service but " +
+                     it->second->type + " in the definition",
+                 &unlisted_disagreements);
     }
   }
+  CloseFindings(&review.undeclared, unlisted_undeclared);
+  CloseFindings(&review.disagreements, unlisted_disagreements);
   return review;
 }
 

@@ -31,7 +31,8 @@ struct DeclaredParameter {
 StatusOr<std::vector<DeclaredParameter>> ParseParamSchema(const nlohmann::json& param_schema);
 
 // What the declared parameters say against the definition's, one sentence
-// each naming the parameter, in the declared order. A definition parameter the
+// each naming the parameter, in the declared order: at most five of each kind,
+// then "and N more"; the service's text is quoted cut (utf8::Excerpt). A definition parameter the
 // service does not declare is neither (a service may document fewer than it
 // reads).
 struct ParamSchemaReview {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/utf8.h"
+
 namespace export_center::source {
 namespace {
 
@@ -67,6 +69,23 @@ TEST(ParamSchemaTest, OnlyUnknownNamesIsNoErrorButReturnsThem) {
   ASSERT_TRUE(undeclared.ok()) << undeclared.status().ToString();
   EXPECT_EQ(*undeclared, (std::vector<std::string>{"the service reads parameter orderNoPrefix, "
                                                    "which the definition does not declare"}));
+}
+
+TEST(ParamSchemaTest, ManyFindingsAreCountedAndLongNamesCut) {
+  // A service's text ends in a failure message and log lines: bounded there.
+  std::vector<DeclaredParameter> declared;
+  for (int i = 0; i < 8; ++i) declared.push_back({"extra" + std::to_string(i), "STRING"});
+  declared.push_back({std::string(300, 'n') + "名", "STRING"});
+  ParamSchemaReview review = ReviewParamSchema(declared, Definition());
+  ASSERT_EQ(review.undeclared.size(), 6u);
+  EXPECT_EQ(review.undeclared[4],
+            "the service reads parameter extra4, which the definition does not declare");
+  EXPECT_EQ(review.undeclared[5], "and 4 more");
+
+  std::vector<DeclaredParameter> long_one = {{std::string(300, 'n') + "名", "STRING"}};
+  std::string finding = ReviewParamSchema(long_one, Definition()).undeclared.at(0);
+  EXPECT_LT(finding.size(), 140u) << finding;
+  EXPECT_TRUE(utf8::IsValid(finding));
 }
 
 TEST(ParamSchemaTest, MalformedShapesAreNamed) {
