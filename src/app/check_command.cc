@@ -446,7 +446,13 @@ void CheckServedContracts(const config::AppConfig& config,
         std::chrono::milliseconds(options.connect_timeout_ms + 2LL * options.read_timeout_ms);
     StatusOr<std::string> served = ServedAnswer(what, (*client)->Send(request));
     report.Add("provider", served);
-    if (served.ok() && !provider) CheckDeclaredParameters(config, type, def, *service, report);
+    if (provider) continue;
+    if (served.ok()) {
+      CheckDeclaredParameters(config, type, def, *service, report);
+    } else {
+      report.Add(Outcome::kSkip, "contract",
+                 type + ": paramSchema not read, the queryId was not served (provider step)");
+    }
   }
 }
 
