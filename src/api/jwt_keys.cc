@@ -77,8 +77,15 @@ Status CheckPublicMembers(const json& jwk, const std::string& alg) {
   const char* const rsa[] = {"n", "e"};
   const char* const ec[] = {"x", "y"};
   for (const char* name : alg == "RS256" ? rsa : ec) {
-    if (StringMember(jwk, name) == nullptr) {
+    const std::string* member = StringMember(jwk, name);
+    if (member == nullptr) {
       return InvalidArgument(std::string("a ") + alg + " key without string \"" + name + "\"");
+    }
+    // Strict base64url before cjose sees it: Debian's cjose asserts (aborts
+    // the process) on some malformed values, e.g. a length of 4k+1.
+    if (!Base64UrlDecode(*member)) {
+      return InvalidArgument(std::string("a ") + alg + " key whose \"" + name +
+                             "\" is not base64url");
     }
   }
   if (alg == "RS256" && ModulusBytes(*StringMember(jwk, "n")) < kMinRsaModulusBytes) {
