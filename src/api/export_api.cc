@@ -211,6 +211,7 @@ class ExportApi::Handlers {
   void ListTasks(const Request& req, Response& res);
   StatusOr<json> DoList(const Request& req, const Principal& p);
   void GetTask(const Request& req, Response& res);
+  void Timeline(const Request& req, Response& res);
   void Download(const Request& req, Response& res);
   void CreateDownloadUrl(const Request& req, Response& res);
   void SignedDownload(const Request& req, Response& res);
@@ -256,6 +257,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   Add("POST", Base("/export-tasks/events-ticket"),
       std::bind(&Handlers::EventsTicket, this, _1, _2));
   Add("GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
+  Add("GET", Base("/export-tasks") + id + "/timeline",
+      std::bind(&Handlers::Timeline, this, _1, _2));
   Add("GET", Base("/export-tasks") + id + "/download",
       std::bind(&Handlers::Download, this, _1, _2));
   Add("POST", Base("/export-tasks") + id + "/download-url",
@@ -494,6 +497,24 @@ void ExportApi::Handlers::GetTask(const Request& req, Response& res) {
   auto t = LoadVisibleTask(*p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
   WriteSuccess(res, TaskToJson(*t));
+}
+
+// ---- GET /export-tasks/{id}/timeline ------------------------------------------
+// Whoever may read the task may read its timeline: the same LoadVisibleTask.
+
+void ExportApi::Handlers::Timeline(const Request& req, Response& res) {
+  auto p = Authenticate(req);
+  if (!p.ok()) return WriteStatus(res, p.status());
+  auto t = LoadVisibleTask(*p, req.PathParam(0));
+  if (!t.ok()) return WriteStatus(res, t.status());
+  auto events = deps_.store->ListTaskEvents(t->id);
+  if (!events.ok()) return WriteStatus(res, events.status());
+  json out = json::array();
+  for (const store::TaskEvent& e : *events) out.push_back(TaskEventToJson(e));
+  WriteSuccess(res, {{"taskId", std::to_string(t->id)},
+                     {"status", task::ToString(t->status)},
+                     {"events", std::move(out)},
+                     {"limit", store::kMaxEventsPerTask}});
 }
 
 // ---- downloads -----------------------------------------------------------------

@@ -50,6 +50,16 @@ std::optional<int> ProgressPercent(const task::Task& task) {
   return static_cast<int>(pct < 0 ? 0 : (pct > 100 ? 100 : pct));
 }
 
+json TaskEventToJson(const store::TaskEvent& e) {
+  json details = json::parse(e.details_json, nullptr, /*allow_exceptions=*/false);
+  if (!details.is_object()) details = json::object();
+  return {{"id", std::to_string(e.id)},
+          {"kind", std::string(store::ToString(e.kind))},
+          {"dispatchVersion", e.dispatch_version},
+          {"at", FormatIsoMillis(e.at)},
+          {"details", std::move(details)}};
+}
+
 json TaskToJson(const task::Task& t) {
   auto progress = ProgressPercent(t);
   return {

@@ -12,11 +12,16 @@
 #include <optional>
 #include <string>
 
+#include "store/task_event.h"
 #include "task/task.h"
 
 namespace export_center::api {
 
 std::optional<int> ProgressPercent(const task::Task& task);
 nlohmann::json TaskToJson(const task::Task& task);
+// One event of a task's timeline (docs/http-api.md#get-export-tasksidtimeline--a-tasks-timeline):
+// id as a string, kind, dispatchVersion, at (ISO-8601), details (the stored
+// object; an unreadable one is shown as {}).
+nlohmann::json TaskEventToJson(const store::TaskEvent& event);
 
 }  // namespace export_center::api

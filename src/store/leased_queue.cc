@@ -54,14 +54,23 @@ StatusOr<std::optional<Row>> LeasedQueue::Claim(int64_t id, const std::string& i
 }
 
 StatusOr<MarkOutcome> LeasedQueue::Mark(int64_t id, const std::string& instance,
-                                        std::string_view set, SqlParams params) const {
+                                        std::string_view set, SqlParams params,
+                                        const std::function<Status(Connection&)>& on_marked) const {
   params.emplace_back(id);
   params.emplace_back(instance);
-  EC_ASSIGN_OR_RETURN(
-      int64_t n, db_->Exec(Sql("UPDATE " + std::string(table_.table) + " SET " + std::string(set) +
-                               ", lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
-                               " WHERE id = ? AND status = 'CLAIMED' AND lease_owner = ?"),
-                           params));
+  const std::string update =
+      Sql("UPDATE " + std::string(table_.table) + " SET " + std::string(set) +
+          ", lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+          " WHERE id = ? AND status = 'CLAIMED' AND lease_owner = ?");
+  if (!on_marked) {
+    EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(update, params));
+    return n == 1 ? MarkOutcome::kMarked : MarkOutcome::kClaimLost;
+  }
+  int64_t n = 0;
+  EC_RETURN_IF_ERROR(db_->WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
+    EC_ASSIGN_OR_RETURN(n, c.Exec(update, params));
+    return n == 1 ? on_marked(c) : Status::Ok();
+  }));
   return n == 1 ? MarkOutcome::kMarked : MarkOutcome::kClaimLost;
 }
 

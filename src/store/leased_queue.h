@@ -60,9 +60,11 @@ class LeasedQueue {
   StatusOr<std::optional<Row>> Claim(int64_t id, const std::string& instance,
                                      int lease_seconds) const;
   // Ends a claim: `set` (with its `params`) and a cleared lease, applied only
-  // while the row is CLAIMED by `instance`.
+  // while the row is CLAIMED by `instance`. With `on_marked`, the update and
+  // `on_marked` (called only when the row changed) share one transaction.
   StatusOr<MarkOutcome> Mark(int64_t id, const std::string& instance, std::string_view set,
-                             SqlParams params) const;
+                             SqlParams params,
+                             const std::function<Status(Connection&)>& on_marked = nullptr) const;
   // Rows of `where` (with `params`), ordered by `order_by`, as `columns`.
   StatusOr<Rows> List(std::string_view where, std::string_view order_by, SqlParams params) const;
 

@@ -363,12 +363,36 @@ Migration FileManifest() {
   };
 }
 
+// Version 9: the task timeline (docs/task-lifecycle.md#the-timeline): one row
+// per state change or dispatch event, written in the transaction of the
+// change; capped per task. No foreign key, like the download audit: the
+// store writes and removes them with the task itself.
+Migration TaskTimeline() {
+  return {
+      9,
+      "export_task_event: the timeline of each task",
+      {
+          "CREATE TABLE IF NOT EXISTS export_task_event ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " task_id BIGINT NOT NULL,"
+          " dispatch_version INTEGER NOT NULL,"
+          " kind VARCHAR(32) NOT NULL,"
+          " details_json {TEXT} NOT NULL,"
+          " created_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          // The timeline read, the cap's count and the progress sampling.
+          "CREATE INDEX IF NOT EXISTS idx_export_task_event_task"
+          " ON export_task_event (task_id, created_at, id)",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
-      InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
-      DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest()};
+      InitialSchema(),      IdNodeCounter(), NotificationOutbox(),
+      TaskUpdatedAtIndex(), DownloadAudit(), TaskChangeKeyIndex(),
+      OutboxDueSince(),     FileManifest(),  TaskTimeline()};
   return kMigrations;
 }
 

@@ -2,10 +2,12 @@
 // lease, progress and every end of a running attempt.
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "common/time_format.h"
 #include "store/sql_task_store.h"
 #include "store/sql_task_store_impl.h"
 
@@ -116,19 +118,26 @@ StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimR
   // attempt_count restarts at 0: it counts failed sends for the send back-off
   // and the send alert, and this send did not fail; for the same reason the
   // row is due afresh (due_since) once the back-off is over.
-  EC_RETURN_IF_ERROR(
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
       c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING',"
                  " next_retry_at = {NOW} + ?, due_since = {NOW} + ?,"
                  " attempt_count = 0, lease_owner = NULL, lease_until = NULL,"
                  " updated_at = {NOW}"
                  " WHERE task_id = ? AND dispatch_version = ?"
                  " AND status IN ('SENT', 'CLAIMED')"),
-             {r.handback_backoff_ms, r.handback_backoff_ms, r.task_id, r.dispatch_version})
-          .status());
+             {r.handback_backoff_ms, r.handback_backoff_ms, r.task_id, r.dispatch_version}));
+  if (n > 0) {
+    EC_RETURN_IF_ERROR(RecordEvent(c, r.task_id, r.dispatch_version, TaskEventKind::kCommandResent,
+                                   {{"cause", "TENANT_AT_LIMIT"},
+                                    {"instance", r.instance},
+                                    {"delayMs", r.handback_backoff_ms}}));
+  }
   return true;
 }
 
 StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   ClaimResult result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     result = ClaimResult();
@@ -156,6 +165,8 @@ StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
     if (n == 1) {
       result.claimed = true;
       EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, r.task_id));
+      EC_RETURN_IF_ERROR(RecordEvent(c, t.id, t.dispatch_version, TaskEventKind::kClaimed,
+                                     {{"instance", r.instance}, {"attempt", t.attempt_count}}));
       result.task = std::move(t);
       return Status::Ok();
     }
@@ -196,6 +207,7 @@ StatusOr<RenewOutcome> SqlTaskStore::RenewLease(const Attempt& a, int lease_seco
 
 StatusOr<ProgressOutcome> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t processed_rows,
                                                        std::optional<int64_t> total_rows) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   ProgressOutcome outcome = ProgressOutcome::kContinue;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(
@@ -208,7 +220,10 @@ StatusOr<ProgressOutcome> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t
       return Conflict("lease lost: task " + std::to_string(a.task_id) + " version " +
                       std::to_string(a.dispatch_version) + " is no longer ours");
     EC_ASSIGN_OR_RETURN(
-        Rows rows, c.Query("SELECT cancel_requested FROM export_task WHERE id = ?", {a.task_id}));
+        Rows rows,
+        c.Query("SELECT cancel_requested, total_rows FROM export_task WHERE id = ?", {a.task_id}));
+    EC_RETURN_IF_ERROR(
+        RecordProgress(c, a, processed_rows, rows.empty() ? std::nullopt : rows[0].OptInt(1)));
     const bool cancel = !rows.empty() && rows[0].Int(0) != 0;
     outcome = cancel ? ProgressOutcome::kCancelRequested : ProgressOutcome::kContinue;
     return Status::Ok();
@@ -239,7 +254,9 @@ StatusOr<CommitOutcome> SqlTaskStore::CommitSuccess(const Attempt& a, const File
                 f.sha256_hex, PartRowsText(f.part_rows), int64_t{retention_days} * 86'400'000,
                 a.task_id, a.dispatch_version, a.instance}));
     committed = n == 1;
-    return committed ? NotifyEnded(c, a.task_id) : Status::Ok();
+    if (!committed) return Status::Ok();
+    EC_RETURN_IF_ERROR(RecordFinished(c, a.task_id));
+    return NotifyEnded(c, a.task_id);
   }));
   return committed ? CommitOutcome::kCommitted : CommitOutcome::kNotCommitted;
 }
@@ -338,6 +355,12 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
     next.dispatch_version = a.dispatch_version + 1;
     next.export_type = rows[0].Text(2);
     EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
+    EC_ASSIGN_OR_RETURN(Rows due,
+                        c.Query("SELECT next_retry_at FROM export_task WHERE id = ?", {a.task_id}));
+    EC_RETURN_IF_ERROR(RecordEvent(c, a.task_id, a.dispatch_version, TaskEventKind::kRetryScheduled,
+                                   {{"cause", ShortText(msg)},
+                                    {"nextAt", FormatIsoMillis(due.at(0).Int(0))},
+                                    {"nextVersion", next.dispatch_version}}));
     outcome = RetryOutcome::kRescheduled;
     return Status::Ok();
   }));

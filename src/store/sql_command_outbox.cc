@@ -1,6 +1,7 @@
 // SqlTaskStore's CommandOutbox role (command_outbox.h): export_outbox as a
 // leased queue (leased_queue.h).
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,7 +48,24 @@ StatusOr<std::optional<OutboxEntry>> SqlTaskStore::ClaimOutbox(int64_t outbox_id
 }
 
 StatusOr<MarkOutcome> SqlTaskStore::MarkOutboxSent(int64_t outbox_id, const std::string& instance) {
-  return outbox_.Mark(outbox_id, instance, "status = 'SENT', sent_at = {NOW}", {});
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  // The timeline's COMMAND_SENT, in the mark's transaction: how many sends it
+  // took, and why the one before failed (a failed send writes no event of
+  // its own, so a broker outage does not fill the timeline).
+  return outbox_.Mark(
+      outbox_id, instance, "status = 'SENT', sent_at = {NOW}", {}, [&](Connection& c) -> Status {
+        EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT o.task_id, o.dispatch_version, o.event_id,"
+                                               " o.attempt_count, o.last_error"
+                                               " FROM export_outbox o JOIN export_task t"
+                                               " ON t.id = o.task_id WHERE o.id = ?",
+                                               {outbox_id}));
+        if (rows.empty()) return Status::Ok();  // the task is gone
+        const Row& r = rows[0];
+        nlohmann::json details = {{"eventId", r.Text(2)}, {"sends", r.Int(3)}};
+        if (r.Int(3) > 1 && r.OptText(4)) details["lastError"] = ShortText(*r.OptText(4));
+        return RecordEvent(c, r.Int(0), static_cast<int32_t>(r.Int(1)), TaskEventKind::kCommandSent,
+                           details);
+      });
 }
 
 StatusOr<MarkOutcome> SqlTaskStore::MarkOutboxFailed(int64_t outbox_id, const std::string& instance,

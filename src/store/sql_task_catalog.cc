@@ -2,6 +2,7 @@
 // changes, cancel, manual retry, download audit.
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -131,6 +132,8 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
             .status());
     EC_ASSIGN_OR_RETURN(Task created, ReadExistingTask(c, id));
     EC_RETURN_IF_ERROR(InsertCommandOrFail(c, created, nt.trace_id));
+    EC_RETURN_IF_ERROR(RecordEvent(c, id, created.dispatch_version, TaskEventKind::kCreated,
+                                   {{"by", nt.requested_by}}));
     result = {std::move(created), false};
     return Status::Ok();
   });
@@ -265,6 +268,9 @@ StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
                                                 " WHERE id = ? AND status = 'PENDING'"),
                                             {task_id}));
       if (n != 1) return Unavailable("task changed while cancelling; retry");
+      EC_RETURN_IF_ERROR(RecordEvent(c, task_id, t->dispatch_version,
+                                     TaskEventKind::kCancelRequested, {{"state", "PENDING"}}));
+      EC_RETURN_IF_ERROR(RecordFinished(c, task_id));
       EC_RETURN_IF_ERROR(NotifyEnded(c, task_id));
       result = TaskState::kCancelled;
       return Status::Ok();
@@ -275,6 +281,8 @@ StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
                                     " updated_at = {NOW} WHERE id = ? AND status = 'RUNNING'"),
                                 {task_id})
                              .status());
+      EC_RETURN_IF_ERROR(RecordEvent(c, task_id, t->dispatch_version,
+                                     TaskEventKind::kCancelRequested, {{"state", "RUNNING"}}));
       result = TaskState::kRunning;
       return Status::Ok();
     }
@@ -311,7 +319,9 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
                           {task_id, t->dispatch_version}));
     if (n != 1) return Unavailable("task changed while retrying; retry");
     EC_ASSIGN_OR_RETURN(result, ReadExistingTask(c, task_id));
-    return InsertCommandOrFail(c, result, trace_id);
+    EC_RETURN_IF_ERROR(InsertCommandOrFail(c, result, trace_id));
+    return RecordEvent(c, task_id, result.dispatch_version, TaskEventKind::kManualRetry,
+                       {{"from", task::ToString(t->status)}});
   }));
   return result;
 }
@@ -332,7 +342,8 @@ StatusOr<DownloadCount> SqlTaskStore::RecordDownload(const DownloadRecord& d, in
     // ranges of one download count once.
     EC_ASSIGN_OR_RETURN(
         Rows task,
-        c.Query(Sql("SELECT id FROM export_task WHERE id = ?{FOR_UPDATE}"), {d.task_id}));
+        c.Query(Sql("SELECT id, dispatch_version FROM export_task WHERE id = ?{FOR_UPDATE}"),
+                {d.task_id}));
     if (task.empty()) {
       return NotFound("export task " + std::to_string(d.task_id) + " does not exist");
     }
@@ -358,6 +369,8 @@ StatusOr<DownloadCount> SqlTaskStore::RecordDownload(const DownloadRecord& d, in
                 cut(d.export_type, 128), d.via, d.served_by, cut(d.client_address, 64),
                 cut(d.user_agent, 512), cut(d.request_id, 64)})
             .status());
+    EC_RETURN_IF_ERROR(RecordEvent(c, d.task_id, static_cast<int32_t>(task[0].Int(1)),
+                                   TaskEventKind::kDownloaded, {{"user", user}, {"via", d.via}}));
     counted = DownloadCount::kCounted;
     return Status::Ok();
   }));

@@ -1,6 +1,7 @@
 // SqlTaskStore's TaskMaintenance role (the reconciler's duties) and its
 // CommandQuarantine role (the DLQ handler's), task_maintenance.h.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,8 +30,12 @@ StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit
     for (const Row& r : rows) {
       // Same version, new event id; the unique key makes a concurrent
       // reconciler's insert a no-op.
-      EC_ASSIGN_OR_RETURN(
-          int64_t n, InsertCommand(c, r.Int(0), static_cast<int32_t>(r.Int(1)), r.Text(2), ""));
+      const auto version = static_cast<int32_t>(r.Int(1));
+      EC_ASSIGN_OR_RETURN(int64_t n, InsertCommand(c, r.Int(0), version, r.Text(2), ""));
+      if (n == 1) {
+        EC_RETURN_IF_ERROR(RecordEvent(c, r.Int(0), version, TaskEventKind::kCommandResent,
+                                       {{"cause", "OUTBOX_MISSING"}}));
+      }
       inserted += static_cast<int>(n);
     }
     return Status::Ok();
@@ -38,23 +43,45 @@ StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit
   return inserted;
 }
 
+Status SqlTaskStore::RequeueOutboxRows(Connection& c, const Rows& picked, std::string_view from,
+                                       std::string_view set, const char* cause, int* requeued) {
+  for (const Row& r : picked) {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n, c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING', " + std::string(set) +
+                              ", lease_owner = NULL, lease_until = NULL,"
+                              " updated_at = {NOW} WHERE id = ? AND " +
+                              std::string(from)),
+                          {r.Int(0)}));
+    if (n != 1) continue;  // another reconciler or the publisher got there first
+    ++*requeued;
+    EC_RETURN_IF_ERROR(RecordEvent(c, r.Int(1), static_cast<int32_t>(r.Int(2)),
+                                   TaskEventKind::kCommandResent, {{"cause", cause}}));
+  }
+  return Status::Ok();
+}
+
 StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
                                                   int limit) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   // Same row, same version (docs/dispatch.md#re-sending-keeps-the-version): a
   // re-send never changes the version, so a command that merely waited in a long
   // queue is not starved. It was delivered once, so it is due afresh from now.
-  EC_ASSIGN_OR_RETURN(
-      int64_t n,
-      db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
-                    " due_since = {NOW}, lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
-                    " WHERE status = 'SENT' AND id IN (SELECT id FROM ("
-                    "SELECT o.id FROM export_outbox o JOIN export_task t"
+  int requeued = 0;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    requeued = 0;
+    EC_ASSIGN_OR_RETURN(
+        Rows picked,
+        c.Query(Sql("SELECT o.id, o.task_id, o.dispatch_version FROM export_outbox o"
+                    " JOIN export_task t"
                     " ON t.id = o.task_id AND t.dispatch_version = o.dispatch_version"
                     " WHERE o.status = 'SENT' AND o.sent_at <= {NOW} - ?"
                     " AND t.status = 'PENDING' AND t.next_retry_at <= {NOW} - ?"
-                    " ORDER BY o.id LIMIT ?) picked)"),
+                    " ORDER BY o.id LIMIT ?"),
                 {int64_t{sent_stale_seconds} * 1000, int64_t{grace_seconds} * 1000, limit}));
-  return static_cast<int>(n);
+    return RequeueOutboxRows(c, picked, "status = 'SENT'",
+                             "next_retry_at = {NOW}, due_since = {NOW}", "SENT_STALE", &requeued);
+  }));
+  return requeued;
 }
 
 Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out) {
@@ -66,6 +93,7 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
                                            : LeaseRecovery::kRequeued;
   rec.object_key = row.OptText(4);
   rec.export_type = row.Text(5);
+  const std::optional<std::string> owner = row.OptText(7);
   int64_t n = 0;
   if (rec.outcome == LeaseRecovery::kCancelled) {
     // The user asked to stop: a dead worker is no reason to run it again.
@@ -109,7 +137,16 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
       EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
     }
   }
+  if (n == 1) {
+    EC_RETURN_IF_ERROR(
+        RecordEvent(c, rec.task_id, rec.old_version, TaskEventKind::kLeaseRecovered,
+                    {{"instance", owner.value_or("")},
+                     {"outcome", rec.outcome == LeaseRecovery::kRequeued ? "REQUEUED"
+                                 : rec.outcome == LeaseRecovery::kFailed ? "FAILED"
+                                                                         : "CANCELLED"}}));
+  }
   if (n == 1 && rec.outcome != LeaseRecovery::kRequeued) {
+    EC_RETURN_IF_ERROR(RecordFinished(c, rec.task_id));
     EC_RETURN_IF_ERROR(NotifyEnded(c, rec.task_id));
   }
   if (n == 1) out->push_back(std::move(rec));
@@ -124,7 +161,7 @@ StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int lim
     EC_ASSIGN_OR_RETURN(
         Rows rows,
         c.Query(Sql("SELECT id, dispatch_version, attempt_count, max_attempts, object_key,"
-                    " export_type, cancel_requested FROM export_task"
+                    " export_type, cancel_requested, lease_owner FROM export_task"
                     " WHERE status = 'RUNNING' AND lease_until <= {NOW}"
                     " ORDER BY lease_until, id LIMIT ?"),
                 {limit}));
@@ -135,16 +172,20 @@ StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int lim
 }
 
 StatusOr<int> SqlTaskStore::ReleaseStaleClaimedOutbox(int limit) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   // Delivery-side recovery only: the task's version is untouched.
-  EC_ASSIGN_OR_RETURN(
-      int64_t n, db_->Exec(Sql("UPDATE export_outbox SET status = 'PENDING', next_retry_at = {NOW},"
-                               " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
-                               " WHERE status = 'CLAIMED' AND lease_until <= {NOW} AND id IN ("
-                               "SELECT id FROM (SELECT id FROM export_outbox"
-                               " WHERE status = 'CLAIMED' AND lease_until <= {NOW}"
-                               " ORDER BY id LIMIT ?) picked)"),
-                           {limit}));
-  return static_cast<int>(n);
+  int released = 0;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    released = 0;
+    EC_ASSIGN_OR_RETURN(Rows picked,
+                        c.Query(Sql("SELECT id, task_id, dispatch_version FROM export_outbox"
+                                    " WHERE status = 'CLAIMED' AND lease_until <= {NOW}"
+                                    " ORDER BY id LIMIT ?"),
+                                {limit}));
+    return RequeueOutboxRows(c, picked, "status = 'CLAIMED' AND lease_until <= {NOW}",
+                             "next_retry_at = {NOW}", "CLAIM_EXPIRED", &released);
+  }));
+  return released;
 }
 
 StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int limit) {
@@ -168,7 +209,9 @@ StatusOr<ExpireOutcome> SqlTaskStore::MarkExpired(int64_t task_id) {
                                               " AND expires_at <= {NOW}"),
                                           {task_id}));
     expired = n == 1;
-    return expired ? NotifyEnded(c, task_id) : Status::Ok();
+    if (!expired) return Status::Ok();
+    EC_RETURN_IF_ERROR(RecordCurrentVersionEvent(c, task_id, TaskEventKind::kExpired, {}));
+    return NotifyEnded(c, task_id);
   }));
   return expired ? ExpireOutcome::kExpired : ExpireOutcome::kNotDue;
 }
@@ -228,6 +271,9 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
       return Conflict("task of " + what +
                       " is no longer PENDING at that version; nothing quarantined");
     }
+    EC_RETURN_IF_ERROR(RecordEvent(c, task_id, dispatch_version, TaskEventKind::kQuarantined,
+                                   {{"eventId", event_id}, {"reason", ShortText(reason)}}));
+    EC_RETURN_IF_ERROR(RecordFinished(c, task_id));
     return NotifyEnded(c, task_id);
   });
 }

@@ -44,8 +44,9 @@ Status SqlTaskStore::EndAttempt(Connection& c, const Attempt& a, TaskState to_st
                  " AND lease_owner = ?"),
              {task::ToString(to_state), code, Truncate(message), a.task_id, a.dispatch_version,
               a.instance}));
-  if (n == 1) EC_RETURN_IF_ERROR(NotifyEnded(c, a.task_id));
-  return Status::Ok();
+  if (n != 1) return Status::Ok();
+  EC_RETURN_IF_ERROR(RecordFinished(c, a.task_id));
+  return NotifyEnded(c, a.task_id);
 }
 
 void SqlTaskStore::SetNotificationRoutes(std::vector<NotificationRoute> routes) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,6 +106,9 @@ inline constexpr size_t kMaxMessageBytes = 1000;
 
 // Makes `text` valid UTF-8 and cuts it to kMaxMessageBytes between characters.
 std::string Truncate(const std::string& text);
+// A message quoted in a timeline event: valid UTF-8, at most kMaxEventTextBytes.
+inline constexpr size_t kMaxEventTextBytes = 200;
+std::string ShortText(const std::string& text);
 // The part_rows column's text: a JSON array of counts.
 std::string PartRowsText(const std::vector<int64_t>& part_rows);
 
@@ -142,6 +146,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<DownloadCount> RecordDownload(const DownloadRecord& download,
                                          int window_seconds) override;
   StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) override;
+  StatusOr<std::vector<TaskEvent>> ListTaskEvents(int64_t task_id) override;  // sql_task_events.cc
 
   // ---- CommandOutbox (sql_command_outbox.cc) ----
   StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override;
@@ -214,6 +219,10 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<ClaimMiss> ExplainClaimMiss(Connection& c, const ClaimRequest& r,
                                        std::optional<Task>* task);
   Status RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out);
+  // Puts each picked outbox row (id, task_id, dispatch_version) still
+  // matching `from` back to PENDING with `set`, and records why (`cause`).
+  Status RequeueOutboxRows(Connection& c, const Rows& picked, std::string_view from,
+                           std::string_view set, const char* cause, int* requeued);
   // Called inside the transaction that just moved `task_id` to an end state
   // (every such statement of this file is followed by it): writes the
   // notification rows of the routes in force (docs/notifications.md).
@@ -225,6 +234,24 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<bool> HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r);
   // True when a task of a tenant other than `tenant` is PENDING and due.
   StatusOr<bool> AnotherTenantWaits(Connection& c, const std::string& tenant);
+
+  // ---- the timeline (sql_task_events.cc) ----
+  // Appends one event of `task_id` at `version` with the caller's connection
+  // `c`, inside the transaction of the change it records (never one of its
+  // own), within the per-task cap (task_event.h). Needs EnsureIdNode first.
+  Status RecordEvent(Connection& c, int64_t task_id, int32_t version, TaskEventKind kind,
+                     const nlohmann::json& details);
+  // Same, at the task's current version; nothing when the task is gone.
+  Status RecordCurrentVersionEvent(Connection& c, int64_t task_id, TaskEventKind kind,
+                                   const nlohmann::json& details);
+  // The FINISHED event of a task that has just reached an end state: status,
+  // code, rows, bytes and duration read back from its row.
+  Status RecordFinished(Connection& c, int64_t task_id);
+  // A PROGRESS event, unless the sampling leaves this checkpoint out.
+  Status RecordProgress(Connection& c, const Attempt& a, int64_t rows,
+                        std::optional<int64_t> total);
+  // False when the cap drops an event of `kind`; may delete an older event.
+  StatusOr<bool> MakeRoomForEvent(Connection& c, int64_t task_id, TaskEventKind kind);
 
   // The export_outbox table as a leased queue (sql_command_outbox.cc).
   static LeasedQueueTable CommandOutboxTable();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/task_event.h"
 #include "task/task.h"
 
 namespace export_center::store {
@@ -188,6 +189,12 @@ class TaskCatalog : public virtual TaskReader {
                                                  int window_seconds) = 0;
   // The audit rows of one tenant and app matching the filters, newest first.
   virtual StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) = 0;
+
+  // The timeline of one task (docs/task-lifecycle.md#the-timeline), oldest
+  // first: at most kMaxEventsPerTask events (a few more only while writers
+  // race). Empty for a task that does not exist (the caller checks the task
+  // and its permission first). Read-only; safe to retry.
+  virtual StatusOr<std::vector<TaskEvent>> ListTaskEvents(int64_t task_id) = 0;
 };
 
 }  // namespace export_center::store

@@ -50,6 +50,9 @@ class TaskStoreWrapper : public TaskStore {
   StatusOr<DownloadAuditPage> ListDownloadAudit(const DownloadAuditQuery& query) override {
     return target_->ListDownloadAudit(query);
   }
+  StatusOr<std::vector<TaskEvent>> ListTaskEvents(int64_t task_id) override {
+    return target_->ListTaskEvents(task_id);
+  }
 
   // ---- CommandOutbox ----
   StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override {

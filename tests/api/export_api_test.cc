@@ -711,6 +711,37 @@ TEST_F(ExportApiTest, OtherTenantsAndUsersSee404) {
             "export task " + Id(t) + " not found");
 }
 
+// The timeline (docs/http-api.md#get-export-tasksidtimeline--a-tasks-timeline) is
+// readable by whoever may read the task, and by nobody else.
+TEST_F(ExportApiTest, TimelineShowsTheTasksEventsToWhoeverMayReadIt) {
+  const std::string id = CreateOk(alice_, {{"exportType", "CUSTOMER_LIST"}});
+  ASSERT_EQ(Post(kTasks + "/" + id + "/cancel", alice_).code(), "200");
+  Reply r = Get(kTasks + "/" + id + "/timeline", alice_);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  const json& d = r.body["data"];
+  EXPECT_EQ(d["taskId"], id);
+  EXPECT_EQ(d["status"], "CANCELLED");
+  EXPECT_EQ(d["limit"], store::kMaxEventsPerTask);
+  ASSERT_EQ(d["events"].size(), 3u) << r.raw;
+  EXPECT_EQ(d["events"][0]["kind"], "CREATED");
+  EXPECT_EQ(d["events"][0]["details"]["by"], "alice");
+  EXPECT_EQ(d["events"][0]["dispatchVersion"], 1);
+  EXPECT_EQ(d["events"][1]["kind"], "CANCEL_REQUESTED");
+  EXPECT_EQ(d["events"][1]["details"]["state"], "PENDING");
+  EXPECT_EQ(d["events"][2]["kind"], "FINISHED");
+  EXPECT_EQ(d["events"][2]["details"]["status"], "CANCELLED");
+  EXPECT_TRUE(d["events"][2]["id"].is_string());
+  EXPECT_EQ(d["events"][2]["at"].get<std::string>().size(), 24u);  // 2024-05-01T08:30:00.123Z
+
+  EXPECT_EQ(Get(kTasks + "/" + id + "/timeline", admin_).code(), "200");
+  EXPECT_EQ(Get(kTasks + "/" + id + "/timeline", bob_).code(), "404");
+  EXPECT_EQ(Get(kTasks + "/" + id + "/timeline", eve_).code(), "404");
+  EXPECT_EQ(Get(kTasks + "/" + id + "/timeline", merchant_).code(), "404");
+  EXPECT_EQ(Get(kTasks + "/0123/timeline", alice_).code(), "400");
+  EXPECT_EQ(Get(kTasks + "/424242/timeline", alice_).code(), "404");
+  EXPECT_EQ(Get(kTasks + "/" + id + "/timeline", "").code(), "401");
+}
+
 TEST_F(ExportApiTest, ListShowsOwnTasksNewestFirst) {
   task::Task a1 = PutTask("alice", TaskState::kPending);
   task::Task a2 = PutTask("alice", TaskState::kFailed);

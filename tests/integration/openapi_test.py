@@ -281,6 +281,21 @@ class OpenApiDocument(ValidatesResponses):
         self.call("GET", API + "/download-audit?from=yesterday", self.auditor, expect=200,
                   code="400")
 
+        # The timeline of the run that made the file, written by the real
+        # publisher, consumer and download (docs/task-lifecycle.md#the-timeline).
+        timeline = self.call("GET", base + "/" + task["id"] + "/timeline", self.alice,
+                             expect=200, code="200").json()["data"]
+        kinds = [e["kind"] for e in timeline["events"]]
+        for kind in ("CREATED", "COMMAND_SENT", "CLAIMED", "FINISHED", "DOWNLOADED"):
+            self.assertIn(kind, kinds)
+        self.assertEqual(kinds[0], "CREATED")
+        finished = next(e for e in timeline["events"] if e["kind"] == "FINISHED")
+        self.assertEqual(finished["details"]["status"], "SUCCEEDED")
+        self.assertEqual(finished["details"]["bytes"], size)
+        self.call("GET", base + "/" + task["id"] + "/timeline", self.bob, expect=200, code="404")
+        self.call("GET", base + "/0123/timeline", self.alice, expect=200, code="400")
+        self.call("GET", base + "/" + task["id"] + "/timeline", None, expect=200, code="401")
+
     def test_5_http_layer_errors(self):
         self.validate_http_error(request("GET", self.c.base + "/no/such/route"), 404)
         # A percent-encoded line break in the path writes no line of its own
