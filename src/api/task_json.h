@@ -18,5 +18,10 @@ namespace export_center::api {
 
 std::optional<int> ProgressPercent(const task::Task& task);
 nlohmann::json TaskToJson(const task::Task& task);
+// What the requester may not see of governed columns
+// (docs/configuration.md#column-governance-columns): `{"masked": 2,
+// "omitted": 1, "columns": [{"key": "mobile", "action": "mask"}, ...]}`;
+// masked counts mask and hash. Zeros and [] when every column is shown.
+nlohmann::json ColumnPolicyToApiJson(const task::ColumnPolicy& policy);
 
 }  // namespace export_center::api
