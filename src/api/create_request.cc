@@ -86,6 +86,8 @@ StatusOr<CreateRequest> CheckCreateBody(const json& body, const Principal& p,
   }
   json params = body.contains("parameters") ? body.at("parameters") : json();
   EC_ASSIGN_OR_RETURN(out.canonical_parameters, CanonicalParameters(params, def, limits));
+  out.column_policy = task::DecideColumnPolicy(
+      def.column_rules, [&p](const std::string& perm) { return p.HasPerm(perm); });
   return out;
 }
 

@@ -22,10 +22,14 @@ struct CreateRequest {
   task::FileFormat format = task::FileFormat::kXlsx;
   std::string task_name;
   std::string canonical_parameters;  // docs/http-api.md: the stored form
+  // The governed columns the caller may not see in full, decided now from the
+  // caller's permissions (docs/configuration.md#column-governance-columns).
+  task::ColumnPolicy column_policy;
 };
 
 // Checks the Content-Type, the strict JSON body, the type (known, enabled,
-// app scope and permission of `principal`), format, taskName and parameters.
+// app scope and permission of `principal`), format, taskName and parameters,
+// and decides the column policy from the permissions of `principal`.
 // InvalidArgument (400) or PermissionDenied (403) with a message naming the
 // offending field.
 StatusOr<CreateRequest> ParseCreateRequest(

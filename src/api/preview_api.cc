@@ -4,6 +4,7 @@
 
 #include "api/create_request.h"
 #include "api/envelope.h"
+#include "api/task_json.h"
 #include "common/ids.h"
 
 namespace export_center::api {
@@ -51,7 +52,7 @@ bool PreviewRateLimiter::Admit(const std::string& key, std::chrono::steady_clock
 }
 
 json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat format,
-                   const task::PreviewTable& table) {
+                   const task::PreviewTable& table, const task::ColumnPolicy& policy) {
   json columns = json::array();
   for (const auto& c : table.columns) {
     columns.push_back({{"key", c.key}, {"title", c.title}, {"type", task::ToString(c.type)}});
@@ -64,7 +65,8 @@ json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat forma
           {"maxRows", Int64String(def.max_rows)},
           {"exceedsMaxRows", exceeds},
           {"suggestions", exceeds ? Suggestions(def, format) : json::array()},
-          {"planAdvice", PlanAdviceJson(table.plan_advice)}};
+          {"planAdvice", PlanAdviceJson(table.plan_advice)},
+          {"columnPolicy", ColumnPolicyToApiJson(policy)}};
 }
 
 PreviewApi::PreviewApi(PreviewFn preview, task::PreviewOptions options, task::LimitsOptions limits)
@@ -112,12 +114,13 @@ StatusOr<json> PreviewApi::DoPreview(const http::HttpRequest& req, const Princip
   t.format = request.format;
   t.parameters_json = request.canonical_parameters;
   t.max_attempts = request.definition->max_attempts;
+  t.column_policy = request.column_policy;
   EC_ASSIGN_OR_RETURN(task::PreviewTable table, preview_(t, request.snapshot));
   // The id ties this line to the data-source lines the preview logged under it.
   spdlog::info("preview taskId={} (never stored) exportType={} tenantId={} rows={} rowCount={}{}",
                t.id, t.export_type, t.tenant_id, table.rows.size(), table.row_count,
                table.row_count_exact ? "" : " (at least)");
-  return PreviewToJson(*request.definition, request.format, table);
+  return PreviewToJson(*request.definition, request.format, table, request.column_policy);
 }
 
 }  // namespace export_center::api

@@ -68,8 +68,9 @@ class PreviewApi {
   PreviewRateLimiter limiter_;
 };
 
-// The envelope data of a preview (docs/http-api.md#post-export-previews--preview).
+// The envelope data of a preview (docs/http-api.md#post-export-previews--preview);
+// `policy` is the column policy the preview's columns and rows went through.
 nlohmann::json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat format,
-                             const task::PreviewTable& table);
+                             const task::PreviewTable& table, const task::ColumnPolicy& policy);
 
 }  // namespace export_center::api

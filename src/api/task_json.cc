@@ -43,6 +43,14 @@ json Manifest(const task::Task& t) {
 
 }  // namespace
 
+json ColumnPolicyToApiJson(const task::ColumnPolicy& policy) {
+  json columns = json::array();
+  for (const task::ColumnDecision& d : policy.decisions) {
+    columns.push_back({{"key", d.key}, {"action", std::string(task::ToString(d.action))}});
+  }
+  return {{"masked", policy.masked()}, {"omitted", policy.omitted()}, {"columns", columns}};
+}
+
 std::optional<int> ProgressPercent(const task::Task& task) {
   if (task.status == task::TaskState::kSucceeded) return 100;
   if (!task.total_rows || *task.total_rows <= 0) return std::nullopt;
@@ -75,6 +83,7 @@ json TaskToJson(const task::Task& t) {
       {"fileName", OptionalString(t.file_name)},
       {"sizeBytes", OptionalInt64(t.size_bytes)},
       {"manifest", Manifest(t)},
+      {"columnPolicy", ColumnPolicyToApiJson(t.column_policy)},
       {"failureCode", OptionalString(t.failure_code)},
       {"failureMessage", OptionalString(t.failure_message)},
       {"attemptCount", t.attempt_count},

@@ -23,5 +23,10 @@ nlohmann::json TaskToJson(const task::Task& task);
 // id as a string, kind, dispatchVersion, at (ISO-8601), details (the stored
 // object; an unreadable one is shown as {}).
 nlohmann::json TaskEventToJson(const store::TaskEvent& event);
+// What the requester may not see of governed columns
+// (docs/configuration.md#column-governance-columns): `{"masked": 2,
+// "omitted": 1, "columns": [{"key": "mobile", "action": "mask"}, ...]}`;
+// masked counts mask and hash. Zeros and [] when every column is shown.
+nlohmann::json ColumnPolicyToApiJson(const task::ColumnPolicy& policy);
 
 }  // namespace export_center::api

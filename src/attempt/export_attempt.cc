@@ -12,6 +12,7 @@
 #include "common/json_dump.h"
 #include "common/thread_guard.h"
 #include "common/utf8.h"
+#include "source/column_policy_source.h"
 #include "source/prefetching_row_source.h"
 
 namespace export_center::attempt {
@@ -128,9 +129,10 @@ class AttemptRunner {
     auto found = DefinitionFor(*snapshot, task_);
     if (!found.ok()) return {.status = found.status()};
     const registry::ExportDefinition* def = *found;
-    auto made = deps_.make_source(task_, *def, *snapshot);
+    auto made = OpenGovernedSource(deps_.make_source, task_, *def, *snapshot);
     if (!made.ok()) return {.status = made.status(), .origin = FailureOrigin::kSource};
-    // The next page is fetched while this one is written.
+    // The next page is fetched (and its governed columns masked) while this
+    // one is written.
     std::unique_ptr<source::RowSource> source = source::WithPrefetch(std::move(made).value());
     // An abort does not wait for the next safe point to reach the source:
     // the statement the source is waiting for now is cancelled at once
@@ -410,6 +412,13 @@ StatusOr<const registry::ExportDefinition*> DefinitionFor(
     return InvalidArgument("export type " + task.export_type + " is no longer registered");
   }
   return def;
+}
+
+StatusOr<std::unique_ptr<source::RowSource>> OpenGovernedSource(
+    const RowSourceFactory& make_source, const task::Task& task,
+    const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot) {
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<source::RowSource> made, make_source(task, def, snapshot));
+  return source::WithColumnPolicy(std::move(made), task.column_policy);
 }
 
 std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,

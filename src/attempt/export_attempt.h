@@ -77,6 +77,15 @@ AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
 StatusOr<const registry::ExportDefinition*> DefinitionFor(
     const registry::RegistrySnapshot& snapshot, const task::Task& task);
 
+// The source of `task`'s rows made by `make_source`, its columns and rows
+// passed through the task's column policy (source::WithColumnPolicy): what
+// every writer and the preview read, so governed columns are omitted, masked
+// or hashed in one place (docs/configuration.md#column-governance-columns).
+// The factory's errors.
+StatusOr<std::unique_ptr<source::RowSource>> OpenGovernedSource(
+    const RowSourceFactory& make_source, const task::Task& task,
+    const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot);
+
 // The download file name: the definition's file-name-pattern expanded
 // (registry::ExpandFileName) without path separators, control and bidi
 // characters or invalid UTF-8 (utf8::DropUnsafeFileNameChars), "export" when

@@ -54,7 +54,7 @@ StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
   registry::ExportDefinition uncapped = *def;
   uncapped.max_rows = std::numeric_limits<int64_t>::max();
   EC_ASSIGN_OR_RETURN(std::unique_ptr<source::RowSource> source,
-                      make_source(task, uncapped, snapshot));
+                      OpenGovernedSource(make_source, task, uncapped, snapshot));
   // A preview given up (past its limit, or the center stopping) cancels the
   // statement it waits for, so its thread ends now rather than at the
   // statement's timeout.

@@ -34,6 +34,8 @@ const char kPathPattern[] = "^/internal/exports/v1/[A-Z0-9_]+/batches$";
 const char kPermissionPattern[] = "^[a-z]+:[a-z-]+:[a-z-]+$";
 const char kQueryIdPattern[] = "^[A-Za-z0-9_.:-]{1,128}$";
 const char kParameterPattern[] = "^[A-Za-z][A-Za-z0-9_]{0,63}$";
+const char kColumnKeyPattern[] = "^[A-Za-z0-9_.-]{1,64}$";
+constexpr size_t kMaxGovernedColumns = 100;
 const std::vector<std::string> kParameterTypes = {"STRING", "INTEGER", "BOOLEAN", "DATE",
                                                   "STRING_LIST"};
 
@@ -249,6 +251,62 @@ void ParseParameters(const YAML::Node& node, const std::string& path, ExportDefi
   }
 }
 
+// ---- columns (governance) ----
+
+// The action and its options: keep-first/keep-last only with mask, hash-chars
+// only with hash, so a rule says exactly what it does.
+void ReadColumnAction(MapReader& r, const std::string& path, task::ColumnDecision* d,
+                      ErrorList* errors) {
+  std::string without = "omit";
+  r.Enum("without", &without, {"omit", "mask", "hash"});
+  d->action = task::ParseColumnAction(without).value_or(task::ColumnAction::kOmit);
+  bool has_first = r.Int("keep-first", &d->keep_first, 0, 100);
+  bool has_last = r.Int("keep-last", &d->keep_last, 0, 100);
+  bool has_hash = r.Int("hash-chars", &d->hash_chars, 8, 64);
+  if ((has_first || has_last) && d->action != task::ColumnAction::kMask) {
+    errors->Add(path + (has_first ? ".keep-first" : ".keep-last"), "is only for without: mask",
+                "omit it or set without: mask");
+  }
+  if (has_hash && d->action != task::ColumnAction::kHash) {
+    errors->Add(path + ".hash-chars", "is only for without: hash", "omit it or set without: hash");
+  }
+}
+
+task::ColumnRule ParseColumnRule(const std::string& key, const YAML::Node& node,
+                                 const std::string& path, ErrorList* errors) {
+  task::ColumnRule rule;
+  rule.key = key;
+  rule.without.key = key;
+  if (!Matches(key, kColumnKeyPattern)) {
+    errors->Add(path, Quote(key) + " is not a valid column key", kColumnKeyPattern);
+  }
+  MapReader r(node, path, errors);
+  bool has_permission = r.String("required-permission", &rule.required_permission);
+  ReadColumnAction(r, path, &rule.without, errors);
+  r.Finish();
+  if (!r.valid()) return rule;
+  if (!has_permission || rule.required_permission.empty()) {
+    errors->Add(path + ".required-permission", "is required", kPermissionPattern);
+  } else if (!Matches(rule.required_permission, kPermissionPattern)) {
+    errors->Add(path + ".required-permission",
+                Quote(rule.required_permission) + " is not a valid permission", kPermissionPattern);
+  }
+  return rule;
+}
+
+void ParseColumnRules(const YAML::Node& node, const std::string& path, ExportDefinition* def,
+                      ErrorList* errors) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  MapReader r(node, path, errors);
+  if (r.entries().size() > kMaxGovernedColumns) {
+    errors->Add(path, std::to_string(r.entries().size()) + " governed columns are too many",
+                "at most " + std::to_string(kMaxGovernedColumns));
+  }
+  for (const auto& [key, value] : r.entries()) {
+    def->column_rules.push_back(ParseColumnRule(key, value, JoinPath(path, key), errors));
+  }
+}
+
 // The source-specific fields: provider needs a path of its own type, and
 // sql-template needs a query id and a datasource from the allow-list.
 void CheckSource(const ExportDefinition& def, const std::string& path, bool has_consistency,
@@ -424,6 +482,7 @@ std::optional<ExportDefinition> ParseDefinition(const std::string& name, const Y
   bool has_permission = false;
   ReadDefinitionFields(r, &def, &has_consistency, &has_permission);
   ParseParameters(r.Get("parameters"), path + ".parameters", &def, ctx.errors);
+  ParseColumnRules(r.Get("columns"), path + ".columns", &def, ctx.errors);
   r.Finish();
   if (!r.valid()) return std::nullopt;
   CheckDefinition(def, path, has_permission, has_consistency, ctx);

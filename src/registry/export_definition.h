@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "task/column_policy.h"
 #include "task/task.h"
 
 namespace export_center::registry {
@@ -42,6 +43,10 @@ struct ExportDefinition {
   std::string file_name_pattern = "{taskName}_{date}";  // .ext is appended
   std::string timezone = "Asia/Shanghai";
   std::vector<ParameterSpec> parameters;
+  // `columns`: columns governed by key, each with the permission a requester
+  // needs to see it and what the file shows without it
+  // (docs/configuration.md#column-governance-columns). Decided at create.
+  std::vector<task::ColumnRule> column_rules;
 
   // Files (docs/xlsx.md). XLSX: `template-file`, an .xlsx template
   // filled instead of the metadata-driven layout; its bytes are loaded and

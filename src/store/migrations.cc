@@ -386,13 +386,25 @@ Migration TaskTimeline() {
   };
 }
 
+// Version 10: the column policy decided at create
+// (docs/configuration.md#column-governance-columns), so every attempt of the
+// task writes the same columns. Tasks created before have none: NULL.
+Migration ColumnPolicy() {
+  return {
+      10,
+      "export_task.column_policy_json: the governed columns decided at create",
+      {"ALTER TABLE export_task ADD COLUMN IF NOT EXISTS column_policy_json {TEXT} NULL"},
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
       InitialSchema(),      IdNodeCounter(), NotificationOutbox(),
       TaskUpdatedAtIndex(), DownloadAudit(), TaskChangeKeyIndex(),
-      OutboxDueSince(),     FileManifest(),  TaskTimeline()};
+      OutboxDueSince(),     FileManifest(),  TaskTimeline(),
+      ColumnPolicy()};
   return kMigrations;
 }
 

@@ -123,12 +123,12 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
                    " task_name, format, parameters_json, params_hash, status, processed_rows,"
                    " dispatch_version, attempt_count, max_attempts, next_retry_at,"
                    " cancel_requested, contract_version, download_count, requested_at,"
-                   " updated_at)"
+                   " updated_at, column_policy_json)"
                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, 1, 0, ?, {NOW}, 0, ?, 0,"
-                   " {NOW}, {NOW})"),
+                   " {NOW}, {NOW}, ?)"),
                {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
                 nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
-                nt.max_attempts, nt.contract_version})
+                nt.max_attempts, nt.contract_version, ColumnPolicyText(nt.column_policy)})
             .status());
     EC_ASSIGN_OR_RETURN(Task created, ReadExistingTask(c, id));
     EC_RETURN_IF_ERROR(InsertCommandOrFail(c, created, nt.trace_id));

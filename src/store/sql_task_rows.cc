@@ -34,6 +34,11 @@ std::vector<int64_t> PartRowsFromText(const std::optional<std::string>& text) {
 
 }  // namespace
 
+std::optional<std::string> ColumnPolicyText(const task::ColumnPolicy& policy) {
+  if (policy.empty()) return std::nullopt;
+  return task::ColumnPolicyToJson(policy);
+}
+
 std::string PartRowsText(const std::vector<int64_t>& part_rows) {
   return nlohmann::json(part_rows).dump();
 }
@@ -87,6 +92,11 @@ StatusOr<Task> TaskFromRow(const Row& r) {
   t.updated_at = r.Int(kUpdatedAt);
   t.file_sha256 = r.OptText(kFileSha256);
   t.part_rows = PartRowsFromText(r.OptText(kPartRows));
+  auto policy = task::ColumnPolicyFromJson(r.OptText(kColumnPolicy).value_or(""));
+  if (!policy.ok()) {
+    return Internal("export_task " + std::to_string(t.id) + ": " + policy.status().message());
+  }
+  t.column_policy = std::move(policy).value();
   return t;
 }
 

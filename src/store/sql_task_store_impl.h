@@ -36,7 +36,7 @@ inline constexpr char kTaskColumns[] =
     " max_attempts, next_retry_at, lease_owner, lease_until, last_heartbeat_at,"
     " execution_deadline_at, cancel_requested, contract_version, download_count,"
     " last_downloaded_at, requested_at, started_at, completed_at, expires_at, updated_at,"
-    " file_sha256, part_rows";
+    " file_sha256, part_rows, column_policy_json";
 
 // Positions in kTaskColumns.
 enum TaskCol : size_t {
@@ -77,6 +77,7 @@ enum TaskCol : size_t {
   kUpdatedAt,
   kFileSha256,
   kPartRows,
+  kColumnPolicy,
   kTaskColumnCount
 };
 
@@ -111,6 +112,8 @@ inline constexpr size_t kMaxEventTextBytes = 200;
 std::string ShortText(const std::string& text);
 // The part_rows column's text: a JSON array of counts.
 std::string PartRowsText(const std::vector<int64_t>& part_rows);
+// The column_policy_json column's value: NULL for an empty policy.
+std::optional<std::string> ColumnPolicyText(const task::ColumnPolicy& policy);
 
 StatusOr<Task> TaskFromRow(const Row& r);
 StatusOr<OutboxEntry> OutboxFromRow(const Row& r);

@@ -35,6 +35,8 @@ struct NewTask {
   int32_t max_attempts = 3;
   std::optional<std::string> contract_version;
   std::string trace_id;
+  // Governed columns decided at create; stored, read back on every attempt.
+  task::ColumnPolicy column_policy;
 };
 
 struct CreateLimits {

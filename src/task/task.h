@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "task/column_policy.h"
+
 namespace export_center::task {
 
 enum class TaskState {
@@ -84,6 +86,9 @@ struct Task {
   std::optional<int64_t> execution_deadline_at;
   bool cancel_requested = false;
   std::optional<std::string> contract_version;
+  // What the requester may see of governed columns, decided at create
+  // (task/column_policy.h); empty for a task that shows every column.
+  ColumnPolicy column_policy;
 
   // Downloads.
   int64_t download_count = 0;

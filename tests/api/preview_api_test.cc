@@ -125,7 +125,8 @@ TEST_F(PreviewApiTest, AnswersTheEnvelopeExactly) {
                  {"key":"note","title":"备注","type":"STRING"}],
       "rows":[["1","'=1+1"],["2",""]],
       "rowCount":{"value":"2","exact":true},
-      "maxRows":"100","exceedsMaxRows":false,"suggestions":[],"planAdvice":[]}})"));
+      "maxRows":"100","exceedsMaxRows":false,"suggestions":[],"planAdvice":[],
+      "columnPolicy":{"masked":0,"omitted":0,"columns":[]}}})"));
 }
 
 // docs/sql-template-route.md#plan-advice: what the source's plans said,

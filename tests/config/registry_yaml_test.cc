@@ -106,6 +106,53 @@ TEST(Registry, ValidRegistryParses) {
   EXPECT_EQ(r->FindService("nope"), nullptr);
 }
 
+const char kGovernedColumns[] = R"(    columns:
+      phone: {required-permission: platform:customer:contact, without: mask, keep-first: 3, keep-last: 4}
+      id_card: {required-permission: platform:customer:contact, without: hash, hash-chars: 16}
+      salary: {required-permission: platform:customer:salary}
+    parameters:)";
+
+TEST(Registry, GovernedColumnsParse) {
+  StatusOr<RegistrySnapshot> r = Parse(Replace(kValid, "    parameters:", kGovernedColumns));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ExportDefinition* def = r->Find("CUSTOMER_LIST");
+  ASSERT_EQ(def->column_rules.size(), 3u);
+  const task::ColumnRule& phone = def->column_rules[0];
+  EXPECT_EQ(phone.key, "phone");
+  EXPECT_EQ(phone.required_permission, "platform:customer:contact");
+  EXPECT_EQ(phone.without.key, "phone");
+  EXPECT_EQ(phone.without.action, task::ColumnAction::kMask);
+  EXPECT_EQ(phone.without.keep_first, 3);
+  EXPECT_EQ(phone.without.keep_last, 4);
+  EXPECT_EQ(def->column_rules[1].without.action, task::ColumnAction::kHash);
+  EXPECT_EQ(def->column_rules[1].without.hash_chars, 16);
+  EXPECT_EQ(def->column_rules[2].without.action, task::ColumnAction::kOmit);  // the default
+  EXPECT_TRUE(r->Find("ORDER_SQL")->column_rules.empty());
+}
+
+TEST(Registry, GovernedColumnProblems) {
+  auto with = [](const std::string& rule) {
+    return Replace(kValid, "    parameters:", "    columns:\n      " + rule + "\n    parameters:");
+  };
+  ExpectProblem(with("phone: {without: mask}"),
+                "definitions.CUSTOMER_LIST.columns.phone.required-permission: is required");
+  ExpectProblem(with("phone: {required-permission: nope, without: omit}"),
+                "definitions.CUSTOMER_LIST.columns.phone.required-permission: \"nope\" is not a "
+                "valid permission");
+  ExpectProblem(with("phone: {required-permission: a:b:c, without: blur}"),
+                "definitions.CUSTOMER_LIST.columns.phone.without:");
+  ExpectProblem(with("phone: {required-permission: a:b:c, without: hash, keep-first: 3}"),
+                "definitions.CUSTOMER_LIST.columns.phone.keep-first: is only for without: mask");
+  ExpectProblem(with("phone: {required-permission: a:b:c, without: mask, hash-chars: 8}"),
+                "definitions.CUSTOMER_LIST.columns.phone.hash-chars: is only for without: hash");
+  ExpectProblem(with("phone: {required-permission: a:b:c, without: hash, hash-chars: 4}"),
+                "definitions.CUSTOMER_LIST.columns.phone.hash-chars: 4 is out of range");
+  ExpectProblem(with("phone: {required-permission: a:b:c, mask: true}"),
+                "definitions.CUSTOMER_LIST.columns.phone.mask: unknown key");
+  ExpectProblem(with("\"a b\": {required-permission: a:b:c}"),
+                "definitions.CUSTOMER_LIST.columns.a b: \"a b\" is not a valid column key");
+}
+
 TEST(Registry, EmptyDocumentIsAnEmptyRegistry) {
   StatusOr<RegistrySnapshot> r = Parse("");
   ASSERT_TRUE(r.ok());

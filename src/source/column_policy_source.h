@@ -1,0 +1,49 @@
+#pragma once
+// ColumnPolicySource: a RowSource wrapper that applies a task's column policy
+// (task/column_policy.h) to the columns and every row of the source it wraps,
+// before any writer or preview sees them — the one place where governed
+// columns are omitted, masked or hashed, for both routes and the preview
+// (docs/configuration.md#column-governance-columns).
+//
+// The columns are bound after the first page (only then does a source know
+// them); everything else is the inner source's. Thread-compatible like any
+// RowSource; Interrupt is the inner source's and thread-safe.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "source/row_source.h"
+#include "task/column_policy.h"
+
+namespace export_center::source {
+
+class ColumnPolicySource : public RowSource {
+ public:
+  ColumnPolicySource(std::unique_ptr<RowSource> inner, task::ColumnPolicy policy);
+
+  // RowSource:
+  const std::vector<task::Column>& columns() const override;
+  StatusOr<Page> NextPage() override;
+  std::optional<task::TaskState> terminal_state() const override {
+    return inner_->terminal_state();
+  }
+  std::optional<std::string> failure_code() const override { return inner_->failure_code(); }
+  std::shared_ptr<const std::string> excel_template() const override {
+    return inner_->excel_template();
+  }
+  std::vector<task::PlanAdvice> plan_advice() const override { return inner_->plan_advice(); }
+  void Interrupt(const Status& reason) override { inner_->Interrupt(reason); }
+
+ private:
+  std::unique_ptr<RowSource> inner_;
+  const task::ColumnPolicy policy_;
+  std::optional<task::ColumnPolicyApplier> applier_;  // after the first page
+};
+
+// Wraps `inner` when `policy` has decisions; otherwise returns it as it is.
+std::unique_ptr<RowSource> WithColumnPolicy(std::unique_ptr<RowSource> inner,
+                                            task::ColumnPolicy policy);
+
+}  // namespace export_center::source
