@@ -136,4 +136,11 @@ bool CanSeeType(const Principal& principal, const registry::ExportDefinition& de
 // (PermissionDenied).
 Status CheckCanRun(const Principal& principal, const registry::ExportDefinition& def);
 
+// The state rules of a manual retry, the single one and each of a bulk one
+// (docs/task-lifecycle.md#manual-retry): the type still registered
+// (`def` non-null) and enabled (else InvalidArgument); a STALE task is
+// exported again instead, and only FAILED, CANCELLED or INCONSISTENT tasks
+// are retried (else Conflict).
+Status CheckManualRetry(const task::Task& task, const registry::ExportDefinition* def);
+
 }  // namespace export_center::api

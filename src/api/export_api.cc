@@ -273,6 +273,16 @@ ExportApi::Handlers::Handlers(ExportApi& api)
     if (!p.ok()) return WriteStatus(res, p.status());
     api_.preview_->Handle(req, *p, Snapshot(), res);
   });
+  if (api.operator_) {
+    for (OperatorApi::Route& route : api.operator_->Routes()) {
+      Add(route.method, Base(route.pattern.c_str()),
+          [this, h = std::move(route.handler)](const Request& req, Response& res) {
+            auto p = Authenticate(req);
+            if (!p.ok()) return WriteStatus(res, p.status());
+            h(req, *p, res.Header(kRequestIdHeader), res);
+          });
+    }
+  }
   Add("GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
   Add("GET", Base("/download-audit"), std::bind(&Handlers::DownloadAudit, this, _1, _2));
   Add("GET", "/healthz", [](const Request&, Response& res) {
@@ -761,19 +771,7 @@ StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Prin
     return InvalidArgument("export type " + t.export_type + " is no longer registered");
   }
   EC_RETURN_IF_ERROR(CheckCanRun(p, *def));
-  if (t.status == task::TaskState::kStale) {
-    // A retry keeps the contract version the task recorded at create and
-    // would end STALE again (docs/task-lifecycle.md#stale-and-inconsistent).
-    return Conflict("task " + std::to_string(t.id) +
-                    " is STALE: its query logic was upgraded after it was created, so a retry "
-                    "would end STALE again; export again instead (POST /export-tasks/" +
-                    std::to_string(t.id) + "/export-again)");
-  }
-  if (!task::CanManualRetry(t.status)) {
-    return Conflict("task " + std::to_string(t.id) + " is " +
-                    std::string(task::ToString(t.status)) +
-                    "; only FAILED, CANCELLED or INCONSISTENT tasks can be retried");
-  }
+  EC_RETURN_IF_ERROR(CheckManualRetry(t, def));
   return deps_.store->ManualRetry(t.id, request_id);
 }
 
@@ -946,6 +944,14 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
   tickets.ttl = std::chrono::seconds(std::clamp(deps_.server.events_ticket_ttl_seconds, 1, 30));
   tickets_ = std::make_unique<EventsTickets>(download_secret_, tickets);
   preview_ = std::make_unique<PreviewApi>(deps_.preview, deps_.preview_options, deps_.limits);
+  if (deps_.operations != nullptr) {
+    OperatorApiDeps operator_deps;
+    operator_deps.operations = deps_.operations;
+    operator_deps.catalog = deps_.store;
+    operator_deps.registry = deps_.registry;
+    operator_deps.on_task_created = deps_.on_task_created;
+    operator_ = std::make_unique<OperatorApi>(std::move(operator_deps));
+  }
   handlers_ = std::make_unique<Handlers>(*this);
 }
 

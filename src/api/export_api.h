@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 
+#include "api/operator_api.h"
 #include "api/options.h"
 #include "api/preview_api.h"
 #include "common/status.h"
@@ -38,6 +39,7 @@
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "store/task_catalog.h"
+#include "store/task_operations.h"
 #include "task/limits.h"
 
 namespace export_center::api {
@@ -49,7 +51,10 @@ class EventsTickets;
 inline constexpr char kApiBase[] = "/api/platform/v1/files";
 
 struct ExportApiDeps {
-  store::TaskCatalog* store = nullptr;        // not owned; outlives the server
+  store::TaskCatalog* store = nullptr;  // not owned; outlives the server
+  // The operators' console (operator_api.h; not owned). Optional: unset, its
+  // routes do not exist (404).
+  store::TaskOperations* operations = nullptr;
   storage::ExportStorage* storage = nullptr;  // not owned
   registry::Registry* registry = nullptr;     // not owned
   ServerOptions server;                       // public_base_url for signed URLs, threads
@@ -110,6 +115,7 @@ class ExportApi : public http::HttpService {
   std::unique_ptr<TaskEventHub> events_;    // GET /export-tasks/events
   std::unique_ptr<EventsTickets> tickets_;  // POST /export-tasks/events-ticket
   std::unique_ptr<PreviewApi> preview_;
+  std::unique_ptr<OperatorApi> operator_;  // null without deps_.operations
   std::unique_ptr<Handlers> handlers_;
 };
 

@@ -208,6 +208,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
 
   api::ExportApi::Deps deps;
   deps.store = c.store.get();
+  deps.operations = c.store.get();
   deps.storage = c.storage.get();
   deps.registry = c.registry.get();
   deps.server = cfg.server;

@@ -397,6 +397,37 @@ Migration ColumnPolicy() {
   };
 }
 
+// Version 11: the audit of the operators' bulk actions (docs/store.md#operators-console):
+// who, which action, the filter, how many tasks it matched and what became of
+// them. scope_tenant is NULL for an action over every tenant. The console's
+// figures and searches read windows of requested_at: its index too.
+Migration BulkActionAudit() {
+  return {
+      11,
+      "export_bulk_action: the audit of operators' bulk actions; export_task (requested_at)",
+      {
+          "CREATE TABLE IF NOT EXISTS export_bulk_action ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " actor VARCHAR(128) NOT NULL,"
+          " actor_tenant VARCHAR(64) NOT NULL,"
+          " scope_tenant VARCHAR(64) NULL,"
+          " action VARCHAR(16) NOT NULL,"
+          " filter_json {TEXT} NOT NULL,"
+          " matched BIGINT NOT NULL,"
+          " succeeded BIGINT NOT NULL,"
+          " skipped BIGINT NOT NULL,"
+          " failed BIGINT NOT NULL,"
+          " outcome VARCHAR(16) NOT NULL,"
+          " first_error {TEXT} NULL,"
+          " started_at BIGINT NOT NULL,"
+          " finished_at BIGINT NULL){TABLE_OPTIONS}",
+          "CREATE INDEX IF NOT EXISTS idx_export_bulk_action_scope"
+          " ON export_bulk_action (scope_tenant, started_at)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_requested_at ON export_task (requested_at)",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -404,7 +435,7 @@ const std::vector<Migration>& AllMigrations() {
       InitialSchema(),      IdNodeCounter(), NotificationOutbox(),
       TaskUpdatedAtIndex(), DownloadAudit(), TaskChangeKeyIndex(),
       OutboxDueSince(),     FileManifest(),  TaskTimeline(),
-      ColumnPolicy()};
+      ColumnPolicy(),       BulkActionAudit()};
   return kMigrations;
 }
 

@@ -185,6 +185,23 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<ExpireOutcome> MarkExpired(int64_t task_id) override;
   StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override;
 
+  // ---- TaskOperations (sql_task_operations.cc) ----
+  StatusOr<ListPage> SearchTasks(const OperatorFilter& filter, int page, int size) override;
+  StatusOr<int64_t> CountTasks(const OperatorFilter& filter) override;
+  StatusOr<std::vector<int64_t>> ListTaskIds(const OperatorFilter& filter, int64_t after_id,
+                                             int limit) override;
+  StatusOr<TaskDispatch> ReadTaskDispatch(int64_t task_id) override;
+  StatusOr<int64_t> BeginBulkAction(const BulkActionRecord& record) override;
+  Status FinishBulkAction(const BulkActionRecord& record) override;
+  StatusOr<std::vector<BulkActionRecord>> ListBulkActions(const OperatorScope& scope,
+                                                          int limit) override;
+  StatusOr<std::vector<TypeStats>> ReadTypeStats(const OperatorScope& scope,
+                                                 int64_t window_ms) override;
+  StatusOr<QueueHealth> ReadQueueHealth(const OperatorScope& scope) override;
+  StatusOr<std::vector<NotificationEntry>> ListDeadNotifications(const OperatorScope& scope,
+                                                                 int limit) override;
+  Status RedeliverNotification(const OperatorScope& scope, int64_t notification_id) override;
+
   // ---- CommandQuarantine (sql_task_maintenance.cc) ----
   Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
                            const std::string& reason) override;

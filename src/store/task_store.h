@@ -8,6 +8,7 @@
 //   AttemptLedger    (attempt_ledger.h)   consumer, export attempt, lease watchdog
 //   TaskMaintenance  (task_maintenance.h) reconciler: re-dispatch, recover, expire, purge
 //   CommandQuarantine(task_maintenance.h) DLQ handler
+//   TaskOperations   (task_operations.h) api/: the operators' console
 //   StoreAdmin       (here)               app/: schema, guard row, notification routes, gauges
 // TaskStore is their union, for wiring in app/; TaskStoreWrapper
 // (task_store_wrapper.h) forwards every method to another store, so a test
@@ -37,6 +38,7 @@
 #include "store/notification_outbox.h"
 #include "store/task_catalog.h"
 #include "store/task_maintenance.h"
+#include "store/task_operations.h"
 #include "task/task.h"
 
 namespace export_center::store {
@@ -94,6 +96,7 @@ class TaskStore : public TaskCatalog,
                   public AttemptLedger,
                   public TaskMaintenance,
                   public CommandQuarantine,
+                  public TaskOperations,
                   public StoreAdmin {};
 
 }  // namespace export_center::store

@@ -132,6 +132,45 @@ class TaskStoreWrapper : public TaskStore {
     return target_->QuarantineCommand(task_id, dispatch_version, event_id, reason);
   }
 
+  // ---- TaskOperations ----
+  StatusOr<ListPage> SearchTasks(const OperatorFilter& filter, int page, int size) override {
+    return target_->SearchTasks(filter, page, size);
+  }
+  StatusOr<int64_t> CountTasks(const OperatorFilter& filter) override {
+    return target_->CountTasks(filter);
+  }
+  StatusOr<std::vector<int64_t>> ListTaskIds(const OperatorFilter& filter, int64_t after_id,
+                                             int limit) override {
+    return target_->ListTaskIds(filter, after_id, limit);
+  }
+  StatusOr<TaskDispatch> ReadTaskDispatch(int64_t task_id) override {
+    return target_->ReadTaskDispatch(task_id);
+  }
+  StatusOr<int64_t> BeginBulkAction(const BulkActionRecord& record) override {
+    return target_->BeginBulkAction(record);
+  }
+  Status FinishBulkAction(const BulkActionRecord& record) override {
+    return target_->FinishBulkAction(record);
+  }
+  StatusOr<std::vector<BulkActionRecord>> ListBulkActions(const OperatorScope& scope,
+                                                          int limit) override {
+    return target_->ListBulkActions(scope, limit);
+  }
+  StatusOr<std::vector<TypeStats>> ReadTypeStats(const OperatorScope& scope,
+                                                 int64_t window_ms) override {
+    return target_->ReadTypeStats(scope, window_ms);
+  }
+  StatusOr<QueueHealth> ReadQueueHealth(const OperatorScope& scope) override {
+    return target_->ReadQueueHealth(scope);
+  }
+  StatusOr<std::vector<NotificationEntry>> ListDeadNotifications(const OperatorScope& scope,
+                                                                 int limit) override {
+    return target_->ListDeadNotifications(scope, limit);
+  }
+  Status RedeliverNotification(const OperatorScope& scope, int64_t notification_id) override {
+    return target_->RedeliverNotification(scope, notification_id);
+  }
+
   // ---- StoreAdmin ----
   Status Migrate() override { return target_->Migrate(); }
   Status CheckGuardRow() override { return target_->CheckGuardRow(); }

@@ -344,6 +344,60 @@ class OpenApiDocument(ValidatesResponses):
         jsonschema.validate(json.loads(event["data"]),
                             {"$ref": "#/components/schemas/Task", **components})
 
+    def test_5c_the_operators_console(self):
+        """Every route of the operators' console (docs/http-api.md#operators-console)
+        with its main refusals."""
+        op = self.c.token("op", "1", perms=("platform:export:operate",))
+        base = API + "/operator"
+        task = self.export(self.alice)
+        self.set_status(task["id"], "FAILED")
+        found = self.call("GET", base + "/tasks?status=FAILED&size=5", op, expect=200, code="200")
+        self.assertEqual(found.json()["data"]["records"][0]["requestedBy"], "alice")
+        self.call("GET", base + "/tasks?status=DONE", op, expect=200, code="400")
+        self.call("GET", base + "/tasks", self.alice, expect=200, code="403")
+        self.call("GET", base + "/tasks", None, expect=200, code="401")
+        detail = self.call("GET", base + "/tasks/" + task["id"], op, expect=200, code="200")
+        self.assertEqual(detail.json()["data"]["task"]["dispatchVersion"], 1)
+        self.call("GET", base + "/tasks/1", op, expect=200, code="404")
+
+        body = {"action": "RETRY", "filter": {"status": "FAILED", "user": "alice"}}
+        counted = self.call("POST", base + "/bulk-actions/count", op, body=body, expect=200,
+                            code="200").json()["data"]
+        self.assertGreaterEqual(int(counted["matched"]), 1)
+        self.call("POST", base + "/bulk-actions", op, body=body, expect=200, code="400")
+        self.call("POST", base + "/bulk-actions", op, body={**body, "expectedCount": "999"},
+                  expect=200, code="409")
+        done = self.call("POST", base + "/bulk-actions", op,
+                         body={**body, "expectedCount": counted["matched"]}, expect=200,
+                         code="200").json()["data"]
+        self.assertEqual(done["succeeded"], counted["matched"])
+        self.c.wait_task(self.alice, task["id"], states=("SUCCEEDED",))
+        self.call("POST", base + "/bulk-actions/count", self.alice, body=body, expect=200,
+                  code="403")
+        audit = self.call("GET", base + "/bulk-actions", op, expect=200, code="200")
+        self.assertEqual(audit.json()["data"]["records"][0]["action"], "RETRY")
+        stats = self.call("GET", base + "/stats", op, expect=200, code="200").json()["data"]
+        self.assertEqual([w["window"] for w in stats["windows"]], ["24h", "7d"])
+        self.call("GET", base + "/queue-health", op, expect=200, code="200")
+        self.call("GET", base + "/queue-health?tenantId=2", op, expect=200, code="403")
+
+        db = self.c.db()
+        for note_id, status, version in ((9000000000000000002, "DEAD", 1),
+                                         (9000000000000000003, "DELIVERED", 2)):
+            db.execute("INSERT INTO export_notification (id, event_id, receiver_id, task_id,"
+                       " dispatch_version, task_status, payload_json, status, attempt_count,"
+                       " next_retry_at, last_error, created_at, updated_at) VALUES (?, ?, 'hooks',"
+                       f" ?, ?, 'SUCCEEDED', '{{}}', ?, 8, {db.NOW}, 'HTTP 500', {db.NOW},"
+                       f" {db.NOW})", (note_id, f"openapi-event-{note_id}", int(task["id"]),
+                                       version, status))
+        dead = self.call("GET", base + "/queue-health", op, expect=200, code="200").json()["data"]
+        self.assertEqual(dead["deadDeliveries"][0]["id"], "9000000000000000002")
+        self.call("POST", base + "/notifications/9000000000000000002/redeliver", op, expect=200,
+                  code="200")
+        self.call("POST", base + "/notifications/9000000000000000003/redeliver", op, expect=200,
+                  code="409")
+        self.call("POST", base + "/notifications/x/redeliver", op, expect=200, code="400")
+
     def test_6_task_events_preview_and_coverage(self):
         """Task events (a stream that never ends: its head is read and checked)
         and the preview; then every documented operation must have been

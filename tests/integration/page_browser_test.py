@@ -14,6 +14,10 @@ previews an export from the form (rows equal to the API's preview and to the
 file the export then writes, nothing queued by the preview; a type over its
 max-rows says so with its options, in Chinese and English), and checks that
 the second tenant's page shows none of the first tenant's tasks.
+A second test runs tests/integration/page/operator_console_test.js: the
+operators' console (search across users, a task's dispatch detail, a counted
+and confirmed bulk retry, the figures, a dead delivery re-delivered) and a
+second tenant's operator seeing nothing of the first.
 Screenshots: BUILD_DIR/test-artifacts/page/.
 
 Run: /usr/bin/python3 page_browser_test.py BUILD_DIR
@@ -107,6 +111,51 @@ class DownloadCenterPage(unittest.TestCase):
                          self.c.log()[-3000:])
         self.assertIn("all checks passed", r.stdout)
         self.assertNotIn(self.alice, self.c.log(), "a token reached the center's log")
+
+    # ---- the operators' console (docs/download-center.md#operators-console) ----
+
+    def console_tasks(self):
+        """Tenant 1: two of alice's tasks that FAILED (PROVIDER_ERROR) and one of
+        carol's with a dead webhook delivery; tenant 2: one of bob's."""
+        carol = self.c.token("carol", "1")
+        made = {}
+        for who, token, keyword in (("a1", self.alice, "console-a1"), ("a2", self.alice, "console-a2"),
+                                    ("c1", carol, "console-c1"), ("b1", self.bob, "console-b1")):
+            created = self.c.create(token, parameters={"keyword": keyword}, name="运维 " + keyword)
+            made[who] = self.c.wait_task(token, created["data"]["id"], states=("SUCCEEDED",))["id"]
+        db = self.c.db()
+        for who in ("a1", "a2"):
+            db.execute(f"UPDATE export_task SET status = 'FAILED', failure_code = 'PROVIDER_ERROR',"
+                       f" object_key = NULL, updated_at = {db.NOW} WHERE id = ?", (int(made[who]),))
+        dead_id = 9000000000000000001
+        db.execute("INSERT INTO export_notification (id, event_id, receiver_id, task_id,"
+                   " dispatch_version, task_status, payload_json, status, attempt_count,"
+                   f" next_retry_at, last_error, created_at, updated_at) VALUES (?, ?, 'hooks', ?, 1,"
+                   f" 'SUCCEEDED', '{{}}', 'DEAD', 8, {db.NOW}, 'HTTP 500', {db.NOW}, {db.NOW})",
+                   (dead_id, "console-dead-event", int(made["c1"])))
+        return made, str(dead_id)
+
+    def test_the_operator_console_in_chromium(self):
+        made, dead_id = self.console_tasks()
+        config = {
+            "base": self.c.base,
+            "aliceToken": self.alice,
+            "op1Token": self.c.token("op1", "1", perms=("platform:export:operate",)),
+            "op2Token": self.c.token("op2", "2", perms=("platform:export:operate",)),
+            "tenant1Ids": [made["a1"], made["a2"], made["c1"]],
+            "failedIds": [made["a1"], made["a2"]],
+            "tenant2Id": made["b1"],
+            "deadId": dead_id,
+            "artifacts": os.path.join(BUILD_DIR, "test-artifacts", "page"),
+            "tmp": self.c.dir,
+        }
+        env = {**os.environ, "EC_PAGE_TEST": json.dumps(config), "NODE_PATH": node_path()}
+        script = os.path.join(os.path.dirname(__file__), "page", "operator_console_test.js")
+        r = subprocess.run(["node", script], env=env, capture_output=True, text=True, timeout=240)
+        print(r.stdout, file=sys.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr + "\n--- center log tail ---\n" +
+                         self.c.log()[-3000:])
+        self.assertIn("all checks passed", r.stdout)
 
 
 if __name__ == "__main__":

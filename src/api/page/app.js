@@ -67,6 +67,29 @@
       fail_COMMAND_QUARANTINED: "任务消息无法处理，已隔离", fail_TIMEOUT: "执行超时",
       fail_other: "导出失败",
       units: ["天", "小时", "分", "秒"],
+      // the operators' console
+      opOpen: "运维控制台", opClose: "返回我的导出", opSearchTitle: "任务查询", opTenant: "租户",
+      opUser: "用户", opFailureCode: "失败代码", opFrom: "提交时间从", opTo: "到", opSearch: "查询",
+      opAnyStatus: "全部状态", opBulkRetry: "批量重试", opBulkCancel: "批量取消", opConfirm: "确认",
+      opBack: "返回", opColId: "任务", opLeaseOwner: "执行实例", opTotal: "共 {n} 个任务",
+      opConfirmRETRY: "将重试符合条件的 {n} 个任务，确认吗？",
+      opConfirmCANCEL: "将取消符合条件的 {n} 个任务，确认吗？",
+      opNothing: "没有符合条件、可以执行该操作的任务。",
+      opBulkDone: "{action}：匹配 {matched}，成功 {succeeded}，跳过 {skipped}，失败 {failed}",
+      act_RETRY: "批量重试", act_CANCEL: "批量取消", act_REDELIVER: "重新投递",
+      opDetailTitle: "任务详情", opCommands: "调度命令（发件箱）", opNotifications: "通知投递",
+      opTimeline: "时间线", opTimelineSoon: "时间线将在此显示。",
+      opDispatchVersion: "调度版本", opLeaseUntil: "租约到期", opAttempts: "尝试次数",
+      opHeartbeat: "最近心跳", opOutboxState: "发件箱状态", opNone: "无",
+      opAuditTitle: "批量操作记录", opWho: "操作人", opAction: "操作", opFilter: "条件",
+      opMatched: "匹配", opOutcome: "结果", opStarted: "开始时间",
+      opStatsTitle: "按导出类型统计", win_24h: "最近 24 小时", win_7d: "最近 7 天",
+      opCount: "任务数", opSuccessRate: "成功率", opWait: "等待 p50 / p95", opDuration: "耗时 p50 / p95",
+      opRowsPerSecond: "行/秒", opBytes: "数据量", opTopFailures: "主要失败代码", opNoStats: "该时段没有任务",
+      opHealthTitle: "队列健康", opDueCommands: "待发送命令", opOldestDue: "最早待发送已等待",
+      opDeadCount: "投递失败的通知", opRunning: "各实例运行中", opInstance: "实例", opDead: "投递失败的通知",
+      opReceiver: "接收方", opLastError: "最后错误", opRedeliver: "重新投递", opRedelivered: "已重新投递通知 {id}",
+      opNoDead: "没有投递失败的通知", opNoRunning: "没有运行中的任务",
     },
     en: {
       skip: "Skip to the task list", title: "Download center", signOut: "Sign out",
@@ -118,6 +141,29 @@
       fail_COMMAND_QUARANTINED: "The task's message could not be processed and was set aside", fail_TIMEOUT: "Timed out",
       fail_other: "Export failed",
       units: ["d", "h", "min", "s"],
+      // the operators' console
+      opOpen: "Operators' console", opClose: "Back to my exports", opSearchTitle: "Find tasks", opTenant: "Tenant",
+      opUser: "User", opFailureCode: "Failure code", opFrom: "Requested from", opTo: "to", opSearch: "Search",
+      opAnyStatus: "Any status", opBulkRetry: "Retry all matching", opBulkCancel: "Cancel all matching", opConfirm: "Confirm",
+      opBack: "Back", opColId: "Task", opLeaseOwner: "Instance", opTotal: "{n} tasks",
+      opConfirmRETRY: "{n} matching tasks will be retried. Confirm?",
+      opConfirmCANCEL: "{n} matching tasks will be cancelled. Confirm?",
+      opNothing: "No matching task this action applies to.",
+      opBulkDone: "{action}: {matched} matched, {succeeded} done, {skipped} skipped, {failed} failed",
+      act_RETRY: "Bulk retry", act_CANCEL: "Bulk cancel", act_REDELIVER: "Re-delivery",
+      opDetailTitle: "Task detail", opCommands: "Dispatch commands (outbox)", opNotifications: "Notifications",
+      opTimeline: "Timeline", opTimelineSoon: "The timeline will be shown here.",
+      opDispatchVersion: "Dispatch version", opLeaseUntil: "Lease until", opAttempts: "Attempts",
+      opHeartbeat: "Last heartbeat", opOutboxState: "Outbox state", opNone: "none",
+      opAuditTitle: "Bulk actions", opWho: "Who", opAction: "Action", opFilter: "Filter",
+      opMatched: "Matched", opOutcome: "Outcome", opStarted: "Started",
+      opStatsTitle: "By export type", win_24h: "Last 24 hours", win_7d: "Last 7 days",
+      opCount: "Tasks", opSuccessRate: "Success rate", opWait: "Wait p50 / p95", opDuration: "Duration p50 / p95",
+      opRowsPerSecond: "Rows/s", opBytes: "Bytes", opTopFailures: "Top failure codes", opNoStats: "No tasks in this window",
+      opHealthTitle: "Queue health", opDueCommands: "Commands due", opOldestDue: "Oldest due for",
+      opDeadCount: "Dead webhook deliveries", opRunning: "Running per instance", opInstance: "Instance", opDead: "Dead webhook deliveries",
+      opReceiver: "Receiver", opLastError: "Last error", opRedeliver: "Re-deliver", opRedelivered: "Notification {id} queued for delivery again",
+      opNoDead: "No dead deliveries", opNoRunning: "Nothing running",
     },
   };
 
@@ -212,6 +258,9 @@
 
   function showSignIn(message) {
     $("app").hidden = true;
+    $("console").hidden = true;
+    $("view-toggle").hidden = true;
+    op.shown = false;
     $("signout").hidden = true;
     $("signin").hidden = false;
     $("live").textContent = "";
@@ -875,6 +924,328 @@
       el("table", { class: "preview-table" }, el("thead", {}, head), el("tbody", {}, ...body))));
   }
 
+  // ---- the operators' console ---------------------------------------------
+  // (docs/download-center.md#operators-console) For a token holding
+  // platform:export:operate or platform:export:operate-all: the page finds out
+  // by asking the console's cheapest route, and offers the view only then.
+
+  const OP_STATES = ["", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "EXPIRED", "STALE", "INCONSISTENT"];
+  const op = {
+    available: false, shown: false, filter: {},
+    found: null, detail: null, audit: [], stats: null, health: null,
+    pending: null,  // the counted bulk action awaiting confirmation: { action, filter, matched }
+    result: null,   // the last bulk action's audit row
+  };
+
+  function opSay(text, kind) {
+    $("op-msg").textContent = text || "";
+    $("op-msg").className = "msg" + (kind ? " " + kind : "");
+  }
+
+  async function detectOperator() {
+    try {
+      op.health = await call("GET", "/operator/queue-health");
+      op.available = true;
+    } catch (e) {
+      op.available = false;
+    }
+    $("view-toggle").hidden = !op.available;
+  }
+
+  function showConsole(show) {
+    op.shown = show;
+    $("app").hidden = show;
+    $("console").hidden = !show;
+    $("view-toggle").textContent = t(show ? "opClose" : "opOpen");
+    if (show) loadConsole();
+  }
+
+  // The filter of the search form: only fields with a value; times as UTC.
+  function opFilterFromForm() {
+    const f = {};
+    for (const [id, name] of [["op-tenant", "tenantId"], ["op-user", "user"], ["op-type", "exportType"],
+      ["op-status", "status"], ["op-code", "failureCode"]]) {
+      const v = $(id).value.trim();
+      if (v) f[name] = v;
+    }
+    for (const [id, name] of [["op-from", "from"], ["op-to", "to"]]) {
+      const v = $(id).value;
+      if (v) f[name] = new Date(v).toISOString();  // the picker's local time
+    }
+    return f;
+  }
+
+  async function loadConsole() {
+    opSay("");
+    await Promise.all([opSearch(), loadAudit(), loadStats(), loadHealth()]);
+  }
+
+  async function opSearch() {
+    op.filter = opFilterFromForm();
+    try {
+      op.found = await call("GET", "/operator/tasks?" + new URLSearchParams({ ...op.filter, size: "50" }));
+    } catch (e) {
+      op.found = null;
+      opSay(e.message, "error");
+    }
+    renderOpRows();
+  }
+
+  function renderOpStatus() {
+    const select = $("op-status");
+    const chosen = select.value;
+    select.replaceChildren(...OP_STATES.map((s) => el("option", { value: s, text: s ? t("st_" + s) : t("opAnyStatus") })));
+    select.value = chosen;
+  }
+
+  function renderOpRows() {
+    const body = $("op-rows");
+    body.replaceChildren();
+    const records = op.found ? op.found.records : [];
+    for (const task of records) {
+      body.append(el("tr", { "data-id": task.id, "data-status": task.status, onclick: () => showDetail(task.id) },
+        el("td", {}, el("button", { type: "button", class: "link", "data-action": "detail", text: task.id })),
+        el("td", { class: "tenant", text: task.tenantId }),
+        el("td", { class: "user", text: task.requestedBy }),
+        el("td", { text: task.exportType }),
+        el("td", {}, el("span", { class: "badge st-" + task.status.toLowerCase(), text: t("st_" + task.status) })),
+        el("td", { text: task.failureCode || "" }),
+        el("td", { text: formatTime(task.requestedAt) }),
+        el("td", { class: "lease", text: task.leaseOwner || "" })));
+    }
+    $("op-total").textContent = op.found ? t("opTotal", { n: formatNumber(op.found.total) }) : "";
+  }
+
+  async function showDetail(id) {
+    try {
+      op.detail = await call("GET", "/operator/tasks/" + id);
+    } catch (e) {
+      op.detail = null;
+      opSay(e.message, "error");
+    }
+    renderDetail();
+    if (op.detail) $("op-detail").focus();
+  }
+
+  function fact(list, label, value) {
+    list.append(el("dt", { text: label }), el("dd", { "data-fact": label, text: value === null || value === undefined || value === "" ? t("opNone") : String(value) }));
+  }
+
+  function renderDetail() {
+    const box = $("op-detail");
+    box.hidden = !op.detail;
+    if (!op.detail) return;
+    const { task, commands, notifications } = op.detail;
+    box.dataset.id = task.id;
+    const facts = $("op-detail-facts");
+    facts.replaceChildren();
+    fact(facts, t("opColId"), task.id + " · " + task.taskName);
+    fact(facts, t("opTenant"), task.tenantId + " / " + task.requestedBy);
+    fact(facts, t("colStatus"), t("st_" + task.status) + (task.failureCode ? " · " + task.failureCode : ""));
+    facts.lastChild.dataset.status = task.status;
+    fact(facts, t("opDispatchVersion"), task.dispatchVersion);
+    facts.lastChild.id = "op-dispatch-version";
+    fact(facts, t("opLeaseOwner"), task.leaseOwner);
+    facts.lastChild.id = "op-lease-owner";
+    fact(facts, t("opLeaseUntil"), formatTime(task.leaseUntil));
+    fact(facts, t("opHeartbeat"), formatTime(task.lastHeartbeatAt));
+    fact(facts, t("opAttempts"), task.attemptCount + " / " + task.maxAttempts);
+    const current = commands.filter((c) => c.dispatchVersion === task.dispatchVersion).pop();
+    fact(facts, t("opOutboxState"), current ? current.status : null);
+    facts.lastChild.id = "op-outbox-state";
+    $("op-commands").tBodies[0].replaceChildren(...commands.map((c) => el("tr", { "data-version": String(c.dispatchVersion) },
+      el("td", { text: "v" + c.dispatchVersion }), el("td", { class: "state", text: c.status }),
+      el("td", { text: t("opAttempts") + " " + c.attemptCount }),
+      el("td", { text: c.sentAt ? formatTime(c.sentAt) : formatTime(c.nextRetryAt) }),
+      el("td", { text: c.lastError || "" }))));
+    $("op-notifications").tBodies[0].replaceChildren(...notifications.map((n) => el("tr", {},
+      el("td", { text: n.receiverId }), el("td", { text: n.taskStatus }), el("td", { text: n.status }),
+      el("td", { text: n.lastError || "" }))));
+    renderOperatorTimeline(task.id);
+  }
+
+  // TIMELINE: after the timeline (GET /export-tasks/{id}/timeline) is merged,
+  // fetch it here and render its events into #op-timeline in local time and
+  // the page's language. Until then the box only says where it will be.
+  function renderOperatorTimeline(taskId) {
+    $("op-timeline").dataset.taskId = taskId;
+  }
+
+  // ---- bulk actions: count, confirm, act ----
+
+  async function countBulk(action) {
+    op.pending = null;
+    op.result = null;
+    renderBulk();
+    const filter = opFilterFromForm();
+    try {
+      const counted = await call("POST", "/operator/bulk-actions/count", { action, filter });
+      op.pending = { action, filter, matched: counted.matched };
+    } catch (e) {
+      opSay(e.message, "error");
+    }
+    renderBulk();
+    if (op.pending && op.pending.matched !== "0") $("op-confirm-yes").focus();
+  }
+
+  async function confirmBulk() {
+    const pending = op.pending;
+    if (!pending) return;
+    op.pending = null;
+    renderBulk();
+    try {
+      op.result = await call("POST", "/operator/bulk-actions",
+        { action: pending.action, filter: pending.filter, expectedCount: pending.matched });
+    } catch (e) {
+      opSay(e.message, "error");  // a changed count: count again
+    }
+    renderBulk();
+    await Promise.all([opSearch(), loadAudit(), loadStats(), loadHealth(), refreshDetail()]);
+  }
+
+  // The open detail after an action: its task may have changed.
+  async function refreshDetail() {
+    if (!op.detail) return;
+    try {
+      op.detail = await call("GET", "/operator/tasks/" + op.detail.task.id);
+    } catch (e) {
+      op.detail = null;
+    }
+    renderDetail();
+  }
+
+  function renderBulk() {
+    const box = $("op-confirm");
+    const pending = op.pending;
+    box.hidden = !pending || pending.matched === "0";
+    if (pending) box.dataset.matched = pending.matched;
+    $("op-confirm-text").textContent = pending ? t("opConfirm" + pending.action, { n: formatNumber(pending.matched) }) : "";
+    const result = $("op-bulk-result");
+    if (pending && pending.matched === "0") result.textContent = t("opNothing");
+    else if (op.result) {
+      const r = op.result;
+      result.textContent = t("opBulkDone", { action: t("act_" + r.action), matched: r.matched,
+        succeeded: r.succeeded, skipped: r.skipped, failed: r.failed });
+    } else result.textContent = "";
+  }
+
+  async function loadAudit() {
+    try {
+      op.audit = (await call("GET", "/operator/bulk-actions")).records;
+    } catch (e) {
+      op.audit = [];
+    }
+    renderAudit();
+  }
+
+  function renderAudit() {
+    const head = el("tr", {}, ...["opStarted", "opWho", "opAction", "opFilter", "opMatched", "opOutcome"].map(
+      (k) => el("th", { scope: "col", text: t(k) })));
+    const rows = op.audit.map((a) => el("tr", { "data-id": a.id, "data-action": a.action },
+      el("td", { text: formatTime(a.startedAt) }), el("td", { text: a.actor }),
+      el("td", { text: t("act_" + a.action) }), el("td", { class: "filter", text: JSON.stringify(a.filter) }),
+      el("td", { text: a.matched }),
+      el("td", { text: a.outcome + " · " + a.succeeded + " / " + a.skipped + " / " + a.failed })));
+    $("op-audit").tBodies[0].replaceChildren(head, ...rows);
+  }
+
+  async function loadStats() {
+    try {
+      op.stats = await call("GET", "/operator/stats");
+    } catch (e) {
+      op.stats = null;
+    }
+    renderStats();
+  }
+
+  function ms(v) { return v === null || v === undefined ? "–" : formatDuration(v); }
+
+  function renderStats() {
+    const box = $("op-stats");
+    box.replaceChildren();
+    if (!op.stats) return;
+    for (const w of op.stats.windows) {
+      const head = el("tr", {}, ...["colType", "opCount", "opSuccessRate", "opWait", "opDuration", "opRowsPerSecond",
+        "opBytes", "opTopFailures"].map((k) => el("th", { scope: "col", text: t(k) })));
+      const rows = w.types.map((s) => el("tr", { "data-type": s.exportType },
+        el("td", { text: s.exportType }), el("td", { class: "count", text: formatNumber(s.count) }),
+        el("td", { class: "rate", text: s.successRate === null ? "–" : Math.round(s.successRate * 100) + "%" }),
+        el("td", { text: ms(s.waitP50Ms) + " / " + ms(s.waitP95Ms) }),
+        el("td", { text: ms(s.durationP50Ms) + " / " + ms(s.durationP95Ms) }),
+        el("td", { text: s.rowsPerSecond === null ? "–" : formatNumber(Math.round(s.rowsPerSecond)) }),
+        el("td", { text: formatSize(s.bytes) }),
+        el("td", { class: "codes", text: s.topFailureCodes.map((c) => c.code + " ×" + c.count).join(", ") })));
+      box.append(el("h3", { text: t("win_" + w.window) }),
+        el("div", { class: "table-wrap" }, el("table", { "data-window": w.window }, el("tbody", {}, head, ...rows))));
+      if (!w.types.length) box.append(el("p", { class: "help", text: t("opNoStats") }));
+    }
+  }
+
+  async function loadHealth() {
+    try {
+      op.health = await call("GET", "/operator/queue-health");
+    } catch (e) {
+      op.health = null;
+    }
+    renderHealth();
+  }
+
+  function renderHealth() {
+    const h = op.health;
+    const facts = $("op-health");
+    facts.replaceChildren();
+    $("op-instances").tBodies[0].replaceChildren();
+    $("op-dead").tBodies[0].replaceChildren();
+    if (!h) return;
+    fact(facts, t("opDueCommands"), formatNumber(h.dueCommands));
+    facts.lastChild.id = "op-due";
+    fact(facts, t("opOldestDue"), h.oldestDueAgeMs === null ? null : formatDuration(h.oldestDueAgeMs));
+    fact(facts, t("opDeadCount"), formatNumber(h.deadNotifications));
+    facts.lastChild.id = "op-dead-count";
+    $("op-instances").tBodies[0].replaceChildren(...(h.runningPerInstance.length
+      ? h.runningPerInstance.map((r) => el("tr", { "data-instance": r.instance },
+        el("td", { text: r.instance || t("opNone") }), el("td", { text: formatNumber(r.running) })))
+      : [el("tr", {}, el("td", { text: t("opNoRunning") }))]));
+    $("op-dead").tBodies[0].replaceChildren(...(h.deadDeliveries.length
+      ? h.deadDeliveries.map((n) => el("tr", { "data-id": n.id },
+        el("td", { text: n.taskId }), el("td", { text: n.receiverId }), el("td", { text: n.taskStatus }),
+        el("td", { text: n.lastError || "" }),
+        el("td", {}, el("button", { type: "button", "data-action": "redeliver", text: t("opRedeliver"),
+          onclick: () => redeliver(n.id) }))))
+      : [el("tr", {}, el("td", { text: t("opNoDead") }))]));
+  }
+
+  async function redeliver(id) {
+    try {
+      await call("POST", "/operator/notifications/" + id + "/redeliver");
+      opSay(t("opRedelivered", { id }), "ok");
+    } catch (e) {
+      opSay(e.message, "error");
+    }
+    await Promise.all([loadHealth(), loadAudit()]);
+  }
+
+  function renderConsole() {
+    renderOpStatus();
+    $("view-toggle").textContent = t(op.shown ? "opClose" : "opOpen");
+    renderOpRows();
+    renderDetail();
+    renderBulk();
+    renderAudit();
+    renderStats();
+    renderHealth();
+  }
+
+  function initConsole() {
+    $("view-toggle").addEventListener("click", () => showConsole(!op.shown));
+    $("op-search").addEventListener("submit", (ev) => { ev.preventDefault(); opSearch(); });
+    for (const id of ["op-bulk-retry", "op-bulk-cancel"]) {
+      $(id).addEventListener("click", () => countBulk($(id).dataset.bulk));
+    }
+    $("op-confirm-yes").addEventListener("click", confirmBulk);
+    $("op-confirm-no").addEventListener("click", () => { op.pending = null; renderBulk(); });
+  }
+
   // ---- language ------------------------------------------------------------
 
   function applyLanguage() {
@@ -895,6 +1266,7 @@
     renderCreated();
     renderRows(Array.from(state.rows.values(), (r) => r.task));
     if (events || pollTimer !== null) setLive(pollTimer === null);
+    renderConsole();
   }
 
   // ---- start ---------------------------------------------------------------
@@ -916,6 +1288,7 @@
     renderTabs();
     await loadTasks();
     startLive();
+    await detectOperator();
   }
 
   function init() {
@@ -948,6 +1321,7 @@
     $("create").addEventListener("change", onFormEdited);
     $("create").addEventListener("submit", submitCreate);
     $("preview-button").addEventListener("click", runPreview);
+    initConsole();
     setInterval(tick, 1000);
     if (token()) enter(); else showSignIn();
   }

@@ -1,0 +1,442 @@
+// SqlTaskStore's TaskOperations role (task_operations.h): the operators'
+// console — search, bulk-action audit, per-type figures, queue health, dead
+// webhook deliveries. Portable SQL on every backend: the percentiles are
+// nearest-rank values read with ORDER BY … LIMIT 1 OFFSET k, so no
+// database's own percentile function is needed and nothing but one value
+// per percentile leaves the database.
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/utf8.h"
+#include "store/sql_task_store_impl.h"
+
+namespace export_center::store::sql {
+namespace {
+
+constexpr char kSucceeded[] = "('SUCCEEDED', 'EXPIRED')";
+constexpr size_t kMaxTopFailureCodes = 5;
+
+// " AND …" for the scope, on the export_task columns named with `prefix` ("" or "t.").
+void AddScope(const OperatorScope& scope, const std::string& prefix, std::string* where,
+              SqlParams* params) {
+  if (!scope.tenant_id) return;
+  *where += " AND " + prefix + "tenant_id = ?";
+  params->emplace_back(*scope.tenant_id);
+  if (scope.app_code) {
+    *where += " AND " + prefix + "app_code = ?";
+    params->emplace_back(task::ToString(*scope.app_code));
+  }
+}
+
+// The WHERE of a filter over export_task, starting " WHERE 1 = 1".
+std::string FilterWhere(const OperatorFilter& f, SqlParams* params) {
+  std::string where = " WHERE 1 = 1";
+  AddScope(f.scope, "", &where, params);
+  if (f.requested_by) {
+    where += " AND requested_by = ?";
+    params->emplace_back(*f.requested_by);
+  }
+  if (f.export_type) {
+    where += " AND export_type = ?";
+    params->emplace_back(*f.export_type);
+  }
+  if (!f.any_status.empty()) {
+    std::string marks;
+    for (TaskState state : f.any_status) {
+      marks += marks.empty() ? "?" : ", ?";
+      params->emplace_back(task::ToString(state));
+    }
+    where += " AND status IN (" + marks + ")";
+  }
+  if (f.failure_code) {
+    where += " AND failure_code = ?";
+    params->emplace_back(*f.failure_code);
+  }
+  if (f.from_ms) {
+    where += " AND requested_at >= ?";
+    params->emplace_back(*f.from_ms);
+  }
+  if (f.to_ms) {
+    where += " AND requested_at < ?";
+    params->emplace_back(*f.to_ms);
+  }
+  return where;
+}
+
+constexpr char kBulkColumns[] =
+    "id, actor, actor_tenant, scope_tenant, action, filter_json, matched, succeeded, skipped,"
+    " failed, outcome, first_error, started_at, finished_at";
+
+BulkActionRecord BulkFromRow(const Row& r) {
+  BulkActionRecord b;
+  b.id = r.Int(0);
+  b.actor = r.Text(1);
+  b.actor_tenant = r.Text(2);
+  b.scope_tenant = r.OptText(3);
+  b.action = r.Text(4);
+  b.filter_json = r.Text(5);
+  b.matched = r.Int(6);
+  b.succeeded = r.Int(7);
+  b.skipped = r.Int(8);
+  b.failed = r.Int(9);
+  b.outcome = r.Text(10);
+  b.first_error = r.OptText(11);
+  b.started_at = r.Int(12);
+  b.finished_at = r.OptInt(13);
+  return b;
+}
+
+// The 0-based offset of the nearest-rank `percent` percentile of n values.
+int64_t NearestRankOffset(int64_t n, int percent) {
+  const int64_t rank = (n * percent + 99) / 100;  // ceil(n * p / 100)
+  return std::max<int64_t>(rank, 1) - 1;
+}
+
+// The tasks of one type within the window: the base of every per-type query.
+struct TypeWindow {
+  std::string where;
+  SqlParams params;
+};
+TypeWindow WindowOf(const OperatorScope& scope, int64_t since_ms) {
+  TypeWindow w{" WHERE requested_at >= ?", {since_ms}};
+  AddScope(scope, "", &w.where, &w.params);
+  return w;
+}
+
+// The value at `offset` of `expression` over the type's rows meeting `condition`, ascending.
+StatusOr<std::optional<int64_t>> ValueAt(Connection& c, const TypeWindow& w,
+                                         const std::string& type, const std::string& expression,
+                                         const std::string& condition, int64_t offset) {
+  SqlParams params = w.params;
+  params.emplace_back(type);
+  params.emplace_back(offset);
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT " + expression + " AS v FROM export_task" +
+                                             w.where + " AND export_type = ? AND " + condition +
+                                             " ORDER BY v LIMIT 1 OFFSET ?",
+                                         params));
+  if (rows.empty()) return std::optional<int64_t>();
+  return rows[0].OptInt(0);
+}
+
+struct Percentiles {
+  std::optional<int64_t> p50, p95;
+};
+StatusOr<Percentiles> PercentilesOf(Connection& c, const TypeWindow& w, const std::string& type,
+                                    const std::string& expression, const std::string& condition,
+                                    int64_t n) {
+  Percentiles p;
+  if (n <= 0) return p;
+  EC_ASSIGN_OR_RETURN(p.p50, ValueAt(c, w, type, expression, condition, NearestRankOffset(n, 50)));
+  EC_ASSIGN_OR_RETURN(p.p95, ValueAt(c, w, type, expression, condition, NearestRankOffset(n, 95)));
+  return p;
+}
+
+constexpr char kWaitExpr[] = "started_at - requested_at";
+constexpr char kWaitCondition[] = "started_at IS NOT NULL";
+constexpr char kDurationExpr[] = "completed_at - started_at";
+constexpr char kDurationCondition[] = "started_at IS NOT NULL AND completed_at IS NOT NULL";
+
+}  // namespace
+
+StatusOr<TaskCatalog::ListPage> SqlTaskStore::SearchTasks(const OperatorFilter& filter, int page,
+                                                          int size) {
+  SqlParams params;
+  const std::string where = FilterWhere(filter, &params);
+  const int64_t limit = std::clamp(size, 1, 100);
+  const int64_t offset = (std::max(page, 1) - int64_t{1}) * limit;
+  ListPage out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out = ListPage();
+    EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
+    out.total = count.at(0).Int(0);
+    SqlParams page_params = params;
+    page_params.emplace_back(limit);
+    page_params.emplace_back(offset);
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
+                               " ORDER BY requested_at DESC, id DESC"
+                               " LIMIT ? OFFSET ?",
+                           page_params));
+    for (const Row& r : rows) {
+      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
+      out.records.push_back(std::move(t));
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+StatusOr<int64_t> SqlTaskStore::CountTasks(const OperatorFilter& filter) {
+  SqlParams params;
+  const std::string where = FilterWhere(filter, &params);
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query("SELECT COUNT(*) FROM export_task" + where, params));
+  return rows.at(0).Int(0);
+}
+
+StatusOr<std::vector<int64_t>> SqlTaskStore::ListTaskIds(const OperatorFilter& filter,
+                                                         int64_t after_id, int limit) {
+  SqlParams params;
+  std::string where = FilterWhere(filter, &params);
+  where += " AND id > ?";
+  params.emplace_back(after_id);
+  params.emplace_back(int64_t{std::clamp(limit, 1, 1000)});
+  EC_ASSIGN_OR_RETURN(
+      Rows rows, db_->Query("SELECT id FROM export_task" + where + " ORDER BY id LIMIT ?", params));
+  std::vector<int64_t> ids;
+  ids.reserve(rows.size());
+  for (const Row& r : rows) ids.push_back(r.Int(0));
+  return ids;
+}
+
+StatusOr<TaskDispatch> SqlTaskStore::ReadTaskDispatch(int64_t task_id) {
+  TaskDispatch out;
+  EC_ASSIGN_OR_RETURN(out.commands, ListOutboxForTask(task_id));
+  EC_ASSIGN_OR_RETURN(out.notifications, notifications_->ListNotificationsForTask(task_id));
+  return out;
+}
+
+// ---- bulk-action audit ------------------------------------------------------------
+
+StatusOr<int64_t> SqlTaskStore::BeginBulkAction(const BulkActionRecord& b) {
+  EC_RETURN_IF_ERROR(EnsureIdNode());
+  const int64_t id = NewId();
+  EC_RETURN_IF_ERROR(
+      db_->Exec(Sql("INSERT INTO export_bulk_action (id, actor, actor_tenant, scope_tenant,"
+                    " action, filter_json, matched, succeeded, skipped, failed, outcome,"
+                    " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 'RUNNING', {NOW})"),
+                {id, std::string(utf8::TruncateBytes(b.actor, 128)),
+                 std::string(utf8::TruncateBytes(b.actor_tenant, 64)), b.scope_tenant, b.action,
+                 b.filter_json, b.matched})
+          .status());
+  return id;
+}
+
+Status SqlTaskStore::FinishBulkAction(const BulkActionRecord& b) {
+  std::optional<std::string> error;
+  if (b.first_error) error = Truncate(*b.first_error);
+  EC_ASSIGN_OR_RETURN(
+      int64_t n,
+      db_->Exec(Sql("UPDATE export_bulk_action SET succeeded = ?, skipped = ?, failed = ?,"
+                    " outcome = ?, first_error = ?, finished_at = {NOW} WHERE id = ?"),
+                {b.succeeded, b.skipped, b.failed, b.outcome, error, b.id}));
+  if (n != 1) return NotFound("bulk action " + std::to_string(b.id) + " does not exist");
+  return Status::Ok();
+}
+
+StatusOr<std::vector<BulkActionRecord>> SqlTaskStore::ListBulkActions(const OperatorScope& scope,
+                                                                      int limit) {
+  std::string where = " WHERE 1 = 1";
+  SqlParams params;
+  if (scope.tenant_id) {
+    where += " AND scope_tenant = ?";
+    params.emplace_back(*scope.tenant_id);
+  }
+  params.emplace_back(int64_t{std::clamp(limit, 1, 100)});
+  EC_ASSIGN_OR_RETURN(
+      Rows rows, db_->Query(std::string("SELECT ") + kBulkColumns + " FROM export_bulk_action" +
+                                where + " ORDER BY started_at DESC, id DESC LIMIT ?",
+                            params));
+  std::vector<BulkActionRecord> out;
+  for (const Row& r : rows) out.push_back(BulkFromRow(r));
+  return out;
+}
+
+// ---- figures ------------------------------------------------------------------------
+
+StatusOr<std::vector<TypeStats>> SqlTaskStore::ReadTypeStats(const OperatorScope& scope,
+                                                             int64_t window_ms) {
+  std::vector<TypeStats> out;
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    out.clear();
+    // One instant for every statement, so the counts and the offsets agree.
+    EC_ASSIGN_OR_RETURN(Rows now, c.Query(Sql("SELECT {NOW}")));
+    const TypeWindow w = WindowOf(scope, now.at(0).Int(0) - window_ms);
+    const std::string ok = std::string(" status IN ") + kSucceeded;
+    const std::string timed = ok + " AND " + kDurationCondition;
+    EC_ASSIGN_OR_RETURN(
+        Rows types,
+        c.Query("SELECT export_type, COUNT(*),"
+                " SUM(CASE WHEN status NOT IN " +
+                    std::string(kActive) +
+                    " THEN 1 ELSE 0 END),"
+                    " SUM(CASE WHEN" +
+                    ok +
+                    " THEN 1 ELSE 0 END),"
+                    " COALESCE(SUM(CASE WHEN" +
+                    ok +
+                    " THEN size_bytes END), 0),"
+                    " COALESCE(SUM(CASE WHEN" +
+                    timed +
+                    " THEN total_rows END), 0),"
+                    " COALESCE(SUM(CASE WHEN" +
+                    timed +
+                    " THEN completed_at - started_at END), 0),"
+                    " SUM(CASE WHEN " +
+                    kWaitCondition +
+                    " THEN 1 ELSE 0 END),"
+                    " SUM(CASE WHEN " +
+                    kDurationCondition +
+                    " THEN 1 ELSE 0 END)"
+                    " FROM export_task" +
+                    w.where + " GROUP BY export_type ORDER BY COUNT(*) DESC, export_type LIMIT 100",
+                w.params));
+    std::map<std::string, size_t> index;
+    for (const Row& r : types) {
+      TypeStats s;
+      s.export_type = r.Text(0);
+      s.count = r.Int(1);
+      s.ended = r.Int(2);
+      s.succeeded = r.Int(3);
+      s.bytes = r.Int(4);
+      const int64_t rows = r.Int(5), timed_ms = r.Int(6);
+      if (timed_ms > 0) s.rows_per_second = static_cast<double>(rows) * 1000.0 / timed_ms;
+      EC_ASSIGN_OR_RETURN(Percentiles wait,
+                          PercentilesOf(c, w, s.export_type, kWaitExpr, kWaitCondition, r.Int(7)));
+      EC_ASSIGN_OR_RETURN(Percentiles run, PercentilesOf(c, w, s.export_type, kDurationExpr,
+                                                         kDurationCondition, r.Int(8)));
+      s.wait_p50_ms = wait.p50, s.wait_p95_ms = wait.p95;
+      s.duration_p50_ms = run.p50, s.duration_p95_ms = run.p95;
+      index[s.export_type] = out.size();
+      out.push_back(std::move(s));
+    }
+    EC_ASSIGN_OR_RETURN(Rows codes, c.Query("SELECT export_type, failure_code, COUNT(*)"
+                                            " FROM export_task" +
+                                                w.where +
+                                                " AND failure_code IS NOT NULL"
+                                                " GROUP BY export_type, failure_code"
+                                                " ORDER BY export_type, COUNT(*) DESC,"
+                                                " failure_code LIMIT 5000",
+                                            w.params));
+    for (const Row& r : codes) {
+      auto it = index.find(r.Text(0));
+      if (it == index.end()) continue;
+      auto& top = out[it->second].top_failure_codes;
+      if (top.size() < kMaxTopFailureCodes) top.push_back({r.Text(1), r.Int(2)});
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+StatusOr<QueueHealth> SqlTaskStore::ReadQueueHealth(const OperatorScope& scope) {
+  QueueHealth h;
+  std::string task_scope;
+  SqlParams scope_params;
+  AddScope(scope, "t.", &task_scope, &scope_params);
+  // A tenant's operator sees the rows of the tenant's tasks; the platform's
+  // see every row, also one whose task is gone (LEFT JOIN).
+  const std::string join = scope.tenant_id ? " JOIN export_task t ON t.id = o.task_id"
+                                           : " LEFT JOIN export_task t ON t.id = o.task_id";
+  EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    h = QueueHealth();
+    // Due as the publisher selects them; aged from due_since as the gauge is
+    // (docs/observability.md#metrics).
+    EC_ASSIGN_OR_RETURN(
+        Rows due,
+        c.Query(Sql("SELECT COUNT(*), {NOW} - MIN(COALESCE(o.due_since,"
+                    " o.next_retry_at)) FROM export_outbox o" +
+                    join + " WHERE o.status = 'PENDING' AND o.next_retry_at <= {NOW}" + task_scope),
+                scope_params));
+    h.due_commands = due.at(0).Int(0);
+    if (h.due_commands > 0) h.oldest_due_age_ms = std::max<int64_t>(0, due.at(0).Int(1));
+    EC_ASSIGN_OR_RETURN(
+        Rows running,
+        c.Query("SELECT COALESCE(t.lease_owner, ''), COUNT(*) FROM export_task t"
+                " WHERE t.status = 'RUNNING'" +
+                    task_scope + " GROUP BY t.lease_owner ORDER BY COUNT(*) DESC, 1 LIMIT 1000",
+                scope_params));
+    for (const Row& r : running) h.running_per_instance.push_back({r.Text(0), r.Int(1)});
+    EC_ASSIGN_OR_RETURN(Rows dead, c.Query("SELECT COUNT(*) FROM export_notification o" + join +
+                                               " WHERE o.status = 'DEAD'" + task_scope,
+                                           scope_params));
+    h.dead_notifications = dead.at(0).Int(0);
+    return Status::Ok();
+  }));
+  return h;
+}
+
+// ---- dead webhook deliveries --------------------------------------------------------
+
+namespace {
+
+constexpr char kNotificationColumns[] =
+    "o.id, o.event_id, o.receiver_id, o.task_id, o.dispatch_version, o.task_status,"
+    " o.payload_json, o.status, o.attempt_count, o.next_retry_at, o.lease_owner, o.lease_until,"
+    " o.delivered_at, o.last_error, o.created_at";
+
+NotificationEntry DeadFromRow(const Row& r) {
+  NotificationEntry e;
+  e.id = r.Int(0);
+  e.event_id = r.Text(1);
+  e.receiver_id = r.Text(2);
+  e.task_id = r.Int(3);
+  e.dispatch_version = static_cast<int32_t>(r.Int(4));
+  e.task_status = r.Text(5);
+  e.payload_json = r.Text(6);
+  e.status = NotificationStatus::kDead;
+  e.attempt_count = static_cast<int32_t>(r.Int(8));
+  e.next_retry_at = r.Int(9);
+  e.lease_owner = r.OptText(10);
+  e.lease_until = r.OptInt(11);
+  e.delivered_at = r.OptInt(12);
+  e.last_error = r.OptText(13);
+  e.created_at = r.Int(14);
+  return e;
+}
+
+}  // namespace
+
+StatusOr<std::vector<NotificationEntry>> SqlTaskStore::ListDeadNotifications(
+    const OperatorScope& scope, int limit) {
+  std::string where = " WHERE o.status = 'DEAD'";
+  SqlParams params;
+  AddScope(scope, "t.", &where, &params);
+  params.emplace_back(int64_t{std::clamp(limit, 1, 100)});
+  const std::string join = scope.tenant_id ? " JOIN export_task t ON t.id = o.task_id"
+                                           : " LEFT JOIN export_task t ON t.id = o.task_id";
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(std::string("SELECT ") + kNotificationColumns +
+                                                " FROM export_notification o" + join + where +
+                                                " ORDER BY o.updated_at DESC, o.id DESC LIMIT ?",
+                                            params));
+  std::vector<NotificationEntry> out;
+  for (const Row& r : rows) out.push_back(DeadFromRow(r));
+  return out;
+}
+
+Status SqlTaskStore::RedeliverNotification(const OperatorScope& scope, int64_t id) {
+  const std::string missing = "notification " + std::to_string(id) + " not found";
+  return Write([&](Connection& c) -> Status {
+    // The row alone is locked (PostgreSQL refuses FOR UPDATE across an outer
+    // join); its task is read after it, for the scope.
+    EC_ASSIGN_OR_RETURN(Rows found, c.Query(Sql("SELECT status, task_id FROM export_notification"
+                                                " WHERE id = ?{FOR_UPDATE}"),
+                                            {id}));
+    if (found.empty()) return NotFound(missing);
+    if (scope.tenant_id) {
+      std::string where = " WHERE t.id = ?";
+      SqlParams params = {found[0].Int(1)};
+      AddScope(scope, "t.", &where, &params);
+      EC_ASSIGN_OR_RETURN(Rows task, c.Query("SELECT t.id FROM export_task t" + where, params));
+      if (task.empty()) return NotFound(missing);  // another tenant's looks like none
+    }
+    if (found[0].Text(0) != "DEAD") {
+      return Conflict("notification " + std::to_string(id) + " is " + found[0].Text(0) +
+                      "; only a DEAD delivery can be re-delivered");
+    }
+    EC_ASSIGN_OR_RETURN(int64_t n,
+                        c.Exec(Sql("UPDATE export_notification SET status = 'PENDING',"
+                                   " attempt_count = 0, next_retry_at = {NOW},"
+                                   " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                                   " WHERE id = ? AND status = 'DEAD'"),
+                               {id}));
+    if (n != 1) return Unavailable("notification changed while re-delivering; retry");
+    return Status::Ok();
+  });
+}
+
+}  // namespace export_center::store::sql
