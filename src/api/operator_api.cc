@@ -329,12 +329,18 @@ void OperatorApi::TaskDetail(const HttpRequest& req, const Principal& p, HttpRes
   if (!t.ok()) return WriteStatus(res, t.status());
   auto dispatch = deps_.operations->ReadTaskDispatch(*id);
   if (!dispatch.ok()) return WriteStatus(res, dispatch.status());
-  json commands = json::array(), notifications = json::array();
+  // The timeline rides along: GET /export-tasks/{id}/timeline reads a task as
+  // its requester may, which an operator of another user's task is not.
+  auto events = deps_.catalog->ListTaskEvents(*id);
+  if (!events.ok()) return WriteStatus(res, events.status());
+  json commands = json::array(), notifications = json::array(), timeline = json::array();
   for (const auto& c : dispatch->commands) commands.push_back(CommandToJson(c));
   for (const auto& n : dispatch->notifications) notifications.push_back(NotificationToJson(n));
+  for (const auto& e : *events) timeline.push_back(TaskEventToJson(e));
   WriteSuccess(res, {{"task", OperatorTaskJson(*t)},
                      {"commands", std::move(commands)},
-                     {"notifications", std::move(notifications)}});
+                     {"notifications", std::move(notifications)},
+                     {"timeline", std::move(timeline)}});
 }
 
 // ---- bulk actions ---------------------------------------------------------------------

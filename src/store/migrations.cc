@@ -432,10 +432,9 @@ Migration BulkActionAudit() {
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
-      InitialSchema(),      IdNodeCounter(), NotificationOutbox(),
-      TaskUpdatedAtIndex(), DownloadAudit(), TaskChangeKeyIndex(),
-      OutboxDueSince(),     FileManifest(),  TaskTimeline(),
-      ColumnPolicy(),       BulkActionAudit()};
+      InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
+      DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
+      TaskTimeline(),  ColumnPolicy(),       BulkActionAudit()};
   return kMigrations;
 }
 

@@ -233,6 +233,12 @@ TEST_F(OperatorApiTest, TaskDetailShowsDispatchVersionLeaseAndOutbox) {
   EXPECT_EQ(r.data()["commands"][0]["status"], "PENDING");
   EXPECT_EQ(r.data()["commands"][0]["dispatchVersion"], 1);
   EXPECT_TRUE(r.data()["notifications"].empty());
+  // The timeline of a task the operator did not request: created, then claimed.
+  const json& timeline = r.data()["timeline"];
+  ASSERT_GE(timeline.size(), 2u) << timeline.dump();
+  EXPECT_EQ(timeline.front()["kind"], "CREATED");
+  EXPECT_EQ(timeline.back()["kind"], "CLAIMED");
+  EXPECT_EQ(timeline.back()["details"]["instance"], "worker-7") << timeline.dump();
   EXPECT_EQ(Get("/tasks/" + std::to_string(id), root_).code(), "200");
   EXPECT_EQ(Get("/tasks/999999", op1_).code(), "404");
   EXPECT_EQ(Get("/tasks/x1", op1_).code(), "400");

@@ -42,6 +42,15 @@ def node_path():
     return subprocess.check_output([script, "--print-node-path"], text=True).strip()
 
 
+# Two of the customer columns need a permission alice lacks: her rows say
+# "2 columns masked" (docs/configuration.md#column-governance-columns).
+GOVERNED_CUSTOMERS = {
+    "customerName": {"required-permission": "platform:customer:contact", "without": "mask",
+                     "keep-first": 1},
+    "customerCode": {"required-permission": "platform:customer:contact", "without": "hash"},
+}
+
+
 class DownloadCenterPage(unittest.TestCase):
     def setUp(self):
         # Small batches: an export of the seeded customers takes several pages,
@@ -58,7 +67,8 @@ class DownloadCenterPage(unittest.TestCase):
         self.c.write_config({
             "customer-service": orders["customer-service"],
             "datasources": orders["datasources"],
-            "definitions": {"CUSTOMER_LIST": {"batch-size": 300}, "ORDER_LIST_CAPPED": capped}})
+            "definitions": {"CUSTOMER_LIST": {"batch-size": 300, "columns": GOVERNED_CUSTOMERS},
+                            "ORDER_LIST_CAPPED": capped}})
         self.c.start()
         perms = ("platform:customer:export", "platform:order:export")
         self.alice = self.c.token("alice", "1", perms=perms)

@@ -67,6 +67,19 @@
       fail_COMMAND_QUARANTINED: "任务消息无法处理，已隔离", fail_TIMEOUT: "执行超时",
       fail_other: "导出失败",
       units: ["天", "小时", "分", "秒"],
+      // the task's detail: its timeline, and what governance hid
+      details: "详情", hideDetails: "收起详情", timelineTitle: "时间线", timelineEmpty: "还没有记录",
+      timelineLoading: "正在读取时间线…", timelineCapped: "只保留最近的 {n} 条记录",
+      masked: "{n} 列已脱敏", omitted: "{n} 列已省略",
+      ev_CREATED: "已提交", ev_COMMAND_SENT: "已派发", ev_COMMAND_RESENT: "重新派发", ev_CLAIMED: "开始执行",
+      ev_PROGRESS: "进度", ev_RETRY_SCHEDULED: "安排自动重试", ev_LEASE_RECOVERED: "执行实例失联，已回收",
+      ev_CANCEL_REQUESTED: "请求取消", ev_QUARANTINED: "已隔离", ev_FINISHED: "结束", ev_MANUAL_RETRY: "手动重试",
+      ev_DOWNLOADED: "已下载", ev_EXPIRED: "已过期",
+      evk_by: "操作人", evk_user: "用户", evk_instance: "实例", evk_attempt: "尝试", evk_rows: "行数",
+      evk_total: "总行数", evk_bytes: "大小", evk_durationMs: "耗时", evk_nextAt: "下次尝试", evk_cause: "原因",
+      evk_status: "状态", evk_code: "代码", evk_message: "信息", evk_from: "原状态", evk_outcome: "结果",
+      evk_state: "当时状态", evk_reason: "原因", evk_sends: "发送次数", evk_lastError: "上次错误",
+      evk_eventId: "消息", evk_via: "方式", evk_nextVersion: "下一版本", evk_delayMs: "延迟",
       // the operators' console
       opOpen: "运维控制台", opClose: "返回我的导出", opSearchTitle: "任务查询", opTenant: "租户",
       opUser: "用户", opFailureCode: "失败代码", opFrom: "提交时间从", opTo: "到", opSearch: "查询",
@@ -78,7 +91,7 @@
       opBulkDone: "{action}：匹配 {matched}，成功 {succeeded}，跳过 {skipped}，失败 {failed}",
       act_RETRY: "批量重试", act_CANCEL: "批量取消", act_REDELIVER: "重新投递",
       opDetailTitle: "任务详情", opCommands: "调度命令（发件箱）", opNotifications: "通知投递",
-      opTimeline: "时间线", opTimelineSoon: "时间线将在此显示。",
+      opTimeline: "时间线",
       opDispatchVersion: "调度版本", opLeaseUntil: "租约到期", opAttempts: "尝试次数",
       opHeartbeat: "最近心跳", opOutboxState: "发件箱状态", opNone: "无",
       opAuditTitle: "批量操作记录", opWho: "操作人", opAction: "操作", opFilter: "条件",
@@ -141,6 +154,19 @@
       fail_COMMAND_QUARANTINED: "The task's message could not be processed and was set aside", fail_TIMEOUT: "Timed out",
       fail_other: "Export failed",
       units: ["d", "h", "min", "s"],
+      // the task's detail: its timeline, and what governance hid
+      details: "Details", hideDetails: "Hide details", timelineTitle: "Timeline", timelineEmpty: "Nothing recorded yet",
+      timelineLoading: "Reading the timeline…", timelineCapped: "Only the latest {n} events are kept",
+      masked: "{n} columns masked", omitted: "{n} columns omitted",
+      ev_CREATED: "Created", ev_COMMAND_SENT: "Command sent", ev_COMMAND_RESENT: "Command re-sent", ev_CLAIMED: "Started",
+      ev_PROGRESS: "Progress", ev_RETRY_SCHEDULED: "Retry scheduled", ev_LEASE_RECOVERED: "Lease recovered",
+      ev_CANCEL_REQUESTED: "Cancel requested", ev_QUARANTINED: "Quarantined", ev_FINISHED: "Finished",
+      ev_MANUAL_RETRY: "Manual retry", ev_DOWNLOADED: "Downloaded", ev_EXPIRED: "Expired",
+      evk_by: "by", evk_user: "user", evk_instance: "instance", evk_attempt: "attempt", evk_rows: "rows",
+      evk_total: "total", evk_bytes: "size", evk_durationMs: "took", evk_nextAt: "next try", evk_cause: "cause",
+      evk_status: "status", evk_code: "code", evk_message: "message", evk_from: "from", evk_outcome: "outcome",
+      evk_state: "state", evk_reason: "reason", evk_sends: "sends", evk_lastError: "last error",
+      evk_eventId: "message", evk_via: "via", evk_nextVersion: "next version", evk_delayMs: "delay",
       // the operators' console
       opOpen: "Operators' console", opClose: "Back to my exports", opSearchTitle: "Find tasks", opTenant: "Tenant",
       opUser: "User", opFailureCode: "Failure code", opFrom: "Requested from", opTo: "to", opSearch: "Search",
@@ -152,7 +178,7 @@
       opBulkDone: "{action}: {matched} matched, {succeeded} done, {skipped} skipped, {failed} failed",
       act_RETRY: "Bulk retry", act_CANCEL: "Bulk cancel", act_REDELIVER: "Re-delivery",
       opDetailTitle: "Task detail", opCommands: "Dispatch commands (outbox)", opNotifications: "Notifications",
-      opTimeline: "Timeline", opTimelineSoon: "The timeline will be shown here.",
+      opTimeline: "Timeline",
       opDispatchVersion: "Dispatch version", opLeaseUntil: "Lease until", opAttempts: "Attempts",
       opHeartbeat: "Last heartbeat", opOutboxState: "Outbox state", opNone: "none",
       opAuditTitle: "Bulk actions", opWho: "Who", opAction: "Action", opFilter: "Filter",
@@ -311,6 +337,7 @@
     types: new Map(),  // exportType → definition
     rows: new Map(),   // task id → { task, tr }
     created: null,     // the task created last, shown above the list
+    detailFor: null,   // the task whose detail (its timeline) is open
   };
 
   // The tab a task belongs to (queued and retrying are both PENDING).
@@ -366,6 +393,7 @@
       body.append(tr);
     }
     $("empty").hidden = tasks.length > 0;
+    if (state.detailFor && taskRow(state.detailFor)) showTaskDetail(state.detailFor);
     // The created task's events may have passed before create answered: the
     // list's copy is the newer one.
     const fresh = state.created && tasks.find((task) => task.id === state.created.id);
@@ -450,7 +478,8 @@
     if (why) status.append(el("div", { class: "why", text: why }));
     const tr = el("tr", { "data-id": task.id, "data-status": task.status },
       el("td", { "data-label": t("colName"), class: "name" },
-        el("span", { text: task.taskName }), el("span", { class: "fmt", text: task.format })),
+        el("span", { text: task.taskName }), el("span", { class: "fmt", text: task.format }),
+        governedNote(task.columnPolicy)),
       el("td", { "data-label": t("colType"), text: typeTitle(task.exportType) }),
       status,
       progressCell(task),
@@ -478,6 +507,17 @@
     return cell;
   }
 
+  // "2 columns masked · 1 column omitted": what the requester may not see,
+  // decided when the task was created (docs/configuration.md#column-governance-columns).
+  function governedNote(policy) {
+    if (!policy || (!policy.masked && !policy.omitted)) return null;
+    const parts = [];
+    if (policy.masked) parts.push(t("masked", { n: policy.masked }));
+    if (policy.omitted) parts.push(t("omitted", { n: policy.omitted }));
+    return el("div", { class: "note governed", "data-masked": String(policy.masked || 0),
+      "data-omitted": String(policy.omitted || 0), text: parts.join(" · ") });
+  }
+
   function actionsCell(task) {
     const cell = el("td", { "data-label": t("colActions"), class: "actions" });
     const button = (label, action) => el("button", {
@@ -492,7 +532,95 @@
     if ((task.status === "PENDING" || task.status === "RUNNING") && !task.cancelRequested) {
       cell.append(button("cancel", "cancel"));
     }
+    const open = state.detailFor === task.id;
+    cell.append(el("button", {
+      type: "button", class: "link", "data-action": "details", "aria-expanded": open ? "true" : "false",
+      "aria-controls": "detail-" + task.id, text: t(open ? "hideDetails" : "details"),
+      onclick: () => toggleTaskDetail(task.id),
+    }));
     return cell;
+  }
+
+  // ---- a task's detail: its timeline ----
+  // (docs/task-lifecycle.md#the-timeline) One detail open at a time, as a row
+  // under the task's; read again whenever the task changes while it is open.
+
+  function taskDetailRow() {
+    return document.querySelector("tr.detail");
+  }
+
+  // The task's row in the list, else the created task's above it.
+  function taskRow(id) {
+    return document.querySelector('#rows tr[data-id="' + id + '"]') ||
+      document.querySelector('#created tr[data-id="' + id + '"]');
+  }
+
+  function toggleTaskDetail(id) {
+    const open = state.detailFor === id;
+    state.detailFor = open ? null : id;
+    const old = taskDetailRow();
+    if (old) old.remove();
+    for (const button of document.querySelectorAll('[data-action="details"]')) {
+      const now = state.detailFor === button.closest("tr").dataset.id;
+      button.setAttribute("aria-expanded", now ? "true" : "false");
+      button.textContent = t(now ? "hideDetails" : "details");
+    }
+    if (!open) showTaskDetail(id);
+  }
+
+  function placeTaskDetail(id, ...content) {
+    const anchor = taskRow(id);
+    if (!anchor || state.detailFor !== id) return;
+    const old = taskDetailRow();
+    const tr = el("tr", { class: "detail", id: "detail-" + id, "data-detail-for": id },
+      el("td", { colspan: "8" }, el("h3", { text: t("timelineTitle") }), ...content));
+    if (old && old.previousElementSibling === anchor) old.replaceWith(tr);
+    else {
+      if (old) old.remove();
+      anchor.after(tr);
+    }
+  }
+
+  async function showTaskDetail(id) {
+    if (!taskDetailRow()) placeTaskDetail(id, el("p", { class: "help", text: t("timelineLoading") }));
+    try {
+      const data = await call("GET", "/export-tasks/" + id + "/timeline");
+      placeTaskDetail(id, timelineList(data.events, data.limit));
+    } catch (e) {
+      placeTaskDetail(id, el("p", { class: "why", text: e.message || t("networkError") }));
+    }
+  }
+
+  // The events oldest first, each in the browser's time zone and the page's
+  // language; unknown kinds and keys show as the server names them.
+  function timelineList(events, limit) {
+    if (!events || events.length === 0) return el("p", { class: "help", text: t("timelineEmpty") });
+    const list = el("ol", { class: "timeline" }, ...events.map((e) => el("li", { "data-kind": e.kind, "data-id": e.id },
+      el("time", { datetime: e.at, text: formatTime(e.at) }),
+      el("span", { class: "kind", text: TEXT[lang]["ev_" + e.kind] ? t("ev_" + e.kind) : e.kind }),
+      eventFacts(e.details || {}))));
+    if (limit && events.length >= limit) {
+      return el("div", {}, list, el("p", { class: "note", text: t("timelineCapped", { n: limit }) }));
+    }
+    return list;
+  }
+
+  function eventFacts(details) {
+    const parts = Object.entries(details).map(([k, v]) => {
+      const label = TEXT[lang]["evk_" + k] ? t("evk_" + k) : k;
+      return label + " " + factValue(k, v);
+    });
+    return parts.length ? el("span", { class: "facts-text", text: parts.join(" · ") }) : null;
+  }
+
+  function factValue(key, v) {
+    if (v === null || v === undefined) return "";
+    if (key === "rows" || key === "total") return formatNumber(v);
+    if (key === "bytes") return formatSize(v);
+    if (key === "durationMs" || key === "delayMs") return formatDuration(Number(v));
+    if (key === "nextAt") return formatTime(v);
+    if (key === "status" || key === "from" || key === "state") return TEXT[lang]["st_" + v] ? t("st_" + v) : String(v);
+    return String(v);
   }
 
   async function act(action, task) {
@@ -527,6 +655,7 @@
     if (shown) {
       state.created = task;
       shown.replaceWith(buildRow(task));
+      if (state.detailFor === task.id && !state.rows.has(task.id)) showTaskDetail(task.id);
     }
     const entry = state.rows.get(task.id);
     if (entry) {
@@ -535,6 +664,7 @@
       const focused = entry.tr.contains(document.activeElement) ? document.activeElement.dataset.action : null;
       entry.tr.replaceWith(tr);
       state.rows.set(task.id, { task, tr });
+      if (state.detailFor === task.id) showTaskDetail(task.id);
       if (focused) {
         const again = tr.querySelector('[data-action="' + focused + '"]');
         (again || tr.querySelector("button") || $("tasks")).focus();
@@ -910,6 +1040,8 @@
     status.append(el("p", { class: "count" },
       t(count.exact === false ? "previewCountApprox" : "previewCount", { n: formatNumber(count.value || 0) }),
       rows.length ? el("span", { class: "note", text: " · " + t("previewShown", { n: rows.length }) }) : null));
+    const governed = governedNote(data.columnPolicy);
+    if (governed) status.append(governed);
     if (data.exceedsMaxRows) {
       status.append(el("p", { class: "warn", text: t("previewTooMany", { max: formatNumber(data.maxRows), s: suggestionText(data) }) }));
     }
@@ -1035,7 +1167,7 @@
     const box = $("op-detail");
     box.hidden = !op.detail;
     if (!op.detail) return;
-    const { task, commands, notifications } = op.detail;
+    const { task, commands, notifications, timeline } = op.detail;
     box.dataset.id = task.id;
     const facts = $("op-detail-facts");
     facts.replaceChildren();
@@ -1061,14 +1193,12 @@
     $("op-notifications").tBodies[0].replaceChildren(...notifications.map((n) => el("tr", {},
       el("td", { text: n.receiverId }), el("td", { text: n.taskStatus }), el("td", { text: n.status }),
       el("td", { text: n.lastError || "" }))));
-    renderOperatorTimeline(task.id);
+    renderOperatorTimeline(timeline);
   }
 
-  // TIMELINE: after the timeline (GET /export-tasks/{id}/timeline) is merged,
-  // fetch it here and render its events into #op-timeline in local time and
-  // the page's language. Until then the box only says where it will be.
-  function renderOperatorTimeline(taskId) {
-    $("op-timeline").dataset.taskId = taskId;
+  // The detail's timeline, read with it (GET /operator/tasks/{id}).
+  function renderOperatorTimeline(events) {
+    $("op-timeline").replaceChildren(timelineList(events));
   }
 
   // ---- bulk actions: count, confirm, act ----

@@ -140,6 +140,49 @@ async function downloadMatchesTheApi(page, id) {
   log("download:", fromPage.length, "bytes, identical to the API's, SHA-256 as shown; count shown");
 }
 
+// The task's detail: its timeline as the API gives it, in the browser's time
+// zone (Asia/Shanghai, the machine runs on UTC) and in the page's language; the
+// governed columns the task's row names.
+async function timelineInTheDetail(page, id) {
+  const governed = row(page, id).locator(".governed");
+  assert.strictEqual(await governed.getAttribute("data-masked"), "2");
+  assert.strictEqual((await governed.textContent()).trim(), "2 列已脱敏");
+  const button = row(page, id).locator('[data-action="details"]');
+  assert.strictEqual(await button.getAttribute("aria-expanded"), "false");
+  await button.click();
+  const items = page.locator(`tr.detail[data-detail-for="${id}"] ol.timeline li`);
+  await items.first().waitFor({ timeout: STEP_TIMEOUT });
+  const fromApi = await api("GET", "/export-tasks/" + id + "/timeline", cfg.aliceToken);
+  // The download above is on it, as the page may have read it before or after.
+  await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length >= n,
+    [`tr.detail[data-detail-for="${id}"] ol.timeline li`, fromApi.events.length], { timeout: STEP_TIMEOUT });
+  const kinds = await items.evaluateAll((li) => li.map((i) => i.dataset.kind));
+  assert.deepStrictEqual(kinds, fromApi.events.map((e) => e.kind), "the page's timeline is not the API's");
+  for (const k of ["CREATED", "COMMAND_SENT", "CLAIMED", "FINISHED", "DOWNLOADED"]) assert(kinds.includes(k), k + " missing: " + kinds);
+  assert.strictEqual(kinds[0], "CREATED");
+  const first = items.first();
+  assert.strictEqual(await first.locator("time").getAttribute("datetime"), fromApi.events[0].at);
+  const at = new Date(fromApi.events[0].at);
+  const shanghai = new Date(at.getTime() + 8 * 3600 * 1000);
+  const hms = [shanghai.getUTCHours(), shanghai.getUTCMinutes(), shanghai.getUTCSeconds()]
+    .map((n) => String(n).padStart(2, "0")).join(":");
+  const shown = await first.locator("time").textContent();
+  assert(shown.includes(hms), `the time ${shown} is not ${hms}, Shanghai's time of ${fromApi.events[0].at}`);
+  assert.strictEqual(await first.locator(".kind").textContent(), "已提交");
+  const finished = items.filter({ has: page.locator(".kind", { hasText: "结束" }) });
+  assert((await finished.locator(".facts-text").textContent()).includes("已完成"), "FINISHED names no status");
+  assert.strictEqual(await button.getAttribute("aria-expanded"), "true");
+  await shot(page, "01b-timeline");
+  await page.click("#lang");
+  await page.locator(`tr.detail[data-detail-for="${id}"] li[data-kind="CREATED"] .kind`, { hasText: "Created" })
+    .waitFor({ timeout: STEP_TIMEOUT });
+  assert.strictEqual((await row(page, id).locator(".governed").textContent()).trim(), "2 columns masked");
+  await page.click("#lang");
+  await row(page, id).locator('[data-action="details"]').click();
+  await page.locator("tr.detail").waitFor({ state: "detached", timeout: STEP_TIMEOUT });
+  log("timeline:", kinds.length, "events as the API's, local time", shown, "in zh and en; 2 columns masked shown");
+}
+
 async function cancelARunningOne(page) {
   // Every customer of the tenant, ~1.5 s per batch of 300: running for many
   // seconds, so the click lands mid-export.
@@ -443,6 +486,7 @@ async function secondTenantSeesNone(context, aliceIds) {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     acceptDownloads: true,
     locale: "zh-CN",
+    timezoneId: "Asia/Shanghai",
   });
   let page;
   try {
@@ -451,6 +495,7 @@ async function secondTenantSeesNone(context, aliceIds) {
     await signInCleansTheAddressBar(page);
     const id = await createFromTheFormAndWatchProgress(page);
     await downloadMatchesTheApi(page, id);
+    await timelineInTheDetail(page, id);
     await cancelARunningOne(page);
     await retryAFailedOne(page);
     const again = await exportAStaleOneAgain(page);

@@ -91,7 +91,13 @@ async function taskDetail(page) {
   assert.strictEqual(await page.locator("#op-outbox-state").textContent(),
     fromApi.commands[fromApi.commands.length - 1].status);
   assert(await page.locator("#op-commands tr").count() >= 1, "the outbox rows are shown");
-  assert(await page.locator("#op-timeline").isVisible(), "the timeline's place is there");
+  // The timeline of another user's task, as the API gives it to the operator.
+  const kinds = await page.locator("#op-timeline li").evaluateAll((items) => items.map((i) => i.dataset.kind));
+  assert.deepStrictEqual(kinds, fromApi.timeline.map((e) => e.kind), "the console's timeline is not the API's");
+  assert.strictEqual(kinds[0], "CREATED");
+  assert(kinds.includes("CLAIMED") && kinds.includes("FINISHED"), "kinds: " + kinds);
+  assert.strictEqual(await page.locator('#op-timeline li[data-kind="CREATED"] time').getAttribute("datetime"),
+    fromApi.timeline[0].at);
   await shot(page, "console-detail");
   log("task detail: dispatch version", version, "outbox", fromApi.commands[0].status);
 }
@@ -120,6 +126,8 @@ async function bulkRetryWithConfirmation(page) {
   // The open detail follows: its task is at version 2 now.
   await page.waitForFunction(() => document.getElementById("op-dispatch-version").textContent === "2", null,
     { timeout: STEP_TIMEOUT });
+  // ... and its timeline records the operator's retry.
+  await page.locator('#op-timeline li[data-kind="MANUAL_RETRY"]').waitFor({ timeout: STEP_TIMEOUT });
   const audit = await api("GET", "/operator/bulk-actions", cfg.op1Token);
   assert.strictEqual(audit.records[0].matched, String(cfg.failedIds.length));
   assert.strictEqual(audit.records[0].succeeded, String(cfg.failedIds.length));
