@@ -6,14 +6,10 @@
 #include "common/ids.h"
 #include "common/utf8.h"
 #include "store/leased_queue.h"
+#include "store/sql_notification_rows.h"
 
 namespace export_center::store {
 namespace {
-
-constexpr char kColumns[] =
-    "id, event_id, receiver_id, task_id, dispatch_version, task_status, payload_json, status,"
-    " attempt_count, next_retry_at, lease_owner, lease_until, delivered_at, last_error,"
-    " created_at";
 
 // A row is due (and claimable) when PENDING and its back-off has passed, or
 // CLAIMED by an instance whose lease ran out (it died or hung mid-delivery).
@@ -25,6 +21,12 @@ constexpr char kDue[] =
 
 constexpr size_t kMaxErrorBytes = 1000;
 
+// The queue keeps a view of its columns: they live as long as the process.
+std::string_view QueueColumns() {
+  static const std::string columns = NotificationColumns("");
+  return columns;
+}
+
 std::optional<NotificationStatus> ParseStatus(const std::string& text) {
   for (auto s : {NotificationStatus::kPending, NotificationStatus::kClaimed,
                  NotificationStatus::kDelivered, NotificationStatus::kDead}) {
@@ -33,34 +35,10 @@ std::optional<NotificationStatus> ParseStatus(const std::string& text) {
   return std::nullopt;
 }
 
-StatusOr<NotificationEntry> EntryFromRow(const Row& r) {
-  NotificationEntry e;
-  e.id = r.Int(0);
-  e.event_id = r.Text(1);
-  e.receiver_id = r.Text(2);
-  e.task_id = r.Int(3);
-  e.dispatch_version = static_cast<int32_t>(r.Int(4));
-  e.task_status = r.Text(5);
-  e.payload_json = r.Text(6);
-  auto status = ParseStatus(r.Text(7));
-  if (!status) {
-    return Internal("export_notification " + std::to_string(e.id) + " has an unknown status");
-  }
-  e.status = *status;
-  e.attempt_count = static_cast<int32_t>(r.Int(8));
-  e.next_retry_at = r.Int(9);
-  e.lease_owner = r.OptText(10);
-  e.lease_until = r.OptInt(11);
-  e.delivered_at = r.OptInt(12);
-  e.last_error = r.OptText(13);
-  e.created_at = r.Int(14);
-  return e;
-}
-
 class SqlNotificationOutbox final : public NotificationOutbox {
  public:
   explicit SqlNotificationOutbox(std::shared_ptr<Database> db)
-      : db_(db), d_(db->dialect()), queue_(db, {"export_notification", kColumns, kDue, ""}) {}
+      : db_(db), d_(db->dialect()), queue_(db, {"export_notification", QueueColumns(), kDue, ""}) {}
 
   StatusOr<std::vector<int64_t>> SelectDueNotifications(int limit) override {
     return queue_.SelectDue(limit);
@@ -69,7 +47,7 @@ class SqlNotificationOutbox final : public NotificationOutbox {
   StatusOr<std::optional<NotificationEntry>> ClaimNotification(int64_t id,
                                                                const std::string& instance,
                                                                int lease_seconds) override {
-    return queue_.ClaimAs(&EntryFromRow, id, instance, lease_seconds);
+    return queue_.ClaimAs(&NotificationFromRow, id, instance, lease_seconds);
   }
 
   StatusOr<MarkOutcome> MarkNotificationDelivered(int64_t id,
@@ -92,7 +70,7 @@ class SqlNotificationOutbox final : public NotificationOutbox {
   }
 
   StatusOr<std::vector<NotificationEntry>> ListNotificationsForTask(int64_t task_id) override {
-    return queue_.ListAs(&EntryFromRow, "task_id = ?", "created_at, id", {task_id});
+    return queue_.ListAs(&NotificationFromRow, "task_id = ?", "created_at, id", {task_id});
   }
 
   StatusOr<int> PurgeDeliveredNotifications(int older_than_seconds, int limit) override {
@@ -145,6 +123,42 @@ StatusOr<int> InsertTaskEndedNotifications(Connection& c, const Dialect& d, cons
     inserted += static_cast<int>(n);
   }
   return inserted;
+}
+
+std::string NotificationColumns(std::string_view prefix) {
+  std::string out;
+  for (const char* name :
+       {"id", "event_id", "receiver_id", "task_id", "dispatch_version", "task_status",
+        "payload_json", "status", "attempt_count", "next_retry_at", "lease_owner", "lease_until",
+        "delivered_at", "last_error", "created_at"}) {
+    if (!out.empty()) out += ", ";
+    out.append(prefix).append(name);
+  }
+  return out;
+}
+
+StatusOr<NotificationEntry> NotificationFromRow(const Row& r) {
+  NotificationEntry e;
+  e.id = r.Int(0);
+  e.event_id = r.Text(1);
+  e.receiver_id = r.Text(2);
+  e.task_id = r.Int(3);
+  e.dispatch_version = static_cast<int32_t>(r.Int(4));
+  e.task_status = r.Text(5);
+  e.payload_json = r.Text(6);
+  auto status = ParseStatus(r.Text(7));
+  if (!status) {
+    return Internal("export_notification " + std::to_string(e.id) + " has an unknown status");
+  }
+  e.status = *status;
+  e.attempt_count = static_cast<int32_t>(r.Int(8));
+  e.next_retry_at = r.Int(9);
+  e.lease_owner = r.OptText(10);
+  e.lease_until = r.OptInt(11);
+  e.delivered_at = r.OptInt(12);
+  e.last_error = r.OptText(13);
+  e.created_at = r.Int(14);
+  return e;
 }
 
 }  // namespace export_center::store

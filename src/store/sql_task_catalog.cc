@@ -170,21 +170,7 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
   const int64_t page = std::max(q.page, 1);
   ListPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    out = ListPage();
-    EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
-    out.total = count.at(0).Int(0);
-    SqlParams page_params = params;
-    page_params.emplace_back(size);
-    page_params.emplace_back((page - 1) * size);
-    EC_ASSIGN_OR_RETURN(
-        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
-                               " ORDER BY requested_at DESC, id DESC"
-                               " LIMIT ? OFFSET ?",
-                           page_params));
-    for (const Row& r : rows) {
-      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
-      out.records.push_back(std::move(t));
-    }
+    EC_ASSIGN_OR_RETURN(out, ReadNewestTasks(c, where, params, size, (page - 1) * size));
     return Status::Ok();
   }));
   return out;

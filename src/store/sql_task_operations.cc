@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/utf8.h"
+#include "store/sql_notification_rows.h"
 #include "store/sql_task_store_impl.h"
 
 namespace export_center::store::sql {
@@ -151,21 +152,7 @@ StatusOr<TaskCatalog::ListPage> SqlTaskStore::SearchTasks(const OperatorFilter& 
   const int64_t offset = (std::max(page, 1) - int64_t{1}) * limit;
   ListPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    out = ListPage();
-    EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
-    out.total = count.at(0).Int(0);
-    SqlParams page_params = params;
-    page_params.emplace_back(limit);
-    page_params.emplace_back(offset);
-    EC_ASSIGN_OR_RETURN(
-        Rows rows, c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
-                               " ORDER BY requested_at DESC, id DESC"
-                               " LIMIT ? OFFSET ?",
-                           page_params));
-    for (const Row& r : rows) {
-      EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
-      out.records.push_back(std::move(t));
-    }
+    EC_ASSIGN_OR_RETURN(out, ReadNewestTasks(c, where, params, limit, offset));
     return Status::Ok();
   }));
   return out;
@@ -362,35 +349,6 @@ StatusOr<QueueHealth> SqlTaskStore::ReadQueueHealth(const OperatorScope& scope) 
 
 // ---- dead webhook deliveries --------------------------------------------------------
 
-namespace {
-
-constexpr char kNotificationColumns[] =
-    "o.id, o.event_id, o.receiver_id, o.task_id, o.dispatch_version, o.task_status,"
-    " o.payload_json, o.status, o.attempt_count, o.next_retry_at, o.lease_owner, o.lease_until,"
-    " o.delivered_at, o.last_error, o.created_at";
-
-NotificationEntry DeadFromRow(const Row& r) {
-  NotificationEntry e;
-  e.id = r.Int(0);
-  e.event_id = r.Text(1);
-  e.receiver_id = r.Text(2);
-  e.task_id = r.Int(3);
-  e.dispatch_version = static_cast<int32_t>(r.Int(4));
-  e.task_status = r.Text(5);
-  e.payload_json = r.Text(6);
-  e.status = NotificationStatus::kDead;
-  e.attempt_count = static_cast<int32_t>(r.Int(8));
-  e.next_retry_at = r.Int(9);
-  e.lease_owner = r.OptText(10);
-  e.lease_until = r.OptInt(11);
-  e.delivered_at = r.OptInt(12);
-  e.last_error = r.OptText(13);
-  e.created_at = r.Int(14);
-  return e;
-}
-
-}  // namespace
-
 StatusOr<std::vector<NotificationEntry>> SqlTaskStore::ListDeadNotifications(
     const OperatorScope& scope, int limit) {
   std::string where = " WHERE o.status = 'DEAD'";
@@ -399,12 +357,15 @@ StatusOr<std::vector<NotificationEntry>> SqlTaskStore::ListDeadNotifications(
   params.emplace_back(int64_t{std::clamp(limit, 1, 100)});
   const std::string join = scope.tenant_id ? " JOIN export_task t ON t.id = o.task_id"
                                            : " LEFT JOIN export_task t ON t.id = o.task_id";
-  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(std::string("SELECT ") + kNotificationColumns +
-                                                " FROM export_notification o" + join + where +
-                                                " ORDER BY o.updated_at DESC, o.id DESC LIMIT ?",
-                                            params));
+  EC_ASSIGN_OR_RETURN(
+      Rows rows, db_->Query("SELECT " + NotificationColumns("o.") + " FROM export_notification o" +
+                                join + where + " ORDER BY o.updated_at DESC, o.id DESC LIMIT ?",
+                            params));
   std::vector<NotificationEntry> out;
-  for (const Row& r : rows) out.push_back(DeadFromRow(r));
+  for (const Row& r : rows) {
+    EC_ASSIGN_OR_RETURN(NotificationEntry e, NotificationFromRow(r));
+    out.push_back(std::move(e));
+  }
   return out;
 }
 

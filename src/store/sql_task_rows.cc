@@ -45,6 +45,26 @@ std::string PartRowsText(const std::vector<int64_t>& part_rows) {
 
 std::string Truncate(const std::string& text) { return utf8::Excerpt(text, kMaxMessageBytes); }
 
+StatusOr<TaskCatalog::ListPage> ReadNewestTasks(Connection& c, const std::string& where,
+                                                const SqlParams& params, int64_t limit,
+                                                int64_t offset) {
+  TaskCatalog::ListPage out;
+  EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
+  out.total = count.at(0).Int(0);
+  SqlParams page_params = params;
+  page_params.emplace_back(limit);
+  page_params.emplace_back(offset);
+  EC_ASSIGN_OR_RETURN(Rows rows,
+                      c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
+                                  " ORDER BY requested_at DESC, id DESC LIMIT ? OFFSET ?",
+                              page_params));
+  for (const Row& r : rows) {
+    EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
+    out.records.push_back(std::move(t));
+  }
+  return out;
+}
+
 StatusOr<Task> TaskFromRow(const Row& r) {
   if (r.size() < kTaskColumnCount) return Internal("export_task row has too few columns");
   Task t;

@@ -116,6 +116,11 @@ std::string PartRowsText(const std::vector<int64_t>& part_rows);
 std::optional<std::string> ColumnPolicyText(const task::ColumnPolicy& policy);
 
 StatusOr<Task> TaskFromRow(const Row& r);
+// One page of the tasks `where` (" WHERE …", its `params`) selects, newest
+// first, and their total: the user's list and the operators' search.
+StatusOr<TaskCatalog::ListPage> ReadNewestTasks(Connection& c, const std::string& where,
+                                                const SqlParams& params, int64_t limit,
+                                                int64_t offset);
 StatusOr<OutboxEntry> OutboxFromRow(const Row& r);
 
 // The one TaskStore: every role, one file each (sql_task_catalog.cc,
