@@ -5,7 +5,9 @@
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]   build, then run each for SECONDS (default 600)
 #   scripts/fuzz.sh --build                  build only (the CTest fixture fuzz_build)
 #   scripts/fuzz.sh --list                   the targets
-# Before these: --build-dir DIR (default build/fuzz), --no-build (run what is built).
+# Before these: --build-dir DIR (default build/fuzz), --no-build (run what is built),
+# --opt 0|1 (the optimisation level a new DIR is configured with; default 1; the
+# test command's build/fuzz-test is -O0: half the compile time, slower runs).
 # Anything after SECONDS goes to libFuzzer as is (e.g. -jobs=2, -only_ASCII=1).
 #
 # A run starts from the seed corpus in the repository
@@ -17,10 +19,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build/fuzz"
-do_build=1 only_build=0 list=0
+do_build=1 only_build=0 list=0 opt=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build="$2"; shift 2 ;;
+    --opt) opt="$2"; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --build) only_build=1; shift ;;
     --list) list=1; shift ;;
@@ -48,6 +51,7 @@ if [[ $do_build == 1 ]]; then
     # Only what the fuzzers link: no tests, benches or PostgreSQL/MySQL backends.
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
       -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 -DEXPORT_CENTER_FUZZ=ON \
+      -DEXPORT_CENTER_FUZZ_OPT="$opt" \
       -DEXPORT_CENTER_BUILD_TESTS=OFF -DEXPORT_CENTER_BUILD_BENCH=OFF \
       -DEXPORT_CENTER_WITH_POSTGRES=OFF -DEXPORT_CENTER_WITH_MYSQL=OFF
   fi
