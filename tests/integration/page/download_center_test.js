@@ -11,26 +11,9 @@ const fs = require("fs");
 const path = require("path");
 const assert = require("assert");
 const crypto = require("crypto");
-const { chromium } = require("playwright-core");
+const { cfg, API, STEP_TIMEOUT, logger, api, shot, launch } = require("./browser_kit");
 
-const cfg = JSON.parse(process.env.EC_PAGE_TEST);
-const API = cfg.base + "/api/platform/v1/files";
-const STEP_TIMEOUT = 30000;
-
-function log(...args) {
-  console.log("[page-test]", ...args);
-}
-
-async function api(method, p, token, body) {
-  const res = await fetch(API + p, {
-    method,
-    headers: { Authorization: "Bearer " + token, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const env = await res.json();
-  assert.strictEqual(env.code, "200", `${method} ${p}: ${JSON.stringify(env)}`);
-  return env.data;
-}
+const log = logger("[page-test]");
 
 async function faults(body) {
   const res = await fetch(cfg.providerBase + "/admin/faults", {
@@ -39,10 +22,6 @@ async function faults(body) {
     body: JSON.stringify(body),
   });
   assert.strictEqual(res.status, 200, "faults: " + (await res.text()));
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(cfg.artifacts, name + ".png"), fullPage: true });
 }
 
 function row(page, id) {
@@ -476,18 +455,8 @@ async function secondTenantSeesNone(context, aliceIds) {
 }
 
 (async () => {
-  fs.mkdirSync(cfg.artifacts, { recursive: true });
   const started = Date.now();
-  // A fresh profile folder (--user-data-dir) per run.
-  const context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(cfg.tmp, "chromium-")), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    acceptDownloads: true,
-    locale: "zh-CN",
-    timezoneId: "Asia/Shanghai",
-  });
+  const context = await launch({ acceptDownloads: true, timezoneId: "Asia/Shanghai" });
   let page;
   try {
     page = await openPage(context, cfg.aliceToken, { width: 1366, height: 768 });

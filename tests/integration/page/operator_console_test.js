@@ -7,33 +7,10 @@
 // screenshot of the moment. Screenshots land in `artifacts`.
 "use strict";
 
-const fs = require("fs");
-const path = require("path");
 const assert = require("assert");
-const { chromium } = require("playwright-core");
+const { cfg, API, STEP_TIMEOUT, logger, api, shot, launch } = require("./browser_kit");
 
-const cfg = JSON.parse(process.env.EC_PAGE_TEST);
-const API = cfg.base + "/api/platform/v1/files";
-const STEP_TIMEOUT = 30000;
-
-function log(...args) {
-  console.log("[console-test]", ...args);
-}
-
-async function api(method, p, token, body) {
-  const res = await fetch(API + p, {
-    method,
-    headers: { Authorization: "Bearer " + token, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const env = await res.json();
-  assert.strictEqual(env.code, "200", `${method} ${p}: ${JSON.stringify(env)}`);
-  return env.data;
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(cfg.artifacts, name + ".png"), fullPage: true });
-}
+const log = logger("[console-test]");
 
 async function openConsole(context, token) {
   const page = await context.newPage();
@@ -188,15 +165,7 @@ async function secondTenantSeesNothing(context) {
 }
 
 (async () => {
-  fs.mkdirSync(cfg.artifacts, { recursive: true });
-  // A fresh profile folder (--user-data-dir) per run.
-  const context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(cfg.tmp, "chromium-")), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    locale: "zh-CN",
-  });
+  const context = await launch();
   let page = null;
   try {
     await aUserSeesNoConsole(context);
