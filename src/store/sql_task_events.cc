@@ -63,7 +63,19 @@ bool IsKept(TaskEventKind kind) {
          kind == TaskEventKind::kQuarantined || kind == TaskEventKind::kExpired;
 }
 
-constexpr char kKeptKinds[] = "('CREATED', 'FINISHED', 'QUARANTINED', 'EXPIRED')";
+// IsKept's kinds as an SQL list, "('CREATED', ...)": one definition of them.
+const std::string& KeptKindsSql() {
+  static const std::string list = [] {
+    std::string out;
+    for (const KindName& k : kKindNames) {
+      if (!IsKept(k.kind)) continue;
+      out += out.empty() ? "('" : ", '";
+      out.append(k.name).push_back('\'');
+    }
+    return out + ")";
+  }();
+  return list;
+}
 
 // Tenths of the total reached by `rows`; -1 when the total is unknown.
 int64_t Decile(int64_t rows, std::optional<int64_t> total) {
@@ -85,9 +97,9 @@ StatusOr<bool> SqlTaskStore::MakeRoomForEvent(Connection& c, int64_t task_id, Ta
       Rows count, c.Query("SELECT COUNT(*) FROM export_task_event WHERE task_id = ?", {task_id}));
   if (count.at(0).Int(0) < kMaxEventsPerTask) return true;
   if (!IsKept(kind)) return false;
-  EC_ASSIGN_OR_RETURN(Rows oldest, c.Query(Sql(std::string("SELECT id FROM export_task_event"
-                                                           " WHERE task_id = ? AND kind NOT IN ") +
-                                               kKeptKinds + " ORDER BY created_at, id LIMIT 1"),
+  EC_ASSIGN_OR_RETURN(Rows oldest, c.Query(Sql("SELECT id FROM export_task_event WHERE task_id = ?"
+                                               " AND kind NOT IN " +
+                                               KeptKindsSql() + " ORDER BY created_at, id LIMIT 1"),
                                            {task_id}));
   if (oldest.empty()) {
     EC_ASSIGN_OR_RETURN(oldest, c.Query("SELECT id FROM export_task_event WHERE task_id = ?"
