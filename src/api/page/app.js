@@ -648,14 +648,29 @@
     }
   }
 
+  // Whether a change of the open task can have added to its timeline: a new
+  // state, version, cancel or download, or progress past another tenth (the
+  // server samples progress events by tenths). Other progress moves do not
+  // read the timeline again.
+  function timelineMoved(before, after) {
+    if (!before) return true;
+    const tenth = (t) => (t.progress === null || t.progress === undefined ? -1 : Math.floor(t.progress / 10));
+    return before.status !== after.status || before.dispatchVersion !== after.dispatchVersion ||
+      before.cancelRequested !== after.cancelRequested || before.downloadCount !== after.downloadCount ||
+      tenth(before) !== tenth(after);
+  }
+
   // A task changed (event, action, create): update its row in place, or
   // reload the page of the list when it enters or leaves it.
   function applyTask(task) {
     const shown = $("created").querySelector('tr[data-id="' + task.id + '"]');
     if (shown) {
+      const before = state.created;
       state.created = task;
       shown.replaceWith(buildRow(task));
-      if (state.detailFor === task.id && !state.rows.has(task.id)) showTaskDetail(task.id);
+      if (state.detailFor === task.id && !state.rows.has(task.id) && timelineMoved(before, task)) {
+        showTaskDetail(task.id);
+      }
     }
     const entry = state.rows.get(task.id);
     if (entry) {
@@ -664,7 +679,7 @@
       const focused = entry.tr.contains(document.activeElement) ? document.activeElement.dataset.action : null;
       entry.tr.replaceWith(tr);
       state.rows.set(task.id, { task, tr });
-      if (state.detailFor === task.id) showTaskDetail(task.id);
+      if (state.detailFor === task.id && timelineMoved(entry.task, task)) showTaskDetail(task.id);
       if (focused) {
         const again = tr.querySelector('[data-action="' + focused + '"]');
         (again || tr.querySelector("button") || $("tasks")).focus();
