@@ -229,12 +229,17 @@ class SqliteDatasource : public ReadOnlyDatasource {
 
   // EXPLAIN QUERY PLAN, prepared apart from the connection's statement
   // cache (a plan asked once must not push a page statement out of it).
+  // EXPLAIN starts no read transaction, so it plans with the schema the
+  // pooled connection loaded last, blind to an index created since (the
+  // one the advice asked for): one read of the schema table first reloads
+  // it when it changed.
   StatusOr<QueryPlan> Explain(std::string_view sql, const std::vector<nlohmann::json>& params,
                               std::string_view schema, int timeout_ms) override {
     EC_RETURN_IF_ERROR(running_.reason());
     EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
     StatusOr<QueryPlan> plan = Internal("not run");
     {
+      sqlite3_exec(conn->db(), "SELECT 1 FROM sqlite_schema LIMIT 1", nullptr, nullptr, nullptr);
       const std::string text = "EXPLAIN QUERY PLAN " + std::string(sql);
       sqlite3_stmt* raw = nullptr;
       int rc = sqlite3_prepare_v2(conn->db(), text.c_str(), static_cast<int>(text.size()), &raw,
