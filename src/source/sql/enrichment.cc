@@ -167,11 +167,22 @@ Status Enrichment::PlanGroups(const SqlContract& contract,
   return Status::Ok();
 }
 
-Status Enrichment::Enrich(const ResultSet& raw, std::vector<task::Row>* rows) {
-  if (rows->empty()) return Status::Ok();
-  if (!groups_.empty()) return EnrichBySql(raw, rows);
-  if (!callback_targets_.empty()) return EnrichByCallback(raw, rows);
-  return Status::Ok();
+StatusOr<Enrichment::PageCells> Enrichment::Lookup(const ResultSet& raw) {
+  if (raw.rows.empty()) return PageCells{};
+  if (!groups_.empty()) return LookUpBySql(raw);
+  if (!callback_targets_.empty()) return LookUpByCallback(raw);
+  return PageCells{};
+}
+
+void Enrichment::Fill(PageCells cells, std::vector<task::Row>* rows) {
+  for (auto& part : cells.parts) {
+    for (size_t r = 0; r < rows->size() && r < part.rows.size(); ++r) {
+      if (!part.rows[r]) continue;
+      for (size_t t = 0; t < part.targets.size(); ++t) {
+        (*rows)[r][part.targets[t]] = std::move((*part.rows[r])[t]);
+      }
+    }
+  }
 }
 
 // Critical columns fail the task; the others stay blank with one warning.
@@ -192,7 +203,7 @@ Status Enrichment::EnrichFailed(const std::vector<size_t>& targets, const Status
   return Status::Ok();
 }
 
-Status Enrichment::EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows) {
+StatusOr<Enrichment::PageCells> Enrichment::LookUpByCallback(const ResultSet& raw) {
   const task::Column* key_column = nullptr;
   for (const auto& p : plan_) {
     if (p.result_index == callback_key_index_) key_column = &p.contract.column;
@@ -225,8 +236,9 @@ Status Enrichment::EnrichByCallback(const ResultSet& raw, std::vector<task::Row>
       }
     }
   }
-  FillEnriched(raw, callback_key_index_, callback_targets_, *callback_cache_, rows);
-  return Status::Ok();
+  PageCells cells;
+  cells.parts.push_back(CellsOf(raw, callback_key_index_, callback_targets_, *callback_cache_));
+  return cells;
 }
 
 // One callback answer as the values of the enriched columns; a value that
@@ -248,29 +260,40 @@ StatusOr<std::vector<task::CellValue>> Enrichment::CallbackValues(const json& ex
   return values;
 }
 
-void Enrichment::FillEnriched(const ResultSet& raw, int key_index,
-                              const std::vector<size_t>& targets, const Cache& cache,
-                              std::vector<task::Row>* rows) const {
-  for (size_t r = 0; r < rows->size(); ++r) {
-    const auto& key = raw.rows[r][key_index];
+Enrichment::PageCells::Part Enrichment::CellsOf(const ResultSet& raw, int key_index,
+                                                const std::vector<size_t>& targets,
+                                                const Cache& cache) {
+  PageCells::Part part{targets, {}};
+  part.rows.reserve(raw.rows.size());
+  for (const auto& row : raw.rows) {
+    const auto& key = row[key_index];
     const std::vector<task::CellValue>* values = key ? cache.Find(*key) : nullptr;
-    if (values == nullptr) continue;
-    for (size_t t = 0; t < targets.size(); ++t) (*rows)[r][targets[t]] = (*values)[t];
+    if (values == nullptr) {
+      part.rows.emplace_back();
+    } else {
+      part.rows.emplace_back(*values);
+    }
   }
+  return part;
 }
 
-Status Enrichment::EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows) {
+StatusOr<Enrichment::PageCells> Enrichment::LookUpBySql(const ResultSet& raw) {
+  PageCells cells;
   for (size_t g = 0; g < groups_.size(); ++g) {
-    Status s = EnrichGroup(g, raw, rows);
-    if (!s.ok()) EC_RETURN_IF_ERROR(EnrichFailed(groups_[g].targets, s));
+    auto part = LookUpGroup(g, raw);
+    if (part.ok()) {
+      cells.parts.push_back(std::move(part).value());
+    } else {
+      EC_RETURN_IF_ERROR(EnrichFailed(groups_[g].targets, part.status()));
+    }
   }
-  return Status::Ok();
+  return cells;
 }
 
 // The enrich SQL of one page and group, for the keys no earlier page asked
 // about. A key the SQL does not return is remembered as blank, like a LEFT
 // JOIN.
-Status Enrichment::EnrichGroup(size_t group, const ResultSet& raw, std::vector<task::Row>* rows) {
+StatusOr<Enrichment::PageCells::Part> Enrichment::LookUpGroup(size_t group, const ResultSet& raw) {
   const GroupPlan& g = groups_[group];
   Cache& cache = group_caches_[group];
   cache.BeginPage(raw.rows.size());
@@ -293,8 +316,7 @@ Status Enrichment::EnrichGroup(size_t group, const ResultSet& raw, std::vector<t
     EC_ASSIGN_OR_RETURN(std::vector<ResultSet> answers, QueryEnrichSql(g, std::move(keys)));
     EC_RETURN_IF_ERROR(RememberEnriched(g, answers, asked, &cache));
   }
-  FillEnriched(raw, g.key_index, g.targets, cache, rows);
-  return Status::Ok();
+  return CellsOf(raw, g.key_index, g.targets, cache);
 }
 
 // Most of an enriched page's time is the replica looking the keys up —

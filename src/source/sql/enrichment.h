@@ -6,12 +6,17 @@
 // still remember it. A critical column's failure fails the task; any other
 // leaves its cells blank with one warning.
 //
-// Not thread-safe: one attempt, one thread (an enrich SQL may run its second
-// half on a worker thread of its own, joined before Enrich returns).
+// Two steps, so that a page's lookups can run while the page before it is
+// converted: Lookup asks for a page's keys and answers its enriched cells;
+// Fill, which touches nothing of the Enrichment, puts them into the page's
+// converted rows. Lookup is not thread-safe: one thread calls it, page after
+// page in order (an enrich SQL may run its second half on a worker thread of
+// its own, joined before Lookup returns).
 
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,8 +56,23 @@ class Enrichment {
                                                     Context context, SqlContractClient* client,
                                                     ReadOnlyDatasource* datasource);
 
-  // Fills the enriched cells of `rows`, the converted rows of `raw`.
-  Status Enrich(const ResultSet& raw, std::vector<task::Row>* rows);
+  // The enriched cells of one page, in the order of its rows.
+  struct PageCells {
+    struct Part {                   // one callback, or one enrich SQL group
+      std::vector<size_t> targets;  // output column indexes
+      std::vector<std::optional<std::vector<task::CellValue>>> rows;  // per row, per target
+    };
+    std::vector<Part> parts;  // a part that failed (non-critical) is left out: blank cells
+  };
+
+  // Looks up the keys of the page `raw` that recent pages did not ask about,
+  // and answers every row's enriched cells. An error fails the task (a
+  // critical column's enrichment failed, or its answer did not parse).
+  StatusOr<PageCells> Lookup(const ResultSet& raw);
+
+  // Puts a page's enriched cells into `rows`, the converted rows of the
+  // page Lookup was given.
+  static void Fill(PageCells cells, std::vector<task::Row>* rows);
 
   // The enrich SQL statements the page `raw` sends, one per group, rendered
   // with its keys and not run: what plan advice asks the datasource to plan
@@ -74,16 +94,16 @@ class Enrichment {
   Enrichment(std::vector<ColumnPlan> plan, Context context, SqlContractClient* client,
              ReadOnlyDatasource* datasource, std::string schema);
   Status PlanGroups(const SqlContract& contract, const std::map<std::string, int>& result_index);
-  Status EnrichByCallback(const ResultSet& raw, std::vector<task::Row>* rows);
+  StatusOr<PageCells> LookUpByCallback(const ResultSet& raw);
   StatusOr<std::vector<task::CellValue>> CallbackValues(const nlohmann::json& extra);
-  Status EnrichBySql(const ResultSet& raw, std::vector<task::Row>* rows);
-  Status EnrichGroup(size_t group, const ResultSet& raw, std::vector<task::Row>* rows);
+  StatusOr<PageCells> LookUpBySql(const ResultSet& raw);
+  StatusOr<PageCells::Part> LookUpGroup(size_t group, const ResultSet& raw);
   StatusOr<std::vector<ResultSet>> QueryEnrichSql(const GroupPlan& g, nlohmann::json keys);
   StatusOr<ResultSet> RunEnrichSql(const GroupPlan& g, nlohmann::json keys) const;
   Status RememberEnriched(const GroupPlan& g, const std::vector<ResultSet>& answers,
                           const std::vector<std::string>& asked, Cache* cache);
-  void FillEnriched(const ResultSet& raw, int key_index, const std::vector<size_t>& targets,
-                    const Cache& cache, std::vector<task::Row>* rows) const;
+  static PageCells::Part CellsOf(const ResultSet& raw, int key_index,
+                                 const std::vector<size_t>& targets, const Cache& cache);
   Status EnrichFailed(const std::vector<size_t>& targets, const Status& cause);
 
   const std::vector<ColumnPlan> plan_;

@@ -32,7 +32,9 @@ namespace export_center::source {
 template <typename T>
 class ReadAhead {
  public:
-  explicit ReadAhead(std::function<StatusOr<T>()> fetch) : fetch_(std::move(fetch)) {}
+  // `thread_name` names the worker (for logs and profiles): a literal.
+  explicit ReadAhead(std::function<StatusOr<T>()> fetch, const char* thread_name = "read_ahead")
+      : fetch_(std::move(fetch)), thread_name_(thread_name) {}
   ~ReadAhead() {
     {
       MutexLock lock(&mu_);
@@ -46,7 +48,7 @@ class ReadAhead {
 
   // Asks the worker for one more call. Call it again only after Take().
   void Start() {
-    if (!worker_.joinable()) worker_ = StartWorkerThread("read_ahead", [this] { Work(); });
+    if (!worker_.joinable()) worker_ = StartWorkerThread(thread_name_, [this] { Work(); });
     MutexLock lock(&mu_);
     requested_ = true;
     cv_.SignalAll();
@@ -70,7 +72,7 @@ class ReadAhead {
         if (stopping_) return;
         requested_ = false;
       }
-      StatusOr<T> result = RunGuardedOnce("read_ahead", fetch_);
+      StatusOr<T> result = RunGuardedOnce(thread_name_, fetch_);
       MutexLock lock(&mu_);
       result_.emplace(std::move(result));
       cv_.SignalAll();
@@ -78,6 +80,7 @@ class ReadAhead {
   }
 
   const std::function<StatusOr<T>()> fetch_;  // on worker_ only
+  const char* const thread_name_;
 
   Mutex mu_;
   CondVar cv_;

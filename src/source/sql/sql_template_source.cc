@@ -78,6 +78,12 @@ class SqlTemplateSource : public RowSource {
     bool has_more = false;
   };
   StatusOr<Fetched> ReadPage();
+  // A page as the lookup stage hands it on: its rows and enriched cells.
+  struct LookedUp {
+    Fetched fetched;
+    Enrichment::PageCells cells;
+  };
+  StatusOr<LookedUp> LookUpNextPage();
   struct KeysetBreak {
     bool boundary_twin = false;  // the last exported row's tuple came twice
     std::string reason;
@@ -139,14 +145,18 @@ class SqlTemplateSource : public RowSource {
   std::shared_ptr<const std::string> excel_template_;  // EXCEL_TEMPLATE contracts only
   std::vector<task::PlanAdvice> plan_advice_;
   bool enrichment_advised_ = false;
-  // The page statements, one page ahead of conversion and enrichment
-  // (docs/sql-template-route.md#paging). After Prepare the paging state
-  // above — keyset_, boundary_*, order_by_every_column_, db_offset_,
-  // skip_once_, rows_read_ — belongs to its worker; the rest to the caller.
-  // Declared last: destroyed first, so a statement in flight ends before
-  // the members it reads.
+  // Two stages ahead of the caller (docs/sql-template-route.md#paging): the
+  // page statements, and the lookups of each page's enriched cells. After
+  // Prepare the paging state above — keyset_, boundary_*,
+  // order_by_every_column_, db_offset_, skip_once_, rows_read_ — belongs to
+  // page_reader_'s worker; enrichment_'s lookups, enrichment_advised_ and
+  // (from the first page on) plan_advice_ to lookup_ahead_'s; the rest to
+  // the caller. Declared last: destroyed first, the lookup stage (which
+  // waits on the reader) before the reader, so a statement in flight ends
+  // before the members it reads.
   int64_t rows_read_ = 0;  // rows the page statements have delivered so far
   std::optional<ReadAhead<Fetched>> page_reader_;
+  std::optional<ReadAhead<LookedUp>> lookup_ahead_;
 };
 
 Status SqlTemplateSource::Prepare() {
@@ -440,30 +450,32 @@ SqlTemplateSource::Counts SqlTemplateSource::CountBoth() {
   return counts;
 }
 
-// The page statement of page k+1 runs on page_reader_'s worker while page k
-// is converted and enriched here: the replica answers the one while the
-// center (and, in SQL mode, the replica again) works on the other. The next
-// statement starts only after a page that has more and was read without
-// error, so a caller that stops (cancel, lease, size cap) leaves at most that
-// one statement to finish.
+// A pipeline of three, each a page apart: page_reader_'s worker runs the
+// page statement of page k+2, lookup_ahead_'s looks up the enriched cells
+// of page k+1 (a callback or enrich SQL, most of a page's time), and here
+// page k is converted and filled — while the attempt writes page k−1. A
+// stage starts its next page only after one that has more and came without
+// error, so a caller that stops (cancel, lease, size cap) leaves at most a
+// page statement and a lookup to finish.
 StatusOr<Page> SqlTemplateSource::FetchPage() {
-  if (!page_reader_) {
-    page_reader_.emplace([this] { return ReadPage(); });
+  if (!lookup_ahead_) {
+    page_reader_.emplace([this] { return ReadPage(); }, "read_ahead");
     page_reader_->Start();
+    lookup_ahead_.emplace([this] { return LookUpNextPage(); }, "lookup_ahead");
+    lookup_ahead_->Start();
   }
-  EC_ASSIGN_OR_RETURN(Fetched fetched, page_reader_->Take());
-  if (fetched.has_more) page_reader_->Start();
-  ResultSet& raw = fetched.raw;
+  EC_ASSIGN_OR_RETURN(LookedUp looked_up, lookup_ahead_->Take());
+  if (looked_up.fetched.has_more) lookup_ahead_->Start();
+  const ResultSet& raw = looked_up.fetched.raw;
   Page page;
-  page.has_more = fetched.has_more;
+  page.has_more = looked_up.fetched.has_more;
   page.rows.reserve(raw.rows.size());
   for (size_t i = 0; i < raw.rows.size(); ++i) {
     EC_ASSIGN_OR_RETURN(task::Row row,
                         ConvertRow(raw.rows[i], offset_ + static_cast<int64_t>(i) + 1));
     page.rows.push_back(std::move(row));
   }
-  AdviseEnrichment(raw);
-  EC_RETURN_IF_ERROR(enrichment_->Enrich(raw, &page.rows));
+  Enrichment::Fill(std::move(looked_up.cells), &page.rows);
   offset_ += static_cast<int64_t>(page.rows.size());
   page.total_rows = total_;
   if (offset_ > options_.max_rows) {
@@ -475,6 +487,17 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
     done_ = true;
   }
   return page;
+}
+
+// On lookup_ahead_'s worker: the next page from page_reader_ (starting the
+// one after it) and its enriched cells. The first page's enrich statements
+// are planned before its lookups run.
+StatusOr<SqlTemplateSource::LookedUp> SqlTemplateSource::LookUpNextPage() {
+  EC_ASSIGN_OR_RETURN(Fetched fetched, page_reader_->Take());
+  if (fetched.has_more) page_reader_->Start();
+  AdviseEnrichment(fetched.raw);
+  EC_ASSIGN_OR_RETURN(Enrichment::PageCells cells, enrichment_->Lookup(fetched.raw));
+  return LookedUp{std::move(fetched), std::move(cells)};
 }
 
 // One page statement, on page_reader_'s worker: the rows and, by key, the
