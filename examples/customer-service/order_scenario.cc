@@ -273,7 +273,10 @@ int64_t SeedOrdersIfEmpty(const std::string& path, int64_t orders, int64_t custo
       " status TEXT NOT NULL, channel TEXT NOT NULL, amount_cents INTEGER NOT NULL,"
       " quantity INTEGER NOT NULL, paid INTEGER NOT NULL, order_date TEXT NOT NULL,"
       " created_at INTEGER NOT NULL);"
-      "CREATE INDEX IF NOT EXISTS orders_tenant_date ON orders(tenant_id, order_date, id);"
+      // In the list's own order (order_date DESC, id): every page then reads
+      // its rows in index order, where an ascending index makes SQLite and
+      // PostgreSQL sort each page's ties and MariaDB the whole page.
+      "CREATE INDEX IF NOT EXISTS orders_tenant_date ON orders(tenant_id, order_date DESC, id);"
       // Both enrichment modes look customers up by code.
       "CREATE INDEX IF NOT EXISTS customer_code ON customer(customer_code);";
   if (sqlite3_exec(db.db, schema, nullptr, nullptr, nullptr) != SQLITE_OK) {

@@ -43,7 +43,7 @@ public class Seeder implements InitializingBean {
         status TEXT NOT NULL, channel TEXT NOT NULL, amount_cents INTEGER NOT NULL,
         quantity INTEGER NOT NULL, paid INTEGER NOT NULL, order_date TEXT NOT NULL,
         created_at INTEGER NOT NULL);
-      CREATE INDEX IF NOT EXISTS orders_tenant_date ON orders(tenant_id, order_date, id);
+      CREATE INDEX IF NOT EXISTS orders_tenant_date ON orders(tenant_id, order_date DESC, id);
       CREATE INDEX IF NOT EXISTS customer_code ON customer(customer_code)
       """;
 
