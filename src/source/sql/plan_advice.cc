@@ -525,6 +525,163 @@ std::vector<task::PlanAdvice> ReadMysqlPlan(std::string_view text, std::string_v
   return out;
 }
 
+// --- Sorts: a page statement whose order no index serves ------------------
+
+struct OrderColumn {
+  std::string label;  // as the ORDER BY names it
+  bool descending = false;
+};
+
+// The statement's outermost ORDER BY, when every term is a plain column
+// (a position or an expression gives none): `ORDER BY order_date DESC, id`.
+std::optional<std::vector<OrderColumn>> OuterOrderBy(const std::vector<Token>& t) {
+  std::optional<size_t> at;
+  int depth = 0;
+  for (size_t k = 0; k + 1 < t.size(); ++k) {
+    if (t[k].Is("(")) ++depth;
+    if (t[k].Is(")")) --depth;
+    if (depth == 0 && t[k].IsWord("order") && t[k + 1].IsWord("by")) at = k + 2;
+  }
+  if (!at) return std::nullopt;
+  std::vector<OrderColumn> order;
+  size_t k = *at;
+  while (k < t.size()) {
+    if (k + 2 < t.size() && t[k].IsName() && t[k + 1].Is(".")) k += 2;  // _t.col
+    if (!IsColumnName(t[k])) return std::nullopt;
+    OrderColumn column{t[k].text, false};
+    ++k;
+    if (k < t.size() && (t[k].IsWord("asc") || t[k].IsWord("desc"))) {
+      column.descending = t[k].IsWord("desc");
+      ++k;
+    }
+    order.push_back(std::move(column));
+    if (k >= t.size() || !t[k].Is(",")) break;
+    ++k;
+  }
+  if (k < t.size() && !t[k].IsWord("limit") && !t[k].IsWord("offset") && !t[k].IsWord("fetch")) {
+    return std::nullopt;  // NULLS LAST, COLLATE, an expression: not an index's order
+  }
+  return order;
+}
+
+// The table column a result label stands for: `o.order_date AS order_date`
+// or a column selected under its own name. nullopt when the label is an
+// expression's (`printf(…) AS amount`): no index holds it.
+std::optional<std::string> ColumnOfLabel(const std::vector<Token>& t, const std::string& label) {
+  for (size_t k = 1; k + 1 < t.size(); ++k) {
+    if (!t[k].IsWord("as") || !EqualsIgnoreCaseAscii(t[k + 1].text, label)) continue;
+    const bool cast = k >= 2 && (t[k - 2].Is("::") || t[k - 2].IsWord("as"));
+    if (IsColumnName(t[k - 1]) && !cast) return t[k - 1].text;
+    return std::nullopt;
+  }
+  return label;
+}
+
+// Whether the plan sorts the statement's rows, and its words for it.
+std::optional<std::string> SqliteSort(std::string_view text) {
+  size_t at = text.find("USE TEMP B-TREE FOR ");
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t end = text.find('\n', at);
+  std::string_view line =
+      text.substr(at, end == std::string_view::npos ? text.size() - at : end - at);
+  if (line.find("ORDER BY") == std::string_view::npos) return std::nullopt;
+  return std::string(line);
+}
+
+std::optional<std::string> PostgresSort(const json& node, int depth) {
+  if (depth > kMaxJsonDepth) return std::nullopt;
+  if (node.is_array()) {
+    for (const json& child : node) {
+      if (auto found = PostgresSort(child, depth + 1)) return found;
+    }
+    return std::nullopt;
+  }
+  if (!node.is_object()) return std::nullopt;
+  const std::string type = StringAt(node, "Node Type");
+  if (type == "Sort" || type == "Incremental Sort") return type;
+  for (const char* key : {"Plan", "Plans"}) {
+    auto it = node.find(key);
+    if (it == node.end()) continue;
+    if (auto found = PostgresSort(*it, depth + 1)) return found;
+  }
+  return std::nullopt;
+}
+
+// MariaDB writes a "filesort" object around what it sorts; MySQL
+// "using_filesort": true.
+bool MysqlSorts(const json& node, int depth) {
+  if (depth > kMaxJsonDepth) return false;
+  if (node.is_array()) {
+    return std::any_of(node.begin(), node.end(),
+                       [&](const json& child) { return MysqlSorts(child, depth + 1); });
+  }
+  if (!node.is_object()) return false;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it.key() == "filesort" && it->is_object()) return true;
+    if (it.key() == "using_filesort" && it->is_boolean() && it->get<bool>()) return true;
+    if (it->is_structured() && MysqlSorts(*it, depth + 1)) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> PlanSorts(const QueryPlan& plan) {
+  if (plan.kind == "sqlite") return SqliteSort(plan.text);
+  std::string_view text(plan.text);
+  json root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
+  if (root.is_discarded()) return std::nullopt;
+  if (plan.kind == "postgres") return PostgresSort(root, 0);
+  if (plan.kind == "mysql" && MysqlSorts(root, 0)) return std::string("filesort");
+  return std::nullopt;
+}
+
+// A statement of one table whose plan sorts: every page reads the rows the
+// seek leaves (or, for a partial sort, each leading value's ties) and sorts
+// them before the first row comes. An index on the predicate's equalities
+// and then the order, in its own directions, hands them over in order.
+std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, std::string_view sql,
+                                           std::string_view statement) {
+  auto sort = PlanSorts(plan);
+  if (!sort) return std::nullopt;
+  const std::vector<Token> tokens = Tokenize(sql);
+  const auto refs = TableRefs(tokens);
+  auto order = OuterOrderBy(tokens);
+  if (!order || DistinctTables(refs) != 1) return std::nullopt;
+  const std::string table = refs.begin()->second;
+  std::vector<std::string> columns;
+  std::string predicate;
+  for (const Term& term : Terms(tokens)) {
+    if (!term.equality || term.join || Contains(columns, term.column) ||
+        EqualsIgnoreCaseAscii(term.column, "rowid")) {
+      continue;
+    }
+    columns.push_back(term.column);
+    predicate += (predicate.empty() ? "" : " AND ") + term.shown;
+  }
+  std::string order_text;
+  for (const OrderColumn& term : *order) {
+    auto column = ColumnOfLabel(tokens, term.label);
+    if (!column) return std::nullopt;
+    order_text += (order_text.empty() ? "" : ", ") + term.label + (term.descending ? " DESC" : "");
+    if (!Contains(columns, *column)) columns.push_back(*column + (term.descending ? " DESC" : ""));
+  }
+  task::PlanAdvice advice;
+  advice.statement = std::string(statement);
+  advice.table = utf8::Excerpt(table, kMaxShownBytes);
+  advice.plan = utf8::Excerpt(*sort, kMaxShownBytes);
+  advice.predicate = utf8::Excerpt(
+      (predicate.empty() ? "" : predicate + " ") + "ORDER BY " + order_text, kMaxShownBytes);
+  std::string listed;
+  for (auto& c : columns) {
+    c = utf8::Excerpt(c, kMaxShownBytes);
+    listed += (listed.empty() ? "" : ", ") + c;
+  }
+  advice.index_columns = columns;
+  advice.suggested_index = utf8::Excerpt(
+      "CREATE INDEX " + IndexName(table, columns) + " ON " + table + " (" + listed + ")",
+      2 * kMaxShownBytes);
+  return advice;
+}
+
 }  // namespace
 
 std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_view sql,
@@ -533,7 +690,8 @@ std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_
   if (plan.kind == "sqlite") out = ReadSqlitePlan(plan.text, sql, statement);
   if (plan.kind == "postgres") out = ReadPostgresPlan(plan.text, page_rows, statement);
   if (plan.kind == "mysql") out = ReadMysqlPlan(plan.text, sql, page_rows, statement);
-  if (out.size() > kMaxAdvice) out.resize(kMaxAdvice);
+  if (out.size() > kMaxAdvice - 1) out.resize(kMaxAdvice - 1);
+  if (auto sort = SortAdvice(plan, sql, statement)) out.push_back(std::move(*sort));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,17 @@ class PlanAdviceTest : public ::testing::TestWithParam<std::string> {
     return ReadPlanAdvice(*plan, sql, kPageRows, "enrich group names");
   }
 
+  // The statement that gives `table` fresh statistics, in this dialect.
+  std::string Analyze(const std::string& table) const {
+    return (GetParam() == "mariadb" ? "ANALYZE TABLE " : "ANALYZE ") + table + ";";
+  }
+  // A table of the test's own, as customer_plain: indexed on tenant_id alone.
+  Status CopyIndexedOnTenant(const std::string& table) {
+    return db_->Exec("DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
+                     " AS SELECT * FROM customer_plain; CREATE INDEX " + table + "_tenant ON " +
+                     table + " (tenant_id);" + Analyze(table));
+  }
+
   testing::ReplicaDatabase* db_ = nullptr;
   std::shared_ptr<ReadOnlyDatasource> datasource_;
 };
@@ -130,13 +142,8 @@ TEST_P(PlanAdviceTest, IndexServingThePredicateGetsNone) {
 // asked on the same pooled connection, sees the new index (SQLite's EXPLAIN
 // would otherwise plan with the schema the connection loaded before it).
 TEST_P(PlanAdviceTest, AnIndexCreatedAfterAPlanIsSeenByTheNextPlan) {
-  const std::string analyze =
-      GetParam() == "mariadb" ? "ANALYZE TABLE customer_late;" : "ANALYZE customer_late;";
-  ASSERT_TRUE(db_->Exec("DROP TABLE IF EXISTS customer_late;"
-                        "CREATE TABLE customer_late AS SELECT * FROM customer_plain;"
-                        "CREATE INDEX customer_late_tenant ON customer_late (tenant_id);" +
-                        analyze)
-                  .ok());
+  const std::string analyze = Analyze("customer_late");
+  ASSERT_TRUE(CopyIndexedOnTenant("customer_late").ok());
   std::string plan;
   ASSERT_EQ(AdviceFor(Lookup("customer_late"), &plan).size(), 1u) << plan;
   ASSERT_TRUE(db_->Exec("CREATE INDEX customer_late_tenant_code ON customer_late (tenant_id, "
@@ -145,6 +152,40 @@ TEST_P(PlanAdviceTest, AnIndexCreatedAfterAPlanIsSeenByTheNextPlan) {
                   .ok());
   EXPECT_TRUE(AdviceFor(Lookup("customer_late"), &plan).empty()) << plan;
   EXPECT_TRUE(db_->Exec("DROP TABLE customer_late").ok());
+}
+
+// A page statement in an order no index serves: each page sorts the
+// tenant's rows. The advice names an index on the equality and then the
+// order in its own directions; with that index there is no sort and none.
+TEST_P(PlanAdviceTest, APageSortedByTheDatabaseGetsAnIndexInTheOrdersDirections) {
+  const std::string analyze = Analyze("customer_order");
+  ASSERT_TRUE(CopyIndexedOnTenant("customer_order").ok());
+  const std::string page =
+      "SELECT * FROM (SELECT c.id AS id, c.name AS name FROM customer_order c WHERE c.tenant_id "
+      "= ?) _t ORDER BY name DESC, id LIMIT ?";
+  auto sorts = [&](std::string* text) {
+    auto plan = datasource_->Explain(page, {1, kPageRows}, "", 5000);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    std::optional<task::PlanAdvice> found;
+    if (!plan.ok()) return found;
+    *text = plan->text;
+    for (auto& a : ReadPlanAdvice(*plan, page, kPageRows, "page")) {
+      if (a.predicate.find("ORDER BY") != std::string::npos) found = a;
+    }
+    return found;
+  };
+  std::string plan;
+  auto advice = sorts(&plan);
+  ASSERT_TRUE(advice.has_value()) << plan;
+  EXPECT_EQ(advice->table, "customer_order");
+  EXPECT_EQ(advice->predicate, "tenant_id = ? ORDER BY name DESC, id");
+  EXPECT_EQ(advice->index_columns, (std::vector<std::string>{"tenant_id", "name DESC", "id"}));
+  EXPECT_EQ(advice->suggested_index,
+            "CREATE INDEX customer_order_tenant_id_name_DESC_id ON customer_order (tenant_id, "
+            "name DESC, id)");
+  ASSERT_TRUE(db_->Exec(advice->suggested_index + ";" + analyze).ok());
+  EXPECT_FALSE(sorts(&plan).has_value()) << plan;
+  EXPECT_TRUE(db_->Exec("DROP TABLE customer_order").ok());
 }
 
 TEST_P(PlanAdviceTest, AnUnreadableStatementFailsTheExplainNotTheCaller) {
@@ -257,6 +298,66 @@ TEST(ReadPlanAdvice, ALongNonAsciiIndexNameIsCutBetweenCodePoints) {
   std::string name = ddl.substr(name_start, ddl.find(' ', name_start) - name_start);
   EXPECT_LE(name.size(), 60u);
   EXPECT_EQ(name.rfind(table + "_", 0), 0u) << name;
+}
+
+// The sample's own cliff: `order_date DESC, id` on an index in ascending
+// order — SQLite sorts each date's ties on every page.
+TEST(ReadPlanAdvice, SqliteSortedPageGetsAnIndexInTheOrdersDirections) {
+  QueryPlan plan{"sqlite",
+                 "3\t0\tSEARCH o USING INDEX orders_tenant_date (tenant_id=?)\n"
+                 "13\t0\tUSE TEMP B-TREE FOR RIGHT PART OF ORDER BY\n"};
+  const std::string sql =
+      "SELECT * FROM (SELECT o.id AS id, o.order_date AS order_date, printf('%d', o.amount) AS "
+      "amount FROM orders o WHERE o.tenant_id = ?) _t ORDER BY order_date DESC, id LIMIT ?";
+  auto advice = ReadPlanAdvice(plan, sql, 1000, "page");
+  ASSERT_EQ(advice.size(), 1u);  // the SEARCH serves every equality: the sort alone
+  EXPECT_EQ(advice[0].plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY");
+  EXPECT_EQ(advice[0].predicate, "tenant_id = ? ORDER BY order_date DESC, id");
+  EXPECT_EQ(advice[0].index_columns,
+            (std::vector<std::string>{"tenant_id", "order_date DESC", "id"}));
+  EXPECT_EQ(advice[0].suggested_index,
+            "CREATE INDEX orders_tenant_id_order_date_DESC_id ON orders (tenant_id, order_date "
+            "DESC, id)");
+}
+
+// No index holds an expression's value or a position: no index to name.
+TEST(ReadPlanAdvice, ASortByAnExpressionOrAPositionNamesNoIndex) {
+  QueryPlan plan{"sqlite", "2\t0\tSCAN o\n9\t0\tUSE TEMP B-TREE FOR ORDER BY\n"};
+  const std::string inner =
+      "SELECT o.id AS id, printf('%d', o.amount) AS amount FROM orders o WHERE o.tenant_id = ?";
+  for (const std::string order : {"amount", "2, id", "id NULLS LAST"}) {
+    auto advice = ReadPlanAdvice(
+        plan, "SELECT * FROM (" + inner + ") _t ORDER BY " + order + " LIMIT ?", 1000, "page");
+    for (const auto& a : advice) {
+      EXPECT_EQ(a.predicate.find("ORDER BY"), std::string::npos) << order << ": " << a.predicate;
+    }
+  }
+}
+
+TEST(ReadPlanAdvice, PostgresAndMariadbSortsAreSeen) {
+  const std::string sql =
+      "SELECT * FROM (SELECT o.id AS id, o.order_date AS order_date FROM orders o WHERE "
+      "o.tenant_id = ? AND o.status = ?) _t ORDER BY order_date DESC, id LIMIT ?";
+  const std::vector<std::string> index{"tenant_id", "status", "order_date DESC", "id"};
+  QueryPlan postgres{"postgres", R"json([{"Plan": {"Node Type": "Limit", "Plans": [
+      {"Node Type": "Incremental Sort", "Sort Key": ["o.order_date DESC", "o.id"], "Plans": [
+        {"Node Type": "Index Scan", "Relation Name": "orders", "Alias": "o",
+         "Index Name": "orders_tenant_date", "Index Cond": "((tenant_id)::text = '1'::text)",
+         "Filter": "((status)::text = 'PAID'::text)"}]}]}}])json"};
+  QueryPlan mariadb{"mysql", R"json({"query_block": {"select_id": 1, "filesort": {
+      "sort_key": "o.order_date desc, o.`id`", "temporary_table": {"table": {
+        "table_name": "o", "access_type": "ref", "key": "orders_tenant_date",
+        "used_key_parts": ["tenant_id"], "rows": 500,
+        "attached_condition": "o.tenant_id = '1' and o.`status` = 'PAID'"}}}}})json"};
+  for (const QueryPlan* plan : {&postgres, &mariadb}) {
+    std::optional<task::PlanAdvice> sort;
+    for (auto& a : ReadPlanAdvice(*plan, sql, 1000, "page")) {
+      if (a.predicate.find("ORDER BY") != std::string::npos) sort = a;
+    }
+    ASSERT_TRUE(sort.has_value()) << plan->kind;
+    EXPECT_EQ(sort->plan, plan == &postgres ? "Incremental Sort" : "filesort");
+    EXPECT_EQ(sort->index_columns, index) << plan->kind;
+  }
 }
 
 TEST(ReadPlanAdvice, GarbageGivesNoAdvice) {
