@@ -176,10 +176,11 @@ StatusOr<Enrichment::PageCells> Enrichment::Lookup(const ResultSet& raw) {
 
 void Enrichment::Fill(PageCells cells, std::vector<task::Row>* rows) {
   for (auto& part : cells.parts) {
-    for (size_t r = 0; r < rows->size() && r < part.rows.size(); ++r) {
-      if (!part.rows[r]) continue;
-      for (size_t t = 0; t < part.targets.size(); ++t) {
-        (*rows)[r][part.targets[t]] = std::move((*part.rows[r])[t]);
+    const size_t width = part.targets.size();
+    for (size_t r = 0; r < rows->size() && r < part.found.size(); ++r) {
+      if (!part.found[r]) continue;
+      for (size_t t = 0; t < width; ++t) {
+        (*rows)[r][part.targets[t]] = std::move(part.cells[r * width + t]);
       }
     }
   }
@@ -263,16 +264,17 @@ StatusOr<std::vector<task::CellValue>> Enrichment::CallbackValues(const json& ex
 Enrichment::PageCells::Part Enrichment::CellsOf(const ResultSet& raw, int key_index,
                                                 const std::vector<size_t>& targets,
                                                 const Cache& cache) {
-  PageCells::Part part{targets, {}};
-  part.rows.reserve(raw.rows.size());
-  for (const auto& row : raw.rows) {
-    const auto& key = row[key_index];
+  // Copies, not pointers into the cache: the next page's lookup may empty
+  // it while this page is filled. One allocation per page, not per row.
+  PageCells::Part part{targets, std::vector<bool>(raw.rows.size()),
+                       std::vector<task::CellValue>(raw.rows.size() * targets.size())};
+  for (size_t r = 0; r < raw.rows.size(); ++r) {
+    const auto& key = raw.rows[r][key_index];
     const std::vector<task::CellValue>* values = key ? cache.Find(*key) : nullptr;
-    if (values == nullptr) {
-      part.rows.emplace_back();
-    } else {
-      part.rows.emplace_back(*values);
-    }
+    if (values == nullptr) continue;
+    part.found[r] = true;
+    std::copy_n(values->begin(), std::min(values->size(), targets.size()),
+                part.cells.begin() + static_cast<std::ptrdiff_t>(r * targets.size()));
   }
   return part;
 }

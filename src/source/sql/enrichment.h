@@ -16,7 +16,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,9 +57,10 @@ class Enrichment {
 
   // The enriched cells of one page, in the order of its rows.
   struct PageCells {
-    struct Part {                   // one callback, or one enrich SQL group
-      std::vector<size_t> targets;  // output column indexes
-      std::vector<std::optional<std::vector<task::CellValue>>> rows;  // per row, per target
+    struct Part {                          // one callback, or one enrich SQL group
+      std::vector<size_t> targets;         // output column indexes
+      std::vector<bool> found;             // per row: its key had an answer
+      std::vector<task::CellValue> cells;  // row-major, targets.size() per row
     };
     std::vector<Part> parts;  // a part that failed (non-critical) is left out: blank cells
   };
