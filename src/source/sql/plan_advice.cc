@@ -259,6 +259,19 @@ std::string IndexName(const std::string& table, const std::vector<std::string>& 
   return std::string(utf8::TruncateBytes(safe, 60));
 }
 
+// The DDL of an index on `table` over `columns` (each cut to what is shown
+// in JSON, as valid UTF-8, in place).
+std::string SuggestedIndex(const std::string& table, std::vector<std::string>* columns) {
+  std::string listed;
+  for (auto& c : *columns) {
+    c = utf8::Excerpt(c, kMaxShownBytes);
+    listed += (listed.empty() ? "" : ", ") + c;
+  }
+  return utf8::Excerpt(
+      "CREATE INDEX " + IndexName(table, *columns) + " ON " + table + " (" + listed + ")",
+      2 * kMaxShownBytes);
+}
+
 // Advice for reading `table` with `terms` when the access uses only the
 // equalities in `served`: none when every equality is served already (or
 // the predicate has none on this table and no range either).
@@ -296,14 +309,7 @@ std::optional<task::PlanAdvice> Advise(std::string_view statement, const std::st
   if (!range.empty() && !Contains(advice.index_columns, range)) {
     advice.index_columns.push_back(range);
   }
-  std::string columns;
-  for (auto& c : advice.index_columns) {
-    c = utf8::Excerpt(c, kMaxShownBytes);  // shown in JSON: valid UTF-8
-    columns += (columns.empty() ? "" : ", ") + c;
-  }
-  advice.suggested_index = utf8::Excerpt("CREATE INDEX " + IndexName(table, advice.index_columns) +
-                                             " ON " + table + " (" + columns + ")",
-                                         2 * kMaxShownBytes);
+  advice.suggested_index = SuggestedIndex(table, &advice.index_columns);
   return advice;
 }
 
@@ -354,9 +360,9 @@ std::optional<SqliteStep> ReadSqliteDetail(std::string_view detail) {
   return step;
 }
 
-std::vector<task::PlanAdvice> ReadSqlitePlan(std::string_view text, std::string_view sql,
+std::vector<task::PlanAdvice> ReadSqlitePlan(std::string_view text,
+                                             const std::vector<Token>& tokens,
                                              std::string_view statement) {
-  const std::vector<Token> tokens = Tokenize(sql);
   const auto refs = TableRefs(tokens);
   const std::vector<Term> terms = Terms(tokens);
   const bool one_table = DistinctTables(refs) == 1;
@@ -445,10 +451,9 @@ void ReadPostgresNode(const json& node, int depth, int64_t page_rows, std::strin
   for (const json& child : *plans) ReadPostgresNode(child, depth + 1, page_rows, statement, out);
 }
 
-std::vector<task::PlanAdvice> ReadPostgresPlan(std::string_view text, int64_t page_rows,
+std::vector<task::PlanAdvice> ReadPostgresPlan(const json& root, int64_t page_rows,
                                                std::string_view statement) {
   std::vector<task::PlanAdvice> out;
-  json root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
   if (!root.is_array()) return out;
   for (const json& entry : root) {
     if (entry.is_object() && entry.contains("Plan"))
@@ -515,12 +520,11 @@ void ReadMysqlNode(const json& node, int depth, const std::map<std::string, std:
   }
 }
 
-std::vector<task::PlanAdvice> ReadMysqlPlan(std::string_view text, std::string_view sql,
+std::vector<task::PlanAdvice> ReadMysqlPlan(const json& root, const std::vector<Token>& tokens,
                                             int64_t page_rows, std::string_view statement) {
   std::vector<task::PlanAdvice> out;
-  json root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
   if (root.is_discarded()) return out;
-  const auto refs = TableRefs(Tokenize(sql));
+  const auto refs = TableRefs(tokens);
   ReadMysqlNode(root, 0, refs, DistinctTables(refs) == 1, page_rows, statement, &out);
   return out;
 }
@@ -624,10 +628,9 @@ bool MysqlSorts(const json& node, int depth) {
   return false;
 }
 
-std::optional<std::string> PlanSorts(const QueryPlan& plan) {
+// `root`: the plan's JSON (PostgreSQL, MariaDB/MySQL), read once for every reader.
+std::optional<std::string> PlanSorts(const QueryPlan& plan, const json& root) {
   if (plan.kind == "sqlite") return SqliteSort(plan.text);
-  std::string_view text(plan.text);
-  json root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
   if (root.is_discarded()) return std::nullopt;
   if (plan.kind == "postgres") return PostgresSort(root, 0);
   if (plan.kind == "mysql" && MysqlSorts(root, 0)) return std::string("filesort");
@@ -638,11 +641,11 @@ std::optional<std::string> PlanSorts(const QueryPlan& plan) {
 // seek leaves (or, for a partial sort, each leading value's ties) and sorts
 // them before the first row comes. An index on the predicate's equalities
 // and then the order, in its own directions, hands them over in order.
-std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, std::string_view sql,
+std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, const json& root,
+                                           const std::vector<Token>& tokens,
                                            std::string_view statement) {
-  auto sort = PlanSorts(plan);
+  auto sort = PlanSorts(plan, root);
   if (!sort) return std::nullopt;
-  const std::vector<Token> tokens = Tokenize(sql);
   const auto refs = TableRefs(tokens);
   auto order = OuterOrderBy(tokens);
   if (!order || DistinctTables(refs) != 1) return std::nullopt;
@@ -670,15 +673,8 @@ std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, std::string_vi
   advice.plan = utf8::Excerpt(*sort, kMaxShownBytes);
   advice.predicate = utf8::Excerpt(
       (predicate.empty() ? "" : predicate + " ") + "ORDER BY " + order_text, kMaxShownBytes);
-  std::string listed;
-  for (auto& c : columns) {
-    c = utf8::Excerpt(c, kMaxShownBytes);
-    listed += (listed.empty() ? "" : ", ") + c;
-  }
-  advice.index_columns = columns;
-  advice.suggested_index = utf8::Excerpt(
-      "CREATE INDEX " + IndexName(table, columns) + " ON " + table + " (" + listed + ")",
-      2 * kMaxShownBytes);
+  advice.index_columns = std::move(columns);
+  advice.suggested_index = SuggestedIndex(table, &advice.index_columns);
   return advice;
 }
 
@@ -687,11 +683,17 @@ std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, std::string_vi
 std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_view sql,
                                              int64_t page_rows, std::string_view statement) {
   std::vector<task::PlanAdvice> out;
-  if (plan.kind == "sqlite") out = ReadSqlitePlan(plan.text, sql, statement);
-  if (plan.kind == "postgres") out = ReadPostgresPlan(plan.text, page_rows, statement);
-  if (plan.kind == "mysql") out = ReadMysqlPlan(plan.text, sql, page_rows, statement);
+  const std::vector<Token> tokens = Tokenize(sql);
+  json root;  // the JSON plans, parsed once for the table readers and the sort's
+  if (plan.kind != "sqlite") {
+    std::string_view text(plan.text);
+    root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
+  }
+  if (plan.kind == "sqlite") out = ReadSqlitePlan(plan.text, tokens, statement);
+  if (plan.kind == "postgres") out = ReadPostgresPlan(root, page_rows, statement);
+  if (plan.kind == "mysql") out = ReadMysqlPlan(root, tokens, page_rows, statement);
   if (out.size() > kMaxAdvice - 1) out.resize(kMaxAdvice - 1);
-  if (auto sort = SortAdvice(plan, sql, statement)) out.push_back(std::move(*sort));
+  if (auto sort = SortAdvice(plan, root, tokens, statement)) out.push_back(std::move(*sort));
   return out;
 }
 

@@ -239,6 +239,8 @@ class SqliteDatasource : public ReadOnlyDatasource {
     EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
     StatusOr<QueryPlan> plan = Internal("not run");
     {
+      // Under the plan's own deadline: the schema read may wait behind a writer.
+      EC_ASSIGN_OR_RETURN(auto running, Register(conn.get(), timeout_ms));
       sqlite3_exec(conn->db(), "SELECT 1 FROM sqlite_schema LIMIT 1", nullptr, nullptr, nullptr);
       const std::string text = "EXPLAIN QUERY PLAN " + std::string(sql);
       sqlite3_stmt* raw = nullptr;
@@ -250,7 +252,6 @@ class SqliteDatasource : public ReadOnlyDatasource {
       } else if (Status bound = Bind(conn->db(), stmt.get(), params); !bound.ok()) {
         plan = bound;
       } else {
-        EC_ASSIGN_OR_RETURN(auto running, Register(conn.get(), timeout_ms));
         plan = ReadPlan(conn->db(), stmt.get());
       }
     }
