@@ -396,6 +396,32 @@ TEST_P(SqlTemplateReplicaTest, EverySessionIsSetUpForExports) {
       EXPECT_NE(value.find("disable_max_seek"), std::string::npos) << value;
     }
   }
+  if (postgres) return;
+  // One SET a checkout sets it all (a keyset export checks a connection out
+  // per page): the server's count of SET statements, read on a connection
+  // of the test's own, grows by one per statement the datasource runs —
+  // past what the reading itself costs (its connection's own set-up).
+  auto sets = [&] {
+    auto rows = replica_->Direct("SHOW GLOBAL STATUS LIKE 'Com_set_option'");
+    return rows.ok() && !rows->empty() ? std::stoll(rows->at(0).at(1)) : -1LL;
+  };
+  const long long first = sets();
+  const long long before = sets();
+  const long long reading = before - first;
+  auto session = ds->Query(
+      "SELECT @@session.tx_read_only, @@session.character_set_client, "
+      "@@session.max_statement_time > 0, @@session.lock_wait_timeout",
+      {}, kSchema);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  const auto& row = session->rows.at(0);
+  EXPECT_EQ(row.at(0).value_or(""), "1") << "read-only";
+  EXPECT_EQ(row.at(1).value_or(""), "utf8mb4");
+  EXPECT_EQ(row.at(2).value_or(""), "1") << "a statement time limit";
+  EXPECT_NE(row.at(3).value_or(""), "31536000") << "the lock wait is bounded too";
+  ASSERT_TRUE(ds->Query("SELECT 1", {}, kSchema).ok());
+  const long long after = sets();
+  ASSERT_GE(first, 0);
+  EXPECT_EQ(after - before - reading, 2) << "two checkouts, one SET each";
 }
 
 INSTANTIATE_TEST_SUITE_P(Replicas, SqlTemplateReplicaTest, ::testing::Values("postgres", "mysql"),

@@ -235,11 +235,14 @@ class MysqlDatasource : public ReadOnlyDatasource {
   // only, which is all a datasource runs). MariaDB's lock_wait_timeout
   // (whole seconds) bounds a wait for a table lock on its own too.
   std::string TimeLimitStatement(int timeout_ms = 0) const {
+    return "SET " + TimeLimitAssignments(timeout_ms);
+  }
+  std::string TimeLimitAssignments(int timeout_ms = 0) const {
     const int ms = timeout_ms > 0 ? timeout_ms : timeouts_.statement_timeout_ms;
-    if (!mariadb_.load()) return "SET SESSION max_execution_time = " + std::to_string(ms);
-    return "SET SESSION max_statement_time = " + std::to_string(ms / 1000) + "." +
+    if (!mariadb_.load()) return "SESSION max_execution_time = " + std::to_string(ms);
+    return "SESSION max_statement_time = " + std::to_string(ms / 1000) + "." +
            std::to_string(1000 + ms % 1000).substr(1) +
-           ", lock_wait_timeout = " + std::to_string((ms + 999) / 1000);
+           ", SESSION lock_wait_timeout = " + std::to_string((ms + 999) / 1000);
   }
 
   // A connection and the database it was switched to (empty: the URL's).
@@ -265,15 +268,8 @@ class MysqlDatasource : public ReadOnlyDatasource {
 
   Status Prepare(Pooled* conn, std::string_view schema, bool reset) {
     MYSQL* m = conn->handle.get();
-    if (reset) {
-      if (mysql_reset_connection(m)) return ConnError(m, "reset");
-      // The reset puts session variables back to the server's defaults.
-      EC_RETURN_IF_ERROR(Exec(m, "SET NAMES utf8mb4"));
-    }
-    // Read-only: a backstop behind the scanner, enforced by the server.
-    EC_RETURN_IF_ERROR(Exec(m, "SET SESSION TRANSACTION READ ONLY"));
-    EC_RETURN_IF_ERROR(Exec(m, TimeLimitStatement()));
-    TuneOptimizer(m);
+    if (reset && mysql_reset_connection(m)) return ConnError(m, "reset");
+    EC_RETURN_IF_ERROR(ConfigureSession(m));
     if (conn->schema != schema) {
       // A reset keeps the current database: go back to the URL's, or drop
       // a connection that has none to go back to.
@@ -288,22 +284,41 @@ class MysqlDatasource : public ReadOnlyDatasource {
     return Status::Ok();
   }
 
+  // The session every statement runs in, set in one round trip (a keyset
+  // export checks a connection out per page; five statements a page were
+  // most of its round trips): utf8mb4, since a reset puts the server's
+  // defaults back; read-only, a backstop behind the scanner enforced by the
+  // server (MariaDB names it tx_read_only, MySQL 8 transaction_read_only);
+  // the statement time limit; and the optimizer tuning below where the
+  // server has it — the first server that does not (unknown variable or
+  // value) turns it off and the session is set without it.
+  Status ConfigureSession(MYSQL* m) {
+    std::string settings = "SET NAMES utf8mb4, SESSION " +
+                           std::string(mariadb_.load() ? "tx_read_only" : "transaction_read_only") +
+                           " = 1, " + TimeLimitAssignments();
+    if (tune_optimizer_.load()) {
+      std::string tuned = settings + ", " + kTuneOptimizer;
+      if (mysql_real_query(m, tuned.data(), tuned.size()) == 0) return Status::Ok();
+      const unsigned code = mysql_errno(m);
+      if (code != kUnknownSystemVariable && code != kWrongValueForVariable) {
+        return ConnError(m, "session");
+      }
+      tune_optimizer_ = false;
+    }
+    return Exec(m, settings);
+  }
+
   // MariaDB (10.6.17+, 10.11.7+) caps the cost it charges a ref scan on a
   // secondary index (max_seeks_for_key), so for a keyset page — ORDER BY …
   // LIMIT over the index the list is sorted by — it prefers walking the
   // index from its first entry (every row exported so far, again) over the
   // range that seeks straight to the boundary: quadratic once more.
-  // disable_max_seek charges the ref scan what it costs. Where the variable
-  // does not exist (MySQL, older MariaDB) the first failure turns this off.
-  void TuneOptimizer(MYSQL* m) {
-    if (!tune_optimizer_.load()) return;
-    if (mysql_real_query(m, kTuneOptimizer, std::strlen(kTuneOptimizer)) != 0) {
-      tune_optimizer_ = false;
-    }
-  }
+  // disable_max_seek charges the ref scan what it costs.
   static constexpr const char* kTuneOptimizer =
-      "SET SESSION optimizer_adjust_secondary_key_costs = "
+      "SESSION optimizer_adjust_secondary_key_costs = "
       "CONCAT(@@global.optimizer_adjust_secondary_key_costs, ',disable_max_seek')";
+  static constexpr unsigned kUnknownSystemVariable = 1193;  // ER_UNKNOWN_SYSTEM_VARIABLE
+  static constexpr unsigned kWrongValueForVariable = 1231;  // ER_WRONG_VALUE_FOR_VAR
 
   // Back to the pool, unless the statement failed for connection trouble
   // (MysqlError's Unavailable): such a connection is closed.
