@@ -138,6 +138,9 @@ class SqlTemplateSource : public RowSource {
   std::unique_ptr<Enrichment> enrichment_;   // after Prepare; uses client_ and datasource_
   int64_t total_ = 0;
   int64_t offset_ = 0;
+  // Opened before the pre-flight count: when it proves nothing was committed
+  // since, the count after the last page is known without running it.
+  std::unique_ptr<CommitWatch> commit_watch_;
   bool prepared_ = false;
   bool done_ = false;
   std::optional<task::TaskState> terminal_state_;
@@ -400,6 +403,7 @@ StatusOr<int64_t> SqlTemplateSource::DerivedCount(std::vector<bool>* nullable) {
 // count of the template against the business list count, re-checked once
 // after a back-off for replica lag.
 Status SqlTemplateSource::CheckCounts() {
+  commit_watch_ = datasource_->WatchCommits(contract_.schema);
   if (!contract_.support_count_for_list) {
     EC_ASSIGN_OR_RETURN(total_, DerivedCount(&nullable_));
   } else {
@@ -662,7 +666,11 @@ Status SqlTemplateSource::CheckFinalCount() {
              std::to_string(total_) + ": the data changed during the export";
   } else {
     // A key seek does not trip over a row added or removed behind it, so
-    // the exported total may still match: counting again tells.
+    // the exported total may still match: counting again tells — unless
+    // the database proves nothing was committed since the first count, so
+    // every statement read the same rows (on a quiet replica a full walk of
+    // the filter saved, 0.1 s at a million orders).
+    if (commit_watch_ && commit_watch_->NothingCommitted()) return Status::Ok();
     EC_ASSIGN_OR_RETURN(int64_t now, DerivedCount());
     if (now == total_) return Status::Ok();
     detail = "the query counted " + std::to_string(total_) + " rows before the export and " +

@@ -106,6 +106,9 @@ class RecordingDatasource : public ReadOnlyDatasource {
     }
     return inner_->Explain(sql, params, schema, timeout_ms);
   }
+  std::unique_ptr<CommitWatch> WatchCommits(std::string_view schema) override {
+    return inner_->WatchCommits(schema);
+  }
   std::vector<std::string> queries() const {
     std::lock_guard lock(mu_);
     return queries_;
@@ -417,6 +420,51 @@ TEST_F(SqlTemplateSourceTest, RowInsertedBehindTheKeyMidExportStrictIsInconsiste
   EXPECT_EQ(source->terminal_state(), task::TaskState::kInconsistent);
   EXPECT_NE(rows.status().message().find("before the export"), std::string::npos)
       << rows.status().ToString();
+}
+
+size_t DerivedCounts(const std::vector<std::string>& queries) {
+  return static_cast<size_t>(std::count_if(queries.begin(), queries.end(), [](const auto& q) {
+    return q.find("COUNT(*)") != std::string::npos;
+  }));
+}
+
+// Nothing committed between the first count and the last page: the count
+// after it would walk the same rows again, so it is not run. A commit in
+// between — even one no exported row shows — and it is.
+TEST_F(SqlTemplateSourceTest, FinalCountRunsOnlyWhenSomethingWasCommitted) {
+  auto quiet = Drain(*Make(Options()));
+  ASSERT_TRUE(quiet.ok()) << quiet.status().ToString();
+  EXPECT_EQ(DerivedCounts(recorder_->queries()), 1u) << "only the pre-flight count";
+
+  const size_t before = recorder_->queries().size();
+  auto source = Make(Options());
+  auto busy = Drain(*source, [this](int page_no) {
+    if (page_no == 1)
+      Exec(
+          "UPDATE customer_names SET customer_name = customer_name || '!' WHERE customer_code = "
+          "'C000'");
+  });
+  ASSERT_TRUE(busy.ok()) << busy.status().ToString();
+  EXPECT_EQ(busy->size(), static_cast<size_t>(kOrders / 2));
+  EXPECT_FALSE(source->terminal_state().has_value());
+  const auto all = recorder_->queries();
+  EXPECT_EQ(DerivedCounts({all.begin() + static_cast<std::ptrdiff_t>(before), all.end()}), 2u)
+      << "counted again after the last page";
+}
+
+// SQLite's watch (PRAGMA data_version on a connection of its own) sees what
+// another connection commits to the file, and nothing else.
+TEST_F(SqlTemplateSourceTest, SqliteCommitWatchSeesCommitsOfOtherConnections) {
+  auto watch = datasource_->WatchCommits("");
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(datasource_->Query("SELECT COUNT(*) FROM orders", {}, "").ok());
+  EXPECT_TRUE(watch->NothingCommitted()) << "reads commit nothing";
+  Exec("BEGIN; UPDATE orders SET status = 'GONE' WHERE id = 1; ROLLBACK;");
+  EXPECT_TRUE(watch->NothingCommitted()) << "a rolled-back write commits nothing";
+  Exec("UPDATE orders SET status = 'CHANGED' WHERE id = 1");
+  EXPECT_FALSE(watch->NothingCommitted());
+  EXPECT_FALSE(watch->NothingCommitted()) << "and stays so";
+  EXPECT_EQ(datasource_->WatchCommits("other_schema"), nullptr);
 }
 
 TEST_F(SqlTemplateSourceTest, MaxRowsIsEnforcedBeforeTheFirstPage) {

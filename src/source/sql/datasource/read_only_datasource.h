@@ -100,6 +100,19 @@ struct QueryPlan {
   std::string text;
 };
 
+// Whether anything was committed to the database between the watch's
+// opening and a later moment — proven, not guessed: the keyset route counts
+// an export's rows again after its last page only when something may have
+// changed them (docs/sql-template-route.md#consistency-checks).
+class CommitWatch {
+ public:
+  virtual ~CommitWatch() = default;
+  // True only when the database proves that no transaction committed since
+  // the watch was opened; false when one did, on any error, and whenever in
+  // doubt. Not thread-safe: one caller asks.
+  virtual bool NothingCommitted() = 0;
+};
+
 class ReadOnlyDatasource {
  public:
   virtual ~ReadOnlyDatasource() = default;
@@ -136,6 +149,15 @@ class ReadOnlyDatasource {
   // soon after. Idempotent; the first reason counts. The default (a
   // datasource with nothing to cancel) does nothing.
   virtual void Interrupt(Status reason) { (void)reason; }
+
+  // A watch opened now, or nullptr where the database has no cheap, exact
+  // way to tell (the default; MySQL and MariaDB). SQLite: PRAGMA
+  // data_version on a connection the watch holds. PostgreSQL: equal
+  // pg_current_snapshot() — no transaction ended in between.
+  virtual std::unique_ptr<CommitWatch> WatchCommits(std::string_view schema) {
+    (void)schema;
+    return nullptr;
+  }
 };
 
 // OK when `schema` is empty or matches [A-Za-z0-9_$]+: the

@@ -6,6 +6,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "pq/pq.h"
@@ -130,7 +131,38 @@ class PostgresDatasource : public ReadOnlyDatasource {
 
   void Interrupt(Status reason) override { running_.Interrupt(std::move(reason)); }
 
+  // Two equal pg_current_snapshot() values (xmin:xmax:running xids) mean no
+  // transaction ended between them: one that ran at the first would have
+  // left the list, one started later would have moved xmax. On a hot
+  // standby the snapshot follows the replayed transactions. The watch
+  // must not outlive the datasource.
+  std::unique_ptr<CommitWatch> WatchCommits(std::string_view schema) override {
+    auto opened = Snapshot(schema);
+    if (!opened) return nullptr;
+    return std::make_unique<SnapshotWatch>(this, std::string(schema), std::move(*opened));
+  }
+
  private:
+  class SnapshotWatch : public CommitWatch {
+   public:
+    SnapshotWatch(PostgresDatasource* datasource, std::string schema, std::string opened)
+        : datasource_(datasource), schema_(std::move(schema)), opened_(std::move(opened)) {}
+    bool NothingCommitted() override { return datasource_->Snapshot(schema_) == opened_; }
+
+   private:
+    PostgresDatasource* const datasource_;
+    const std::string schema_;
+    const std::string opened_;
+  };
+
+  std::optional<std::string> Snapshot(std::string_view schema) {
+    auto rs = Query("SELECT pg_current_snapshot()::text", {}, schema);
+    if (!rs.ok() || rs->rows.size() != 1 || rs->rows[0].size() != 1 || !rs->rows[0][0]) {
+      return std::nullopt;
+    }
+    return *rs->rows[0][0];
+  }
+
   // The statement about to run on `conn`, cancellable by Interrupt until the
   // registration ends. PQcancel asks the server over a connection of its
   // own and is thread-safe; the server answers the statement 57014.

@@ -8,6 +8,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "source/sql/datasource/idle_connection_cache.h"
@@ -262,7 +263,48 @@ class SqliteDatasource : public ReadOnlyDatasource {
 
   void Interrupt(Status reason) override { running_.Interrupt(std::move(reason)); }
 
+  // PRAGMA data_version changes on a connection when another one committed
+  // to the file since the connection last read it — so the watch keeps its
+  // own connection, asked when opened and when asked again.
+  std::unique_ptr<CommitWatch> WatchCommits(std::string_view schema) override {
+    if (!running_.reason().ok()) return nullptr;
+    auto conn = Take(schema);
+    if (!conn.ok()) return nullptr;
+    auto watch =
+        std::make_unique<DataVersionWatch>(std::move(conn).value(), timeouts_.statement_timeout_ms);
+    if (!watch->Opened()) return nullptr;
+    return watch;
+  }
+
  private:
+  class DataVersionWatch : public CommitWatch {
+   public:
+    DataVersionWatch(SqliteConnectionPtr conn, int timeout_ms)
+        : conn_(std::move(conn)), timeout_ms_(timeout_ms), opened_(Read()) {}
+    bool Opened() const { return opened_.has_value(); }
+    bool NothingCommitted() override {
+      std::optional<int64_t> now = Read();
+      return now && opened_ && *now == *opened_;
+    }
+
+   private:
+    std::optional<int64_t> Read() {
+      conn_->StartClock(std::chrono::milliseconds(timeout_ms_));
+      sqlite3_stmt* raw = nullptr;
+      if (sqlite3_prepare_v2(conn_->db(), "PRAGMA data_version", -1, &raw, nullptr) != SQLITE_OK) {
+        sqlite3_finalize(raw);
+        return std::nullopt;
+      }
+      std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
+      if (sqlite3_step(stmt.get()) != SQLITE_ROW) return std::nullopt;
+      return sqlite3_column_int64(stmt.get(), 0);
+    }
+
+    SqliteConnectionPtr conn_;
+    const int timeout_ms_;
+    const std::optional<int64_t> opened_;
+  };
+
   // The plan's rows as QueryPlan's text: id, parent, detail per line.
   static StatusOr<QueryPlan> ReadPlan(sqlite3* db, sqlite3_stmt* stmt) {
     QueryPlan plan{"sqlite", ""};
