@@ -21,6 +21,7 @@
 #include "api/query_params.h"
 #include "api/task_events.h"
 #include "api/task_json.h"
+#include "common/build_info.h"
 #include "common/ids.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
@@ -286,7 +287,9 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   Add("GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
   Add("GET", Base("/download-audit"), std::bind(&Handlers::DownloadAudit, this, _1, _2));
   Add("GET", "/healthz", [](const Request&, Response& res) {
-    WriteSuccess(res, {{"status", "UP"}});
+    WriteSuccess(res, {{"status", "UP"},
+                       {"version", std::string(build_info::Version())},
+                       {"commit", std::string(build_info::Commit())}});
   });
   Add("GET", "/readyz", [this](const Request&, Response& res) { Readyz(res); });
   Add("GET", "/metrics", [this](const Request& req, Response& res) {

@@ -14,6 +14,7 @@
 #include "api/auth.h"
 #include "app/backends.h"
 #include "attempt/export_preview.h"
+#include "common/build_info.h"
 #include "common/credentials.h"
 #include "common/ids.h"
 #include "common/json_dump.h"
@@ -182,7 +183,7 @@ StatusOr<std::string> CheckTaskStore(const store::DatabaseOptions& db) {
     return name + ": schema version " + std::to_string(versions->current) +
            " is newer than this binary's " + latest + " (a newer release migrated it)";
   }
-  return name + ": schema version " + latest + " (the latest)";
+  return name + ": schema version " + latest + " found, this binary wants " + latest;
 }
 
 std::string DatasourceName(const source::DatasourceOptions& ds) {
@@ -495,6 +496,8 @@ int RunCheck(const std::string& config_path, bool json, const std::string& plan_
   spdlog::set_default_logger(spdlog::stderr_color_mt("check"));
   spdlog::set_level(spdlog::level::warn);
   Report report(json);
+  // First, so a pasted report says which build it came from.
+  report.Add(Outcome::kOk, "version", "export-center " + build_info::Describe());
 
   config::AppConfig config;
   registry::RegistrySnapshot registry;

@@ -1,4 +1,5 @@
-// export-center: the command line. Subcommands:
+// export-center: the command line. `export-center --version` prints the release and the
+// commit (common/build_info.h). Subcommands:
 //   serve   --config FILE          run API, publisher, consumers and reconciler
 //   migrate --config FILE          create or upgrade the schema, then exit
 //   check   --config FILE [--json] [--plan-tenant T] check the configuration end to end,
@@ -24,6 +25,7 @@
 #include "app/backends.h"
 #include "app/check_command.h"
 #include "app/commands.h"
+#include "common/build_info.h"
 #include "config/config.h"
 #include "source/sql/sql_template/sql_render_command.h"
 
@@ -77,6 +79,9 @@ int RunToken(const std::string& path, const ec::app::TokenOptions& options) {
 
 int main(int argc, char** argv) {
   CLI::App cli{"export-center: a shared export and download center"};
+  // Answered before the subcommand is required: `export-center --version` alone.
+  cli.set_version_flag("--version", "export-center " + ec::build_info::Describe(),
+                       "print the version and the commit, then exit");
   cli.require_subcommand(1);
   std::string config_path;
 

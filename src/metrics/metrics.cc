@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "common/build_info.h"
+
 namespace export_center::metrics {
 namespace {
 
@@ -120,6 +122,15 @@ ExportMetrics::ExportMetrics()
                              kActionExpire, kActionOrphanClean}) {
     reconciler_action_.Add({{"action", action}});
   }
+  // The info-metric pattern: one series at 1 whose labels say what runs, so a dashboard
+  // joins on it (or counts the versions of a rolling fleet: count by (version)).
+  BuildGauge()
+      .Name("export_center_build_info")
+      .Help("The release and commit this process was built from (always 1)")
+      .Register(*registry_)
+      .Add({{"version", std::string(build_info::Version())},
+            {"commit", std::string(build_info::Commit())}})
+      .Set(1);
 }
 
 void ExportMetrics::TaskCreated(const std::string& type) {

@@ -37,9 +37,12 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Cluster, ScriptServer, free_port, rocketmq_channel  # noqa: E402
+from export_center_testkit import project_version, source_commit  # noqa: E402
 
 BUILD_DIR = None
-STEPS = ["config", "setting", "store", "storage", "channel", "datasource", "provider", "contract", "auth"]
+VERSION = project_version()
+COMMIT = source_commit()
+STEPS = ["version", "config", "setting", "store", "storage", "channel", "datasource", "provider", "contract", "auth"]
 JWT_SECRET = "e2e-secret-0123456789-0123456789"
 INTERNAL_TOKEN = "e2e-internal-token"
 DB_PASSWORD = "datasource-pw-4711"
@@ -146,7 +149,13 @@ class CheckCommandTest(CheckCommandBase):
         code, steps, out = self.check()
         self.assertEqual(code, 0, out)
         self.assert_only_failing(steps, None)
-        self.assertIn("schema version", steps["store"][0][1])
+        # The build and the schema: found in the database, and wanted by this binary.
+        self.assertEqual(steps["version"], [("ok", f"export-center {VERSION} (commit {COMMIT})")])
+        con = sqlite3.connect(os.path.join(self.c.dir, "center.db"))
+        found = con.execute("SELECT MAX(version) FROM export_schema_version").fetchone()[0]
+        con.close()
+        self.assertTrue(steps["store"][0][1].endswith(
+            f": schema version {found} found, this binary wants {found}"), out)
         self.assertIn("is writable", steps["storage"][0][1])
         self.assertIn("replica: sqlite", steps["datasource"][0][1])
         self.assertIn("SELECT 1 answered", steps["datasource"][0][1])
@@ -177,7 +186,7 @@ class CheckCommandTest(CheckCommandBase):
         code, steps, out = self.check(env={"EXPORT_CENTER_CONSUMER_CONCURRENCY": "7"},
                                       name="typo-env")
         self.assertEqual(code, 1, out)
-        self.assertEqual(list(steps), ["config"], out)
+        self.assertEqual(list(steps), ["version", "config"], out)
         self.assertIn("EXPORT_CENTER_CONSUMER_CONCURRENCY: names no setting (did you mean "
                       "'EXPORT_CENTER_CONSUMER__CONCURRENCY'?)", steps["config"][0][1])
 
@@ -251,7 +260,7 @@ class CheckCommandTest(CheckCommandBase):
                 "url": f"https://ops:{DB_PASSWORD}@hooks.example/x",
                 "secret": "0123456789abcdef0123"}}}}, name="hook-userinfo")
         self.assertEqual(code, 1, out)
-        self.assertEqual(list(steps), ["config"], out)
+        self.assertEqual(list(steps), ["version", "config"], out)
         self.assertNotIn(DB_PASSWORD, out)
         self.assertIn("https://ops:***@hooks.example/x", steps["config"][0][1])
 
@@ -371,7 +380,7 @@ class CheckCommandTest(CheckCommandBase):
     def test_invalid_config_stops_at_the_config_step(self):
         code, steps, out = self.check({"storage": {"kind": "floppy"}}, name="invalid")
         self.assertEqual(code, 1, out)
-        self.assertEqual(list(steps), ["config"], out)
+        self.assertEqual(list(steps), ["version", "config"], out)
         status, detail = steps["config"][0]
         self.assertEqual(status, "FAIL")
         self.assertIn('(1 problem): storage.kind: "floppy" is not supported', detail)

@@ -16,7 +16,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from export_center_testkit import (ACTIVE, ENDED, EXPIRED, PROVIDER_ENDED, REPO,  # noqa: E402
-                                   free_port, request, wait_http, wait_until)
+                                   free_port, previous_release, project_version, releases,
+                                   request, source_commit, wait_http, wait_until)
 
 # The scripts that start the binaries: each imports the helpers from the package.
 USERS = ["tests/integration/harness.py", "scripts/fleet.py", "bench/e2e_bench.py",
@@ -110,6 +111,22 @@ class HelpersTest(unittest.TestCase):
         self.assertEqual(len(ACTIVE) + len(ENDED) + 1, len(code))  # disjoint
         self.assertLess(set(PROVIDER_ENDED), set(ENDED))
         self.assertEqual(set(ENDED) - set(PROVIDER_ENDED), {"STALE", "INCONSISTENT"})
+
+
+class ReleaseTest(unittest.TestCase):
+    def test_the_version_and_releases_are_read_from_their_one_place(self):
+        self.assertRegex(project_version(), r"^\d+\.\d+\.\d+$")
+        rows = releases()
+        self.assertTrue(rows)
+        for version, commit in rows:
+            self.assertRegex(version, r"^\d+\.\d+\.\d+$")
+            self.assertRegex(commit, r"^[0-9a-f]{40}$")
+        self.assertIn(previous_release(), rows)
+        self.assertNotEqual(previous_release()[0], project_version())
+
+    def test_the_commit_is_unknown_outside_the_top_of_a_checkout(self):
+        self.assertRegex(source_commit(), r"^([0-9a-f]{12}|unknown)$")
+        self.assertEqual(source_commit(os.path.join(REPO, "tests")), "unknown")
 
 
 class OneCopyTest(unittest.TestCase):

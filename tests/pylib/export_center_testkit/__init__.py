@@ -11,8 +11,10 @@ See tests/pylib/README.md.
 """
 from .http import Response, request
 from .net import free_port, wait_http, wait_until
+from .release import previous_release, project_version, releases, source_commit
 from .servers import REPO, ScriptServer
 from .states import ACTIVE, ENDED, EXPIRED, PROVIDER_ENDED
 
 __all__ = ["ACTIVE", "ENDED", "EXPIRED", "PROVIDER_ENDED", "REPO", "Response", "ScriptServer",
-           "free_port", "request", "wait_http", "wait_until"]
+           "free_port", "previous_release", "project_version", "releases", "request",
+           "source_commit", "wait_http", "wait_until"]
