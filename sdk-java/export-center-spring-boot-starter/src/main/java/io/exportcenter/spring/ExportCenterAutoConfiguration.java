@@ -28,7 +28,8 @@ import org.springframework.context.annotation.Configuration;
  * SqlScenario} bean ({@code @Scenario(queryId)}) answers {@code /dispatch/*?queryId=}. Adds a
  * {@link SnapshotSigner} when {@code export-center.sdk.snapshot-secret} is set, and {@link
  * io.exportcenter.mybatis.MapperTemplates} when MyBatis is configured and the service depends on
- * {@code export-center-mybatis} (optional: no MyBatis for a service without it). The endpoints
+ * {@code export-center-mybatis} (the starter still brings it, deprecated until 2.0.0, when it
+ * becomes optional: a service with mappers declares it itself). The endpoints
  * live below {@code export-center.sdk.base-path}; a WebFlux application fails to start with a
  * message saying why. The context fails to start,
  * naming the property, when the internal token (or a set snapshot secret) is empty, too short or
