@@ -19,13 +19,15 @@ enum class ColumnType { kString, kInteger, kDecimal, kBoolean, kDate, kDateTime 
 std::string_view ToString(ColumnType type);
 
 // One column of an export type. `scale` matters for DECIMAL only.
+// Every member has a default, so a service's {"key", "Title", ColumnType::kDate, 12}
+// compiles without -Wmissing-field-initializers warnings.
 struct Column {
-  std::string key;
-  std::string title;
+  std::string key{};
+  std::string title{};
   ColumnType type = ColumnType::kString;
   int width = 0;
   int scale = 2;
-  std::string format;  // optional number format, e.g. "#,##0.00"
+  std::string format{};  // optional number format, e.g. "#,##0.00"
 };
 
 // [{key,title,type,width,scale?,format?}] in column order.

@@ -294,7 +294,7 @@ int64_t SeedOrdersIfEmpty(const std::string& path, int64_t orders, int64_t custo
   const int64_t base_ms = 1704038400000;  // 2024-01-01T00:00:00+08:00
   for (int64_t j = 1; j <= orders; ++j) {
     int64_t customer = (j * 7919) % customers + 1;
-    char no[32], code[32], date[16];
+    char no[32], code[32], date[32];  // room for any int, so the compiler sees no truncation
     std::snprintf(no, sizeof no, "SO%010lld", static_cast<long long>(j));
     std::snprintf(code, sizeof code, "CUS%08lld", static_cast<long long>(customer));
     int64_t created = base_ms + (j * 104729) % (366LL * 86400000);

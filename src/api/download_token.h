@@ -23,7 +23,7 @@ struct DownloadGrant {
   std::string tenant;
   std::string user;
   int64_t expires_at_ms = 0;  // Unix epoch ms
-  std::string permission;     // required-permission held at signing; empty if none
+  std::string permission{};   // required-permission held at signing; empty if none
 };
 
 std::string SignDownloadGrant(std::string_view secret, const DownloadGrant& grant);

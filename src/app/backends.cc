@@ -153,7 +153,8 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
   EC_ASSIGN_OR_RETURN(auto datasource, OpenDatasource(ds->second));
   source::SqlContractClientOptions c{
       *service, def.query_id, client,
-      "taskId=" + std::to_string(task.id) + " exportType=" + def.name};
+      "taskId=" + std::to_string(task.id) + " exportType=" + def.name,
+      /*on_call=*/nullptr};
   if (metrics != nullptr) {
     // A contract call is the sql-template route's provider call: same metrics.
     c.on_call = [metrics, name = service->name, type = def.name](int64_t ms, StatusCode code) {
@@ -243,8 +244,8 @@ ContractVersionFetcher MakeContractVersionFetcher(http::HttpClientFactory* http,
           return InvalidArgument("service " + def.service + " is not allowed");
         EC_ASSIGN_OR_RETURN(auto params, source::TemplateParameters(parameters_json, tenant_id,
                                                                     app_code, requested_by));
-        auto client =
-            source::NewHttpSqlContractClient({*service, def.query_id, quick, "at create"}, http);
+        auto client = source::NewHttpSqlContractClient(
+            {*service, def.query_id, quick, "at create", /*on_call=*/nullptr}, http);
         EC_ASSIGN_OR_RETURN(std::string version, client->GetVersion(params));
         return std::optional<std::string>(std::move(version));
       };

@@ -31,12 +31,14 @@ constexpr size_t kRowsBetweenAbortChecks = 1000;
 // before every page (docs/task-lifecycle.md#running-an-attempt).
 constexpr auto kPageCheckpointInterval = std::chrono::milliseconds(500);
 
+// Every member has a default, so `{.status = s}` names only what differs
+// (-Wmissing-field-initializers stays quiet on members with one).
 struct AttemptResult {
   Status status;
-  store::FileResult file;
-  std::optional<task::TaskState> terminal_state;  // set by the source: STALE, INCONSISTENT
-  std::optional<std::string> failure_code;        // set by the source: UNSAFE_TEMPLATE
-  FailureOrigin origin = FailureOrigin::kCenter;  // where a failure came from
+  store::FileResult file{};
+  std::optional<task::TaskState> terminal_state{};  // set by the source: STALE, INCONSISTENT
+  std::optional<std::string> failure_code{};        // set by the source: UNSAFE_TEMPLATE
+  FailureOrigin origin = FailureOrigin::kCenter;    // where a failure came from
 };
 
 double UnitRandom() {

@@ -912,7 +912,9 @@ TEST_F(ExportApiTest, DownloadErrorsUseRealHttpStatuses) {
   task::Task expired = PutTask("alice", TaskState::kExpired);
   auto status = [&](const std::string& id, const std::string& token) {
     Reply r = Get(kTasks + "/" + id + "/download", token);
-    if (r.http != 200) EXPECT_EQ(r.code(), std::to_string(r.http)) << r.raw;
+    if (r.http != 200) {
+      EXPECT_EQ(r.code(), std::to_string(r.http)) << r.raw;
+    }
     return r.http;
   };
   EXPECT_EQ(status(Id(ok), ""), 401);

@@ -174,7 +174,7 @@ class OperatorApiTest : public ::testing::Test {
 };
 
 TEST_F(OperatorApiTest, EveryRouteNeedsAnOperatorPermission) {
-  for (const std::string& path : {"/tasks", "/stats", "/queue-health", "/bulk-actions"}) {
+  for (const char* path : {"/tasks", "/stats", "/queue-health", "/bulk-actions"}) {
     EXPECT_EQ(Get(path, user_).code(), "403") << path;
   }
   EXPECT_EQ(Get("/tasks", "not-a-token").code(), "401");

@@ -71,8 +71,8 @@ class PreviewApiTest : public ::testing::Test {
     server_ = http::NewBeastHttpServer(options, api_.get());
     ASSERT_TRUE(server_->Start().ok());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
-    table_.columns = {{"id", "订单ID", task::ColumnType::kInteger},
-                      {"note", "备注", task::ColumnType::kString}};
+    table_.columns = {{"id", "订单ID", task::ColumnType::kInteger, 0, 2, ""},
+                      {"note", "备注", task::ColumnType::kString, 0, 2, ""}};
     table_.rows = {{"1", "'=1+1"}, {"2", ""}};
     table_.row_count = 2;
     table_.row_count_exact = true;

@@ -9,8 +9,13 @@ namespace export_center::testing {
 
 class FailingRandom {
  public:
+// OPENSSL_SUPPRESS_DEPRECATED above does nothing when a header included before this one
+// already read <openssl/rand.h>; the pragmas keep the deliberate calls quiet either way.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   FailingRandom() : previous_(RAND_get_rand_method()) { RAND_set_rand_method(&kFailing); }
   ~FailingRandom() { RAND_set_rand_method(previous_); }
+#pragma GCC diagnostic pop
   FailingRandom(const FailingRandom&) = delete;
   FailingRandom& operator=(const FailingRandom&) = delete;
 

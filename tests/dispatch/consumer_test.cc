@@ -697,7 +697,8 @@ TEST_F(ConsumerTest, DeadLetterOfAnOldVersionOrWithoutPropertiesHarmsNoTask) {
   // Wrong event id for the current version: not this task's command.
   Delivery foreign{"garbage",
                    {{"taskId", std::to_string(id)}, {"dispatchVersion", "1"}, {"eventId", "nope"}},
-                   3};
+                   3,
+                   "m-2"};
   EXPECT_EQ(dlq.Handle(foreign), DeliveryOutcome::kAck);
   task::Task t = Task(id);
   EXPECT_EQ(t.status, TaskState::kPending);

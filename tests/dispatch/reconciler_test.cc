@@ -145,7 +145,7 @@ TEST_F(ReconcilerTest, ExpiryDeletesTheFileFirstThenMarksExpired) {
   const int64_t id = CreateTask();
   ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
   const std::string key = CommitFile(id);
-  store::FileResult file{"t.csv", key, "text/csv", 5, 1};
+  store::FileResult file{"t.csv", key, "text/csv", 5, 1, "", {}};
   ASSERT_EQ(store_->CommitSuccess({id, 1, "me"}, file, 7).value(),
             store::CommitOutcome::kCommitted);
   auto reconciler = MakeReconciler();
@@ -180,8 +180,9 @@ TEST_F(ReconcilerTest, TheSucceededTasksOwnFileIsKept) {
   const int64_t id = CreateTask();
   ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
   const std::string key = CommitFile(id);
-  ASSERT_EQ(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value(),
-            store::CommitOutcome::kCommitted);
+  ASSERT_EQ(
+      store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1, "", {}}, 7).value(),
+      store::CommitOutcome::kCommitted);
   const std::string stray = CommitFile(id);  // e.g. a superseded attempt's file
   auto reconciler = MakeReconciler();
   auto counts = reconciler.RunOnce();
@@ -196,8 +197,9 @@ TEST_F(ReconcilerTest, EachSweepReportsTheBytesTheKeptFilesHold) {
   const int64_t id = CreateTask();
   ASSERT_TRUE(store_->ClaimTask({id, 1, "me", 300, 1800}).value().claimed);
   const std::string key = CommitFile(id);  // 5 bytes
-  ASSERT_EQ(store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1}, 7).value(),
-            store::CommitOutcome::kCommitted);
+  ASSERT_EQ(
+      store_->CommitSuccess({id, 1, "me"}, {"t.csv", key, "text/csv", 5, 1, "", {}}, 7).value(),
+      store::CommitOutcome::kCommitted);
   CommitFile(id);  // a stray 5-byte file the sweep deletes
   auto reconciler = MakeReconciler();
   reconciler.RunOnce();

@@ -76,7 +76,9 @@ class Receiver {
   // Listens on `port` (0: any free port). Returns the port.
   int Start(int port = 0) {
     port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1") : port;
-    if (port != 0) EXPECT_TRUE(server_.bind_to_port("127.0.0.1", port));
+    if (port != 0) {
+      EXPECT_TRUE(server_.bind_to_port("127.0.0.1", port));
+    }
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     return port_;
   }

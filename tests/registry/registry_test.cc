@@ -21,7 +21,7 @@ TEST(Registry, ExpandFileNameUsesTheDefinitionTimezone) {
 
 RegistrySnapshot OneService(const std::string& base_url) {
   RegistrySnapshot s;
-  s.services["svc"] = {"svc", base_url, "token"};
+  s.services["svc"] = {"svc", base_url, "token", /*base_path=*/""};
   s.definitions["A_LIST"].name = "A_LIST";
   return s;
 }

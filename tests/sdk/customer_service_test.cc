@@ -111,7 +111,7 @@ const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new Environment);
 
 source::ProviderBatchOptions Options(const std::string& params, int batch_size = 97) {
   source::ProviderBatchOptions o;
-  o.service = {"customer-service", service->base_url(), kToken};
+  o.service = {"customer-service", service->base_url(), kToken, /*base_path=*/""};
   o.path = kPath;
   o.export_type = "CUSTOMER_LIST";
   o.task_id = 1900000000000000001LL;

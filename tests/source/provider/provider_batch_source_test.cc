@@ -115,7 +115,7 @@ class ProviderBatchSourceTest : public ::testing::Test {
  protected:
   ProviderBatchOptions Options() {
     ProviderBatchOptions o;
-    o.service = {"customer-service", provider_.base_url(), kToken};
+    o.service = {"customer-service", provider_.base_url(), kToken, /*base_path=*/""};
     o.path = kPath;
     o.export_type = "CUSTOMER_LIST";
     o.task_id = 1900000000000000001LL;

@@ -225,7 +225,7 @@ class KeysetPagingTest : public ::testing::TestWithParam<std::string> {
     o.batch_size = batch;
     o.count_recheck_backoff_ms = 10;
     SqlContractClientOptions c;
-    c.service = {"items", "http://127.0.0.1:" + std::to_string(port_), kToken};
+    c.service = {"items", "http://127.0.0.1:" + std::to_string(port_), kToken, /*base_path=*/""};
     c.query_id = "ITEMS";
     auto source = NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
                                        recorder);
@@ -308,7 +308,7 @@ TEST_P(KeysetPagingTest, ADeclaredUniqueKeyOutsideTheResultIsAContractError) {
   o.tenant_id = "t1";
   o.requested_by = "u1";
   SqlContractClientOptions c;
-  c.service = {"items", "http://127.0.0.1:" + std::to_string(port_), kToken};
+  c.service = {"items", "http://127.0.0.1:" + std::to_string(port_), kToken, /*base_path=*/""};
   c.query_id = "ITEMS";
   auto page = NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
                                    db_->Open())

@@ -40,7 +40,8 @@ class SqlContractClientTest : public ::testing::Test {
 
   std::unique_ptr<SqlContractClient> Client() {
     SqlContractClientOptions o;
-    o.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), "token-0123456789"};
+    o.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), "token-0123456789",
+                 /*base_path=*/""};
     o.query_id = "orders.list";
     o.client.max_response_bytes = 64 * 1024;
     o.client.read_timeout_ms = 2000;
@@ -71,7 +72,7 @@ TEST(SqlContractClientFakeTest, EachCallNamesItsOperationAndEncodedQueryIdOnOneC
       {{200, R"({"code":"200","message":"success","data":7})"},
        {200, R"({"code":"200","message":"success","data":"9"})"}});
   SqlContractClientOptions o;
-  o.service = {"orders", "http://orders.internal:8080", "token-0123456789"};
+  o.service = {"orders", "http://orders.internal:8080", "token-0123456789", /*base_path=*/""};
   o.query_id = "orders list/é";
   o.client.connect_timeout_ms = 1500;
   o.client.read_timeout_ms = 2500;
@@ -110,7 +111,7 @@ TEST(SqlContractClientFakeTest, NoAnswerAndTooSlowKeepTheirErrorTexts) {
   slow.too_slow = true;
   fakes::ScriptedHttpClientFactory http({refused, slow});
   SqlContractClientOptions o;
-  o.service = {"orders", "http://orders.internal:8080", "t"};
+  o.service = {"orders", "http://orders.internal:8080", "t", /*base_path=*/""};
   o.query_id = "q";
   auto client = NewHttpSqlContractClient(o, &http);
   StatusOr<std::string> first = client->GetVersion(nlohmann::json::object());

@@ -270,7 +270,7 @@ class SqlTemplateReplicaTest : public ::testing::TestWithParam<std::string> {
     o.timezone = "Asia/Shanghai";
     o.strict = true;
     SqlContractClientOptions c;
-    c.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), kToken};
+    c.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), kToken, /*base_path=*/""};
     c.query_id = "ORDER_LIST";
     c.client.read_timeout_ms = 5000;
     return NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),

@@ -236,7 +236,8 @@ class SqlTemplateSourceTest : public ::testing::Test {
   std::unique_ptr<RowSource> Make(const SqlTemplateSourceOptions& o, std::string token = kToken,
                                   std::string query_id = "ORDER_LIST") {
     SqlContractClientOptions c;
-    c.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), std::move(token)};
+    c.service = {"orders", "http://127.0.0.1:" + std::to_string(port_), std::move(token),
+                 /*base_path=*/""};
     c.query_id = std::move(query_id);
     c.client.read_timeout_ms = 5000;
     return NewSqlTemplateSource(o, NewHttpSqlContractClient(c, http::HttplibClientFactory()),
