@@ -188,6 +188,9 @@ def install_and_use(deb):
                  "EnvironmentFile=" + ENV_FILE, "User=" + USER, "WorkingDirectory=" + STATE,
                  "KillSignal=SIGTERM", "Restart=on-failure"):
         expect(line in unit.splitlines(), f"the unit lacks {line}")
+    r = run("systemd-analyze verify " + UNIT, ok=False)
+    expect(r.returncode == 0 and not (r.stdout + r.stderr).strip(),
+           f"systemd-analyze verify {UNIT}: {r.returncode}\n{r.stdout}{r.stderr}")
     expect(not os.path.lexists(path("/etc/systemd/system/multi-user.target.wants/"
                                     "export-center.service")), "the package enabled the unit")
 
