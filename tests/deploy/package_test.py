@@ -113,6 +113,8 @@ def check_steps(output):
     """`check`'s lines, "<status> <step> <detail>", as {step: status} (the worst one)."""
     steps = {}
     for line in output.splitlines():
+        if len(line.split()) < 2:
+            continue
         status, step = line.split()[:2]
         if steps.get(step) != "FAIL":
             steps[step] = status
