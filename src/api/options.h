@@ -39,6 +39,11 @@ struct ServerOptions {
   int events_poll_interval_ms = 1000;   // how often the one poller reads the database
   // Life of a ticket from POST /export-tasks/events-ticket: one connect within it.
   int events_ticket_ttl_seconds = 30;  // 1..30
+  // Per tenant, app and user on one instance: tickets issued, and stream
+  // connects made with tickets, within one ticket life; over it: 429.
+  int events_tickets_per_user = 60;
+  // Unexpired redeemed nonces one instance remembers; full: 503.
+  int events_tickets_max_redeemed = 10000;
 };
 
 struct AuthOptions {
