@@ -64,8 +64,9 @@ struct AuthOptions {
   // a JWK Set fetched from jwks_url (RS256, ES256) and/or read from jwks_file
   // (the offline alternative). Fetched keys are cached; a token naming an
   // unknown `kid` refetches at most once per jwks_refresh_min_interval_seconds,
-  // and the set is refetched on use once older than jwks_max_age_seconds.
-  // A failed fetch keeps the keys already held.
+  // and the set is refetched on use once older than half of jwks_max_age_seconds.
+  // A failed fetch keeps the keys already held, until jwks_max_age_seconds:
+  // an older set verifies nothing until a fetch succeeds.
   std::string jwks_url;
   std::string jwks_file;
   int jwks_refresh_min_interval_seconds = 30;
