@@ -41,7 +41,8 @@ StatusOr<std::string> EventsTickets::Issue(const Principal& principal, int64_t n
     // A bucket idle for a whole ttl is full again, the same as none: forget
     // those once per ttl, so the map holds only the users of the last two.
     if (now_ms - buckets_swept_ms_ >= ttl_ms) {
-      std::erase_if(issue_buckets_, [&](const auto& kv) { return now_ms - kv.second.at_ms >= ttl_ms; });
+      std::erase_if(issue_buckets_,
+                    [&](const auto& kv) { return now_ms - kv.second.at_ms >= ttl_ms; });
       buckets_swept_ms_ = now_ms;
     }
     auto [it, fresh] = issue_buckets_.try_emplace(UserKey(principal), Bucket{per_user, now_ms});

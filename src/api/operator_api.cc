@@ -215,8 +215,8 @@ StatusOr<MatchedSet> MatchedSetOf(store::TaskOperations& ops, const BulkRequest&
   MatchedSet m;
   int64_t after = 0;
   while (!r.nothing_applies && static_cast<int64_t>(m.ids.size()) < max) {
-    const int batch = static_cast<int>(
-        std::min<int64_t>(batch_size, max - static_cast<int64_t>(m.ids.size())));
+    const int batch =
+        static_cast<int>(std::min<int64_t>(batch_size, max - static_cast<int64_t>(m.ids.size())));
     EC_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ops.ListTaskIds(r.filter, after, batch));
     if (ids.empty()) break;
     m.ids.insert(m.ids.end(), ids.begin(), ids.end());
@@ -231,11 +231,12 @@ StatusOr<MatchedSet> MatchedSetOf(store::TaskOperations& ops, const BulkRequest&
 
 json BulkToJson(const store::BulkActionRecord& b) {
   json filter = json::parse(b.filter_json, nullptr, false);
+  json app = b.scope_app ? json(std::string(task::ToString(*b.scope_app))) : json(nullptr);
   return {{"id", Int64String(b.id)},
           {"actor", b.actor},
           {"actorTenant", b.actor_tenant},
           {"scopeTenant", OptionalText(b.scope_tenant)},
-          {"scopeApp", b.scope_app ? json(std::string(task::ToString(*b.scope_app))) : json(nullptr)},
+          {"scopeApp", std::move(app)},
           {"action", b.action},
           {"filter", filter.is_discarded() ? json::object() : filter},
           {"matched", Int64String(b.matched)},

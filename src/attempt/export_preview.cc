@@ -20,8 +20,7 @@ namespace {
 // in the log), with the failure code or state the attempt would record in
 // front of it, so a refused template looks the same in both. `source` is
 // null when it could not be opened.
-Status PreviewError(const task::Task& task, const Status& failed,
-                    const source::RowSource* source) {
+Status PreviewError(const task::Task& task, const Status& failed, const source::RowSource* source) {
   std::optional<std::string> shown_code;
   if (source != nullptr && source->failure_code()) {
     shown_code = *source->failure_code();

@@ -338,9 +338,9 @@ StatusOr<DownloadCount> SqlTaskStore::RecordDownload(const DownloadRecord& d, in
       // token or from the same address. A signed link names its signer, not
       // whoever follows it, so a link followed from another address is a
       // download of its own, not swallowed by the signer's.
-      const std::string same_reader =
-          d.via == "DIRECT" ? " AND (via = 'DIRECT' OR client_address = ?)"
-                            : " AND client_address = ?";
+      const std::string same_reader = d.via == "DIRECT"
+                                          ? " AND (via = 'DIRECT' OR client_address = ?)"
+                                          : " AND client_address = ?";
       EC_ASSIGN_OR_RETURN(
           Rows seen,
           c.Query(Sql("SELECT COUNT(*) FROM export_download_audit"

@@ -57,8 +57,8 @@ struct BulkActionRecord {
   // The app of a tenant scope; nullopt: every app of it (and rows written
   // before the column existed).
   std::optional<task::AppCode> scope_app;
-  std::string action;                       // RETRY | CANCEL | REDELIVER
-  std::string filter_json;                  // the filter as the API received it
+  std::string action;       // RETRY | CANCEL | REDELIVER
+  std::string filter_json;  // the filter as the API received it
   int64_t matched = 0;
   int64_t succeeded = 0;
   int64_t skipped = 0;  // no longer in a state the action applies to

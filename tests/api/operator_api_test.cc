@@ -106,10 +106,9 @@ class OperatorApiTest : public ::testing::Test {
   }
 
   std::string Token(const std::string& user, const std::string& tenant,
-                    std::vector<std::string> perms,
-                    task::AppCode app = task::AppCode::kPlatform) {
-    auto t = MintToken(auth_, Principal{user, tenant, app, std::move(perms)},
-                       std::chrono::seconds(600));
+                    std::vector<std::string> perms, task::AppCode app = task::AppCode::kPlatform) {
+    auto t =
+        MintToken(auth_, Principal{user, tenant, app, std::move(perms)}, std::chrono::seconds(600));
     EXPECT_TRUE(t.ok());
     return *t;
   }
@@ -342,7 +341,7 @@ TEST_F(OperatorApiTest, AConfirmedBulkActionActsOnlyOnTheSetThatWasCounted) {
       << "the same set, the same fingerprint";
 
   ASSERT_EQ(*store_->RequestCancel(a), TaskState::kCancelled);  // leaves the set
-  const int64_t c = Make("t1", "carol", "ORDER_LIST");           // joins it
+  const int64_t c = Make("t1", "carol", "ORDER_LIST");          // joins it
   request["expectedCount"] = "2";
   request["expectedFingerprint"] = fingerprint;
   Reply swapped = Post("/bulk-actions", op1_, request);

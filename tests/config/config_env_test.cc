@@ -104,7 +104,8 @@ TEST(ConfigEnvTest, TheClaimMappingComesFromTheEnvironmentToo) {
                      {"EXPORT_CENTER_AUTH__CLAIMS__PERMISSION_PREFIX", "export:"},
                      {"EXPORT_CENTER_SERVER__EVENTS_TICKETS_PER_USER", "12"}};
   std::string with_claims = kFile;
-  with_claims.replace(with_claims.find("auth:\n"), 6, "auth:\n  claims: {user: sub, tenant: tenant_id}\n");
+  with_claims.replace(with_claims.find("auth:\n"), 6,
+                      "auth:\n  claims: {user: sub, tenant: tenant_id}\n");
   for (const std::string& file : {std::string(kFile), with_claims}) {
     StatusOr<AppConfig> c = Parse(vars, file);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -112,8 +113,7 @@ TEST(ConfigEnvTest, TheClaimMappingComesFromTheEnvironmentToo) {
     EXPECT_EQ(c->auth.claim_tenant, "org.id");
     EXPECT_EQ(c->auth.claim_app, "app");
     EXPECT_EQ(c->auth.app_code_default, "MERCHANT");
-    EXPECT_EQ(c->auth.claim_permissions,
-              (std::vector<std::string>{"scope", "realm_access.roles"}));
+    EXPECT_EQ(c->auth.claim_permissions, (std::vector<std::string>{"scope", "realm_access.roles"}));
     EXPECT_EQ(c->auth.permission_prefix, "export:");
     EXPECT_EQ(c->server.events_tickets_per_user, 12);
     const SettingSource* user = SourceOf(*c, "auth.claims.user");

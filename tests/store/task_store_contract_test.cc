@@ -2816,10 +2816,11 @@ TEST_P(TaskOperationsContractTest, BulkActionsOlderThanTheAppColumnStayWithOpera
   // The database as version 11 left it, with one row written then.
   Exec("DELETE FROM export_schema_version WHERE version = 12");
   Exec("ALTER TABLE export_bulk_action DROP COLUMN scope_app");
-  Exec("INSERT INTO export_bulk_action (id, actor, actor_tenant, scope_tenant, action,"
-       " filter_json, matched, succeeded, skipped, failed, outcome, started_at)"
-       " VALUES (77, 'platform-op', 't1', 't1', 'CANCEL', '{\"user\":\"u9\"}', 1, 1, 0, 0,"
-       " 'COMPLETED', 1000)");
+  Exec(
+      "INSERT INTO export_bulk_action (id, actor, actor_tenant, scope_tenant, action,"
+      " filter_json, matched, succeeded, skipped, failed, outcome, started_at)"
+      " VALUES (77, 'platform-op', 't1', 't1', 'CANCEL', '{\"user\":\"u9\"}', 1, 1, 0, 0,"
+      " 'COMPLETED', 1000)");
   ASSERT_OK(store_->Migrate());
   EXPECT_EQ(*CurrentSchemaVersion(*db_), LatestSchemaVersion());
   EXPECT_TRUE(store_->ListBulkActions({"t1", task::AppCode::kMerchant}, 10)->empty());

@@ -444,10 +444,9 @@ std::vector<task::PlanAdvice> ReadSqlitePlan(std::string_view text,
     std::string plan(tab == std::string_view::npos ? line : line.substr(tab + 1));
     // A table scanned in the outer loop of a join is read whole anyway: its
     // join equalities serve the inner table, not it.
-    auto advice =
-        Advise(kSqliteStyle, statement, table, plan,
-               TermsOf(terms, step->object, table, one_table, step->search), served,
-               !step->search || automatic);
+    auto advice = Advise(kSqliteStyle, statement, table, plan,
+                         TermsOf(terms, step->object, table, one_table, step->search), served,
+                         !step->search || automatic);
     if (advice) out.push_back(std::move(*advice));
   }
   return out;
@@ -538,8 +537,8 @@ void ReadMysqlTable(const json& table_node, const std::map<std::string, std::str
   auto ref = refs.find(ToLowerAscii(alias));
   const std::string table = ref == refs.end() ? alias : ref->second;
   const auto terms =
-      TermsOf(ConditionTerms(StringAt(table_node, "attached_condition"), kMysqlStyle), alias,
-              table, one_table || refs.size() <= 1);
+      TermsOf(ConditionTerms(StringAt(table_node, "attached_condition"), kMysqlStyle), alias, table,
+              one_table || refs.size() <= 1);
   std::vector<std::string> served;
   if (auto parts = table_node.find("used_key_parts");
       parts != table_node.end() && parts->is_array()) {

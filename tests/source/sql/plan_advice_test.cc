@@ -184,8 +184,7 @@ TEST_P(PlanAdviceTest, APageSortedByTheDatabaseGetsAnIndexInTheOrdersDirections)
   auto advice = sorts(&plan);
   ASSERT_TRUE(advice.has_value()) << plan;
   EXPECT_EQ(advice->table, "customer_order");
-  EXPECT_EQ(advice->predicate,
-            Q("tenant_id") + " = ? ORDER BY " + Q("name") + " DESC, " + Q("id"));
+  EXPECT_EQ(advice->predicate, Q("tenant_id") + " = ? ORDER BY " + Q("name") + " DESC, " + Q("id"));
   EXPECT_EQ(advice->index_columns, (std::vector<std::string>{"tenant_id", "name DESC", "id"}));
   EXPECT_EQ(advice->suggested_index, "CREATE INDEX " + Q("customer_order_tenant_id_name_DESC_id") +
                                          " ON " + Q("customer_order") + " (" + Q("tenant_id") +
@@ -395,8 +394,7 @@ TEST(ReadPlanAdvice, EveryIdentifierPrintedIsQuoted) {
                     {"attached_condition", "o.`we``ird` = 'x'"}}}}}};
   advice = ReadPlanAdvice({"mysql", mysql.dump()}, "SELECT * FROM `ord``ers` o", 100, "page");
   ASSERT_EQ(advice.size(), 1u);
-  EXPECT_EQ(advice[0].suggested_index,
-            "CREATE INDEX `ord_ers_we_ird` ON `ord``ers` (`we``ird`)");
+  EXPECT_EQ(advice[0].suggested_index, "CREATE INDEX `ord_ers_we_ird` ON `ord``ers` (`we``ird`)");
   EXPECT_EQ(advice[0].predicate, "`we``ird` = ?");
 
   // PostgreSQL reads an unquoted name as its lower case: so does the advice.
@@ -414,19 +412,19 @@ TEST(ReadPlanAdvice, EveryIdentifierPrintedIsQuoted) {
 // MySQL's string literals take backslash escapes: 'it\'s' is one literal, so
 // what follows it is read as the predicate it is, not as a string.
 TEST(ReadPlanAdvice, MysqlBackslashEscapesInLiteralsAreRead) {
-  json mysql = {{"query_block",
-                 {{"table",
-                   {{"table_name", "o"},
-                    {"access_type", "ALL"},
-                    {"rows", 5000},
-                    {"attached_condition",
-                     "o.note = 'it\\'s = \\\\' and o.`status` = \"PA\\\"ID\" and o.tenant_id = '1'"}}}}}};
+  json mysql = {
+      {"query_block",
+       {{"table",
+         {{"table_name", "o"},
+          {"access_type", "ALL"},
+          {"rows", 5000},
+          {"attached_condition",
+           "o.note = 'it\\'s = \\\\' and o.`status` = \"PA\\\"ID\" and o.tenant_id = '1'"}}}}}};
   auto advice = ReadPlanAdvice({"mysql", mysql.dump()},
                                "SELECT * FROM orders o WHERE o.note = 'it\\'s' AND o.status = ?",
                                100, "page");
   ASSERT_EQ(advice.size(), 1u);
-  EXPECT_EQ(advice[0].index_columns,
-            (std::vector<std::string>{"note", "status", "tenant_id"}));
+  EXPECT_EQ(advice[0].index_columns, (std::vector<std::string>{"note", "status", "tenant_id"}));
   EXPECT_EQ(advice[0].predicate, "`note` = ? AND `status` = ? AND `tenant_id` = ?");
 }
 
