@@ -23,12 +23,42 @@ const Status& Refused() {
   return refused;
 }
 
+// Whose places a nonce takes: the stream caps' key (tenant, app and user).
+std::string UserKey(const Principal& p) {
+  return p.tenant + '\n' + std::string(task::ToString(p.app)) + '\n' + p.user;
+}
+
 }  // namespace
 
 EventsTickets::EventsTickets(std::string secret, EventsTicketOptions options)
     : secret_(std::move(secret)), options_(options) {}
 
-StatusOr<std::string> EventsTickets::Issue(const Principal& principal, int64_t now_ms) const {
+StatusOr<std::string> EventsTickets::Issue(const Principal& principal, int64_t now_ms) {
+  {
+    const double per_user = static_cast<double>(options_.max_per_user);
+    const int64_t ttl_ms = std::chrono::milliseconds(options_.ttl).count();
+    MutexLock lock(&mu_);
+    // A bucket idle for a whole ttl is full again, the same as none: forget
+    // those once per ttl, so the map holds only the users of the last two.
+    if (now_ms - buckets_swept_ms_ >= ttl_ms) {
+      std::erase_if(issue_buckets_,
+                    [&](const auto& kv) { return now_ms - kv.second.at_ms >= ttl_ms; });
+      buckets_swept_ms_ = now_ms;
+    }
+    auto [it, fresh] = issue_buckets_.try_emplace(UserKey(principal), Bucket{per_user, now_ms});
+    Bucket& b = it->second;
+    if (!fresh && now_ms > b.at_ms) {
+      b.tokens = std::min(per_user, b.tokens + per_user * static_cast<double>(now_ms - b.at_ms) /
+                                                   static_cast<double>(ttl_ms));
+      b.at_ms = now_ms;
+    }
+    if (b.tokens < 1.0) {
+      return LimitExceeded("at most " + std::to_string(options_.max_per_user) +
+                           " event-stream tickets per user every " +
+                           std::to_string(options_.ttl.count()) + " s; retry shortly");
+    }
+    b.tokens -= 1.0;
+  }
   unsigned char nonce[kNonceBytes];
   if (!SecureRandomBytes(nonce, sizeof nonce)) return Internal("no random bytes for a ticket");
   int64_t exp = now_ms + std::chrono::milliseconds(options_.ttl).count();
@@ -44,7 +74,8 @@ StatusOr<std::string> EventsTickets::Issue(const Principal& principal, int64_t n
   return SignJson(secret_, kContext, body);
 }
 
-StatusOr<Principal> EventsTickets::Redeem(std::string_view ticket, int64_t now_ms) {
+StatusOr<Principal> EventsTickets::Redeem(std::string_view ticket, int64_t now_ms,
+                                          const Admission& admit) {
   auto body = OpenSignedJson(secret_, kContext, ticket, kMaxTicketBytes);
   if (!body) return Refused();
   const nlohmann::json& j = *body;
@@ -72,21 +103,42 @@ StatusOr<Principal> EventsTickets::Redeem(std::string_view ticket, int64_t now_m
     p.perms.push_back(perm.get<std::string>());
   }
   if (now_ms >= *exp) return Refused();
+  {
+    MutexLock lock(&mu_);
+    ForgetExpiredLocked(now_ms);
+    if (redeemed_.count(*nonce) != 0) return Refused();
+  }
+  // Before the nonce is spent: a stream refused by its caps leaves the
+  // ticket usable and takes no place in the set.
+  if (admit) EC_RETURN_IF_ERROR(admit(p));
+  const std::string user_key = UserKey(p);
   MutexLock lock(&mu_);
   ForgetExpiredLocked(now_ms);
   if (redeemed_.count(*nonce) != 0) return Refused();
+  auto mine = redeemed_per_user_.find(user_key);
+  if (mine != redeemed_per_user_.end() && mine->second >= options_.max_per_user) {
+    return LimitExceeded("at most " + std::to_string(options_.max_per_user) +
+                         " event-stream connects per user every " +
+                         std::to_string(options_.ttl.count()) + " s; retry shortly");
+  }
   if (redeemed_.size() >= options_.max_redeemed) {
     return Unavailable("too many event-stream connects on this instance; retry shortly");
   }
-  redeemed_.emplace(*nonce, *exp);
+  redeemed_.emplace(*nonce, Redeemed{*exp, user_key});
   by_expiry_.emplace(*exp, *nonce);
+  ++redeemed_per_user_[user_key];
   return p;
 }
 
 void EventsTickets::ForgetExpiredLocked(int64_t now_ms) {
   // An expired ticket is refused by its exp, so its nonce need not be kept.
   while (!by_expiry_.empty() && by_expiry_.begin()->first <= now_ms) {
-    redeemed_.erase(by_expiry_.begin()->second);
+    auto it = redeemed_.find(by_expiry_.begin()->second);
+    if (it != redeemed_.end()) {
+      auto mine = redeemed_per_user_.find(it->second.user_key);
+      if (mine != redeemed_per_user_.end() && --mine->second == 0) redeemed_per_user_.erase(mine);
+      redeemed_.erase(it);
+    }
     by_expiry_.erase(by_expiry_.begin());
   }
 }

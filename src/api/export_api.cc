@@ -524,7 +524,8 @@ void ExportApi::Handlers::Timeline(const Request& req, Response& res) {
   auto events = deps_.store->ListTaskEvents(t->id);
   if (!events.ok()) return WriteStatus(res, events.status());
   json out = json::array();
-  for (const store::TaskEvent& e : *events) out.push_back(TaskEventToJson(e));
+  const TimelineReader reader{.names_downloaders = p->HasPerm(kAuditReadPermission)};
+  for (const store::TaskEvent& e : *events) out.push_back(TaskEventToJson(e, reader));
   WriteSuccess(res, {{"taskId", std::to_string(t->id)},
                      {"status", task::ToString(t->status)},
                      {"events", std::move(out)},
@@ -831,7 +832,10 @@ void ExportApi::Handlers::EventsTicket(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
   auto ticket = api_.tickets_->Issue(*p, NowMs());
-  if (!ticket.ok()) return WriteStatus(res, ticket.status());
+  if (!ticket.ok()) {
+    if (ticket.status().code() == StatusCode::kLimitExceeded) res.SetHeader("Retry-After", "5");
+    return WriteStatus(res, ticket.status());
+  }
   res.SetHeader("Cache-Control", "no-store");
   WriteSuccess(res, {{"ticket", *ticket},
                      {"expiresInSeconds", api_.tickets_->ttl().count()},
@@ -842,9 +846,11 @@ namespace {
 
 // The stream's caller: the Authorization header, or a ticket in ?ticket=. A
 // bearer token in the query (?access_token=, accepted before tickets) is
-// refused, so that no client keeps putting one where proxies log it.
+// refused, so that no client keeps putting one where proxies log it. A ticket
+// is redeemed only once `hub` has room for its principal, so a refused
+// connect spends no nonce.
 StatusOr<Principal> EventsCaller(const Request& req, const TokenVerifier& verifier,
-                                 EventsTickets& tickets) {
+                                 EventsTickets& tickets, TaskEventHub& hub) {
   if (req.HasQuery("access_token")) {
     return Unauthenticated(
         "a bearer token in the URL is refused; POST /export-tasks/events-ticket and connect with "
@@ -852,31 +858,40 @@ StatusOr<Principal> EventsCaller(const Request& req, const TokenVerifier& verifi
   }
   std::string authorization = req.Header("Authorization");
   if (authorization.empty() && req.HasQuery("ticket")) {
-    return tickets.Redeem(req.Query("ticket"), NowMs());
+    return tickets.Redeem(req.Query("ticket"), NowMs(),
+                          [&hub](const Principal& p) { return hub.CheckCapacity(p); });
   }
   return verifier.Authenticate(authorization);
+}
+
+// A refused connect as a real HTTP status (EventSource stops only on a
+// non-200 answer): over a cap 429 (per user) or 503 (the instance), each with
+// Retry-After and the cap's own message; a bad credential 401.
+void WriteStreamRefusal(Response& res, const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kLimitExceeded:
+      res.SetHeader("Retry-After", "30");
+      return WriteHttpError(res, 429, status.message());
+    case StatusCode::kUnavailable:
+      res.SetHeader("Retry-After", "30");
+      return WriteHttpError(res, 503, status.message());
+    default:
+      return WriteHttpStatus(res, status);
+  }
 }
 
 }  // namespace
 
 void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
   if (!api_.verifier_) return WriteHttpStatus(res, Internal("authentication is not configured"));
-  auto p = EventsCaller(req, *api_.verifier_, *api_.tickets_);
-  if (!p.ok()) {
-    if (p.status().code() == StatusCode::kUnavailable) res.SetHeader("Retry-After", "5");
-    return WriteHttpStatus(res, p.status());
-  }
+  auto p = EventsCaller(req, *api_.verifier_, *api_.tickets_, *api_.events_);
+  if (!p.ok()) return WriteStreamRefusal(res, p.status());
   std::optional<int64_t> last_event_id;
   std::string last = req.Header("Last-Event-ID");
   if (last.empty()) last = req.Query("lastEventId");
   if (auto id = ParseId(last)) last_event_id = *id;  // anything else: start from now
-  // A real HTTP status: EventSource stops only on a non-200 answer.
   Status room = api_.events_->CheckCapacity(*p);
-  if (!room.ok()) {
-    res.SetHeader("Retry-After", "30");
-    return WriteHttpError(res, room.code() == StatusCode::kLimitExceeded ? 429 : 503,
-                          room.message());
-  }
+  if (!room.ok()) return WriteStreamRefusal(res, room);
   auto source = api_.events_->Subscribe(*p, last_event_id);
   if (!source.ok()) {
     spdlog::warn("task events: subscribing failed: {}", source.status().ToString());
@@ -945,6 +960,8 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
   events_ = std::make_unique<TaskEventHub>(deps_.store, events);
   EventsTicketOptions tickets;
   tickets.ttl = std::chrono::seconds(std::clamp(deps_.server.events_ticket_ttl_seconds, 1, 30));
+  tickets.max_per_user = static_cast<size_t>(std::max(1, deps_.server.events_tickets_per_user));
+  tickets.max_redeemed = static_cast<size_t>(std::max(1, deps_.server.events_tickets_max_redeemed));
   tickets_ = std::make_unique<EventsTickets>(download_secret_, tickets);
   preview_ = std::make_unique<PreviewApi>(deps_.preview, deps_.preview_options, deps_.limits);
   if (deps_.operations != nullptr) {

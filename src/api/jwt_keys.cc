@@ -236,7 +236,18 @@ std::shared_ptr<const KeySet> JwksUrlKeySource::Current() const {
 
 bool JwksUrlKeySource::Stale() const {
   MutexLock lock(&mu_);
-  return !attempted_ || clock_() - fetched_at_ >= options_.max_age;
+  return !attempted_ || clock_() - fetched_at_ >= options_.max_age / 2;
+}
+
+bool JwksUrlKeySource::Expired() const {
+  MutexLock lock(&mu_);
+  return clock_() - fetched_at_ >= options_.max_age;
+}
+
+std::shared_ptr<const KeySet> JwksUrlKeySource::Fresh() const {
+  MutexLock lock(&mu_);
+  if (clock_() - fetched_at_ >= options_.max_age) return std::make_shared<const KeySet>();
+  return keys_;
 }
 
 bool JwksUrlKeySource::Fetching() const {
@@ -252,15 +263,19 @@ int JwksUrlKeySource::fetch_count() const {
 std::vector<VerificationKey> JwksUrlKeySource::KeysFor(std::string_view alg, std::string_view kid) {
   // An unknown kid may be a key the provider rotated in since our fetch.
   const bool unknown_kid = !kid.empty() && !Current()->HasKid(kid);
-  // Past max age the held set still answers a known kid while another token's
-  // fetch is in flight: waiting would stall every request for the fetch's
-  // deadline, and the fetch ends (or fails) within it anyway.
-  const bool revalidating = !unknown_kid && Fetching();
-  if (!revalidating && (unknown_kid || Stale())) {
+  // Past half its max age the set is refetched on use, and until max age the
+  // held set answers a known kid while another token's fetch is in flight:
+  // waiting would stall every request for the fetch's deadline. Past max age
+  // nothing answers but a fetched set (revocation wins over availability,
+  // docs/http-api.md#authentication): such a token waits for the fetch in
+  // flight or makes one, at most once per refresh interval.
+  const bool expired = Expired();
+  const bool revalidating = !expired && !unknown_kid && Fetching();
+  if (!revalidating && (expired || unknown_kid || Stale())) {
     Status refreshed = Refresh();
-    (void)refreshed;  // logged by Refresh; the keys held still answer
+    (void)refreshed;  // logged by Refresh; the keys held answer until max age
   }
-  return Copies(Current()->Find(alg, kid));
+  return Copies(Fresh()->Find(alg, kid));
 }
 
 Status JwksUrlKeySource::Refresh() {

@@ -6,9 +6,11 @@
 //     fixed at start (StaticKeySource);
 //   - a JWKS URL (JwksUrlKeySource): fetched through the HttpClient seam with a
 //     deadline and a size cap, cached, refetched when a token names an unknown
-//     `kid` (at most once per interval) or once the set is old, and kept
-//     when a fetch fails, so a broken or hostile endpoint costs new keys,
-//     never the keys already held.
+//     `kid` (at most once per interval) or once the set is older than half its
+//     max age, and kept when a fetch fails, so a broken or hostile endpoint
+//     costs new keys, never the keys already held — until max age: a set
+//     older than that verifies nothing until a fetch succeeds (a withdrawn key
+//     must stop working even while the endpoint is unreachable).
 // Keys are cjose JWKs (libcjose, docs/http-api.md#jose-library); the JWK Set
 // document is read by ParseJwks, which refuses what it cannot use safely.
 //
@@ -117,7 +119,10 @@ class JwksUrlKeySource : public KeySource {
  private:
   JwksUrlKeySource(JwksUrlOptions options, std::unique_ptr<http::HttpClient> client, Clock clock);
   std::shared_ptr<const KeySet> Current() const;
-  bool Stale() const;
+  // The held set while younger than max age; an empty set after.
+  std::shared_ptr<const KeySet> Fresh() const;
+  bool Stale() const;    // due for a refetch: older than half of max age, or never fetched
+  bool Expired() const;  // older than max age (or never fetched)
   bool Fetching() const;
   StatusOr<KeySet> Fetch() REQUIRES(fetch_mu_);
 

@@ -13,6 +13,7 @@
 #include "api/query_params.h"
 #include "api/strict_json.h"
 #include "api/task_json.h"
+#include "common/byte_sink.h"
 #include "common/ids.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
@@ -134,6 +135,7 @@ struct BulkRequest {
   json filter_echo = json::object();
   bool nothing_applies = false;  // the filter's states exclude every state the action acts on
   std::optional<int64_t> expected_count;
+  std::optional<std::string> expected_fingerprint;
 };
 
 StatusOr<BulkRequest> ParseBulkRequest(const HttpRequest& req, const Principal& p) {
@@ -141,7 +143,8 @@ StatusOr<BulkRequest> ParseBulkRequest(const HttpRequest& req, const Principal& 
   EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
   if (!body.is_object()) return InvalidArgument("the body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
-    if (key != "action" && key != "filter" && key != "expectedCount") {
+    if (key != "action" && key != "filter" && key != "expectedCount" &&
+        key != "expectedFingerprint") {
       return InvalidArgument("unknown field " + utf8::Excerpt(key, 40));
     }
   }
@@ -176,6 +179,13 @@ StatusOr<BulkRequest> ParseBulkRequest(const HttpRequest& req, const Principal& 
     if (!n) return InvalidArgument("expectedCount must be a count as a string of digits");
     r.expected_count = n;
   }
+  if (body.contains("expectedFingerprint") && !body["expectedFingerprint"].is_null()) {
+    const json& expected = body["expectedFingerprint"];
+    if (!expected.is_string() || expected.get<std::string>().size() != 64) {
+      return InvalidArgument("expectedFingerprint must be the fingerprint the count answered");
+    }
+    r.expected_fingerprint = expected.get<std::string>();
+  }
   return r;
 }
 
@@ -184,12 +194,49 @@ StatusOr<int64_t> CountOf(store::TaskOperations& ops, const BulkRequest& r) {
   return ops.CountTasks(r.filter);
 }
 
+// Digests bytes and keeps none.
+class DiscardSink final : public ByteSink {
+ public:
+  Status Append(std::string_view) override { return Status::Ok(); }
+};
+
+// The matched set: the ids of the tasks the action would act on, ascending,
+// at most `max` of them (the caller knows there are no more), and its
+// fingerprint (SHA-256 of the ids as decimal text, each followed by a comma).
+// The count alone would let a confirmation act on other tasks that came to
+// match while an equal number stopped matching.
+struct MatchedSet {
+  std::vector<int64_t> ids;
+  std::string fingerprint;
+};
+
+StatusOr<MatchedSet> MatchedSetOf(store::TaskOperations& ops, const BulkRequest& r, int64_t max,
+                                  int batch_size) {
+  MatchedSet m;
+  int64_t after = 0;
+  while (!r.nothing_applies && static_cast<int64_t>(m.ids.size()) < max) {
+    const int batch =
+        static_cast<int>(std::min<int64_t>(batch_size, max - static_cast<int64_t>(m.ids.size())));
+    EC_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ops.ListTaskIds(r.filter, after, batch));
+    if (ids.empty()) break;
+    m.ids.insert(m.ids.end(), ids.begin(), ids.end());
+    after = ids.back();
+  }
+  DiscardSink discard;
+  Sha256Sink digest(&discard);
+  for (int64_t id : m.ids) EC_RETURN_IF_ERROR(digest.Append(std::to_string(id) + ","));
+  m.fingerprint = HexOf(digest.digest());
+  return m;
+}
+
 json BulkToJson(const store::BulkActionRecord& b) {
   json filter = json::parse(b.filter_json, nullptr, false);
+  json app = b.scope_app ? json(std::string(task::ToString(*b.scope_app))) : json(nullptr);
   return {{"id", Int64String(b.id)},
           {"actor", b.actor},
           {"actorTenant", b.actor_tenant},
           {"scopeTenant", OptionalText(b.scope_tenant)},
+          {"scopeApp", std::move(app)},
           {"action", b.action},
           {"filter", filter.is_discarded() ? json::object() : filter},
           {"matched", Int64String(b.matched)},
@@ -336,7 +383,9 @@ void OperatorApi::TaskDetail(const HttpRequest& req, const Principal& p, HttpRes
   json commands = json::array(), notifications = json::array(), timeline = json::array();
   for (const auto& c : dispatch->commands) commands.push_back(CommandToJson(c));
   for (const auto& n : dispatch->notifications) notifications.push_back(NotificationToJson(n));
-  for (const auto& e : *events) timeline.push_back(TaskEventToJson(e));
+  const TimelineReader reader{.names_downloaders = p.HasPerm(kAuditReadPermission),
+                              .raw_errors = true};
+  for (const auto& e : *events) timeline.push_back(TaskEventToJson(e, reader));
   WriteSuccess(res, {{"task", OperatorTaskJson(*t)},
                      {"commands", std::move(commands)},
                      {"notifications", std::move(notifications)},
@@ -350,9 +399,17 @@ void OperatorApi::CountBulk(const HttpRequest& req, const Principal& p, HttpResp
   if (!r.ok()) return WriteStatus(res, r.status());
   auto matched = CountOf(*deps_.operations, *r);
   if (!matched.ok()) return WriteStatus(res, matched.status());
+  // Over the limit the action is refused anyway: no fingerprint to confirm.
+  json fingerprint = nullptr;
+  if (*matched <= deps_.bulk_max_tasks) {
+    auto set = MatchedSetOf(*deps_.operations, *r, *matched, deps_.bulk_batch_size);
+    if (!set.ok()) return WriteStatus(res, set.status());
+    fingerprint = set->fingerprint;
+  }
   WriteSuccess(res, {{"action", r->action},
                      {"filter", r->filter_echo},
                      {"matched", Int64String(*matched)},
+                     {"fingerprint", std::move(fingerprint)},
                      {"limit", deps_.bulk_max_tasks}});
 }
 
@@ -388,44 +445,43 @@ void OperatorApi::RunBulk(const HttpRequest& req, const Principal& p, const std:
                                      " tasks; a bulk action takes at most " +
                                      std::to_string(deps_.bulk_max_tasks) + ": narrow the filter"));
   }
+  if (!r->expected_fingerprint) {
+    return WriteStatus(res, InvalidArgument("expectedFingerprint is required: count first "
+                                            "(POST /operator/bulk-actions/count) and confirm"));
+  }
+  // The set confirmed, not only its size: the very tasks that were counted.
+  auto set = MatchedSetOf(*deps_.operations, *r, *matched, deps_.bulk_batch_size);
+  if (!set.ok()) return WriteStatus(res, set.status());
+  if (set->fingerprint != *r->expected_fingerprint) {
+    return WriteStatus(res, Conflict("the filter still matches " + std::to_string(*matched) +
+                                     " tasks, but not the ones counted; count again and confirm"));
+  }
   store::BulkActionRecord audit;
   audit.actor = p.user;
   audit.actor_tenant = p.tenant;
   audit.scope_tenant = r->filter.scope.tenant_id;
+  audit.scope_app = r->filter.scope.app_code;
   audit.action = r->action;
   audit.filter_json = r->filter_echo.dump();
   audit.matched = *matched;
   auto id = deps_.operations->BeginBulkAction(audit);
   if (!id.ok()) return WriteStatus(res, id.status());
   audit.id = *id;
-  // Batches of ids in ascending order, never more than the confirmed count:
-  // a task that came to match after the confirmation is left alone.
-  int64_t after = 0, seen = 0;
+  // The confirmed ids in ascending order: a task that came to match after the
+  // confirmation is left alone.
   audit.outcome = "COMPLETED";
-  while (!r->nothing_applies && seen < *matched) {
-    const int batch = static_cast<int>(std::min<int64_t>(deps_.bulk_batch_size, *matched - seen));
-    auto ids = deps_.operations->ListTaskIds(r->filter, after, batch);
-    if (!ids.ok()) {
-      audit.outcome = "FAILED";
-      audit.first_error = ids.status().ToString();
-      break;
-    }
-    if (ids->empty()) break;
-    for (int64_t task_id : *ids) {
-      ++seen;
-      Status s = ActOnOne(r->action, task_id, request_id);
-      if (s.ok()) {
-        ++audit.succeeded;
-      } else if (s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound) {
-        ++audit.skipped;  // no longer in a state the action applies to
-      } else {
-        ++audit.failed;
-        if (!audit.first_error) {
-          audit.first_error = "task " + std::to_string(task_id) + ": " + s.message();
-        }
+  for (int64_t task_id : set->ids) {
+    Status s = ActOnOne(r->action, task_id, request_id);
+    if (s.ok()) {
+      ++audit.succeeded;
+    } else if (s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound) {
+      ++audit.skipped;  // no longer in a state the action applies to
+    } else {
+      ++audit.failed;
+      if (!audit.first_error) {
+        audit.first_error = "task " + std::to_string(task_id) + ": " + s.message();
       }
     }
-    after = ids->back();
   }
   if (Status s = deps_.operations->FinishBulkAction(audit); !s.ok()) {
     spdlog::error("bulk action {} finished but its audit row was not updated: {}", audit.id,
@@ -501,6 +557,7 @@ void OperatorApi::Redeliver(const HttpRequest& req, const Principal& p,
   audit.actor = p.user;
   audit.actor_tenant = p.tenant;
   audit.scope_tenant = scope->tenant_id;
+  audit.scope_app = scope->app_code;
   audit.action = "REDELIVER";
   audit.filter_json = json{{"notificationId", std::to_string(*id)}}.dump();
   audit.matched = 1;

@@ -39,6 +39,11 @@ struct ServerOptions {
   int events_poll_interval_ms = 1000;   // how often the one poller reads the database
   // Life of a ticket from POST /export-tasks/events-ticket: one connect within it.
   int events_ticket_ttl_seconds = 30;  // 1..30
+  // Per tenant, app and user on one instance: tickets issued, and stream
+  // connects made with tickets, within one ticket life; over it: 429.
+  int events_tickets_per_user = 60;
+  // Unexpired redeemed nonces one instance remembers; full: 503.
+  int events_tickets_max_redeemed = 10000;
 };
 
 struct AuthOptions {
@@ -59,8 +64,9 @@ struct AuthOptions {
   // a JWK Set fetched from jwks_url (RS256, ES256) and/or read from jwks_file
   // (the offline alternative). Fetched keys are cached; a token naming an
   // unknown `kid` refetches at most once per jwks_refresh_min_interval_seconds,
-  // and the set is refetched on use once older than jwks_max_age_seconds.
-  // A failed fetch keeps the keys already held.
+  // and the set is refetched on use once older than half of jwks_max_age_seconds.
+  // A failed fetch keeps the keys already held, until jwks_max_age_seconds:
+  // an older set verifies nothing until a fetch succeeds.
   std::string jwks_url;
   std::string jwks_file;
   int jwks_refresh_min_interval_seconds = 30;

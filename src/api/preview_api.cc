@@ -80,9 +80,12 @@ void PreviewApi::Handle(const http::HttpRequest& req, const Principal& principal
                         http::HttpResponse& res) {
   auto data = DoPreview(req, principal, std::move(snapshot));
   if (data.ok()) return WriteSuccess(res, std::move(data).value());
-  // A slow data service is worth a precise message, not the generic
-  // "temporarily unavailable" of other 500s: the person can narrow the filter.
-  if (data.status().code() == StatusCode::kDeadlineExceeded) {
+  // A slow or unavailable data service is worth a precise message, not the
+  // generic "temporarily unavailable" of other 500s: the person can narrow
+  // the filter. The previewer's messages are classified already, as the
+  // task's failure message would be (attempt/export_preview.h).
+  if (data.status().code() == StatusCode::kDeadlineExceeded ||
+      data.status().code() == StatusCode::kUnavailable) {
     spdlog::warn("preview request {}: {}", res.Header("X-Request-Id"), data.status().ToString());
     return WriteEnvelope(res, 200, ErrorEnvelope(500, data.status().message()));
   }

@@ -58,9 +58,21 @@ std::optional<int> ProgressPercent(const task::Task& task) {
   return static_cast<int>(pct < 0 ? 0 : (pct > 100 ? 100 : pct));
 }
 
-json TaskEventToJson(const store::TaskEvent& e) {
+// What a task's reader is told of a failed send of its command: the
+// channel's own text stays with the operators.
+constexpr char kClassifiedSendError[] =
+    "the command channel did not accept the command at first; it was sent again";
+
+json TaskEventToJson(const store::TaskEvent& e, const TimelineReader& reader) {
   json details = json::parse(e.details_json, nullptr, /*allow_exceptions=*/false);
   if (!details.is_object()) details = json::object();
+  if (e.kind == store::TaskEventKind::kDownloaded && !reader.names_downloaders) {
+    details.erase("user");
+  }
+  if (e.kind == store::TaskEventKind::kCommandSent && !reader.raw_errors &&
+      details.contains("lastError")) {
+    details["lastError"] = kClassifiedSendError;
+  }
   return {{"id", std::to_string(e.id)},
           {"kind", std::string(store::ToString(e.kind))},
           {"dispatchVersion", e.dispatch_version},

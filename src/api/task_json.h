@@ -19,10 +19,21 @@ namespace export_center::api {
 
 std::optional<int> ProgressPercent(const task::Task& task);
 nlohmann::json TaskToJson(const task::Task& task);
+// Who reads a timeline, which decides what its details show.
+struct TimelineReader {
+  // A holder of platform:audit:read: a DOWNLOADED event names its user.
+  // Anyone else sees that the file was downloaded and how, not by whom.
+  bool names_downloaders = false;
+  // The operators' console: a COMMAND_SENT event's lastError as the channel
+  // gave it. The task's reader gets a classified text instead, since the
+  // channel's text may name hosts and brokers.
+  bool raw_errors = false;
+};
+
 // One event of a task's timeline (docs/http-api.md#get-export-tasksidtimeline--a-tasks-timeline):
 // id as a string, kind, dispatchVersion, at (ISO-8601), details (the stored
-// object; an unreadable one is shown as {}).
-nlohmann::json TaskEventToJson(const store::TaskEvent& event);
+// object, as `reader` may see it; an unreadable one is shown as {}).
+nlohmann::json TaskEventToJson(const store::TaskEvent& event, const TimelineReader& reader);
 // What the requester may not see of governed columns
 // (docs/configuration.md#column-governance-columns): `{"masked": 2,
 // "omitted": 1, "columns": [{"key": "mobile", "action": "mask"}, ...]}`;

@@ -7,23 +7,33 @@
 #include <limits>
 #include <optional>
 
+#include "attempt/failure_message.h"
 #include "common/thread_guard.h"
 #include "render/cell_preview.h"
 
 namespace export_center::attempt {
 namespace {
 
-// How a failed first page reads to the person previewing: the export would
-// end with the same message, and with the failure code or state the attempt
-// would record in front of it, so a refused template looks the same in both.
-Status PreviewError(const Status& failed, const source::RowSource& source) {
-  if (auto code = source.failure_code()) {
-    return InvalidArgument(*code + ": " + failed.message());
+// How a failed source reads to the person previewing: the text the task's
+// failure_message would hold (UserFailureMessage, the attempt's one rule:
+// a datasource's or service's own text — hosts, SQL, driver errors — stays
+// in the log), with the failure code or state the attempt would record in
+// front of it, so a refused template looks the same in both. `source` is
+// null when it could not be opened.
+Status PreviewError(const task::Task& task, const Status& failed, const source::RowSource* source) {
+  std::optional<std::string> shown_code;
+  if (source != nullptr && source->failure_code()) {
+    shown_code = *source->failure_code();
+  } else if (source != nullptr && source->terminal_state()) {
+    shown_code = std::string(task::ToString(*source->terminal_state()));
   }
-  if (auto state = source.terminal_state()) {
-    return InvalidArgument(std::string(task::ToString(*state)) + ": " + failed.message());
-  }
-  if (failed.IsTransient() || failed.code() == StatusCode::kInvalidArgument) return failed;
+  const std::string code = shown_code.value_or(FailureCode(failed));
+  spdlog::warn("preview taskId={} (never stored) failed failure_code={}: {}", task.id, code,
+               failed.ToString());
+  const std::string text = UserFailureMessage(code, failed, FailureOrigin::kSource);
+  if (shown_code) return InvalidArgument(*shown_code + ": " + text);
+  if (failed.IsTransient()) return Status(failed.code(), text);
+  if (failed.code() == StatusCode::kInvalidArgument) return InvalidArgument(text);
   // The service refused the center (token, unknown type, another tenant):
   // nothing the person can fix; the log keeps the detail.
   return Internal("the data service refused the preview: " + failed.ToString());
@@ -53,8 +63,9 @@ StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
   EC_ASSIGN_OR_RETURN(const registry::ExportDefinition* def, DefinitionFor(snapshot, task));
   registry::ExportDefinition uncapped = *def;
   uncapped.max_rows = std::numeric_limits<int64_t>::max();
-  EC_ASSIGN_OR_RETURN(std::unique_ptr<source::RowSource> source,
-                      OpenGovernedSource(make_source, task, uncapped, snapshot));
+  auto opened = OpenGovernedSource(make_source, task, uncapped, snapshot);
+  if (!opened.ok()) return PreviewError(task, opened.status(), nullptr);
+  std::unique_ptr<source::RowSource> source = std::move(opened).value();
   // A preview given up (past its limit, or the center stopping) cancels the
   // statement it waits for, so its thread ends now rather than at the
   // statement's timeout.
@@ -65,7 +76,7 @@ StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
   // No prefetch (unlike the attempt): a second page would be read for nothing.
   auto page = source->NextPage();
   if (!page.ok() && abort != nullptr && abort->IsSet()) return abort->Check();
-  if (!page.ok()) return PreviewError(page.status(), *source);
+  if (!page.ok()) return PreviewError(task, page.status(), source.get());
   EC_ASSIGN_OR_RETURN(render::CellPreview cells,
                       render::CellPreview::Create(def->timezone, task.format));
   task::PreviewTable table;

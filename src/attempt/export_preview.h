@@ -47,12 +47,14 @@ class ExportPreviewer {
   // from the caller's token, type, format and canonical parameters from the
   // request, checked as create checks them. Returns the columns, the first
   // options.rows rows and the row count. Errors:
-  //   InvalidArgument   the export would fail the same way (same message); a
-  //                     message starts with UNSAFE_TEMPLATE: or INCONSISTENT:
-  //                     when the attempt would end with that code or state;
-  //   DeadlineExceeded  not done within options.timeout_seconds;
+  //   InvalidArgument   the export would fail the same way, with the message
+  //                     its task would show (UserFailureMessage); a message
+  //                     starts with UNSAFE_TEMPLATE: or INCONSISTENT: when the
+  //                     attempt would end with that code or state;
+  //   DeadlineExceeded  not done within options.timeout_seconds, or the data
+  //                     source did not answer in time (the task's text);
   //   LimitExceeded     options.max_running previews are running already;
-  //   Unavailable       the data source failed transiently (retry);
+  //   Unavailable       the data source failed transiently (retry; the task's text);
   //   Internal          anything else (the data source refused the center).
   StatusOr<task::PreviewTable> Preview(const task::Task& task,
                                        std::shared_ptr<const registry::RegistrySnapshot> snapshot);

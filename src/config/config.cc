@@ -68,6 +68,8 @@ void ReadServer(MapReader& r, api::ServerOptions* c) {
   r.Int("events-max-streams-per-user", &c->events_max_streams_per_user, 1, 1000);
   r.Int("events-poll-interval-ms", &c->events_poll_interval_ms, 100, 60000);
   r.Int("events-ticket-ttl-seconds", &c->events_ticket_ttl_seconds, 1, 30);
+  r.Int("events-tickets-per-user", &c->events_tickets_per_user, 1, 10000);
+  r.Int("events-tickets-max-redeemed", &c->events_tickets_max_redeemed, 1, 1000000);
   r.Finish();
 }
 
@@ -168,7 +170,7 @@ void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.Int("jwks-fetch-timeout-ms", &c->jwks_fetch_timeout_ms, 100, 30000);
   r.Int64("jwks-max-bytes", &c->jwks_max_bytes, 1024, 4 * 1024 * 1024);
   r.String("jwks-ca-cert-file", &c->jwks_ca_cert_file);
-  MapReader claims(r.Get("claims"), JoinPath(r.path(), "claims"), r.errors());
+  MapReader claims(r.Get("claims"), JoinPath(r.path(), "claims"), r.errors(), r.env());
   ReadClaimMapping(claims, c);
   r.String("download-url-secret", &c->download_url_secret);
   r.Int("download-url-ttl-seconds", &c->download_url_ttl_seconds, 10, kDay);

@@ -428,13 +428,25 @@ Migration BulkActionAudit() {
   };
 }
 
+// Version 12: the app a bulk action was scoped to (docs/store.md#operators-console),
+// so a tenant's operator of one app lists only that app's actions. NULL for
+// an action over every app of its tenant (or every tenant), and for the rows
+// written before: those are listed only to operate-all.
+Migration BulkActionApp() {
+  return {
+      12,
+      "export_bulk_action.scope_app: the app a bulk action was scoped to",
+      {"ALTER TABLE export_bulk_action ADD COLUMN IF NOT EXISTS scope_app VARCHAR(16) NULL"},
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
       DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
-      TaskTimeline(),  ColumnPolicy(),       BulkActionAudit()};
+      TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp()};
   return kMigrations;
 }
 

@@ -334,11 +334,19 @@ StatusOr<DownloadCount> SqlTaskStore::RecordDownload(const DownloadRecord& d, in
       return NotFound("export task " + std::to_string(d.task_id) + " does not exist");
     }
     if (window_seconds > 0) {
+      // One download: the same user, and either both with the user's own
+      // token or from the same address. A signed link names its signer, not
+      // whoever follows it, so a link followed from another address is a
+      // download of its own, not swallowed by the signer's.
+      const std::string same_reader = d.via == "DIRECT"
+                                          ? " AND (via = 'DIRECT' OR client_address = ?)"
+                                          : " AND client_address = ?";
       EC_ASSIGN_OR_RETURN(
           Rows seen,
           c.Query(Sql("SELECT COUNT(*) FROM export_download_audit"
-                      " WHERE task_id = ? AND user_id = ? AND downloaded_at > {NOW} - ?"),
-                  {d.task_id, user, int64_t{window_seconds} * 1000}));
+                      " WHERE task_id = ? AND user_id = ? AND downloaded_at > {NOW} - ?" +
+                      same_reader),
+                  {d.task_id, user, int64_t{window_seconds} * 1000, cut(d.client_address, 64)}));
       if (!seen.empty() && seen[0].Int(0) > 0) return Status::Ok();
     }
     // updated_at too: the count is shown live (task events poll updated_at).

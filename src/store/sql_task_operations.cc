@@ -71,7 +71,7 @@ std::string FilterWhere(const OperatorFilter& f, SqlParams* params) {
 
 constexpr char kBulkColumns[] =
     "id, actor, actor_tenant, scope_tenant, action, filter_json, matched, succeeded, skipped,"
-    " failed, outcome, first_error, started_at, finished_at";
+    " failed, outcome, first_error, started_at, finished_at, scope_app";
 
 BulkActionRecord BulkFromRow(const Row& r) {
   BulkActionRecord b;
@@ -89,6 +89,7 @@ BulkActionRecord BulkFromRow(const Row& r) {
   b.first_error = r.OptText(11);
   b.started_at = r.Int(12);
   b.finished_at = r.OptInt(13);
+  if (auto app = r.OptText(14)) b.scope_app = task::ParseAppCode(*app);
   return b;
 }
 
@@ -194,11 +195,14 @@ StatusOr<int64_t> SqlTaskStore::BeginBulkAction(const BulkActionRecord& b) {
   const int64_t id = NewId();
   EC_RETURN_IF_ERROR(
       db_->Exec(Sql("INSERT INTO export_bulk_action (id, actor, actor_tenant, scope_tenant,"
-                    " action, filter_json, matched, succeeded, skipped, failed, outcome,"
-                    " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 'RUNNING', {NOW})"),
+                    " scope_app, action, filter_json, matched, succeeded, skipped, failed,"
+                    " outcome, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 'RUNNING',"
+                    " {NOW})"),
                 {id, std::string(utf8::TruncateBytes(b.actor, 128)),
-                 std::string(utf8::TruncateBytes(b.actor_tenant, 64)), b.scope_tenant, b.action,
-                 b.filter_json, b.matched})
+                 std::string(utf8::TruncateBytes(b.actor_tenant, 64)), b.scope_tenant,
+                 b.scope_app ? std::optional<std::string>(task::ToString(*b.scope_app))
+                             : std::optional<std::string>(),
+                 b.action, b.filter_json, b.matched})
           .status());
   return id;
 }
@@ -222,6 +226,12 @@ StatusOr<std::vector<BulkActionRecord>> SqlTaskStore::ListBulkActions(const Oper
   if (scope.tenant_id) {
     where += " AND scope_tenant = ?";
     params.emplace_back(*scope.tenant_id);
+    // A NULL scope_app never equals: rows over every app, or older than the
+    // column, stay with the operators who see every app.
+    if (scope.app_code) {
+      where += " AND scope_app = ?";
+      params.emplace_back(task::ToString(*scope.app_code));
+    }
   }
   params.emplace_back(int64_t{std::clamp(limit, 1, 100)});
   EC_ASSIGN_OR_RETURN(

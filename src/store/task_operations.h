@@ -54,8 +54,11 @@ struct BulkActionRecord {
   std::string actor;                        // the operator's user
   std::string actor_tenant;                 // the operator's own tenant
   std::optional<std::string> scope_tenant;  // nullopt: every tenant
-  std::string action;                       // RETRY | CANCEL | REDELIVER
-  std::string filter_json;                  // the filter as the API received it
+  // The app of a tenant scope; nullopt: every app of it (and rows written
+  // before the column existed).
+  std::optional<task::AppCode> scope_app;
+  std::string action;       // RETRY | CANCEL | REDELIVER
+  std::string filter_json;  // the filter as the API received it
   int64_t matched = 0;
   int64_t succeeded = 0;
   int64_t skipped = 0;  // no longer in a state the action applies to
@@ -123,8 +126,11 @@ class TaskOperations : public virtual TaskReader {
   // Sets the counts, outcome, first_error and finished_at of row `record.id`.
   // Idempotent.
   virtual Status FinishBulkAction(const BulkActionRecord& record) = 0;
-  // The newest `limit` (1..100) rows of the scope, newest first. A tenant
-  // scope sees the actions scoped to that tenant only.
+  // The newest `limit` (1..100) rows of the scope, newest first: the rows
+  // whose own scope lies within it. A tenant scope sees the actions scoped
+  // to that tenant only, and with an app only those scoped to that app too
+  // (never a row without an app: an action over every app, or one written
+  // before the app was recorded).
   virtual StatusOr<std::vector<BulkActionRecord>> ListBulkActions(const OperatorScope& scope,
                                                                   int limit) = 0;
 

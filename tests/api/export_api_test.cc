@@ -742,6 +742,48 @@ TEST_F(ExportApiTest, TimelineShowsTheTasksEventsToWhoeverMayReadIt) {
   EXPECT_EQ(Get(kTasks + "/" + id + "/timeline", "").code(), "401");
 }
 
+// The timeline's DOWNLOADED event names who downloaded only to a holder of
+// platform:audit:read; a COMMAND_SENT event's send error reaches the task's
+// reader classified, never as the channel's text (hosts, brokers).
+TEST_F(ExportApiTest, TimelineNamesDownloadersOnlyToAuditorsAndClassifiesSendErrors) {
+  task::Task t = PutTask("alice", TaskState::kSucceeded, "t1", "0123456789");
+  const std::string path = kTasks + "/" + Id(t) + "/download";
+  ASSERT_EQ(client_->Get(path.c_str(), Headers(admin_))->status, 200);
+  ASSERT_TRUE(db_->Exec("INSERT INTO export_task_event (id, task_id, dispatch_version, kind,"
+                        " details_json, created_at) VALUES (?, ?, 1, 'COMMAND_SENT', ?, ?)",
+                        {t.id * 10, t.id,
+                         std::string("{\"eventId\":\"e1\",\"sends\":2,\"lastError\":"
+                                     "\"connect to broker-7.internal:9876 refused\"}"),
+                         DbNowMs() - 1000})
+                  .ok());
+  auto event_of = [](const Reply& r, const std::string& kind) {
+    for (const json& e : r.body["data"]["events"]) {
+      if (e["kind"] == kind) return e;
+    }
+    return json();
+  };
+  for (const std::string& reader : {alice_, admin_}) {
+    Reply r = Get(kTasks + "/" + Id(t) + "/timeline", reader);
+    ASSERT_EQ(r.code(), "200") << r.raw;
+    const json downloaded = event_of(r, "DOWNLOADED");
+    ASSERT_TRUE(downloaded.is_object()) << r.raw;
+    EXPECT_EQ(downloaded["details"]["via"], "DIRECT");
+    EXPECT_FALSE(downloaded["details"].contains("user")) << r.raw;
+    const json sent = event_of(r, "COMMAND_SENT");
+    ASSERT_TRUE(sent.is_object()) << r.raw;
+    EXPECT_EQ(sent["details"]["sends"], 2);
+    EXPECT_EQ(r.raw.find("broker-7"), std::string::npos) << r.raw;
+    EXPECT_NE(sent["details"]["lastError"].get<std::string>().find("command channel"),
+              std::string::npos);
+  }
+  const std::string auditing_admin =
+      Token("admin", "t1", task::AppCode::kPlatform,
+            {std::string(kDownloadAllPermission), std::string(kAuditReadPermission)});
+  Reply audited = Get(kTasks + "/" + Id(t) + "/timeline", auditing_admin);
+  ASSERT_EQ(audited.code(), "200") << audited.raw;
+  EXPECT_EQ(event_of(audited, "DOWNLOADED")["details"]["user"], "admin");
+}
+
 TEST_F(ExportApiTest, ListShowsOwnTasksNewestFirst) {
   task::Task a1 = PutTask("alice", TaskState::kPending);
   task::Task a2 = PutTask("alice", TaskState::kFailed);

@@ -292,16 +292,48 @@ TEST(JwksUrl, KeepsItsKeysWhenTheEndpointFailsOrLies) {
   EXPECT_TRUE(f.source->KeysFor("RS256", "r1").empty());
 }
 
-TEST(JwksUrl, AnOldSetIsRefetchedOnUse) {
+// Refetched on use past half the max age, so a healthy provider's set never
+// reaches its max age while tokens arrive.
+TEST(JwksUrl, AnAgingSetIsRefetchedOnUse) {
   std::string served = Jwks({&RsaKey("r1")});
   UrlFixture f([&](const fakes::RecordedCall&) { return ScriptedAnswer(200, served); });
   ASSERT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
   served = Jwks({&RsaKey("r2")});  // r1 withdrawn
-  f.now += std::chrono::seconds(3599);
+  f.now += std::chrono::seconds(1799);
   EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
+  EXPECT_EQ(f.source->fetch_count(), 1);
   f.now += std::chrono::seconds(2);
   EXPECT_TRUE(f.source->KeysFor("RS256", "r1").empty());
   EXPECT_EQ(f.source->fetch_count(), 2);
+}
+
+// docs/http-api.md#authentication: a key older than auth.jwks-max-age-seconds
+// stops verifying while the fetches fail — revocation wins over availability —
+// and verifies again once a fetch succeeds.
+TEST(JwksUrl, KeysOlderThanTheirMaxAgeStopVerifyingWhileFetchesFail) {
+  bool down = false;
+  UrlFixture f([&](const fakes::RecordedCall&) {
+    if (!down) return ScriptedAnswer(200, Jwks({&RsaKey("r1")}));
+    ScriptedAnswer refused;
+    refused.error = http::ClientError::kConnection;
+    return refused;
+  });
+  ASSERT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
+  down = true;
+  f.now += std::chrono::seconds(1801);  // due for a refetch, which fails: the held keys answer
+  EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
+  EXPECT_EQ(f.source->fetch_count(), 2);
+  f.now += std::chrono::seconds(1800);  // 3601 s old: past max age
+  EXPECT_TRUE(f.source->KeysFor("RS256", "r1").empty());
+  EXPECT_EQ(f.source->fetch_count(), 3);
+  f.now += std::chrono::seconds(10);  // within the refresh interval: no fetch, still nothing
+  EXPECT_TRUE(f.source->KeysFor("RS256", "r1").empty());
+  EXPECT_TRUE(f.source->KeysFor("RS256", "").empty());
+  EXPECT_EQ(f.source->fetch_count(), 3);
+  down = false;
+  f.now += std::chrono::seconds(21);
+  EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
+  EXPECT_EQ(f.source->fetch_count(), 4);
 }
 
 TEST(JwksUrl, AKnownKidNeverWaitsForAnotherTokensFetch) {
@@ -309,12 +341,12 @@ TEST(JwksUrl, AKnownKidNeverWaitsForAnotherTokensFetch) {
   std::shared_future<void> released = release.get_future().share();
   std::atomic<int> sent{0};
   UrlFixture f([&](const fakes::RecordedCall&) {
-    // The second fetch (past max age) hangs until the test lets it answer.
+    // The second fetch (past half the max age) hangs until the test lets it answer.
     if (++sent == 2) released.wait();
     return ScriptedAnswer(200, Jwks({&RsaKey("r1")}));
   });
   ASSERT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u);
-  f.now += std::chrono::seconds(3601);
+  f.now += std::chrono::seconds(1801);
   std::thread revalidating([&] { EXPECT_EQ(f.source->KeysFor("RS256", "r1").size(), 1u); });
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (sent < 2 && std::chrono::steady_clock::now() < give_up) {

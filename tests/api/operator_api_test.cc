@@ -106,9 +106,9 @@ class OperatorApiTest : public ::testing::Test {
   }
 
   std::string Token(const std::string& user, const std::string& tenant,
-                    std::vector<std::string> perms) {
-    auto t = MintToken(auth_, Principal{user, tenant, task::AppCode::kPlatform, std::move(perms)},
-                       std::chrono::seconds(600));
+                    std::vector<std::string> perms, task::AppCode app = task::AppCode::kPlatform) {
+    auto t =
+        MintToken(auth_, Principal{user, tenant, app, std::move(perms)}, std::chrono::seconds(600));
     EXPECT_TRUE(t.ok());
     return *t;
   }
@@ -260,8 +260,10 @@ TEST_F(OperatorApiTest, BulkRetryCountsConfirmsActsAndAudits) {
   ASSERT_EQ(count.code(), "200") << count.raw;
   EXPECT_EQ(count.data()["matched"], "5");
 
+  ASSERT_TRUE(count.data()["fingerprint"].is_string()) << count.raw;
   json confirmed = request;
   confirmed["expectedCount"] = "4";
+  confirmed["expectedFingerprint"] = count.data()["fingerprint"];
   EXPECT_EQ(Post("/bulk-actions", op1_, confirmed).code(), "409") << "a stale count is refused";
   EXPECT_EQ(Post("/bulk-actions", op1_, request).code(), "400") << "no count, no action";
   EXPECT_EQ(StateOf(failed[0]), TaskState::kFailed);
@@ -300,8 +302,14 @@ TEST_F(OperatorApiTest, BulkCancelActsOnPendingTasksOnly) {
   json request = {{"action", "CANCEL"}, {"filter", {{"user", "alice"}}}};
   EXPECT_EQ(Post("/bulk-actions/count", op1_, request).data()["matched"], "1");
   request["filter"] = json::object();
-  EXPECT_EQ(Post("/bulk-actions/count", op1_, request).data()["matched"], "2");
+  Reply count = Post("/bulk-actions/count", op1_, request);
+  EXPECT_EQ(count.data()["matched"], "2");
   request["expectedCount"] = "2";
+  Reply unconfirmed = Post("/bulk-actions", op1_, request);
+  EXPECT_EQ(unconfirmed.code(), "400") << "the count without the set's fingerprint";
+  EXPECT_NE(unconfirmed.body["message"].get<std::string>().find("expectedFingerprint"),
+            std::string::npos);
+  request["expectedFingerprint"] = count.data()["fingerprint"];
   Reply done = Post("/bulk-actions", op1_, request);
   ASSERT_EQ(done.code(), "200") << done.raw;
   EXPECT_EQ(done.data()["succeeded"], "2");
@@ -315,6 +323,93 @@ TEST_F(OperatorApiTest, BulkCancelActsOnPendingTasksOnly) {
       Post("/bulk-actions/count", op1_, {{"action", "CANCEL"}, {"filter", {{"tenantId", "t2"}}}})
           .code(),
       "403");
+}
+
+// A confirmation acts on the tasks that were counted, not on as many others:
+// one task stopped matching and another came to match, the count is the
+// same, and the action is refused (409) without touching either.
+TEST_F(OperatorApiTest, AConfirmedBulkActionActsOnlyOnTheSetThatWasCounted) {
+  const int64_t a = Make("t1", "alice", "ORDER_LIST");
+  const int64_t b = Make("t1", "bob", "ORDER_LIST");
+  json request = {{"action", "CANCEL"}, {"filter", json::object()}};
+  Reply count = Post("/bulk-actions/count", op1_, request);
+  ASSERT_EQ(count.code(), "200") << count.raw;
+  EXPECT_EQ(count.data()["matched"], "2");
+  const std::string fingerprint = count.data()["fingerprint"].get<std::string>();
+  EXPECT_EQ(fingerprint.size(), 64u);
+  EXPECT_EQ(Post("/bulk-actions/count", op1_, request).data()["fingerprint"], fingerprint)
+      << "the same set, the same fingerprint";
+
+  ASSERT_EQ(*store_->RequestCancel(a), TaskState::kCancelled);  // leaves the set
+  const int64_t c = Make("t1", "carol", "ORDER_LIST");          // joins it
+  request["expectedCount"] = "2";
+  request["expectedFingerprint"] = fingerprint;
+  Reply swapped = Post("/bulk-actions", op1_, request);
+  EXPECT_EQ(swapped.code(), "409") << swapped.raw;
+  EXPECT_NE(swapped.body["message"].get<std::string>().find("not the ones counted"),
+            std::string::npos)
+      << swapped.raw;
+  EXPECT_EQ(StateOf(b), TaskState::kPending);
+  EXPECT_EQ(StateOf(c), TaskState::kPending);
+  EXPECT_TRUE(Get("/bulk-actions", op1_).data()["records"].empty()) << "nothing acted";
+
+  Reply recount = Post("/bulk-actions/count", op1_, {{"action", "CANCEL"}});
+  EXPECT_NE(recount.data()["fingerprint"], fingerprint);
+  request["expectedFingerprint"] = recount.data()["fingerprint"];
+  Reply done = Post("/bulk-actions", op1_, request);
+  ASSERT_EQ(done.code(), "200") << done.raw;
+  EXPECT_EQ(done.data()["succeeded"], "2");
+  EXPECT_EQ(StateOf(b), TaskState::kCancelled);
+  EXPECT_EQ(StateOf(c), TaskState::kCancelled);
+}
+
+// The operators' console shows a COMMAND_SENT event's send error raw (the
+// task's reader gets it classified), and who downloaded only to an operator
+// who also holds platform:audit:read.
+TEST_F(OperatorApiTest, TheTimelineInTheTaskDetailShowsTheRawSendError) {
+  const int64_t id = Make("t1", "alice", "ORDER_LIST");
+  ASSERT_TRUE(db_->Exec("INSERT INTO export_task_event (id, task_id, dispatch_version, kind,"
+                        " details_json, created_at) VALUES (?, ?, 1, 'COMMAND_SENT', ?, 1), (?, ?,"
+                        " 1, 'DOWNLOADED', ?, 2)",
+                        {id * 10, id,
+                         std::string("{\"sends\":2,\"lastError\":\"broker-7.internal refused\"}"),
+                         id * 10 + 1, id, std::string("{\"user\":\"bob\",\"via\":\"DIRECT\"}")})
+                  .ok());
+  auto details_of = [](const Reply& r, const std::string& kind) {
+    for (const json& e : r.data()["timeline"]) {
+      if (e["kind"] == kind) return e["details"];
+    }
+    return json();
+  };
+  Reply detail = Get("/tasks/" + std::to_string(id), op1_);
+  ASSERT_EQ(detail.code(), "200") << detail.raw;
+  EXPECT_EQ(details_of(detail, "COMMAND_SENT")["lastError"], "broker-7.internal refused");
+  EXPECT_FALSE(details_of(detail, "DOWNLOADED").contains("user")) << detail.raw;
+  const std::string auditing_op =
+      Token("op1", "t1", {std::string(kOperatePermission), "platform:audit:read"});
+  EXPECT_EQ(details_of(Get("/tasks/" + std::to_string(id), auditing_op), "DOWNLOADED")["user"],
+            "bob");
+}
+
+// The audit honours the app: a MERCHANT operator of t1 does not list the
+// PLATFORM operator's actions of t1 (docs/http-api.md#operators-console).
+TEST_F(OperatorApiTest, TheBulkActionAuditIsScopedToTheOperatorsApp) {
+  Make("t1", "platform-user", "ORDER_LIST");
+  json request = {{"action", "CANCEL"}, {"filter", {{"user", "platform-user"}}}};
+  Reply count = Post("/bulk-actions/count", op1_, request);
+  request["expectedCount"] = count.data()["matched"];
+  request["expectedFingerprint"] = count.data()["fingerprint"];
+  Reply done = Post("/bulk-actions", op1_, request);
+  ASSERT_EQ(done.code(), "200") << done.raw;
+  EXPECT_EQ(done.data()["scopeApp"], "PLATFORM");
+
+  const std::string merchant_op =
+      Token("mop", "t1", {std::string(kOperatePermission)}, task::AppCode::kMerchant);
+  Reply merchant = Get("/bulk-actions", merchant_op);
+  ASSERT_EQ(merchant.code(), "200") << merchant.raw;
+  EXPECT_TRUE(merchant.data()["records"].empty()) << merchant.raw;
+  EXPECT_EQ(Get("/bulk-actions", op1_).data()["records"].size(), 1u);
+  EXPECT_EQ(Get("/bulk-actions", root_).data()["records"].size(), 1u);
 }
 
 TEST_F(OperatorApiTest, StatsAndQueueHealthComeFromTheStore) {

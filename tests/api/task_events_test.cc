@@ -133,7 +133,8 @@ class TaskEventsTest : public ::testing::Test {
     return store::NewSqlTaskStore(std::move(db).value());
   }
 
-  void StartServer(int max_streams = 1000, int per_user = 5) {
+  void StartServer(int max_streams = 1000, int per_user = 5, int tickets_per_user = 60,
+                   int tickets_max_redeemed = 10000) {
     ExportApi::Deps deps;
     deps.store = store_.get();
     deps.storage = storage_.get();
@@ -142,6 +143,8 @@ class TaskEventsTest : public ::testing::Test {
     deps.server.events_max_streams = max_streams;
     deps.server.events_max_streams_per_user = per_user;
     deps.server.events_poll_interval_ms = 100;
+    deps.server.events_tickets_per_user = tickets_per_user;
+    deps.server.events_tickets_max_redeemed = tickets_max_redeemed;
     api_ = std::make_unique<ExportApi>(std::move(deps));
     ASSERT_TRUE(api_->init_status().ok()) << api_->init_status().ToString();
     http::HttpServerOptions options;
@@ -333,6 +336,49 @@ TEST_F(TaskEventsTest, ATicketOpensOneStreamOnly) {
   auto refused = client.Post(kEvents + "-ticket", "", "application/json");
   ASSERT_TRUE(refused);
   EXPECT_EQ(json::parse(refused->body)["code"], "401");
+}
+
+// One user cannot deny the stream to others (docs/http-api.md): ticket issuing
+// is rate-limited per user, a connect over the stream caps spends no ticket,
+// each user holds a bounded share of the redeemed set, and a full set answers
+// 503 with Retry-After (not 500).
+TEST_F(TaskEventsTest, OneUsersTicketsCannotDenyOthersTheirStreams) {
+  StartServer(/*max_streams=*/1000, /*per_user=*/2, /*tickets_per_user=*/3,
+              /*tickets_max_redeemed=*/4);
+  const std::string alice = Token("alice", "t1");
+  std::vector<std::string> tickets;
+  for (int i = 0; i < 3; ++i) tickets.push_back(Ticket(alice));
+  httplib::Client client("127.0.0.1", port_);
+  auto fourth = client.Post(kEvents + "-ticket", {{"Authorization", "Bearer " + alice}}, "",
+                            "application/json");
+  ASSERT_TRUE(fourth);
+  EXPECT_EQ(json::parse(fourth->body)["code"], "429") << fourth->body;
+  EXPECT_EQ(fourth->get_header_value("Retry-After"), "5");
+
+  SseClient a1(port_, kEvents + "?ticket=" + tickets[0]);
+  SseClient a2(port_, kEvents + "?ticket=" + tickets[1]);
+  ASSERT_TRUE(a1.WaitFor(": connected")) << a1.seen();
+  ASSERT_TRUE(a2.WaitFor(": connected")) << a2.seen();
+  // Over Alice's stream cap: 429, and the ticket is not spent.
+  SseClient a3(port_, kEvents + "?ticket=" + tickets[2]);
+  ASSERT_TRUE(a3.WaitFor("\r\n\r\n"));
+  EXPECT_EQ(a3.seen().rfind("HTTP/1.1 429", 0), 0u) << a3.seen();
+  EXPECT_NE(a3.seen().find("Retry-After: 30"), std::string::npos) << a3.seen();
+  a1.Close();
+  for (int i = 0; i < 100 && server_->stats().live_streams > 1; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  SseClient a3_again(port_, kEvents + "?ticket=" + tickets[2]);
+  ASSERT_TRUE(a3_again.WaitFor(": connected")) << a3_again.seen();
+
+  // Alice holds 3 of the 4 places; Bob takes the last one.
+  SseClient b1(port_, kEvents + "?ticket=" + Ticket(Token("bob", "t1")));
+  ASSERT_TRUE(b1.WaitFor(": connected")) << b1.seen();
+  // The set is full of live nonces: 503 with Retry-After, as documented.
+  SseClient c1(port_, kEvents + "?ticket=" + Ticket(Token("carol", "t1")));
+  ASSERT_TRUE(c1.WaitFor("\r\n\r\n"));
+  EXPECT_EQ(c1.seen().rfind("HTTP/1.1 503", 0), 0u) << c1.seen();
+  EXPECT_NE(c1.seen().find("Retry-After: 30"), std::string::npos) << c1.seen();
 }
 
 // The bearer token in the query string is refused, also beside a valid header:

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "attempt/failure_message.h"
 #include "statement_source.h"  // beside this test
 
 namespace export_center::attempt {
@@ -130,6 +131,38 @@ TEST_F(ExportPreviewTest, ThePreviewCarriesThePlanAdviceOfTheFirstPage) {
   auto plain = ReadPreview(Factory(), TaskOf("u1"), *snapshot_, 5);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_TRUE(plain->plan_advice.empty());
+}
+
+// A datasource's error reaches the person previewing as the text the task
+// would show (UserFailureMessage), never the datasource's own words: the
+// SQL, table names, hosts stay in the log.
+TEST_F(ExportPreviewTest, ADatasourceErrorIsAnsweredWithTheTasksClassifiedText) {
+  RowSourceFactory failing =
+      [this](const task::Task&, const registry::ExportDefinition&,
+             const registry::RegistrySnapshot&) -> StatusOr<std::unique_ptr<source::RowSource>> {
+    return std::unique_ptr<source::RowSource>(new StatementSource(
+        source::NewSqliteDatasource(path_), "SELECT secret_col FROM db7_internal_table", &quick_));
+  };
+  auto refused = ReadPreview(failing, TaskOf("u1"), *snapshot_, 5);
+  ASSERT_FALSE(refused.ok());
+  ASSERT_TRUE(quick_.Outcome().code() != StatusCode::kOk);
+  const Status raw = quick_.Outcome();
+  EXPECT_NE(raw.message().find("db7_internal_table"), std::string::npos) << raw.ToString();
+  EXPECT_EQ(refused.status().code(), raw.code());
+  EXPECT_EQ(refused.status().message(),
+            UserFailureMessage(FailureCode(raw), raw, FailureOrigin::kSource));
+  EXPECT_EQ(refused.status().message().find("db7_internal_table"), std::string::npos);
+
+  // A source that cannot even be opened, and a transient failure: the same rule.
+  RowSourceFactory unopened =
+      [](const task::Task&, const registry::ExportDefinition&,
+         const registry::RegistrySnapshot&) -> StatusOr<std::unique_ptr<source::RowSource>> {
+    return Unavailable("connect to db-7.internal:3306: connection refused");
+  };
+  auto down = ReadPreview(unopened, TaskOf("u1"), *snapshot_, 5);
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(down.status().message(), "The data source was unavailable");
 }
 
 }  // namespace

@@ -93,6 +93,37 @@ TEST(ConfigEnvTest, AVariableWinsOverTheFileForEveryKindOfValue) {
   EXPECT_EQ(c->env_overrides.size(), 10u);
 }
 
+// auth.claims.* like every other key: the claim mapping of a token issuer
+// that differs per deployment, with or without a claims section in the file.
+TEST(ConfigEnvTest, TheClaimMappingComesFromTheEnvironmentToo) {
+  const Vars vars = {{"EXPORT_CENTER_AUTH__CLAIMS__USER", "preferred_username"},
+                     {"EXPORT_CENTER_AUTH__CLAIMS__TENANT", "org.id"},
+                     {"EXPORT_CENTER_AUTH__CLAIMS__APP", "app"},
+                     {"EXPORT_CENTER_AUTH__CLAIMS__APP_DEFAULT", "MERCHANT"},
+                     {"EXPORT_CENTER_AUTH__CLAIMS__PERMISSIONS", "scope,realm_access.roles"},
+                     {"EXPORT_CENTER_AUTH__CLAIMS__PERMISSION_PREFIX", "export:"},
+                     {"EXPORT_CENTER_SERVER__EVENTS_TICKETS_PER_USER", "12"}};
+  std::string with_claims = kFile;
+  with_claims.replace(with_claims.find("auth:\n"), 6,
+                      "auth:\n  claims: {user: sub, tenant: tenant_id}\n");
+  for (const std::string& file : {std::string(kFile), with_claims}) {
+    StatusOr<AppConfig> c = Parse(vars, file);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->auth.claim_user, "preferred_username");
+    EXPECT_EQ(c->auth.claim_tenant, "org.id");
+    EXPECT_EQ(c->auth.claim_app, "app");
+    EXPECT_EQ(c->auth.app_code_default, "MERCHANT");
+    EXPECT_EQ(c->auth.claim_permissions, (std::vector<std::string>{"scope", "realm_access.roles"}));
+    EXPECT_EQ(c->auth.permission_prefix, "export:");
+    EXPECT_EQ(c->server.events_tickets_per_user, 12);
+    const SettingSource* user = SourceOf(*c, "auth.claims.user");
+    ASSERT_NE(user, nullptr);
+    EXPECT_EQ(user->origin, "EXPORT_CENTER_AUTH__CLAIMS__USER");
+  }
+  ExpectProblem({{"EXPORT_CENTER_AUTH__CLAIMS__APP_DEFAULT", "OTHER"}},
+                "auth.claims.app-default (from EXPORT_CENTER_AUTH__CLAIMS__APP_DEFAULT)");
+}
+
 TEST(ConfigEnvTest, BlankIsUnsetAndTwoQuotesAreTheEmptyString) {
   StatusOr<AppConfig> c =
       Parse({{"EXPORT_CENTER_CONSUMER__CONCURRENCY", ""},

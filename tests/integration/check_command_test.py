@@ -131,18 +131,18 @@ class CheckCommandTest(CheckCommandBase):
         plan = steps["plan"]
         self.assertTrue(plan, out)
         self.assertEqual({status for status, _ in plan}, {"warn"}, out)
-        page = [d for _, d in plan if d.startswith("ORDER_LIST: page: table orders")]
+        page = [d for _, d in plan if d.startswith('ORDER_LIST: page: table "orders"')]
         # The scan of orders, and the sort the scan's rows then need for the
         # list's order: an index in that order serves both.
         self.assertEqual(len(page), 2, out)
         scan = [d for d in page if "ORDER BY" not in d]
         sort = [d for d in page if "USE TEMP B-TREE FOR ORDER BY" in d]
         self.assertEqual(len(scan), 1, out)
-        self.assertIn("tenant_id = ?", scan[0])
-        self.assertIn("CREATE INDEX orders_tenant_id", scan[0])
-        self.assertIn("ON orders (tenant_id", scan[0])
+        self.assertIn('"tenant_id" = ?', scan[0])
+        self.assertIn('CREATE INDEX "orders_tenant_id', scan[0])
+        self.assertIn('ON "orders" ("tenant_id"', scan[0])
         self.assertEqual(len(sort), 1, out)
-        self.assertIn("ON orders (tenant_id, order_date DESC, id)", sort[0])
+        self.assertIn('ON "orders" ("tenant_id", "order_date" DESC, "id")', sort[0])
         self.assertNotIn("plan", self.check()[1])  # without --plan-tenant: no plan step
 
     def test_good_config_passes_every_step(self):

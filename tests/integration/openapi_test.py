@@ -365,10 +365,11 @@ class OpenApiDocument(ValidatesResponses):
                             code="200").json()["data"]
         self.assertGreaterEqual(int(counted["matched"]), 1)
         self.call("POST", base + "/bulk-actions", op, body=body, expect=200, code="400")
-        self.call("POST", base + "/bulk-actions", op, body={**body, "expectedCount": "999"},
+        confirmed = {**body, "expectedFingerprint": counted["fingerprint"]}
+        self.call("POST", base + "/bulk-actions", op, body={**confirmed, "expectedCount": "999"},
                   expect=200, code="409")
         done = self.call("POST", base + "/bulk-actions", op,
-                         body={**body, "expectedCount": counted["matched"]}, expect=200,
+                         body={**confirmed, "expectedCount": counted["matched"]}, expect=200,
                          code="200").json()["data"]
         self.assertEqual(done["succeeded"], counted["matched"])
         self.c.wait_task(self.alice, task["id"], states=("SUCCEEDED",))

@@ -1343,6 +1343,42 @@ TEST_P(TaskStoreContractTest, DownloadIsAuditedOncePerTaskUserAndWindow) {
   EXPECT_EQ(store_->ListDownloadAudit(q)->total, 1);
 }
 
+// A signed link names its signer, not whoever follows it: followed from
+// another address it is a download of its own, even inside the signer's
+// window; that follower's repeated ranges count once; the signer's own
+// answers (direct, or the link from the signer's address) stay one download.
+TEST_P(TaskStoreContractTest, ASignedLinkFollowedByAnotherIsItsOwnDownload) {
+  Task t = Create();
+  auto from = [&](const std::string& via, const std::string& address) {
+    DownloadRecord d = DownloadOf(t, "alice", via);
+    d.client_address = address;
+    return d;
+  };
+  EXPECT_EQ(*store_->RecordDownload(from("DIRECT", "10.0.0.1"), kWindow),
+            store::DownloadCount::kCounted);
+  EXPECT_EQ(*store_->RecordDownload(from("SIGNED_LINK", "10.0.0.1"), kWindow),
+            store::DownloadCount::kWithinWindow)
+      << "the signer following the link from where it downloaded";
+  EXPECT_EQ(*store_->RecordDownload(from("SIGNED_LINK", "192.0.2.7"), kWindow),
+            store::DownloadCount::kCounted)
+      << "someone else following alice's link";
+  EXPECT_EQ(*store_->RecordDownload(from("SIGNED_LINK", "192.0.2.7"), kWindow),
+            store::DownloadCount::kWithinWindow)
+      << "the same follower's next range";
+  EXPECT_EQ(*store_->RecordDownload(from("DIRECT", "10.0.0.2"), kWindow),
+            store::DownloadCount::kWithinWindow)
+      << "alice with her token, from another address: still her download";
+  EXPECT_EQ(Get(t.id).download_count, 2);
+  DownloadAuditQuery q;
+  q.tenant_id = t.tenant_id;
+  q.app_code = t.app_code;
+  q.task_id = t.id;
+  ASSERT_OK_AND_ASSIGN(DownloadAuditPage page, store_->ListDownloadAudit(q));
+  ASSERT_EQ(page.total, 2);
+  EXPECT_EQ(page.records[0].record.via, "SIGNED_LINK");
+  EXPECT_EQ(page.records[0].record.client_address, "192.0.2.7");
+}
+
 TEST_P(TaskStoreContractTest, DownloadAuditFiltersAndStaysInItsTenant) {
   Task t = Create();
   ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 0).ok());
@@ -2693,6 +2729,7 @@ TEST_P(TaskOperationsContractTest, BulkActionsAreAuditedAndSeenOnlyInTheirScope)
   r.actor = "op1";
   r.actor_tenant = "t1";
   r.scope_tenant = "t1";
+  r.scope_app = task::AppCode::kPlatform;
   r.action = "RETRY";
   r.filter_json = "{\"status\":\"FAILED\"}";
   r.matched = 7;
@@ -2701,6 +2738,7 @@ TEST_P(TaskOperationsContractTest, BulkActionsAreAuditedAndSeenOnlyInTheirScope)
   platform.actor = "root";
   platform.actor_tenant = "platform";
   platform.scope_tenant.reset();
+  platform.scope_app.reset();
   platform.action = "CANCEL";
   ASSERT_OK_AND_ASSIGN(platform.id, store_->BeginBulkAction(platform));
 
@@ -2723,11 +2761,77 @@ TEST_P(TaskOperationsContractTest, BulkActionsAreAuditedAndSeenOnlyInTheirScope)
   EXPECT_EQ(t1[0].outcome, "COMPLETED");
   EXPECT_EQ(*t1[0].first_error, "task 9: export type gone");
   EXPECT_TRUE(t1[0].finished_at.has_value());
+  EXPECT_EQ(t1[0].scope_app, task::AppCode::kPlatform);
   EXPECT_TRUE(store_->ListBulkActions(Tenant("t2"), 10)->empty());
   EXPECT_EQ(store_->ListBulkActions({}, 10)->size(), 2u);
   BulkActionRecord missing = r;
   missing.id = 42;
   EXPECT_EQ(store_->FinishBulkAction(missing).code(), StatusCode::kNotFound);
+}
+
+// A tenant's operator of one app lists that app's actions only: a MERCHANT
+// operator never sees the PLATFORM operators' rows of the same tenant (their
+// actors, the user ids in their filters, the task ids in their errors), nor
+// an action over every app of the tenant, which only operate-all sees.
+TEST_P(TaskOperationsContractTest, BulkActionAuditHonoursTheAppScope) {
+  BulkActionRecord platform_op;
+  platform_op.actor = "platform-op";
+  platform_op.actor_tenant = "t1";
+  platform_op.scope_tenant = "t1";
+  platform_op.scope_app = task::AppCode::kPlatform;
+  platform_op.action = "RETRY";
+  platform_op.filter_json = "{\"user\":\"platform-user\"}";
+  platform_op.matched = 1;
+  ASSERT_OK_AND_ASSIGN(platform_op.id, store_->BeginBulkAction(platform_op));
+  BulkActionRecord merchant_op = platform_op;
+  merchant_op.actor = "merchant-op";
+  merchant_op.scope_app = task::AppCode::kMerchant;
+  merchant_op.filter_json = "{}";
+  ASSERT_OK_AND_ASSIGN(merchant_op.id, store_->BeginBulkAction(merchant_op));
+  BulkActionRecord every_app = platform_op;  // operate-all with ?tenantId=t1
+  every_app.actor = "root";
+  every_app.scope_app.reset();
+  ASSERT_OK_AND_ASSIGN(every_app.id, store_->BeginBulkAction(every_app));
+
+  auto actors = [&](const OperatorScope& scope) {
+    auto rows = store_->ListBulkActions(scope, 10);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    std::vector<std::string> out;
+    if (rows.ok()) {
+      for (const auto& r : *rows) out.push_back(r.actor);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(actors({"t1", task::AppCode::kMerchant}), std::vector<std::string>{"merchant-op"});
+  EXPECT_EQ(actors({"t1", task::AppCode::kPlatform}), std::vector<std::string>{"platform-op"});
+  EXPECT_EQ(actors({"t1", std::nullopt}),
+            (std::vector<std::string>{"merchant-op", "platform-op", "root"}));
+  EXPECT_EQ(actors({}), (std::vector<std::string>{"merchant-op", "platform-op", "root"}));
+}
+
+// The migration that records the app (version 12) keeps the rows written
+// before it, without an app: they are listed to operate-all only.
+TEST_P(TaskOperationsContractTest, BulkActionsOlderThanTheAppColumnStayWithOperateAll) {
+  // The database as version 11 left it, with one row written then.
+  Exec("DELETE FROM export_schema_version WHERE version = 12");
+  Exec("ALTER TABLE export_bulk_action DROP COLUMN scope_app");
+  Exec(
+      "INSERT INTO export_bulk_action (id, actor, actor_tenant, scope_tenant, action,"
+      " filter_json, matched, succeeded, skipped, failed, outcome, started_at)"
+      " VALUES (77, 'platform-op', 't1', 't1', 'CANCEL', '{\"user\":\"u9\"}', 1, 1, 0, 0,"
+      " 'COMPLETED', 1000)");
+  ASSERT_OK(store_->Migrate());
+  EXPECT_EQ(*CurrentSchemaVersion(*db_), LatestSchemaVersion());
+  EXPECT_TRUE(store_->ListBulkActions({"t1", task::AppCode::kMerchant}, 10)->empty());
+  EXPECT_TRUE(store_->ListBulkActions({"t1", task::AppCode::kPlatform}, 10)->empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<BulkActionRecord> all,
+                       store_->ListBulkActions({"t1", std::nullopt}, 10));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].id, 77);
+  EXPECT_EQ(all[0].actor, "platform-op");
+  EXPECT_FALSE(all[0].scope_app.has_value());
+  EXPECT_EQ(store_->ListBulkActions({}, 10)->size(), 1u);
 }
 
 TEST_P(TaskOperationsContractTest, TypeStatsAreComputedFromTheStoreForTheWindow) {

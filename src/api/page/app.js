@@ -1225,7 +1225,7 @@
     const filter = opFilterFromForm();
     try {
       const counted = await call("POST", "/operator/bulk-actions/count", { action, filter });
-      op.pending = { action, filter, matched: counted.matched };
+      op.pending = { action, filter, matched: counted.matched, fingerprint: counted.fingerprint };
     } catch (e) {
       opSay(e.message, "error");
     }
@@ -1240,7 +1240,8 @@
     renderBulk();
     try {
       op.result = await call("POST", "/operator/bulk-actions",
-        { action: pending.action, filter: pending.filter, expectedCount: pending.matched });
+        { action: pending.action, filter: pending.filter, expectedCount: pending.matched,
+          expectedFingerprint: pending.fingerprint });
     } catch (e) {
       opSay(e.message, "error");  // a changed count: count again
     }

@@ -28,6 +28,38 @@ struct Token {
   bool IsName() const { return kind == kWord || kind == kQuoted; }
 };
 
+// How one database writes SQL: how its identifiers are quoted, whether an
+// unquoted one stands for its lower case (PostgreSQL), and whether a
+// backslash escapes the next byte in a string and "…" is a string (MySQL and
+// MariaDB without ANSI_QUOTES / NO_BACKSLASH_ESCAPES, their defaults).
+struct SqlStyle {
+  char quote = '"';
+  bool fold_unquoted = false;
+  bool mysql_strings = false;
+};
+constexpr SqlStyle kSqliteStyle{'"', false, false};
+constexpr SqlStyle kPostgresStyle{'"', true, false};
+constexpr SqlStyle kMysqlStyle{'`', false, true};
+
+SqlStyle StyleOf(std::string_view kind) {
+  if (kind == "postgres") return kPostgresStyle;
+  if (kind == "mysql") return kMysqlStyle;
+  return kSqliteStyle;
+}
+
+// `name` as the database reads it back exactly: quoted, the quote doubled.
+// Every identifier advice prints goes through here: a name is bytes of the
+// business database, and DDL an operator may paste must not end where the
+// name says.
+std::string QuoteName(const SqlStyle& style, std::string_view name) {
+  std::string out(1, style.quote);
+  for (char c : name) {
+    out += c;
+    if (c == style.quote) out += c;
+  }
+  return out + style.quote;
+}
+
 constexpr size_t kMaxTokens = 100000;
 constexpr int kMaxJsonDepth = 64;
 constexpr size_t kMaxShownBytes = 200;
@@ -38,10 +70,17 @@ bool WordByte(unsigned char c) {
 }
 
 // The end of a quoted run starting at `at` (the opening quote), a doubled
-// quote standing for one.
-size_t QuotedEnd(std::string_view s, size_t at, char close, std::string* inner) {
+// quote standing for one; with `backslash`, a backslash takes the next byte
+// as it is (MySQL's string escapes: 'it\'s').
+size_t QuotedEnd(std::string_view s, size_t at, char close, std::string* inner,
+                 bool backslash = false) {
   size_t i = at + 1;
   while (i < s.size()) {
+    if (backslash && s[i] == '\\' && i + 1 < s.size()) {
+      inner->push_back(s[i + 1]);
+      i += 2;
+      continue;
+    }
     if (s[i] == close) {
       if (i + 1 < s.size() && s[i + 1] == close && close != ']') {
         inner->push_back(close);
@@ -55,7 +94,9 @@ size_t QuotedEnd(std::string_view s, size_t at, char close, std::string* inner) 
   return s.size();
 }
 
-std::vector<Token> Tokenize(std::string_view s) {
+// Names come out as the database resolves them: with style.fold_unquoted an
+// unquoted word is its lower case (keywords compare case-blind anyway).
+std::vector<Token> Tokenize(std::string_view s, const SqlStyle& style) {
   s = s.substr(0, std::min(s.size(), kMaxPlanBytes));
   std::vector<Token> out;
   size_t i = 0;
@@ -63,9 +104,9 @@ std::vector<Token> Tokenize(std::string_view s) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
       ++i;
-    } else if (c == '\'') {
+    } else if (c == '\'' || (c == '"' && style.mysql_strings)) {
       std::string inner;
-      i = QuotedEnd(s, i, '\'', &inner);
+      i = QuotedEnd(s, i, static_cast<char>(c), &inner, style.mysql_strings);
       out.push_back({Token::kLiteral, std::move(inner)});
     } else if (c == '"' || c == '`' || c == '[') {
       std::string inner;
@@ -80,7 +121,8 @@ std::vector<Token> Tokenize(std::string_view s) {
     } else if (WordByte(c)) {
       size_t end = i;
       while (end < s.size() && WordByte(static_cast<unsigned char>(s[end]))) ++end;
-      out.push_back({Token::kWord, std::string(s.substr(i, end - i))});
+      std::string word(s.substr(i, end - i));
+      out.push_back({Token::kWord, style.fold_unquoted ? ToLowerAscii(word) : word});
       i = end;
     } else {
       static constexpr std::string_view kTwo[] = {"<=", ">=", "<>", "!=", "==", "::", "||"};
@@ -120,8 +162,13 @@ struct Term {
   std::string column;
   bool equality = false;  // =, IN, = ANY; else a range (<, >, BETWEEN)
   bool join = false;      // compares two columns: `a.x = b.y`
-  std::string shown;      // "tenant_id = ?", "code IN (…)"
+  std::string op;         // after the column when shown: " = ?", " IN (…)"
 };
+
+// "\"tenant_id\" = ?": the term as advice shows it.
+std::string Shown(const SqlStyle& style, const Term& term) {
+  return QuoteName(style, term.column) + term.op;
+}
 
 // The column reference ending at token `j`, after stepping back over
 // closing parentheses and casts ("(status)::text", "x::character varying").
@@ -166,7 +213,7 @@ std::optional<Term> ColumnAfter(const std::vector<Token>& t, size_t j) {
 void AddTerm(std::optional<Term> term, bool equality, const char* op, std::vector<Term>* out) {
   if (!term) return;
   term->equality = equality;
-  term->shown = term->column + op;
+  term->op = op;
   out->push_back(std::move(*term));
 }
 
@@ -260,30 +307,40 @@ std::string IndexName(const std::string& table, const std::vector<std::string>& 
 }
 
 // The DDL of an index on `table` over `columns` (each cut to what is shown
-// in JSON, as valid UTF-8, in place).
-std::string SuggestedIndex(const std::string& table, std::vector<std::string>* columns) {
+// in JSON, as valid UTF-8, in place), every name quoted; `descending[i]`
+// orders column i descending (then " DESC" follows its name in *columns too).
+std::string SuggestedIndex(const SqlStyle& style, const std::string& table,
+                           std::vector<std::string>* columns,
+                           const std::vector<bool>& descending = {}) {
   std::string listed;
-  for (auto& c : *columns) {
+  std::vector<std::string> named;
+  for (size_t i = 0; i < columns->size(); ++i) {
+    std::string& c = (*columns)[i];
     c = utf8::Excerpt(c, kMaxShownBytes);
-    listed += (listed.empty() ? "" : ", ") + c;
+    const bool desc = i < descending.size() && descending[i];
+    listed += (listed.empty() ? "" : ", ") + QuoteName(style, c) + (desc ? " DESC" : "");
+    if (desc) c += " DESC";
+    named.push_back(c);
   }
-  return utf8::Excerpt(
-      "CREATE INDEX " + IndexName(table, *columns) + " ON " + table + " (" + listed + ")",
-      2 * kMaxShownBytes);
+  return utf8::Excerpt("CREATE INDEX " + QuoteName(style, IndexName(table, named)) + " ON " +
+                           QuoteName(style, table) + " (" + listed + ")",
+                       2 * kMaxShownBytes);
 }
 
 // Advice for reading `table` with `terms` when the access uses only the
 // equalities in `served`: none when every equality is served already (or
 // the predicate has none on this table and no range either).
-std::optional<task::PlanAdvice> Advise(std::string_view statement, const std::string& table,
-                                       const std::string& plan, const std::vector<Term>& terms,
+std::optional<task::PlanAdvice> Advise(const SqlStyle& style, std::string_view statement,
+                                       const std::string& table, const std::string& plan,
+                                       const std::vector<Term>& terms,
                                        std::vector<std::string> served, bool always) {
   std::vector<std::string> missing;
   std::string range;
   std::vector<std::string> shown;
   for (const Term& term : terms) {
-    if (std::find(shown.begin(), shown.end(), term.shown) == shown.end()) {
-      shown.push_back(term.shown);
+    if (std::string text = Shown(style, term);
+        std::find(shown.begin(), shown.end(), text) == shown.end()) {
+      shown.push_back(std::move(text));
     }
     if (!term.equality) {
       if (range.empty()) range = term.column;
@@ -309,7 +366,7 @@ std::optional<task::PlanAdvice> Advise(std::string_view statement, const std::st
   if (!range.empty() && !Contains(advice.index_columns, range)) {
     advice.index_columns.push_back(range);
   }
-  advice.suggested_index = SuggestedIndex(table, &advice.index_columns);
+  advice.suggested_index = SuggestedIndex(style, table, &advice.index_columns);
   return advice;
 }
 
@@ -350,7 +407,7 @@ std::optional<SqliteStep> ReadSqliteDetail(std::string_view detail) {
   step.how = std::string(detail.substr(0, open));
   while (!step.how.empty() && step.how.back() == ' ') step.how.pop_back();
   if (open != std::string_view::npos) {
-    std::vector<Token> t = Tokenize(detail.substr(open));
+    std::vector<Token> t = Tokenize(detail.substr(open), kSqliteStyle);
     for (size_t k = 1; k < t.size(); ++k) {
       if (t[k - 1].kind != Token::kWord && t[k - 1].kind != Token::kQuoted) continue;
       if (t[k].Is("=")) step.equal_columns.push_back(t[k - 1].text);
@@ -387,9 +444,9 @@ std::vector<task::PlanAdvice> ReadSqlitePlan(std::string_view text,
     std::string plan(tab == std::string_view::npos ? line : line.substr(tab + 1));
     // A table scanned in the outer loop of a join is read whole anyway: its
     // join equalities serve the inner table, not it.
-    auto advice =
-        Advise(statement, table, plan, TermsOf(terms, step->object, table, one_table, step->search),
-               served, !step->search || automatic);
+    auto advice = Advise(kSqliteStyle, statement, table, plan,
+                         TermsOf(terms, step->object, table, one_table, step->search), served,
+                         !step->search || automatic);
     if (advice) out.push_back(std::move(*advice));
   }
   return out;
@@ -402,8 +459,8 @@ std::string StringAt(const json& node, const char* key) {
   return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::vector<Term> ConditionTerms(const std::string& condition) {
-  return Terms(Tokenize(condition));
+std::vector<Term> ConditionTerms(const std::string& condition, const SqlStyle& style) {
+  return Terms(Tokenize(condition, style));
 }
 
 std::vector<std::string> EqualColumns(const std::vector<Term>& terms) {
@@ -430,19 +487,20 @@ void ReadPostgresNode(const json& node, int depth, int64_t page_rows, std::strin
   const std::string table = StringAt(node, "Relation Name");
   const std::string alias = StringAt(node, "Alias");
   if (!table.empty()) {
-    const auto filter = TermsOf(ConditionTerms(StringAt(node, "Filter")), alias, table, true);
+    const auto filter =
+        TermsOf(ConditionTerms(StringAt(node, "Filter"), kPostgresStyle), alias, table, true);
     std::optional<task::PlanAdvice> advice;
     if (type == "Seq Scan" && !SmallerThanAPage(node, page_rows)) {
-      advice = Advise(statement, table, "Seq Scan on " + table, filter, {}, true);
+      advice = Advise(kPostgresStyle, statement, table, "Seq Scan on " + table, filter, {}, true);
     } else if (type == "Index Scan" || type == "Index Only Scan" || type == "Bitmap Heap Scan") {
       std::string cond = StringAt(node, type == "Bitmap Heap Scan" ? "Recheck Cond" : "Index Cond");
-      auto terms = TermsOf(ConditionTerms(cond), alias, table, true);
+      auto terms = TermsOf(ConditionTerms(cond, kPostgresStyle), alias, table, true);
       auto served = EqualColumns(terms);
       terms.insert(terms.end(), filter.begin(), filter.end());
       std::string index = StringAt(node, "Index Name");
       std::string plan = type + (index.empty() ? "" : " using " + index) + " on " + table;
       if (!cond.empty()) plan += " (" + cond + ")";
-      advice = Advise(statement, table, plan, terms, served, false);
+      advice = Advise(kPostgresStyle, statement, table, plan, terms, served, false);
     }
     if (advice) out->push_back(std::move(*advice));
   }
@@ -478,8 +536,9 @@ void ReadMysqlTable(const json& table_node, const std::map<std::string, std::str
   if (rows <= page_rows) return;
   auto ref = refs.find(ToLowerAscii(alias));
   const std::string table = ref == refs.end() ? alias : ref->second;
-  const auto terms = TermsOf(ConditionTerms(StringAt(table_node, "attached_condition")), alias,
-                             table, one_table || refs.size() <= 1);
+  const auto terms =
+      TermsOf(ConditionTerms(StringAt(table_node, "attached_condition"), kMysqlStyle), alias, table,
+              one_table || refs.size() <= 1);
   std::vector<std::string> served;
   if (auto parts = table_node.find("used_key_parts");
       parts != table_node.end() && parts->is_array()) {
@@ -491,10 +550,10 @@ void ReadMysqlTable(const json& table_node, const std::map<std::string, std::str
   const std::string key = StringAt(table_node, "key");
   std::string plan = "access " + access + " on " + alias + (key.empty() ? "" : " using " + key);
   if (access == "ALL" || access == "index") {
-    advice = Advise(statement, table, plan, terms, {}, true);
+    advice = Advise(kMysqlStyle, statement, table, plan, terms, {}, true);
   } else if (access == "ref" || access == "range" || access == "ref_or_null" ||
              access == "index_merge") {
-    advice = Advise(statement, table, plan, terms, served, false);
+    advice = Advise(kMysqlStyle, statement, table, plan, terms, served, false);
   }
   if (!advice) return;
   advice->estimated_rows = rows;
@@ -650,7 +709,9 @@ std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, const json& ro
   auto order = OuterOrderBy(tokens);
   if (!order || DistinctTables(refs) != 1) return std::nullopt;
   const std::string table = refs.begin()->second;
+  const SqlStyle style = StyleOf(plan.kind);
   std::vector<std::string> columns;
+  std::vector<bool> descending;
   std::string predicate;
   for (const Term& term : Terms(tokens)) {
     if (!term.equality || term.join || Contains(columns, term.column) ||
@@ -658,14 +719,19 @@ std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, const json& ro
       continue;
     }
     columns.push_back(term.column);
-    predicate += (predicate.empty() ? "" : " AND ") + term.shown;
+    descending.push_back(false);
+    predicate += (predicate.empty() ? "" : " AND ") + Shown(style, term);
   }
   std::string order_text;
   for (const OrderColumn& term : *order) {
     auto column = ColumnOfLabel(tokens, term.label);
     if (!column) return std::nullopt;
-    order_text += (order_text.empty() ? "" : ", ") + term.label + (term.descending ? " DESC" : "");
-    if (!Contains(columns, *column)) columns.push_back(*column + (term.descending ? " DESC" : ""));
+    order_text += (order_text.empty() ? "" : ", ") + QuoteName(style, term.label) +
+                  (term.descending ? " DESC" : "");
+    if (!Contains(columns, *column)) {
+      columns.push_back(*column);
+      descending.push_back(term.descending);
+    }
   }
   task::PlanAdvice advice;
   advice.statement = std::string(statement);
@@ -674,7 +740,7 @@ std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, const json& ro
   advice.predicate = utf8::Excerpt(
       (predicate.empty() ? "" : predicate + " ") + "ORDER BY " + order_text, kMaxShownBytes);
   advice.index_columns = std::move(columns);
-  advice.suggested_index = SuggestedIndex(table, &advice.index_columns);
+  advice.suggested_index = SuggestedIndex(style, table, &advice.index_columns, descending);
   return advice;
 }
 
@@ -683,7 +749,7 @@ std::optional<task::PlanAdvice> SortAdvice(const QueryPlan& plan, const json& ro
 std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_view sql,
                                              int64_t page_rows, std::string_view statement) {
   std::vector<task::PlanAdvice> out;
-  const std::vector<Token> tokens = Tokenize(sql);
+  const std::vector<Token> tokens = Tokenize(sql, StyleOf(plan.kind));
   json root;  // the JSON plans, parsed once for the table readers and the sort's
   if (plan.kind != "sqlite") {
     std::string_view text(plan.text);
@@ -698,8 +764,10 @@ std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_
 }
 
 std::string FormatPlanAdvice(const task::PlanAdvice& advice) {
-  std::string line = advice.statement + ": table " + advice.table + " is read by \"" + advice.plan +
-                     "\" for the predicate " + advice.predicate;
+  // The table quoted as SQL's standard does; the predicate and the index
+  // quote theirs in the database's own way.
+  std::string line = advice.statement + ": table " + QuoteName(kSqliteStyle, advice.table) +
+                     " is read by \"" + advice.plan + "\" for the predicate " + advice.predicate;
   if (advice.estimated_rows) {
     line += " (about " + std::to_string(*advice.estimated_rows) + " rows read)";
   }

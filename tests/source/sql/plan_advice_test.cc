@@ -86,6 +86,12 @@ class PlanAdviceTest : public ::testing::TestWithParam<std::string> {
     datasource_ = db->Open();
   }
 
+  // `name` quoted as this database quotes identifiers.
+  std::string Q(const std::string& name) const {
+    const char quote = GetParam() == "mariadb" ? '`' : '"';
+    return quote + name + quote;
+  }
+
   // The advice for `sql`; the plan read goes to *plan_text for failure messages.
   std::vector<task::PlanAdvice> AdviceFor(const std::string& sql, std::string* plan_text) {
     auto plan = datasource_->Explain(sql, kLookupParams, "", 5000);
@@ -117,19 +123,19 @@ TEST_P(PlanAdviceTest, TenantIndexAloneGetsAdviceNamingTablePredicateAndIndex) {
   const task::PlanAdvice& a = advice[0];
   EXPECT_EQ(a.statement, "enrich group names");
   EXPECT_EQ(a.table, "customer_plain");
-  EXPECT_NE(a.predicate.find("tenant_id = ?"), std::string::npos) << a.predicate;
-  EXPECT_NE(a.predicate.find("customer_code IN (…)"), std::string::npos) << a.predicate;
+  EXPECT_NE(a.predicate.find(Q("tenant_id") + " = ?"), std::string::npos) << a.predicate;
+  EXPECT_NE(a.predicate.find(Q("customer_code") + " IN (…)"), std::string::npos) << a.predicate;
   EXPECT_EQ(a.index_columns, (std::vector<std::string>{"tenant_id", "customer_code"}));
-  EXPECT_EQ(a.suggested_index,
-            "CREATE INDEX customer_plain_tenant_id_customer_code ON customer_plain (tenant_id, "
-            "customer_code)");
+  EXPECT_EQ(a.suggested_index, "CREATE INDEX " + Q("customer_plain_tenant_id_customer_code") +
+                                   " ON " + Q("customer_plain") + " (" + Q("tenant_id") + ", " +
+                                   Q("customer_code") + ")");
   EXPECT_FALSE(a.plan.empty());
   if (GetParam() == "mariadb") {
     ASSERT_TRUE(a.estimated_rows.has_value());
     EXPECT_GT(*a.estimated_rows, kPageRows);
   }
   const std::string line = FormatPlanAdvice(a);
-  EXPECT_NE(line.find("customer_plain"), std::string::npos) << line;
+  EXPECT_NE(line.find("table \"customer_plain\""), std::string::npos) << line;
   EXPECT_NE(line.find(a.suggested_index), std::string::npos) << line;
 }
 
@@ -178,11 +184,11 @@ TEST_P(PlanAdviceTest, APageSortedByTheDatabaseGetsAnIndexInTheOrdersDirections)
   auto advice = sorts(&plan);
   ASSERT_TRUE(advice.has_value()) << plan;
   EXPECT_EQ(advice->table, "customer_order");
-  EXPECT_EQ(advice->predicate, "tenant_id = ? ORDER BY name DESC, id");
+  EXPECT_EQ(advice->predicate, Q("tenant_id") + " = ? ORDER BY " + Q("name") + " DESC, " + Q("id"));
   EXPECT_EQ(advice->index_columns, (std::vector<std::string>{"tenant_id", "name DESC", "id"}));
-  EXPECT_EQ(advice->suggested_index,
-            "CREATE INDEX customer_order_tenant_id_name_DESC_id ON customer_order (tenant_id, "
-            "name DESC, id)");
+  EXPECT_EQ(advice->suggested_index, "CREATE INDEX " + Q("customer_order_tenant_id_name_DESC_id") +
+                                         " ON " + Q("customer_order") + " (" + Q("tenant_id") +
+                                         ", " + Q("name") + " DESC, " + Q("id") + ")");
   ASSERT_TRUE(db_->Exec(advice->suggested_index + ";" + analyze).ok());
   EXPECT_FALSE(sorts(&plan).has_value()) << plan;
   EXPECT_TRUE(db_->Exec("DROP TABLE customer_order").ok());
@@ -207,7 +213,7 @@ TEST(ReadPlanAdvice, SqliteFullScanOfAnAliasedTable) {
   ASSERT_EQ(advice.size(), 1u);
   EXPECT_EQ(advice[0].table, "orders");
   EXPECT_EQ(advice[0].index_columns, (std::vector<std::string>{"status", "id"}));
-  EXPECT_EQ(advice[0].predicate, "status = ? AND id > ?");
+  EXPECT_EQ(advice[0].predicate, "\"status\" = ? AND \"id\" > ?");
 }
 
 TEST(ReadPlanAdvice, SqlitePrimaryKeyLookupsAndSubqueriesNeedNoIndex) {
@@ -296,8 +302,8 @@ TEST(ReadPlanAdvice, ALongNonAsciiIndexNameIsCutBetweenCodePoints) {
   EXPECT_TRUE(utf8::IsValid(ddl)) << ddl;
   size_t name_start = ddl.find("INDEX ") + 6;
   std::string name = ddl.substr(name_start, ddl.find(' ', name_start) - name_start);
-  EXPECT_LE(name.size(), 60u);
-  EXPECT_EQ(name.rfind(table + "_", 0), 0u) << name;
+  EXPECT_LE(name.size(), 62u);  // 60 and its quotes
+  EXPECT_EQ(name.rfind("\"" + table + "_", 0), 0u) << name;
 }
 
 // The sample's own cliff: `order_date DESC, id` on an index in ascending
@@ -312,12 +318,12 @@ TEST(ReadPlanAdvice, SqliteSortedPageGetsAnIndexInTheOrdersDirections) {
   auto advice = ReadPlanAdvice(plan, sql, 1000, "page");
   ASSERT_EQ(advice.size(), 1u);  // the SEARCH serves every equality: the sort alone
   EXPECT_EQ(advice[0].plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY");
-  EXPECT_EQ(advice[0].predicate, "tenant_id = ? ORDER BY order_date DESC, id");
+  EXPECT_EQ(advice[0].predicate, "\"tenant_id\" = ? ORDER BY \"order_date\" DESC, \"id\"");
   EXPECT_EQ(advice[0].index_columns,
             (std::vector<std::string>{"tenant_id", "order_date DESC", "id"}));
   EXPECT_EQ(advice[0].suggested_index,
-            "CREATE INDEX orders_tenant_id_order_date_DESC_id ON orders (tenant_id, order_date "
-            "DESC, id)");
+            "CREATE INDEX \"orders_tenant_id_order_date_DESC_id\" ON \"orders\" (\"tenant_id\", "
+            "\"order_date\" DESC, \"id\")");
 }
 
 // No index holds an expression's value or a position: no index to name.
@@ -358,6 +364,68 @@ TEST(ReadPlanAdvice, PostgresAndMariadbSortsAreSeen) {
     EXPECT_EQ(sort->plan, plan == &postgres ? "Incremental Sort" : "filesort");
     EXPECT_EQ(sort->index_columns, index) << plan->kind;
   }
+}
+
+// Every identifier advice prints is quoted the database's way, its quote
+// doubled: a name is the business database's bytes, and the DDL is pasted.
+TEST(ReadPlanAdvice, EveryIdentifierPrintedIsQuoted) {
+  json pg = json::array({{{"Plan",
+                           {{"Node Type", "Seq Scan"},
+                            {"Relation Name", "we\"ird tbl"},
+                            {"Alias", "w"},
+                            {"Total Cost", 9000.0},
+                            {"Filter", "((\"Mixed Case\")::text = 'x'::text)"}}}}});
+  auto advice = ReadPlanAdvice({"postgres", pg.dump()}, "", 100, "page");
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].table, "we\"ird tbl");
+  EXPECT_EQ(advice[0].index_columns, (std::vector<std::string>{"Mixed Case"}));
+  EXPECT_EQ(advice[0].predicate, "\"Mixed Case\" = ?");
+  EXPECT_EQ(advice[0].suggested_index,
+            "CREATE INDEX \"we_ird_tbl_Mixed_Case\" ON \"we\"\"ird tbl\" (\"Mixed Case\")");
+  const std::string line = FormatPlanAdvice(advice[0]);
+  EXPECT_NE(line.find("table \"we\"\"ird tbl\" is read"), std::string::npos) << line;
+
+  // MariaDB: backticks, a backtick in a name doubled.
+  json mysql = {{"query_block",
+                 {{"table",
+                   {{"table_name", "o"},
+                    {"access_type", "ALL"},
+                    {"rows", 5000},
+                    {"attached_condition", "o.`we``ird` = 'x'"}}}}}};
+  advice = ReadPlanAdvice({"mysql", mysql.dump()}, "SELECT * FROM `ord``ers` o", 100, "page");
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].suggested_index, "CREATE INDEX `ord_ers_we_ird` ON `ord``ers` (`we``ird`)");
+  EXPECT_EQ(advice[0].predicate, "`we``ird` = ?");
+
+  // PostgreSQL reads an unquoted name as its lower case: so does the advice.
+  QueryPlan sorted{"postgres", R"json([{"Plan": {"Node Type": "Sort", "Plans": [
+      {"Node Type": "Index Scan", "Relation name": "orders"}]}}])json"};
+  advice = ReadPlanAdvice(sorted,
+                          "SELECT * FROM (SELECT o.Id AS id FROM Orders o WHERE o.TenantId = ?) _t "
+                          "ORDER BY id LIMIT ?",
+                          100, "page");
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].suggested_index,
+            "CREATE INDEX \"orders_tenantid_id\" ON \"orders\" (\"tenantid\", \"id\")");
+}
+
+// MySQL's string literals take backslash escapes: 'it\'s' is one literal, so
+// what follows it is read as the predicate it is, not as a string.
+TEST(ReadPlanAdvice, MysqlBackslashEscapesInLiteralsAreRead) {
+  json mysql = {
+      {"query_block",
+       {{"table",
+         {{"table_name", "o"},
+          {"access_type", "ALL"},
+          {"rows", 5000},
+          {"attached_condition",
+           "o.note = 'it\\'s = \\\\' and o.`status` = \"PA\\\"ID\" and o.tenant_id = '1'"}}}}}};
+  auto advice = ReadPlanAdvice({"mysql", mysql.dump()},
+                               "SELECT * FROM orders o WHERE o.note = 'it\\'s' AND o.status = ?",
+                               100, "page");
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].index_columns, (std::vector<std::string>{"note", "status", "tenant_id"}));
+  EXPECT_EQ(advice[0].predicate, "`note` = ? AND `status` = ? AND `tenant_id` = ?");
 }
 
 TEST(ReadPlanAdvice, GarbageGivesNoAdvice) {

@@ -711,7 +711,8 @@ TEST_F(SqlTemplateSourceTest, PlanAdviceNamesTheIndexesThePagesAndLookupsMiss) {
   EXPECT_EQ(advice[1].statement, "enrich group names");
   EXPECT_EQ(advice[1].table, "orders");
   EXPECT_EQ(advice[1].index_columns, (std::vector<std::string>{"order_no"}));
-  EXPECT_NE(advice[1].predicate.find("order_no IN (…)"), std::string::npos) << advice[1].predicate;
+  EXPECT_NE(advice[1].predicate.find("\"order_no\" IN (…)"), std::string::npos)
+      << advice[1].predicate;
   auto rest = Drain(*source);
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
   EXPECT_EQ(recorder_->explains().size(), 2u);  // one per statement, not one per page

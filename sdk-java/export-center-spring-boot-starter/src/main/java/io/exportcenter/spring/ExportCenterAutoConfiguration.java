@@ -14,13 +14,17 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * Serves both data contracts of export-center from the service's own beans: every {@link
@@ -73,13 +77,29 @@ public class ExportCenterAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  @ConditionalOnExpression("'${export-center.sdk.snapshot-secret:}' != ''")
+  @Conditional(SnapshotSecretSet.class)
   public SnapshotSigner exportCenterSnapshotSigner(ExportCenterProperties props) {
     Secrets.require(
         "export-center.sdk.snapshot-secret",
         props.getSnapshotSecret(),
         Secrets.MIN_HMAC_SECRET_BYTES);
     return new SnapshotSigner(props.getSnapshotSecret());
+  }
+
+  /**
+   * Whether {@code export-center.sdk.snapshot-secret} is set and not empty, read as the
+   * properties bind it. Never a SpEL expression with the value inside: a {@code '} in the secret
+   * would end its string literal, fail the start with the expression (the secret in it) in the
+   * message, or change what the expression means.
+   */
+  static class SnapshotSecretSet implements Condition {
+    @Override
+    public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      return Binder.get(context.getEnvironment())
+          .bind("export-center.sdk.snapshot-secret", String.class)
+          .map(value -> !value.isEmpty())
+          .orElse(false);
+    }
   }
 
   /**

@@ -106,6 +106,31 @@ class SecretsAtStartupTest {
             });
   }
 
+  /**
+   * A secret is a value, never part of an expression: a {@code '} in it starts fine, and neither
+   * a start nor a refusal prints it.
+   */
+  @Test
+  @org.junit.jupiter.api.extension.ExtendWith(
+      org.springframework.boot.test.system.OutputCaptureExtension.class)
+  void aQuoteInTheSnapshotSecretStartsFineAndIsNeverPrinted(
+      org.springframework.boot.test.system.CapturedOutput output) {
+    String quoted = "it's-a-snapshot-secret-0123456789' != '' or '";
+    runner
+        .withPropertyValues(
+            "export-center.sdk.internal-token=" + TOKEN, "export-center.sdk.snapshot-secret=" + quoted)
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).hasSingleBean(SnapshotSigner.class);
+            });
+    refused(
+        "export-center.sdk.snapshot-secret is too short (6 bytes; at least 32)",
+        "export-center.sdk.internal-token=" + TOKEN,
+        "export-center.sdk.snapshot-secret=ab'c'd");
+    assertThat(output.getAll()).doesNotContain("snapshot-secret-0123456789").doesNotContain("ab'c'd");
+  }
+
   @Test
   void aMissingSnapshotSecretIsNamedNotABean() throws Exception {
     runner
