@@ -526,13 +526,15 @@ class RollingUpgradeTest(unittest.TestCase):
                                and claims[t] and is_old(claims[t][-1])]
         self.assertTrue(created_old_run_new, "no task created by the old release ran on the new")
         self.assertTrue(created_new_run_old, "no task created by the new release ran on the old")
+        # A long export handed back to the new release may still run at the rollback's
+        # drain and be handed back once more: old -> new (-> old).
         for t in long_on_old:
             runs = claims[str(t)]
-            self.assertTrue(is_old(runs[0]) and not is_old(runs[-1]),
+            self.assertTrue(is_old(runs[0]) and any(not is_old(r) for r in runs[1:]),
                             f"long export {t} was not handed back old -> new: {runs}")
         for t in long_on_new:
             runs = claims[str(t)]
-            self.assertTrue(not is_old(runs[0]) and is_old(runs[-1]),
+            self.assertTrue(not is_old(runs[0]) and any(is_old(r) for r in runs[1:]),
                             f"long export {t} was not handed back new -> old: {runs}")
 
         # Files the new release wrote download through the old one.
