@@ -173,6 +173,7 @@ StatusOr<std::string> CheckTaskStore(const store::DatabaseOptions& db) {
     return NotFound(name + ": no schema version (" + versions.status().message() +
                     "); run `export-center migrate`");
   }
+  if (!versions->incompatible.empty()) return Conflict(name + ": " + versions->incompatible);
   const std::string latest = std::to_string(versions->latest);
   if (versions->current < versions->latest) {
     return Conflict(name + ": schema version " + std::to_string(versions->current) +

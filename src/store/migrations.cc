@@ -1,17 +1,30 @@
 #include "store/migrations.h"
 
+#include <charconv>
 #include <functional>
+#include <map>
 #include <optional>
 #include <regex>
+#include <set>
+
+#ifndef EXPORT_CENTER_RELEASE
+#error "EXPORT_CENTER_RELEASE (the project VERSION) is set by src/store/CMakeLists.txt"
+#endif
 
 namespace export_center::store {
 namespace {
 
+// compatible_from: the oldest release that works with the row's migration
+// (migrations.h). A table made by 0.9.0 lacks the column: kAddCompatibleFrom
+// adds it and Migrate() fills it in for the rows 0.9.0 wrote.
 constexpr char kCreateVersionTable[] =
     "CREATE TABLE IF NOT EXISTS export_schema_version ("
     " version INTEGER NOT NULL PRIMARY KEY,"
     " description VARCHAR(200) NOT NULL,"
-    " applied_at BIGINT NOT NULL){TABLE_OPTIONS}";
+    " applied_at BIGINT NOT NULL,"
+    " compatible_from VARCHAR(32) NULL){TABLE_OPTIONS}";
+constexpr char kAddCompatibleFrom[] =
+    "ALTER TABLE export_schema_version ADD COLUMN IF NOT EXISTS compatible_from VARCHAR(32) NULL";
 
 // Version 1: export_task, export_outbox and export_task_guard as described in
 // docs/store.md#schema-migration-1. Times are BIGINT epoch ms written with {NOW}.
@@ -272,11 +285,52 @@ Status Apply(Database& db, const Migration& m) {
       if (!s.ok()) return s.WithContext("migration " + std::to_string(m.version));
     }
     return c
-        .Exec(d.Expand("INSERT INTO export_schema_version (version, description, applied_at)"
-                       " VALUES (?, ?, {NOW})"),
-              {m.version, m.description})
+        .Exec(d.Expand("INSERT INTO export_schema_version"
+                       " (version, description, applied_at, compatible_from)"
+                       " VALUES (?, ?, {NOW}, ?)"),
+              {m.version, m.description, m.compatible_from})
         .status();
   });
+}
+
+// Adds compatible_from to a version table an older release made, and records
+// it for the migrations that release applied (they are this binary's too).
+Status RecordCompatibleFrom(Database& db) {
+  const Dialect& d = db.dialect();
+  return WithMigrationLock(db, [&](Connection& c) -> Status {
+    EC_RETURN_IF_ERROR(RunStatement(c, d, kAddCompatibleFrom));
+    EC_ASSIGN_OR_RETURN(
+        Rows missing,
+        c.Query("SELECT version FROM export_schema_version WHERE compatible_from IS NULL"));
+    for (const Row& row : missing) {
+      for (const Migration& m : AllMigrations()) {
+        if (m.version != row.Int(0)) continue;
+        EC_RETURN_IF_ERROR(c.Exec("UPDATE export_schema_version SET compatible_from = ?"
+                                  " WHERE version = ? AND compatible_from IS NULL",
+                                  {m.compatible_from, m.version})
+                               .status());
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+// The numbers of "MAJOR.MINOR.PATCH"; a part that is missing or not a number is 0.
+std::vector<int> ReleaseParts(std::string_view release) {
+  std::vector<int> parts;
+  while (parts.size() < 3) {
+    size_t dot = release.find('.');
+    std::string_view part = release.substr(0, dot);
+    int n = 0;
+    std::from_chars(part.data(), part.data() + part.size(), n);
+    parts.push_back(n);
+    if (dot == std::string_view::npos) {
+      release = {};
+    } else {
+      release.remove_prefix(dot + 1);
+    }
+  }
+  return parts;
 }
 
 // Version 4: live task events poll "updated_at > ?" once a second per process
@@ -452,16 +506,51 @@ const std::vector<Migration>& AllMigrations() {
 
 int LatestSchemaVersion() { return AllMigrations().back().version; }
 
+std::string_view ThisRelease() { return EXPORT_CENTER_RELEASE; }
+
+int CompareReleases(std::string_view a, std::string_view b) {
+  std::vector<int> x = ReleaseParts(a), y = ReleaseParts(b);
+  return x < y ? -1 : (y < x ? 1 : 0);
+}
+
+StatusOr<std::string> SchemaIncompatibility(Database& db, std::string_view release) {
+  EC_ASSIGN_OR_RETURN(Rows applied, db.Query("SELECT version FROM export_schema_version"));
+  std::set<int64_t> known;
+  for (const Migration& m : AllMigrations()) known.insert(m.version);
+  bool any_unknown = false;
+  for (const Row& row : applied) any_unknown = any_unknown || known.count(row.Int(0)) == 0;
+  // Only a newer release writes a migration this binary does not know, and
+  // every release from 1.0.0 on records compatible_from: a table without the
+  // column (made and migrated by 0.9.0 alone) is never read for it.
+  if (!any_unknown) return std::string();
+  EC_ASSIGN_OR_RETURN(Rows rows, db.Query("SELECT version, description, compatible_from"
+                                          " FROM export_schema_version"
+                                          " WHERE compatible_from IS NOT NULL ORDER BY version"));
+  std::optional<Row> worst;
+  for (const Row& row : rows) {
+    if (CompareReleases(row.Text(2), release) <= 0) continue;
+    if (!worst || CompareReleases(row.Text(2), worst->Text(2)) > 0) worst = row;
+  }
+  if (!worst) return std::string();
+  return "the database's schema has migration " + std::to_string(worst->Int(0)) + " (" +
+         worst->Text(1) + "), which works only with export-center " + worst->Text(2) +
+         " or later; this binary is " + std::string(release) + ": run export-center " +
+         worst->Text(2) + " or later against this database";
+}
+
 StatusOr<int> CurrentSchemaVersion(Database& db) {
   EC_ASSIGN_OR_RETURN(Rows rows,
                       db.Query("SELECT COALESCE(MAX(version), 0) FROM export_schema_version"));
   return static_cast<int>(rows.at(0).Int(0));
 }
 
-Status Migrate(Database& db) {
+Status Migrate(Database& db, std::string_view release) {
   const Dialect& d = db.dialect();
   EC_RETURN_IF_ERROR(WithMigrationLock(
       db, [&](Connection& c) { return c.Exec(d.Expand(kCreateVersionTable)).status(); }));
+  EC_ASSIGN_OR_RETURN(std::string incompatible, SchemaIncompatibility(db, release));
+  if (!incompatible.empty()) return Conflict(incompatible);
+  EC_RETURN_IF_ERROR(RecordCompatibleFrom(db));
   EC_ASSIGN_OR_RETURN(int current, CurrentSchemaVersion(db));
   for (const Migration& m : AllMigrations()) {
     if (m.version > current) EC_RETURN_IF_ERROR(Apply(db, m));

@@ -155,7 +155,8 @@ Status SqlTaskStore::CheckGuardRow() {
 
 StatusOr<SchemaVersions> SqlTaskStore::ReadSchemaVersions() {
   EC_ASSIGN_OR_RETURN(int current, CurrentSchemaVersion(*db_));
-  return SchemaVersions{current, LatestSchemaVersion()};
+  EC_ASSIGN_OR_RETURN(std::string incompatible, SchemaIncompatibility(*db_));
+  return SchemaVersions{current, LatestSchemaVersion(), std::move(incompatible)};
 }
 
 // ---- metrics ------------------------------------------------------------------

@@ -47,6 +47,10 @@ namespace export_center::store {
 struct SchemaVersions {
   int current = 0;  // highest applied migration; 0 for an empty database
   int latest = 0;   // store::LatestSchemaVersion() of this binary
+  // Why this binary must not run on the schema (store::SchemaIncompatibility:
+  // a newer release applied a migration that needs a release newer than this
+  // one, and the message names it), or "" when it may.
+  std::string incompatible;
 };
 
 // Used by app/ (start-up, `check`, /metrics).
@@ -55,7 +59,9 @@ class StoreAdmin {
   virtual ~StoreAdmin() = default;
 
   // Creates the schema or migrates it to the newest version; idempotent.
-  // Also makes sure the GLOBAL_CREATE guard row exists.
+  // Also makes sure the GLOBAL_CREATE guard row exists. Conflict, changing
+  // nothing, when the schema needs a newer release than this binary
+  // (SchemaVersions::incompatible): `serve` and `migrate` refuse to start.
   virtual Status Migrate() = 0;
   // Fails with Internal when the guard row is missing (start-up check).
   virtual Status CheckGuardRow() = 0;

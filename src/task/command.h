@@ -5,6 +5,15 @@
 // dispatchVersion, occurredAt, traceId}; the same identifiers also travel as
 // message properties beside the payload so that a dead-letter handler can
 // locate the task without trusting a body that failed to decode.
+//
+// Compatibility (docs/dispatch.md#the-command-message): old and new consumers
+// run side by side while a fleet rolls, so a release reads what the previous
+// release writes and what the next release adds, and writes what the previous
+// one reads. A new field is optional and older readers ignore it (DecodeCommand
+// reads only the fields below); no field is removed, retyped or given another
+// meaning under the same schemaVersion. A new schemaVersion takes two releases:
+// release N learns to read it, N+1 may write it. Tested against the previous
+// release's own messages (tests/task/command_compat_test.cc).
 
 #include <cstdint>
 #include <map>

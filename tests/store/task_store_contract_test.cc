@@ -389,6 +389,79 @@ TEST_P(TaskStoreContractTest, ReadSchemaVersionsReadsWithoutMigrating) {
   EXPECT_FALSE(never_migrated->ReadSchemaVersions().ok()) << "the read created the table";
 }
 
+// ---- compatibility between releases (docs/store.md#compatibility-rule) -------------
+
+// Each version row records the oldest release that works with its migration.
+TEST_P(TaskStoreContractTest, EveryAppliedMigrationRecordsTheOldestReleaseItWorksWith) {
+  auto rows = db_->Query("SELECT version, compatible_from FROM export_schema_version");
+  ASSERT_OK(rows.status());
+  std::map<int64_t, std::string> recorded;
+  for (const Row& row : *rows) recorded[row.Int(0)] = row.Text(1);
+  ASSERT_EQ(recorded.size(), AllMigrations().size());
+  for (const Migration& m : AllMigrations()) {
+    EXPECT_EQ(recorded[m.version], m.compatible_from) << "migration " << m.version;
+  }
+}
+
+// 0.9.0 made the version table without compatible_from: the next migrate
+// adds it and fills it in for the rows 0.9.0 wrote.
+TEST_P(TaskStoreContractTest, AVersionTableOfTheOldestReleaseGainsCompatibleFrom) {
+  Exec("ALTER TABLE export_schema_version DROP COLUMN compatible_from");
+  auto before = store_->ReadSchemaVersions();
+  ASSERT_OK(before.status());
+  EXPECT_EQ(before->incompatible, "");
+  ASSERT_OK(store_->Migrate());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_schema_version WHERE compatible_from = ?",
+                  {std::string(kOldestRelease)}),
+            static_cast<int64_t>(AllMigrations().size()));
+}
+
+// A newer release applied a migration this binary does not know that only
+// adds: this binary keeps working (the rolling upgrade's old instances).
+TEST_P(TaskStoreContractTest, AnUnknownMigrationThatOnlyAddsIsAccepted) {
+  const int next = LatestSchemaVersion() + 1;
+  Exec(
+      "INSERT INTO export_schema_version (version, description, applied_at, compatible_from)"
+      " VALUES (?, 'export_task.next_column: a newer release adds a column', 0, ?)",
+      {next, std::string(kOldestRelease)});
+  ASSERT_OK(store_->Migrate());
+  auto versions = store_->ReadSchemaVersions();
+  ASSERT_OK(versions.status());
+  EXPECT_EQ(versions->current, next);
+  EXPECT_EQ(versions->incompatible, "");
+  EXPECT_EQ(Get(Create().id).status, TaskState::kPending);
+}
+
+// A newer release dropped something this one reads (the second step of a
+// two-release plan): this binary refuses the database, changes nothing and
+// says which release to run.
+TEST_P(TaskStoreContractTest, AnUnknownMigrationNeedingANewerReleaseIsRefused) {
+  const int next = LatestSchemaVersion() + 1;
+  Exec(
+      "INSERT INTO export_schema_version (version, description, applied_at, compatible_from)"
+      " VALUES (?, 'drop export_task.legacy_column', 0, '99.10.0')",
+      {next});
+  Exec("DELETE FROM export_task_guard");
+  const std::string expected =
+      "the database's schema has migration " + std::to_string(next) +
+      " (drop export_task.legacy_column), which works only with export-center 99.10.0 or "
+      "later; this binary is " +
+      std::string(ThisRelease()) + ": run export-center 99.10.0 or later against this database";
+  Status refused = store_->Migrate();
+  EXPECT_EQ(refused.code(), StatusCode::kConflict);
+  EXPECT_EQ(refused.message(), expected);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task_guard"), 0) << "the refusal changed something";
+  auto versions = store_->ReadSchemaVersions();
+  ASSERT_OK(versions.status());
+  EXPECT_EQ(versions->incompatible, expected);
+
+  // Releases are compared by number: 99.9.x is older than 99.10.0, 99.10.0 itself works.
+  EXPECT_EQ(Migrate(*db_, "99.9.12").code(), StatusCode::kConflict);
+  ASSERT_OK(Migrate(*db_, "99.10.0"));
+  ASSERT_OK(Migrate(*db_, "100.0.0"));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task_guard"), 1);
+}
+
 TEST_P(TaskStoreContractTest, ConcurrentMigrationsOfAFreshDatabaseAllSucceed) {
   std::string skip;
   std::shared_ptr<Database> fresh = backend_->OpenFresh(&skip);
