@@ -90,6 +90,14 @@ std::string XmlAttr(std::string_view text) {
   return out;
 }
 
+// Appends a literal without a strlen: the hot path's appends. (With many
+// `+= "..."` call sites in this file GCC stops inlining std::string's
+// append(const char*), and every cell then pays a call and a strlen.)
+template <size_t N>
+inline void Put(std::string* out, const char (&text)[N]) {
+  out->append(text, N - 1);
+}
+
 void AppendInt(int64_t v, std::string* out) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -847,9 +855,9 @@ Status XlsxWriter::WriteRow(const task::Row& row) {
   const bool merging = !runs_.empty();
   if (merging) MarkRuns(row);
   const size_t mark = buf_.size();
-  buf_ += "<row r=\"";
+  Put(&buf_, "<row r=\"");
   AppendInt(sheet_rows_ + first_data_row_, &buf_);
-  buf_ += "\">";
+  Put(&buf_, "\">");
   // Cells carry no r="A2" while the row has no hole (smaller and faster);
   // after a null every later cell names its column, since readers number
   // unnamed cells by counting.
@@ -870,7 +878,7 @@ Status XlsxWriter::WriteRow(const task::Row& row) {
       return s;
     }
   }
-  buf_ += "</row>";
+  Put(&buf_, "</row>");
   if (merging) CommitRuns(row);
   for (auto& [col, total] : totals_) total.Add(row[col]);
   ++sheet_rows_;
@@ -945,10 +953,10 @@ Status XlsxWriter::WriteTotalsRow() {
   return FlushIfFull();
 }
 
-void XlsxWriter::OpenCell(size_t col, bool gap, std::string_view type_attr) {
-  buf_ += "<c";
+[[gnu::flatten]] void XlsxWriter::OpenCell(size_t col, bool gap, std::string_view type_attr) {
+  Put(&buf_, "<c");
   if (gap) {
-    buf_ += " r=\"";
+    Put(&buf_, " r=\"");
     buf_ += letters_[col];
     AppendInt(sheet_rows_ + first_data_row_, &buf_);
     buf_ += '"';
@@ -973,7 +981,11 @@ Status XlsxWriter::AppendCell(size_t col, bool gap, const task::CellValue& value
     AppendNumberCell(col, gap, d->digits);  // the exact digits: no double round trip
   } else if (const auto* b = std::get_if<bool>(&value)) {
     OpenCell(col, gap, " t=\"b\">");
-    buf_ += *b ? "<v>1</v></c>" : "<v>0</v></c>";
+    if (*b) {
+      Put(&buf_, "<v>1</v></c>");
+    } else {
+      Put(&buf_, "<v>0</v></c>");
+    }
   } else if (const auto* date = std::get_if<task::Date>(&value)) {
     if (!internal::IsValidDate(date->year, date->month, date->day)) {
       return InvalidArgument("xlsx: column " + columns_[col].key + ": bad date");
@@ -989,22 +1001,26 @@ Status XlsxWriter::AppendCell(size_t col, bool gap, const task::CellValue& value
 }
 
 // Closes an opened <c ...> with an inline string; counts truncations.
-void XlsxWriter::AppendStringCell(size_t col, bool gap, std::string_view text) {
+[[gnu::flatten]] void XlsxWriter::AppendStringCell(size_t col, bool gap, std::string_view text) {
   const std::string_view clean = CleanText(text, &scratch_);
   const bool guard = NeedsFormulaGuard(clean);
   const std::string_view cut = utf8::TruncateUtf16Units(clean, internal::kMaxCellUnits - guard);
   if (cut.size() < clean.size()) ++truncated_;
   const bool preserve = !cut.empty() && (IsWhitespace(cut.front()) || IsWhitespace(cut.back()));
-  buf_ += preserve ? " t=\"inlineStr\"><is><t xml:space=\"preserve\">" : " t=\"inlineStr\"><is><t>";
+  if (preserve) {
+    Put(&buf_, " t=\"inlineStr\"><is><t xml:space=\"preserve\">");
+  } else {
+    Put(&buf_, " t=\"inlineStr\"><is><t>");
+  }
   if (guard) buf_ += '\'';
   AppendXmlText(cut, &buf_);
-  buf_ += "</t></is></c>";
+  Put(&buf_, "</t></is></c>");
 }
 
-void XlsxWriter::AppendNumberCell(size_t col, bool gap, std::string_view number) {
+[[gnu::flatten]] void XlsxWriter::AppendNumberCell(size_t col, bool gap, std::string_view number) {
   OpenCell(col, gap, "><v>");
   buf_ += number;
-  buf_ += "</v></c>";
+  Put(&buf_, "</v></c>");
 }
 
 void XlsxWriter::AppendSerialDate(size_t col, bool gap, int64_t days, int64_t ms_of_day,
@@ -1016,7 +1032,7 @@ void XlsxWriter::AppendSerialDate(size_t col, bool gap, int64_t days, int64_t ms
     } else {
       internal::AppendIsoDate(days, &text);
     }
-    buf_ += "<c";
+    Put(&buf_, "<c");
     if (gap) buf_ += " r=\"" + letters_[col] + std::to_string(sheet_rows_ + first_data_row_) + "\"";
     AppendStringCell(col, gap, text);
     return;
