@@ -334,15 +334,17 @@ void Print(const char* name, uint64_t rows, const Result& r, const Result* lxw) 
 // the best rows/s of each rich shape to the best plain one.
 void RunRichComparison(const std::string& out, uint64_t rows, int level, int repeat) {
   const struct {
+    const char* name;
     const char* label;
     Mode mode;
-  } shapes[] = {
-      {"plain xlsx", Mode::kXlsx}, {"rich xlsx", Mode::kRich}, {"rich3 xlsx", Mode::kRich3}};
+  } shapes[] = {{"plain", "plain xlsx", Mode::kXlsx},
+                {"rich", "rich xlsx", Mode::kRich},
+                {"rich3", "rich3 xlsx", Mode::kRich3}};
   Result best[3];
   for (int r = 0; r < repeat; ++r) {
     for (int k = 0; k < 3; ++k) {
-      const std::string path = out + "/bench_" + std::string(shapes[k].label).substr(0, 5) + "_" +
-                               std::to_string(rows) + ".xlsx";
+      const std::string path =
+          out + "/bench_" + std::string(shapes[k].name) + "_" + std::to_string(rows) + ".xlsx";
       const Result res = InChild(path, [&] { return RunOurs(path, rows, level, shapes[k].mode); });
       Print(shapes[k].label, rows, res, nullptr);
       if (res.ok && (best[k].ok == 0 || res.seconds < best[k].seconds)) best[k] = res;

@@ -863,12 +863,17 @@ Status XlsxWriter::WriteRow(const task::Row& row) {
   // unnamed cells by counting.
   bool gap = false;
   for (size_t i = 0; i < row.size(); ++i) {
+    if (merging && skip_[i]) {
+      // A merged run's later cells are hidden by the merge: an empty <c/>
+      // keeps the count of unnamed cells (cheaper than naming every later
+      // cell of the row), or nothing once the row names its cells anyway.
+      if (!gap) Put(&buf_, "<c/>");
+      continue;
+    }
     const auto* text = std::get_if<std::string>(&row[i]);
-    if (std::holds_alternative<std::monostate>(row[i]) || (text != nullptr && text->empty()) ||
-        (merging && skip_[i])) {
+    if (std::holds_alternative<std::monostate>(row[i]) || (text != nullptr && text->empty())) {
       // Null and "" both leave the cell out: an empty text cell only
-      // confuses COUNTA and "go to blank" in Excel. A merged run's later
-      // cells are hidden by the merge, so they are left out too.
+      // confuses COUNTA and "go to blank" in Excel.
       gap = true;
       continue;
     }
