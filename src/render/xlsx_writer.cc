@@ -634,12 +634,13 @@ void XlsxWriter::BuildConditionals(StyleTable* styles) {
 void XlsxWriter::BuildRuns() {
   std::vector<int> run_of(columns_.size(), -1);
   std::vector<char> tracked(columns_.size(), 0);
-  for (const task::Column& c : columns_) {
+  // A merged column and its mergeWithin parent (an earlier column) are tracked.
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const task::Column& c = columns_[i];
     if (c.merge == task::MergeMode::kNone) continue;
-    for (size_t j = 0; j < columns_.size(); ++j) {
-      if (columns_[j].key == c.key ||
-          (!c.merge_within.empty() && columns_[j].key == c.merge_within))
-        tracked[j] = 1;
+    tracked[i] = 1;
+    for (size_t j = 0; j < i; ++j) {
+      if (columns_[j].key == c.merge_within) tracked[j] = 1;
     }
   }
   for (size_t i = 0; i < columns_.size(); ++i) {
