@@ -1,13 +1,16 @@
 #include "render/csv_writer.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "render/cell_text.h"
+#include "render/column_total.h"
 #include "render/gzip_sink.h"
 #include "render/out_buffer.h"
 
@@ -132,6 +135,7 @@ class CsvWriter final : public Writer {
   void AppendText(std::string_view text);
   Status AppendValue(size_t col, const task::CellValue& value);
   void AppendDateTime(int64_t epoch_ms);
+  void AppendTotalsRow();
   Status Flush();
 
   WriterOptions options_;
@@ -142,6 +146,7 @@ class CsvWriter final : public Writer {
   State state_ = State::kNew;
   Status status_;
   std::vector<task::Column> columns_;
+  std::vector<std::pair<size_t, internal::ColumnTotal>> totals_;
   int64_t rows_ = 0;
   internal::OutBuffer buf_;
   std::string scratch_;
@@ -154,11 +159,28 @@ Status CsvWriter::Begin(const std::vector<task::Column>& columns) {
   columns_ = columns;
   state_ = State::kWriting;
   buf_.Append(kBom);
-  for (size_t i = 0; i < columns_.size(); ++i) {
-    if (i > 0) buf_.Push(',');
-    AppendText(columns_[i].title);
+  // One header row per title level (docs/xlsx.md#csv): a group level is
+  // repeated in every column it spans, and every column's last level is in
+  // the last header row, so that row alone names every column.
+  int depth = 1;
+  for (const task::Column& c : columns_) depth = std::max(depth, std::min(task::TitleDepth(c), 5));
+  for (int r = 0; r < depth; ++r) {
+    for (size_t i = 0; i < columns_.size(); ++i) {
+      if (i > 0) buf_.Push(',');
+      const int d = std::min(task::TitleDepth(columns_[i]), depth);
+      if (r == depth - 1) {
+        AppendText(columns_[i].title);
+      } else if (r < d - 1) {
+        AppendText(task::TitleLevel(columns_[i], r));
+      }
+    }
+    buf_.Append("\r\n");
   }
-  buf_.Append("\r\n");
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const task::Column& c = columns_[i];
+    if (c.total == task::TotalKind::kNone) continue;
+    totals_.emplace_back(i, internal::ColumnTotal::For(c));
+  }
   return Status::Ok();
 }
 
@@ -261,8 +283,28 @@ Status CsvWriter::WriteRow(const task::Row& row) {
     }
   }
   buf_.Append("\r\n");
+  for (auto& [col, total] : totals_) total.Add(row[col]);
   ++rows_;
   return buf_.size() >= kFlushBytes ? Flush() : Status::Ok();
+}
+
+// The totals row after the data (docs/xlsx.md#totals): the label in the
+// first column without a total, each total's exact value (empty when it is
+// not defined: AVG of nothing, or an overflow).
+void CsvWriter::AppendTotalsRow() {
+  size_t next = 0;
+  bool labelled = options_.totals_label.empty();
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    if (i > 0) buf_.Push(',');
+    if (next < totals_.size() && totals_[next].first == i) {
+      if (auto text = totals_[next].second.Text()) buf_.Append(*text);
+      ++next;
+    } else if (!labelled) {
+      AppendText(options_.totals_label);
+      labelled = true;
+    }
+  }
+  buf_.Append("\r\n");
 }
 
 Status CsvWriter::Flush() {
@@ -276,6 +318,7 @@ StatusOr<WriteSummary> CsvWriter::Finish() {
   EC_RETURN_IF_ERROR(status_);
   if (state_ != State::kWriting) return Check(Internal("csv: Finish without Begin"));
   state_ = State::kDone;
+  if (!totals_.empty()) AppendTotalsRow();
   EC_RETURN_IF_ERROR(Flush());
   if (gzip_) EC_RETURN_IF_ERROR(Check(gzip_->Finish()));
   return WriteSummary{.rows = rows_, .truncated_cells = 0, .part_rows = {rows_}};

@@ -42,6 +42,9 @@ struct WriterOptions {
   // values (JSON object: task parameters plus taskName).
   std::shared_ptr<const std::string> xlsx_template;
   std::string template_values_json;
+  // Columns with a `total`: the totals row's label, in the first column
+  // without a total ("" leaves it out). XLSX and CSV (docs/xlsx.md#totals).
+  std::string totals_label = "Total";
 };
 
 // Which file a writer with these options makes, for the object key, the

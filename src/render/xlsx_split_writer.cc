@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/json_dump.h"
+#include "render/column_total.h"
 #include "render/xlsx_writer.h"
 #include "render/zip_stream.h"
 
@@ -40,6 +42,11 @@ class XlsxSplitWriter final : public Writer {
     if (state_ != State::kNew) return Check(Internal("xlsx split: Begin called twice"));
     if (columns.empty()) return Check(InvalidArgument("xlsx split: no columns"));
     columns_ = columns;
+    for (size_t i = 0; i < columns_.size(); ++i) {
+      const task::Column& c = columns_[i];
+      if (c.total == task::TotalKind::kNone) continue;
+      totals_.emplace_back(i, internal::ColumnTotal::For(c));
+    }
     state_ = State::kWriting;
     return Check(StartFile());
   }
@@ -54,6 +61,7 @@ class XlsxSplitWriter final : public Writer {
     Status s = inner_->WriteRow(row);
     if (s.code() == StatusCode::kInvalidArgument) return s;  // a bad value: the row is skipped
     EC_RETURN_IF_ERROR(Check(s));
+    for (auto& [col, total] : totals_) total.Add(row[col]);
     ++file_rows_;
     ++rows_;
     return Status::Ok();
@@ -99,9 +107,18 @@ class XlsxSplitWriter final : public Writer {
   Status WriteManifest() {
     nlohmann::json files = nlohmann::json::array();
     for (const auto& f : files_) files.push_back({{"name", f.name}, {"rows", f.rows}});
-    const std::string text = DumpTolerant(
-        nlohmann::json{{"files", files}, {"rows", rows_}, {"rowsPerFile", options_.rows_per_file}},
-        2);
+    nlohmann::json manifest{
+        {"files", files}, {"rows", rows_}, {"rowsPerFile", options_.rows_per_file}};
+    // Each file's totals row covers its own rows; the grand totals are here.
+    if (!totals_.empty()) {
+      nlohmann::json totals = nlohmann::json::object();
+      for (const auto& [col, total] : totals_) {
+        const auto text = total.Text();
+        totals[columns_[col].key] = text ? nlohmann::json(*text) : nlohmann::json(nullptr);
+      }
+      manifest["totals"] = std::move(totals);
+    }
+    const std::string text = DumpTolerant(manifest, 2);
     EC_RETURN_IF_ERROR(zip_.BeginEntry("manifest.json"));
     EC_RETURN_IF_ERROR(zip_.Write(text));
     return zip_.EndEntry();
@@ -119,6 +136,7 @@ class XlsxSplitWriter final : public Writer {
   State state_ = State::kNew;
   Status status_;
   std::vector<task::Column> columns_;
+  std::vector<std::pair<size_t, internal::ColumnTotal>> totals_;  // grand totals, for the manifest
   std::vector<File> files_;
   int64_t file_rows_ = 0;
   int64_t rows_ = 0;

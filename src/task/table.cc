@@ -10,6 +10,7 @@
 
 #include "common/json_dump.h"
 #include "common/utf8.h"
+#include "task/column_options.h"
 
 namespace export_center::task {
 namespace {
@@ -272,7 +273,7 @@ Status ValidateColumns(const std::vector<Column>& columns) {
     if (c.scale < 0 || c.scale > kMaxScale) return InvalidArgument(where + ": scale must be 0..10");
     if (c.format.size() > kMaxFormatBytes) return InvalidArgument(where + ": format over 64 bytes");
   }
-  return Status::Ok();
+  return ValidateColumnOptions(columns);
 }
 
 StatusOr<Decimal> ParseDecimal(std::string_view text, int scale) {
