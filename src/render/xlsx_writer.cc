@@ -427,10 +427,10 @@ class XlsxWriter final : public Writer {
     size_t col = 0;
     int parent = -1;  // index in runs_ of the parent's Run, or -1
     bool merged = false;
-    task::CellValue prev;
+    task::CellValue prev{};
     int64_t start = 0;  // sheet data row (0-based) of the open run's first row
     bool brk = false;   // the row being written starts a new run
-    std::string list;
+    std::string list{};
     int64_t last_end = 0;  // sheet data row after the previous merge
     int64_t count = 0;
   };
@@ -438,8 +438,8 @@ class XlsxWriter final : public Writer {
   // One column's conditional format: the rule's XML after `sqref="..."`.
   struct Conditional {
     size_t col = 0;
-    std::string rule_head;  // <cfRule ... priority="
-    std::string rule_tail;  // ">...</cfRule>
+    std::string rule_head{};  // <cfRule ... priority="
+    std::string rule_tail{};  // ">...</cfRule>
   };
 
   Status Check(Status s) {

@@ -69,16 +69,16 @@ struct Column {
   std::string format;  // optional number format override
   // Header levels above `title`, top first: {"收货信息"} with title "电话" is
   // the two-level title ["收货信息", "电话"]. Empty: a one-level header.
-  std::vector<std::string> title_groups;
+  std::vector<std::string> title_groups{};
   MergeMode merge = MergeMode::kNone;
-  std::string merge_within;  // key of an earlier column whose runs bound this one's
+  std::string merge_within{};  // key of an earlier column whose runs bound this one's
   // value → label, applied before the writer (task/column_options.h
   // ValueLabeler). Keys are the value's text: "PAID", "3", "true", "12.50".
-  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::pair<std::string, std::string>> labels{};
   LabelMissing label_missing = LabelMissing::kKeep;
   TotalKind total = TotalKind::kNone;
-  ColumnStyle style;
-  Highlight highlight;
+  ColumnStyle style{};
+  Highlight highlight{};
 };
 
 // The header path of a column: title_groups then title (1..5 levels).
