@@ -8,6 +8,7 @@
 
 #include "common/ascii.h"
 #include "common/json_dump.h"
+#include "common/nesting.h"
 #include "common/utf8.h"
 
 namespace export_center::sql_template {
@@ -36,6 +37,9 @@ struct Expression::Node {
   Value literal;
   std::vector<std::unique_ptr<Node>> kids;
   size_t pos = 0;
+  // Levels of this subtree (a leaf is 1). Evaluation, the root-read walk and
+  // the destructor recurse once per level; Adopt keeps it <= kMaxNesting.
+  int height = 1;
 };
 
 namespace {
@@ -308,15 +312,35 @@ class Parser {
     n->name = std::move(name);
     return n;
   }
+  // Makes `kid` the next child of `parent`. A chain the loops below build
+  // without recursion (a.b.c…, 1+1+1…) still nests one level per link, so
+  // the height is bounded here, where every node gets its children.
+  static void Adopt(Node& parent, std::unique_ptr<Node> kid) {
+    parent.height = std::max(parent.height, kid->height + 1);
+    parent.kids.push_back(std::move(kid));
+    if (parent.height > kMaxNesting) {
+      throw SyntaxError{parent.pos, NestingTooDeep("expression", kMaxNesting).message()};
+    }
+  }
+
+  // Throws when `level` of the parser's own recursion (a parenthesis, an
+  // index, an argument, a list item, a ?: branch, a unary operator) is past
+  // kMaxNesting, before it recurses further.
+  void Check(const NestingGuard& level) const {
+    if (!level.ok()) throw SyntaxError{Peek().pos, level.Refusal("expression").message()};
+  }
+
   static std::unique_ptr<Node> Binary(Op op, std::string name, std::unique_ptr<Node> l,
                                       std::unique_ptr<Node> r) {
     auto n = Make(op, l->pos, std::move(name));
-    n->kids.push_back(std::move(l));
-    n->kids.push_back(std::move(r));
+    Adopt(*n, std::move(l));
+    Adopt(*n, std::move(r));
     return n;
   }
 
   std::unique_ptr<Node> Conditional() {
+    NestingGuard level(&nesting_);
+    Check(level);
     auto cond = Or();
     if (!IsOp("?")) return cond;
     ++i_;
@@ -324,9 +348,9 @@ class Parser {
     Expect(":");
     auto no = Conditional();
     auto n = Make(Op::kTernary, cond->pos);
-    n->kids.push_back(std::move(cond));
-    n->kids.push_back(std::move(yes));
-    n->kids.push_back(std::move(no));
+    Adopt(*n, std::move(cond));
+    Adopt(*n, std::move(yes));
+    Adopt(*n, std::move(no));
     return n;
   }
 
@@ -434,7 +458,9 @@ class Parser {
     }
     ++i_;
     auto n = Make(op, pos);
-    n->kids.push_back(Unary());
+    NestingGuard level(&nesting_);
+    Check(level);
+    Adopt(*n, Unary());
     return n;
   }
 
@@ -449,15 +475,15 @@ class Parser {
         Token name = Peek();
         ++i_;
         auto n = Make(IsOp("(") ? Op::kMethod : Op::kProperty, name.pos, name.text);
-        n->kids.push_back(std::move(target));
+        Adopt(*n, std::move(target));
         if (n->op == Op::kMethod) Arguments(*n);
         target = std::move(n);
       } else if (IsOp("[")) {
         size_t pos = Peek().pos;
         ++i_;
         auto n = Make(Op::kIndex, pos);
-        n->kids.push_back(std::move(target));
-        n->kids.push_back(Conditional());
+        Adopt(*n, std::move(target));
+        Adopt(*n, Conditional());
         Expect("]");
         target = std::move(n);
       } else {
@@ -469,8 +495,8 @@ class Parser {
   void Arguments(Node& call) {
     Expect("(");
     if (!IsOp(")")) {
-      call.kids.push_back(Conditional());
-      while (Accept({","})) call.kids.push_back(Conditional());
+      Adopt(call, Conditional());
+      while (Accept({","})) Adopt(call, Conditional());
     }
     Expect(")");
   }
@@ -518,8 +544,8 @@ class Parser {
     auto n = Make(Op::kList, Peek().pos);
     ++i_;
     if (!IsOp("}")) {
-      n->kids.push_back(Conditional());
-      while (Accept({","})) n->kids.push_back(Conditional());
+      Adopt(*n, Conditional());
+      while (Accept({","})) Adopt(*n, Conditional());
     }
     Expect("}");
     return n;
@@ -549,6 +575,7 @@ class Parser {
 
   std::vector<Token> tokens_;
   size_t i_ = 0;
+  int nesting_ = 0;  // levels of recursion entered (NestingGuard)
 };
 
 Status EvalError(const Node& node, const std::string& message) {
@@ -628,7 +655,14 @@ class Evaluator {
   StatusOr<Value> ListLiteral(const Node& n) {
     EC_ASSIGN_OR_RETURN(std::vector<Value> items, Args(n, 0));
     Json list = Json::array();
-    for (const Value& v : items) list.push_back(Json::parse(DumpTolerant(v.ToBindingJson())));
+    for (const Value& v : items) {
+      // The one place evaluation makes a value deeper than its parts (a
+      // <bind> of {x} in a <foreach> deepens x once per item): kept within
+      // kMaxNesting, as every value read from outside (common/nesting.h).
+      auto item = ParseJsonWithin<Json>(DumpTolerant(v.ToBindingJson()), kMaxNesting - 1);
+      if (!item.ok()) return EvalError(n, NestingTooDeep("list literal", kMaxNesting).message());
+      list.push_back(std::move(item).value());
+    }
     return Value::FromOwnedJson(std::move(list));
   }
 
@@ -1011,7 +1045,8 @@ StatusOr<std::shared_ptr<const Expression>> Expression::Parse(std::string_view t
     auto root = parser.ParseAll();
     return std::make_shared<const Expression>(std::string(text), std::move(root));
   } catch (const SyntaxError& e) {
-    return InvalidArgument("bad expression '" + std::string(text) + "': " + e.message +
+    // Quoted short: a refused expression may be a megabyte of parentheses.
+    return InvalidArgument("bad expression '" + utf8::Excerpt(text, 200) + "': " + e.message +
                            " at column " + std::to_string(e.pos + 1));
   }
 }
