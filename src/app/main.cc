@@ -24,6 +24,7 @@
 #include "app/backends.h"
 #include "app/check_command.h"
 #include "app/commands.h"
+#include "common/thread_guard.h"
 #include "config/config.h"
 #include "source/sql/sql_template/sql_render_command.h"
 
@@ -76,6 +77,11 @@ int RunToken(const std::string& path, const ec::app::TokenOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread exists: every thread gets at least 8 MiB of stack
+  // (docs/fuzzing.md#nesting).
+  if (!ec::RaiseDefaultThreadStack()) {
+    std::cerr << "export-center: warning: could not raise the default thread stack\n";
+  }
   CLI::App cli{"export-center: a shared export and download center"};
   cli.require_subcommand(1);
   std::string config_path;
