@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <deque>
 #include <limits>
 #include <vector>
 
@@ -109,17 +110,14 @@ class Lexer {
  public:
   explicit Lexer(std::string_view text) : text_(text) {}
 
-  std::vector<Token> Run() {
-    std::vector<Token> out;
-    while (true) {
-      while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-      if (pos_ >= text_.size()) break;
-      out.push_back(Next());
-    }
+  // The next token; kEnd once the text is read. Called as the parser goes,
+  // so a text refused early (nested too deep) is never lexed whole.
+  Token NextToken() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    if (pos_ < text_.size()) return Next();
     Token end;
     end.pos = text_.size();
-    out.push_back(end);
-    return out;
+    return end;
   }
 
  private:
@@ -270,7 +268,7 @@ class Lexer {
 
 class Parser {
  public:
-  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+  explicit Parser(std::string_view text) : lexer_(text) {}
 
   std::unique_ptr<Node> ParseAll() {
     auto node = Conditional();
@@ -281,7 +279,13 @@ class Parser {
   }
 
  private:
+  // Lexes up to the token asked for; past the end, the kEnd token. A deque:
+  // lexing more never moves the tokens a caller holds a reference to.
   const Token& Peek(size_t ahead = 0) const {
+    while (tokens_.size() <= i_ + ahead &&
+           (tokens_.empty() || tokens_.back().kind != Token::Kind::kEnd)) {
+      tokens_.push_back(lexer_.NextToken());
+    }
     return tokens_[std::min(i_ + ahead, tokens_.size() - 1)];
   }
   bool IsOp(const char* op, size_t ahead = 0) const {
@@ -573,7 +577,8 @@ class Parser {
     return n;
   }
 
-  std::vector<Token> tokens_;
+  mutable Lexer lexer_;
+  mutable std::deque<Token> tokens_;  // lexed so far
   size_t i_ = 0;
   int nesting_ = 0;  // levels of recursion entered (NestingGuard)
 };
@@ -1041,7 +1046,7 @@ Expression::~Expression() = default;
 
 StatusOr<std::shared_ptr<const Expression>> Expression::Parse(std::string_view text) {
   try {
-    Parser parser(Lexer(text).Run());
+    Parser parser(text);
     auto root = parser.ParseAll();
     return std::make_shared<const Expression>(std::string(text), std::move(root));
   } catch (const SyntaxError& e) {
