@@ -74,9 +74,11 @@ run_one() {
   echo "fuzz: $name for ${seconds}s on $corpus"
   # -timeout: one input running this long is a hang. -rss_limit_mb: the
   # process past this is a failure. Leaks are checked after every input (the
-  # default). Inputs grow up to libFuzzer's default -max_len (the largest
-  # seed, at least 4096 bytes).
-  if ! "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # default). -max_len: inputs (and seeds, which libFuzzer cuts to it) reach
+  # 1 MiB, room for JSON nested 500 000 deep: far past the depth at which an
+  # unbounded recursive walk overflows the smallest stack a thread of the
+  # center has (docs/fuzzing.md#nesting). A -max_len among the extra flags wins.
+  if ! "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 \
       -print_final_stats=1 -artifact_prefix="$build/artifacts/$name/" "${dict[@]}" "$@" \
       "$build/corpus/$name" "$corpus"; then
     echo "fuzz: $name FAILED; replay with: $bin $build/artifacts/$name/<file>" >&2

@@ -50,6 +50,11 @@ bool ReadBatchCell(const json& body, json* out) {
       !it->contains("value")) {
     return false;
   }
+  // nested: N puts the value inside N arrays ([[…V…]]), at most 2 000 000.
+  if (it->contains("nested") &&
+      !((*it)["nested"].is_number_unsigned() && (*it)["nested"].get<uint64_t>() <= 2000000)) {
+    return false;
+  }
   *out = *it;
   return true;
 }
@@ -209,8 +214,20 @@ void FaultInjector::AfterBatch(httplib::Response& res) {
   if (body.is_discarded() || !body.contains("data") || !body["data"].is_object()) return;
   json& rows = body["data"]["rows"];
   if (!rows.is_array() || rows.empty() || !rows[0].is_object()) return;
-  rows[0][cell["column"].get<std::string>()] = cell["value"];
-  SetBody(res, body.dump());
+  const uint64_t nested = cell.value("nested", uint64_t{0});
+  if (nested == 0) {
+    rows[0][cell["column"].get<std::string>()] = cell["value"];
+    return SetBody(res, body.dump());
+  }
+  // Spliced in as text: a tree that deep would overflow this service's own
+  // stack in dump() (docs/fuzzing.md#nesting).
+  const std::string placeholder = "@nested-value@";
+  rows[0][cell["column"].get<std::string>()] = placeholder;
+  std::string text = body.dump();
+  const std::string value =
+      std::string(nested, '[') + cell["value"].dump() + std::string(nested, ']');
+  text.replace(text.find("\"" + placeholder + "\""), placeholder.size() + 2, value);
+  SetBody(res, std::move(text));
 }
 
 void FaultInjector::SetBody(httplib::Response& res, std::string body) {

@@ -3,7 +3,7 @@
 //
 //   POST /admin/faults {"fail503": N, "hangMs": M, "hangCount": K,
 //                       "enrichFail": E, "criticalEnrich": B, "brokenEnrichSql": B,
-//                       "batchCell": {"column": C, "value": V} | null,
+//                       "batchCell": {"column": C, "value": V, "nested": N} | null,
 //                       "sqlReplace": [{"from": F, "to": T}, ...]}
 //     the next N batch calls answer HTTP 503; the next K batch or enrich calls first sleep M ms;
 //     the next E /dispatch/enrich calls answer HTTP 500; criticalEnrich marks
@@ -11,7 +11,8 @@
 //     makes their enrich SQL name a missing table (sql-template route enrichment);
 //     batchCell sets column C of the first row of every batch answer to the
 //     JSON value V (data a business's table may really hold: a Chinese date
-//     written as text); sqlReplace replaces F by T in the sqlTemplate of every
+//     written as text), inside N arrays when nested is given (a hostile
+//     answer: [[[…V…]]] N deep, written as text); sqlReplace replaces F by T in the sqlTemplate of every
 //     /dispatch/sql answer (a template that selects such a value)
 //   GET  /admin/stats -> {"batchCalls": n, "fail503Pending": .., "hangPending": ..}
 //

@@ -15,6 +15,7 @@
 #include "api/auth.h"
 #include "api/strict_json.h"
 #include "common/json_dump.h"
+#include "common/utf8.h"
 
 namespace export_center::api {
 namespace {
@@ -136,7 +137,9 @@ bool KeySet::HasKid(std::string_view kid) const {
 
 StatusOr<KeySet> ParseJwks(std::string_view document) {
   auto parsed = ParseStrictJson(document);
-  if (!parsed.ok() || !parsed->is_object()) return InvalidArgument("JWKS: not a JSON object");
+  if (!parsed.ok())
+    return InvalidArgument("JWKS: " + utf8::Excerpt(parsed.status().message(), 200));
+  if (!parsed->is_object()) return InvalidArgument("JWKS: not a JSON object");
   auto keys = parsed->find("keys");
   if (keys == parsed->end() || !keys->is_array()) {
     return InvalidArgument("JWKS: no \"keys\" array");

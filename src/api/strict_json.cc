@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/ascii.h"
+#include "common/nesting.h"
 
 namespace export_center::api {
 namespace {
@@ -38,8 +39,7 @@ class StrictSax : public nlohmann::json_sax<json> {
   bool binary(binary_t&) override { return Fail("binary values are not JSON"); }
   bool start_object(std::size_t) override {
     keys_.emplace_back();
-    containers_.push_back(true);
-    return CheckDepth();
+    return true;
   }
   bool key(string_t& k) override {
     if (!keys_.back().insert(k).second) return Fail("duplicate key \"" + k + "\"");
@@ -47,17 +47,10 @@ class StrictSax : public nlohmann::json_sax<json> {
   }
   bool end_object() override {
     keys_.pop_back();
-    containers_.pop_back();
     return true;
   }
-  bool start_array(std::size_t) override {
-    containers_.push_back(false);
-    return CheckDepth();
-  }
-  bool end_array() override {
-    containers_.pop_back();
-    return true;
-  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
   bool parse_error(std::size_t position, const std::string&,
                    const nlohmann::detail::exception& ex) override {
     // nlohmann's message names the byte position and the token it expected.
@@ -71,13 +64,7 @@ class StrictSax : public nlohmann::json_sax<json> {
     error = std::move(why);
     return false;
   }
-  bool CheckDepth() {
-    if (static_cast<int>(containers_.size()) <= kMaxJsonNesting) return true;
-    return Fail("nesting deeper than " + std::to_string(kMaxJsonNesting));
-  }
-
   std::vector<std::set<std::string>> keys_;
-  std::vector<bool> containers_;
 };
 
 std::string_view StripBom(std::string_view text) {
@@ -90,6 +77,9 @@ std::string_view StripBom(std::string_view text) {
 
 StatusOr<json> ParseStrictJson(std::string_view text) {
   text = StripBom(text);
+  // Nesting first, by the one check every reader of outside JSON shares
+  // (common/nesting.h): nothing has built a tree yet.
+  EC_RETURN_IF_ERROR(CheckJsonNesting(text, kMaxJsonNesting));
   try {
     StrictSax sax;
     // strict=true: anything after the value other than whitespace is an error.

@@ -13,13 +13,15 @@
 
 namespace export_center::api {
 
-// Nesting beyond this is refused before any recursive code sees the value.
+// Nesting beyond this is refused before any tree is built, by the check every
+// reader of outside JSON shares (common/nesting.h: CheckJsonNesting), here
+// tighter than its kMaxNesting: a request body's parameters nest at most 2.
 inline constexpr int kMaxJsonNesting = 32;
 
 // Parses one JSON text. One leading UTF-8 BOM is ignored. InvalidArgument for
 // malformed JSON, invalid UTF-8, duplicate keys, NaN/Infinity or overflowing
-// numbers, nesting deeper than kMaxJsonNesting, or trailing data; the message
-// says what and where. Never throws.
+// numbers, nesting deeper than kMaxJsonNesting ("JSON nested deeper than 32
+// levels"), or trailing data; the message says what and where. Never throws.
 StatusOr<nlohmann::json> ParseStrictJson(std::string_view text);
 
 // OK for "application/json" with optional parameters where a charset, if

@@ -19,6 +19,7 @@
 #include "app/demo_console.h"
 #include "app/export_center_app.h"
 #include "common/json_dump.h"
+#include "common/nesting.h"
 #include "common/utf8.h"
 #include "http/http_client.h"
 #include "http/httplib/httplib_http_client.h"
@@ -246,8 +247,9 @@ StatusOr<json> CallApi(http::HttpClient& client, const std::string& token,
   if (res.outcome != http::ClientAnswer::Outcome::kRead) {
     return Unavailable("no answer from the center for " + path);
   }
-  json reply = json::parse(res.body, nullptr, false);
-  if (reply.is_discarded() || !reply.contains("code")) {
+  auto parsed = ParseJsonWithin<json>(res.body);  // common/nesting.h
+  json reply = parsed.ok() ? std::move(parsed).value() : json(json::value_t::discarded);
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("code")) {
     return Internal("unexpected reply for " + path + ": " + utf8::Excerpt(res.body, 300));
   }
   if (reply["code"] != "200") {

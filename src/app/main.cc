@@ -26,6 +26,7 @@
 #include "app/check_command.h"
 #include "app/commands.h"
 #include "common/build_info.h"
+#include "common/thread_guard.h"
 #include "config/config.h"
 #include "source/sql/sql_template/sql_render_command.h"
 
@@ -78,6 +79,11 @@ int RunToken(const std::string& path, const ec::app::TokenOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread exists: every thread gets at least 8 MiB of stack
+  // (docs/fuzzing.md#nesting).
+  if (!ec::RaiseDefaultThreadStack()) {
+    std::cerr << "export-center: warning: could not raise the default thread stack\n";
+  }
   CLI::App cli{"export-center: a shared export and download center"};
   // Answered before the subcommand is required: `export-center --version` alone.
   cli.set_version_flag("--version", "export-center " + ec::build_info::Describe(),

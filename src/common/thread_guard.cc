@@ -144,4 +144,16 @@ void SetCurrentThreadName(std::string_view name) {
   pthread_setname_np(pthread_self(), cut.c_str());
 }
 
+bool RaiseDefaultThreadStack(size_t bytes) {
+  pthread_attr_t attr;
+  if (pthread_getattr_default_np(&attr) != 0) return false;
+  size_t size = 0;
+  bool ok = pthread_attr_getstacksize(&attr, &size) == 0;
+  if (ok && size < bytes) {
+    ok = pthread_attr_setstacksize(&attr, bytes) == 0 && pthread_setattr_default_np(&attr) == 0;
+  }
+  pthread_attr_destroy(&attr);
+  return ok;
+}
+
 }  // namespace export_center

@@ -21,6 +21,7 @@
 // kernel's limit for pthread_setname_np, shown by `top -H` and in the log).
 // Every function here is thread-safe.
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -76,5 +77,19 @@ std::vector<std::pair<std::string, int64_t>> ThreadFailureCounts();
 
 // Names the calling thread (cut to 15 bytes). Best effort.
 void SetCurrentThreadName(std::string_view name);
+
+// The stack every thread the center starts gets at least: 8 MiB, glibc's
+// default under Debian's `ulimit -s` of 8192. The nesting bound on outside
+// data (common/nesting.h) keeps every recursive walk to some tens of KiB of
+// it (docs/fuzzing.md#nesting).
+inline constexpr size_t kMinThreadStackBytes = size_t{8} << 20;
+
+// Raises the default stack of threads created from now on (std::thread,
+// Beast's and every library's) to at least `bytes`, whatever stack limit the
+// process inherited (glibc sizes new threads by RLIMIT_STACK, 2 MiB when it
+// is unlimited, and `ulimit -s 256` would give 256 KiB). Never lowers it.
+// Call once at start, before any thread exists. Best effort: false when
+// glibc refused.
+bool RaiseDefaultThreadStack(size_t bytes = kMinThreadStackBytes);
 
 }  // namespace export_center

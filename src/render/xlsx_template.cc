@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "common/nesting.h"
+
 namespace export_center::render::internal {
 namespace {
 
@@ -315,6 +317,10 @@ StatusOr<std::vector<std::string>> ParseSharedStrings(const std::string& xml) {
   if (!doc.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_ws_pcdata)) {
     return InvalidArgument("template: xl/sharedStrings.xml is not well-formed XML");
   }
+  // The template is the business service's: nested past kMaxNesting, refused
+  // like every tree read from outside (common/nesting.h).
+  EC_RETURN_IF_ERROR(
+      CheckTreeNesting(doc.root(), "XML").WithContext("template: xl/sharedStrings.xml"));
   std::vector<std::string> strings;
   for (pugi::xml_node si : doc.document_element().children()) {
     if (LocalName(si) != "si") continue;
@@ -344,6 +350,7 @@ Status LoadSheet(const std::string& part, const std::string& xml,
     return InvalidArgument("template: " + part +
                            " is not well-formed XML: " + parsed.description());
   }
+  EC_RETURN_IF_ERROR(CheckTreeNesting(sheet->doc->root(), "XML").WithContext("template: " + part));
   for (pugi::xml_node n : sheet->doc->document_element().children()) {
     if (LocalName(n) == "sheetData") sheet->sheet_data = n;
   }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/nesting.h"
 #include "rocketmq/client_instance.h"
 #include "rocketmq/remoting/codes.h"
 
@@ -74,8 +75,11 @@ class Admin::Impl {
         Invoke(broker_addr, RemotingCommand::Request(code::kGetAllSubscriptionGroupConfig));
     EC_RETURN_IF_ERROR(ResponseStatus(response, "subscription groups of " + broker_addr));
     // {"subscriptionGroupTable": {"<group>": {...}, ...}, "dataVersion": {...}}
-    nlohmann::json body =
-        nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+    auto parsed = ParseJsonWithin<nlohmann::json>(response->body);  // common/nesting.h
+    if (!parsed.ok()) {
+      return Internal("subscription groups of " + broker_addr + ": " + parsed.status().message());
+    }
+    nlohmann::json body = std::move(parsed).value();
     if (!body.is_object() || !body.contains("subscriptionGroupTable") ||
         !body["subscriptionGroupTable"].is_object()) {
       return Internal("subscription groups of " + broker_addr +

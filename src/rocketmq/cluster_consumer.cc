@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/mutex.h"
+#include "common/nesting.h"
 #include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "rocketmq/allocate.h"
@@ -356,7 +357,9 @@ class ClusterConsumer::Impl {
           b.master_addr, std::move(request), options_.client.request_timeout);
       last = ResponseStatus(response, "members of group " + options_.group);
       if (!last.ok()) continue;
-      nlohmann::json j = nlohmann::json::parse(response->body, nullptr, false);
+      // Nested past kMaxNesting: no members read (common/nesting.h).
+      auto parsed = ParseJsonWithin<nlohmann::json>(response->body);
+      nlohmann::json j = parsed.ok() ? std::move(parsed).value() : nlohmann::json();
       std::vector<std::string> ids;
       if (j.is_object() && j.contains("consumerIdList") && j["consumerIdList"].is_array()) {
         for (const auto& id : j["consumerIdList"]) {

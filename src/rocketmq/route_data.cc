@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/nesting.h"
 #include "rocketmq/remoting/remoting_command.h"
 
 namespace export_center::rocketmq {
@@ -26,7 +27,11 @@ T Get(const nlohmann::json& j, const char* key, T fallback) {
 }
 
 StatusOr<nlohmann::json> ParseServerJson(std::string_view body, const char* what) {
-  nlohmann::json j = nlohmann::json::parse(remoting::QuoteBareJsonKeys(body), nullptr, false);
+  const std::string text = remoting::QuoteBareJsonKeys(body);
+  auto parsed = ParseJsonWithin<nlohmann::json>(text);  // common/nesting.h
+  if (!parsed.ok())
+    return Internal(std::string(what) + " from the NameServer: " + parsed.status().message());
+  nlohmann::json j = std::move(parsed).value();
   if (j.is_discarded() || !j.is_object()) {
     return Internal(std::string("unreadable ") + what + " from the NameServer");
   }

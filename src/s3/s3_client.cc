@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/mutex.h"
+#include "common/nesting.h"
 
 namespace export_center::s3 {
 namespace {
@@ -95,6 +96,7 @@ struct S3ErrorBody {
 S3ErrorBody ParseErrorBody(const std::string& body) {
   pugi::xml_document doc;
   if (!doc.load_buffer(body.data(), body.size())) return {};
+  if (!CheckTreeNesting(doc.root(), "XML").ok()) return {};  // as ParseXml
   pugi::xml_node error = doc.child("Error");
   return {error.child_value("Code"), error.child_value("Message")};
 }
@@ -123,6 +125,11 @@ StatusOr<pugi::xml_document> ParseXml(const std::string& what, const std::string
   pugi::xml_parse_result parsed = doc.load_buffer(body.data(), body.size());
   if (!parsed) {
     return Internal("s3 " + what + ": unreadable XML answer (" + parsed.description() + ")");
+  }
+  // Read at fixed paths, nothing recursive; refused anyway past kMaxNesting,
+  // like every tree the center builds from outside bytes (common/nesting.h).
+  if (Status nesting = CheckTreeNesting(doc.root(), "XML answer"); !nesting.ok()) {
+    return Internal("s3 " + what + ": " + nesting.message());
   }
   return doc;
 }

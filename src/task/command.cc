@@ -4,6 +4,7 @@
 
 #include "common/ids.h"
 #include "common/json_dump.h"
+#include "common/nesting.h"
 
 namespace export_center::task {
 
@@ -30,6 +31,9 @@ CommandProperties PropertiesOf(const Command& c) {
 }
 
 StatusOr<Command> DecodeCommand(std::string_view payload) {
+  // A message nested past kMaxNesting is refused before a tree exists
+  // (common/nesting.h): a dump or comparison of it would recurse per level.
+  EC_RETURN_IF_ERROR(CheckJsonNesting(payload).WithContext("command"));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(payload);

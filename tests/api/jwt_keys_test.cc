@@ -166,6 +166,17 @@ TEST(Jwks, RefusesWhatItCannotReadSafely) {
   EXPECT_FALSE(ParseJwks(many.dump()).ok());
 }
 
+// docs/fuzzing.md#nesting: a JWKS URL's answer (or file) nested a million deep is refused by
+// the strict parse's nesting check (common/nesting.h) before a tree exists,
+// with words that say so.
+TEST(Jwks, AnAnswerNestedAMillionDeepIsRefusedClearly) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  auto keys = ParseJwks(R"({"keys":[{"kty":"RSA","x5c":)" + deep + "}]}");
+  ASSERT_FALSE(keys.ok());
+  EXPECT_EQ(keys.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(keys.status().message(), "JWKS: JSON nested deeper than 32 levels");
+}
+
 TEST(KeySetFind, SelectsByAlgorithmAndKid) {
   auto set = ParseJwks(Jwks({&RsaKey("r1"), &RsaKey("r2")}));
   ASSERT_TRUE(set.ok());

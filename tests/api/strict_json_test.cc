@@ -66,6 +66,19 @@ TEST(StrictJson, LimitsNesting) {
   EXPECT_FALSE(ParseStrictJson(bomb).ok());
 }
 
+// docs/fuzzing.md#nesting: the check every reader of outside JSON shares (common/nesting.h)
+// at the API's tighter bound, a million levels refused with the clear words
+// the 400 carries, before any tree exists.
+TEST(StrictJson, AMillionLevelsAreRefusedClearly) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  auto parsed = ParseStrictJson("{\"parameters\": {\"a\": " + deep + "}}");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parsed.status().message(), "JSON nested deeper than 32 levels");
+  EXPECT_EQ(ParseStrictJson(std::string(1000000, '{')).status().message(),
+            "JSON nested deeper than 32 levels");
+}
+
 TEST(StrictJson, ContentType) {
   EXPECT_TRUE(CheckJsonContentType("application/json").ok());
   EXPECT_TRUE(CheckJsonContentType("Application/JSON; charset=UTF-8").ok());

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "common/failpoint.h"
 
@@ -127,6 +128,39 @@ TEST(Failpoint, OffUnlessListed) {
   EXPECT_TRUE(FailpointFires("a"));
   SetFailpointsForTest("");
   EXPECT_FALSE(FailpointFires("a"));
+}
+
+size_t StackOfANewThread() {
+  size_t size = 0;
+  std::thread([&] {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstacksize(&attr, &size);
+      pthread_attr_destroy(&attr);
+    }
+  }).join();
+  return size;
+}
+
+void SetDefaultStack(size_t bytes) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_getattr_default_np(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
+  ASSERT_EQ(pthread_setattr_default_np(&attr), 0);
+  pthread_attr_destroy(&attr);
+}
+
+// What `ulimit -s 256` would give every thread: raised to 8 MiB, the stack
+// the nesting bound is measured against (docs/fuzzing.md#nesting); a larger
+// default is kept.
+TEST(RaiseDefaultThreadStack, GivesEveryNewThreadAtLeast8MiB) {
+  SetDefaultStack(256 * 1024);
+  EXPECT_LT(StackOfANewThread(), kMinThreadStackBytes);
+  EXPECT_TRUE(RaiseDefaultThreadStack());
+  EXPECT_GE(StackOfANewThread(), kMinThreadStackBytes);
+  SetDefaultStack(16 << 20);
+  EXPECT_TRUE(RaiseDefaultThreadStack());
+  EXPECT_GE(StackOfANewThread(), size_t{16} << 20);
 }
 
 }  // namespace

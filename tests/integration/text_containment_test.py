@@ -15,7 +15,10 @@ the download-center page's live task stream (SSE) open the whole time.
 - all of it once per database: the service's SQLite file as replica with the
   tasks in SQLite, then a real PostgreSQL and a real MariaDB holding both the
   tasks (their final write refuses text that is not UTF-8) and the replica
-  (on PostgreSQL a SQL_ASCII database: a UTF8 one cannot hold such bytes).
+  (on PostgreSQL a SQL_ASCII database: a UTF8 one cannot hold such bytes);
+- a provider cell nested a million arrays deep (2 MB; docs/fuzzing.md#nesting): the task ends
+  FAILED (INVALID_DATA) and the log says the answer was nested deeper than 64
+  levels, serve lives on, the stream keeps working and the next export succeeds.
 
 One started center per database class; each case is one small export.
 
@@ -183,6 +186,32 @@ class TextContainment:
                 self.c.faults(sqlReplace=[{"from": select, "to": f"'{LONG_CJK}' AS {key}"}])
                 task = self.run_export("ORDER_LIST", {"keyword": keyword})
                 self.assert_failed_readably(task, key)
+        self.assert_next_exports_succeed()
+
+    # ---- a value nested a million deep (docs/fuzzing.md#nesting) -------------------------
+
+    def test_provider_value_nested_a_million_deep_fails_the_task_clearly(self):
+        # 2 MB of brackets in one cell: serve died of a stack overflow in the
+        # dump that quoted it. Now the answer is refused before any tree is
+        # built (common/nesting.h), a permanent contract failure like any
+        # malformed answer, and serve carries on.
+        self.c.faults(batchCell={"column": "registeredOn", "value": "2024-02-29",
+                                 "nested": 1000000})
+        task = self.run_export("CUSTOMER_LIST", FEW_CUSTOMERS)
+        what = f"{self.KIND}: {task}"
+        self.assertEqual(task["status"], "FAILED", what)
+        self.assertEqual(task["failureCode"], "INVALID_DATA", what)
+        self.assertEqual(task["failureMessage"],
+                         "The business system sent data this export type does not accept", what)
+        event = self.stream.wait_for(task["id"], "FAILED")
+        self.assertEqual(event["failureMessage"], task["failureMessage"])
+        # The operators' log names the refusal.
+        self.assertIn(f"taskId={task['id']}", self.c.log())
+        refusal = [line for line in self.c.log().splitlines()
+                   if f"taskId={task['id']}" in line and "provider batch failed" in line]
+        self.assertTrue(refusal, what)
+        self.assertIn("provider answer: JSON nested deeper than 64 levels", refusal[0])
+        self.assert_center_up()
         self.assert_next_exports_succeed()
 
     # ---- a replica value that is not UTF-8 ------------------------------------------------

@@ -170,5 +170,23 @@ TEST(XlsxTemplate, TokenizeAndShift) {
             "SUM(C5:C104)+LOG10(B106)&\"A7\"+Other!A9");
 }
 
+// docs/fuzzing.md#nesting: the template .xlsx is the business service's. Its parts nested a
+// million deep are refused before anything walks them (common/nesting.h).
+TEST(XlsxTemplateParts, PartsNestedAMillionDeepAreRefused) {
+  std::string deep;
+  for (int i = 0; i < 1000000; ++i) deep += "<r>";
+  for (int i = 0; i < 1000000; ++i) deep += "</r>";
+  auto strings = internal::ParseSharedStrings("<sst><si>" + deep + "</si></sst>");
+  ASSERT_FALSE(strings.ok());
+  EXPECT_EQ(strings.status().message(),
+            "template: xl/sharedStrings.xml: XML nested deeper than 64 levels");
+  internal::TemplateSheet sheet;
+  const Status loaded =
+      internal::LoadSheet("xl/worksheets/sheet1.xml",
+                          "<worksheet><sheetData>" + deep + "</sheetData></worksheet>", {}, &sheet);
+  EXPECT_EQ(loaded.message(),
+            "template: xl/worksheets/sheet1.xml: XML nested deeper than 64 levels");
+}
+
 }  // namespace
 }  // namespace export_center::render

@@ -82,5 +82,23 @@ TEST(Command, PoisonPayloadsAreRejected) {
   }
 }
 
+// docs/fuzzing.md#nesting: a command message is foreign bytes (a broker's, an embedded
+// channel's row). Nested a million deep it is refused before a tree exists
+// (common/nesting.h), in a field the decoder never reads as much as in one
+// it does, and the consumer treats it as any poison message.
+TEST(Command, AMessageNestedAMillionDeepIsRefused) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  for (
+      const std::string& payload :
+      {R"({"schemaVersion":1,"eventId":"e","taskId":"12","exportType":"T","dispatchVersion":1,"x":)" +
+           deep + "}",
+       R"({"schemaVersion":1,"eventId":)" + deep + "}", std::string(1000000, '{')}) {
+    auto d = DecodeCommand(payload);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(d.status().message(), "command: JSON nested deeper than 64 levels");
+  }
+}
+
 }  // namespace
 }  // namespace export_center::task

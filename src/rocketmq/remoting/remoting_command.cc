@@ -4,6 +4,8 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "common/nesting.h"
+
 namespace export_center::rocketmq::remoting {
 namespace {
 
@@ -50,7 +52,10 @@ std::string JsonScalarToString(const nlohmann::json& v) {
 }
 
 StatusOr<RemotingCommand> DecodeJsonHeader(std::string_view header) {
-  nlohmann::json j = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
+  // Nested past kMaxNesting: refused before a tree exists (common/nesting.h).
+  auto parsed = ParseJsonWithin<nlohmann::json>(header);
+  if (!parsed.ok()) return parsed.status().WithContext("remoting header");
+  nlohmann::json j = std::move(parsed).value();
   if (j.is_discarded() || !j.is_object()) {
     return InvalidArgument("remoting header is not a JSON object");
   }

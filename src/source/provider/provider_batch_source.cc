@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/json_dump.h"
+#include "common/nesting.h"
 #include "common/utf8.h"
 #include "source/common/business_reply.h"
 #include "source/common/service_client.h"
@@ -75,7 +76,8 @@ StatusOr<std::optional<int64_t>> OptionalCount(const json& data, const char* nam
 
 // A simdjson value as a nlohmann::json: for the small parts of an answer
 // the checks read, and one cell at a time for ParseWireValue.
-// The element's type was just read, so each get() below succeeds.
+// The element's type was just read, so each get() below succeeds. Recursive:
+// ReadAnswer refused an answer nested deeper than kMaxNesting before.
 json ToJson(simdjson::dom::element e) {
   switch (e.type()) {
     case simdjson::dom::element_type::ARRAY: {
@@ -138,7 +140,13 @@ class ProviderBatchSource : public RowSource {
  public:
   ProviderBatchSource(ProviderBatchOptions options, http::HttpClientFactory* http)
       : options_(std::move(options)), http_(http) {
-    parameters_ = json::parse(options_.parameters_json, nullptr, /*allow_exceptions=*/false);
+    // simdjson refuses nesting past kMaxNesting itself, while it reads
+    // (DEPTH_ERROR; it keeps the bound when it grows): the fast path pays
+    // nothing for the bound. Should this fail, ReadAnswer checks the text.
+    parser_bounded_ = parser_.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, kMaxNesting) ==
+                      simdjson::SUCCESS;
+    auto parsed = ParseJsonWithin<json>(options_.parameters_json);
+    parameters_ = parsed.ok() ? std::move(parsed).value() : json(json::value_t::discarded);
   }
 
   // RowSource:
@@ -151,7 +159,7 @@ class ProviderBatchSource : public RowSource {
   json RequestBody() const;
   StatusOr<HttpAnswer> Post(const std::string& body);
   StatusOr<json> OpenEnvelope(const HttpAnswer& answer);
-  json ReadAnswer(const std::string& body);
+  StatusOr<json> ReadAnswer(const std::string& body);
   Status CheckSchema(const json& data);
   StatusOr<std::vector<task::Row>> ParseRows(const json& data);
   StatusOr<std::vector<task::Row>> ParseFastRows();
@@ -165,6 +173,7 @@ class ProviderBatchSource : public RowSource {
   // The answer is parsed by simdjson: data.rows stay in the parser's
   // buffers (valid until the next batch) and are converted cell by cell.
   simdjson::dom::parser parser_;
+  bool parser_bounded_ = false;  // parser_'s max depth is kMaxNesting
   std::optional<simdjson::dom::array> fast_rows_;
   std::vector<task::Column> columns_;
   std::unordered_map<std::string_view, size_t> column_of_;  // key → index, into columns_
@@ -290,13 +299,17 @@ StatusOr<HttpAnswer> ProviderBatchSource::Post(const std::string& body) {
 // The envelope as a nlohmann::json, except data.rows, which stay simdjson
 // elements in fast_rows_ (no DOM node per cell). A body simdjson cannot
 // take (malformed, a number past 64 bits) goes the whole nlohmann way, so
-// every answer is judged exactly as before.
-json ProviderBatchSource::ReadAnswer(const std::string& body) {
+// every answer is judged exactly as before. An answer nested deeper than
+// kMaxNesting is refused on either path before a tree exists
+// (common/nesting.h): the conversions and dumps that follow recurse once per
+// level.
+StatusOr<json> ProviderBatchSource::ReadAnswer(const std::string& body) {
   fast_rows_.reset();
+  if (!parser_bounded_) EC_RETURN_IF_ERROR(CheckJsonNesting(body));
   simdjson::dom::element doc;
-  if (parser_.parse(body).get(doc) != simdjson::SUCCESS) {
-    return json::parse(body, nullptr, /*allow_exceptions=*/false);
-  }
+  const simdjson::error_code read = parser_.parse(body).get(doc);
+  if (read == simdjson::DEPTH_ERROR) return NestingTooDeep("JSON", kMaxNesting);
+  if (read != simdjson::SUCCESS) return ParseJsonWithin<json>(body);
   simdjson::dom::object root;
   if (doc.get(root) != simdjson::SUCCESS) return ToJson(doc);
   json envelope = json::object();
@@ -324,12 +337,14 @@ json ProviderBatchSource::ReadAnswer(const std::string& body) {
 }
 
 StatusOr<json> ProviderBatchSource::OpenEnvelope(const HttpAnswer& answer) {
-  json body = ReadAnswer(answer.body);
+  StatusOr<json> read = ReadAnswer(answer.body);
+  json body = read.ok() ? std::move(read).value() : json(json::value_t::discarded);
   bool is_envelope = !body.is_discarded() && body.is_object();
   if (answer.status != 200) {
     return BusinessError(answer.status, "provider answered HTTP",
                          is_envelope ? EnvelopeMessage(body) : "");
   }
+  if (!read.ok()) return read.status().WithContext("provider answer");
   if (!is_envelope) {
     // JSON is UTF-8 (RFC 8259): bytes that are not are a clear failure, not U+FFFD.
     return InvalidArgument(utf8::IsValid(answer.body) ? "provider answer is not a JSON envelope"

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/ascii.h"
+#include "common/nesting.h"
 #include "common/utf8.h"
 
 namespace export_center::source {
@@ -753,7 +754,10 @@ std::vector<task::PlanAdvice> ReadPlanAdvice(const QueryPlan& plan, std::string_
   json root;  // the JSON plans, parsed once for the table readers and the sort's
   if (plan.kind != "sqlite") {
     std::string_view text(plan.text);
-    root = json::parse(text.substr(0, std::min(text.size(), kMaxPlanBytes)), nullptr, false);
+    // A plan nests two levels per plan node; past that bound no advice.
+    auto parsed = ParseJsonWithin<json>(text.substr(0, std::min(text.size(), kMaxPlanBytes)),
+                                        4 * kMaxNesting);
+    if (parsed.ok()) root = std::move(parsed).value();
   }
   if (plan.kind == "sqlite") out = ReadSqlitePlan(plan.text, tokens, statement);
   if (plan.kind == "postgres") out = ReadPostgresPlan(root, page_rows, statement);

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "common/json_dump.h"
+#include "common/nesting.h"
 #include "source/common/business_reply.h"
 #include "source/common/service_client.h"
 
@@ -203,13 +204,16 @@ class HttpSqlContractClient : public SqlContractClient {
       case http::ClientAnswer::Outcome::kRead:
         break;
     }
-    json env = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
+    // Nested past kMaxNesting: refused before a tree exists (common/nesting.h).
+    StatusOr<json> read = ParseJsonWithin<json>(res.body);
+    json env = read.ok() ? std::move(read).value() : json(json::value_t::discarded);
     bool is_env = !env.is_discarded() && env.is_object();
     std::string message = is_env && env.contains("message") && env["message"].is_string()
                               ? env["message"].get<std::string>()
                               : "";
     int code = res.status;
     if (code == 200) {
+      if (!read.ok()) return read.status().WithContext("contract answer to /dispatch/" + op);
       if (!is_env) return InvalidArgument("contract answer is not a JSON envelope");
       auto env_code = EnvelopeCode(env);
       if (!env_code) return InvalidArgument("contract envelope lacks a code");

@@ -8,8 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rocketmq/route_data.h"
+
 namespace export_center::rocketmq::remoting {
 namespace {
+
+using rocketmq::ParseClusterInfo;
+using rocketmq::ParseTopicRoute;
 
 std::string Int32(uint32_t v) {
   std::string s;
@@ -126,6 +131,22 @@ TEST(DecodeFrame, RefusesMalformedHeaders) {
   StatusOr<RemotingCommand> ok = DecodeFrame(Int32(2) + "{}body");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->body, "body");
+}
+
+// docs/fuzzing.md#nesting: a header value nested a million deep (its extFields are dumped
+// into strings, which recursed per level) is refused before a tree exists
+// (common/nesting.h); so are a NameServer's route and cluster answers.
+TEST(DecodeFrame, RefusesHeadersNestedAMillionDeep) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  const std::string header = R"({"code":0,"extFields":{"a":)" + deep + "}}";
+  StatusOr<RemotingCommand> c = DecodeFrame(Int32(static_cast<uint32_t>(header.size())) + header);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "remoting header: JSON nested deeper than 64 levels");
+  auto route = ParseTopicRoute(R"({"brokerDatas":)" + deep + "}");
+  ASSERT_FALSE(route.ok());
+  EXPECT_NE(route.status().message().find("JSON nested deeper than 64 levels"), std::string::npos)
+      << route.status().message();
+  EXPECT_FALSE(ParseClusterInfo(R"({"brokerAddrTable":)" + deep + "}").ok());
 }
 
 // RocketMQ's binary header layout (serialize type 1), as a broker configured

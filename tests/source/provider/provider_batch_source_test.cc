@@ -379,6 +379,80 @@ TEST_F(ProviderBatchSourceTest, AnswerThatIsNotUtf8IsAClearPermanentFailure) {
   EXPECT_NE(s.message().find("not valid UTF-8"), std::string::npos) << s.message();
 }
 
+// docs/fuzzing.md#nesting: a row value nested a million deep (2 MB of brackets) killed serve
+// with SIGSEGV — nlohmann's dump() of the value, quoted in the type error,
+// recursed once per level on the prefetch thread. The answer is refused
+// before any parser builds a tree (common/nesting.h), a permanent contract
+// error like any malformed answer; on both parsers' paths.
+std::string WithValue(const json& data, const std::string& raw) {
+  std::string body = json{{"code", "200"}, {"message", "success"}, {"data", data}}.dump();
+  const std::string placeholder = "\"@VALUE@\"";
+  body.replace(body.find(placeholder), placeholder.size(), raw);
+  return body;
+}
+
+TEST_F(ProviderBatchSourceTest, AValueNestedAMillionDeepIsRefusedBeforeAnyTreeIsBuilt) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  for (const char* path : {"simdjson", "fallback"}) {
+    for (int failing_call : {1, 2}) {
+      int call = 0;  // this run's calls (the provider counts the fixture's)
+      Status s = RunWith([&](int, const json&, httplib::Response& res) {
+        ++call;
+        json row = Row(call);
+        row["name"] = "@VALUE@";
+        // A number past 64 bits (in a key outside the columns) sends the
+        // answer to the nlohmann fallback.
+        if (std::string(path) == "fallback") row["extra"] = "@BIG@";
+        std::string body = WithValue(Data({row}, call < 2, std::to_string(call), call == 1),
+                                     call == failing_call ? deep : "\"fine\"");
+        if (std::string(path) == "fallback") {
+          body.replace(body.find("\"@BIG@\""), 7, "18446744073709551616");
+        }
+        res.set_content(body, "application/json");
+      });
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << path << " " << s.ToString();
+      EXPECT_EQ(s.message(), "provider answer: JSON nested deeper than 64 levels")
+          << path << " call " << failing_call;
+    }
+  }
+}
+
+TEST_F(ProviderBatchSourceTest, BothParsersTakeTheBoundAndRefuseOneLevelMore) {
+  // envelope › data › rows › row: 4 levels, so a cell 60 deep is exactly 64.
+  for (const char* path : {"simdjson", "fallback"}) {
+    for (int depth : {60, 61}) {
+      Status s = RunWith([&](int, const json&, httplib::Response& res) {
+        json row = Row(1);
+        row["name"] = "@VALUE@";
+        if (std::string(path) == "fallback") row["extra"] = "@BIG@";
+        std::string body = WithValue(Data({row}, false, nullptr),
+                                     std::string(depth, '[') + std::string(depth, ']'));
+        if (std::string(path) == "fallback") {
+          body.replace(body.find("\"@BIG@\""), 7, "18446744073709551616");
+        }
+        res.set_content(body, "application/json");
+      });
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+      if (depth == 60) {
+        // Read, then refused by type with the usual quoted excerpt (the dump
+        // that quotes it recurses 60 frames, no more).
+        EXPECT_NE(s.message().find("column 'name'"), std::string::npos) << path << s.message();
+        EXPECT_NE(s.message().find("[[[["), std::string::npos) << path << s.message();
+      } else {
+        EXPECT_EQ(s.message(), "provider answer: JSON nested deeper than 64 levels") << path;
+      }
+    }
+  }
+}
+
+TEST_F(ProviderBatchSourceTest, ADeepAnswerToAServerErrorStaysTransient) {
+  Status s = RunWith([](int, const json&, httplib::Response& res) {
+    res.status = 503;
+    res.set_content(std::string(1000000, '[') + std::string(1000000, ']'), "application/json");
+  });
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+}
+
 TEST_F(ProviderBatchSourceTest, TooManyRowsInOneBatch) {
   Status s = RunWith([](int, const json&, httplib::Response& res) {
     Answer(res, Data({Row(1), Row(2), Row(3)}, false, nullptr));

@@ -123,5 +123,39 @@ TEST(SqlContractClientFakeTest, NoAnswerAndTooSlowKeepTheirErrorTexts) {
             "contract answer to /dispatch/version took too long to arrive");
 }
 
+// docs/fuzzing.md#nesting: every contract answer is refused past the nesting bound before a
+// tree exists (common/nesting.h), on each operation, with a clear permanent
+// error; a million levels in /dispatch/sql's data (its columns, paramSchema,
+// enrich entries are walked and quoted) or in enrich results alike.
+TEST(SqlContractClientFakeTest, AnAnswerNestedAMillionDeepIsAClearPermanentFailure) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  const std::string envelope = R"({"code":"200","message":"success","data":)";
+  fakes::ScriptedHttpClientFactory http(
+      {{200, envelope + R"({"sqlTemplate":"SELECT 1","columns":)" + deep + "}}"},
+       {200, envelope + deep + "}"},
+       {200, envelope + "[{\"a\":" + deep + "}]}"},
+       {503, deep}});
+  SqlContractClientOptions o;
+  o.service = {"orders", "http://orders.internal:8080", "t"};
+  o.query_id = "q";
+  auto client = NewHttpSqlContractClient(o, &http);
+  StatusOr<SqlContract> contract = client->GetSqlTemplate(nlohmann::json::object());
+  EXPECT_EQ(contract.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(contract.status().message(),
+            "contract answer to /dispatch/sql: JSON nested deeper than 64 levels");
+  StatusOr<int64_t> count = client->CountForList(nlohmann::json::object());
+  EXPECT_EQ(count.status().message(),
+            "contract answer to /dispatch/count: JSON nested deeper than 64 levels");
+  EnrichRequest enrich;
+  enrich.key_column = "id";
+  enrich.keys = {"1"};
+  StatusOr<std::vector<nlohmann::json>> enriched = client->Enrich(enrich);
+  EXPECT_EQ(enriched.status().message(),
+            "contract answer to /dispatch/enrich: JSON nested deeper than 64 levels");
+  // A server error stays a server error (transient), whatever its body.
+  StatusOr<std::string> version = client->GetVersion(nlohmann::json::object());
+  EXPECT_EQ(version.status().code(), StatusCode::kUnavailable) << version.status().ToString();
+}
+
 }  // namespace
 }  // namespace export_center::source

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <deque>
 #include <limits>
 #include <vector>
 
 #include "common/ascii.h"
 #include "common/json_dump.h"
+#include "common/nesting.h"
 #include "common/utf8.h"
 
 namespace export_center::sql_template {
@@ -36,6 +38,9 @@ struct Expression::Node {
   Value literal;
   std::vector<std::unique_ptr<Node>> kids;
   size_t pos = 0;
+  // Levels of this subtree (a leaf is 1). Evaluation, the root-read walk and
+  // the destructor recurse once per level; Adopt keeps it <= kMaxNesting.
+  int height = 1;
 };
 
 namespace {
@@ -105,17 +110,14 @@ class Lexer {
  public:
   explicit Lexer(std::string_view text) : text_(text) {}
 
-  std::vector<Token> Run() {
-    std::vector<Token> out;
-    while (true) {
-      while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-      if (pos_ >= text_.size()) break;
-      out.push_back(Next());
-    }
+  // The next token; kEnd once the text is read. Called as the parser goes,
+  // so a text refused early (nested too deep) is never lexed whole.
+  Token NextToken() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    if (pos_ < text_.size()) return Next();
     Token end;
     end.pos = text_.size();
-    out.push_back(end);
-    return out;
+    return end;
   }
 
  private:
@@ -266,7 +268,7 @@ class Lexer {
 
 class Parser {
  public:
-  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+  explicit Parser(std::string_view text) : lexer_(text) {}
 
   std::unique_ptr<Node> ParseAll() {
     auto node = Conditional();
@@ -277,7 +279,13 @@ class Parser {
   }
 
  private:
+  // Lexes up to the token asked for; past the end, the kEnd token. A deque:
+  // lexing more never moves the tokens a caller holds a reference to.
   const Token& Peek(size_t ahead = 0) const {
+    while (tokens_.size() <= i_ + ahead &&
+           (tokens_.empty() || tokens_.back().kind != Token::Kind::kEnd)) {
+      tokens_.push_back(lexer_.NextToken());
+    }
     return tokens_[std::min(i_ + ahead, tokens_.size() - 1)];
   }
   bool IsOp(const char* op, size_t ahead = 0) const {
@@ -308,15 +316,35 @@ class Parser {
     n->name = std::move(name);
     return n;
   }
+  // Makes `kid` the next child of `parent`. A chain the loops below build
+  // without recursion (a.b.c…, 1+1+1…) still nests one level per link, so
+  // the height is bounded here, where every node gets its children.
+  static void Adopt(Node& parent, std::unique_ptr<Node> kid) {
+    parent.height = std::max(parent.height, kid->height + 1);
+    parent.kids.push_back(std::move(kid));
+    if (parent.height > kMaxNesting) {
+      throw SyntaxError{parent.pos, NestingTooDeep("expression", kMaxNesting).message()};
+    }
+  }
+
+  // Throws when `level` of the parser's own recursion (a parenthesis, an
+  // index, an argument, a list item, a ?: branch, a unary operator) is past
+  // kMaxNesting, before it recurses further.
+  void Check(const NestingGuard& level) const {
+    if (!level.ok()) throw SyntaxError{Peek().pos, level.Refusal("expression").message()};
+  }
+
   static std::unique_ptr<Node> Binary(Op op, std::string name, std::unique_ptr<Node> l,
                                       std::unique_ptr<Node> r) {
     auto n = Make(op, l->pos, std::move(name));
-    n->kids.push_back(std::move(l));
-    n->kids.push_back(std::move(r));
+    Adopt(*n, std::move(l));
+    Adopt(*n, std::move(r));
     return n;
   }
 
   std::unique_ptr<Node> Conditional() {
+    NestingGuard level(&nesting_);
+    Check(level);
     auto cond = Or();
     if (!IsOp("?")) return cond;
     ++i_;
@@ -324,9 +352,9 @@ class Parser {
     Expect(":");
     auto no = Conditional();
     auto n = Make(Op::kTernary, cond->pos);
-    n->kids.push_back(std::move(cond));
-    n->kids.push_back(std::move(yes));
-    n->kids.push_back(std::move(no));
+    Adopt(*n, std::move(cond));
+    Adopt(*n, std::move(yes));
+    Adopt(*n, std::move(no));
     return n;
   }
 
@@ -434,7 +462,9 @@ class Parser {
     }
     ++i_;
     auto n = Make(op, pos);
-    n->kids.push_back(Unary());
+    NestingGuard level(&nesting_);
+    Check(level);
+    Adopt(*n, Unary());
     return n;
   }
 
@@ -449,15 +479,15 @@ class Parser {
         Token name = Peek();
         ++i_;
         auto n = Make(IsOp("(") ? Op::kMethod : Op::kProperty, name.pos, name.text);
-        n->kids.push_back(std::move(target));
+        Adopt(*n, std::move(target));
         if (n->op == Op::kMethod) Arguments(*n);
         target = std::move(n);
       } else if (IsOp("[")) {
         size_t pos = Peek().pos;
         ++i_;
         auto n = Make(Op::kIndex, pos);
-        n->kids.push_back(std::move(target));
-        n->kids.push_back(Conditional());
+        Adopt(*n, std::move(target));
+        Adopt(*n, Conditional());
         Expect("]");
         target = std::move(n);
       } else {
@@ -469,8 +499,8 @@ class Parser {
   void Arguments(Node& call) {
     Expect("(");
     if (!IsOp(")")) {
-      call.kids.push_back(Conditional());
-      while (Accept({","})) call.kids.push_back(Conditional());
+      Adopt(call, Conditional());
+      while (Accept({","})) Adopt(call, Conditional());
     }
     Expect(")");
   }
@@ -518,8 +548,8 @@ class Parser {
     auto n = Make(Op::kList, Peek().pos);
     ++i_;
     if (!IsOp("}")) {
-      n->kids.push_back(Conditional());
-      while (Accept({","})) n->kids.push_back(Conditional());
+      Adopt(*n, Conditional());
+      while (Accept({","})) Adopt(*n, Conditional());
     }
     Expect("}");
     return n;
@@ -547,8 +577,10 @@ class Parser {
     return n;
   }
 
-  std::vector<Token> tokens_;
+  mutable Lexer lexer_;
+  mutable std::deque<Token> tokens_;  // lexed so far
   size_t i_ = 0;
+  int nesting_ = 0;  // levels of recursion entered (NestingGuard)
 };
 
 Status EvalError(const Node& node, const std::string& message) {
@@ -628,7 +660,14 @@ class Evaluator {
   StatusOr<Value> ListLiteral(const Node& n) {
     EC_ASSIGN_OR_RETURN(std::vector<Value> items, Args(n, 0));
     Json list = Json::array();
-    for (const Value& v : items) list.push_back(Json::parse(DumpTolerant(v.ToBindingJson())));
+    for (const Value& v : items) {
+      // The one place evaluation makes a value deeper than its parts (a
+      // <bind> of {x} in a <foreach> deepens x once per item): kept within
+      // kMaxNesting, as every value read from outside (common/nesting.h).
+      auto item = ParseJsonWithin<Json>(DumpTolerant(v.ToBindingJson()), kMaxNesting - 1);
+      if (!item.ok()) return EvalError(n, NestingTooDeep("list literal", kMaxNesting).message());
+      list.push_back(std::move(item).value());
+    }
     return Value::FromOwnedJson(std::move(list));
   }
 
@@ -1007,11 +1046,12 @@ Expression::~Expression() = default;
 
 StatusOr<std::shared_ptr<const Expression>> Expression::Parse(std::string_view text) {
   try {
-    Parser parser(Lexer(text).Run());
+    Parser parser(text);
     auto root = parser.ParseAll();
     return std::make_shared<const Expression>(std::string(text), std::move(root));
   } catch (const SyntaxError& e) {
-    return InvalidArgument("bad expression '" + std::string(text) + "': " + e.message +
+    // Quoted short: a refused expression may be a megabyte of parentheses.
+    return InvalidArgument("bad expression '" + utf8::Excerpt(text, 200) + "': " + e.message +
                            " at column " + std::to_string(e.pos + 1));
   }
 }

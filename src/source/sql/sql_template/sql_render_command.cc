@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/json_dump.h"
+#include "common/nesting.h"
 #include "source/sql/sql_template/sql_template.h"
 
 namespace export_center::sql_template {
@@ -25,8 +26,9 @@ StatusOr<nlohmann::ordered_json> ReadParams(const std::string& path) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     return nlohmann::ordered_json::object();
   // ordered_json keeps the key order a <foreach> over a map must follow.
-  auto parsed = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return InvalidArgument(path + " is not valid JSON");
+  auto parsed = ParseJsonWithin<nlohmann::ordered_json>(text);  // common/nesting.h
+  if (!parsed.ok()) return parsed.status().WithContext(path);
+  if (parsed->is_discarded()) return InvalidArgument(path + " is not valid JSON");
   return parsed;
 }
 

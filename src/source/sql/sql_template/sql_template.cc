@@ -11,6 +11,7 @@
 
 #include "common/ascii.h"
 #include "common/json_dump.h"
+#include "common/nesting.h"
 #include "common/utf8.h"
 #include "source/sql/sql_template/ognl_expression.h"
 #include "source/sql/sql_template/ognl_value.h"
@@ -877,6 +878,12 @@ std::unique_ptr<SqlNode> ParseScript(std::string_view text, size_t base) {
   if (!result) {
     throw TemplateError{base + static_cast<size_t>(result.offset),
                         std::string("malformed XML: ") + result.description()};
+  }
+  // pugixml reads without recursion, but the tree builder, the renderer, the
+  // ${} check and the node tree's destructor recurse once per tag: deeper than
+  // kMaxNesting is refused before any of them runs (common/nesting.h).
+  if (Status nesting = CheckTreeNesting(doc.root(), "template tags"); !nesting.ok()) {
+    throw TemplateError{base, nesting.message()};
   }
   pugi::xml_node script;
   for (pugi::xml_node n : doc.children()) {

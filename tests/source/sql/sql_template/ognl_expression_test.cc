@@ -2,6 +2,7 @@
 #include "source/sql/sql_template/ognl_expression.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <cmath>
 #include <cstdint>
@@ -243,6 +244,83 @@ TEST(OgnlExpression, RootReadsKeepTheConstantKeyReadOnARoot) {
   EXPECT_EQ(Reads("_parameter[name]"), (V{"_parameter", "name"}));
   EXPECT_EQ(Reads("_parameter"), V{"_parameter"});
   EXPECT_EQ(Reads("a.b.c"), V{"a.b"});
+}
+
+// docs/fuzzing.md#nesting: the parser recurses per parenthesis, index, argument, list item,
+// ?: branch and unary operator, and evaluation and the tree's destructor per
+// level of the tree (which a chain like a.b.c… or 1+1+… deepens without
+// parser recursion). Each is bounded by kMaxNesting (common/nesting.h), a
+// million levels refused with a clear, short message.
+std::string Repeat(std::string_view piece, int n) {
+  std::string out;
+  out.reserve(piece.size() * n);
+  for (int i = 0; i < n; ++i) out += piece;
+  return out;
+}
+
+std::string ParseError(const std::string& expr) {
+  auto parsed = Expression::Parse(expr);
+  EXPECT_FALSE(parsed.ok()) << expr.substr(0, 80);
+  return parsed.ok() ? "" : parsed.status().message();
+}
+
+TEST(OgnlExpression, AMillionLevelsOfAnyKindAreRefused) {
+  constexpr int kMillion = 1000000;
+  const std::vector<std::string> deep = {
+      Repeat("(", kMillion) + "1" + Repeat(")", kMillion),  // parser recursion
+      Repeat("!", kMillion) + "true",                       // unary recursion
+      Repeat("-", kMillion) + "1",
+      Repeat("{", kMillion) + Repeat("}", kMillion),         // list literals
+      Repeat("a[", kMillion) + "0" + Repeat("]", kMillion),  // index recursion
+      "a" + Repeat(".b", kMillion),                          // a chain: tree height only
+      "1" + Repeat(" + 1", kMillion),
+      "x" + Repeat(" or x", kMillion),
+      Repeat("x ? 1 : ", kMillion) + "0",
+  };
+  for (const std::string& expr : deep) {
+    const std::string message = ParseError(expr);
+    EXPECT_NE(message.find("expression nested deeper than 64 levels"), std::string::npos)
+        << message.substr(0, 300);
+    EXPECT_LT(message.size(), 400u);  // the expression is quoted short
+  }
+}
+
+TEST(OgnlExpression, NestingUpToTheBoundStillEvaluates) {
+  // 63 parentheses inside the expression's own level: 64 levels.
+  EXPECT_EQ(Eval(Repeat("(", 63) + "7" + Repeat(")", 63)).int_value(), 7);
+  EXPECT_EQ(Eval("1" + Repeat(" + 1", 63)).int_value(), 64);
+  EXPECT_FALSE(Expression::Parse(Repeat("(", 64) + "7" + Repeat(")", 64)).ok());
+  EXPECT_FALSE(Expression::Parse("1" + Repeat(" + 1", 64)).ok());
+}
+
+// Runs `f` on a thread of `bytes` of stack (a thirty-second of the 8 MiB
+// every thread of the center gets, docs/fuzzing.md#nesting).
+template <class F>
+void RunOnStackOf(size_t bytes, F f) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
+  pthread_t thread;
+  auto body = [](void* p) -> void* {
+    (*static_cast<F*>(p))();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attr, body, &f), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  pthread_attr_destroy(&attr);
+}
+
+TEST(OgnlExpression, TheDeepestAcceptedExpressionsRunOnA256KiBStack) {
+  bool done = false;
+  RunOnStackOf(256 * 1024, [&] {
+    EXPECT_EQ(Eval(Repeat("(", 63) + "7" + Repeat(")", 63)).int_value(), 7);
+    EXPECT_EQ(Eval(Repeat("!", 62) + "true").bool_value(), true);
+    EXPECT_EQ(Eval("1" + Repeat(" + 1", 63)).int_value(), 64);
+    EXPECT_EQ(Eval(Repeat("{", 63) + Repeat("}", 63)).Size(), 1u);
+    EXPECT_FALSE(Expression::Parse(Repeat("(", 100000) + "7" + Repeat(")", 100000)).ok());
+    done = true;
+  });
+  EXPECT_TRUE(done);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "source/sql/sql_template/sql_template.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <set>
 #include <string>
@@ -601,6 +602,81 @@ TEST(SqlTemplate, FindUnsafeDollarReportsTheFirstInDocumentOrder) {
   // A malformed template is an error, not a verdict.
   EXPECT_FALSE(FindUnsafeDollar("<script><iff/></script>", {"a"}).ok());
   EXPECT_FALSE(FindUnsafeDollar("SELECT ${a ==}", {"b"}).ok());
+}
+
+// docs/fuzzing.md#nesting: the template comes from the business service. pugixml reads it
+// without recursion, but the tree builder, the renderer, the ${} check and the
+// node tree's destructor recurse per tag: tags nested past kMaxNesting are
+// refused first (common/nesting.h), by the render and by the ${} check alike.
+std::string NestedIfs(int depth) {
+  std::string tpl = "<script>SELECT 1 ";
+  tpl.reserve(depth * 30);
+  for (int i = 0; i < depth; ++i) tpl += "<if test=\"true\">";
+  tpl += "AND 1 = 1";
+  for (int i = 0; i < depth; ++i) tpl += "</if>";
+  return tpl + "</script>";
+}
+
+TEST(SqlTemplate, TagsNestedAMillionDeepAreRefused) {
+  const std::string tpl = NestedIfs(1000000);
+  EXPECT_EQ(ErrorOf(tpl), "line 1, column 1: template tags nested deeper than 64 levels");
+  auto unsafe = FindUnsafeDollar(tpl, {"name"});
+  EXPECT_EQ(unsafe.status().message(),
+            "line 1, column 1: template tags nested deeper than 64 levels");
+}
+
+TEST(SqlTemplate, TagsNestedToTheBoundRender) {
+  // <script> is level 1 and the text inside the innermost tag one more, so
+  // 62 <if> reach the bound.
+  EXPECT_EQ(Squash(MustRender(NestedIfs(62)).sql), "SELECT 1 AND 1 = 1");
+  EXPECT_EQ(ErrorOf(NestedIfs(63)), "line 1, column 1: template tags nested deeper than 64 levels");
+}
+
+TEST(SqlTemplate, ValuesAnExpressionBuildsStayWithinTheBound) {
+  // A list literal is the one value deeper than its parts: {p} of a
+  // parameter 63 deep is 64, {{p}} would be 65.
+  const Json p = Json::parse(std::string(63, '[') + std::string(63, ']'));
+  auto r = RenderTemplate("<script><bind name=\"q\" value=\"{p}\"/>#{q}</script>", Json{{"p", p}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string message =
+      ErrorOf("<script><bind name=\"q\" value=\"{{p}}\"/>#{q}</script>", Json{{"p", p}});
+  EXPECT_NE(message.find("list literal nested deeper than 64 levels"), std::string::npos)
+      << message;
+}
+
+// Runs `f` on a thread of `bytes` of stack (a thirty-second of the 8 MiB
+// every thread of the center gets, docs/fuzzing.md#nesting).
+template <class F>
+void RunOnStackOf(size_t bytes, F f) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
+  pthread_t thread;
+  auto body = [](void* p) -> void* {
+    (*static_cast<F*>(p))();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attr, body, &f), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  pthread_attr_destroy(&attr);
+}
+
+TEST(SqlTemplate, TheDeepestAcceptedTemplateRendersOnA256KiBStack) {
+  bool done = false;
+  RunOnStackOf(256 * 1024, [&] {
+    // 63 tags deep (its text 64), the innermost test 63 parentheses deep.
+    std::string tpl = NestedIfs(61);
+    const std::string deepest =
+        "<if test=\"" + std::string(63, '(') + "true" + std::string(63, ')') + "\">AND 2 = 2</if>";
+    tpl.insert(tpl.find("AND 1 = 1"), deepest);
+    const std::string sql = MustRender(tpl).sql;
+    EXPECT_NE(sql.find("AND 2 = 2"), std::string::npos) << sql;
+    EXPECT_NE(sql.find("AND 1 = 1"), std::string::npos) << sql;
+    EXPECT_FALSE(FindUnsafeDollar(tpl, {"kw"})->has_value());
+    EXPECT_FALSE(RenderTemplate(NestedIfs(100000), Json::object()).ok());
+    done = true;
+  });
+  EXPECT_TRUE(done);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //
 // The input is the template, a NUL, then the parameter object as JSON (an
 // input without a NUL, or a part that is not JSON, renders with a fixed
-// object). "kw" and "keyword" are the user-typed (untrusted) parameters.
+// object; as in the center, a parameter object nested past kMaxNesting is
+// never read). "kw" and "keyword" are the user-typed (untrusted) parameters.
 // Properties beside "no crash, no leak, no hang":
 // - a template FindUnsafeDollar calls unsafe never renders (the security
 //   rule of docs/sql-template.md#what--may-read), and one it calls safe
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/nesting.h"
 #include "source/sql/sql_template/ognl_expression.h"
 #include "source/sql/sql_template/sql_scanner.h"
 #include "source/sql/sql_template/sql_template.h"
@@ -32,8 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                    {"ids", {1, 2, 3}},  {"min", 10},      {"flag", true},
                                    {"sort", "id DESC"}, {"m", {{"a", 1}}}};
   if (nul != std::string_view::npos) {
-    auto parsed = nlohmann::ordered_json::parse(in.substr(nul + 1), nullptr, false);
-    if (!parsed.is_discarded()) params = std::move(parsed);
+    // Read as the center reads every parameter object: within the nesting
+    // bound (common/nesting.h; the API's own is tighter still).
+    auto parsed = export_center::ParseJsonWithin<nlohmann::ordered_json>(in.substr(nul + 1));
+    if (parsed.ok() && !parsed->is_discarded()) params = std::move(parsed).value();
   }
   st::RenderOptions options;
   options.untrusted = {"kw", "keyword"};
