@@ -261,6 +261,8 @@ json OperatorTaskJson(const task::Task& t) {
   j["leaseOwner"] = OptionalText(t.lease_owner);
   j["leaseUntil"] = OptionalTime(t.lease_until);
   j["lastHeartbeatAt"] = OptionalTime(t.last_heartbeat_at);
+  // Why it failed, in full: the user sees failureMessage, classified.
+  j["failureDetail"] = OptionalText(t.failure_detail);
   return j;
 }
 
@@ -336,7 +338,7 @@ void OperatorApi::TaskDetail(const HttpRequest& req, const Principal& p, HttpRes
   json commands = json::array(), notifications = json::array(), timeline = json::array();
   for (const auto& c : dispatch->commands) commands.push_back(CommandToJson(c));
   for (const auto& n : dispatch->notifications) notifications.push_back(NotificationToJson(n));
-  for (const auto& e : *events) timeline.push_back(TaskEventToJson(e));
+  for (const auto& e : *events) timeline.push_back(TaskEventToJson(e, TimelineReader::kOperator));
   WriteSuccess(res, {{"task", OperatorTaskJson(*t)},
                      {"commands", std::move(commands)},
                      {"notifications", std::move(notifications)},

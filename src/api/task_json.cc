@@ -58,9 +58,10 @@ std::optional<int> ProgressPercent(const task::Task& task) {
   return static_cast<int>(pct < 0 ? 0 : (pct > 100 ? 100 : pct));
 }
 
-json TaskEventToJson(const store::TaskEvent& e) {
+json TaskEventToJson(const store::TaskEvent& e, TimelineReader reader) {
   json details = json::parse(e.details_json, nullptr, /*allow_exceptions=*/false);
   if (!details.is_object()) details = json::object();
+  if (reader != TimelineReader::kOperator) details.erase(store::kOperatorOnlyDetail);
   return {{"id", std::to_string(e.id)},
           {"kind", std::string(store::ToString(e.kind))},
           {"dispatchVersion", e.dispatch_version},

@@ -19,10 +19,16 @@ namespace export_center::api {
 
 std::optional<int> ProgressPercent(const task::Task& task);
 nlohmann::json TaskToJson(const task::Task& task);
+// Who reads a timeline: the task's requester (or a platform:download:all
+// holder) on GET /export-tasks/{id}/timeline, or an operator in the console,
+// who also sees a failure's full text (store::kOperatorOnlyDetail).
+enum class TimelineReader { kRequester, kOperator };
 // One event of a task's timeline (docs/http-api.md#get-export-tasksidtimeline--a-tasks-timeline):
 // id as a string, kind, dispatchVersion, at (ISO-8601), details (the stored
-// object; an unreadable one is shown as {}).
-nlohmann::json TaskEventToJson(const store::TaskEvent& event);
+// object; an unreadable one is shown as {}; for a requester without the
+// operators' detail).
+nlohmann::json TaskEventToJson(const store::TaskEvent& event,
+                               TimelineReader reader = TimelineReader::kRequester);
 // What the requester may not see of governed columns
 // (docs/configuration.md#column-governance-columns): `{"masked": 2,
 // "omitted": 1, "columns": [{"key": "mobile", "action": "mask"}, ...]}`;
