@@ -2136,7 +2136,9 @@ TEST_P(TaskTimelineContractTest, AFailuresOperatorDetailIsStoredBesideItsMessage
   ASSERT_TRUE(Claim(t.id, 2).claimed);
   EXPECT_FALSE(Get(t.id).failure_detail.has_value());  // the claim clears it with the message
 
-  std::string detail = "InvalidArgument: row 7: column 'amount' (DECIMAL): value \"1\xFF2\" ";
+  std::string detail =
+      "InvalidArgument: row 7: column 'amount' (DECIMAL): value \"1\xFF"
+      "2\" ";
   while (detail.size() < 3000) detail += "金额不是数字 ";
   Attempt second{t.id, 2, "w1"};
   ASSERT_EQ(*store_->FinishAttempt(second, TaskState::kFailed, "INVALID_DATA",
@@ -2152,7 +2154,9 @@ TEST_P(TaskTimelineContractTest, AFailuresOperatorDetailIsStoredBesideItsMessage
   EXPECT_LE(failed.failure_detail->size(), 1000u);
   EXPECT_GT(failed.failure_detail->size(), 900u);
   EXPECT_EQ(failed.failure_detail->rfind(
-                "InvalidArgument: row 7: column 'amount' (DECIMAL): value \"1\xEF\xBF\xBD2\"", 0),
+                "InvalidArgument: row 7: column 'amount' (DECIMAL): value \"1\xEF\xBF\xBD"
+                "2\"",
+                0),
             0u)
       << *failed.failure_detail;
   nlohmann::json finished = Last(t.id, TaskEventKind::kFinished);
