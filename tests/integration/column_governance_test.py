@@ -27,7 +27,7 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
-from harness import Cluster  # noqa: E402
+from harness import ENDED, Cluster  # noqa: E402
 from order_list_test import expected_orders, order_definition, order_overrides  # noqa: E402
 
 BUILD_DIR = None
