@@ -8,11 +8,14 @@
 // names the task, the tenant and the user who asked (for the audit log), and
 // the type's required-permission the signer held when signing: the link
 // carries the signer's right, checked at signing time
-// (docs/http-api.md#permission-re-check).
+// (docs/http-api.md#permission-re-check) — and the permissions of the type's
+// governed columns the signer held, from which following the link decides the
+// signer's column policy (docs/http-api.md#column-governance-of-downloads).
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -24,6 +27,8 @@ struct DownloadGrant {
   std::string user;
   int64_t expires_at_ms = 0;  // Unix epoch ms
   std::string permission{};   // required-permission held at signing; empty if none
+  // The permissions of the type's column rules the signer held at signing.
+  std::vector<std::string> column_permissions{};
 };
 
 std::string SignDownloadGrant(std::string_view secret, const DownloadGrant& grant);

@@ -17,6 +17,7 @@
 #include "api/download_util.h"
 #include "api/envelope.h"
 #include "api/events_ticket.h"
+#include "api/file_governance.h"
 #include "api/openapi_document.h"
 #include "api/query_params.h"
 #include "api/task_events.h"
@@ -227,6 +228,14 @@ class ExportApi::Handlers {
   // and signing (docs/http-api.md#permission-re-check). PermissionDenied when
   // the caller lacks it or the type is no longer registered.
   StatusOr<std::string> RecheckTypePermission(const Principal& p, const task::Task& t) const;
+  // The governed columns `t`'s file shows wider than a reader holding `holds`
+  // may see (api/file_governance.h); empty when it may be handed out, and when
+  // the type is gone (RecheckTypePermission refuses that).
+  std::vector<std::string> ColumnsWiderFor(const task::Task& t, const HoldsPermission& holds) const;
+  // The 403 of a file wider than its reader's columns, offering export again:
+  // the real status on the download routes, HTTP 200 on download-url.
+  void RefuseWiderFile(Response& res, int http_status, const task::Task& t,
+                       const std::vector<std::string>& columns) const;
   void DownloadAudit(const Request& req, Response& res);
   void Retry(const Request& req, Response& res);
   void ExportAgain(const Request& req, Response& res);
@@ -541,6 +550,8 @@ void ExportApi::Handlers::Download(const Request& req, Response& res) {
   if (!t.ok()) return WriteHttpStatus(res, t.status());
   auto permission = RecheckTypePermission(*p, *t);
   if (!permission.ok()) return WriteHttpStatus(res, permission.status());
+  auto wider = ColumnsWiderFor(*t, [&p](const std::string& perm) { return p->HasPerm(perm); });
+  if (!wider.empty()) return RefuseWiderFile(res, 403, *t, wider);
   store::DownloadRecord who;
   who.user = p->user;
   who.tenant_id = p->tenant;
@@ -561,8 +572,16 @@ void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
   }
   auto permission = RecheckTypePermission(*p, *t);
   if (!permission.ok()) return WriteStatus(res, permission.status());
+  // The link carries the signer's right to the file's columns: a file wider
+  // than the signer's own is not signed at all.
+  const HoldsPermission holds = [&p](const std::string& perm) { return p->HasPerm(perm); };
+  auto wider = ColumnsWiderFor(*t, holds);
+  if (!wider.empty()) return RefuseWiderFile(res, 200, *t, wider);
   DownloadGrant grant{t->id, p->tenant, p->user,
                       NowMs() + int64_t{deps_.auth.download_url_ttl_seconds} * 1000, *permission};
+  if (const registry::ExportDefinition* def = Snapshot()->Find(t->export_type)) {
+    grant.column_permissions = HeldColumnPermissions(*def, holds);
+  }
   std::string base = deps_.server.public_base_url;
   if (base.empty()) base = "http://" + deps_.server.host + ":" + std::to_string(deps_.server.port);
   while (!base.empty() && base.back() == '/') base.pop_back();
@@ -593,6 +612,13 @@ void ExportApi::Handlers::SignedDownload(const Request& req, Response& res) {
                           "this download link no longer grants access to export type " +
                               t->export_type + "; request a new one");
   }
+  // The signer's column policy, from the permissions the grant carries,
+  // against the rules in force now.
+  const std::vector<std::string>& held = grant->column_permissions;
+  auto wider = ColumnsWiderFor(*t, [&held](const std::string& perm) {
+    return std::find(held.begin(), held.end(), perm) != held.end();
+  });
+  if (!wider.empty()) return RefuseWiderFile(res, 403, *t, wider);
   store::DownloadRecord who;
   who.user = grant->user;
   who.tenant_id = grant->tenant;
@@ -615,6 +641,24 @@ StatusOr<std::string> ExportApi::Handlers::RecheckTypePermission(const Principal
                             def->required_permission);
   }
   return def->required_permission;
+}
+
+std::vector<std::string> ExportApi::Handlers::ColumnsWiderFor(const task::Task& t,
+                                                              const HoldsPermission& holds) const {
+  const registry::ExportDefinition* def = Snapshot()->Find(t.export_type);
+  if (def == nullptr) return {};
+  return ColumnsWiderThanReader(t, *def, holds);
+}
+
+void ExportApi::Handlers::RefuseWiderFile(Response& res, int http_status, const task::Task& t,
+                                          const std::vector<std::string>& columns) const {
+  spdlog::info(
+      "download refused task_id={}: the file shows {} governed column(s) wider than the "
+      "reader's request_id={}",
+      t.id, columns.size(), res.Header(kRequestIdHeader));
+  WriteEnvelope(res, http_status,
+                ColumnsRefusalEnvelope(
+                    t, columns, Base("/export-tasks/") + std::to_string(t.id) + "/export-again"));
 }
 
 // ---- GET /download-audit ---------------------------------------------------------

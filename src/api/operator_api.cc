@@ -308,6 +308,8 @@ json OperatorTaskJson(const task::Task& t) {
   j["leaseOwner"] = OptionalText(t.lease_owner);
   j["leaseUntil"] = OptionalTime(t.lease_until);
   j["lastHeartbeatAt"] = OptionalTime(t.last_heartbeat_at);
+  // Why it failed, in full: the user sees failureMessage, classified.
+  j["failureDetail"] = OptionalText(t.failure_detail);
   return j;
 }
 

@@ -73,6 +73,7 @@ json TaskEventToJson(const store::TaskEvent& e, const TimelineReader& reader) {
       details.contains("lastError")) {
     details["lastError"] = kClassifiedSendError;
   }
+  if (!reader.raw_errors) details.erase(store::kOperatorOnlyDetail);
   return {{"id", std::to_string(e.id)},
           {"kind", std::string(store::ToString(e.kind))},
           {"dispatchVersion", e.dispatch_version},

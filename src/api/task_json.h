@@ -25,15 +25,17 @@ struct TimelineReader {
   // Anyone else sees that the file was downloaded and how, not by whom.
   bool names_downloaders = false;
   // The operators' console: a COMMAND_SENT event's lastError as the channel
-  // gave it. The task's reader gets a classified text instead, since the
-  // channel's text may name hosts and brokers.
+  // gave it, and a failure's full text (store::kOperatorOnlyDetail). The
+  // task's reader gets a classified text instead, since the channel's text may
+  // name hosts and brokers, and the failure's short message only.
   bool raw_errors = false;
 };
 
 // One event of a task's timeline (docs/http-api.md#get-export-tasksidtimeline--a-tasks-timeline):
 // id as a string, kind, dispatchVersion, at (ISO-8601), details (the stored
 // object, as `reader` may see it; an unreadable one is shown as {}).
-nlohmann::json TaskEventToJson(const store::TaskEvent& event, const TimelineReader& reader);
+nlohmann::json TaskEventToJson(const store::TaskEvent& event,
+                               const TimelineReader& reader = {});
 // What the requester may not see of governed columns
 // (docs/configuration.md#column-governance-columns): `{"masked": 2,
 // "omitted": 1, "columns": [{"key": "mobile", "action": "mask"}, ...]}`;

@@ -323,17 +323,19 @@ class AttemptRunner {
   }
 
   // The one place an attempt's failure becomes the task's failure_message:
-  // the detail is logged under the task id, the user gets the classified
-  // text (attempt/failure_message.h).
-  std::string ShownToUser(const std::string& failure_code, const Status& cause,
-                          FailureOrigin origin) const {
+  // the detail is logged under the task id and stored as the task's
+  // failure_detail for the operators' console, the user gets the classified
+  // text (attempt/failure_message.h). A governed column's value is in neither:
+  // the column-policy source took it out of the Status.
+  store::FailureText ShownToUser(const std::string& failure_code, const Status& cause,
+                                 FailureOrigin origin) const {
     constexpr const char* kOrigins[] = {"center", "source", "storage"};
     const auto level =
         cause.code() == StatusCode::kCancelled ? spdlog::level::info : spdlog::level::warn;
     spdlog::log(level, "task {} v{}: attempt failed failure_code={} origin={}: {}", task_.id,
                 task_.dispatch_version, failure_code, kOrigins[static_cast<int>(origin)],
                 cause.ToString());
-    return UserFailureMessage(failure_code, cause, origin);
+    return {UserFailureMessage(failure_code, cause, origin), cause.ToString()};
   }
 
   AttemptEnd Retry(const Status& cause, FailureOrigin origin) {

@@ -48,7 +48,26 @@ void DieOfValueOnError(const Status& status) {
 
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
-  return Status(code_, std::string(context) + ": " + message_);
+  Status out(code_, std::string(context) + ": " + message_);
+  if (quoted_) {
+    out.quoted_ = quoted_;
+    out.quoted_->offset += context.size() + 2;
+  }
+  return out;
+}
+
+Status Status::WithQuotedValue(std::string column, size_t offset, size_t length) const {
+  if (ok() || offset > message_.size() || length > message_.size() - offset) return *this;
+  Status out = *this;
+  out.quoted_ = QuotedValue{std::move(column), offset, length};
+  return out;
+}
+
+Status Status::WithoutQuotedValue(std::string_view replacement) const {
+  if (!quoted_) return *this;
+  std::string message = message_;
+  message.replace(quoted_->offset, quoted_->length, replacement);
+  return Status(code_, std::move(message));
 }
 
 }  // namespace export_center

@@ -49,12 +49,31 @@ class [[nodiscard]] Status {
     return code_ == StatusCode::kUnavailable || code_ == StatusCode::kDeadlineExceeded;
   }
 
-  // Returns a copy whose message is "context: message".
+  // Returns a copy whose message is "context: message" (a quoted value, below, kept).
   Status WithContext(std::string_view context) const;
+
+  // The part of message() that quotes a value of the exported data — a cell
+  // that does not parse — and the key of its column. A message about a
+  // governed column must name the column, never its value: the one place that
+  // knows the task's column policy (source/column_policy_source.h) replaces the
+  // quote (WithoutQuotedValue) before the message goes anywhere.
+  struct QuotedValue {
+    std::string column;
+    size_t offset = 0;  // into message()
+    size_t length = 0;
+  };
+  // A copy recording message()[offset, offset + length) as a value of
+  // `column`. Itself when the range is not inside the message.
+  Status WithQuotedValue(std::string column, size_t offset, size_t length) const;
+  const std::optional<QuotedValue>& quoted_value() const { return quoted_; }
+  // A copy with `replacement` in place of the quoted value, recording none.
+  // Itself when it records none.
+  Status WithoutQuotedValue(std::string_view replacement) const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::optional<QuotedValue> quoted_;
 };
 
 inline Status InvalidArgument(std::string m) {

@@ -11,8 +11,22 @@ const std::vector<task::Column>& ColumnPolicySource::columns() const {
   return applier_ ? applier_->Columns() : inner_->columns();
 }
 
+// A message about a governed column names the column, never its value: the
+// failure message, the preview's answer, the timeline, the webhook and the
+// log all read the Status this returns.
+Status ColumnPolicySource::Withheld(const Status& failed) const {
+  const auto& quoted = failed.quoted_value();
+  if (!quoted) return failed;
+  for (const task::ColumnDecision& d : policy_.decisions) {
+    if (d.key == quoted->column) return failed.WithoutQuotedValue(kWithheldValue);
+  }
+  return failed;
+}
+
 StatusOr<Page> ColumnPolicySource::NextPage() {
-  EC_ASSIGN_OR_RETURN(Page page, inner_->NextPage());
+  StatusOr<Page> next = inner_->NextPage();
+  if (!next.ok()) return Withheld(next.status());
+  Page page = std::move(next).value();
   if (!applier_) applier_.emplace(policy_, inner_->columns());
   for (task::Row& row : page.rows) row = applier_->Apply(std::move(row));
   return page;

@@ -5,6 +5,10 @@
 // columns are omitted, masked or hashed, for both routes and the preview
 // (docs/configuration.md#column-governance-columns).
 //
+// A failure of the inner source that quotes a value of a governed column
+// (Status::quoted_value: a cell that does not parse) comes out with the value
+// replaced by kWithheldValue, so the value never leaves through a message.
+//
 // The columns are bound after the first page (only then does a source know
 // them); everything else is the inner source's. Thread-compatible like any
 // RowSource; Interrupt is the inner source's and thread-safe.
@@ -18,6 +22,9 @@
 #include "task/column_policy.h"
 
 namespace export_center::source {
+
+// What a governed column's quoted value becomes in a failure's message.
+inline constexpr char kWithheldValue[] = "[withheld: a governed column]";
 
 class ColumnPolicySource : public RowSource {
  public:
@@ -37,6 +44,8 @@ class ColumnPolicySource : public RowSource {
   void Interrupt(const Status& reason) override { inner_->Interrupt(reason); }
 
  private:
+  Status Withheld(const Status& failed) const;
+
   std::unique_ptr<RowSource> inner_;
   const task::ColumnPolicy policy_;
   std::optional<task::ColumnPolicyApplier> applier_;  // after the first page

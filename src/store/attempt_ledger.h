@@ -103,6 +103,19 @@ struct FileResult {
   std::vector<int64_t> part_rows;  // data rows of each sheet or part
 };
 
+// What a failed attempt stores: `message`, the classified failure_message the
+// user sees (attempt/failure_message.h), and `detail`, the operators' full
+// text of the same failure (failure_detail; none when empty), shown only in
+// the operators' console. Both are made valid UTF-8 and cut like every stored
+// text. A plain string is a message without detail.
+struct FailureText {
+  FailureText(std::string m) : message(std::move(m)) {}  // NOLINT: implicit by design
+  FailureText(const char* m) : message(m) {}             // NOLINT: implicit by design
+  FailureText(std::string m, std::string d) : message(std::move(m)), detail(std::move(d)) {}
+  std::string message;
+  std::string detail;
+};
+
 // kCancelled: a cancel was requested during the attempt, so the task ended
 // CANCELLED instead of going back to PENDING.
 enum class RetryOutcome { kRescheduled, kFailedMaxAttempts, kCancelled, kLost };
@@ -125,12 +138,12 @@ class AttemptLedger : public virtual TaskReader {
   // RUNNING → to_state (FAILED, CANCELLED, STALE, INCONSISTENT), conditional on the attempt.
   virtual StatusOr<FinishOutcome> FinishAttempt(const Attempt& attempt, task::TaskState to_state,
                                                 const std::string& failure_code,
-                                                const std::string& message) = 0;
+                                                const FailureText& failure) = 0;
   // Transient failure (docs/task-lifecycle.md#automatic-retry): if a cancel
   // was requested, CANCELLED; else if attempt_count < max_attempts then
   // PENDING, version+1, next_retry_at=now+backoff, new outbox row due at the
   // same instant — one transaction; else FAILED with the message.
-  virtual StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
+  virtual StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const FailureText& failure,
                                                int64_t backoff_ms) = 0;
   // sql-template route: records `version` as the task's contract_version if
   // none was recorded at create, and returns the version now recorded (the

@@ -494,13 +494,25 @@ Migration BulkActionApp() {
   };
 }
 
+// Version 13: the operator's detail of a failure (docs/store.md#schema-migration-1):
+// the full text behind the classified failure_message the user sees, shown
+// only in the operators' console. Tasks that failed before have none: NULL.
+Migration FailureDetail() {
+  return {
+      13,
+      "export_task.failure_detail: the operators' text of a failure",
+      {"ALTER TABLE export_task ADD COLUMN IF NOT EXISTS failure_detail {TEXT} NULL"},
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
       DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
-      TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp()};
+      TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp(),
+      FailureDetail()};
   return kMigrations;
 }
 

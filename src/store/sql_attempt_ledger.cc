@@ -157,7 +157,8 @@ StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
                    " attempt_count = attempt_count + 1, started_at = {NOW}, lease_owner = ?,"
                    " lease_until = {NOW} + ?, last_heartbeat_at = {NOW},"
                    " execution_deadline_at = {NOW} + ?, processed_rows = 0, total_rows = NULL,"
-                   " failure_message = NULL, failure_code = NULL, updated_at = {NOW}"
+                   " failure_message = NULL, failure_detail = NULL, failure_code = NULL,"
+                   " updated_at = {NOW}"
                    " WHERE id = ? AND dispatch_version = ? AND status = 'PENDING'"
                    " AND next_retry_at <= {NOW}"),
                {r.instance, int64_t{r.lease_seconds} * 1000, int64_t{r.max_duration_seconds} * 1000,
@@ -245,8 +246,8 @@ StatusOr<CommitOutcome> SqlTaskStore::CommitSuccess(const Attempt& a, const File
                    " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
                    " file_sha256 = ?, part_rows = ?, completed_at = {NOW}, expires_at = {NOW} + ?, "
                    "lease_owner = NULL,"
-                   " lease_until = NULL, failure_message = NULL, failure_code = NULL,"
-                   " updated_at = {NOW}"
+                   " lease_until = NULL, failure_message = NULL, failure_detail = NULL,"
+                   " failure_code = NULL, updated_at = {NOW}"
                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
                    " AND lease_owner = ? AND execution_deadline_at > {NOW}"
                    " AND cancel_requested = 0"),
@@ -263,7 +264,7 @@ StatusOr<CommitOutcome> SqlTaskStore::CommitSuccess(const Attempt& a, const File
 
 StatusOr<FinishOutcome> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
                                                     const std::string& failure_code,
-                                                    const std::string& message) {
+                                                    const FailureText& failure) {
   if (to_state != TaskState::kFailed && to_state != TaskState::kCancelled &&
       to_state != TaskState::kStale && to_state != TaskState::kInconsistent) {
     return InvalidArgument("FinishAttempt cannot end a task " +
@@ -280,7 +281,7 @@ StatusOr<FinishOutcome> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState 
                                            {a.task_id, a.dispatch_version, a.instance}));
     ended = !held.empty();
     if (!ended) return Status::Ok();
-    return EndAttempt(c, a, to_state, failure_code, message);
+    return EndAttempt(c, a, to_state, failure_code, failure);
   }));
   return ended ? FinishOutcome::kFinished : FinishOutcome::kLost;
 }
@@ -310,7 +311,7 @@ StatusOr<std::string> SqlTaskStore::PinContractVersion(const Attempt& a,
   return pinned;
 }
 
-StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::string& message,
+StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const FailureText& failure,
                                                    int64_t backoff_ms) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   RetryOutcome outcome = RetryOutcome::kLost;
@@ -324,7 +325,8 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
       outcome = RetryOutcome::kLost;
       return Status::Ok();
     }
-    const std::string msg = Truncate(message);
+    const std::string msg = Truncate(failure.message);
+    const std::optional<std::string> detail = DetailText(failure);
     if (rows[0].Int(3) != 0) {
       // A cancel requested during the attempt wins over a retry
       // (docs/task-lifecycle.md#cancellation): the user asked to stop.
@@ -334,7 +336,7 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
       return Status::Ok();
     }
     if (rows[0].Int(0) >= rows[0].Int(1)) {
-      EC_RETURN_IF_ERROR(EndAttempt(c, a, TaskState::kFailed, kCodeRetriesExhausted, msg));
+      EC_RETURN_IF_ERROR(EndAttempt(c, a, TaskState::kFailed, kCodeRetriesExhausted, failure));
       outcome = RetryOutcome::kFailedMaxAttempts;
       return Status::Ok();
     }
@@ -345,10 +347,10 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
                    " dispatch_version = dispatch_version + 1, next_retry_at = {NOW} + ?,"
                    " processed_rows = 0, total_rows = NULL, lease_owner = NULL,"
                    " lease_until = NULL, execution_deadline_at = NULL, object_key = NULL,"
-                   " failure_message = ?, updated_at = {NOW}"
+                   " failure_message = ?, failure_detail = ?, updated_at = {NOW}"
                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
                    " AND lease_owner = ?"),
-               {backoff_ms, msg, a.task_id, a.dispatch_version, a.instance}));
+               {backoff_ms, msg, detail, a.task_id, a.dispatch_version, a.instance}));
     if (n != 1) return Unavailable("task changed while scheduling a retry; retry");
     Task next;
     next.id = a.task_id;
@@ -357,10 +359,13 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const std::
     EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
     EC_ASSIGN_OR_RETURN(Rows due,
                         c.Query("SELECT next_retry_at FROM export_task WHERE id = ?", {a.task_id}));
-    EC_RETURN_IF_ERROR(RecordEvent(c, a.task_id, a.dispatch_version, TaskEventKind::kRetryScheduled,
-                                   {{"cause", ShortText(msg)},
-                                    {"nextAt", FormatIsoMillis(due.at(0).Int(0))},
-                                    {"nextVersion", next.dispatch_version}}));
+    nlohmann::json details = {{"cause", ShortText(msg)},
+                              {"nextAt", FormatIsoMillis(due.at(0).Int(0))},
+                              {"nextVersion", next.dispatch_version}};
+    // The operators' text (TaskEvent::kOperatorOnlyDetail), never the user's.
+    if (detail) details[kOperatorOnlyDetail] = *detail;
+    EC_RETURN_IF_ERROR(
+        RecordEvent(c, a.task_id, a.dispatch_version, TaskEventKind::kRetryScheduled, details));
     outcome = RetryOutcome::kRescheduled;
     return Status::Ok();
   }));

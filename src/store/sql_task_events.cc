@@ -137,6 +137,8 @@ Status SqlTaskStore::RecordFinished(Connection& c, int64_t task_id) {
   nlohmann::json details = {{"status", task::ToString(t.status)}};
   if (t.failure_code) details["code"] = *t.failure_code;
   if (t.failure_message) details["message"] = ShortText(*t.failure_message);
+  // The operators' text (kOperatorOnlyDetail), never the user's.
+  if (t.failure_detail) details[kOperatorOnlyDetail] = *t.failure_detail;
   if (t.status == TaskState::kSucceeded) {
     details["rows"] = t.total_rows.value_or(t.processed_rows);
     if (t.size_bytes) details["bytes"] = *t.size_bytes;

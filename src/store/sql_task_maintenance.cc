@@ -99,7 +99,8 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
     // The user asked to stop: a dead worker is no reason to run it again.
     EC_ASSIGN_OR_RETURN(n,
                         c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED', failure_code = ?,"
-                                   " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                                   " failure_message = ?, failure_detail = NULL,"
+                                   " completed_at = {NOW}, lease_owner = NULL,"
                                    " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
                                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
                                    " AND lease_until <= {NOW}"),
@@ -107,7 +108,8 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
   } else if (rec.outcome == LeaseRecovery::kFailed) {
     EC_ASSIGN_OR_RETURN(
         n, c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
-                      " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                      " failure_message = ?, failure_detail = NULL, completed_at = {NOW},"
+                      " lease_owner = NULL,"
                       " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
                       " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
                       " AND lease_until <= {NOW}"),
@@ -125,7 +127,7 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
                    " dispatch_version = dispatch_version + 1, next_retry_at = {NOW},"
                    " lease_owner = NULL, lease_until = NULL, execution_deadline_at = NULL,"
                    " processed_rows = 0, total_rows = NULL, object_key = NULL,"
-                   " failure_message = ?, updated_at = {NOW}"
+                   " failure_message = ?, failure_detail = NULL, updated_at = {NOW}"
                    " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
                    " AND lease_until <= {NOW}"),
                {"the export worker stopped responding; retrying", rec.task_id, rec.old_version}));
@@ -261,7 +263,8 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
     EC_ASSIGN_OR_RETURN(
         int64_t failed,
         c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
-                   " failure_message = ?, completed_at = {NOW}, lease_owner = NULL,"
+                   " failure_message = ?, failure_detail = NULL, completed_at = {NOW},"
+                   " lease_owner = NULL,"
                    " lease_until = NULL, updated_at = {NOW}"
                    " WHERE id = ? AND dispatch_version = ? AND status = 'PENDING'"),
                {kCodeQuarantined,

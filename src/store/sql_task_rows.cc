@@ -45,6 +45,11 @@ std::string PartRowsText(const std::vector<int64_t>& part_rows) {
 
 std::string Truncate(const std::string& text) { return utf8::Excerpt(text, kMaxMessageBytes); }
 
+std::optional<std::string> DetailText(const FailureText& failure) {
+  if (failure.detail.empty()) return std::nullopt;
+  return Truncate(failure.detail);
+}
+
 StatusOr<TaskCatalog::ListPage> ReadNewestTasks(Connection& c, const std::string& where,
                                                 const SqlParams& params, int64_t limit,
                                                 int64_t offset) {
@@ -117,6 +122,7 @@ StatusOr<Task> TaskFromRow(const Row& r) {
     return Internal("export_task " + std::to_string(t.id) + ": " + policy.status().message());
   }
   t.column_policy = std::move(policy).value();
+  t.failure_detail = r.OptText(kFailureDetail);
   return t;
 }
 

@@ -34,16 +34,16 @@ std::string NowIso8601() {
 // ---- helpers ----------------------------------------------------------------
 
 Status SqlTaskStore::EndAttempt(Connection& c, const Attempt& a, TaskState to_state,
-                                const std::string& code, const std::string& message) {
+                                const std::string& code, const FailureText& failure) {
   EC_ASSIGN_OR_RETURN(
       int64_t n,
       c.Exec(Sql("UPDATE export_task SET status = ?, failure_code = ?, failure_message = ?,"
-                 " completed_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
-                 " object_key = NULL, updated_at = {NOW}"
+                 " failure_detail = ?, completed_at = {NOW}, lease_owner = NULL,"
+                 " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
                  " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
                  " AND lease_owner = ?"),
-             {task::ToString(to_state), code, Truncate(message), a.task_id, a.dispatch_version,
-              a.instance}));
+             {task::ToString(to_state), code, Truncate(failure.message), DetailText(failure),
+              a.task_id, a.dispatch_version, a.instance}));
   if (n != 1) return Status::Ok();
   EC_RETURN_IF_ERROR(RecordFinished(c, a.task_id));
   return NotifyEnded(c, a.task_id);

@@ -36,7 +36,7 @@ inline constexpr char kTaskColumns[] =
     " max_attempts, next_retry_at, lease_owner, lease_until, last_heartbeat_at,"
     " execution_deadline_at, cancel_requested, contract_version, download_count,"
     " last_downloaded_at, requested_at, started_at, completed_at, expires_at, updated_at,"
-    " file_sha256, part_rows, column_policy_json";
+    " file_sha256, part_rows, column_policy_json, failure_detail";
 
 // Positions in kTaskColumns.
 enum TaskCol : size_t {
@@ -78,6 +78,7 @@ enum TaskCol : size_t {
   kFileSha256,
   kPartRows,
   kColumnPolicy,
+  kFailureDetail,
   kTaskColumnCount
 };
 
@@ -110,6 +111,8 @@ std::string Truncate(const std::string& text);
 // A message quoted in a timeline event: valid UTF-8, at most kMaxEventTextBytes.
 inline constexpr size_t kMaxEventTextBytes = 200;
 std::string ShortText(const std::string& text);
+// The failure_detail column's value: NULL when there is none.
+std::optional<std::string> DetailText(const FailureText& failure);
 // The part_rows column's text: a JSON array of counts.
 std::string PartRowsText(const std::vector<int64_t>& part_rows);
 // The column_policy_json column's value: NULL for an empty policy.
@@ -174,8 +177,8 @@ class SqlTaskStore final : public TaskStore {
                                         int retention_days) override;
   StatusOr<FinishOutcome> FinishAttempt(const Attempt& attempt, TaskState to_state,
                                         const std::string& failure_code,
-                                        const std::string& message) override;
-  StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
+                                        const FailureText& failure) override;
+  StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const FailureText& failure,
                                        int64_t backoff_ms) override;
   StatusOr<std::string> PinContractVersion(const Attempt& attempt,
                                            const std::string& version) override;
@@ -229,7 +232,7 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<std::optional<Task>> ReadTask(Connection& c, int64_t task_id, bool for_update);
   // RUNNING → an end state, conditional on the attempt, inside a transaction.
   Status EndAttempt(Connection& c, const Attempt& a, TaskState to_state, const std::string& code,
-                    const std::string& message);
+                    const FailureText& failure);
   StatusOr<Task> ReadExistingTask(Connection& c, int64_t task_id);
   // Inserts the command row of the task's current (PENDING) version, due at
   // the task's own next_retry_at, so the publisher never sends it early

@@ -39,6 +39,12 @@ inline constexpr int kMaxEventsPerTask = 200;
 inline constexpr int kMaxProgressEventsPerAttempt = 20;
 inline constexpr int64_t kProgressEventIntervalMs = 30'000;
 
+// The key of an event's details that only the operators' console shows
+// (RETRY_SCHEDULED, FINISHED): the failure's full text, whose classified form
+// the user sees under `cause` or `message`. Every reader serving a requester
+// drops it (api/task_json.h).
+inline constexpr char kOperatorOnlyDetail[] = "detail";
+
 struct TaskEvent {
   int64_t id = 0;
   int64_t task_id = 0;

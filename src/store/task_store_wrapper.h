@@ -90,12 +90,12 @@ class TaskStoreWrapper : public TaskStore {
   }
   StatusOr<FinishOutcome> FinishAttempt(const Attempt& attempt, task::TaskState to_state,
                                         const std::string& failure_code,
-                                        const std::string& message) override {
-    return target_->FinishAttempt(attempt, to_state, failure_code, message);
+                                        const FailureText& failure) override {
+    return target_->FinishAttempt(attempt, to_state, failure_code, failure);
   }
-  StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const std::string& message,
+  StatusOr<RetryOutcome> ScheduleRetry(const Attempt& attempt, const FailureText& failure,
                                        int64_t backoff_ms) override {
-    return target_->ScheduleRetry(attempt, message, backoff_ms);
+    return target_->ScheduleRetry(attempt, failure, backoff_ms);
   }
   StatusOr<std::string> PinContractVersion(const Attempt& attempt,
                                            const std::string& version) override {

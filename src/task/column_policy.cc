@@ -85,6 +85,28 @@ int ColumnPolicy::CountOf(ColumnAction action) const {
                                         [action](const auto& d) { return d.action == action; }));
 }
 
+std::vector<std::string> ColumnsWiderThan(const ColumnPolicy& file, const ColumnPolicy& reader) {
+  std::vector<std::string> wider;
+  for (const ColumnDecision& r : reader.decisions) {
+    auto f = std::find_if(file.decisions.begin(), file.decisions.end(),
+                          [&](const ColumnDecision& d) { return d.key == r.key; });
+    if (f == file.decisions.end()) {
+      wider.push_back(r.key);  // the file has the column in full
+      continue;
+    }
+    bool narrow = false;
+    if (f->action == ColumnAction::kOmit) {
+      narrow = true;
+    } else if (f->action == ColumnAction::kMask && r.action == ColumnAction::kMask) {
+      narrow = f->keep_first <= r.keep_first && f->keep_last <= r.keep_last;
+    } else if (f->action == ColumnAction::kHash && r.action == ColumnAction::kHash) {
+      narrow = f->hash_chars <= r.hash_chars;
+    }
+    if (!narrow) wider.push_back(r.key);
+  }
+  return wider;
+}
+
 std::string ColumnPolicyToJson(const ColumnPolicy& policy) {
   if (policy.empty()) return "";
   json out = json::array();

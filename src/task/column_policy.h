@@ -69,6 +69,17 @@ ColumnPolicy DecideColumnPolicy(const std::vector<ColumnRule>& rules,
   return policy;
 }
 
+// The governed columns a file written under `file` shows wider than a file
+// written under `reader` would: for each decision of `reader`, its key when
+// the file has no decision for it (the column in full), keeps it where
+// `reader` omits it, masks it keeping more characters at either end, hashes
+// it with more characters, or does the other of mask and hash (neither is
+// narrower than the other). Empty when the file is no wider than the
+// reader's own file: every column it reveals, in full or in part, the reader
+// may see at least that much of. A decision of the file's for a column the
+// reader sees in full never matters. In the reader's rule order.
+std::vector<std::string> ColumnsWiderThan(const ColumnPolicy& file, const ColumnPolicy& reader);
+
 // The stored form: a JSON array, `[{"key":"phone","action":"mask","keepFirst":3,
 // "keepLast":4}, {"key":"id_card","action":"hash","hashChars":16}, ...]`; "" for
 // an empty policy (what tasks created before governance have).

@@ -47,10 +47,14 @@ std::string Quote(const nlohmann::json& value) {
   return utf8::Excerpt(DumpTolerant(value), kMaxQuotedBytes);
 }
 
+// The quote is recorded on the Status (Status::QuotedValue): governance takes
+// it out when the column is governed.
 Status BadValue(const Column& column, const nlohmann::json& value, std::string_view why) {
-  return InvalidArgument("column '" + utf8::Excerpt(column.key, kMaxKeyBytes) + "' (" +
-                         std::string(ToString(column.type)) + "): value " + Quote(value) + " " +
-                         std::string(why));
+  const std::string before = "column '" + utf8::Excerpt(column.key, kMaxKeyBytes) + "' (" +
+                             std::string(ToString(column.type)) + "): value ";
+  const std::string quoted = Quote(value);
+  return InvalidArgument(before + quoted + " " + std::string(why))
+      .WithQuotedValue(column.key, before.size(), quoted.size());
 }
 
 // Reads exactly `count` digits at text[*pos]; advances *pos.

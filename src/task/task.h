@@ -74,6 +74,10 @@ struct Task {
   int64_t processed_rows = 0;
   std::optional<std::string> failure_code;
   std::optional<std::string> failure_message;
+  // The operators' text of the same failure (the failure's full Status, with
+  // governed values withheld as in every message): failure_message is what
+  // the user sees, classified; this is shown only in the operators' console.
+  std::optional<std::string> failure_detail;
 
   // Dispatch: attempts, back-off, lease and deadline (docs/task-lifecycle.md).
   int32_t dispatch_version = 1;

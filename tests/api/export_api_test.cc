@@ -99,7 +99,21 @@ registry::RegistrySnapshot MakeSnapshot() {
   old.name = "OLD_TYPE";
   old.title = "Old";
   old.enabled = false;
-  for (auto* d : {&customers, &orders, &merchant, &old}) s.definitions[d->name] = *d;
+  // Two governed columns (docs/configuration.md#column-governance-columns).
+  registry::ExportDefinition governed;
+  governed.name = "GOVERNED_LIST";
+  governed.title = "Governed";
+  governed.required_permission = "customer:export";
+  task::ColumnDecision mobile;
+  mobile.key = "mobile";
+  mobile.action = task::ColumnAction::kMask;
+  mobile.keep_first = 3;
+  mobile.keep_last = 4;
+  task::ColumnDecision balance;
+  balance.key = "balance";
+  governed.column_rules = {{"mobile", "customer:contact", mobile},
+                           {"balance", "customer:finance", balance}};
+  for (auto* d : {&customers, &orders, &merchant, &old, &governed}) s.definitions[d->name] = *d;
   return s;
 }
 
@@ -329,6 +343,22 @@ class ExportApiTest : public ::testing::Test {
       PutObject(*t.object_key, file_bytes);
     }
     StoreTask(t);
+    return t;
+  }
+
+  // A SUCCEEDED GOVERNED_LIST task of `user` whose file was governed by
+  // `policy` (the columns its requester lacked), as the create records it.
+  task::Task PutGovernedTask(const std::string& user, const std::string& bytes,
+                             const task::ColumnPolicy& policy) {
+    task::Task t = PutTask(user, TaskState::kSucceeded, "t1", bytes);
+    std::optional<std::string> text;
+    if (!policy.empty()) text = task::ColumnPolicyToJson(policy);
+    auto n = db_->Exec(
+        "UPDATE export_task SET export_type = 'GOVERNED_LIST', column_policy_json = ? WHERE id = ?",
+        {text, t.id});
+    EXPECT_TRUE(n.ok() && *n == 1);
+    t.export_type = "GOVERNED_LIST";
+    t.column_policy = policy;
     return t;
   }
 
@@ -864,7 +894,8 @@ TEST_F(ExportApiTest, ExportTypesShowWhatTheCallerMayExport) {
     }
     return out;
   };
-  EXPECT_EQ(names(alice_), (std::vector<std::string>{"CUSTOMER_LIST", "ORDER_LIST"}));
+  EXPECT_EQ(names(alice_),
+            (std::vector<std::string>{"CUSTOMER_LIST", "GOVERNED_LIST", "ORDER_LIST"}));
   EXPECT_EQ(names(merchant_), (std::vector<std::string>{"MERCHANT_ORDERS"}));
   EXPECT_EQ(names(Token("carol", "t1", task::AppCode::kPlatform, {})),
             (std::vector<std::string>{"ORDER_LIST"}));
@@ -1307,6 +1338,139 @@ TEST_F(ExportApiTest, SignedLinkCarriesTheSignersPermissionAtSigningTime) {
   EXPECT_EQ(client_->Get(path.c_str(), Headers(admin_))->status, 403);
   EXPECT_EQ(client_->Get((kTasks + "/" + Id(t) + "/download").c_str(), Headers(admin_))->status,
             403);
+}
+
+// ---- column governance of downloads (docs/http-api.md#column-governance-of-downloads) ----
+
+// What GOVERNED_LIST's file is for a requester without either permission.
+task::ColumnPolicy MaskedMobileOmittedBalance() {
+  task::ColumnPolicy p;
+  task::ColumnDecision mobile;
+  mobile.key = "mobile";
+  mobile.action = task::ColumnAction::kMask;
+  mobile.keep_first = 3;
+  mobile.keep_last = 4;
+  task::ColumnDecision balance;
+  balance.key = "balance";
+  p.decisions = {mobile, balance};
+  return p;
+}
+
+void ExpectColumnsRefusal(const std::string& body, const std::string& task_id,
+                          const std::vector<std::string>& columns) {
+  json j = json::parse(body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << body;
+  EXPECT_EQ(j["code"], "403") << body;
+  EXPECT_EQ(j["data"]["reason"], "COLUMNS_NOT_PERMITTED") << body;
+  EXPECT_EQ(j["data"]["columns"], json(columns)) << body;
+  EXPECT_EQ(j["data"]["exportAgain"], kTasks + "/" + task_id + "/export-again") << body;
+  const std::string message = j["message"];
+  EXPECT_NE(message.find("export again"), std::string::npos) << message;
+  for (const std::string& c : columns) EXPECT_NE(message.find(c), std::string::npos) << message;
+}
+
+// A file governed for its requester is handed to another reader only when it
+// is no wider than that reader's own: a platform:download:all holder without
+// the columns' permissions, the requester after a permission was taken away.
+TEST_F(ExportApiTest, AFileWiderThanTheReadersColumnsIsRefusedWithExportAgain) {
+  const std::string full_perms[] = {"customer:export", "customer:contact", "customer:finance"};
+  const std::string boss =
+      Token("boss", "t1", task::AppCode::kPlatform, {full_perms[0], full_perms[1], full_perms[2]});
+  // boss held both permissions: the file has every column.
+  task::Task full = PutGovernedTask("boss", "full-file", task::ColumnPolicy{});
+  // alice held neither: mobile masked, balance omitted.
+  task::Task narrow = PutGovernedTask("alice", "narrow-file", MaskedMobileOmittedBalance());
+  auto download = [&](const task::Task& t, const std::string& token) {
+    return client_->Get((kTasks + "/" + Id(t) + "/download").c_str(), Headers(token));
+  };
+
+  // admin (platform:download:all, neither column permission) reads boss's file: refused.
+  auto refused = download(full, admin_);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+  ExpectColumnsRefusal(refused->body, Id(full), {"mobile", "balance"});
+  Reply url = Post(kTasks + "/" + Id(full) + "/download-url", admin_);
+  EXPECT_EQ(url.http, 200);
+  ExpectColumnsRefusal(url.raw, Id(full), {"mobile", "balance"});
+  EXPECT_EQ(StoredTask(full.id)->download_count, 0);  // nothing counted or audited
+  // ... but alice's file is exactly as narrow as admin's own would be.
+  EXPECT_EQ(download(narrow, admin_)->status, 200);
+  EXPECT_EQ(download(narrow, admin_)->body, "narrow-file");
+  // Holding one permission: the other column is still wider.
+  const std::string finance =
+      Token("fin", "t1", task::AppCode::kPlatform,
+            {"customer:export", "customer:finance", std::string(kDownloadAllPermission)});
+  ExpectColumnsRefusal(download(full, finance)->body, Id(full), {"mobile"});
+  EXPECT_EQ(download(narrow, finance)->status, 200);  // narrower than theirs: fine
+
+  // The requester, after a permission was taken away.
+  EXPECT_EQ(download(full, boss)->status, 200);
+  const std::string demoted =
+      Token("boss", "t1", task::AppCode::kPlatform, {"customer:export", "customer:contact"});
+  auto own = download(full, demoted);
+  EXPECT_EQ(own->status, 403);
+  ExpectColumnsRefusal(own->body, Id(full), {"balance"});
+
+  // Presigned storage: refused before any redirect.
+  storage_->PresignAs("https://store.example.test/b/");
+  auto presigned = download(full, admin_);
+  EXPECT_EQ(presigned->status, 403);
+  EXPECT_EQ(presigned->get_header_value("Location"), "");
+  ExpectColumnsRefusal(presigned->body, Id(full), {"mobile", "balance"});
+  EXPECT_EQ(download(full, boss)->status, 302);
+  EXPECT_EQ(download(narrow, admin_)->status, 302);
+
+  // Export again writes the caller's own governed file.
+  Reply again = Post(kTasks + "/" + Id(full) + "/export-again", admin_);
+  ASSERT_EQ(again.code(), "200") << again.raw;
+  EXPECT_EQ(again.body["data"]["columnPolicy"]["masked"], 1) << again.raw;
+  EXPECT_EQ(again.body["data"]["columnPolicy"]["omitted"], 1) << again.raw;
+}
+
+// A signed link carries the signer's column permissions: following it decides
+// the signer's policy against the rules in force then.
+TEST_F(ExportApiTest, ASignedLinkCarriesTheSignersColumnPermissions) {
+  const std::string boss = Token("boss", "t1", task::AppCode::kPlatform,
+                                 {"customer:export", "customer:contact", "customer:finance"});
+  task::Task full = PutGovernedTask("boss", "full-file", task::ColumnPolicy{});
+  auto follow = [&](const Reply& link) {
+    const std::string url = link.body["data"]["url"];
+    return client_->Get(url.substr(std::string("http://files.example.test").size()).c_str());
+  };
+  Reply link = Post(kTasks + "/" + Id(full) + "/download-url", boss);
+  ASSERT_EQ(link.code(), "200") << link.raw;
+  auto file = follow(link);
+  EXPECT_EQ(file->status, 200);
+  EXPECT_EQ(file->body, "full-file");
+
+  // A grant that names no column permission (signed before column governance
+  // of downloads, or by a reader without them) opens nothing wider.
+  DownloadGrant bare{full.id, "t1", "admin", DbNowMs() + 60000, "customer:export"};
+  auto forged_path = kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, bare);
+  auto bare_answer = client_->Get(forged_path.c_str());
+  EXPECT_EQ(bare_answer->status, 403);
+  ExpectColumnsRefusal(bare_answer->body, Id(full), {"mobile", "balance"});
+  // ... while one narrow enough for it is served.
+  task::Task narrow = PutGovernedTask("alice", "narrow-file", MaskedMobileOmittedBalance());
+  DownloadGrant narrow_grant{narrow.id, "t1", "admin", DbNowMs() + 60000, "customer:export"};
+  EXPECT_EQ(
+      client_
+          ->Get((kBase + "/downloads/" + SignDownloadGrant(kDownloadSecret, narrow_grant)).c_str())
+          ->status,
+      200);
+
+  // The rule of balance now needs another permission: boss's link no longer covers it.
+  next_snapshot_ = MakeSnapshot();
+  next_snapshot_.definitions["GOVERNED_LIST"].column_rules[1].required_permission =
+      "customer:finance:v2";
+  ASSERT_TRUE(registry_->Reload("test").ok());
+  auto stale = follow(link);
+  EXPECT_EQ(stale->status, 403);
+  ExpectColumnsRefusal(stale->body, Id(full), {"balance"});
+  // The presigned route refuses it the same way, before the redirect.
+  storage_->PresignAs("https://store.example.test/b/");
+  EXPECT_EQ(follow(link)->status, 403);
+  EXPECT_EQ(StoredTask(full.id)->download_count, 1);  // only the first follow
 }
 
 TEST_F(ExportApiTest, OpenApiDocumentIsServed) {

@@ -244,6 +244,51 @@ TEST_F(OperatorApiTest, TaskDetailShowsDispatchVersionLeaseAndOutbox) {
   EXPECT_EQ(Get("/tasks/x1", op1_).code(), "400");
 }
 
+// docs/download-center.md#operators-console: the failure the user sees only
+// classified is shown to the operators in full, in the task and its timeline;
+// the requester's own routes never carry it.
+TEST_F(OperatorApiTest, TaskDetailShowsTheFailureInFullTheUserSeesClassified) {
+  const int64_t id = Make("t1", "alice", "ORDER_LIST");
+  store::ClaimRequest claim;
+  claim.task_id = id;
+  claim.dispatch_version = 1;
+  claim.instance = "worker-7";
+  ASSERT_TRUE(store_->ClaimTask(claim)->claimed);
+  const std::string classified = "The business system sent data this export type does not accept";
+  const std::string detail =
+      "InvalidArgument: provider columns: column 3 'amount' has unknown type \"MONEY\"";
+  ASSERT_EQ(*store_->FinishAttempt({id, 1, "worker-7"}, TaskState::kFailed, "INVALID_DATA",
+                                   {classified, detail}),
+            store::FinishOutcome::kFinished);
+
+  Reply r = Get("/tasks/" + std::to_string(id), op1_);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.data()["task"]["failureMessage"], classified);
+  EXPECT_EQ(r.data()["task"]["failureDetail"], detail);
+  const json& timeline = r.data()["timeline"];
+  ASSERT_FALSE(timeline.empty());
+  EXPECT_EQ(timeline.back()["kind"], "FINISHED");
+  EXPECT_EQ(timeline.back()["details"]["detail"], detail) << timeline.dump();
+  // The search shows it too.
+  Reply found = Get("/tasks?status=FAILED", op1_);
+  ASSERT_EQ(found.code(), "200") << found.raw;
+  ASSERT_EQ(found.data()["records"].size(), 1u);
+  EXPECT_EQ(found.data()["records"][0]["failureDetail"], detail);
+
+  // The requester: the classified text only, in the task and the timeline.
+  const std::string alice = Token("alice", "t1", {});
+  const std::string task_path = "/api/platform/v1/files/export-tasks/" + std::to_string(id);
+  Reply own = ToReply(client_->Get(task_path.c_str(), {{"Authorization", "Bearer " + alice}}));
+  ASSERT_EQ(own.code(), "200") << own.raw;
+  EXPECT_EQ(own.data()["failureMessage"], classified);
+  EXPECT_FALSE(own.data().contains("failureDetail"));
+  Reply line = ToReply(
+      client_->Get((task_path + "/timeline").c_str(), {{"Authorization", "Bearer " + alice}}));
+  ASSERT_EQ(line.code(), "200") << line.raw;
+  EXPECT_EQ(line.raw.find("MONEY"), std::string::npos) << line.raw;
+  EXPECT_EQ(line.data()["events"].back()["details"]["message"], classified);
+}
+
 TEST_F(OperatorApiTest, BulkRetryCountsConfirmsActsAndAudits) {
   std::vector<int64_t> failed;
   for (int i = 0; i < 3; ++i) {

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -35,6 +36,7 @@
 #include "source/common/business_reply.h"
 #include "statement_source.h"  // beside this test
 #include "storage/local_export_storage.h"
+#include "task/table.h"
 #ifdef EC_TEST_WITH_S3
 #include "storage/s3/s3_export_storage.h"
 #endif
@@ -206,8 +208,9 @@ class ConsumerTest : public ::testing::Test {
 
   int64_t CreateTask(const std::string& user = "u1",
                      task::FileFormat format = task::FileFormat::kCsv,
-                     store::CreateLimits limits = {}) {
+                     store::CreateLimits limits = {}, task::ColumnPolicy policy = {}) {
     store::NewTask t;
+    t.column_policy = std::move(policy);
     t.tenant_id = "1";
     t.requested_by = user;
     t.export_type = "TEST_LIST";
@@ -359,6 +362,38 @@ TEST_F(ConsumerTest, PermanentProviderErrorFailsTheTaskAndDeletesThePartialFile)
   EXPECT_EQ(StoredFiles(), 0u);
 }
 
+// docs/task-lifecycle.md#failure-classes: a cell of a governed column that
+// does not parse is named, its value withheld — in the stored message, the
+// operators' detail and the log; a plain column's value stays quoted.
+TEST_F(ConsumerTest, AGovernedCellsValueNeverReachesTheMessageTheDetailOrTheLog) {
+  const task::Column amount{"amount", "金额", task::ColumnType::kDecimal, 10, 2, ""};
+  const Status bad_cell =
+      task::ParseWireValue(amount, nlohmann::json("SECRET-1234")).status().WithContext("row 3");
+  ASSERT_FALSE(bad_cell.ok());
+  task::ColumnPolicy omitted;
+  omitted.decisions.push_back(task::ColumnDecision{"amount", task::ColumnAction::kOmit, 0, 0, 64});
+  script_.pages = {Rows(1, 2), Rows(3, 2)};
+  script_.fail_at[1] = bad_cell;
+  LogCapture log;
+  Consumer consumer(channel_.get(), Deps());
+  const int64_t id = CreateTask("u1", task::FileFormat::kCsv, {}, omitted);
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kFailed);
+  EXPECT_EQ(
+      t.failure_message,
+      "row 3: column 'amount' (DECIMAL): value [withheld: a governed column] is not a decimal");
+  EXPECT_EQ(t.failure_detail, "InvalidArgument: " + *t.failure_message);
+  EXPECT_EQ(log.Line({"SECRET-1234"}), "");
+  EXPECT_NE(log.Line({"task " + std::to_string(id), "INVALID_DATA", "withheld"}), "");
+
+  // The requester who may see the column gets its value quoted.
+  const int64_t plain = CreateTask("u2");
+  PublishAndConsume(consumer);
+  EXPECT_NE(Task(plain).failure_message.value_or("").find("\"SECRET-1234\""), std::string::npos)
+      << Task(plain).failure_message.value_or("");
+}
+
 // docs/conventions.md#threads: an exception on the prefetch worker (which
 // runs the source) fails the attempt by the usual rules — Internal is
 // permanent — and the process, the consumer and the file system are clean.
@@ -374,6 +409,8 @@ TEST_F(ConsumerTest, ASourceThatThrowsOnThePrefetchThreadFailsTheTaskAsInternal)
   EXPECT_EQ(t.failure_code, "INTERNAL");
   EXPECT_EQ(t.failure_message, "Internal error; support can find the details under the task id");
   EXPECT_NE(log.Line({"task " + std::to_string(id), "thread prefetch", "type_error.316"}), "");
+  EXPECT_NE(t.failure_detail.value_or("").find("type_error.316"), std::string::npos)
+      << t.failure_detail.value_or("");
   EXPECT_EQ(StoredFiles(), 0u);
   // The consumer still runs the next export.
   script_.throw_at.clear();
@@ -485,6 +522,9 @@ TEST_F(ConsumerTest, AStorageErrorNamingTheEndpointShowsAClassifiedMessage) {
   EXPECT_EQ(t.dispatch_version, 2);
   EXPECT_EQ(t.failure_message, "Storage was unavailable");
   EXPECT_EQ(t.failure_message.value_or("").find("127.0.0.1"), std::string::npos);
+  // The operators' console shows the detail the user gets classified.
+  EXPECT_NE(t.failure_detail.value_or("").find(endpoint), std::string::npos)
+      << t.failure_detail.value_or("");
   EXPECT_NE(log.Line({"task " + std::to_string(id), "origin=storage", endpoint}), "")
       << "the detail, endpoint included, is in the log under the task id";
 }

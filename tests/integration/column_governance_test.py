@@ -8,10 +8,18 @@ Chinese names), hashed (hex SHA-256, cut) or omitted — on the provider route
 cells; the task JSON says how many columns were masked and omitted. A requester
 holding the permissions gets every column as the source sends it.
 
+A cell of a governed column that does not parse (an order whose `paid` holds text, on the
+SQL-template route) fails the task with a message that names the column and withholds the
+value — in failureMessage, the list, the timeline, the webhook's payload, the preview's 400,
+the operators' failureDetail and the log — while a requester who may see the column gets
+the value quoted; the operators' console shows the failure in full where the user gets it
+classified (docs/task-lifecycle.md#failure-classes).
+
 Run: /usr/bin/python3 column_governance_test.py BUILD_DIR [-k NAME]
 """
 import hashlib
 import os
+import sqlite3
 import sys
 import unittest
 
@@ -19,8 +27,8 @@ import openpyxl
 
 sys.path.insert(0, os.path.dirname(__file__))
 import customer_data  # noqa: E402
-from harness import Cluster  # noqa: E402
-from order_list_test import expected_orders, order_overrides  # noqa: E402
+from harness import ENDED, Cluster  # noqa: E402
+from order_list_test import expected_orders, order_definition, order_overrides  # noqa: E402
 
 BUILD_DIR = None
 CONTACT = "platform:customer:contact"
@@ -63,16 +71,34 @@ def governed_overrides(cluster_dir):
                      "keep-last": 4},
         "amount": {"required-permission": FINANCE, "without": "omit"},
     }
+    # The orders again, with `paid` governed: tenant 9's one order holds text there.
+    paid = order_definition("ORDER_LIST", "strict")
+    paid["title"] = "ORDER_LIST_PAID"
+    paid["columns"] = {"paid": {"required-permission": FINANCE, "without": "omit"}}
+    over["definitions"]["ORDER_LIST_PAID"] = paid
     return over
+
+
+SECRET = "SECRET-PAID-4242"
+# Delivery fails (nothing listens on port 9); the payload is what is checked.
+WEBHOOK = {"notifications": {"allowed-targets": ["127.0.0.1:9"], "backoff-seconds": [60],
+                             "receivers": {"audit-hook": {
+                                 "url": "http://127.0.0.1:9/hooks/export",
+                                 "secret": "webhook-secret-0123456789abcdef"}}}}
 
 
 class ColumnGovernance(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Cluster(BUILD_DIR, seed=3300, prefix="ec-governance-")
-        cls.c.write_config(governed_overrides(cls.c.dir))
+        cls.c.write_config({**governed_overrides(cls.c.dir), **WEBHOOK})
         cls.c.start()
         cls.db = os.path.join(cls.c.dir, "customers.db")
+        # Tenant 9's only order: `paid` holds text, which is not a BOOLEAN.
+        with sqlite3.connect(cls.db) as replica:
+            replica.execute("INSERT INTO orders VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                            (990001, "9", "SO9900000001", 1, "CUS00000001", "PAID", "WEB", 1234,
+                             1, SECRET, "2024-03-01", 1709251200000))
 
     @classmethod
     def tearDownClass(cls):
@@ -167,6 +193,108 @@ class ColumnGovernance(unittest.TestCase):
         self.assertNotIn("amount", [c["key"] for c in data["columns"]])
         self.assertEqual([r[1] for r in data["rows"]], [r[1] for r in rows[1:21]])
 
+
+    # ---- a governed value never leaves through a message ---------------------
+
+    def test_a_governed_cells_value_never_leaves_through_a_message(self):
+        token = self.c.token("gov-msg", "9", perms=EXPORT_PERMS)  # paid is omitted for them
+        created = self.c.create(token, export_type="ORDER_LIST_PAID", fmt="XLSX")
+        self.assertEqual(created["code"], "200", created)
+        task = self.c.wait_task(token, created["data"]["id"], states=ENDED)
+        self.assertEqual(task["status"], "FAILED", task)
+        self.assertEqual(task["failureCode"], "INVALID_DATA", task)
+        message = task["failureMessage"]
+        self.assertIn("paid", message)
+        self.assertIn("[withheld: a governed column]", message)
+        self.assertNotIn(SECRET, message)
+        for path in (f"/export-tasks/{task['id']}", f"/export-tasks/{task['id']}/timeline",
+                     "/export-tasks?size=100"):
+            body = self.c.api("GET", path, token).body.decode()
+            self.assertIn(task["id"], body)
+            self.assertNotIn(SECRET, body, path)
+        ended = [e for e in self.c.api("GET", f"/export-tasks/{task['id']}/timeline",
+                                       token).json()["data"]["events"] if e["kind"] == "FINISHED"]
+        self.assertEqual(ended[-1]["details"]["message"], message[:200])
+        self.assertNotIn("detail", ended[-1]["details"])  # the operators' text is not the user's
+        # The webhook's payload, written with the end state.
+        payloads = [r["payload_json"] for r in self.c.db().query(
+            "SELECT payload_json FROM export_notification WHERE task_id = ?", (int(task["id"]),))]
+        self.assertEqual(len(payloads), 1)
+        self.assertIn("[withheld: a governed column]", payloads[0])
+        self.assertNotIn(SECRET, payloads[0])
+        # The preview's 400.
+        preview = self.c.api("POST", "/export-previews", token,
+                             {"exportType": "ORDER_LIST_PAID", "parameters": {},
+                              "format": "XLSX"}).json()
+        self.assertEqual(preview["code"], "400", preview)
+        self.assertIn("paid", preview["message"])
+        self.assertNotIn(SECRET, preview["message"])
+        # The operators' console: the full text, still without the value.
+        op = self.c.token("gov-op", "9", perms=("platform:export:operate",))
+        detail = self.c.api("GET", f"/operator/tasks/{task['id']}", op).json()
+        self.assertEqual(detail["code"], "200", detail)
+        self.assertIn("InvalidArgument", detail["data"]["task"]["failureDetail"])
+        self.assertIn("paid", detail["data"]["task"]["failureDetail"])
+        self.assertNotIn(SECRET, str(detail))
+        self.assertNotIn(SECRET, self.c.log())
+        # Control: a requester who may see `paid` gets the value quoted, so the
+        # checks above can fail.
+        finance = self.c.token("gov-msg-fin", "9", perms=EXPORT_PERMS + (FINANCE,))
+        created = self.c.create(finance, export_type="ORDER_LIST_PAID", fmt="XLSX")
+        seen = self.c.wait_task(finance, created["data"]["id"], states=ENDED)
+        self.assertEqual(seen["status"], "FAILED", seen)
+        self.assertIn(SECRET, seen["failureMessage"])
+
+    def test_a_governed_provider_cells_value_never_leaves_through_a_message(self):
+        # creditLimit (INTEGER, omitted without FINANCE) arrives as text on the provider route.
+        token = self.c.token("gov-msg-p", "1", perms=EXPORT_PERMS)
+        op = self.c.token("gov-op1", "1", perms=("platform:export:operate",))
+        self.c.faults(batchCell={"column": "creditLimit", "value": "SECRET-CREDIT-777"})
+        try:
+            created = self.c.create(token, parameters={"status": "ACTIVE"}, fmt="CSV")
+            task = self.c.wait_task(token, created["data"]["id"], states=ENDED)
+            preview = self.c.api("POST", "/export-previews", token,
+                                 {"exportType": "CUSTOMER_LIST",
+                                  "parameters": {"status": "ACTIVE"}}).json()
+        finally:
+            self.c.faults(batchCell=None)
+        self.assertEqual(task["status"], "FAILED", task)
+        self.assertIn("creditLimit", task["failureMessage"])
+        self.assertIn("[withheld: a governed column]", task["failureMessage"])
+        self.assertEqual(preview["code"], "400", preview)
+        self.assertIn("creditLimit", preview["message"])
+        for text in (str(task), str(preview), self.c.api("GET", f"/export-tasks/{task['id']}/"
+                                                          "timeline", token).body.decode(),
+                     str(self.c.api("GET", f"/operator/tasks/{task['id']}", op).json()),
+                     self.c.log()):
+            self.assertNotIn("SECRET-CREDIT-777", text)
+
+    def test_the_operators_see_in_full_what_the_user_gets_classified(self):
+        # The SQL contract loses a column: the user's message is the classified sentence,
+        # the operators' detail (task and timeline) names the cause.
+        token = self.c.token("gov-why", "1", perms=EXPORT_PERMS + (FINANCE,))
+        op = self.c.token("gov-op1", "1", perms=("platform:export:operate",))
+        self.c.faults(sqlReplace=[{"from": "o.paid AS paid", "to": "o.paid AS paid_renamed"}])
+        try:
+            created = self.c.create(token, export_type="ORDER_LIST", fmt="CSV")
+            task = self.c.wait_task(token, created["data"]["id"], states=ENDED)
+        finally:
+            self.c.faults(sqlReplace=[])
+        self.assertEqual(task["status"], "FAILED", task)
+        classified = "The business system sent data this export type does not accept"
+        self.assertEqual(task["failureMessage"], classified, task)
+        self.assertNotIn("failureDetail", task)
+        detail = self.c.api("GET", f"/operator/tasks/{task['id']}", op).json()
+        self.assertEqual(detail["code"], "200", detail)
+        why = detail["data"]["task"]["failureDetail"]
+        self.assertIn("InvalidArgument", why)
+        self.assertIn("paid", why)
+        finished = [e for e in detail["data"]["timeline"] if e["kind"] == "FINISHED"][-1]
+        self.assertEqual(finished["details"]["detail"], why)
+        self.assertEqual(finished["details"]["message"], classified)
+        # The user's own timeline has the classified text only.
+        mine = self.c.api("GET", f"/export-tasks/{task['id']}/timeline", token).json()
+        self.assertNotIn(why, str(mine))
 
 if __name__ == "__main__":
     BUILD_DIR = os.path.abspath(sys.argv.pop(1))

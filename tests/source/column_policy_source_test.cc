@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace export_center::source {
 namespace {
 
@@ -53,6 +55,49 @@ TEST(ColumnPolicySource, AnEmptyPolicyLeavesTheSourceAlone) {
   auto inner = std::make_unique<TwoPageSource>();
   RowSource* raw = inner.get();
   EXPECT_EQ(WithColumnPolicy(std::move(inner), task::ColumnPolicy{}).get(), raw);
+}
+
+// Fails its first page with what a route says of a cell that does not parse:
+// task::ParseWireValue's message, put in context as both routes do.
+class BadCellSource : public RowSource {
+ public:
+  explicit BadCellSource(task::Column column) : column_(std::move(column)) {}
+  const std::vector<task::Column>& columns() const override { return columns_; }
+  StatusOr<Page> NextPage() override {
+    auto cell = task::ParseWireValue(column_, nlohmann::json("SECRET-9876543"));
+    EXPECT_FALSE(cell.ok());
+    return cell.status().WithContext("row 3");
+  }
+
+ private:
+  task::Column column_;
+  std::vector<task::Column> columns_;
+};
+
+// docs/configuration.md#column-governance-columns: a message about a governed
+// column names the column, never its value.
+TEST(ColumnPolicySource, AFailureQuotingAGovernedValueNamesOnlyTheColumn) {
+  for (const char* governed : {"salary", "phone"}) {  // omitted, masked
+    task::Column column{governed, governed, task::ColumnType::kDecimal, 0, 2, ""};
+    auto source =
+        WithColumnPolicy(std::make_unique<BadCellSource>(column), PhoneMaskedSalaryOmitted());
+    auto page = source->NextPage();
+    ASSERT_FALSE(page.ok());
+    const std::string& message = page.status().message();
+    EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(message.find("SECRET"), std::string::npos) << message;
+    EXPECT_EQ(message, "row 3: column '" + std::string(governed) + "' (DECIMAL): value " +
+                           kWithheldValue + " is not a decimal");
+  }
+  // A column the policy does not govern keeps its value in the message: the
+  // requester may see it, and needs it to ask the business team.
+  task::Column plain{"amount", "amount", task::ColumnType::kDecimal, 0, 2, ""};
+  auto source =
+      WithColumnPolicy(std::make_unique<BadCellSource>(plain), PhoneMaskedSalaryOmitted());
+  auto page = source->NextPage();
+  ASSERT_FALSE(page.ok());
+  EXPECT_NE(page.status().message().find("\"SECRET-9876543\""), std::string::npos)
+      << page.status().message();
 }
 
 }  // namespace

@@ -2225,6 +2225,64 @@ class TaskTimelineContractTest : public TaskStoreContractTest {
   }
 };
 
+// docs/task-lifecycle.md#failure-classes: the user's classified text and the
+// operators' full one are stored side by side, each valid UTF-8 and cut; the
+// timeline's RETRY_SCHEDULED and FINISHED carry the operators' under "detail";
+// a claim, a commit and a manual retry clear it with the message.
+TEST_P(TaskTimelineContractTest, AFailuresOperatorDetailIsStoredBesideItsMessage) {
+  NewTask nt = MakeTask("alice", "orders");
+  nt.max_attempts = 2;
+  Task t = Create(nt);
+  EXPECT_FALSE(Get(t.id).failure_detail.has_value());
+  ASSERT_TRUE(Claim(t.id, 1).claimed);
+  const std::string retry_detail = "Unavailable: provider http://crm.internal:8080 answered 503";
+  ASSERT_EQ(
+      *store_->ScheduleRetry(AttemptOf(t), {"The data source was unavailable", retry_detail}, 0),
+      RetryOutcome::kRescheduled);
+  EXPECT_EQ(Get(t.id).failure_detail, retry_detail);
+  EXPECT_EQ(Last(t.id, TaskEventKind::kRetryScheduled)["detail"], retry_detail);
+  EXPECT_EQ(Last(t.id, TaskEventKind::kRetryScheduled)["cause"], "The data source was unavailable");
+  ASSERT_TRUE(Claim(t.id, 2).claimed);
+  EXPECT_FALSE(Get(t.id).failure_detail.has_value());  // the claim clears it with the message
+
+  std::string detail =
+      "InvalidArgument: row 7: column 'amount' (DECIMAL): value \"1\xFF"
+      "2\" ";
+  while (detail.size() < 3000) detail += "金额不是数字 ";
+  Attempt second{t.id, 2, "w1"};
+  ASSERT_EQ(*store_->FinishAttempt(second, TaskState::kFailed, "INVALID_DATA",
+                                   {"The business system sent data this export type does not "
+                                    "accept",
+                                    detail}),
+            store::FinishOutcome::kFinished);
+  Task failed = Get(t.id);
+  EXPECT_EQ(failed.failure_message,
+            "The business system sent data this export type does not accept");
+  ASSERT_TRUE(failed.failure_detail.has_value());
+  EXPECT_TRUE(utf8::IsValid(*failed.failure_detail));
+  EXPECT_LE(failed.failure_detail->size(), 1000u);
+  EXPECT_GT(failed.failure_detail->size(), 900u);
+  EXPECT_EQ(failed.failure_detail->rfind(
+                "InvalidArgument: row 7: column 'amount' (DECIMAL): value \"1\xEF\xBF\xBD"
+                "2\"",
+                0),
+            0u)
+      << *failed.failure_detail;
+  nlohmann::json finished = Last(t.id, TaskEventKind::kFinished);
+  EXPECT_EQ(finished["detail"], *failed.failure_detail);
+  EXPECT_EQ(finished["message"], "The business system sent data this export type does not accept");
+
+  ASSERT_OK_AND_ASSIGN(Task retried, store_->ManualRetry(t.id, ""));
+  EXPECT_FALSE(retried.failure_detail.has_value());
+  EXPECT_FALSE(Get(t.id).failure_detail.has_value());
+  // A plain message (no detail) stores none: FINISHED has no "detail".
+  ASSERT_TRUE(Claim(t.id, 3).claimed);
+  ASSERT_EQ(*store_->FinishAttempt(Attempt{t.id, 3, "w1"}, TaskState::kFailed, "BAD", "bad"),
+            store::FinishOutcome::kFinished);
+  EXPECT_FALSE(Get(t.id).failure_detail.has_value());
+  EXPECT_FALSE(Last(t.id, TaskEventKind::kFinished).contains("detail"));
+}
+
 TEST_P(TaskTimelineContractTest, ARunWithARetryIsOnTheTimelineInOrderWithItsFacts) {
   Task t = Create();
   Send(t.id);

@@ -90,6 +90,39 @@ TEST(DecideColumnPolicy, OnlyRulesWhosePermissionIsMissing) {
       DecideColumnPolicy(rules, [&](const std::string& p) { return held.count(p) > 0; }).empty());
 }
 
+ColumnPolicy PolicyOf(std::vector<ColumnDecision> decisions) {
+  ColumnPolicy p;
+  p.decisions = std::move(decisions);
+  return p;
+}
+
+// A file is handed to a reader only when it is no wider than the reader's own
+// (docs/http-api.md#column-governance-of-downloads).
+TEST(ColumnsWiderThan, ComparesEveryColumnTheReaderMayNotSeeInFull) {
+  const ColumnPolicy reader = PolicyOf({Mask("phone", 3, 4), Omit("balance"), Hash("id", 16)});
+  // The reader's own file, and any narrower one, is fine.
+  EXPECT_TRUE(ColumnsWiderThan(reader, reader).empty());
+  EXPECT_TRUE(
+      ColumnsWiderThan(PolicyOf({Omit("phone"), Omit("balance"), Hash("id", 8)}), reader).empty());
+  EXPECT_TRUE(ColumnsWiderThan(PolicyOf({Mask("phone", 0, 4), Omit("balance"), Omit("id")}), reader)
+                  .empty());
+  // A file of a requester who saw everything: every governed column is wider.
+  EXPECT_EQ(ColumnsWiderThan(ColumnPolicy{}, reader),
+            (std::vector<std::string>{"phone", "balance", "id"}));
+  // Kept where the reader omits, more characters kept or hashed, mask for hash.
+  EXPECT_EQ(ColumnsWiderThan(PolicyOf({Mask("phone", 3, 5), Mask("balance", 0, 0), Hash("id", 17)}),
+                             reader),
+            (std::vector<std::string>{"phone", "balance", "id"}));
+  EXPECT_EQ(
+      ColumnsWiderThan(PolicyOf({Hash("phone", 8), Omit("balance"), Mask("id", 0, 0)}), reader),
+      (std::vector<std::string>{"phone", "id"}));
+  // What the file hides that the reader may see does not matter.
+  EXPECT_TRUE(
+      ColumnsWiderThan(PolicyOf({Omit("phone"), Omit("balance"), Omit("id"), Omit("name")}), reader)
+          .empty());
+  EXPECT_TRUE(ColumnsWiderThan(PolicyOf({Omit("name")}), ColumnPolicy{}).empty());
+}
+
 TEST(ColumnPolicyJson, RoundTrips) {
   ColumnPolicy policy;
   policy.decisions = {Mask("phone", 3, 4), Omit("salary"), Hash("id_card", 16)};

@@ -48,6 +48,7 @@
       rows: "{n} 行", rowsOf: "{n} / {total} 行", eta: "预计还需 {d}",
       requested: "提交 {t}", finished: "完成 {t}", expiresIn: "{d}后过期", expiredAt: "已过期",
       download: "下载", retry: "重试", exportAgain: "重新导出", cancel: "取消",
+      widerFile: "此文件是按申请人的权限生成的，其中的列（{columns}）超出了您的查看权限。可以重新导出一份按您的权限生成的文件。",
       exportedAgain: "已重新导出：{name}", created: "已创建：{name}", deduplicated: "相同的导出已在进行中：{name}",
       retried: "已重新提交：{name}", cancelRequested: "已请求取消：{name}",
       previewUnavailable: "预览不可用 / preview unavailable",
@@ -79,7 +80,7 @@
       evk_total: "总行数", evk_bytes: "大小", evk_durationMs: "耗时", evk_nextAt: "下次尝试", evk_cause: "原因",
       evk_status: "状态", evk_code: "代码", evk_message: "信息", evk_from: "原状态", evk_outcome: "结果",
       evk_state: "当时状态", evk_reason: "原因", evk_sends: "发送次数", evk_lastError: "上次错误",
-      evk_eventId: "消息", evk_via: "方式", evk_nextVersion: "下一版本", evk_delayMs: "延迟",
+      evk_eventId: "消息", evk_detail: "详细原因", evk_via: "方式", evk_nextVersion: "下一版本", evk_delayMs: "延迟",
       // the operators' console
       opOpen: "运维控制台", opClose: "返回我的导出", opSearchTitle: "任务查询", opTenant: "租户",
       opUser: "用户", opFailureCode: "失败代码", opFrom: "提交时间从", opTo: "到", opSearch: "查询",
@@ -94,6 +95,7 @@
       opTimeline: "时间线",
       opDispatchVersion: "调度版本", opLeaseUntil: "租约到期", opAttempts: "尝试次数",
       opHeartbeat: "最近心跳", opOutboxState: "发件箱状态", opNone: "无",
+      opFailureDetail: "失败详情（仅运维可见）",
       opAuditTitle: "批量操作记录", opWho: "操作人", opAction: "操作", opFilter: "条件",
       opMatched: "匹配", opOutcome: "结果", opStarted: "开始时间",
       opStatsTitle: "按导出类型统计", win_24h: "最近 24 小时", win_7d: "最近 7 天",
@@ -135,6 +137,8 @@
       rows: "{n} rows", rowsOf: "{n} of {total} rows", eta: "about {d} left",
       requested: "Requested {t}", finished: "Finished {t}", expiresIn: "expires in {d}", expiredAt: "expired",
       download: "Download", retry: "Retry", exportAgain: "Export again", cancel: "Cancel",
+      widerFile: "This file was made for its requester and shows columns you may not see as it does ({columns}). " +
+        "Export again to get a file made for your permissions.",
       exportedAgain: "Exported again: {name}", created: "Created: {name}", deduplicated: "The same export is already running: {name}",
       retried: "Submitted again: {name}", cancelRequested: "Cancel requested: {name}",
       previewUnavailable: "预览不可用 / preview unavailable",
@@ -166,7 +170,7 @@
       evk_total: "total", evk_bytes: "size", evk_durationMs: "took", evk_nextAt: "next try", evk_cause: "cause",
       evk_status: "status", evk_code: "code", evk_message: "message", evk_from: "from", evk_outcome: "outcome",
       evk_state: "state", evk_reason: "reason", evk_sends: "sends", evk_lastError: "last error",
-      evk_eventId: "message", evk_via: "via", evk_nextVersion: "next version", evk_delayMs: "delay",
+      evk_eventId: "message", evk_detail: "detail", evk_via: "via", evk_nextVersion: "next version", evk_delayMs: "delay",
       // the operators' console
       opOpen: "Operators' console", opClose: "Back to my exports", opSearchTitle: "Find tasks", opTenant: "Tenant",
       opUser: "User", opFailureCode: "Failure code", opFrom: "Requested from", opTo: "to", opSearch: "Search",
@@ -181,6 +185,7 @@
       opTimeline: "Timeline",
       opDispatchVersion: "Dispatch version", opLeaseUntil: "Lease until", opAttempts: "Attempts",
       opHeartbeat: "Last heartbeat", opOutboxState: "Outbox state", opNone: "none",
+      opFailureDetail: "Failure detail (operators only)",
       opAuditTitle: "Bulk actions", opWho: "Who", opAction: "Action", opFilter: "Filter",
       opMatched: "Matched", opOutcome: "Outcome", opStarted: "Started",
       opStatsTitle: "By export type", win_24h: "Last 24 hours", win_7d: "Last 7 days",
@@ -299,9 +304,10 @@
   // ---- API -----------------------------------------------------------------
 
   class ApiError extends Error {
-    constructor(code, message) {
+    constructor(code, message, data) {
       super(message);
       this.code = code;
+      this.data = data || null;
     }
   }
 
@@ -321,7 +327,7 @@
     if (!envelope) throw new ApiError(String(res.status), t("networkError"));
     if (envelope.code !== "200") {
       if (envelope.code === "401") signOut(t("sessionExpired"));
-      throw new ApiError(envelope.code, envelope.message);
+      throw new ApiError(envelope.code, envelope.message, envelope.data);
     }
     return envelope.data;
   }
@@ -644,8 +650,21 @@
       say(t(action === "retry" ? "retried" : "cancelRequested", { name: task.taskName }), "ok");
       applyTask(updated);
     } catch (e) {
+      if (e.data && e.data.reason === "COLUMNS_NOT_PERMITTED") return offerExportAgain(task, e.data);
       say(e.message, "error");
     }
+  }
+
+  // A file governed for someone who may see more than the caller
+  // (docs/http-api.md#column-governance-of-downloads): say which columns, and
+  // offer a file of the caller's own.
+  function offerExportAgain(task, data) {
+    say(t("widerFile", { columns: (data.columns || []).join(", ") }), "error");
+    $("msg").append(" ", el("button", {
+      type: "button", "data-action": "export-again-own", text: t("exportAgain"),
+      "aria-label": t("exportAgain") + " " + task.taskName,
+      onclick: () => act("export-again", task),
+    }));
   }
 
   // Whether a change of the open task can have added to its timeline: a new
@@ -1200,6 +1219,11 @@
     const current = commands.filter((c) => c.dispatchVersion === task.dispatchVersion).pop();
     fact(facts, t("opOutboxState"), current ? current.status : null);
     facts.lastChild.id = "op-outbox-state";
+    // Why it failed, in full: the user's row shows the classified failureMessage.
+    if (task.failureDetail) {
+      fact(facts, t("opFailureDetail"), task.failureDetail);
+      facts.lastChild.id = "op-failure-detail";
+    }
     $("op-commands").tBodies[0].replaceChildren(...commands.map((c) => el("tr", { "data-version": String(c.dispatchVersion) },
       el("td", { text: "v" + c.dispatchVersion }), el("td", { class: "state", text: c.status }),
       el("td", { text: t("opAttempts") + " " + c.attemptCount }),

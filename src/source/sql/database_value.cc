@@ -96,10 +96,13 @@ constexpr size_t kMaxKeyBytes = 128;
 
 // The replica's text is quoted through utf8::Excerpt: it may be any bytes,
 // and the message is stored and sent as JSON.
+// The quote is recorded on the Status (Status::QuotedValue): governance takes
+// it out when the column is governed.
 Status BadValue(const task::Column& column, std::string_view text) {
-  return InvalidArgument("column " + utf8::Excerpt(column.key, kMaxKeyBytes) + ": value \"" +
-                         utf8::Excerpt(text, kMaxQuotedBytes) + "\" is not a " +
-                         std::string(task::ToString(column.type)));
+  const std::string before = "column " + utf8::Excerpt(column.key, kMaxKeyBytes) + ": value ";
+  const std::string quoted = "\"" + utf8::Excerpt(text, kMaxQuotedBytes) + "\"";
+  return InvalidArgument(before + quoted + " is not a " + std::string(task::ToString(column.type)))
+      .WithQuotedValue(column.key, before.size(), quoted.size());
 }
 
 }  // namespace

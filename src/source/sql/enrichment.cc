@@ -190,8 +190,11 @@ void Enrichment::Fill(PageCells cells, std::vector<task::Row>* rows) {
 Status Enrichment::EnrichFailed(const std::vector<size_t>& targets, const Status& cause) {
   for (size_t i : targets) {
     if (plan_[i].contract.critical) {
-      return InvalidArgument("enrichment of critical column " + plan_[i].contract.column.key +
-                             " failed: " + cause.message());
+      // WithContext keeps a quoted cell value recorded, for governance to take out.
+      Status failed = cause.WithContext("enrichment of critical column " +
+                                        plan_[i].contract.column.key + " failed");
+      return failed.code() == StatusCode::kInvalidArgument ? failed
+                                                           : InvalidArgument(failed.message());
     }
   }
   if (!warned_enrich_) {
