@@ -114,8 +114,8 @@ int64_t MakeSucceededTask(Fixture& f) {
     if (!writer->Append(block).ok()) Die("write file");
   }
   if (!writer->Commit().ok()) Die("commit file");
-  ec::store::FileResult file{
-      "bench.csv", key, "text/csv", static_cast<int64_t>(kDownloadBytes), 1, "", {}};
+  ec::store::FileResult file{"bench.csv", key, "text/csv", static_cast<int64_t>(kDownloadBytes),
+                             1,           "",  {}};
   ec::store::Attempt attempt{created.task.id, 1, "bench"};
   if (Must(f.store->CommitSuccess(attempt, file, 7), "commit task") !=
       ec::store::CommitOutcome::kCommitted) {

@@ -34,8 +34,7 @@ struct TimelineReader {
 // One event of a task's timeline (docs/http-api.md#get-export-tasksidtimeline--a-tasks-timeline):
 // id as a string, kind, dispatchVersion, at (ISO-8601), details (the stored
 // object, as `reader` may see it; an unreadable one is shown as {}).
-nlohmann::json TaskEventToJson(const store::TaskEvent& event,
-                               const TimelineReader& reader = {});
+nlohmann::json TaskEventToJson(const store::TaskEvent& event, const TimelineReader& reader = {});
 // What the requester may not see of governed columns
 // (docs/configuration.md#column-governance-columns): `{"masked": 2,
 // "omitted": 1, "columns": [{"key": "mobile", "action": "mask"}, ...]}`;

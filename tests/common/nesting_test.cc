@@ -68,14 +68,15 @@ TEST(CheckJsonNesting, CountsWhatTheParserCountsOnEveryPrefixItAccepts) {
     nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
     if (parsed.is_discarded()) continue;
     int depth = 0, max = 0;
-    (void)nlohmann::json::parse(text, [&](int d, nlohmann::json::parse_event_t e, nlohmann::json&) {
-      if (e == nlohmann::json::parse_event_t::object_start ||
-          e == nlohmann::json::parse_event_t::array_start) {
-        depth = d + 1;
-        max = std::max(max, depth);
-      }
-      return true;
-    });
+    [[maybe_unused]] nlohmann::json reparsed =
+        nlohmann::json::parse(text, [&](int d, nlohmann::json::parse_event_t e, nlohmann::json&) {
+          if (e == nlohmann::json::parse_event_t::object_start ||
+              e == nlohmann::json::parse_event_t::array_start) {
+            depth = d + 1;
+            max = std::max(max, depth);
+          }
+          return true;
+        });
     EXPECT_TRUE(CheckJsonNesting(text, max).ok()) << text;
     EXPECT_FALSE(CheckJsonNesting(text, max - 1).ok()) << text;
   }

@@ -79,7 +79,10 @@ def build(build_dir, log=sys.stderr):
         env.setdefault("CCACHE_BASEDIR", os.path.dirname(REPO))
         env.setdefault("CCACHE_NOHASHDIR", "1")
         cmake = ["cmake", "-S", tree, "-B", os.path.join(tree, "build"), "-G", "Ninja",
-                 "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DEXPORT_CENTER_BUILD_TESTS=OFF",
+                 # -O1 without debug information: the old binary only has to serve the
+                 # test, and a cold CI build of it costs a third less than -O2 -g1.
+                 "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG",
+                 "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG", "-DEXPORT_CENTER_BUILD_TESTS=OFF",
                  "-DEXPORT_CENTER_BUILD_BENCH=OFF", "-DEXPORT_CENTER_WITH_POSTGRES=ON",
                  "-DEXPORT_CENTER_WITH_MYSQL=ON", "-DEXPORT_CENTER_WITH_ROCKETMQ=ON",
                  "-DEXPORT_CENTER_WITH_S3=ON"]

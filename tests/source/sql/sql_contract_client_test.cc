@@ -136,7 +136,7 @@ TEST(SqlContractClientFakeTest, AnAnswerNestedAMillionDeepIsAClearPermanentFailu
        {200, envelope + "[{\"a\":" + deep + "}]}"},
        {503, deep}});
   SqlContractClientOptions o;
-  o.service = {"orders", "http://orders.internal:8080", "t"};
+  o.service = {"orders", "http://orders.internal:8080", "t", ""};
   o.query_id = "q";
   auto client = NewHttpSqlContractClient(o, &http);
   StatusOr<SqlContract> contract = client->GetSqlTemplate(nlohmann::json::object());
