@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -100,6 +101,12 @@ int Run(const Config& config) {
   int sig = 0;
   sigwait(&signals, &sig);
   std::fprintf(stderr, "customer-service: signal %d, shutting down\n", sig);
+  // httplib's stop() does nothing before the listener thread has started its
+  // loop, which then runs forever: a SIGTERM right after start (a test that
+  // takes 0 ms on a loaded machine) waited for it. Wait for the loop first.
+  for (int i = 0; i < 10000 && !server.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   server.stop();
   listener.join();
   return 0;

@@ -131,7 +131,8 @@ class ApiFuzz(unittest.TestCase):
         self.assertNotIn("No test cases were generated", out)
 
 
-HEALTHY = (200, {"code": "200", "message": "success", "data": {"status": "UP"}})
+HEALTHY = (200, {"code": "200", "message": "success",
+           "data": {"status": "UP", "version": "1.0.0", "commit": "0123456789ab"}})
 NO_TYPES = (200, {"code": "200", "message": "success", "data": []})
 
 

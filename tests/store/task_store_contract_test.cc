@@ -2945,8 +2945,9 @@ TEST_P(TaskOperationsContractTest, BulkActionAuditHonoursTheAppScope) {
 // before it, without an app: they are listed to operate-all only.
 TEST_P(TaskOperationsContractTest, BulkActionsOlderThanTheAppColumnStayWithOperateAll) {
   // The database as version 11 left it, with one row written then.
-  Exec("DELETE FROM export_schema_version WHERE version = 12");
+  Exec("DELETE FROM export_schema_version WHERE version >= 12");
   Exec("ALTER TABLE export_bulk_action DROP COLUMN scope_app");
+  Exec("ALTER TABLE export_task DROP COLUMN failure_detail");
   Exec(
       "INSERT INTO export_bulk_action (id, actor, actor_tenant, scope_tenant, action,"
       " filter_json, matched, succeeded, skipped, failed, outcome, started_at)"
