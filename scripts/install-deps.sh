@@ -35,7 +35,7 @@ TEST_PACKAGES=(
   openssl  # the test CA and certificates of the MariaDB TLS tests (tests/support/mariadb_server.cc)
   postgresql mariadb-server mariadb-client python3 python3-openpyxl python3-yaml libfaketime curl procps unzip wrk libreoffice-calc-nogui
   prometheus  # promtool checks deploy/prometheus/*.rules.yml (tests/deploy)
-  dpkg-dev adduser  # scripts/package.sh (dpkg-shlibdeps) and the package test (tests/deploy)
+  dpkg-dev adduser systemd  # scripts/package.sh (dpkg-shlibdeps) and the package test (tests/deploy: systemd-analyze verify)
   # scripts/check-thread-safety.sh and scripts/check-format.sh (pinned to release 14)
   clang-14 clang-format-14
   # the Java SDK, its sample service and the MyBatis conformance test (scripts/build-java.sh);

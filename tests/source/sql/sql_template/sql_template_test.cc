@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/small_stack.h"
+
 namespace export_center::sql_template {
 namespace {
 
@@ -646,20 +648,7 @@ TEST(SqlTemplate, ValuesAnExpressionBuildsStayWithinTheBound) {
 
 // Runs `f` on a thread of `bytes` of stack (a thirty-second of the 8 MiB
 // every thread of the center gets, docs/fuzzing.md#nesting).
-template <class F>
-void RunOnStackOf(size_t bytes, F f) {
-  pthread_attr_t attr;
-  ASSERT_EQ(pthread_attr_init(&attr), 0);
-  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
-  pthread_t thread;
-  auto body = [](void* p) -> void* {
-    (*static_cast<F*>(p))();
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&thread, &attr, body, &f), 0);
-  ASSERT_EQ(pthread_join(thread, nullptr), 0);
-  pthread_attr_destroy(&attr);
-}
+using export_center::test_support::RunOnStackOf;
 
 TEST(SqlTemplate, TheDeepestAcceptedTemplateRendersOnA256KiBStack) {
   bool done = false;
