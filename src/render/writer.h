@@ -45,6 +45,9 @@ struct WriterOptions {
   // Columns with a `total`: the totals row's label, in the first column
   // without a total ("" leaves it out). XLSX and CSV (docs/xlsx.md#totals).
   std::string totals_label = "Total";
+  // Password-protected file (render/file_encryption.h): the key material
+  // DeriveFileKeyMaterial made at create; nullptr writes a plain file.
+  std::shared_ptr<const std::string> file_key_material{};
 };
 
 // Which file a writer with these options makes, for the object key, the

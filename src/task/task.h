@@ -58,6 +58,10 @@ struct Task {
   std::string task_name;
   FileFormat format = FileFormat::kXlsx;
   std::string parameters_json;  // canonical JSON of the parameters object
+  // The requester's language (a BCP 47 tag such as "zh-CN" or "en"), recorded
+  // at create so every attempt writes the same titles and labels; "" = the
+  // definition's default language (docs/xlsx.md#languages).
+  std::string locale{};
   std::string params_hash;      // sha256 hex of parameters_json (dedupe key)
   TaskState status = TaskState::kPending;
 
