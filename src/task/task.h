@@ -62,7 +62,7 @@ struct Task {
   // at create so every attempt writes the same titles and labels; "" = the
   // definition's default language (docs/xlsx.md#languages).
   std::string locale{};
-  std::string params_hash;      // sha256 hex of parameters_json (dedupe key)
+  std::string params_hash;  // sha256 hex of parameters_json (dedupe key)
   TaskState status = TaskState::kPending;
 
   // Result.
