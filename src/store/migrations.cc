@@ -505,6 +505,61 @@ Migration FailureDetail() {
   };
 }
 
+// Version 14: subscriptions (docs/subscriptions.md#the-ledger) and the record
+// of their runs. A run's key is (subscription, slot): the fleet fires a slot
+// once because only one claim can insert it (subscription_ledger.h).
+Migration Subscriptions() {
+  return {
+      14,
+      "export_subscription, export_subscription_run: scheduled exports and their runs",
+      {
+          "CREATE TABLE IF NOT EXISTS export_subscription ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " tenant_id VARCHAR(64) NOT NULL,"
+          " app_code VARCHAR(16) NOT NULL,"
+          " owner VARCHAR(128) NOT NULL,"
+          " export_type VARCHAR(128) NOT NULL,"
+          " format VARCHAR(8) NOT NULL,"
+          " task_name VARCHAR(400) NOT NULL,"
+          " parameters_json {TEXT} NOT NULL,"
+          " cron VARCHAR(200) NOT NULL,"
+          " time_zone VARCHAR(64) NOT NULL,"
+          " business_days_only INTEGER NOT NULL,"
+          " delivery_json {TEXT} NOT NULL,"
+          " state VARCHAR(16) NOT NULL,"
+          " pause_reason VARCHAR(32) NULL,"
+          " pause_detail {TEXT} NULL,"
+          " consecutive_failures INTEGER NOT NULL,"
+          " next_slot_at BIGINT NULL,"
+          " last_slot_at BIGINT NULL,"
+          " version INTEGER NOT NULL,"
+          " created_at BIGINT NOT NULL,"
+          " updated_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          // The scheduler's due scan, and the owner's and the tenant's lists and caps.
+          "CREATE INDEX IF NOT EXISTS idx_export_subscription_due"
+          " ON export_subscription (state, next_slot_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_subscription_owner"
+          " ON export_subscription (tenant_id, owner, id)",
+          "CREATE TABLE IF NOT EXISTS export_subscription_run ("
+          " subscription_id BIGINT NOT NULL,"
+          " slot_at BIGINT NOT NULL,"
+          " outcome VARCHAR(16) NOT NULL,"
+          " task_id BIGINT NULL,"
+          " instance VARCHAR(128) NOT NULL,"
+          " lease_until BIGINT NULL,"
+          " claims INTEGER NOT NULL,"
+          " detail {TEXT} NULL,"
+          " fired_at BIGINT NOT NULL,"
+          " updated_at BIGINT NOT NULL,"
+          " PRIMARY KEY (subscription_id, slot_at)){TABLE_OPTIONS}",
+          // Expired claims, and the history's retention.
+          "CREATE INDEX IF NOT EXISTS idx_export_subscription_run_lease"
+          " ON export_subscription_run (outcome, lease_until)",
+          "CREATE INDEX IF NOT EXISTS idx_export_subscription_run_fired"
+          " ON export_subscription_run (fired_at)",
+      },
+  };
+}
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -512,7 +567,7 @@ const std::vector<Migration>& AllMigrations() {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
       DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
       TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp(),
-      FailureDetail()};
+      FailureDetail(), Subscriptions()};
   return kMigrations;
 }
 

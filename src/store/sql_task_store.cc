@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/time_format.h"
+#include "store/id_node.h"
 #include "store/migrations.h"
 #include "store/sql_notification_outbox.h"
 #include "store/sql_task_store_impl.h"
@@ -127,18 +128,8 @@ Status SqlTaskStore::EnsureIdNode() {
   if (ids_.load(std::memory_order_acquire) != nullptr) return Status::Ok();
   MutexLock lock(&ids_mu_);
   if (ids_owner_ != nullptr) return Status::Ok();
-  int64_t node = 0;
-  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
-    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_id_node SET next_node ="
-                                              " next_node + 1, updated_at = {NOW}"
-                                              " WHERE name = 'ID_NODE'")));
-    if (n != 1) return Internal("export_id_node has no ID_NODE row; run `export-center migrate`");
-    EC_ASSIGN_OR_RETURN(Rows rows,
-                        c.Query("SELECT next_node FROM export_id_node WHERE name = 'ID_NODE'"));
-    node = rows.at(0).Int(0) - 1;
-    return Status::Ok();
-  }));
-  ids_owner_ = std::make_unique<IdGenerator>(static_cast<int>(node % IdGenerator::kNodeCount));
+  EC_ASSIGN_OR_RETURN(int node, ClaimIdNode(*db_));
+  ids_owner_ = std::make_unique<IdGenerator>(node);
   ids_.store(ids_owner_.get(), std::memory_order_release);
   return Status::Ok();
 }

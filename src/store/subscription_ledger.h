@@ -1,0 +1,151 @@
+#pragma once
+// SubscriptionLedger: the subscriptions and the record of their runs
+// (docs/subscriptions.md#the-ledger), for the scheduler and the use cases of
+// subscriptions.
+//
+// Exactly once per slot across the fleet: a run is claimed by one
+// conditional statement pair in one transaction — the subscription's
+// last_slot_at moves forward only past it, and the run row's key is
+// (subscription, slot) — so two instances that both saw a slot due, or one
+// restarted, never both get it. The clock is the database's ({NOW}), like
+// every lease here. A claimed run holds a lease: an instance that dies before
+// finishing it leaves it to another (ReclaimExpiredRun), so a slot is never
+// lost either; what the run creates must then be idempotent per slot (the
+// task's dedupe key carries the slot).
+//
+// Thread-safety: every method may be called from any thread; each is one
+// statement or transaction, safe to retry after Unavailable.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "store/leased_queue.h"
+
+namespace export_center::store {
+
+enum class SubscriptionState { kActive, kPaused };
+std::string_view ToString(SubscriptionState state);
+
+// What a run became. kClaimed: an instance is running it now.
+enum class RunOutcome { kClaimed, kCreated, kDeferred, kSkipped, kFailed };
+std::string_view ToString(RunOutcome outcome);
+
+struct NewSubscription {
+  std::string tenant_id;
+  std::string app_code;
+  std::string owner;
+  std::string export_type;
+  std::string format;
+  std::string task_name;
+  std::string parameters_json;  // may hold relative dates (schedule/relative_date.h)
+  std::string cron;             // schedule/cron.h text
+  std::string time_zone;        // IANA name
+  bool business_days_only = false;
+  std::string delivery_json = "{}";  // recipients, webhook, skip-if-empty
+  int64_t first_slot_at = 0;         // the schedule's first slot after now
+};
+
+struct Subscription {
+  int64_t id = 0;
+  NewSubscription spec{};
+  SubscriptionState state = SubscriptionState::kActive;
+  std::optional<std::string> pause_reason{};  // OWNER, PERMISSION_LOST, TYPE_GONE, FAILURES
+  std::optional<std::string> pause_detail{};
+  int32_t consecutive_failures = 0;
+  std::optional<int64_t> next_slot_at{};  // NULL while paused
+  std::optional<int64_t> last_slot_at{};
+  int32_t version = 1;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+
+struct SubscriptionRun {
+  int64_t subscription_id = 0;
+  int64_t slot_at = 0;
+  RunOutcome outcome = RunOutcome::kClaimed;
+  std::optional<int64_t> task_id{};
+  std::string instance;
+  std::optional<int64_t> lease_until{};
+  int32_t claims = 1;  // 1 + how often an expired claim was taken over
+  std::optional<std::string> detail{};
+  int64_t fired_at = 0;
+  int64_t updated_at = 0;
+};
+
+// Caps checked in the create's transaction (per owner, per tenant).
+struct SubscriptionCaps {
+  int per_owner = 20;
+  int per_tenant = 1000;
+};
+
+class SubscriptionLedger {
+ public:
+  virtual ~SubscriptionLedger() = default;
+
+  // LimitExceeded naming the cap when the owner or the tenant already has as
+  // many subscriptions as it allows.
+  virtual StatusOr<Subscription> CreateSubscription(const NewSubscription& spec,
+                                                    const SubscriptionCaps& caps) = 0;
+  // NotFound when there is none.
+  virtual StatusOr<Subscription> GetSubscription(int64_t id) = 0;
+  // A tenant's subscriptions (one owner's when `owner` is set), by id, after `after_id`.
+  virtual StatusOr<std::vector<Subscription>> ListSubscriptions(
+      const std::string& tenant_id, const std::optional<std::string>& owner, int64_t after_id,
+      int limit) = 0;
+  // Deletes it and its runs. NotFound when there is none.
+  virtual Status DeleteSubscription(int64_t id) = 0;
+
+  // ACTIVE → PAUSED with a reason (next_slot_at cleared). Conflict when it is
+  // not ACTIVE.
+  virtual Status PauseSubscription(int64_t id, std::string_view reason,
+                                   std::string_view detail) = 0;
+  // PAUSED → ACTIVE from `next_slot_at` on, failures reset. Conflict when it is not PAUSED.
+  virtual Status ResumeSubscription(int64_t id, int64_t next_slot_at) = 0;
+
+  // Ids of up to `limit` ACTIVE subscriptions whose next slot is due by the
+  // database clock, oldest due first.
+  virtual StatusOr<std::vector<int64_t>> SelectDueSubscriptions(int limit) = 0;
+
+  // Claims `slot_at` of an ACTIVE subscription whose last slot is before it,
+  // and moves its next slot to `next_slot_at` (nullopt: none). Records the
+  // run as kClaimed with a lease of `lease_ms` for `instance`, or — with
+  // `outcome` kSkipped, a slot that is not run (missed outside the catch-up
+  // window) — as finished. nullopt: another instance claimed it first, or the
+  // subscription is paused or gone.
+  virtual StatusOr<std::optional<SubscriptionRun>> ClaimSlot(
+      int64_t id, int64_t slot_at, std::optional<int64_t> next_slot_at, const std::string& instance,
+      int64_t lease_ms, RunOutcome outcome = RunOutcome::kClaimed,
+      std::string_view detail = {}) = 0;
+
+  // kClaimed(by instance) → `outcome`, with the task it created and a
+  // detail. A kFailed outcome adds one to the subscription's consecutive
+  // failures (any other resets them) and returns the count. kClaimLost when
+  // the lease ran out and another instance took the run over.
+  struct FinishResult {
+    MarkOutcome mark = MarkOutcome::kMarked;
+    int32_t consecutive_failures = 0;
+  };
+  virtual StatusOr<FinishResult> FinishRun(int64_t id, int64_t slot_at, const std::string& instance,
+                                           RunOutcome outcome, std::optional<int64_t> task_id,
+                                           std::string_view detail) = 0;
+
+  // Runs still kClaimed after their lease (an instance died running them),
+  // oldest first; and the conditional take-over of one. nullopt: another
+  // instance took it first or it finished.
+  virtual StatusOr<std::vector<SubscriptionRun>> SelectExpiredRuns(int limit) = 0;
+  virtual StatusOr<std::optional<SubscriptionRun>> ReclaimExpiredRun(int64_t id, int64_t slot_at,
+                                                                     const std::string& instance,
+                                                                     int64_t lease_ms) = 0;
+
+  // The latest runs of a subscription, newest first.
+  virtual StatusOr<std::vector<SubscriptionRun>> ListRuns(int64_t id, int limit) = 0;
+  // Deletes up to `limit` finished runs fired before `before_ms` (the run
+  // history's retention); returns how many.
+  virtual StatusOr<int64_t> PruneRuns(int64_t before_ms, int limit) = 0;
+};
+
+}  // namespace export_center::store
