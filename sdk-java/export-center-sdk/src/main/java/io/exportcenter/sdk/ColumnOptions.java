@@ -141,9 +141,7 @@ public record ColumnOptions(
             "column '" + c.key() + "': mergeWithin '" + parent + "' "
                 + (all.contains(parent) ? "must name an earlier column" : "is not a column"));
       }
-      if (!earlier.add(c.key())) {
-        throw new IllegalArgumentException("column '" + c.key() + "' is declared twice");
-      }
+      earlier.add(c.key());
     }
   }
 
