@@ -3,10 +3,12 @@ package io.exportcenter.sdk.dto;
 /**
  * EasyExcel's colours ({@code @HeadStyle(fillForegroundColor)}, {@code @HeadFontStyle(color)}: an
  * index of POI's {@code IndexedColors}) as {@code #RRGGBB}: Excel's default 56-colour palette
- * (indexes 8..63) and its aliases 0..7. Not mappable: 64 ({@code AUTOMATIC}, the viewer's
- * choice), 65+ and negative indexes (-1 = unset).
+ * (indexes 8..63, ECMA-376 §18.8.27: what a viewer shows for the index EasyExcel writes) and its
+ * aliases 0..7. POI's own triplets agree except MAROON (25), which POI gives as #7F0000 and
+ * viewers show as #993366. Not mappable: 64 ({@code AUTOMATIC}, the viewer's choice), 65+ and
+ * negative indexes (-1 = unset).
  */
-final class ExcelColors {
+public final class ExcelColors {
   private ExcelColors() {}
 
   private static final String[] PALETTE = {
@@ -30,7 +32,7 @@ final class ExcelColors {
   };
 
   /** {@code #RRGGBB} of an indexed colour, or null when it has none (see the class comment). */
-  static String rgb(int index) {
+  public static String rgb(int index) {
     return index >= 0 && index < PALETTE.length ? PALETTE[index] : null;
   }
 }
