@@ -399,6 +399,8 @@ public final class DtoColumns {
         Object value = attribute(a, m.getName());
         if (Objects.equals(value, m.getDefaultValue()) || "DEFAULT".equals(String.valueOf(value))) continue;
         String attr = name + "." + m.getName();
+        // A solid pattern is what shows the fill colour; the center's header fill is solid.
+        if (attr.equals("HeadStyle.fillPatternType") && "SOLID_FOREGROUND".equals(String.valueOf(value))) continue;
         if (!MAPPED_STYLE.contains(attr)) {
           dropped.add(attr);
           continue;

@@ -16,6 +16,8 @@ final class EasyExcelLike {
 
   enum BooleanEnum { DEFAULT, TRUE, FALSE }
 
+  enum FillPatternTypeEnum { DEFAULT, NO_FILL, SOLID_FOREGROUND }
+
   enum HorizontalAlignmentEnum { DEFAULT, GENERAL, LEFT, CENTER, RIGHT, FILL, JUSTIFY, CENTER_SELECTION, DISTRIBUTED }
 
   @Retention(RetentionPolicy.RUNTIME)
@@ -34,6 +36,7 @@ final class EasyExcelLike {
   @Target({ElementType.FIELD, ElementType.TYPE})
   @interface HeadStyle {
     short fillForegroundColor() default -1;
+    FillPatternTypeEnum fillPatternType() default FillPatternTypeEnum.DEFAULT;
     HorizontalAlignmentEnum horizontalAlignment() default HorizontalAlignmentEnum.DEFAULT;
     short rotation() default -1;
   }

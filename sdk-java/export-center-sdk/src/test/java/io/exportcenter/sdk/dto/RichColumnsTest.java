@@ -300,7 +300,8 @@ class RichColumnsTest {
 
   // ---- totals and styles --------------------------------------------------------------------
 
-  @HeadStyle(fillForegroundColor = 13) // YELLOW, the class's default
+  // YELLOW, the class's default; the solid pattern that shows it is no note.
+  @HeadStyle(fillForegroundColor = 13, fillPatternType = EasyExcelLike.FillPatternTypeEnum.SOLID_FOREGROUND)
   @SuppressWarnings("unused")
   static class Styled {
     @ExcelProperty("金额")
