@@ -21,7 +21,7 @@ import org.springframework.web.bind.annotation.RestController;
  * export center, kept so a test can compare the two files ({@code
  * tests/integration/order_service_java_test.py}, RichColumnsLikeEasyExcel): {@code GET
  * /api/orders/rich.xlsx} with the tenant in {@code X-Tenant-Id}. The customer's orders are merged
- * under one customer cell and their dates within the customer by the team's own merge handler
+ * under one customer cell and their months within the customer by the team's own merge handler
  * (EasyExcel has no merge by value; the DTO says {@code @ExportColumn(merge, mergeWithin)} for
  * the center), the channel shown through the writer-wide {@link Channel.Text} converter.
  */
@@ -58,7 +58,7 @@ public class RichOrderDownload {
     int headerRows = 2;
     merges.addAll(runs(rows, r -> r.getCustomerCode(), r -> "", 0, headerRows));
     merges.addAll(runs(rows, r -> r.getCustomerName(), r -> r.getCustomerCode(), 1, headerRows));
-    merges.addAll(runs(rows, r -> r.getOrderDate(), r -> r.getCustomerCode(), 3, headerRows));
+    merges.addAll(runs(rows, r -> r.getOrderMonth(), r -> r.getCustomerCode(), 3, headerRows));
     EasyExcel.write(out, RichOrderRow.class)
         .registerConverter(new Channel.Text())
         .registerWriteHandler(new SheetWriteHandler() {

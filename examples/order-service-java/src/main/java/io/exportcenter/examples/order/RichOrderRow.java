@@ -15,7 +15,7 @@ import java.util.Map;
  * One row of the customers' orders as the service's own EasyExcel download writes it ({@code GET
  * /api/orders/rich.xlsx}), and as ORDER_RICH sends it to the export center from the same DTO
  * (docs/java-sdk.md#rich-columns): a two-level header, a customer's orders under one merged
- * customer cell, their dates merged within the customer, a status shown through its converter and
+ * customer cell, their months merged within the customer, a status shown through its converter and
  * a channel through its enum's labels.
  */
 @ExportLocale("zh-CN") // the language of the titles and of OrderStatus's plain labels
@@ -34,9 +34,9 @@ public class RichOrderRow {
   @ColumnWidth(18)
   private String orderNo;
 
-  @ExcelProperty({"订单", "下单日期"})
+  @ExcelProperty({"订单", "下单月份"})
   @ExportColumn(mergeWithin = "customerCode")
-  private String orderDate;
+  private String orderMonth;
 
   @ExcelProperty(value = "状态", converter = OrderStatusConverter.class)
   @HeadFontStyle(color = 10) // IndexedColors.RED
@@ -50,7 +50,10 @@ public class RichOrderRow {
   @NumberFormat("#,##0.00")
   private BigDecimal amount;
 
-  /** Not a column: the cursor's tie-breaker. */
+  /** Not columns: the cursor's (customerCode, orderDate, id). */
+  @com.alibaba.excel.annotation.ExcelIgnore
+  private String orderDate;
+
   @com.alibaba.excel.annotation.ExcelIgnore
   private long id;
 
@@ -64,6 +67,7 @@ public class RichOrderRow {
     row.customerName = (String) r.get("customerName");
     row.orderNo = (String) r.get("orderNo");
     row.orderDate = (String) r.get("orderDate");
+    row.orderMonth = row.orderDate.substring(0, 7);
     row.status = OrderStatus.valueOf((String) r.get("status"));
     row.channel = Channel.valueOf((String) r.get("channel"));
     row.amount = BigDecimal.valueOf(((Number) r.get("amountCents")).longValue(), 2);
@@ -90,6 +94,10 @@ public class RichOrderRow {
 
   public String getOrderDate() {
     return orderDate;
+  }
+
+  public String getOrderMonth() {
+    return orderMonth;
   }
 
   public OrderStatus getStatus() {

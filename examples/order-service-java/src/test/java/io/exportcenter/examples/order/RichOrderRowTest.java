@@ -39,7 +39,7 @@ class RichOrderRowTest {
       "{\"key\":\"customerCode\",\"merge\":\"SAME_VALUE\",\"title\":[\"客户\",\"客户编码\"],\"type\":\"STRING\",\"width\":14},"
           + "{\"key\":\"customerName\",\"merge\":\"SAME_VALUE\",\"mergeWithin\":\"customerCode\",\"title\":[\"客户\",\"客户名称\"],\"type\":\"STRING\",\"width\":24},"
           + "{\"key\":\"orderNo\",\"title\":[\"订单\",\"订单号\"],\"type\":\"STRING\",\"width\":18},"
-          + "{\"key\":\"orderDate\",\"merge\":\"SAME_VALUE\",\"mergeWithin\":\"customerCode\",\"title\":[\"订单\",\"下单日期\"],\"type\":\"STRING\",\"width\":14},";
+          + "{\"key\":\"orderMonth\",\"merge\":\"SAME_VALUE\",\"mergeWithin\":\"customerCode\",\"title\":[\"订单\",\"下单月份\"],\"type\":\"STRING\",\"width\":14},";
   private static final String TRAILING =
       "{\"key\":\"channel\",\"labels\":{\"APP\":\"手机App\",\"STORE\":\"门店\",\"WEB\":\"网页\"},\"title\":\"渠道\",\"type\":\"STRING\",\"width\":14},"
           + "{\"format\":\"#,##0.00\",\"key\":\"amount\",\"scale\":2,\"title\":\"金额\",\"type\":\"DECIMAL\",\"width\":14}]";
@@ -71,7 +71,7 @@ class RichOrderRowTest {
   void theRowsCarryTheConvertersTextAndTheChannelsName() {
     assertEquals(
         "{\"amount\":\"1234.50\",\"channel\":\"APP\",\"customerCode\":\"CUS1\",\"customerName\":\"甲公司\","
-            + "\"orderDate\":\"2024-01-02\",\"orderNo\":\"SO1\",\"status\":\"已支付\"}",
+            + "\"orderMonth\":\"2024-01\",\"orderNo\":\"SO1\",\"status\":\"已支付\"}",
         Json.text(RichOrderProvider.ROWS.row(row("CUS1", "甲公司", "SO1", "2024-01-02", "PAID", "APP", 123450))));
   }
 
@@ -79,9 +79,9 @@ class RichOrderRowTest {
   void easyExcelWritesTheGroupedHeaderAndTheTeamsMergesFromTheSameDto() throws Exception {
     List<RichOrderRow> rows = List.of(
         row("CUS1", "甲", "SO1", "2024-01-02", "PAID", "APP", 100),
-        row("CUS1", "甲", "SO2", "2024-01-02", "NEW", "WEB", 200),
-        row("CUS1", "甲", "SO3", "2024-01-03", "DONE", "STORE", 300),
-        row("CUS2", "乙", "SO4", "2024-01-03", "REFUNDED", "APP", 400));
+        row("CUS1", "甲", "SO2", "2024-01-20", "NEW", "WEB", 200),
+        row("CUS1", "甲", "SO3", "2024-02-03", "DONE", "STORE", 300),
+        row("CUS2", "乙", "SO4", "2024-02-03", "REFUNDED", "APP", 400));
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     RichOrderDownload.write(rows, out);
     try (Workbook wb = new XSSFWorkbook(new ByteArrayInputStream(out.toByteArray()))) {
@@ -96,12 +96,12 @@ class RichOrderRowTest {
       }
       // EasyExcel fills every cell of a merge with the head's text.
       assertEquals(List.of(List.of("客户", "客户", "订单", "订单", "状态", "渠道", "金额"),
-          List.of("客户编码", "客户名称", "订单号", "下单日期", "状态", "渠道", "金额")), header);
+          List.of("客户编码", "客户名称", "订单号", "下单月份", "状态", "渠道", "金额")), header);
       List<String> merges = new ArrayList<>();
       for (CellRangeAddress m : sheet.getMergedRegions()) merges.add(m.formatAsString());
       merges.sort(null);
       // Header: the groups and the single-level titles merged down; data: CUS1's three orders,
-      // its name within it, its two orders of 01-02 (not CUS2's 01-03 after CUS1's 01-03).
+      // its name within it, its two orders of January (not CUS2's February after CUS1's).
       assertEquals(List.of("A1:B1", "A3:A5", "B3:B5", "C1:D1", "D3:D4", "E1:E2", "F1:F2", "G1:G2"), merges);
       assertEquals(List.of("已支付", "新建", "已完成", "已退款"), column(sheet, 4, f));
       assertEquals(List.of("手机App", "网页", "门店", "手机App"), column(sheet, 5, f));
