@@ -62,6 +62,12 @@ public record Column(
       problem = "total " + o.total() + " on a merged column";
     } else if (!o.labels().isEmpty() && (type == ColumnType.DATE || type == ColumnType.DATETIME)) {
       problem = "labels on a " + type + " column";
+    } else if (o.highlight() != null && o.labels().isEmpty()
+        && (type == ColumnType.BOOLEAN || type == ColumnType.DATE || type == ColumnType.DATETIME)) {
+      problem = "highlight on a " + type + " column without labels";
+    } else if (o.highlight() != null && (o.highlight().op() == ColumnHighlight.Op.GREATER
+        || o.highlight().op() == ColumnHighlight.Op.LESS) && (!numeric || !o.labels().isEmpty())) {
+      problem = "highlight " + o.highlight().op() + " needs a numeric column without labels";
     } else if (key.equals(o.mergeWithin())) {
       problem = "mergeWithin names the column itself";
     }
@@ -129,6 +135,11 @@ public record Column(
   /** Header colours, alignment and wrap. */
   public Column style(ColumnStyle style) {
     return withOptionsChecked(() -> options.withStyle(style));
+  }
+
+  /** A conditional format over the column's data cells (after labels). */
+  public Column highlight(ColumnHighlight highlight) {
+    return withOptionsChecked(() -> options.withHighlight(highlight));
   }
 
   private Column withOptionsChecked(java.util.function.Supplier<ColumnOptions> make) {

@@ -17,7 +17,8 @@ import java.util.Set;
  * <p>Wire names (both contracts' {@code columns[]}): {@code title} (a string, an array of 1..5
  * levels top first, or an object language → string-or-array), {@code merge} ({@code
  * "SAME_VALUE"}), {@code mergeWithin} (an earlier column's key), {@code labels} (value → label,
- * or value → object language → label), {@code labelMissing}, {@code total}, {@code style}.
+ * or value → object language → label), {@code labelMissing}, {@code total}, {@code style},
+ * {@code highlight}.
  *
  * <p>The bounds the center enforces are checked here too, so a bad option fails where it is
  * declared, naming it, instead of failing the export: a title path of 1..5 non-empty levels of at
@@ -34,6 +35,7 @@ import java.util.Set;
  * @param labelMissing what a value without a label becomes; null: the center's default (KEEP)
  * @param total the totals row's aggregate; null: none
  * @param style header colours, alignment, wrap; {@link ColumnStyle#NONE}: none
+ * @param highlight a conditional format over the column; null: none
  */
 public record ColumnOptions(
     List<String> titlePath,
@@ -43,7 +45,8 @@ public record ColumnOptions(
     Map<String, Object> labels,
     LabelMissing labelMissing,
     Total total,
-    ColumnStyle style) {
+    ColumnStyle style,
+    ColumnHighlight highlight) {
 
   /** What a value without a label becomes ({@code labelMissing}). */
   public enum LabelMissing {
@@ -71,7 +74,8 @@ public record ColumnOptions(
   public static final int MAX_LABELS = 1000;
 
   public static final ColumnOptions NONE =
-      new ColumnOptions(List.of(), Map.of(), false, null, Map.of(), null, null, ColumnStyle.NONE);
+      new ColumnOptions(
+          List.of(), Map.of(), false, null, Map.of(), null, null, ColumnStyle.NONE, null);
 
   public ColumnOptions {
     if (titlePath != null && !titlePath.isEmpty()) checkPath("title", titlePath);
@@ -92,32 +96,36 @@ public record ColumnOptions(
   }
 
   public ColumnOptions withTitlePath(List<String> path) {
-    return new ColumnOptions(path, titles, merge, mergeWithin, labels, labelMissing, total, style);
+    return new ColumnOptions(path, titles, merge, mergeWithin, labels, labelMissing, total, style, highlight);
   }
 
   public ColumnOptions withTitles(Map<String, List<String>> byLanguage) {
-    return new ColumnOptions(titlePath, byLanguage, merge, mergeWithin, labels, labelMissing, total, style);
+    return new ColumnOptions(titlePath, byLanguage, merge, mergeWithin, labels, labelMissing, total, style, highlight);
   }
 
   public ColumnOptions withMerge(boolean sameValue, String within) {
-    return new ColumnOptions(titlePath, titles, sameValue, within, labels, labelMissing, total, style);
+    return new ColumnOptions(titlePath, titles, sameValue, within, labels, labelMissing, total, style, highlight);
   }
 
   public ColumnOptions withLabels(Map<String, ?> valueToLabel) {
     return new ColumnOptions(
-        titlePath, titles, merge, mergeWithin, copy(valueToLabel), labelMissing, total, style);
+        titlePath, titles, merge, mergeWithin, copy(valueToLabel), labelMissing, total, style, highlight);
   }
 
   public ColumnOptions withLabelMissing(LabelMissing missing) {
-    return new ColumnOptions(titlePath, titles, merge, mergeWithin, labels, missing, total, style);
+    return new ColumnOptions(titlePath, titles, merge, mergeWithin, labels, missing, total, style, highlight);
   }
 
   public ColumnOptions withTotal(Total t) {
-    return new ColumnOptions(titlePath, titles, merge, mergeWithin, labels, labelMissing, t, style);
+    return new ColumnOptions(titlePath, titles, merge, mergeWithin, labels, labelMissing, t, style, highlight);
   }
 
   public ColumnOptions withStyle(ColumnStyle s) {
-    return new ColumnOptions(titlePath, titles, merge, mergeWithin, labels, labelMissing, total, s);
+    return new ColumnOptions(titlePath, titles, merge, mergeWithin, labels, labelMissing, total, s, highlight);
+  }
+
+  public ColumnOptions withHighlight(ColumnHighlight h) {
+    return new ColumnOptions(titlePath, titles, merge, mergeWithin, labels, labelMissing, total, style, h);
   }
 
   /** Whether every option is off. */
@@ -160,6 +168,7 @@ public record ColumnOptions(
     if (labelMissing != null) j.put("labelMissing", labelMissing.name());
     if (total != null) j.put("total", total.name());
     if (!style.isEmpty()) j.put("style", style.toJson());
+    if (highlight != null) j.put("highlight", highlight.toJson());
   }
 
   private static Object pathJson(List<String> path) {

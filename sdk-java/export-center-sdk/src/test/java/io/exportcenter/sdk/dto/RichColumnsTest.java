@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.exportcenter.sdk.Column;
+import io.exportcenter.sdk.ColumnHighlight;
 import io.exportcenter.sdk.ColumnOptions;
 import io.exportcenter.sdk.ColumnOptions.LabelMissing;
 import io.exportcenter.sdk.ColumnOptions.Total;
@@ -369,6 +370,18 @@ class RichColumnsTest {
         java.util.stream.IntStream.range(0, 1001).boxed().collect(
             java.util.stream.Collectors.toMap(String::valueOf, String::valueOf))));
     assertEquals("column 's': 1001 labels exceed the limit of 1000", e.getMessage());
+    assertEquals(
+        "{\"highlight\":{\"fill\":\"#FFC7CE\",\"font\":\"#9C0006\",\"op\":\"IN\",\"values\":[\"已退款\",\"已取消\"]},"
+            + "\"key\":\"status\",\"title\":\"状态\",\"type\":\"STRING\",\"width\":10}",
+        Json.text(Column.string("status", "状态", 10).highlight(
+            ColumnHighlight.in(List.of("已退款", "已取消"), "#ffc7ce", "#9c0006"))));
+    assertEquals("{\"highlight\":{\"fill\":\"#FF0000\",\"op\":\"GREATER\",\"values\":[\"10000\"]},"
+            + "\"key\":\"amount\",\"scale\":2,\"title\":\"金额\",\"type\":\"DECIMAL\",\"width\":12}",
+        Json.text(Column.decimal("amount", "金额", 12, 2, "").highlight(
+            ColumnHighlight.greaterThan("10000", "#FF0000", null))));
+    e = assertThrows(IllegalArgumentException.class, () -> Column.string("s", "s", 1).highlight(
+        ColumnHighlight.lessThan("3", "#FF0000", null)));
+    assertEquals("column 's': highlight LESS needs a numeric column without labels", e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> Column.integer("n", "n", 1).merge().total(Total.SUM));
     assertEquals("column 'n': total SUM on a merged column", e.getMessage());
   }
