@@ -16,7 +16,9 @@ export-center starter), each with its own SQLite database seeded on first start.
   /dispatch/count, /version, /enrich, and /dispatch/sql — whose templates differ
   in text (the Java one is the service's mapper statement) but render to the
   same SQL and bindings through `export-center sql render`;
-- the service's own list page counts what /dispatch/count counts (one origin).
+- the service's own list page counts what /dispatch/count counts (one origin);
+- ORDER_RICH (issue 45): the center's file of the sample's rich DTO has the header cells,
+  merged ranges and labels of the file EasyExcel writes from the same DTO and rows.
 
 Needs the jar built by scripts/build-java.sh (scripts/build.sh runs it).
 Run: /usr/bin/python3 order_service_java_test.py BUILD_DIR [-k NAME]
@@ -453,6 +455,121 @@ class SameBytesAsTheCppSdk(unittest.TestCase):
                     with_keys = {**params, "keys": ["CUS00000001", "CUS00000003"]}
                     self.assertEqual(self.render(cpp_sql, with_keys),
                                      self.render(java_sql, with_keys))
+
+
+class RichColumnsLikeEasyExcel(unittest.TestCase):
+    """Issue 45, item 7: ORDER_RICH, which the Java sample sends through the starter from
+    RichOrderRow (a two-level @ExcelProperty, customers' orders merged by value, an enum status
+    shown through its EasyExcel converter, an enum channel with labels), gives the file the
+    service's own EasyExcel download writes from the same DTO and rows
+    (GET /api/orders/rich.xlsx): the same header cells, merged ranges and labels. Both files are
+    generated here; openpyxl reads them. Needs the center's wire parsing of the column options
+    (issue 45: title arrays, merge, mergeWithin, labels)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.c = Cluster(BUILD_DIR, seed=CUSTOMERS, prefix="ec-java-rich-")
+        cls.db = os.path.join(cls.c.dir, "java.db")
+        port = free_port()
+        cls.c.write_config({
+            "customer-service": None,
+            "order-service": service_section(port, cls.db),
+            "limits": {"dedupe-window-seconds": 0, "max-active-per-user": 10},
+            "provider-services": {"customer-service": {
+                "base-url": f"http://127.0.0.1:{port}", "internal-token": TOKEN}},
+            "definitions": {"ORDER_RICH": {
+                "title": "订单明细", "source": "provider", "provider-service": "customer-service",
+                "provider-path": "/internal/exports/v1/ORDER_RICH/batches",
+                "required-permission": "platform:order:export", "app-scope": "PLATFORM",
+                "max-rows": 200000,
+                # Several batches, so runs cross batch boundaries.
+                "batch-size": 300}},
+        })
+        try:
+            cls.java = start_java(cls.c.config, os.path.join(cls.c.dir, "java.log"))
+            cls.c.start_center()
+        except BaseException:
+            cls.c.cleanup()
+            raise
+        cls.token = cls.c.token("rich", "1", perms=("platform:order:export",))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.java.stop()
+        cls.c.cleanup()
+
+    @staticmethod
+    def visible(ws):
+        """{(row, column): value} of every cell a viewer shows: a merged range's hidden cells
+        are left out (EasyExcel writes the value into them, the center leaves them empty)."""
+        hidden = set()
+        for m in ws.merged_cells.ranges:
+            for row in range(m.min_row, m.max_row + 1):
+                for col in range(m.min_col, m.max_col + 1):
+                    if (row, col) != (m.min_row, m.min_col):
+                        hidden.add((row, col))
+        return {(cell.row, cell.column): cell.value
+                for row in ws.iter_rows() for cell in row
+                if (cell.row, cell.column) not in hidden}
+
+    def test_the_centers_file_has_easyexcels_header_merges_and_labels(self):
+        # The service's own EasyExcel file first: what the team's users get today.
+        r = request("GET", f"{self.java.base}/api/orders/rich.xlsx", headers={"X-Tenant-Id": "1"})
+        self.assertEqual(r.status, 200, r.body[:300])
+        easy_path = os.path.join(self.c.dir, "easyexcel.xlsx")
+        with open(easy_path, "wb") as f:
+            f.write(r.body)
+        easy = openpyxl.load_workbook(easy_path).worksheets[0]
+        # Then the center's, of the same DTO and rows through the starter.
+        _, body = self.c.export_file(self.token, "ORDER_RICH", {}, "XLSX")
+        center_path = os.path.join(self.c.dir, "center.xlsx")
+        with open(center_path, "wb") as f:
+            f.write(body)
+        center = openpyxl.load_workbook(center_path).worksheets[0]
+        header_rows, columns = 2, 7
+
+        # Header cells: the groups 客户 and 订单 over two columns each, the single-level titles
+        # merged down over both header rows.
+        want_header = {(1, 1): "客户", (1, 3): "订单", (1, 5): "状态", (1, 6): "渠道", (1, 7): "金额",
+                       (2, 1): "客户编码", (2, 2): "客户名称", (2, 3): "订单号", (2, 4): "下单月份"}
+        for name, ws in (("EasyExcel", easy), ("center", center)):
+            shown = self.visible(ws)
+            header = {k: v for k, v in shown.items() if k[0] <= header_rows and v not in (None, "")}
+            self.assertEqual(header, want_header, name)
+
+        # Merged ranges: the header's and the data's (a customer's orders, its name within it,
+        # equal months within a customer), all of them equal.
+        def merges(ws):
+            return sorted(str(m) for m in ws.merged_cells.ranges)
+        self.assertEqual(merges(center), merges(easy))
+        data_merges = [m for m in center.merged_cells.ranges if m.min_row > header_rows]
+        self.assertTrue(any(m.min_col == 1 for m in data_merges), "no customer merged")
+        self.assertTrue(any(m.min_col == 4 for m in data_merges), "no month merged")
+        for col in (2, 4):
+            # mergeWithin: never across two customers.
+            for m in (m for m in data_merges if m.min_col == col):
+                self.assertTrue(any(p.min_col == 1 and p.min_row <= m.min_row and m.max_row <= p.max_row
+                                    for p in data_merges) or m.min_row == m.max_row, str(m))
+
+        # Every shown data cell of the six text columns equal (labels included), the amounts
+        # equal as numbers (EasyExcel's @NumberFormat writes text, the center a number).
+        easy_cells, center_cells = self.visible(easy), self.visible(center)
+        rows = easy.max_row
+        self.assertGreater(rows - header_rows, 300, "fewer rows than one batch")
+        self.assertEqual(center.max_row, rows)
+        statuses, channels = set(), set()
+        for row in range(header_rows + 1, rows + 1):
+            for col in range(1, columns):
+                if (row, col) in easy_cells:
+                    self.assertEqual(center_cells.get((row, col)), easy_cells[(row, col)], (row, col))
+            def number(v):
+                return float(str(v).replace(",", ""))
+            self.assertEqual(number(easy_cells[(row, columns)]),
+                             number(center_cells[(row, columns)]), (row, columns))
+            statuses.add(center_cells[(row, 5)])
+            channels.add(center_cells[(row, 6)])
+        self.assertEqual(statuses, {"新建", "已支付", "已发货", "已完成", "已退款"})
+        self.assertEqual(channels, {"网页", "手机App", "门店"})
 
 
 def main():

@@ -1,6 +1,7 @@
 package io.exportcenter.test;
 
 import io.exportcenter.sdk.Column;
+import io.exportcenter.sdk.ColumnOptions;
 import io.exportcenter.sdk.ColumnType;
 import io.exportcenter.sdk.ScenarioRegistry;
 import io.exportcenter.sdk.batch.AppCode;
@@ -146,7 +147,8 @@ public final class ContractChecks {
     SINGLE_SELECT("single-select"),
     ORDER_BY("order-by"),
     COUNT("count"),
-    ENRICHMENT("enrichment");
+    ENRICHMENT("enrichment"),
+    COLUMNS("columns");
 
     final String label;
 
@@ -184,6 +186,7 @@ public final class ContractChecks {
           case ORDER_BY -> orderBy(contract, params, out, at);
           case COUNT -> count(scenario, contract, params, out, at);
           case ENRICHMENT -> enrichment(scenario, contract, params, out, at);
+          case COLUMNS -> columns(contract, out);
         }
       } catch (RuntimeException | SQLException e) {
         out.add(check.label + " failed: " + e + at);
@@ -260,6 +263,28 @@ public final class ContractChecks {
     }
     if (!c.schema().isEmpty() && !c.schema().matches("[A-Za-z0-9_$]+")) {
       out.add("schema '" + c.schema() + "' is not [A-Za-z0-9_$]+");
+    }
+  }
+
+  /**
+   * The rich column options that depend on each other ({@code mergeWithin} an earlier column), and
+   * the EasyExcel converters of the scenario's DTO the center cannot reproduce: the SQL route's
+   * rows come from the database, so a converter that ran in the service's own EasyExcel export
+   * would be silently lost ({@link SqlColumn#unreproducedConverter()}).
+   */
+  private static void columns(SqlTemplateResult c, List<String> out) {
+    try {
+      ColumnOptions.checkColumns(c.columns().stream().map(SqlColumn::column).toList());
+    } catch (IllegalArgumentException e) {
+      out.add(e.getMessage());
+    }
+    for (SqlColumn col : c.columns()) {
+      if (col.unreproducedConverter() != null) {
+        out.add("column '" + col.key() + "': " + col.unreproducedConverter() + ": the center cannot"
+            + " reproduce this converter on the SQL route (the rows come from the database); give"
+            + " the column labels that do (@ExportLabel on the enum's constants, @ExportColumn("
+            + "labels)), convert in the SQL, or export through a provider");
+      }
     }
   }
 

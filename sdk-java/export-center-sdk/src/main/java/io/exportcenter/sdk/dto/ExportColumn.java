@@ -19,6 +19,18 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * Every attribute is optional; an attribute left at its default leaves the derived value alone.
+ * The rich options (issue 45: {@code titles}, {@code merge}, {@code mergeWithin}, {@code labels},
+ * {@code labelMissing}, {@code total}) are those of {@link io.exportcenter.sdk.ColumnOptions}:
+ *
+ * <pre>{@code
+ * @ExcelProperty({"订单", "订单号"})
+ * @ExportColumn(key = "order_no", merge = ExportColumn.Merge.SAME_VALUE)
+ * private String orderNo;
+ *
+ * @ExcelProperty("金额")
+ * @ExportColumn(total = ExportColumn.Total.SUM)
+ * private BigDecimal amount;
+ * }</pre>
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -27,8 +39,38 @@ public @interface ExportColumn {
   /** The row key (the SQL result column or the provider's row key); default: the field name. */
   String key() default "";
 
-  /** The header title; default: {@code @ExcelProperty}'s last head, else the field name. */
+  /**
+   * The header title (one level); default: {@code @ExcelProperty}'s {@code value} (all its levels,
+   * a grouped title), else the field name.
+   */
   String title() default "";
+
+  /**
+   * The title in other languages, each a path (the wire's {@code title} object); the field's own
+   * title is the DTO's language ({@link ExportLocale}, required with this).
+   */
+  ExportTitle[] titles() default {};
+
+  /** {@link Merge#SAME_VALUE}: runs of equal adjacent values become one merged cell. */
+  Merge merge() default Merge.NONE;
+
+  /**
+   * The key of an earlier column whose runs bound this column's ({@code mergeWithin}); also
+   * merges this column by value.
+   */
+  String mergeWithin() default "";
+
+  /**
+   * Value labels as {@code "VALUE=label"} pairs (split at the first {@code =}): {@code {"PAID=已支付",
+   * "NEW=新建"}}. Replaces the labels of an enum's {@link ExportLabel}s / {@link LabeledEnum}.
+   */
+  String[] labels() default {};
+
+  /** What a value without a label becomes; DEFAULT: the center's (KEEP). */
+  LabelMissing labelMissing() default LabelMissing.DEFAULT;
+
+  /** A total in the file's last row (INTEGER or DECIMAL columns). */
+  Total total() default Total.NONE;
 
   /**
    * The cell type; {@link Type#AUTO} derives it from the field's Java type and {@code
@@ -53,6 +95,30 @@ public @interface ExportColumn {
 
   /** Enriched, and an enrichment failure fails the export ({@code SqlColumn.enrichedCritical}). */
   boolean critical() default false;
+
+  /** {@code merge}; NONE: no merging (unless {@link #mergeWithin()} is set). */
+  enum Merge {
+    NONE,
+    SAME_VALUE
+  }
+
+  /** {@link io.exportcenter.sdk.ColumnOptions.LabelMissing} plus DEFAULT. */
+  enum LabelMissing {
+    DEFAULT,
+    KEEP,
+    BLANK,
+    FAIL
+  }
+
+  /** {@link io.exportcenter.sdk.ColumnOptions.Total} plus NONE. */
+  enum Total {
+    NONE,
+    SUM,
+    COUNT,
+    MIN,
+    MAX,
+    AVG
+  }
 
   /** {@link ColumnType} plus AUTO, since an annotation attribute cannot default to null. */
   enum Type {

@@ -12,12 +12,20 @@ import java.util.Objects;
  * @param enrich filled after the query, by callback or enrich SQL
  * @param keyColumn its values are the keys handed to the enrich callback
  * @param critical an enrichment failure of this column fails the export (otherwise blank cells)
+ * @param unreproducedConverter not sent: set by {@link io.exportcenter.sdk.dto.DtoColumns} when
+ *     the DTO field has an EasyExcel converter the center cannot reproduce on this route (its rows
+ *     come from the database), saying which; the contract tests fail on it. Null otherwise.
  */
-public record SqlColumn(Column column, boolean enrich, boolean keyColumn, boolean critical)
+public record SqlColumn(
+    Column column, boolean enrich, boolean keyColumn, boolean critical, String unreproducedConverter)
     implements JsonValue {
 
   public SqlColumn {
     Objects.requireNonNull(column, "column");
+  }
+
+  public SqlColumn(Column column, boolean enrich, boolean keyColumn, boolean critical) {
+    this(column, enrich, keyColumn, critical, null);
   }
 
   /** A column the query itself produces. */
