@@ -44,6 +44,7 @@ TEST_PACKAGES=(
   libclang-rt-14-dev  # libFuzzer + ASan runtime of the fuzz targets (docs/fuzzing.md)
   python3-pip  # installs the pinned Python test tools (scripts/install-pinned-python.sh)
   python3-uno  # LibreOffice opens a password-protected XLSX with its password (tests/render/lo_open_encrypted.py)
+  p7zip-full  # 7-Zip opens the AES zip of a password-protected CSV (tests/render/encrypted_writers_test.cc)
   # the download-center page's browser tests: playwright-core (npm, scripts/install-node-tools.sh)
   # drives Debian's headless chromium; Noto CJK renders the Chinese page
   chromium fonts-noto-cjk nodejs  # node >= 20 for playwright-core; its npm comes with it

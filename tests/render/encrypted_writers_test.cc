@@ -1,8 +1,8 @@
 // Password-protected files (render/encryption/encrypted_writers.h) opened by
 // independent readers: msoffcrypto-tool decrypts the Agile-encrypted XLSX
 // (password and data-integrity HMAC checked) and openpyxl reads every cell;
-// LibreOffice opens it with the password through UNO; pyzipper opens the AES
-// zips. The spool folder is scanned while the workbook is being written.
+// LibreOffice opens it with the password through UNO; pyzipper (and 7-Zip
+// for the CSV) opens the AES zips. The spool folder is scanned while the workbook is being written.
 
 #include "render/encryption/encrypted_writers.h"
 
@@ -313,7 +313,7 @@ TEST(EncryptedWriters, LibreOfficeOpensTheWorkbookWithThePassword) {
 }
 
 // CSV becomes a .zip with one AES-256 (AE-2) entry holding exactly the CSV
-// the plain writer makes; pyzipper checks the authentication code.
+// the plain writer makes; pyzipper and 7-Zip check the authentication code.
 TEST(EncryptedWriters, CsvInAnAesZip) {
   ScratchDir dir;
   const std::string path = dir.File("enc.zip");
@@ -342,6 +342,17 @@ TEST(EncryptedWriters, CsvInAnAesZip) {
   ReadEncrypted("zip", path, "nope", &rc, &err);
   EXPECT_EQ(rc, 3);
   EXPECT_NE(err.find("password"), std::string::npos) << err;
+
+  // 7-Zip, a second reader: it checks the authentication code and extracts
+  // the same bytes; a wrong password is an error.
+  const std::string out =
+      RunCommand("7z x -so -p" + Shell(kPassword) + " " + Shell(path) + " 2>/dev/null", &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(out, ReadFile(dir.File("plain.csv")));
+  RunCommand("7z t -p" + Shell(kPassword) + " " + Shell(path) + " >/dev/null 2>&1", &rc);
+  EXPECT_EQ(rc, 0);
+  RunCommand("7z t -pnope " + Shell(path) + " >/dev/null 2>&1", &rc);
+  EXPECT_NE(rc, 0);
 }
 
 // Split parts: every workbook and the manifest an AES entry of its own.
