@@ -34,7 +34,18 @@ StatusOr<CreateRequest> ParseCreateRequest(
     std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits) {
   EC_RETURN_IF_ERROR(CheckJsonContentType(req.Header("Content-Type")));
   EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
-  return CheckCreateBody(body, p, std::move(snapshot), limits);
+  EC_ASSIGN_OR_RETURN(CreateRequest out, CheckCreateBody(body, p, std::move(snapshot), limits));
+  if (out.locale.empty()) out.locale = FirstAcceptLanguageTag(req.Header("Accept-Language"));
+  if (out.locale.empty()) out.locale = out.definition->default_locale;
+  return out;
+}
+
+std::string FirstAcceptLanguageTag(std::string_view header) {
+  const std::string_view first = header.substr(0, header.find(','));
+  std::string_view tag = first.substr(0, first.find(';'));
+  while (!tag.empty() && (tag.front() == ' ' || tag.front() == '\t')) tag.remove_prefix(1);
+  while (!tag.empty() && (tag.back() == ' ' || tag.back() == '\t')) tag.remove_suffix(1);
+  return task::IsLocaleTag(tag) ? std::string(tag) : std::string();
 }
 
 StatusOr<CreateRequest> ExportAgainRequest(
@@ -48,6 +59,8 @@ StatusOr<CreateRequest> ExportAgainRequest(
                {"format", std::string(task::ToString(old.format))},
                {"taskName", old.task_name},
                {"parameters", std::move(params)}};
+  // The old task's language as recorded, "" included: the same titles again.
+  if (!old.locale.empty()) body["locale"] = old.locale;
   return CheckCreateBody(body, p, std::move(snapshot), limits);
 }
 
@@ -56,7 +69,8 @@ StatusOr<CreateRequest> CheckCreateBody(const json& body, const Principal& p,
                                         const task::LimitsOptions& limits) {
   if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
-    if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters") {
+    if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters" &&
+        key != "locale") {
       return InvalidArgument("unknown field " + key);
     }
   }
@@ -83,6 +97,14 @@ StatusOr<CreateRequest> CheckCreateBody(const json& body, const Principal& p,
     if (!n->is_string()) return InvalidArgument("taskName must be a string");
     out.task_name = n->get<std::string>();
     EC_RETURN_IF_ERROR(CheckTaskName(out.task_name));
+  }
+  if (auto l = body.find("locale"); l != body.end() && !l->is_null()) {
+    if (!l->is_string() || !task::IsLocaleTag(l->get_ref<const std::string&>())) {
+      return InvalidArgument(
+          "locale must be a language tag such as zh-CN or en (letters, digits and hyphens, at "
+          "most 35 characters)");
+    }
+    out.locale = l->get<std::string>();
   }
   json params = body.contains("parameters") ? body.at("parameters") : json();
   EC_ASSIGN_OR_RETURN(out.canonical_parameters, CanonicalParameters(params, def, limits));

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "api/auth.h"
 #include "common/status.h"
@@ -25,11 +26,18 @@ struct CreateRequest {
   // The governed columns the caller may not see in full, decided now from the
   // caller's permissions (docs/configuration.md#column-governance-columns).
   task::ColumnPolicy column_policy;
+  // The requester's language recorded on the task (task::Task::locale):
+  // `locale` of the body, else the first tag of Accept-Language, else the
+  // definition's `locale`, else "" (ParseCreateRequest; export again copies
+  // the old task's).
+  std::string locale{};
 };
 
 // Checks the Content-Type, the strict JSON body, the type (known, enabled,
-// app scope and permission of `principal`), format, taskName and parameters,
-// and decides the column policy from the permissions of `principal`.
+// app scope and permission of `principal`), format, taskName, locale and
+// parameters; decides the column policy from the permissions of `principal`,
+// and the language from the body, Accept-Language or the definition
+// (CreateRequest::locale).
 // InvalidArgument (400) or PermissionDenied (403) with a message naming the
 // offending field.
 StatusOr<CreateRequest> ParseCreateRequest(
@@ -37,7 +45,7 @@ StatusOr<CreateRequest> ParseCreateRequest(
     std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits);
 
 // POST /export-tasks/{id}/export-again: the create request of `old` — its
-// type, format, task name and stored parameters — checked by `principal`
+// type, format, task name, locale and stored parameters — checked by `principal`
 // exactly as a new create body is (type still registered and enabled, app
 // scope and permission, parameters under the current definition). Codes as
 // ParseCreateRequest.
@@ -45,12 +53,18 @@ StatusOr<CreateRequest> ExportAgainRequest(
     const task::Task& old, const Principal& principal,
     std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits);
 
-// The checks of a parsed body, shared by both.
+// The checks of a parsed body, shared by both. `locale` is the body's own
+// (task::IsLocaleTag, else InvalidArgument naming it) or "".
 StatusOr<CreateRequest> CheckCreateBody(const nlohmann::json& body, const Principal& principal,
                                         std::shared_ptr<const registry::RegistrySnapshot> snapshot,
                                         const task::LimitsOptions& limits);
 
 // taskName: 1-100 characters, not blank, no control or bidi characters.
 Status CheckTaskName(const std::string& name);
+
+// The first language tag of an Accept-Language header ("zh-CN,zh;q=0.9" →
+// "zh-CN"), or "" when it has none of the shape task::IsLocaleTag takes ("*",
+// empty, garbage): a header is a hint, never a reason to refuse.
+std::string FirstAcceptLanguageTag(std::string_view header);
 
 }  // namespace export_center::api

@@ -448,6 +448,7 @@ StatusOr<json> ExportApi::Handlers::CreateFrom(const CreateRequest& request, con
   nt.params_hash = Sha256Hex(canonical);
   nt.max_attempts = def->max_attempts;
   nt.column_policy = request.column_policy;
+  nt.locale = request.locale;
   if (deps_.contract_version) {
     auto version = deps_.contract_version(*def, *snapshot, canonical, p.tenant, p.app, p.user);
     if (version.ok()) {

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "api/create_request.h"
 #include "api/envelope.h"
 #include "api/task_json.h"
@@ -54,12 +56,22 @@ bool PreviewRateLimiter::Admit(const std::string& key, std::chrono::steady_clock
 json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat format,
                    const task::PreviewTable& table, const task::ColumnPolicy& policy) {
   json columns = json::array();
+  int header_rows = 1;
   for (const auto& c : table.columns) {
-    columns.push_back({{"key", c.key}, {"title", c.title}, {"type", task::ToString(c.type)}});
+    // The header path top first, as the file's header rows show it
+    // (docs/xlsx.md#grouped-headers): the page draws the same grouping.
+    json path = c.title_groups;
+    path.push_back(c.title);
+    header_rows = std::max(header_rows, task::TitleDepth(c));
+    columns.push_back({{"key", c.key},
+                       {"title", c.title},
+                       {"titlePath", std::move(path)},
+                       {"type", task::ToString(c.type)}});
   }
   const bool exceeds = table.row_count > def.max_rows;
   return {{"exportType", def.name},
           {"columns", std::move(columns)},
+          {"headerRows", header_rows},
           {"rows", table.rows},
           {"rowCount", {{"value", Int64String(table.row_count)}, {"exact", table.row_count_exact}}},
           {"maxRows", Int64String(def.max_rows)},
@@ -118,12 +130,15 @@ StatusOr<json> PreviewApi::DoPreview(const http::HttpRequest& req, const Princip
   t.parameters_json = request.canonical_parameters;
   t.max_attempts = request.definition->max_attempts;
   t.column_policy = request.column_policy;
+  t.locale = request.locale;
   EC_ASSIGN_OR_RETURN(task::PreviewTable table, preview_(t, request.snapshot));
   // The id ties this line to the data-source lines the preview logged under it.
   spdlog::info("preview taskId={} (never stored) exportType={} tenantId={} rows={} rowCount={}{}",
                t.id, t.export_type, t.tenant_id, table.rows.size(), table.row_count,
                table.row_count_exact ? "" : " (at least)");
-  return PreviewToJson(*request.definition, request.format, table, request.column_policy);
+  json data = PreviewToJson(*request.definition, request.format, table, request.column_policy);
+  data["locale"] = request.locale;
+  return data;
 }
 
 }  // namespace export_center::api

@@ -88,6 +88,7 @@ json TaskToJson(const task::Task& t) {
       {"exportType", t.export_type},
       {"taskName", t.task_name},
       {"format", std::string(task::ToString(t.format))},
+      {"locale", t.locale},
       {"status", std::string(task::ToString(t.status))},
       {"parameters", ParametersObject(t.parameters_json)},
       {"processedRows", std::to_string(t.processed_rows)},

@@ -377,6 +377,7 @@ void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consist
   r.Int("batch-size", &def->batch_size, 50, 1000);
   r.String("file-name-pattern", &def->file_name_pattern);
   r.String("timezone", &def->timezone);
+  r.String("locale", &def->default_locale);
   r.String("template-file", &def->template_file);
   std::string split = "sheets";
   if (r.Enum("split", &split, {"sheets", "files"}) && split == "files") def->rows_per_file = -1;
@@ -465,6 +466,10 @@ void CheckDefinition(const ExportDefinition& def, const std::string& path, bool 
   if (!cctz::load_time_zone(def.timezone, &tz)) {
     errors->Add(path + ".timezone", Quote(def.timezone) + " is not a known time zone",
                 "an IANA name such as Asia/Shanghai or UTC");
+  }
+  if (!def.default_locale.empty() && !task::IsLocaleTag(def.default_locale)) {
+    errors->Add(path + ".locale", Quote(def.default_locale) + " is not a language tag",
+                "a BCP 47 tag such as zh-CN or en (letters, digits, hyphens; at most 35)");
   }
 }
 

@@ -42,6 +42,10 @@ struct ExportDefinition {
   int batch_size = 500;
   std::string file_name_pattern = "{taskName}_{date}";  // .ext is appended
   std::string timezone = "Asia/Shanghai";
+  // `locale`: the type's default language (a BCP 47 tag, task::IsLocaleTag)
+  // for a create that names none (docs/http-api.md#post-export-tasks--create);
+  // "" = none, the language objects' own fallback (docs/xlsx.md#languages).
+  std::string default_locale{};
   std::vector<ParameterSpec> parameters;
   // `columns`: columns governed by key, each with the permission a requester
   // needs to see it and what the file shows without it

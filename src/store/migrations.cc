@@ -560,6 +560,18 @@ Migration Subscriptions() {
       },
   };
 }
+
+// Version 15: the requester's language recorded at create (task::Task::locale,
+// docs/store.md#schema-migration-1). '' for the tasks created before: the
+// definition's default language, as they were written.
+Migration TaskLocale() {
+  return {
+      15,
+      "export_task.locale: the requester's language",
+      {"ALTER TABLE export_task ADD COLUMN IF NOT EXISTS locale VARCHAR(35) NOT NULL DEFAULT ''"},
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -567,7 +579,7 @@ const std::vector<Migration>& AllMigrations() {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
       DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
       TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp(),
-      FailureDetail(), Subscriptions()};
+      FailureDetail(), Subscriptions(), TaskLocale()};
   return kMigrations;
 }
 

@@ -62,11 +62,11 @@ StatusOr<std::optional<Task>> SqlTaskStore::FindDuplicate(Connection& c, const N
       c.Query(Sql(std::string("SELECT ") + kTaskColumns +
                   " FROM export_task WHERE requested_by = ? AND export_type = ?"
                   " AND params_hash = ? AND format = ? AND tenant_id = ? AND app_code = ?"
-                  " AND status IN " +
+                  " AND locale = ? AND status IN " +
                   kActive +
                   " AND requested_at >= {NOW} - ? ORDER BY requested_at DESC, id DESC LIMIT 1"),
               {t.requested_by, t.export_type, t.params_hash, task::ToString(t.format), t.tenant_id,
-               task::ToString(t.app_code), int64_t{window_seconds} * 1000}));
+               task::ToString(t.app_code), t.locale, int64_t{window_seconds} * 1000}));
   if (rows.empty()) return std::optional<Task>();
   EC_ASSIGN_OR_RETURN(Task found, TaskFromRow(rows[0]));
   return std::optional<Task>(std::move(found));
@@ -119,16 +119,17 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
     EC_RETURN_IF_ERROR(CheckActiveLimits(c, nt, limits));
     const int64_t id = NewId();
     EC_RETURN_IF_ERROR(
-        c.Exec(Sql("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
-                   " task_name, format, parameters_json, params_hash, status, processed_rows,"
-                   " dispatch_version, attempt_count, max_attempts, next_retry_at,"
-                   " cancel_requested, contract_version, download_count, requested_at,"
-                   " updated_at, column_policy_json)"
-                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, 1, 0, ?, {NOW}, 0, ?, 0,"
-                   " {NOW}, {NOW}, ?)"),
-               {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
-                nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
-                nt.max_attempts, nt.contract_version, ColumnPolicyText(nt.column_policy)})
+        c.Exec(
+             Sql("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
+                 " task_name, format, parameters_json, params_hash, status, processed_rows,"
+                 " dispatch_version, attempt_count, max_attempts, next_retry_at,"
+                 " cancel_requested, contract_version, download_count, requested_at,"
+                 " updated_at, column_policy_json, locale)"
+                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, 1, 0, ?, {NOW}, 0, ?, 0,"
+                 " {NOW}, {NOW}, ?, ?)"),
+             {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
+              nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
+              nt.max_attempts, nt.contract_version, ColumnPolicyText(nt.column_policy), nt.locale})
             .status());
     EC_ASSIGN_OR_RETURN(Task created, ReadExistingTask(c, id));
     EC_RETURN_IF_ERROR(InsertCommandOrFail(c, created, nt.trace_id));

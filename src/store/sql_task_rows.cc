@@ -123,6 +123,7 @@ StatusOr<Task> TaskFromRow(const Row& r) {
   }
   t.column_policy = std::move(policy).value();
   t.failure_detail = r.OptText(kFailureDetail);
+  t.locale = r.Text(kLocale);
   return t;
 }
 

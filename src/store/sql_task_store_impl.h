@@ -36,7 +36,7 @@ inline constexpr char kTaskColumns[] =
     " max_attempts, next_retry_at, lease_owner, lease_until, last_heartbeat_at,"
     " execution_deadline_at, cancel_requested, contract_version, download_count,"
     " last_downloaded_at, requested_at, started_at, completed_at, expires_at, updated_at,"
-    " file_sha256, part_rows, column_policy_json, failure_detail";
+    " file_sha256, part_rows, column_policy_json, failure_detail, locale";
 
 // Positions in kTaskColumns.
 enum TaskCol : size_t {
@@ -79,6 +79,7 @@ enum TaskCol : size_t {
   kPartRows,
   kColumnPolicy,
   kFailureDetail,
+  kLocale,
   kTaskColumnCount
 };
 

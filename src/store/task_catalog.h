@@ -37,6 +37,9 @@ struct NewTask {
   std::string trace_id;
   // Governed columns decided at create; stored, read back on every attempt.
   task::ColumnPolicy column_policy;
+  // The requester's language (task::Task::locale); part of the duplicate
+  // check, since another language writes another file.
+  std::string locale{};
 };
 
 struct CreateLimits {

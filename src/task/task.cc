@@ -94,4 +94,25 @@ std::optional<AppCode> ParseAppCode(std::string_view text) {
   return std::nullopt;
 }
 
+bool IsLocaleTag(std::string_view tag) {
+  if (tag.empty() || tag.size() > kMaxLocaleLength) return false;
+  size_t start = 0;
+  bool first = true;
+  while (start <= tag.size()) {
+    size_t end = tag.find('-', start);
+    if (end == std::string_view::npos) end = tag.size();
+    const std::string_view subtag = tag.substr(start, end - start);
+    if (subtag.empty() || subtag.size() > 8) return false;
+    for (char c : subtag) {
+      const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      const bool digit = c >= '0' && c <= '9';
+      if (!letter && !(digit && !first)) return false;
+    }
+    if (first && subtag.size() < 2) return false;
+    first = false;
+    start = end + 1;
+  }
+  return true;
+}
+
 }  // namespace export_center::task

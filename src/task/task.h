@@ -49,6 +49,14 @@ enum class AppCode { kPlatform, kMerchant };
 std::string_view ToString(AppCode app);
 std::optional<AppCode> ParseAppCode(std::string_view text);  // "PLATFORM" | "MERCHANT"
 
+// The longest language tag Task::locale holds.
+inline constexpr size_t kMaxLocaleLength = 35;
+// Whether `tag` has the shape of a BCP 47 language tag as Task::locale stores
+// it: 1..35 characters, subtags of 1-8 ASCII letters or digits joined by
+// '-', the first of 2-8 letters ("zh-CN", "en", "zh-Hant-TW"). The shape
+// only: "xx-YY" passes, no registry of languages is consulted.
+bool IsLocaleTag(std::string_view tag);
+
 struct Task {
   int64_t id = 0;
   std::string tenant_id;

@@ -91,6 +91,7 @@ registry::RegistrySnapshot MakeSnapshot() {
   registry::ExportDefinition orders;
   orders.name = "ORDER_LIST";
   orders.title = "订单列表";
+  orders.default_locale = "zh-TW";
   registry::ExportDefinition merchant;
   merchant.name = "MERCHANT_ORDERS";
   merchant.title = "Merchant orders";
@@ -1518,6 +1519,69 @@ TEST_F(ExportApiTest, ManualRetry) {
   task::Task inconsistent = PutTask("alice", TaskState::kInconsistent);
   std::string revoked = Token("alice", "t1", task::AppCode::kPlatform, {});
   EXPECT_EQ(Post(kTasks + "/" + Id(inconsistent) + "/retry", revoked).code(), "403");
+}
+
+// docs/http-api.md#the-requesters-language: the body's `locale`, else the
+// first tag of Accept-Language, else the definition's, else ""; stored on the
+// task, kept by a retry (the same task) and copied by export again, whatever
+// language the later request asks in.
+TEST_F(ExportApiTest, TheRequestersLocaleIsRecordedAndKeptByRetryAndExportAgain) {
+  std::vector<std::string> ids;
+  // Creates `body`, checks the stored locale is the answer's, and ends the
+  // task (FAILED) so the active limits never bite. Returns the answer's locale.
+  auto create = [&](const json& body, httplib::Headers extra = {}) -> std::string {
+    Reply r = ToReply(client_->Post(kTasks.c_str(), Headers(alice_, std::move(extra)), body.dump(),
+                                    "application/json"));
+    EXPECT_EQ(r.code(), "200") << r.raw;
+    const std::string id = r.body["data"].value("id", "");
+    if (id.empty()) return "?";
+    ids.push_back(id);
+    EXPECT_EQ(StoredTask(std::stoll(id))->locale, r.body["data"]["locale"]) << r.raw;
+    EXPECT_TRUE(
+        db_->Exec("UPDATE export_task SET status = 'FAILED' WHERE id = ?", {std::stoll(id)}).ok());
+    return r.body["data"].value("locale", "?");
+  };
+  EXPECT_EQ(create({{"exportType", "ORDER_LIST"}, {"locale", "en-US"}}), "en-US");
+  EXPECT_EQ(
+      create({{"exportType", "ORDER_LIST"}}, {{"Accept-Language", "fr-CA, fr;q=0.9, *;q=0.1"}}),
+      "fr-CA");
+  // A header without a tag is a hint not taken: the definition's language.
+  EXPECT_EQ(create({{"exportType", "ORDER_LIST"}, {"locale", nullptr}}, {{"Accept-Language", "*"}}),
+            "zh-TW");
+  EXPECT_EQ(create({{"exportType", "CUSTOMER_LIST"}}), "");
+  EXPECT_EQ(
+      create({{"exportType", "CUSTOMER_LIST"}, {"locale", "ja"}}, {{"Accept-Language", "en"}}),
+      "ja");
+  for (const json& bad : {json("en_US"), json(""), json(42), json("en-"), json("中文"),
+                          json("en-" + std::string(8, 'a') + "-" + std::string(8, 'b') + "-" +
+                               std::string(8, 'c') + "-abcdefgh")}) {
+    Reply r = Create(alice_, {{"exportType", "ORDER_LIST"}, {"locale", bad}});
+    EXPECT_EQ(r.code(), "400") << bad;
+    EXPECT_NE(r.body.value("message", "").find("locale"), std::string::npos) << r.raw;
+  }
+
+  // A manual retry is the same task: the same language, whatever the retrier's.
+  httplib::Headers german = Headers(alice_, {{"Accept-Language", "de-DE"}});
+  Reply retry = ToReply(
+      client_->Post((kTasks + "/" + ids[0] + "/retry").c_str(), german, "", "application/json"));
+  ASSERT_EQ(retry.code(), "200") << retry.raw;
+  EXPECT_EQ(retry.body["data"]["dispatchVersion"], 2);
+  EXPECT_EQ(retry.body["data"]["locale"], "en-US");
+  EXPECT_EQ(StoredTask(std::stoll(ids[0]))->locale, "en-US");
+  // Export again copies the old task's language, "" included.
+  Reply again = ToReply(client_->Post((kTasks + "/" + ids[1] + "/export-again").c_str(), german, "",
+                                      "application/json"));
+  ASSERT_EQ(again.code(), "200") << again.raw;
+  EXPECT_NE(again.body["data"]["id"], ids[1]);
+  EXPECT_EQ(again.body["data"]["locale"], "fr-CA");
+  EXPECT_EQ(StoredTask(std::stoll(again.body["data"]["id"].get<std::string>()))->locale, "fr-CA");
+  task::Task before = PutTask("alice", TaskState::kFailed);  // a task of before migration 14
+  before.export_type = "ORDER_LIST";
+  StoreTask(before);
+  Reply plain = ToReply(client_->Post((kTasks + "/" + Id(before) + "/export-again").c_str(), german,
+                                      "", "application/json"));
+  ASSERT_EQ(plain.code(), "200") << plain.raw;
+  EXPECT_EQ(plain.body["data"]["locale"], "");
 }
 
 // docs/task-lifecycle.md#export-again: a retry keeps the recorded contract version and would end

@@ -45,7 +45,10 @@ registry::RegistrySnapshot MakeSnapshot() {
   registry::ExportDefinition merchant = orders;
   merchant.name = "MERCHANT_ORDERS";
   merchant.app_scope = task::AppCode::kMerchant;
-  for (auto* d : {&orders, &split, &merchant}) s.definitions[d->name] = *d;
+  registry::ExportDefinition zh = orders;  // with a default language
+  zh.name = "ORDER_ZH";
+  zh.default_locale = "zh-CN";
+  for (auto* d : {&orders, &split, &merchant, &zh}) s.definitions[d->name] = *d;
   return s;
 }
 
@@ -121,12 +124,61 @@ TEST_F(PreviewApiTest, AnswersTheEnvelopeExactly) {
   json r = Preview(Token("u1", "t1"), R"({"exportType":"ORDER_LIST","format":"CSV"})");
   EXPECT_EQ(r, json::parse(R"({"code":"200","message":"success","data":{
       "exportType":"ORDER_LIST",
-      "columns":[{"key":"id","title":"订单ID","type":"INTEGER"},
-                 {"key":"note","title":"备注","type":"STRING"}],
+      "columns":[{"key":"id","title":"订单ID","titlePath":["订单ID"],"type":"INTEGER"},
+                 {"key":"note","title":"备注","titlePath":["备注"],"type":"STRING"}],
+      "headerRows":1,"locale":"",
       "rows":[["1","'=1+1"],["2",""]],
       "rowCount":{"value":"2","exact":true},
       "maxRows":"100","exceedsMaxRows":false,"suggestions":[],"planAdvice":[],
       "columnPolicy":{"masked":0,"omitted":0,"columns":[]}}})"));
+}
+
+// docs/http-api.md#post-export-previews--preview: each column's title path,
+// top first, and the header rows of the file, so the page draws the same
+// grouping (docs/xlsx.md#grouped-headers).
+TEST_F(PreviewApiTest, CarriesEachColumnsTitlePathAndTheHeaderRows) {
+  table_.columns = {{"no", "单号", task::ColumnType::kString, 0, 2, ""},
+                    {"phone", "电话", task::ColumnType::kString, 0, 2, ""},
+                    {"yuan", "元", task::ColumnType::kDecimal, 0, 2, ""}};
+  table_.columns[1].title_groups = {"收货信息"};
+  table_.columns[2].title_groups = {"金额", "含税"};
+  table_.rows = {{"A1", "138", "1.00"}};
+  json r = Preview(Token("u1", "t1"), R"({"exportType":"ORDER_LIST"})");
+  const json& data = r["data"];
+  EXPECT_EQ(data["headerRows"], 3);
+  EXPECT_EQ(data["columns"][0]["titlePath"], json::parse(R"(["单号"])"));
+  EXPECT_EQ(data["columns"][1]["titlePath"], json::parse(R"(["收货信息","电话"])"));
+  EXPECT_EQ(data["columns"][2]["titlePath"], json::parse(R"(["金额","含税","元"])"));
+  EXPECT_EQ(data["columns"][2]["title"], "元");
+}
+
+// The preview takes `locale` as create does (docs/http-api.md#the-requesters-language):
+// the body's, else Accept-Language's first tag, else the definition's; the
+// reader is handed the task with it, and the answer says which it was.
+TEST_F(PreviewApiTest, TakesTheLocaleLikeCreate) {
+  const std::string token = Token("u1", "t1");
+  EXPECT_EQ(Preview(token, R"({"exportType":"ORDER_ZH","locale":"en-GB"})")["data"]["locale"],
+            "en-GB");
+  {
+    httplib::Headers headers = {{"Authorization", "Bearer " + token},
+                                {"Accept-Language", "fr-CA, fr;q=0.9, en;q=0.5"}};
+    auto r = client_->Post(kPreviews.c_str(), headers, R"({"exportType":"ORDER_ZH"})",
+                           "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(json::parse(r->body)["data"]["locale"], "fr-CA") << r->body;
+  }
+  EXPECT_EQ(Preview(token, R"({"exportType":"ORDER_ZH"})")["data"]["locale"], "zh-CN");
+  {
+    MutexLock lock(&mu_);
+    ASSERT_EQ(asked_.size(), 3u);
+    EXPECT_EQ(asked_[0].locale, "en-GB");
+    EXPECT_EQ(asked_[1].locale, "fr-CA");
+    EXPECT_EQ(asked_[2].locale, "zh-CN");
+  }
+  json bad = Preview(token, R"({"exportType":"ORDER_ZH","locale":"zh_CN"})");
+  EXPECT_EQ(bad["code"], "400");
+  EXPECT_NE(bad["message"].get<std::string>().find("locale"), std::string::npos) << bad;
+  EXPECT_EQ(Asked(), 3u);
 }
 
 // docs/sql-template-route.md#plan-advice: what the source's plans said,

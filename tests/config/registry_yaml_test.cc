@@ -230,6 +230,20 @@ TEST(Registry, Timezone) {
                 "definitions.CUSTOMER_LIST.timezone: \"Mars/Olympus\" is not a known time zone");
 }
 
+// `locale`: the type's default language (docs/configuration.md), a language tag.
+TEST(Registry, DefaultLocale) {
+  StatusOr<RegistrySnapshot> r = Parse(kValid);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->definitions.at("CUSTOMER_LIST").default_locale, "");
+  r = Parse(
+      Replace(kValid, "timezone: Asia/Shanghai", "timezone: Asia/Shanghai\n    locale: zh-CN"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->definitions.at("CUSTOMER_LIST").default_locale, "zh-CN");
+  ExpectProblem(
+      Replace(kValid, "timezone: Asia/Shanghai", "timezone: Asia/Shanghai\n    locale: zh_CN"),
+      "definitions.CUSTOMER_LIST.locale: \"zh_CN\" is not a language tag");
+}
+
 TEST(Registry, SqlTemplateNeedsQueryIdAndDatasource) {
   std::string yaml = Replace(kValid, "    query-id: order.list\n", "");
   yaml = Replace(yaml, "    datasource: orders-replica\n", "");

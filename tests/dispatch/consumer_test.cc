@@ -276,6 +276,40 @@ TEST_F(ConsumerTest, HappyPathCommitsOneFileWithEveryRow) {
   EXPECT_TRUE(t.expires_at.has_value());
 }
 
+// The requester's language recorded at create (task::Task::locale) reaches the
+// source of every attempt — the first and a manual retry's — read back from
+// the store, so both write the same titles and labels.
+TEST_F(ConsumerTest, EveryAttemptsSourceSeesTheLanguageRecordedAtCreate) {
+  store::NewTask nt;
+  nt.tenant_id = "1";
+  nt.requested_by = "u1";
+  nt.export_type = "TEST_LIST";
+  nt.task_name = "测试导出";
+  nt.format = task::FileFormat::kCsv;
+  nt.parameters_json = "{}";
+  nt.params_hash = "h-locale";
+  nt.locale = "zh-CN";
+  const int64_t id = store_->CreateTask(nt, {}).value().task.id;
+  std::vector<std::string> seen;
+  AttemptDeps deps = Deps();
+  deps.make_source =
+      [&](const task::Task& t, const registry::ExportDefinition&,
+          const registry::RegistrySnapshot&) -> StatusOr<std::unique_ptr<source::RowSource>> {
+    seen.push_back(t.locale);
+    return std::unique_ptr<source::RowSource>(new ScriptedSource(&script_));
+  };
+  script_.pages = {Rows(1, 2)};
+  script_.fail_at[0] = InvalidArgument("row 1, column id: value \"x\" is not an INTEGER");
+  Consumer consumer(channel_.get(), deps);
+  PublishAndConsume(consumer);
+  ASSERT_EQ(Task(id).status, TaskState::kFailed);
+  script_.fail_at.clear();
+  ASSERT_TRUE(store_->ManualRetry(id, "trace-retry").ok());
+  PublishAndConsume(consumer);
+  ASSERT_EQ(Task(id).status, TaskState::kSucceeded) << Task(id).failure_message.value_or("");
+  EXPECT_EQ(seen, (std::vector<std::string>{"zh-CN", "zh-CN"}));
+}
+
 TEST_F(ConsumerTest, DefinitionFileOptionsReachTheWriterAndTheStoredName) {
   definition_.csv_gzip = true;
   RegisterDefinition();

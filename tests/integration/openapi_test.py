@@ -234,6 +234,16 @@ class OpenApiDocument(ValidatesResponses):
                           self.alice, expect=200)
         self.assertIn(twice.json()["code"], ("200", "409"))  # 409 while it still runs
 
+        # The requester's language (docs/http-api.md#the-requesters-language).
+        localized = self.call("POST", base, self.alice,
+                              body={"exportType": "CUSTOMER_LIST", "locale": "zh-CN",
+                                    "parameters": {"keyword": "openapi-locale"}},
+                              expect=200, code="200").json()["data"]
+        self.assertEqual(localized["locale"], "zh-CN")
+        self.c.wait_task(self.alice, localized["id"], states=("SUCCEEDED",))
+        self.call("POST", base, self.alice, body={"exportType": "CUSTOMER_LIST", "locale": "zh_CN"},
+                  expect=200, code="400")
+
     def test_4_downloads_audit_and_their_real_statuses(self):
         base = API + "/export-tasks"
         task = self.export(self.alice)
@@ -440,6 +450,16 @@ class OpenApiDocument(ValidatesResponses):
         preview = self.call("POST", API + "/export-previews", self.alice, body=preview_body,
                             expect=200, code="200")
         self.assertTrue(preview.json()["data"]["rows"])
+        # The language and the header grouping (docs/http-api.md#the-requesters-language).
+        localized = self.call("POST", API + "/export-previews", self.alice,
+                              body={**preview_body, "locale": "en"}, expect=200,
+                              code="200").json()["data"]
+        self.assertEqual(localized["locale"], "en")
+        self.assertEqual(localized["headerRows"], 1)
+        self.assertEqual([c["titlePath"] for c in localized["columns"]],
+                         [[c["title"]] for c in localized["columns"]])
+        self.call("POST", API + "/export-previews", self.alice,
+                  body={**preview_body, "locale": "en_US"}, expect=200, code="400")
         self.call("POST", API + "/export-previews", None, body=preview_body, expect=200,
                   code="401")
         self.call("POST", API + "/export-previews", self.alice, body={"exportType": "NOPE"},

@@ -817,6 +817,45 @@ TEST_P(TaskStoreContractTest, ColumnPolicyIsStoredWithTheTaskAndKeptByARetry) {
   EXPECT_TRUE(Get(Create("bob").id).column_policy.empty());
 }
 
+// task::Task::locale (migration 14): written at create, read back by the
+// attempt's claim, kept by a manual retry (the same task row), and part of
+// the duplicate check.
+TEST_P(TaskStoreContractTest, TheRequestersLocaleIsStoredAndKeptByARetry) {
+  NewTask nt = MakeTask("alice", "orders", R"({"a":1})");
+  nt.locale = "zh-Hant-TW";
+  Task t = Create(nt);
+  EXPECT_EQ(t.locale, "zh-Hant-TW");
+  EXPECT_EQ(Get(t.id).locale, "zh-Hant-TW");
+  ClaimResult claim = Claim(t.id);
+  ASSERT_TRUE(claim.claimed);
+  ASSERT_TRUE(claim.task.has_value());
+  EXPECT_EQ(claim.task->locale, "zh-Hant-TW");
+  ASSERT_EQ(*store_->FinishAttempt(AttemptOf(t), TaskState::kFailed, "BAD", "bad"),
+            store::FinishOutcome::kFinished);
+  ASSERT_OK_AND_ASSIGN(Task retried, store_->ManualRetry(t.id, ""));
+  EXPECT_EQ(retried.locale, "zh-Hant-TW");
+  ClaimResult again = Claim(t.id, retried.dispatch_version);
+  ASSERT_TRUE(again.claimed && again.task.has_value());
+  EXPECT_EQ(again.task->locale, "zh-Hant-TW");
+
+  // The same request in another language is another file, not a duplicate;
+  // in the same language it is.
+  NewTask zh = MakeTask("bob", "orders", R"({"a":1})");
+  zh.locale = "zh-CN";
+  NewTask en = zh;
+  en.locale = "en";
+  const Task first = Create(zh, Unlimited());
+  ASSERT_OK_AND_ASSIGN(CreateResult other, store_->CreateTask(en, Unlimited()));
+  EXPECT_FALSE(other.deduplicated);
+  EXPECT_EQ(other.task.locale, "en");
+  ASSERT_OK_AND_ASSIGN(CreateResult same, store_->CreateTask(zh, Unlimited()));
+  EXPECT_TRUE(same.deduplicated);
+  EXPECT_EQ(same.task.id, first.id);
+
+  // No language given: "" (the definition's default), as for rows made before.
+  EXPECT_EQ(Get(Create("carol").id).locale, "");
+}
+
 TEST_P(TaskStoreContractTest, ManualRetryOfAFailedTaskStartsANewVersion) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);

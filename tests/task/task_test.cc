@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace export_center::task {
 namespace {
@@ -69,6 +71,22 @@ TEST(AppCode, Names) {
   EXPECT_EQ(ParseAppCode("MERCHANT"), AppCode::kMerchant);
   EXPECT_FALSE(ParseAppCode("platform"));
   EXPECT_EQ(ToString(AppCode::kMerchant), "MERCHANT");
+}
+
+TEST(Locale, TheShapeOfALanguageTag) {
+  for (const char* good :
+       {"en", "zh-CN", "zh-Hant-TW", "es-419", "en-US-x-twain", "EN-us", "abcdefgh-12345678"}) {
+    EXPECT_TRUE(IsLocaleTag(good)) << good;
+  }
+  const std::string longest = "en-" + std::string(8, 'a') + "-" + std::string(8, 'b') + "-" +
+                              std::string(8, 'c') + "-abcde";  // 35 characters
+  ASSERT_EQ(longest.size(), kMaxLocaleLength);
+  EXPECT_TRUE(IsLocaleTag(longest));
+  for (const std::string& bad :
+       std::vector<std::string>{"", "e", "1en", "en-", "-en", "en--US", "zh_CN", "en US",
+                                "en-abcdefghi", "中文", "en;q=0.9", "en\n", longest + "a"}) {
+    EXPECT_FALSE(IsLocaleTag(bad)) << bad;
+  }
 }
 
 }  // namespace

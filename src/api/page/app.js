@@ -934,7 +934,9 @@
   // The request body, or throws a message naming the bad field.
   function formBody() {
     const def = state.types.get($("create-type").value);
-    const body = { exportType: def.exportType, format: document.querySelector('input[name="format"]:checked').value, parameters: {} };
+    // The page's language goes with every create and preview: the file's
+    // titles and labels are written in it, on every retry too.
+    const body = { exportType: def.exportType, format: document.querySelector('input[name="format"]:checked').value, parameters: {}, locale: lang };
     const name = $("create-name").value.trim();
     if (name) body.taskName = name;
     def.parameters.forEach((p, i) => {
@@ -1081,13 +1083,44 @@
     }
     const columns = data.columns || [];
     const numeric = columns.map((c) => c.type === "INTEGER" || c.type === "DECIMAL");
-    const head = el("tr", {}, ...columns.map((c) => el("th", { scope: "col", text: c.title || c.key })));
     const body = rows.map((r) => el("tr", {}, ...r.map((cell, i) =>
       el("td", { class: numeric[i] ? "num" : null, text: cell === null ? "" : String(cell) }))));
     // A wide table scrolls inside its own box, which takes keyboard focus so
     // the arrow keys scroll it too.
     box.append(el("div", { class: "table-wrap preview-wrap", role: "region", tabindex: "0", "aria-label": t("previewTable") },
-      el("table", { class: "preview-table" }, el("thead", {}, head), el("tbody", {}, ...body))));
+      el("table", { class: "preview-table" }, el("thead", {}, ...headerRows(columns)), el("tbody", {}, ...body))));
+  }
+
+  // The preview's header rows, grouped as the file's (docs/xlsx.md#grouped-headers):
+  // level r of a column with levels below it is one cell spanning the adjacent
+  // columns whose levels 0..r are equal; a column's last level sits at its
+  // depth and, when shallower than the deepest, spans down to the last row.
+  function headerRows(columns) {
+    const paths = columns.map((c) => Array.isArray(c.titlePath) && c.titlePath.length
+      ? c.titlePath.map(String) : [c.title || c.key]);
+    const depth = Math.max(1, ...paths.map((p) => p.length));
+    const samePrefix = (a, b, r) => a.slice(0, r + 1).every((x, k) => x === b[k]);
+    const out = [];
+    for (let r = 0; r < depth; r++) {
+      const cells = [];
+      for (let c = 0; c < paths.length;) {
+        const p = paths[c];
+        if (r === p.length - 1) {
+          const down = depth - r;
+          cells.push(el("th", { scope: "col", rowspan: down > 1 ? String(down) : null, text: p[r] }));
+          c++;
+        } else if (r < p.length - 1) {
+          let e = c + 1;
+          while (e < paths.length && paths[e].length > r + 1 && samePrefix(paths[e], p, r)) e++;
+          cells.push(el("th", { scope: "colgroup", class: "group", colspan: e - c > 1 ? String(e - c) : null, text: p[r] }));
+          c = e;
+        } else {
+          c++;  // under a shallower column's last level, which spans down
+        }
+      }
+      out.push(el("tr", {}, ...cells));
+    }
+    return out;
   }
 
   // ---- the operators' console ---------------------------------------------

@@ -311,6 +311,7 @@ async function previewEqualsTheApiAndTheFile(page) {
   const body = await clickPreview(page);
   assert.deepStrictEqual(body, {
     exportType: "CUSTOMER_LIST", format: "CSV", taskName: "预览后导出", parameters: { status: "ACTIVE" },
+    locale: "zh-CN",
   });
   const shown = await previewTable(page);
   const fromApi = await api("POST", "/export-previews", cfg.aliceToken, body);
@@ -342,6 +343,8 @@ async function previewEqualsTheApiAndTheFile(page) {
   await created.waitFor({ timeout: STEP_TIMEOUT });
   const id = await created.getAttribute("data-id");
   await waitStatus(page, id, "SUCCEEDED");
+  // Created from the zh-CN page: the task records the page's language.
+  assert.strictEqual((await api("GET", "/export-tasks/" + id, cfg.aliceToken)).locale, "zh-CN");
   const res = await fetch(API + "/export-tasks/" + id + "/download", {
     headers: { Authorization: "Bearer " + cfg.aliceToken },
   });
@@ -352,6 +355,70 @@ async function previewEqualsTheApiAndTheFile(page) {
   assert.deepStrictEqual(csv.slice(1, 21), shown.rows, "the file's first rows differ from the preview");
   log("preview: 20 rows equal to the API's preview and to the first rows of task", id,
     "(" + (csv.length - 1) + " rows); the preview queued nothing");
+}
+
+// A two-level header is drawn grouped, as the file groups it
+// (docs/xlsx.md#grouped-headers): the group cell spans its columns, a
+// shallower column's title spans down. The sample service sends one-level
+// titles, so the preview's answer is given title paths on its way to the page.
+async function groupedHeaderAndTheEnglishPage(page) {
+  const paths = (cols) => cols.map((c, i) => i === 1 || i === 2 ? ["客户信息", c.title]
+    : i === 3 ? ["账户", "余额", c.title] : [c.title]);
+  let t = null;  // the titles the center answered
+  await page.route("**/export-previews", async (route) => {
+    const response = await route.fetch();
+    const env = await response.json();
+    t = env.data.columns.map((c) => c.title);
+    paths(env.data.columns).forEach((p, i) => { env.data.columns[i].titlePath = p; });
+    env.data.headerRows = 3;
+    await route.fulfill({ response, json: env });
+  });
+  try {
+    await fillForm(page, "CUSTOMER_LIST", "ACTIVE", "CSV", "分组表头");
+    await clickPreview(page);
+    await page.locator("#preview .preview-table").waitFor({ timeout: STEP_TIMEOUT });
+  } finally {
+    await page.unroute("**/export-previews");
+  }
+  assert(t && t.length > 4, "the preview has too few columns: " + t);
+  const head = await page.locator("#preview .preview-table thead tr").evaluateAll((trs) =>
+    trs.map((tr) => Array.from(tr.cells, (th) => [th.textContent, th.colSpan, th.rowSpan])));
+  const rest = t.slice(4).map((x) => [x, 1, 3]);
+  assert.deepStrictEqual(head, [
+    [[t[0], 1, 3], ["客户信息", 2, 1], ["账户", 1, 1], ...rest],
+    [[t[1], 1, 2], [t[2], 1, 2], ["余额", 1, 1]],
+    [[t[3], 1, 1]],
+  ], "the grouped header rows");
+  // Chromium lays the group out over exactly its two columns, and the body's
+  // columns under the header's.
+  const box = (row, cell) => page.locator("#preview thead tr").nth(row).locator("th").nth(cell).boundingBox();
+  const group = await box(0, 1);
+  const left = await box(1, 0);
+  const right = await box(1, 1);
+  assert(Math.abs(group.x - left.x) < 1 && Math.abs(group.x + group.width - right.x - right.width) < 1,
+    "the group cell does not span its columns: " + JSON.stringify({ group, left, right }));
+  const firstCell = await page.locator("#preview tbody tr").first().locator("td").nth(3).boundingBox();
+  const deepest = await box(2, 0);
+  assert(Math.abs(firstCell.x - deepest.x) < 1, "the body's column 4 is not under its title");
+  await shot(page, "12-preview-grouped");
+  log("grouped header: 3 rows, the group over its 2 columns, shallower titles spanning down");
+
+  // From the English page a create records "en".
+  await page.click("#lang");
+  await fillForm(page, "CUSTOMER_LIST", "INACTIVE", "CSV", "English export");
+  const [request] = await Promise.all([
+    page.waitForRequest((r) => r.url().endsWith("/export-tasks") && r.method() === "POST"),
+    page.click("#create-submit"),
+  ]);
+  assert.strictEqual(JSON.parse(request.postData()).locale, "en");
+  const created = page.locator("#created tr[data-id]");
+  await page.locator("#created tr[data-id]", { hasText: "English export" }).waitFor({ timeout: STEP_TIMEOUT });
+  const id = await created.getAttribute("data-id");
+  await waitStatus(page, id, "SUCCEEDED");
+  assert.strictEqual((await api("GET", "/export-tasks/" + id, cfg.aliceToken)).locale, "en");
+  await page.click("#lang");
+  assert.strictEqual(await page.locator("html").getAttribute("lang"), "zh-CN");
+  log("create from the English page recorded locale en; from the zh-CN page zh-CN");
 }
 
 // A preview wider than the screen scrolls inside its box, by keyboard too
@@ -472,6 +539,7 @@ async function secondTenantSeesNone(context, aliceIds) {
     await searchAndLanguage(page);
     await keyboard(page);
     await previewEqualsTheApiAndTheFile(page);
+    await groupedHeaderAndTheEnglishPage(page);
     await previewOverTheLimit(page);
     await narrowScreen(page);
     await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId, cfg.staleId, again]);
