@@ -817,7 +817,7 @@ TEST_P(TaskStoreContractTest, ColumnPolicyIsStoredWithTheTaskAndKeptByARetry) {
   EXPECT_TRUE(Get(Create("bob").id).column_policy.empty());
 }
 
-// task::Task::locale (migration 14): written at create, read back by the
+// task::Task::locale (migration 15): written at create, read back by the
 // attempt's claim, kept by a manual retry (the same task row), and part of
 // the duplicate check.
 TEST_P(TaskStoreContractTest, TheRequestersLocaleIsStoredAndKeptByARetry) {
