@@ -76,6 +76,8 @@ if [ "$profile" = demo ]; then exit 0; fi
 "$(dirname "${BASH_SOURCE[0]}")/install-openapi-validator.sh" >/dev/null
 # The pinned token minter (PyJWT) of tests/integration/jwks_auth_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-jwt-minter.sh" >/dev/null
+# The pinned second XLSX reader (python-calamine) of tests/integration/rich_columns_test.py (idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/install-calamine.sh" >/dev/null
 # The pinned property-based API tester of tests/integration/api_fuzz_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-api-fuzzer.sh" >/dev/null
 # playwright-core for the browser tests, with npm into the same folder (idempotent).
