@@ -320,8 +320,8 @@ bool ReadLocalized(const YAML::Node& node, const std::string& path, size_t max_c
 
 // `labels`: value → label (a text or a language map), within the bounds of
 // a wire column's labels (task/column_options.h).
-void ReadColumnLabels(const YAML::Node& node, const std::string& path,
-                      registry::ColumnLabels* out, ErrorList* errors) {
+void ReadColumnLabels(const YAML::Node& node, const std::string& path, registry::ColumnLabels* out,
+                      ErrorList* errors) {
   MapReader r(node, path, errors);
   if (!r.valid()) return;
   if (r.entries().empty()) errors->Add(path, "is an empty map", "value: label");

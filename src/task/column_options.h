@@ -42,7 +42,7 @@ Status ValidateColumnOptions(const std::vector<Column>& columns);
 struct LabelOverride {
   std::string key{};
   std::vector<std::pair<std::string, std::string>> labels{};  // value → label
-  std::optional<LabelMissing> label_missing{};                 // unset: the source's
+  std::optional<LabelMissing> label_missing{};                // unset: the source's
 };
 
 // Merges `overrides` over `columns` by key: each override's labels are added

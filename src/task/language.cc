@@ -31,16 +31,16 @@ bool IsLanguageTag(std::string_view tag) {
     return false;
   }
   for (char c : tag) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
     if (!ok) return false;
   }
   return true;
 }
 
 size_t ChooseLanguage(const std::vector<std::string_view>& tags, const Languages& languages) {
-  for (std::string_view wanted : {std::string_view(languages.locale),
-                                  std::string_view(languages.default_language)}) {
+  for (std::string_view wanted :
+       {std::string_view(languages.locale), std::string_view(languages.default_language)}) {
     const size_t found = Find(tags, wanted);
     if (found < tags.size()) return found;
   }

@@ -299,8 +299,7 @@ Status ReadTitle(const std::string& where, const json& title, const Languages& l
   for (size_t i = 0; i < value->size(); ++i) {
     const json& level = (*value)[i];
     if (!level.is_string()) {
-      return InvalidArgument(where + ": title level " + std::to_string(i + 1) +
-                             " is not a string");
+      return InvalidArgument(where + ": title level " + std::to_string(i + 1) + " is not a string");
     }
     if (i + 1 < value->size()) {
       c->title_groups.push_back(level.get<std::string>());
@@ -313,8 +312,8 @@ Status ReadTitle(const std::string& where, const json& title, const Languages& l
 
 // A label or a highlight value: a string or a language object of strings;
 // with `numbers`, also a JSON number (its text).
-StatusOr<std::string> ReadText(const std::string& where, const std::string& what,
-                               const json& value, const Languages& languages, bool numbers) {
+StatusOr<std::string> ReadText(const std::string& where, const std::string& what, const json& value,
+                               const Languages& languages, bool numbers) {
   const json* v = &value;
   if (value.is_object()) {
     EC_ASSIGN_OR_RETURN(v, LanguageEntry(where, what, value, languages));
@@ -400,8 +399,8 @@ Status ReadHighlight(const std::string& where, const json& highlight, const Lang
                      Column* c) {
   if (!highlight.is_object()) return InvalidArgument(where + ": highlight is not an object");
   Highlight& h = c->highlight;
-  EC_RETURN_IF_ERROR(ReadEnum(where, highlight, "op", ParseHighlightOp,
-                              "EQUALS, IN, GREATER, LESS", &h.op));
+  EC_RETURN_IF_ERROR(
+      ReadEnum(where, highlight, "op", ParseHighlightOp, "EQUALS, IN, GREATER, LESS", &h.op));
   if (h.op == HighlightOp::kNone) return InvalidArgument(where + ": highlight lacks an op");
   EC_ASSIGN_OR_RETURN(h.fill, ReadString(where, highlight, "fill"));
   EC_ASSIGN_OR_RETURN(h.font, ReadString(where, highlight, "font"));
@@ -412,8 +411,7 @@ Status ReadHighlight(const std::string& where, const json& highlight, const Lang
     return InvalidArgument(where + ": highlight has over 50 values");
   }
   for (const json& v : *values) {
-    EC_ASSIGN_OR_RETURN(std::string text,
-                        ReadText(where, "a highlight value", v, languages, true));
+    EC_ASSIGN_OR_RETURN(std::string text, ReadText(where, "a highlight value", v, languages, true));
     h.values.push_back(std::move(text));
   }
   return Status::Ok();

@@ -194,8 +194,9 @@ TEST(Registry, LanguageAndLabelProblemsNameTheTypeAndColumn) {
                 "definitions.CUSTOMER_LIST.locale: \"zh_CN\" is not a language tag");
   ExpectProblem(with("    sheet-name: {zh CN: 客户}"),
                 "definitions.CUSTOMER_LIST.sheet-name.zh CN: \"zh CN\" is not a language tag");
-  ExpectProblem(with("    sheet-name: 这是一个非常非常非常非常非常非常非常非常非常非常非常长的工作表名称"),
-                "definitions.CUSTOMER_LIST.sheet-name: must be 1..31 characters");
+  ExpectProblem(
+      with("    sheet-name: 这是一个非常非常非常非常非常非常非常非常非常非常非常长的工作表名称"),
+      "definitions.CUSTOMER_LIST.sheet-name: must be 1..31 characters");
   ExpectProblem(with("    totals-label: [a, b]"), "definitions.CUSTOMER_LIST.totals-label:");
   ExpectProblem(with("    columns:\n      status: {labels: {ACTIVE: [a]}}"),
                 "definitions.CUSTOMER_LIST.columns.status.labels.ACTIVE:");

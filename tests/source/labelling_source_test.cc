@@ -19,7 +19,8 @@ class OrderSource : public RowSource {
       : second_status_(std::move(second_status)) {}
   const std::vector<task::Column>& columns() const override { return columns_; }
   StatusOr<Page> NextPage() override {
-    columns_ = {{.key = "no", .title = "单号"}, {.key = "status", .title = "状态"},
+    columns_ = {{.key = "no", .title = "单号"},
+                {.key = "status", .title = "状态"},
                 {.key = "channel", .title = "渠道"}};
     columns_[1].labels = {{"PAID", "已支付"}, {"NEW", "新建"}};
     columns_[1].label_missing = task::LabelMissing::kFail;

@@ -234,7 +234,8 @@ TEST(ApplyLabelOverrides, MergesByKeyTheDefinitionWinning) {
   std::vector<Column> c = Base();
   c[2].labels = {{"PAID", "paid"}, {"NEW", "新建"}};
   const std::vector<LabelOverride> overrides = {
-      {.key = "status", .labels = {{"PAID", "已支付"}, {"DONE", "完成"}},
+      {.key = "status",
+       .labels = {{"PAID", "已支付"}, {"DONE", "完成"}},
        .label_missing = LabelMissing::kBlank},
       {.key = "qty", .labels = {{"1", "一"}}, .label_missing = std::nullopt}};
   ASSERT_TRUE(ApplyLabelOverrides(overrides, &c).ok());

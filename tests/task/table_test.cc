@@ -314,7 +314,7 @@ TEST(ParseWireColumns, LanguageObjectsFollowTheAgreedRule) {
     return path + c.title + "|" + c.labels[1].second + "|" + c.labels[0].second;
   };
   EXPECT_EQ(title("en", "zh-CN"), "Order/Status|Paid|新建");
-  EXPECT_EQ(title("ZH-cn", "en"), "订单/状态|已支付|新建");     // exact, case-insensitive
+  EXPECT_EQ(title("ZH-cn", "en"), "订单/状态|已支付|新建");      // exact, case-insensitive
   EXPECT_EQ(title("en-US", "zh-CN"), "Order/Status|Paid|新建");  // primary subtag
   EXPECT_EQ(title("fr", "zh-CN"), "订单/状态|已支付|新建");      // the default language
   EXPECT_EQ(title("fr-CA", "zh"), "Order/Status|Paid|新建");     // the first entry: "en"
@@ -360,7 +360,8 @@ TEST(ParseWireColumns, RefusalsNameTheColumnKey) {
   has(R"([{"key":"st","type":"STRING","title":{"not a tag":"x"}}])", "not a language tag");
   has(R"([{"key":"st","type":"STRING","title":{"en":{"en":"x"}}}])", "title is not a string");
   has(R"([{"key":"a","type":"STRING"},{"key":"st","type":"STRING","merge":"SAME_VALUE",
-        "mergeWithin":"nope"}])", "mergeWithin 'nope' is not a column");
+        "mergeWithin":"nope"}])",
+      "mergeWithin 'nope' is not a column");
   has(R"([{"key":"st","type":"STRING","mergeWithin":5}])", "mergeWithin is not a string");
 }
 

@@ -86,7 +86,7 @@ StatusOr<std::vector<std::string>> ParseUniqueKey(const json& data) {
 }
 
 StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data,
-                                                          const task::Languages& languages) {
+                                                           const task::Languages& languages) {
   auto it = data.find("columns");
   if (it == data.end() || !it->is_array()) return InvalidArgument("contract lacks columns");
   // The flags are ours; ParseWireColumns sees the plain column objects.
