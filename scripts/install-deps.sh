@@ -80,6 +80,8 @@ if [ "$profile" = demo ]; then exit 0; fi
 "$(dirname "${BASH_SOURCE[0]}")/install-jwt-minter.sh" >/dev/null
 # The pinned readers of password-protected files of tests/render/read_encrypted.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-file-decrypters.sh" >/dev/null
+# The pinned second XLSX reader (python-calamine) of tests/integration/rich_columns_test.py (idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/install-calamine.sh" >/dev/null
 # The pinned property-based API tester of tests/integration/api_fuzz_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-api-fuzzer.sh" >/dev/null
 # playwright-core for the browser tests, with npm into the same folder (idempotent).

@@ -43,13 +43,133 @@ std::string_view ToString(ColumnType type) {
   return "STRING";
 }
 
+namespace {
+
+nlohmann::json TextToJson(const Text& text) {
+  if (text.by_language.empty()) return text.text;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [tag, shown] : text.by_language) out[tag] = shown;
+  return out;
+}
+
+nlohmann::json TitleToJson(const Column& c) {
+  auto path = [](const std::vector<std::string>& groups, const std::string& last) {
+    if (groups.empty()) return nlohmann::json(last);
+    nlohmann::json levels = groups;
+    levels.push_back(last);
+    return levels;
+  };
+  if (c.titles_by_language.empty()) return path(c.title_groups, c.title);
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [tag, levels] : c.titles_by_language) {
+    out[tag] = levels.size() == 1 ? nlohmann::json(levels[0]) : nlohmann::json(levels);
+  }
+  return out;
+}
+
+const char* MergeName(Merge m) { return m == Merge::kSameValue ? "SAME_VALUE" : "NONE"; }
+
+const char* MissingName(LabelMissing m) {
+  switch (m) {
+    case LabelMissing::kBlank:
+      return "BLANK";
+    case LabelMissing::kFail:
+      return "FAIL";
+    case LabelMissing::kKeep:
+      break;
+  }
+  return "KEEP";
+}
+
+const char* TotalName(Total t) {
+  switch (t) {
+    case Total::kSum:
+      return "SUM";
+    case Total::kCount:
+      return "COUNT";
+    case Total::kMin:
+      return "MIN";
+    case Total::kMax:
+      return "MAX";
+    case Total::kAvg:
+      return "AVG";
+    case Total::kNone:
+      break;
+  }
+  return "NONE";
+}
+
+const char* AlignName(Align a) {
+  switch (a) {
+    case Align::kLeft:
+      return "LEFT";
+    case Align::kCenter:
+      return "CENTER";
+    case Align::kRight:
+      return "RIGHT";
+    case Align::kDefault:
+      break;
+  }
+  return "";
+}
+
+const char* OpName(HighlightOp op) {
+  switch (op) {
+    case HighlightOp::kEquals:
+      return "EQUALS";
+    case HighlightOp::kIn:
+      return "IN";
+    case HighlightOp::kGreater:
+      return "GREATER";
+    case HighlightOp::kLess:
+      return "LESS";
+    case HighlightOp::kNone:
+      break;
+  }
+  return "";
+}
+
+// Only the options that are set: a plain column's JSON, and so its
+// schemaHash, stays what it was before these options existed.
+void AddRichOptions(const Column& c, nlohmann::json* j) {
+  if (c.merge != Merge::kNone) (*j)["merge"] = MergeName(c.merge);
+  if (!c.merge_within.empty()) (*j)["mergeWithin"] = c.merge_within;
+  if (!c.labels.empty()) {
+    nlohmann::json labels = nlohmann::json::object();
+    for (const ValueLabel& l : c.labels) labels[l.value] = TextToJson(l.label);
+    (*j)["labels"] = std::move(labels);
+  }
+  if (c.label_missing != LabelMissing::kKeep) (*j)["labelMissing"] = MissingName(c.label_missing);
+  if (c.total != Total::kNone) (*j)["total"] = TotalName(c.total);
+  const ColumnStyle& st = c.style;
+  if (!st.header_fill.empty() || !st.header_font.empty() || st.align != Align::kDefault ||
+      st.wrap) {
+    nlohmann::json style = nlohmann::json::object();
+    if (!st.header_fill.empty()) style["headerFill"] = st.header_fill;
+    if (!st.header_font.empty()) style["headerFont"] = st.header_font;
+    if (st.align != Align::kDefault) style["align"] = AlignName(st.align);
+    if (st.wrap) style["wrap"] = true;
+    (*j)["style"] = std::move(style);
+  }
+  const ColumnHighlight& h = c.highlight;
+  if (h.op != HighlightOp::kNone) {
+    nlohmann::json highlight = {{"op", OpName(h.op)}, {"values", h.values}};
+    if (!h.fill.empty()) highlight["fill"] = h.fill;
+    if (!h.font.empty()) highlight["font"] = h.font;
+    (*j)["highlight"] = std::move(highlight);
+  }
+}
+
+}  // namespace
+
 nlohmann::json ColumnsToJson(const std::vector<Column>& columns) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : columns) {
     nlohmann::json j = {
-        {"key", c.key}, {"title", c.title}, {"type", ToString(c.type)}, {"width", c.width}};
+        {"key", c.key}, {"title", TitleToJson(c)}, {"type", ToString(c.type)}, {"width", c.width}};
     if (c.type == ColumnType::kDecimal) j["scale"] = c.scale;
     if (!c.format.empty()) j["format"] = c.format;
+    AddRichOptions(c, &j);
     out.push_back(std::move(j));
   }
   return out;

@@ -16,6 +16,7 @@
 #include "customer_db.h"
 #include "customer_provider.h"
 #include "fault_injector.h"
+#include "order_lines_provider.h"
 #include "order_scenario.h"
 #include "sdk/provider_server.h"
 #include "sdk/sql_scenario.h"
@@ -68,7 +69,8 @@ int Run(const Config& config) {
   faults.Install(server, config.internal_token);
   export_center::sdk::RegisterBatchProviders(
       server, config.internal_token,
-      {std::make_shared<CustomerListProvider>(db.get(), config.snapshot_secret)});
+      {std::make_shared<CustomerListProvider>(db.get(), config.snapshot_secret),
+       std::make_shared<OrderLinesProvider>(config.sqlite_path, config.snapshot_secret)});
   export_center::sdk::RegisterSqlScenarios(
       server, config.internal_token,
       {NewOrderListScenario(config.sqlite_path, false, config.contract_version,
@@ -76,7 +78,8 @@ int Run(const Config& config) {
        NewOrderListScenario(config.sqlite_path, true, config.contract_version,
                             config.replica_dialect),
        NewSplicedOrderScenario(config.sqlite_path, "status", config.contract_version),
-       NewSplicedOrderScenario(config.sqlite_path, "keyword", config.contract_version)});
+       NewSplicedOrderScenario(config.sqlite_path, "keyword", config.contract_version),
+       NewRichOrderScenario(config.contract_version, config.replica_dialect)});
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok", "text/plain");
   });

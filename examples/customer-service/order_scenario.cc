@@ -262,6 +262,87 @@ class SplicedOrderScenario : public OrderListScenario {
   std::string template_;
 };
 
+// ORDER_LIST_RICH (issue 45; docs/sql-template-route.md#column-options): the
+// orders of each customer under a two-level header, the customer code merged,
+// each order date merged within its customer, the status labelled by the
+// contract (in two languages), the channel raw (the definition labels it),
+// paid as 是/否, totals on amount and quantity, a highlight over large amounts.
+std::string RichTemplate(const std::string& dialect) {
+  return R"SQL(<script>
+SELECT o.id AS id, o.customer_code AS customer_code, o.order_date AS order_date,
+       o.order_no AS order_no, o.status AS status, o.channel AS channel,
+       o.paid AS paid, o.quantity AS quantity, )SQL" +
+         AmountExpression(dialect) + R"SQL( AS amount
+FROM orders o
+<where>
+  o.tenant_id = #{tenantId}
+  <if test="status != null and status != ''">AND o.status = #{status}</if>
+</where>
+</script>)SQL";
+}
+
+class RichOrderScenario : public export_center::sdk::SqlScenario {
+ public:
+  RichOrderScenario(int64_t version, std::string dialect)
+      : version_(version), template_(RichTemplate(dialect)) {}
+
+  std::string QueryId() const override { return "ORDER_LIST_RICH"; }
+
+  Result<export_center::sdk::SqlTemplateResult> GetSqlTemplate(const json& params) override {
+    namespace sdk = export_center::sdk;
+    sdk::Column code{"customer_code", "客户编码", ColumnType::kString, 14};
+    code.title_groups = {"客户"};
+    code.merge = sdk::Merge::kSameValue;
+    code.style.header_fill = "#DDEBF7";
+    sdk::Column day{"order_date", "下单日期", ColumnType::kDate, 12};
+    day.title_groups = {"订单"};
+    day.merge = sdk::Merge::kSameValue;
+    day.merge_within = "customer_code";
+    sdk::Column no{"order_no", "订单号", ColumnType::kString, 16};
+    no.title_groups = {"订单"};
+    sdk::Column status{"status", "状态", ColumnType::kString, 10};
+    status.titles_by_language = {{"zh-CN", {"订单", "状态"}}, {"en", {"Order", "Status"}}};
+    status.labels = {{"NEW", {"", {{"zh-CN", "新建"}, {"en", "New"}}}},
+                     {"PAID", {"", {{"zh-CN", "已支付"}, {"en", "Paid"}}}},
+                     {"SHIPPED", {"", {{"zh-CN", "已发货"}, {"en", "Shipped"}}}},
+                     {"DONE", {"", {{"zh-CN", "已完成"}, {"en", "Done"}}}},
+                     {"REFUNDED", {"", {{"zh-CN", "已退款"}, {"en", "Refunded"}}}}};
+    status.label_missing = sdk::LabelMissing::kFail;
+    status.style.align = sdk::Align::kCenter;
+    sdk::Column channel{"channel", "渠道", ColumnType::kString, 8};
+    channel.title_groups = {"订单"};
+    sdk::Column paid{"paid", "已支付", ColumnType::kBoolean, 8};
+    paid.title_groups = {"订单"};
+    paid.labels = {{"true", {"是", {}}}, {"false", {"否", {}}}};
+    sdk::Column quantity{"quantity", "数量", ColumnType::kInteger, 8};
+    quantity.title_groups = {"金额"};
+    quantity.total = sdk::Total::kSum;
+    sdk::Column amount{"amount", "金额", ColumnType::kDecimal, 12, 2, "#,##0.00"};
+    amount.title_groups = {"金额"};
+    amount.total = sdk::Total::kSum;
+    amount.style.align = sdk::Align::kRight;
+    amount.highlight = {sdk::HighlightOp::kGreater, {"90000"}, "#FFC7CE", "#9C0006"};
+
+    sdk::SqlTemplateResult r;
+    r.sql_template = template_;
+    for (auto& c : {code, day, no, status, channel, paid, quantity, amount}) {
+      r.columns.push_back({c});
+    }
+    r.order_by = "customer_code, order_date, id";
+    r.unique_key = {"id"};
+    r.tenant = Str(params, "tenantId");
+    r.version = version_;
+    r.support_version = true;
+    return r;
+  }
+
+  Result<int64_t> GetVersion(const json&) override { return version_; }
+
+ private:
+  int64_t version_;
+  std::string template_;
+};
+
 }  // namespace
 
 int64_t SeedOrdersIfEmpty(const std::string& path, int64_t orders, int64_t customers,
@@ -351,6 +432,11 @@ std::shared_ptr<export_center::sdk::SqlScenario> NewSplicedOrderScenario(const s
                                                                          const std::string& spliced,
                                                                          int64_t version) {
   return std::make_shared<SplicedOrderScenario>(path, spliced, version);
+}
+
+std::shared_ptr<export_center::sdk::SqlScenario> NewRichOrderScenario(int64_t version,
+                                                                      const std::string& dialect) {
+  return std::make_shared<RichOrderScenario>(version, dialect);
 }
 
 }  // namespace customer_service

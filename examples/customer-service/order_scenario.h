@@ -39,4 +39,11 @@ std::shared_ptr<export_center::sdk::SqlScenario> NewOrderListScenario(
 std::shared_ptr<export_center::sdk::SqlScenario> NewSplicedOrderScenario(
     const std::string& sqlite_path, const std::string& spliced, int64_t version);
 
+// ORDER_LIST_RICH: the rich-column showcase of the sql-template route (a
+// two-level header, merged customer codes and dates, labels in two languages,
+// totals, a highlight; docs/sql-template-route.md#column-options). The
+// template is written for `dialect`, like ORDER_LIST's.
+std::shared_ptr<export_center::sdk::SqlScenario> NewRichOrderScenario(
+    int64_t version, const std::string& dialect = "sqlite");
+
 }  // namespace customer_service

@@ -36,7 +36,7 @@ StatusOr<CreateRequest> ParseCreateRequest(
   EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
   EC_ASSIGN_OR_RETURN(CreateRequest out, CheckCreateBody(body, p, std::move(snapshot), limits));
   if (out.locale.empty()) out.locale = FirstAcceptLanguageTag(req.Header("Accept-Language"));
-  if (out.locale.empty()) out.locale = out.definition->default_locale;
+  if (out.locale.empty()) out.locale = out.definition->locale;
   return out;
 }
 

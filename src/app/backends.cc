@@ -150,9 +150,12 @@ StatusOr<std::unique_ptr<source::RowSource>> MakeSqlTemplateSource(
   }
   EC_ASSIGN_OR_RETURN(auto datasource, OpenDatasource(ds->second));
   source::SqlContractClientOptions c{
-      *service, def.query_id, client,
+      *service,
+      def.query_id,
+      client,
       "taskId=" + std::to_string(task.id) + " exportType=" + def.name,
-      /*on_call=*/nullptr};
+      /*on_call=*/nullptr,
+      registry::LanguagesFor(def, task)};
   if (metrics != nullptr) {
     // A contract call is the sql-template route's provider call: same metrics.
     c.on_call = [metrics, name = service->name, type = def.name](int64_t ms, StatusCode code) {

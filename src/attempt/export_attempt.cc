@@ -13,6 +13,7 @@
 #include "common/thread_guard.h"
 #include "common/utf8.h"
 #include "source/column_policy_source.h"
+#include "source/labelling_source.h"
 #include "source/prefetching_row_source.h"
 
 namespace export_center::attempt {
@@ -195,6 +196,9 @@ class AttemptRunner {
     options.csv_gzip = def.csv_gzip;
     options.rows_per_file = def.rows_per_file;
     options.deflate_level = deps_.deflate_level;
+    const task::Languages languages = registry::LanguagesFor(def, task_);
+    if (!def.sheet_name.empty()) options.sheet_name = def.sheet_name.In(languages);
+    if (!def.totals_label.empty()) options.totals_label = def.totals_label.In(languages);
     UseTemplate(def.template_bytes, &options);
     return options;
   }
@@ -422,7 +426,11 @@ StatusOr<std::unique_ptr<source::RowSource>> OpenGovernedSource(
     const RowSourceFactory& make_source, const task::Task& task,
     const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot) {
   EC_ASSIGN_OR_RETURN(std::unique_ptr<source::RowSource> made, make_source(task, def, snapshot));
-  return source::WithColumnPolicy(std::move(made), task.column_policy);
+  // Labels first, then governance: a masked label stays masked, and a FAIL
+  // label message about a governed column loses its value.
+  std::unique_ptr<source::RowSource> labelled = source::WithLabels(
+      std::move(made), registry::LabelOverridesFor(def, registry::LanguagesFor(def, task)));
+  return source::WithColumnPolicy(std::move(labelled), task.column_policy);
 }
 
 std::string MakeFileName(const registry::ExportDefinition& def, const task::Task& task,

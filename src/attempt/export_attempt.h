@@ -77,8 +77,10 @@ AttemptEnd RunExportAttempt(const AttemptDeps& deps, const task::Task& task,
 StatusOr<const registry::ExportDefinition*> DefinitionFor(
     const registry::RegistrySnapshot& snapshot, const task::Task& task);
 
-// The source of `task`'s rows made by `make_source`, its columns and rows
-// passed through the task's column policy (source::WithColumnPolicy): what
+// The source of `task`'s rows made by `make_source`, its rows labelled
+// (source::WithLabels: the columns' value labels and the definition's, in the
+// task's language) and then passed through the task's column policy
+// (source::WithColumnPolicy): what
 // every writer and the preview read, so governed columns are omitted, masked
 // or hashed in one place (docs/configuration.md#column-governance-columns).
 // The factory's errors.

@@ -16,6 +16,9 @@
 #include "config/config_internal.h"
 #include "config/secret_check.h"
 #include "config/yaml_reader.h"
+#include "task/column_options.h"
+#include "task/language.h"
+#include "task/task.h"
 
 namespace export_center::config {
 namespace {
@@ -272,8 +275,80 @@ void ReadColumnAction(MapReader& r, const std::string& path, task::ColumnDecisio
   }
 }
 
-task::ColumnRule ParseColumnRule(const std::string& key, const YAML::Node& node,
-                                 const std::string& path, ErrorList* errors) {
+// ---- languages (docs/configuration.md#rich-columns) ----
+
+constexpr char kLanguageAllowed[] = "a BCP 47 tag such as zh-CN or en";
+constexpr char kLocalizedAllowed[] = "a text, or a map of language tag to text";
+
+// A text or a map language tag → text (task::LocalizedText). Each text must be
+// 1..max_chars characters without control characters. False when absent.
+bool ReadLocalized(const YAML::Node& node, const std::string& path, size_t max_chars,
+                   ErrorList* errors, task::LocalizedText* out) {
+  if (!node.IsDefined() || node.IsNull()) return false;
+  auto check = [&](const std::string& where, const std::string& text) {
+    if (text.empty() || HasControlChar(text) || utf8::CountCodePoints(text) > max_chars) {
+      errors->Add(where, "must be 1.." + std::to_string(max_chars) +
+                             " characters without control characters");
+    }
+  };
+  if (node.IsMap()) {
+    MapReader r(node, path, errors);
+    if (r.entries().empty()) errors->Add(path, "is an empty map", kLocalizedAllowed);
+    if (r.entries().size() > task::kMaxLanguages) {
+      errors->Add(path, std::to_string(r.entries().size()) + " languages are too many",
+                  "at most " + std::to_string(task::kMaxLanguages));
+    }
+    for (const auto& [tag, value] : r.entries()) {
+      const std::string where = JoinPath(path, tag);
+      if (!task::IsLocaleTag(tag)) {
+        errors->Add(where, Quote(tag) + " is not a language tag", kLanguageAllowed);
+      }
+      std::string text;
+      if (!ReadString(value, where, errors, &text)) continue;
+      check(where, text);
+      out->texts.emplace_back(tag, std::move(text));
+    }
+    return true;
+  }
+  std::string text;
+  if (!ReadString(node, path, errors, &text)) return false;
+  check(path, text);
+  *out = task::LocalizedText::Plain(std::move(text));
+  return true;
+}
+
+// ---- columns (governance and labels) ----
+
+// `labels`: value → label (a text or a language map), within the bounds of
+// a wire column's labels (task/column_options.h).
+void ReadColumnLabels(const YAML::Node& node, const std::string& path, registry::ColumnLabels* out,
+                      ErrorList* errors) {
+  MapReader r(node, path, errors);
+  if (!r.valid()) return;
+  if (r.entries().empty()) errors->Add(path, "is an empty map", "value: label");
+  if (r.entries().size() > task::kMaxLabelsPerColumn) {
+    errors->Add(path, std::to_string(r.entries().size()) + " labels are too many",
+                "at most " + std::to_string(task::kMaxLabelsPerColumn));
+    return;
+  }
+  for (const auto& [value, label] : r.entries()) {
+    const std::string where = JoinPath(path, value);
+    if (value.empty() || value.size() > task::kMaxLabelKeyBytes) {
+      errors->Add(where, "a labelled value must be 1..256 bytes");
+    }
+    task::LocalizedText text;
+    if (ReadLocalized(label, where, task::kMaxLabelBytes, errors, &text)) {
+      out->labels.emplace_back(value, std::move(text));
+    } else if (!label.IsDefined() || label.IsNull()) {
+      errors->Add(where, "has no label", kLocalizedAllowed);
+    }
+  }
+}
+
+// One entry of `columns`: a governance rule (required-permission, without…),
+// labels (labels, label-missing), or both. Adds what it holds to `def`.
+void ParseColumnEntry(const std::string& key, const YAML::Node& node, const std::string& path,
+                      ExportDefinition* def, ErrorList* errors) {
   task::ColumnRule rule;
   rule.key = key;
   rule.without.key = key;
@@ -283,15 +358,27 @@ task::ColumnRule ParseColumnRule(const std::string& key, const YAML::Node& node,
   MapReader r(node, path, errors);
   bool has_permission = r.String("required-permission", &rule.required_permission);
   ReadColumnAction(r, path, &rule.without, errors);
+  registry::ColumnLabels labels;
+  labels.key = key;
+  const YAML::Node label_node = r.Get("labels");
+  const bool has_labels = label_node.IsDefined() && !label_node.IsNull();
+  if (has_labels) ReadColumnLabels(label_node, path + ".labels", &labels, errors);
+  std::string missing;
+  if (r.Enum("label-missing", &missing, {"KEEP", "BLANK", "FAIL"})) {
+    labels.label_missing = task::ParseLabelMissing(missing);
+  }
+  const bool governed = has_permission || r.Has("without");
   r.Finish();
-  if (!r.valid()) return rule;
+  if (!r.valid()) return;
+  if (has_labels || labels.label_missing) def->column_labels.push_back(std::move(labels));
+  if (!governed && (has_labels || labels.label_missing)) return;  // labels only
   if (!has_permission || rule.required_permission.empty()) {
     errors->Add(path + ".required-permission", "is required", kPermissionPattern);
   } else if (!Matches(rule.required_permission, kPermissionPattern)) {
     errors->Add(path + ".required-permission",
                 Quote(rule.required_permission) + " is not a valid permission", kPermissionPattern);
   }
-  return rule;
+  def->column_rules.push_back(std::move(rule));
 }
 
 void ParseColumnRules(const YAML::Node& node, const std::string& path, ExportDefinition* def,
@@ -303,7 +390,7 @@ void ParseColumnRules(const YAML::Node& node, const std::string& path, ExportDef
                 "at most " + std::to_string(kMaxGovernedColumns));
   }
   for (const auto& [key, value] : r.entries()) {
-    def->column_rules.push_back(ParseColumnRule(key, value, JoinPath(path, key), errors));
+    ParseColumnEntry(key, value, JoinPath(path, key), def, errors);
   }
 }
 
@@ -377,7 +464,6 @@ void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consist
   r.Int("batch-size", &def->batch_size, 50, 1000);
   r.String("file-name-pattern", &def->file_name_pattern);
   r.String("timezone", &def->timezone);
-  r.String("locale", &def->default_locale);
   r.String("template-file", &def->template_file);
   std::string split = "sheets";
   if (r.Enum("split", &split, {"sheets", "files"}) && split == "files") def->rows_per_file = -1;
@@ -386,6 +472,17 @@ void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consist
     def->rows_per_file = def->rows_per_file == -1 ? rows_per_file : -2;
   }
   r.Bool("csv-gzip", &def->csv_gzip);
+  r.String("locale", &def->locale);
+}
+
+// locale, sheet-name, totals-label (docs/configuration.md#rich-columns).
+void ReadLanguageFields(MapReader& r, const std::string& path, ExportDefinition* def,
+                        ErrorList* errors) {
+  if (!def->locale.empty() && !task::IsLocaleTag(def->locale)) {
+    errors->Add(path + ".locale", Quote(def->locale) + " is not a language tag", kLanguageAllowed);
+  }
+  ReadLocalized(r.Get("sheet-name"), path + ".sheet-name", 31, errors, &def->sheet_name);
+  ReadLocalized(r.Get("totals-label"), path + ".totals-label", 100, errors, &def->totals_label);
 }
 
 // template-file: a readable .xlsx template (≤ 10 MiB) whose single values are
@@ -467,10 +564,6 @@ void CheckDefinition(const ExportDefinition& def, const std::string& path, bool 
     errors->Add(path + ".timezone", Quote(def.timezone) + " is not a known time zone",
                 "an IANA name such as Asia/Shanghai or UTC");
   }
-  if (!def.default_locale.empty() && !task::IsLocaleTag(def.default_locale)) {
-    errors->Add(path + ".locale", Quote(def.default_locale) + " is not a language tag",
-                "a BCP 47 tag such as zh-CN or en (letters, digits, hyphens; at most 35)");
-  }
 }
 
 std::optional<ExportDefinition> ParseDefinition(const std::string& name, const YAML::Node& node,
@@ -486,6 +579,7 @@ std::optional<ExportDefinition> ParseDefinition(const std::string& name, const Y
   bool has_consistency = false;
   bool has_permission = false;
   ReadDefinitionFields(r, &def, &has_consistency, &has_permission);
+  ReadLanguageFields(r, path, &def, ctx.errors);
   ParseParameters(r.Get("parameters"), path + ".parameters", &def, ctx.errors);
   ParseColumnRules(r.Get("columns"), path + ".columns", &def, ctx.errors);
   r.Finish();

@@ -7,9 +7,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "task/column_options.h"
 #include "task/column_policy.h"
+#include "task/language.h"
 #include "task/task.h"
 
 namespace export_center::registry {
@@ -23,6 +26,15 @@ struct ParameterSpec {
   std::string title;
   bool required = false;
   std::vector<std::string> allowed;  // optional enumeration
+};
+
+// `columns.<key>.labels` / `label-missing`: labels for a column the source
+// sends raw — the platform's own dictionaries (docs/configuration.md#rich-columns),
+// merged over the source's column of that key, the definition's winning.
+struct ColumnLabels {
+  std::string key{};
+  std::vector<std::pair<std::string, task::LocalizedText>> labels{};  // value → label
+  std::optional<task::LabelMissing> label_missing{};
 };
 
 struct ExportDefinition {
@@ -42,10 +54,6 @@ struct ExportDefinition {
   int batch_size = 500;
   std::string file_name_pattern = "{taskName}_{date}";  // .ext is appended
   std::string timezone = "Asia/Shanghai";
-  // `locale`: the type's default language (a BCP 47 tag, task::IsLocaleTag)
-  // for a create that names none (docs/http-api.md#post-export-tasks--create);
-  // "" = none, the language objects' own fallback (docs/xlsx.md#languages).
-  std::string default_locale{};
   std::vector<ParameterSpec> parameters;
   // `columns`: columns governed by key, each with the permission a requester
   // needs to see it and what the file shows without it
@@ -62,7 +70,25 @@ struct ExportDefinition {
   int64_t rows_per_file = 0;
   // CSV: `csv-gzip: true` makes .csv.gz (application/gzip).
   bool csv_gzip = false;
+
+  // Languages (docs/configuration.md#rich-columns). `locale`: the default
+  // language of the type's texts (a BCP 47 tag, task::IsLocaleTag), and of a
+  // task created without one (docs/http-api.md#post-export-tasks--create;
+  // "" = none, the language objects' own fallback). `sheet-name` and `totals-label`: one text or one per language;
+  // empty = the writer's default ("Sheet1", "Total").
+  std::string locale{};
+  task::LocalizedText sheet_name{};
+  task::LocalizedText totals_label{};
+  std::vector<ColumnLabels> column_labels{};
 };
+
+// The languages `task`'s texts are shown in: its locale, and the
+// definition's as the default.
+task::Languages LanguagesFor(const ExportDefinition& def, const task::Task& task);
+
+// The definition's column labels in `languages`, for source::WithLabels.
+std::vector<task::LabelOverride> LabelOverridesFor(const ExportDefinition& def,
+                                                   const task::Languages& languages);
 
 // A business service the center may call: the anti-SSRF allow-list.
 struct ProviderService {

@@ -106,4 +106,21 @@ Status Registry::Reload(const std::string& config_path) {
   return Status::Ok();
 }
 
+task::Languages LanguagesFor(const ExportDefinition& def, const task::Task& task) {
+  return {task.locale, def.locale};
+}
+
+std::vector<task::LabelOverride> LabelOverridesFor(const ExportDefinition& def,
+                                                   const task::Languages& languages) {
+  std::vector<task::LabelOverride> out;
+  out.reserve(def.column_labels.size());
+  for (const ColumnLabels& c : def.column_labels) {
+    task::LabelOverride o{.key = c.key, .labels = {}, .label_missing = c.label_missing};
+    o.labels.reserve(c.labels.size());
+    for (const auto& [value, label] : c.labels) o.labels.emplace_back(value, label.In(languages));
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 }  // namespace export_center::registry

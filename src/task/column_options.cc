@@ -234,6 +234,33 @@ Status ValidateColumnOptions(const std::vector<Column>& columns) {
   return Status::Ok();
 }
 
+Status ApplyLabelOverrides(const std::vector<LabelOverride>& overrides,
+                           std::vector<Column>* columns) {
+  if (overrides.empty()) return Status::Ok();
+  for (const LabelOverride& o : overrides) {
+    Column* column = nullptr;
+    for (Column& c : *columns) {
+      if (c.key == o.key) column = &c;
+    }
+    if (column == nullptr) {
+      return InvalidArgument("column '" + utf8::Excerpt(o.key, 128) +
+                             "': the definition labels a column the source does not send");
+    }
+    for (const auto& [value, label] : o.labels) {
+      bool replaced = false;
+      for (auto& [have, shown] : column->labels) {
+        if (have == value) {
+          shown = label;
+          replaced = true;
+        }
+      }
+      if (!replaced) column->labels.emplace_back(value, label);
+    }
+    if (o.label_missing) column->label_missing = *o.label_missing;
+  }
+  return ValidateColumns(*columns);
+}
+
 bool HasLabels(const std::vector<Column>& columns) {
   for (const Column& c : columns) {
     if (!c.labels.empty()) return true;
@@ -289,10 +316,15 @@ Status ValueLabeler::Apply(int64_t row_number, Row* row) {
       case LabelMissing::kBlank:
         cell = std::monostate{};
         break;
-      case LabelMissing::kFail:
-        return InvalidArgument("row " + std::to_string(row_number) + ", column '" + l.key +
-                               "': value '" + utf8::Excerpt(*key, kMaxQuotedBytes) +
-                               "' has no label");
+      case LabelMissing::kFail: {
+        // The quote is recorded (Status::WithQuotedValue), so column
+        // governance withholds it when the column is governed (issue 43).
+        const std::string before =
+            "row " + std::to_string(row_number) + ", column '" + l.key + "': value '";
+        const std::string quoted = utf8::Excerpt(*key, kMaxQuotedBytes);
+        return InvalidArgument(before + quoted + "' has no label")
+            .WithQuotedValue(l.key, before.size(), quoted.size());
+      }
     }
   }
   return Status::Ok();

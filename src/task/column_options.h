@@ -4,8 +4,10 @@
 // task::Column (table.h); what each does to a file: docs/xlsx.md#rich-columns.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -34,6 +36,23 @@ inline constexpr size_t kMaxHighlightValueBytes = 256;
 // non-numeric column. Called by ValidateColumns; idempotent, no state.
 Status ValidateColumnOptions(const std::vector<Column>& columns);
 
+// Labels a definition gives a column its source sends raw (the platform's
+// own dictionaries; docs/configuration.md#rich-columns), already in the
+// task's language.
+struct LabelOverride {
+  std::string key{};
+  std::vector<std::pair<std::string, std::string>> labels{};  // value → label
+  std::optional<LabelMissing> label_missing{};                // unset: the source's
+};
+
+// Merges `overrides` over `columns` by key: each override's labels are added
+// to the column's, the override's label winning for a value both label, and
+// its labelMissing replaces the column's when set; then the columns are
+// validated again (ValidateColumns). InvalidArgument naming the column when
+// an override names no column or the merged options are refused.
+Status ApplyLabelOverrides(const std::vector<LabelOverride>& overrides,
+                           std::vector<Column>* columns);
+
 // True when any column asks for labels.
 bool HasLabels(const std::vector<Column>& columns);
 
@@ -41,9 +60,10 @@ bool HasLabels(const std::vector<Column>& columns);
 // before column governance masks (so a masked label stays masked). A null
 // cell stays null. A value without a label is kept, blanked or, with
 // labelMissing FAIL, refused: InvalidArgument naming the row, the column's
-// key and the value. The value is quoted verbatim (cut to 64 bytes): a
-// caller that governs the column (issue 43) must not pass the message on
-// unredacted. Not thread-safe (one scratch buffer); cheap to construct.
+// key and the value. The value is quoted verbatim (cut to 64 bytes) and
+// recorded as the Status's quoted value (Status::WithQuotedValue), so column
+// governance (source/column_policy_source.h) withholds it for a governed
+// column. Not thread-safe (one scratch buffer); cheap to construct.
 class ValueLabeler {
  public:
   explicit ValueLabeler(const std::vector<Column>& columns);

@@ -191,6 +191,8 @@ ColumnPolicyApplier::ColumnPolicyApplier(const ColumnPolicy& policy,
     Column governed = column;
     governed.type = ColumnType::kString;
     governed.format.clear();
+    // A total over the hidden values would show what the mask hides.
+    governed.total = TotalKind::kNone;
     columns_.push_back(std::move(governed));
     slots_.push_back({i, static_cast<int>(found - decisions_.begin())});
   }

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -11,6 +12,8 @@
 #include "common/json_dump.h"
 #include "common/utf8.h"
 #include "task/column_options.h"
+#include "task/language.h"
+#include "task/task.h"
 
 namespace export_center::task {
 namespace {
@@ -240,6 +243,202 @@ StatusOr<CellValue> ParseDateTimeValue(const Column& column, const nlohmann::jso
   return DateTime{*ms};
 }
 
+// ---- the rich options on the wire (docs/xlsx.md#rich-columns) ----
+
+using nlohmann::json;
+
+// A field that is absent or null is "not given".
+const json* Field(const json& object, const char* name) {
+  auto it = object.find(name);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+// The entry of a language object {tag: value} the task's languages choose.
+StatusOr<const json*> LanguageEntry(const std::string& where, const std::string& what,
+                                    const json& object, const Languages& languages) {
+  if (object.empty()) return InvalidArgument(where + ": " + what + " is an empty language object");
+  if (object.size() > kMaxLanguages) {
+    return InvalidArgument(where + ": " + what + " has " + std::to_string(object.size()) +
+                           " languages, at most " + std::to_string(kMaxLanguages));
+  }
+  std::vector<std::string_view> tags;
+  tags.reserve(object.size());
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (!IsLocaleTag(it.key())) {
+      return InvalidArgument(where + ": " + what + " has '" +
+                             utf8::Excerpt(it.key(), kMaxQuotedBytes) +
+                             "', which is not a language tag");
+    }
+    tags.push_back(it.key());
+  }
+  auto chosen = object.begin();
+  std::advance(chosen, static_cast<std::ptrdiff_t>(ChooseLanguage(tags, languages)));
+  return &*chosen;
+}
+
+// `title`: a string, an array of 1..5 strings (top level first), or a
+// language object whose values are either.
+Status ReadTitle(const std::string& where, const json& title, const Languages& languages,
+                 Column* c) {
+  const json* value = &title;
+  if (title.is_object()) {
+    EC_ASSIGN_OR_RETURN(value, LanguageEntry(where, "title", title, languages));
+  }
+  if (value->is_string()) {
+    c->title = value->get<std::string>();
+    return Status::Ok();
+  }
+  if (!value->is_array()) {
+    return InvalidArgument(where +
+                           ": title is not a string, an array of strings or a language object");
+  }
+  if (value->empty()) return InvalidArgument(where + ": title has no level");
+  if (value->size() > static_cast<size_t>(kMaxTitleDepth)) {
+    return InvalidArgument(where + ": title has " + std::to_string(value->size()) +
+                           " levels, at most 5");
+  }
+  for (size_t i = 0; i < value->size(); ++i) {
+    const json& level = (*value)[i];
+    if (!level.is_string()) {
+      return InvalidArgument(where + ": title level " + std::to_string(i + 1) + " is not a string");
+    }
+    if (i + 1 < value->size()) {
+      c->title_groups.push_back(level.get<std::string>());
+    } else {
+      c->title = level.get<std::string>();
+    }
+  }
+  return Status::Ok();
+}
+
+// A label or a highlight value: a string or a language object of strings;
+// with `numbers`, also a JSON number (its text).
+StatusOr<std::string> ReadText(const std::string& where, const std::string& what, const json& value,
+                               const Languages& languages, bool numbers) {
+  const json* v = &value;
+  if (value.is_object()) {
+    EC_ASSIGN_OR_RETURN(v, LanguageEntry(where, what, value, languages));
+  }
+  if (v->is_string()) return v->get<std::string>();
+  if (numbers && v != &value) numbers = false;  // a language object holds texts only
+  if (numbers && (v->is_number_integer() || v->is_number_unsigned())) return v->dump();
+  if (numbers && v->is_number_float()) return ShortestText(v->get<double>());
+  return InvalidArgument(where + ": " + what +
+                         (numbers ? " is not a string, a number or a language object"
+                                  : " is not a string or a language object"));
+}
+
+StatusOr<std::string> ReadString(const std::string& where, const json& object, const char* name) {
+  const json* v = Field(object, name);
+  if (v == nullptr) return std::string();
+  if (!v->is_string()) return InvalidArgument(where + ": " + name + " is not a string");
+  return v->get<std::string>();
+}
+
+// An enum field: its name parsed by `parse`; unknown names are refused with
+// the names allowed.
+template <typename E, typename Parse>
+Status ReadEnum(const std::string& where, const json& object, const char* name, Parse parse,
+                const char* allowed, E* out) {
+  EC_ASSIGN_OR_RETURN(std::string text, ReadString(where, object, name));
+  if (text.empty() && Field(object, name) == nullptr) return Status::Ok();
+  std::optional<E> parsed = parse(text);
+  if (!parsed) {
+    return InvalidArgument(where + ": " + name + " '" + utf8::Excerpt(text, kMaxQuotedBytes) +
+                           "' is not one of " + allowed);
+  }
+  *out = *parsed;
+  return Status::Ok();
+}
+
+std::optional<Align> ParseAlign(std::string_view text) {
+  if (text == "LEFT") return Align::kLeft;
+  if (text == "CENTER") return Align::kCenter;
+  if (text == "RIGHT") return Align::kRight;
+  return std::nullopt;
+}
+
+std::optional<HighlightOp> ParseHighlightOp(std::string_view text) {
+  if (text == "EQUALS") return HighlightOp::kEquals;
+  if (text == "IN") return HighlightOp::kIn;
+  if (text == "GREATER") return HighlightOp::kGreater;
+  if (text == "LESS") return HighlightOp::kLess;
+  return std::nullopt;
+}
+
+Status ReadLabels(const std::string& where, const json& labels, const Languages& languages,
+                  Column* c) {
+  if (!labels.is_object()) return InvalidArgument(where + ": labels is not an object");
+  // Refused before anything is copied; ValidateColumnOptions checks the rest.
+  if (labels.size() > kMaxLabelsPerColumn) {
+    return InvalidArgument(where + ": " + std::to_string(labels.size()) +
+                           " labels exceed the limit of 1000");
+  }
+  c->labels.reserve(labels.size());
+  for (auto it = labels.begin(); it != labels.end(); ++it) {
+    const std::string what = "the label of '" + utf8::Excerpt(it.key(), kMaxQuotedBytes) + "'";
+    EC_ASSIGN_OR_RETURN(std::string label, ReadText(where, what, it.value(), languages, false));
+    c->labels.emplace_back(it.key(), std::move(label));
+  }
+  return Status::Ok();
+}
+
+Status ReadStyle(const std::string& where, const json& style, Column* c) {
+  if (!style.is_object()) return InvalidArgument(where + ": style is not an object");
+  EC_ASSIGN_OR_RETURN(c->style.header_fill, ReadString(where, style, "headerFill"));
+  EC_ASSIGN_OR_RETURN(c->style.header_font, ReadString(where, style, "headerFont"));
+  EC_RETURN_IF_ERROR(
+      ReadEnum(where, style, "align", ParseAlign, "LEFT, CENTER, RIGHT", &c->style.align));
+  if (const json* wrap = Field(style, "wrap")) {
+    if (!wrap->is_boolean()) return InvalidArgument(where + ": wrap is not true or false");
+    c->style.wrap = wrap->get<bool>();
+  }
+  return Status::Ok();
+}
+
+Status ReadHighlight(const std::string& where, const json& highlight, const Languages& languages,
+                     Column* c) {
+  if (!highlight.is_object()) return InvalidArgument(where + ": highlight is not an object");
+  Highlight& h = c->highlight;
+  EC_RETURN_IF_ERROR(
+      ReadEnum(where, highlight, "op", ParseHighlightOp, "EQUALS, IN, GREATER, LESS", &h.op));
+  if (h.op == HighlightOp::kNone) return InvalidArgument(where + ": highlight lacks an op");
+  EC_ASSIGN_OR_RETURN(h.fill, ReadString(where, highlight, "fill"));
+  EC_ASSIGN_OR_RETURN(h.font, ReadString(where, highlight, "font"));
+  const json* values = Field(highlight, "values");
+  if (values == nullptr) return Status::Ok();  // ValidateColumnOptions: "has no value"
+  if (!values->is_array()) return InvalidArgument(where + ": highlight values is not an array");
+  if (values->size() > kMaxHighlightValues) {
+    return InvalidArgument(where + ": highlight has over 50 values");
+  }
+  for (const json& v : *values) {
+    EC_ASSIGN_OR_RETURN(std::string text, ReadText(where, "a highlight value", v, languages, true));
+    h.values.push_back(std::move(text));
+  }
+  return Status::Ok();
+}
+
+// Every rich option of one wire column (all absent: a plain column).
+Status ReadColumnOptions(const std::string& where, const json& j, const Languages& languages,
+                         Column* c) {
+  EC_RETURN_IF_ERROR(ReadEnum(where, j, "merge", ParseMergeMode, "SAME_VALUE", &c->merge));
+  EC_ASSIGN_OR_RETURN(c->merge_within, ReadString(where, j, "mergeWithin"));
+  if (const json* labels = Field(j, "labels")) {
+    EC_RETURN_IF_ERROR(ReadLabels(where, *labels, languages, c));
+  }
+  EC_RETURN_IF_ERROR(ReadEnum(where, j, "labelMissing", ParseLabelMissing, "KEEP, BLANK, FAIL",
+                              &c->label_missing));
+  EC_RETURN_IF_ERROR(
+      ReadEnum(where, j, "total", ParseTotalKind, "SUM, COUNT, MIN, MAX, AVG", &c->total));
+  if (const json* style = Field(j, "style")) {
+    EC_RETURN_IF_ERROR(ReadStyle(where, *style, c));
+  }
+  if (const json* highlight = Field(j, "highlight")) {
+    EC_RETURN_IF_ERROR(ReadHighlight(where, *highlight, languages, c));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view ToString(ColumnType type) {
@@ -394,7 +593,10 @@ StatusOr<CellValue> ParseWireValue(const Column& column, const nlohmann::json& v
   return BadValue(column, value, "has an unknown column type");
 }
 
-StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns) {
+StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns,
+                                               std::string_view locale,
+                                               std::string_view default_language) {
+  const Languages languages{std::string(locale), std::string(default_language)};
   if (!columns.is_array()) return InvalidArgument("columns is not an array");
   if (columns.size() > kMaxColumns) {
     return InvalidArgument(std::to_string(columns.size()) + " columns exceed the limit of 100");
@@ -411,8 +613,7 @@ StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns) {
     where += " '" + utf8::Excerpt(c.key, kMaxKeyBytes) + "'";
     auto title = j.find("title");
     if (title != j.end() && !title->is_null()) {
-      if (!title->is_string()) return InvalidArgument(where + ": title is not a string");
-      c.title = title->get<std::string>();
+      EC_RETURN_IF_ERROR(ReadTitle(where, *title, languages, &c));
     } else {
       c.title = c.key;
     }
@@ -436,6 +637,7 @@ StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns) {
       if (!format->is_string()) return InvalidArgument(where + ": format is not a string");
       c.format = format->get<std::string>();
     }
+    EC_RETURN_IF_ERROR(ReadColumnOptions(where, j, languages, &c));
     out.push_back(std::move(c));
   }
   EC_RETURN_IF_ERROR(ValidateColumns(out));

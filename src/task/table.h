@@ -48,6 +48,7 @@ struct ColumnStyle {
   std::string header_font;        // font colour of the column's header cell
   Align align = Align::kDefault;  // horizontal alignment of data cells
   bool wrap = false;              // wrap text in data cells
+  bool operator==(const ColumnStyle&) const = default;
 };
 
 struct Highlight {
@@ -58,6 +59,7 @@ struct Highlight {
   std::vector<std::string> values;
   std::string fill;  // "#RRGGBB" background of a matching cell, or ""
   std::string font;  // "#RRGGBB" font colour of a matching cell, or ""
+  bool operator==(const Highlight&) const = default;
 };
 
 struct Column {
@@ -79,6 +81,8 @@ struct Column {
   TotalKind total = TotalKind::kNone;
   ColumnStyle style{};
   Highlight highlight{};
+  // Every field equal: what a provider's later batch must repeat.
+  bool operator==(const Column&) const = default;
 };
 
 // The header path of a column: title_groups then title (1..5 levels).
@@ -118,7 +122,16 @@ StatusOr<Decimal> ParseDecimal(std::string_view text, int scale);
 int64_t DaysFromCivil(int32_t year, int32_t month, int32_t day);
 
 // Parses a wire column list `[{key, title, type, width?, scale?, format?}]`
-// and validates it with ValidateColumns. InvalidArgument names the column.
-StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns);
+// with the rich options (docs/xlsx.md#rich-columns: title as a string, an
+// array of 1..5 levels or a language object; merge, mergeWithin, labels —
+// values may be language objects —, labelMissing, total, style, highlight)
+// and validates it with ValidateColumns. Language objects are resolved to
+// one text by ChooseLanguage (task/language.h) with the task's `locale` and
+// the definition's `default_language`. InvalidArgument names the column:
+// wrong JSON types, unknown enum names, non-string label values, bad
+// language tags, and every ValidateColumns refusal.
+StatusOr<std::vector<Column>> ParseWireColumns(const nlohmann::json& columns,
+                                               std::string_view locale = "",
+                                               std::string_view default_language = "");
 
 }  // namespace export_center::task

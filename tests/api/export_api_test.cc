@@ -91,7 +91,7 @@ registry::RegistrySnapshot MakeSnapshot() {
   registry::ExportDefinition orders;
   orders.name = "ORDER_LIST";
   orders.title = "订单列表";
-  orders.default_locale = "zh-TW";
+  orders.locale = "zh-TW";
   registry::ExportDefinition merchant;
   merchant.name = "MERCHANT_ORDERS";
   merchant.title = "Merchant orders";

@@ -47,7 +47,7 @@ registry::RegistrySnapshot MakeSnapshot() {
   merchant.app_scope = task::AppCode::kMerchant;
   registry::ExportDefinition zh = orders;  // with a default language
   zh.name = "ORDER_ZH";
-  zh.default_locale = "zh-CN";
+  zh.locale = "zh-CN";
   for (auto* d : {&orders, &split, &merchant, &zh}) s.definitions[d->name] = *d;
   return s;
 }

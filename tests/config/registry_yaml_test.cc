@@ -153,6 +153,63 @@ TEST(Registry, GovernedColumnProblems) {
                 "definitions.CUSTOMER_LIST.columns.a b: \"a b\" is not a valid column key");
 }
 
+// Languages and the platform's own labels (docs/configuration.md#rich-columns).
+const char kRich[] = R"(    locale: zh-CN
+    sheet-name: {zh-CN: 客户列表, en: Customers}
+    totals-label: 合计
+    columns:
+      status:
+        labels: {ACTIVE: {zh-CN: 正常, en: Active}, FROZEN: 冻结}
+        label-missing: BLANK
+      phone: {required-permission: platform:customer:contact, without: mask, labels: {"0": 无}}
+    parameters:)";
+
+TEST(Registry, LanguagesAndColumnLabelsParse) {
+  StatusOr<RegistrySnapshot> r = Parse(Replace(kValid, "    parameters:", kRich));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ExportDefinition* def = r->Find("CUSTOMER_LIST");
+  EXPECT_EQ(def->locale, "zh-CN");
+  EXPECT_EQ(def->sheet_name.In({"en-US", def->locale}), "Customers");
+  EXPECT_EQ(def->sheet_name.In({"", def->locale}), "客户列表");
+  EXPECT_EQ(def->totals_label.In({"en", def->locale}), "合计");
+  ASSERT_EQ(def->column_labels.size(), 2u);
+  EXPECT_EQ(def->column_labels[0].key, "status");
+  EXPECT_EQ(def->column_labels[0].label_missing, task::LabelMissing::kBlank);
+  auto overrides = registry::LabelOverridesFor(*def, {"en", def->locale});
+  ASSERT_EQ(overrides[0].labels.size(), 2u);
+  EXPECT_EQ(overrides[0].labels[0], (std::pair<std::string, std::string>{"ACTIVE", "Active"}));
+  EXPECT_EQ(overrides[0].labels[1], (std::pair<std::string, std::string>{"FROZEN", "冻结"}));
+  // A labelled column that is also governed is both.
+  ASSERT_EQ(def->column_rules.size(), 1u);
+  EXPECT_EQ(def->column_rules[0].key, "phone");
+  EXPECT_TRUE(r->Find("ORDER_SQL")->locale.empty());
+  EXPECT_TRUE(r->Find("ORDER_SQL")->sheet_name.empty());
+}
+
+TEST(Registry, LanguageAndLabelProblemsNameTheTypeAndColumn) {
+  auto with = [](const std::string& text) {
+    return Replace(kValid, "    parameters:", text + "\n    parameters:");
+  };
+  ExpectProblem(with("    locale: zh_CN"),
+                "definitions.CUSTOMER_LIST.locale: \"zh_CN\" is not a language tag");
+  ExpectProblem(with("    sheet-name: {zh CN: 客户}"),
+                "definitions.CUSTOMER_LIST.sheet-name.zh CN: \"zh CN\" is not a language tag");
+  ExpectProblem(
+      with("    sheet-name: 这是一个非常非常非常非常非常非常非常非常非常非常非常长的工作表名称"),
+      "definitions.CUSTOMER_LIST.sheet-name: must be 1..31 characters");
+  ExpectProblem(with("    totals-label: [a, b]"), "definitions.CUSTOMER_LIST.totals-label:");
+  ExpectProblem(with("    columns:\n      status: {labels: {ACTIVE: [a]}}"),
+                "definitions.CUSTOMER_LIST.columns.status.labels.ACTIVE:");
+  ExpectProblem(with("    columns:\n      status: {labels: {ACTIVE: {en: [a]}}}"),
+                "definitions.CUSTOMER_LIST.columns.status.labels.ACTIVE.en:");
+  ExpectProblem(with("    columns:\n      status: {labels: {ACTIVE: a}, label-missing: DROP}"),
+                "definitions.CUSTOMER_LIST.columns.status.label-missing:");
+  ExpectProblem(with("    columns:\n      status: {labels: {}}"),
+                "definitions.CUSTOMER_LIST.columns.status.labels: is an empty map");
+  ExpectProblem(with("    columns:\n      status: {lables: {A: a}}"),
+                "definitions.CUSTOMER_LIST.columns.status.lables: unknown key");
+}
+
 TEST(Registry, EmptyDocumentIsAnEmptyRegistry) {
   StatusOr<RegistrySnapshot> r = Parse("");
   ASSERT_TRUE(r.ok());
@@ -234,11 +291,11 @@ TEST(Registry, Timezone) {
 TEST(Registry, DefaultLocale) {
   StatusOr<RegistrySnapshot> r = Parse(kValid);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->definitions.at("CUSTOMER_LIST").default_locale, "");
+  EXPECT_EQ(r->definitions.at("CUSTOMER_LIST").locale, "");
   r = Parse(
       Replace(kValid, "timezone: Asia/Shanghai", "timezone: Asia/Shanghai\n    locale: zh-CN"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->definitions.at("CUSTOMER_LIST").default_locale, "zh-CN");
+  EXPECT_EQ(r->definitions.at("CUSTOMER_LIST").locale, "zh-CN");
   ExpectProblem(
       Replace(kValid, "timezone: Asia/Shanghai", "timezone: Asia/Shanghai\n    locale: zh_CN"),
       "definitions.CUSTOMER_LIST.locale: \"zh_CN\" is not a language tag");
@@ -432,6 +489,15 @@ TEST(Registry, DemoConfigLoads) {
   const ExportDefinition* def = r->Find("CUSTOMER_LIST");
   ASSERT_EQ(def->parameters.size(), 2u);
   EXPECT_EQ(def->parameters[1].allowed, (std::vector<std::string>{"ACTIVE", "INACTIVE", "FROZEN"}));
+  // The rich-column types of both routes, with the definition's languages and labels.
+  for (const char* rich : {"ORDER_LINES", "ORDER_LIST_RICH"}) {
+    const ExportDefinition* d = r->Find(rich);
+    ASSERT_NE(d, nullptr) << rich;
+    EXPECT_EQ(d->locale, "zh-CN");
+    EXPECT_EQ(d->totals_label.In({"en", d->locale}), "Total");
+    ASSERT_EQ(d->column_labels.size(), 1u);
+    EXPECT_EQ(d->column_labels[0].key, "channel");
+  }
 }
 
 TEST(Registry, SampleConfigLoads) { ExpectShippedConfigLoads("config/export-center.sample.yaml"); }

@@ -210,6 +210,11 @@ TEST(ValueLabeler, KeepBlankAndFailNameTheRowColumnAndValue) {
   const Status s = labeler.Apply(42, &bad);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "row 42, column 'qty': value '7' has no label");
+  // The value is recorded as quoted, so governance can withhold it (issue 43).
+  ASSERT_TRUE(s.quoted_value().has_value());
+  EXPECT_EQ(s.quoted_value()->column, "qty");
+  EXPECT_EQ(s.WithoutQuotedValue("[withheld]").message(),
+            "row 42, column 'qty': value '[withheld]' has no label");
 
   EXPECT_TRUE(ValueLabeler(Base()).empty());
   EXPECT_FALSE(HasLabels(Base()));
@@ -223,6 +228,32 @@ TEST(ValueLabeler, BooleansUseTrueAndFalse) {
   Row row = {false};
   ASSERT_TRUE(labeler.Apply(1, &row).ok());
   EXPECT_EQ(std::get<std::string>(row[0]), "否");
+}
+
+TEST(ApplyLabelOverrides, MergesByKeyTheDefinitionWinning) {
+  std::vector<Column> c = Base();
+  c[2].labels = {{"PAID", "paid"}, {"NEW", "新建"}};
+  const std::vector<LabelOverride> overrides = {
+      {.key = "status",
+       .labels = {{"PAID", "已支付"}, {"DONE", "完成"}},
+       .label_missing = LabelMissing::kBlank},
+      {.key = "qty", .labels = {{"1", "一"}}, .label_missing = std::nullopt}};
+  ASSERT_TRUE(ApplyLabelOverrides(overrides, &c).ok());
+  EXPECT_EQ(c[2].labels, (std::vector<std::pair<std::string, std::string>>{
+                             {"PAID", "已支付"}, {"NEW", "新建"}, {"DONE", "完成"}}));
+  EXPECT_EQ(c[2].label_missing, LabelMissing::kBlank);
+  EXPECT_EQ(c[4].labels.size(), 1u);
+  EXPECT_EQ(c[4].label_missing, LabelMissing::kKeep);
+
+  std::vector<Column> missing = Base();
+  Status s = ApplyLabelOverrides({{.key = "nope", .labels = {{"a", "b"}}}}, &missing);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("column 'nope'"), std::string::npos) << s.message();
+  // Merged options are validated again: a date column cannot carry labels.
+  std::vector<Column> dated = Base();
+  s = ApplyLabelOverrides({{.key = "at", .labels = {{"a", "b"}}}}, &dated);
+  EXPECT_NE(s.message().find("column 'at': labels on a DATETIME column"), std::string::npos)
+      << s.message();
 }
 
 }  // namespace

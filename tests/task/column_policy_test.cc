@@ -194,5 +194,19 @@ TEST(ColumnPolicyApplier, OmitsMasksAndHashesByKey) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(empty[2]));
 }
 
+// A total over masked values would show what the mask hides: a governed
+// column keeps its labels and merges but loses its total.
+TEST(ColumnPolicyApplier, AGovernedColumnLosesItsTotal) {
+  std::vector<Column> source = {{"salary", "薪资", ColumnType::kDecimal, 0, 2, ""},
+                                {"bonus", "奖金", ColumnType::kDecimal, 0, 2, ""}};
+  source[0].total = TotalKind::kSum;
+  source[1].total = TotalKind::kSum;
+  ColumnPolicy policy;
+  policy.decisions = {Mask("salary", 1, 0)};
+  ColumnPolicyApplier applier(policy, source);
+  EXPECT_EQ(applier.Columns()[0].total, TotalKind::kNone);
+  EXPECT_EQ(applier.Columns()[1].total, TotalKind::kSum);
+}
+
 }  // namespace
 }  // namespace export_center::task

@@ -245,5 +245,125 @@ TEST(ParseWireColumns, ParsesAndValidates) {
   EXPECT_FALSE(ParseWireColumns(json::array()).ok());
 }
 
+// ---- the rich options on the wire (docs/xlsx.md#rich-columns) ----
+
+StatusOr<std::vector<Column>> Wire(const char* text, std::string_view locale = "",
+                                   std::string_view default_language = "") {
+  return ParseWireColumns(json::parse(text), locale, default_language);
+}
+
+TEST(ParseWireColumns, ReadsEveryRichOption) {
+  auto cols = Wire(R"([
+    {"key":"orderNo","title":["订单","单号"],"type":"STRING","merge":"SAME_VALUE"},
+    {"key":"day","title":["订单","下单日"],"type":"DATE","merge":"SAME_VALUE",
+     "mergeWithin":"orderNo"},
+    {"key":"status","title":"状态","type":"STRING","labels":{"PAID":"已支付","NEW":"新建"},
+     "labelMissing":"FAIL","style":{"headerFill":"#FFEEDD","headerFont":"#112233",
+     "align":"CENTER","wrap":true},
+     "highlight":{"op":"IN","values":["已支付","新建"],"fill":"#FFC7CE","font":"#9C0006"}},
+    {"key":"amount","title":"金额","type":"DECIMAL","scale":2,"total":"SUM",
+     "highlight":{"op":"GREATER","values":[1000],"fill":"#C6EFCE"}}])");
+  ASSERT_TRUE(cols.ok()) << cols.status().ToString();
+  const Column& no = (*cols)[0];
+  EXPECT_EQ(no.title_groups, std::vector<std::string>{"订单"});
+  EXPECT_EQ(no.title, "单号");
+  EXPECT_EQ(no.merge, MergeMode::kSameValue);
+  EXPECT_EQ((*cols)[1].merge_within, "orderNo");
+  const Column& status = (*cols)[2];
+  ASSERT_EQ(status.labels.size(), 2u);
+  EXPECT_EQ(status.labels[0], (std::pair<std::string, std::string>{"NEW", "新建"}));
+  EXPECT_EQ(status.labels[1], (std::pair<std::string, std::string>{"PAID", "已支付"}));
+  EXPECT_EQ(status.label_missing, LabelMissing::kFail);
+  EXPECT_EQ(status.style.header_fill, "#FFEEDD");
+  EXPECT_EQ(status.style.header_font, "#112233");
+  EXPECT_EQ(status.style.align, Align::kCenter);
+  EXPECT_TRUE(status.style.wrap);
+  EXPECT_EQ(status.highlight.op, HighlightOp::kIn);
+  EXPECT_EQ(status.highlight.values, (std::vector<std::string>{"已支付", "新建"}));
+  EXPECT_EQ(status.highlight.fill, "#FFC7CE");
+  EXPECT_EQ(status.highlight.font, "#9C0006");
+  EXPECT_EQ((*cols)[3].total, TotalKind::kSum);
+  EXPECT_EQ((*cols)[3].highlight.values, std::vector<std::string>{"1000"});
+}
+
+TEST(ParseWireColumns, AnOldSendersColumnsHaveEveryOptionOff) {
+  auto cols = Wire(R"([{"key":"a","title":"A","type":"INTEGER"}])");
+  ASSERT_TRUE(cols.ok());
+  Column plain;
+  plain.key = "a";
+  plain.title = "A";
+  plain.type = ColumnType::kInteger;
+  EXPECT_EQ((*cols)[0], plain);
+  // Nulls are "not given", as for width and scale.
+  auto nulls = Wire(R"([{"key":"a","title":"A","type":"INTEGER","merge":null,"labels":null,
+                         "total":null,"style":null,"highlight":null,"mergeWithin":null}])");
+  ASSERT_TRUE(nulls.ok()) << nulls.status().ToString();
+  EXPECT_EQ((*nulls)[0], plain);
+}
+
+TEST(ParseWireColumns, LanguageObjectsFollowTheAgreedRule) {
+  const char* text = R"([{"key":"s","type":"STRING",
+      "title":{"zh-CN":["订单","状态"],"en":["Order","Status"],"ja":"状態"},
+      "labels":{"PAID":{"zh-CN":"已支付","en":"Paid"},"NEW":"新建"}}])";
+  auto title = [&](std::string_view locale, std::string_view fallback) {
+    auto cols = Wire(text, locale, fallback);
+    EXPECT_TRUE(cols.ok()) << cols.status().ToString();
+    const Column& c = (*cols)[0];
+    std::string path;
+    for (const auto& g : c.title_groups) path += g + "/";
+    return path + c.title + "|" + c.labels[1].second + "|" + c.labels[0].second;
+  };
+  EXPECT_EQ(title("en", "zh-CN"), "Order/Status|Paid|新建");
+  EXPECT_EQ(title("ZH-cn", "en"), "订单/状态|已支付|新建");      // exact, case-insensitive
+  EXPECT_EQ(title("en-US", "zh-CN"), "Order/Status|Paid|新建");  // primary subtag
+  EXPECT_EQ(title("fr", "zh-CN"), "订单/状态|已支付|新建");      // the default language
+  EXPECT_EQ(title("fr-CA", "zh"), "Order/Status|Paid|新建");     // the first entry: "en"
+  EXPECT_EQ(title("ja", ""), "状態|Paid|新建");                  // a one-level title
+  EXPECT_EQ(title("", ""), "Order/Status|Paid|新建");
+}
+
+TEST(ParseWireColumns, RefusalsNameTheColumnKey) {
+  auto refused = [](const char* text) {
+    auto cols = Wire(text);
+    EXPECT_FALSE(cols.ok()) << text;
+    return cols.ok() ? std::string() : cols.status().message();
+  };
+  auto has = [&](const char* text, const char* want) {
+    const std::string message = refused(text);
+    EXPECT_NE(message.find("'st'"), std::string::npos) << message;
+    EXPECT_NE(message.find(want), std::string::npos) << message;
+  };
+  has(R"([{"key":"st","type":"STRING","labels":{"PAID":3}}])", "not a string");
+  has(R"([{"key":"st","type":"STRING","labels":{"PAID":{"en":true}}}])", "not a string");
+  has(R"([{"key":"st","type":"STRING","labels":["PAID"]}])", "labels is not an object");
+  has(R"([{"key":"st","type":"STRING","labelMissing":"DROP"}])", "KEEP, BLANK, FAIL");
+  has(R"([{"key":"st","type":"STRING","merge":"ALWAYS"}])", "SAME_VALUE");
+  has(R"([{"key":"st","type":"STRING","merge":true}])", "merge is not a string");
+  has(R"([{"key":"st","type":"INTEGER","total":"MEDIAN"}])", "SUM, COUNT, MIN, MAX, AVG");
+  has(R"([{"key":"st","type":"STRING","total":"SUM"}])", "total SUM on a STRING column");
+  has(R"([{"key":"st","type":"STRING","style":{"align":"JUSTIFY"}}])", "LEFT, CENTER, RIGHT");
+  has(R"([{"key":"st","type":"STRING","style":{"wrap":"yes"}}])", "wrap is not true or false");
+  has(R"([{"key":"st","type":"STRING","style":{"headerFill":"red"}}])", "is not #RRGGBB");
+  has(R"([{"key":"st","type":"STRING","style":[]}])", "style is not an object");
+  has(R"([{"key":"st","type":"STRING","highlight":{"op":"LIKE","values":["a"],"fill":"#000000"}}])",
+      "EQUALS, IN, GREATER, LESS");
+  has(R"([{"key":"st","type":"STRING","highlight":{"op":"IN","values":"a","fill":"#000000"}}])",
+      "values is not an array");
+  has(R"([{"key":"st","type":"STRING","highlight":{"op":"IN","values":[[1]],"fill":"#000000"}}])",
+      "highlight value is not");
+  has(R"([{"key":"st","type":"STRING","title":[]}])", "title has no level");
+  has(R"([{"key":"st","type":"STRING","title":["a","b","c","d","e","f"]}])",
+      "title has 6 levels, at most 5");
+  has(R"([{"key":"st","type":"STRING","title":["a",2]}])", "title level 2 is not a string");
+  has(R"([{"key":"st","type":"STRING","title":7}])", "title is not a string");
+  has(R"([{"key":"st","type":"STRING","title":{}}])", "empty language object");
+  has(R"([{"key":"st","type":"STRING","title":{"not a tag":"x"}}])", "not a language tag");
+  has(R"([{"key":"st","type":"STRING","title":{"en":{"en":"x"}}}])", "title is not a string");
+  has(R"([{"key":"a","type":"STRING"},{"key":"st","type":"STRING","merge":"SAME_VALUE",
+        "mergeWithin":"nope"}])",
+      "mergeWithin 'nope' is not a column");
+  has(R"([{"key":"st","type":"STRING","mergeWithin":5}])", "mergeWithin is not a string");
+}
+
 }  // namespace
 }  // namespace export_center::task

@@ -29,15 +29,10 @@ constexpr size_t kMaxCursorChars = 1024;
 constexpr size_t kMaxSchemaHashChars = 256;
 constexpr int kSupportedSchemaVersion = 1;
 
+// Every field, the rich options included: the file's header, merges and
+// labels were fixed by the first batch.
 bool SameColumns(const std::vector<task::Column>& a, const std::vector<task::Column>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].key != b[i].key || a[i].type != b[i].type || a[i].scale != b[i].scale ||
-        a[i].title != b[i].title || a[i].width != b[i].width || a[i].format != b[i].format) {
-      return false;
-    }
-  }
-  return true;
+  return a == b;
 }
 
 // An optional string-or-null field; a number is taken by its text (cursors).
@@ -384,7 +379,8 @@ Status ProviderBatchSource::CheckSchema(const json& data) {
   bool has_columns = columns != data.end() && !columns->is_null();
   if (first_ && !has_columns) return InvalidArgument("provider's first batch lacks columns");
   if (has_columns) {
-    auto parsed = task::ParseWireColumns(*columns);
+    auto parsed = task::ParseWireColumns(*columns, options_.languages.locale,
+                                         options_.languages.default_language);
     if (!parsed.ok()) return parsed.status().WithContext("provider columns");
     if (!first_ && !SameColumns(*parsed, columns_)) {
       return InvalidArgument("provider columns changed during the export");
@@ -529,6 +525,7 @@ ProviderBatchOptions MakeProviderBatchOptions(const registry::ProviderService& s
   o.requested_by = task.requested_by;
   o.dispatch_version = task.dispatch_version;
   o.parameters_json = task.parameters_json.empty() ? "{}" : task.parameters_json;
+  o.languages = registry::LanguagesFor(definition, task);
   o.batch_size = definition.batch_size;
   o.max_rows = definition.max_rows;
   o.client = client;

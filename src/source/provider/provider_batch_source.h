@@ -30,6 +30,7 @@
 #include "registry/export_definition.h"
 #include "source/options.h"
 #include "source/row_source.h"
+#include "task/language.h"
 
 namespace export_center::source {
 
@@ -54,6 +55,9 @@ struct ProviderBatchOptions {
   std::string requested_by;
   int32_t dispatch_version = 1;
   std::string parameters_json = "{}";
+  // The language of the columns' titles and labels (task/language.h): the
+  // task's locale and the definition's default language.
+  task::Languages languages{};
 
   int batch_size = 500;       // `limit` of each call; more rows is a provider error
   int64_t max_rows = 200000;  // the export fails before passing this many rows

@@ -85,7 +85,8 @@ StatusOr<std::vector<std::string>> ParseUniqueKey(const json& data) {
   return out;
 }
 
-StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data) {
+StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data,
+                                                           const task::Languages& languages) {
   auto it = data.find("columns");
   if (it == data.end() || !it->is_array()) return InvalidArgument("contract lacks columns");
   // The flags are ours; ParseWireColumns sees the plain column objects.
@@ -96,7 +97,7 @@ StatusOr<std::vector<ContractColumn>> ParseContractColumns(const json& data) {
     for (const char* flag : {"enrich", "keyColumn", "critical"}) p.erase(flag);
     plain.push_back(std::move(p));
   }
-  auto parsed = task::ParseWireColumns(plain);
+  auto parsed = task::ParseWireColumns(plain, languages.locale, languages.default_language);
   if (!parsed.ok()) return parsed.status().WithContext("contract columns");
   std::vector<ContractColumn> out;
   for (size_t i = 0; i < parsed->size(); ++i) {
@@ -114,7 +115,7 @@ class HttpSqlContractClient : public SqlContractClient {
   StatusOr<SqlContract> GetSqlTemplate(const json& params) override {
     EC_ASSIGN_OR_RETURN(json data, Call("sql", params));
     if (!data.is_object()) return InvalidArgument("/dispatch/sql data is not an object");
-    return ParseSqlContract(data);
+    return ParseSqlContract(data, options_.languages);
   }
 
   StatusOr<int64_t> CountForList(const json& params) override {
@@ -260,11 +261,11 @@ std::vector<task::Column> SqlContract::TaskColumns() const {
   return out;
 }
 
-StatusOr<SqlContract> ParseSqlContract(const json& data) {
+StatusOr<SqlContract> ParseSqlContract(const json& data, const task::Languages& languages) {
   SqlContract c;
   c.sql_template = Text(data, "sqlTemplate");
   if (c.sql_template.empty()) return InvalidArgument("contract lacks sqlTemplate");
-  EC_ASSIGN_OR_RETURN(c.columns, ParseContractColumns(data));
+  EC_ASSIGN_OR_RETURN(c.columns, ParseContractColumns(data, languages));
   c.order_by = Text(data, "orderBy");
   EC_ASSIGN_OR_RETURN(c.unique_key, ParseUniqueKey(data));
   c.tenant = Text(data, "tenant");

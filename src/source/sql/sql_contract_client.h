@@ -27,6 +27,7 @@
 #include "http/http_client.h"
 #include "registry/export_definition.h"
 #include "source/options.h"
+#include "task/language.h"
 #include "task/table.h"
 
 namespace export_center::source {
@@ -72,8 +73,11 @@ struct SqlContract {
   std::vector<task::Column> TaskColumns() const;
 };
 
-// Parses the `data` of /dispatch/sql. InvalidArgument names the bad field.
-StatusOr<SqlContract> ParseSqlContract(const nlohmann::json& data);
+// Parses the `data` of /dispatch/sql. InvalidArgument names the bad field
+// (a column's options name the column). The columns' titles and labels are
+// chosen in `languages` (task/language.h).
+StatusOr<SqlContract> ParseSqlContract(const nlohmann::json& data,
+                                       const task::Languages& languages = {});
 
 struct EnrichRequest {
   std::string key_column;
@@ -101,6 +105,9 @@ struct SqlContractClientOptions {
   // and outcome; app/ feeds the provider call metrics with it
   // (docs/observability.md#metrics). May be empty.
   std::function<void(int64_t duration_ms, StatusCode code)> on_call;
+  // The language of the contract's titles and labels: the task's locale and
+  // the definition's default language.
+  task::Languages languages{};
 };
 
 // Its calls go through one client `http` opens for the service's base URL

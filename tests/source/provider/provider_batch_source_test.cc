@@ -316,6 +316,51 @@ TEST_F(ProviderBatchSourceTest, ColumnChangeIsPermanent) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
 }
 
+// Column options (docs/provider-contract.md#column-options): read in the
+// task's language; a bad one is a permanent contract error naming the column;
+// a later batch must repeat them exactly.
+TEST_F(ProviderBatchSourceTest, ColumnOptionsAreReadInTheTasksLanguage) {
+  provider_.OnBatch([](int, const json&, httplib::Response& res) {
+    json d = Data({Row(1)}, false, nullptr);
+    d["columns"][1]["title"] = {{"zh-CN", json::array({"客户", "公司名称"})},
+                                {"en", json::array({"Customer", "Company"})}};
+    d["columns"][1]["merge"] = "SAME_VALUE";
+    d["columns"][3]["labels"] = {{"true", {{"zh-CN", "是"}, {"en", "Yes"}}}, {"false", "否"}};
+    Answer(res, d);
+  });
+  ProviderBatchOptions options = Options();
+  options.languages = {"en-US", "zh-CN"};
+  auto source = NewProviderBatchSource(options, http::HttplibClientFactory());
+  ASSERT_TRUE(source->NextPage().ok());
+  const task::Column& name = source->columns()[1];
+  EXPECT_EQ(name.title_groups, std::vector<std::string>{"Customer"});
+  EXPECT_EQ(name.title, "Company");
+  EXPECT_EQ(name.merge, task::MergeMode::kSameValue);
+  EXPECT_EQ(source->columns()[3].labels,
+            (std::vector<std::pair<std::string, std::string>>{{"false", "否"}, {"true", "Yes"}}));
+}
+
+TEST_F(ProviderBatchSourceTest, ABadColumnOptionFailsNamingTheColumn) {
+  Status s = RunWith([](int, const json&, httplib::Response& res) {
+    json d = Data({Row(1)}, false, nullptr);
+    d["columns"][3]["labels"] = {{"true", 1}};
+    Answer(res, d);
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "provider columns: column 4 'vip': the label of 'true' is not a string or a language "
+            "object");
+}
+
+TEST_F(ProviderBatchSourceTest, AChangedColumnOptionIsAColumnChange) {
+  Status s = RunWith([](int call, const json&, httplib::Response& res) {
+    json d = Data({Row(call)}, call < 2, std::to_string(call), true);
+    if (call == 2) d["columns"][1]["merge"] = "SAME_VALUE";
+    Answer(res, d);
+  });
+  EXPECT_EQ(s.message(), "provider columns changed during the export");
+}
+
 TEST_F(ProviderBatchSourceTest, NonAdvancingCursorIsTransient) {
   Status s = RunWith([](int call, const json&, httplib::Response& res) {
     Answer(res, Data({Row(call)}, true, "7", call == 1));
