@@ -21,6 +21,7 @@ namespace export_center::config {
 namespace {
 
 using registry::ExportDefinition;
+using registry::FilePasswordRule;
 using registry::ParameterSpec;
 using registry::ProviderService;
 using registry::RegistrySnapshot;
@@ -283,6 +284,7 @@ task::ColumnRule ParseColumnRule(const std::string& key, const YAML::Node& node,
   MapReader r(node, path, errors);
   bool has_permission = r.String("required-permission", &rule.required_permission);
   ReadColumnAction(r, path, &rule.without, errors);
+  r.Bool("require-file-password", &rule.require_file_password);
   r.Finish();
   if (!r.valid()) return rule;
   if (!has_permission || rule.required_permission.empty()) {
@@ -385,6 +387,12 @@ void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consist
     def->rows_per_file = def->rows_per_file == -1 ? rows_per_file : -2;
   }
   r.Bool("csv-gzip", &def->csv_gzip);
+  std::string file_password = "none";
+  if (r.Enum("file-password", &file_password, {"none", "optional", "required"})) {
+    def->file_password = file_password == "required"   ? FilePasswordRule::kRequired
+                         : file_password == "optional" ? FilePasswordRule::kOptional
+                                                       : FilePasswordRule::kNone;
+  }
 }
 
 // template-file: a readable .xlsx template (≤ 10 MiB) whose single values are
@@ -461,6 +469,14 @@ void CheckDefinition(const ExportDefinition& def, const std::string& path, bool 
                 Quote(def.required_permission) + " is not a valid permission", kPermissionPattern);
   }
   CheckFileNamePattern(def.file_name_pattern, path + ".file-name-pattern", errors);
+  if (def.file_password == FilePasswordRule::kNone) {
+    for (const task::ColumnRule& rule : def.column_rules) {
+      if (!rule.require_file_password) continue;
+      errors->Add(path + ".columns." + rule.key + ".require-file-password",
+                  "needs a type that takes a file password, but file-password is none",
+                  "file-password: optional or required on " + def.name);
+    }
+  }
   cctz::time_zone tz;
   if (!cctz::load_time_zone(def.timezone, &tz)) {
     errors->Add(path + ".timezone", Quote(def.timezone) + " is not a known time zone",

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/file_key_ring.h"
 #include "task/column_policy.h"
 
 namespace export_center::task {
@@ -62,7 +63,7 @@ struct Task {
   // at create so every attempt writes the same titles and labels; "" = the
   // definition's default language (docs/xlsx.md#languages).
   std::string locale{};
-  std::string params_hash;      // sha256 hex of parameters_json (dedupe key)
+  std::string params_hash;  // sha256 hex of parameters_json (dedupe key)
   TaskState status = TaskState::kPending;
 
   // Result.
@@ -97,6 +98,14 @@ struct Task {
   // What the requester may see of governed columns, decided at create
   // (task/column_policy.h); empty for a task that shows every column.
   ColumnPolicy column_policy;
+  // A password-protected file (docs/configuration.md#password-protected-files-file-password):
+  // the requester gave a filePassword at create. The password is never kept;
+  // file_key is the key material derived from it, wrapped under a
+  // key-encryption key (common/file_key_ring.h), so every attempt writes a
+  // file the same password opens. Erased (nullopt) once the task has ended;
+  // `encrypted` stays.
+  bool encrypted{};
+  std::optional<WrappedFileKey> file_key{};
 
   // Downloads.
   int64_t download_count = 0;
