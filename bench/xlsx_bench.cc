@@ -2,7 +2,7 @@
 // on the reference "customer list" rows (bench/gen.h).
 //
 // usage: xlsx_bench [--out DIR] [--level N] [--repeat N]
-//                   [--only ours|lxw|csv|csvgz|template|split|rich] [ROWS...]
+//                   [--only ours|lxw|csv|csvgz|template|split|rich|encrypted] [ROWS...]
 //        (default 200000 1000000)
 // --only rich runs the plain XLSX shape and the two rich shapes (issue 45)
 // interleaved, --repeat times (default 3), and prints the rich/plain ratio of
@@ -10,6 +10,12 @@
 // after a leading order column merged in runs of 3, two labelled columns,
 // totals on three numeric columns, two highlights; "rich3" the same with 3
 // merged columns in runs of 2 (the worst realistic merge list).
+// --only encrypted runs the plain XLSX and the password-protected one (Agile
+// Encryption, render/encryption/) interleaved, --repeat times, then the plain
+// CSV and the AES-zipped one, and prints encrypted/plain rows/s and peak RSS.
+// A watcher thread reads every byte the encrypted writer spools (the files
+// open under the spool folder, read as they grow) and counts the signatures a
+// plaintext XLSX would show there (ZIP headers, part names, sheet XML).
 // Each writer runs in a forked child so peak RSS (VmHWM) is its own. A monitor
 // thread samples the sizes of deleted-but-open files (where libxlsxwriter's
 // tmpfile() spools rows) to report temp disk use. Not run by the tests.
@@ -27,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +43,8 @@
 #include "common/byte_sink.h"
 #include "render/cell_text.h"
 #include "render/csv_writer.h"
+#include "render/file_encryption.h"
+#include "render/writer.h"
 #include "render/xlsx_split_writer.h"
 #include "render/xlsx_template_writer.h"
 #include "render/xlsx_writer.h"
@@ -56,7 +65,13 @@ struct Result {
   uint64_t temp_bytes = 0;
   uint64_t peak_rss_kb = 0;
   int ok = 0;
+  uint64_t spool_scanned_bytes = 0;  // --only encrypted: what the watcher read
+  uint64_t plaintext_hits = 0;       // and the plaintext signatures it found
 };
+
+// The key material of the encrypted runs (derived once, before any child).
+std::shared_ptr<const std::string> g_material;
+std::string g_spool_dir;
 
 uint64_t PeakRssKb() {
   std::ifstream in("/proc/self/status");
@@ -106,6 +121,78 @@ class TempMonitor {
   std::thread thread_;
 };
 
+// Reads what is spooled under `dir` as it grows (every file open there, the
+// unlinked spool included) and counts plaintext signatures in it.
+class PlaintextWatcher {
+ public:
+  explicit PlaintextWatcher(std::string dir) : dir_(std::move(dir)), thread_([this] { Loop(); }) {}
+  ~PlaintextWatcher() { Stop(); }
+  void Stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+    }
+  }
+  uint64_t scanned() const { return scanned_; }
+  uint64_t hits() const { return hits_; }
+
+ private:
+  void Loop() {
+    for (bool last = false; !last;) {
+      last = stop_;  // one more pass after the writer finished
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        char target[4096];
+        const ssize_t n = readlink(e.path().c_str(), target, sizeof target - 1);
+        if (n <= 0) continue;
+        const std::string t(target, static_cast<size_t>(n));
+        if (t.rfind(dir_ + "/", 0) == 0) ScanTail(e.path().string(), t);
+      }
+      for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+        ScanTail(e.path().string(), e.path().string());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  // Reads from where the last pass stopped (a little before, for a signature
+  // across the boundary).
+  void ScanTail(const std::string& path, const std::string& key) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) return;
+    uint64_t& at = offsets_[key];
+    const uint64_t from = at > 32 ? at - 32 : 0;
+    if (fseeko(f, static_cast<off_t>(from), SEEK_SET) == 0) {
+      std::string buf(1 << 20, '\0');
+      std::string carry;
+      size_t n;
+      uint64_t pos = from;
+      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
+        const std::string chunk = carry + buf.substr(0, n);
+        for (const char* sig : {"PK\x03\x04", "xl/worksheets", "<sheetData", "<row r="}) {
+          for (size_t p = chunk.find(sig); p != std::string::npos; p = chunk.find(sig, p + 1)) {
+            if (pos - carry.size() + p + std::strlen(sig) > at) ++hits_;
+          }
+        }
+        pos += n;
+        carry = chunk.substr(chunk.size() > 32 ? chunk.size() - 32 : 0);
+      }
+      if (pos > at) {
+        scanned_ += pos - at;
+        at = pos;
+      }
+    }
+    std::fclose(f);
+  }
+
+  std::string dir_;
+  std::map<std::string, uint64_t> offsets_;
+  std::atomic<bool> stop_{false};
+  uint64_t scanned_ = 0;
+  uint64_t hits_ = 0;
+  std::thread thread_;
+};
+
 class FileSink final : public ByteSink {
  public:
   explicit FileSink(const std::string& path) : f_(std::fopen(path.c_str(), "wb")) {}
@@ -151,7 +238,17 @@ std::shared_ptr<const std::string> MakeTemplate() {
   return std::make_shared<const std::string>(std::move(sink.out));
 }
 
-enum class Mode { kXlsx, kCsv, kCsvGzip, kTemplate, kSplit, kRich, kRich3 };
+enum class Mode {
+  kXlsx,
+  kCsv,
+  kCsvGzip,
+  kTemplate,
+  kSplit,
+  kRich,
+  kRich3,
+  kEncrypted,
+  kEncryptedCsv
+};
 
 // The rich shapes: a leading order column (INTEGER) then the 12 columns,
 // grouped two levels deep.
@@ -211,24 +308,35 @@ int RunOurs(const std::string& path, uint64_t rows, int level, Mode mode) {
   options.timezone = "UTC";  // like libxlsxwriter's worksheet_write_unixtime and the verifier
   options.deflate_level = level;
   std::unique_ptr<render::Writer> writer;
-  switch (mode) {
-    case Mode::kCsv:
-      writer = render::NewCsvWriter(&sink, options);
-      break;
-    case Mode::kCsvGzip:
-      options.csv_gzip = true;
-      writer = render::NewCsvWriter(&sink, options);
-      break;
-    case Mode::kTemplate:
-      writer =
-          render::NewXlsxTemplateWriter(&sink, options, MakeTemplate(), R"({"taskName": "bench"})");
-      break;
-    case Mode::kSplit:
-      options.rows_per_file = 200000;
-      writer = render::NewXlsxSplitWriter(&sink, options);
-      break;
-    default:
-      writer = render::NewXlsxWriter(&sink, options);
+  if (mode == Mode::kEncrypted || mode == Mode::kEncryptedCsv) {
+    options.file_key_material = g_material;
+    options.spool_directory = g_spool_dir;
+    auto made = render::NewWriter(
+        mode == Mode::kEncrypted ? task::FileFormat::kXlsx : task::FileFormat::kCsv, &sink,
+        options);
+    if (!made.ok()) return 0;
+    writer = std::move(*made);
+  }
+  if (writer == nullptr) {
+    switch (mode) {
+      case Mode::kCsv:
+        writer = render::NewCsvWriter(&sink, options);
+        break;
+      case Mode::kCsvGzip:
+        options.csv_gzip = true;
+        writer = render::NewCsvWriter(&sink, options);
+        break;
+      case Mode::kTemplate:
+        writer = render::NewXlsxTemplateWriter(&sink, options, MakeTemplate(),
+                                               R"({"taskName": "bench"})");
+        break;
+      case Mode::kSplit:
+        options.rows_per_file = 200000;
+        writer = render::NewXlsxSplitWriter(&sink, options);
+        break;
+      default:
+        writer = render::NewXlsxWriter(&sink, options);
+    }
   }
   if (mode == Mode::kRich || mode == Mode::kRich3) {
     return RunRich(writer.get(), rows, mode == Mode::kRich3);
@@ -297,10 +405,17 @@ Result InChild(const std::string& path, Fn fn) {
     close(fds[0]);
     Result r;
     TempMonitor monitor;
+    std::unique_ptr<PlaintextWatcher> watcher;
+    if (!g_spool_dir.empty()) watcher = std::make_unique<PlaintextWatcher>(g_spool_dir);
     const auto t0 = std::chrono::steady_clock::now();
     r.ok = fn();
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.temp_bytes = monitor.Stop();
+    if (watcher != nullptr) {
+      watcher->Stop();
+      r.spool_scanned_bytes = watcher->scanned();
+      r.plaintext_hits = watcher->hits();
+    }
     r.peak_rss_kb = PeakRssKb();
     std::error_code ec;
     r.file_bytes = std::filesystem::file_size(path, ec);
@@ -360,6 +475,54 @@ void RunRichComparison(const std::string& out, uint64_t rows, int level, int rep
   }
 }
 
+// Plain and encrypted interleaved `repeat` times, XLSX then CSV; the ratio
+// of the best run of each, and what the watcher saw in the spool folder.
+void RunEncryptedComparison(const std::string& out, uint64_t rows, int level, int repeat) {
+  g_spool_dir = out + "/bench_spool";
+  std::filesystem::create_directories(g_spool_dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto material = render::DeriveFileKeyMaterial("bench password 2026");
+  if (!material.ok()) return;
+  g_material = std::make_shared<const std::string>(std::move(*material));
+  std::printf(
+      "key material: %zu bytes, derived in %.0f ms (once, at create)\n", g_material->size(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  const struct {
+    const char* label;
+    const char* ext;
+    Mode plain;
+    Mode encrypted;
+  } pairs[] = {{"xlsx", "xlsx", Mode::kXlsx, Mode::kEncrypted},
+               {"csv", "zip", Mode::kCsv, Mode::kEncryptedCsv}};
+  for (const auto& pair : pairs) {
+    Result best[2];
+    for (int r = 0; r < repeat; ++r) {
+      for (int k = 0; k < 2; ++k) {
+        const std::string path = out + "/bench_" + (k ? "encrypted_" : "plain_") +
+                                 std::to_string(rows) + "." + (k ? pair.ext : pair.label);
+        const Mode mode = k ? pair.encrypted : pair.plain;
+        const Result res = InChild(path, [&] { return RunOurs(path, rows, level, mode); });
+        Print(k ? (pair.plain == Mode::kXlsx ? "encrypted xlsx" : "aes-zip csv")
+                : (pair.plain == Mode::kXlsx ? "plain xlsx" : "plain csv"),
+              rows, res, nullptr);
+        if (k == 1) {
+          std::printf("  spool watcher: %.1f MB read, %llu plaintext signatures\n",
+                      res.spool_scanned_bytes / 1048576.0,
+                      static_cast<unsigned long long>(res.plaintext_hits));
+        }
+        if (res.ok && (best[k].ok == 0 || res.seconds < best[k].seconds)) best[k] = res;
+      }
+    }
+    if (best[0].ok && best[1].ok) {
+      std::printf("encrypted / plain %s: speed %.2fx (best of %d), peak rss %.1f MB vs %.1f MB\n",
+                  pair.label, best[0].seconds / best[1].seconds, repeat,
+                  best[1].peak_rss_kb / 1024.0, best[0].peak_rss_kb / 1024.0);
+    }
+  }
+  std::filesystem::remove_all(g_spool_dir);
+  g_spool_dir.clear();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -388,6 +551,10 @@ int main(int argc, char** argv) {
     auto wanted = [&](const char* name) { return only.empty() || only == name; };
     if (only == "rich") {
       RunRichComparison(out, rows, level, repeat);
+      continue;
+    }
+    if (only == "encrypted") {
+      RunEncryptedComparison(out, rows, level, repeat);
       continue;
     }
     auto file = [&](const char* stem, const char* ext) {

@@ -43,6 +43,7 @@ TEST_PACKAGES=(
   openjdk-17-jdk-headless maven
   libclang-rt-14-dev  # libFuzzer + ASan runtime of the fuzz targets (docs/fuzzing.md)
   python3-pip  # installs the pinned Python test tools (scripts/install-pinned-python.sh)
+  python3-uno  # LibreOffice opens a password-protected XLSX with its password (tests/render/lo_open_encrypted.py)
   # the download-center page's browser tests: playwright-core (npm, scripts/install-node-tools.sh)
   # drives Debian's headless chromium; Noto CJK renders the Chinese page
   chromium fonts-noto-cjk nodejs  # node >= 20 for playwright-core; its npm comes with it
@@ -76,6 +77,8 @@ if [ "$profile" = demo ]; then exit 0; fi
 "$(dirname "${BASH_SOURCE[0]}")/install-openapi-validator.sh" >/dev/null
 # The pinned token minter (PyJWT) of tests/integration/jwks_auth_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-jwt-minter.sh" >/dev/null
+# The pinned readers of password-protected files of tests/render/read_encrypted.py (idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/install-file-decrypters.sh" >/dev/null
 # The pinned property-based API tester of tests/integration/api_fuzz_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-api-fuzzer.sh" >/dev/null
 # playwright-core for the browser tests, with npm into the same folder (idempotent).

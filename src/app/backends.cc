@@ -4,10 +4,8 @@
 #include <set>
 
 #include "dispatch/embedded_command_channel.h"
-#include "render/csv_writer.h"
-#include "render/xlsx_split_writer.h"
+#include "render/writer.h"
 #include "render/xlsx_template_writer.h"
-#include "render/xlsx_writer.h"
 #include "source/provider/provider_batch_source.h"
 #include "source/sql/datasource/sqlite/sqlite_datasource.h"
 #include "source/sql/sql_contract_client.h"
@@ -252,22 +250,12 @@ ContractVersionFetcher MakeContractVersionFetcher(http::HttpClientFactory* http,
 }
 
 attempt::WriterFactory MakeWriterFactory() {
+  // The options carry the definition's file keys (template-file, split,
+  // csv-gzip) and a password-protected file's key material; render::NewWriter
+  // picks the writer, render::OutputKindFor names the file it makes.
   return [](task::FileFormat format, ByteSink* sink,
             const render::WriterOptions& options) -> StatusOr<std::unique_ptr<render::Writer>> {
-    // The options carry the definition's file keys (template-file, split,
-    // csv-gzip); render::OutputKindFor names the file these writers make.
-    switch (format) {
-      case task::FileFormat::kXlsx:
-        if (options.xlsx_template != nullptr) {
-          return render::NewXlsxTemplateWriter(sink, options, options.xlsx_template,
-                                               options.template_values_json);
-        }
-        if (options.rows_per_file > 0) return render::NewXlsxSplitWriter(sink, options);
-        return render::NewXlsxWriter(sink, options);
-      case task::FileFormat::kCsv:
-        return render::NewCsvWriter(sink, options);  // gzip inside
-    }
-    return InvalidArgument("unknown file format");
+    return render::NewWriter(format, sink, options);
   };
 }
 

@@ -1,6 +1,11 @@
 #include "render/writer.h"
 
 #include "render/cell_text.h"
+#include "render/csv_writer.h"
+#include "render/encryption/encrypted_writers.h"
+#include "render/xlsx_split_writer.h"
+#include "render/xlsx_template_writer.h"
+#include "render/xlsx_writer.h"
 
 namespace export_center::render {
 
@@ -9,8 +14,35 @@ std::string GuardFormula(std::string text) {
   return text;
 }
 
+StatusOr<std::unique_ptr<Writer>> NewWriter(task::FileFormat format, ByteSink* sink,
+                                            const WriterOptions& options) {
+  const bool encrypted = options.file_key_material != nullptr;
+  switch (format) {
+    case task::FileFormat::kXlsx: {
+      // A split .zip encrypts each entry itself (WinZip AES, zip_stream.h).
+      if (options.rows_per_file > 0 && options.xlsx_template == nullptr) {
+        return NewXlsxSplitWriter(sink, options);
+      }
+      auto plain = [options](ByteSink* out) -> std::unique_ptr<Writer> {
+        if (options.xlsx_template != nullptr) {
+          return NewXlsxTemplateWriter(out, options, options.xlsx_template,
+                                       options.template_values_json);
+        }
+        return NewXlsxWriter(out, options);
+      };
+      if (encrypted) return encryption::NewAgileEncryptedWriter(sink, options, plain);
+      return plain(sink);
+    }
+    case task::FileFormat::kCsv:
+      if (encrypted) return encryption::NewAesZipCsvWriter(sink, options);
+      return NewCsvWriter(sink, options);  // gzip inside
+  }
+  return InvalidArgument("unknown file format");
+}
+
 OutputKind OutputKindFor(task::FileFormat format, const WriterOptions& options) {
   if (format == task::FileFormat::kCsv) {
+    if (options.file_key_material != nullptr) return OutputKind::kZip;  // an AES zip
     return options.csv_gzip ? OutputKind::kCsvGzip : OutputKind::kCsv;
   }
   // A template fills one workbook; split applies to the metadata-driven layout.

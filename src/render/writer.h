@@ -46,8 +46,15 @@ struct WriterOptions {
   // without a total ("" leaves it out). XLSX and CSV (docs/xlsx.md#totals).
   std::string totals_label = "Total";
   // Password-protected file (render/file_encryption.h): the key material
-  // DeriveFileKeyMaterial made at create; nullptr writes a plain file.
+  // DeriveFileKeyMaterial made at create; nullptr writes a plain file. XLSX
+  // becomes an Agile-encrypted workbook, CSV and split parts an AES zip
+  // (render/encryption/encrypted_writers.h, docs/xlsx.md#encrypted-files).
   std::shared_ptr<const std::string> file_key_material{};
+  // Where an encrypted XLSX spools its ciphertext (never plaintext) until
+  // Finish; "" = the system's temporary directory (TMPDIR).
+  std::string spool_directory{};
+  // 9 or 12 forces the encrypted XLSX's compound-file sector size (0 = by size).
+  int cfb_sector_shift_for_test{0};
 };
 
 // Which file a writer with these options makes, for the object key, the
@@ -75,6 +82,13 @@ class Writer {
   // Writes the trailer. After Finish the sink holds a complete file.
   virtual StatusOr<WriteSummary> Finish() = 0;
 };
+
+// The writer of `format` these options ask for: XLSX (metadata-driven, split
+// into a .zip, or a template fill) or CSV, wrapped for a password-protected
+// file when options.file_key_material is set. `sink` is not owned and must
+// outlive the writer. InvalidArgument for an unknown format.
+StatusOr<std::unique_ptr<Writer>> NewWriter(task::FileFormat format, ByteSink* sink,
+                                            const WriterOptions& options);
 
 // Prefixes strings that a spreadsheet would read as a formula (= + - @ \t \r)
 // with an apostrophe (docs/xlsx.md#cells).

@@ -1,5 +1,7 @@
 #include "render/xlsx_split_writer.h"
 
+#include <openssl/crypto.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 
 #include "common/json_dump.h"
 #include "render/column_total.h"
+#include "render/encryption/file_key_material.h"
 #include "render/xlsx_writer.h"
 #include "render/zip_stream.h"
 
@@ -27,18 +30,40 @@ class EntrySink final : public ByteSink {
   ZipStreamWriter* zip_;
 };
 
+// A password-protected split file: one WinZip AES key per entry
+// (docs/xlsx.md#encrypted-files). Empty when the file is plain.
+std::vector<encryption::ZipEntryKey> AesKeysOf(const WriterOptions& options, Status* status) {
+  if (options.file_key_material == nullptr) return {};
+  auto material = encryption::ParseFileKeyMaterial(*options.file_key_material);
+  if (!material.ok()) {
+    *status = Internal(material.status().message());
+    return {};
+  }
+  return std::move(material->zip_keys);
+}
+
 class XlsxSplitWriter final : public Writer {
  public:
   XlsxSplitWriter(ByteSink* sink, const WriterOptions& options)
       : options_(options),
-        zip_(sink, ZipOptions{.deflate_level = options.deflate_level}),
+        aes_keys_(AesKeysOf(options, &status_)),
+        zip_(sink, ZipOptions{.deflate_level = options.deflate_level,
+                              .aes_entry_keys = aes_keys_.empty() ? nullptr : &aes_keys_}),
         entry_sink_(&zip_) {
     if (options_.rows_per_file <= 0) options_.rows_per_file = 1048575;
     options_.rows_per_file = std::min(options_.rows_per_file, kMaxRowsPerFile);
     if (options_.split_file_stem.empty()) options_.split_file_stem = "export";
   }
 
+  ~XlsxSplitWriter() override {
+    for (encryption::ZipEntryKey& k : aes_keys_) {
+      OPENSSL_cleanse(k.aes_key.data(), k.aes_key.size());
+      OPENSSL_cleanse(k.hmac_key.data(), k.hmac_key.size());
+    }
+  }
+
   Status Begin(const std::vector<task::Column>& columns) override {
+    EC_RETURN_IF_ERROR(status_);
     if (state_ != State::kNew) return Check(Internal("xlsx split: Begin called twice"));
     if (columns.empty()) return Check(InvalidArgument("xlsx split: no columns"));
     columns_ = columns;
@@ -129,12 +154,13 @@ class XlsxSplitWriter final : public Writer {
     int64_t rows = 0;
   };
 
+  Status status_;  // before aes_keys_, which may set it
   WriterOptions options_;
+  std::vector<encryption::ZipEntryKey> aes_keys_;
   ZipStreamWriter zip_;
   EntrySink entry_sink_;
   std::unique_ptr<Writer> inner_;
   State state_ = State::kNew;
-  Status status_;
   std::vector<task::Column> columns_;
   std::vector<std::pair<size_t, internal::ColumnTotal>> totals_;  // grand totals, for the manifest
   std::vector<File> files_;

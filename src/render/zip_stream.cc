@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "render/encryption/winzip_aes.h"
+
 namespace export_center::render {
 namespace {
 
@@ -16,6 +18,9 @@ constexpr uint32_t kZip64EndSig = 0x06064b50;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr uint16_t kFlagDataDescriptor = 0x0008;
 constexpr uint16_t kFlagUtf8 = 0x0800;
+constexpr uint16_t kFlagEncrypted = 0x0001;
+constexpr uint16_t kMethodWinZipAes = 99;
+constexpr uint16_t kVersion51 = 51;  // AES encryption (WinZip AE-x)
 constexpr uint16_t kMethodStored = 0;
 constexpr uint16_t kMethodDeflate = 8;
 constexpr uint16_t kVersion20 = 20;  // deflate
@@ -43,7 +48,27 @@ void Put64(std::string* out, uint64_t v) {
   Put32(out, static_cast<uint32_t>(v >> 32));
 }
 
+// The 0x9901 extra field of a WinZip AES entry: AE-2, "AE", AES-256, and
+// the real compression method.
+std::string AesExtra(uint16_t method) {
+  std::string e;
+  Put16(&e, 0x9901);
+  Put16(&e, 7);
+  Put16(&e, 2);  // AE-2: no CRC
+  e.append("AE");
+  e.push_back(3);  // AES-256
+  Put16(&e, method);
+  return e;
+}
+
 }  // namespace
+
+// Encrypts entry data on its way to the sink (WinZip AE-2).
+class ZipStreamWriter::Encryptor {
+ public:
+  encryption::WinZipAesEncryptor aes;
+  std::string scratch;
+};
 
 // One raw deflate stream (windowBits -15, no zlib/gzip wrapper: ZIP keeps its
 // own CRC) reused across entries, with a fixed output buffer.
@@ -73,7 +98,7 @@ class ZipStreamWriter::Deflater {
     uncompressed_ += data.size();
     if (stored_) {
       compressed_ += data.size();
-      return owner_->Emit(data);
+      return owner_->EmitEntryData(data);
     }
     while (!data.empty()) {
       const size_t n = std::min(data.size(), kMaxSlice);
@@ -112,7 +137,7 @@ class ZipStreamWriter::Deflater {
     compressed_ += used_;
     const size_t n = used_;
     used_ = 0;
-    return owner_->Emit(std::string_view(out_.data(), n));
+    return owner_->EmitEntryData(std::string_view(out_.data(), n));
   }
 
   ZipStreamWriter* owner_;
@@ -131,7 +156,9 @@ ZipStreamWriter::ZipStreamWriter(ByteSink* sink, const ZipOptions& options)
       options_(options),
       deflater_(
           std::make_unique<Deflater>(this, options.deflate_level, options.output_buffer_bytes)),
-      offset_(options.start_offset) {}
+      offset_(options.start_offset) {
+  if (options_.aes_entry_keys != nullptr) encryptor_ = std::make_unique<Encryptor>();
+}
 
 ZipStreamWriter::~ZipStreamWriter() = default;
 
@@ -140,6 +167,14 @@ Status ZipStreamWriter::Emit(std::string_view bytes) {
   if (!s.ok()) return Fail(std::move(s));
   offset_ += bytes.size();
   return Status::Ok();
+}
+
+Status ZipStreamWriter::EmitEntryData(std::string_view bytes) {
+  if (encryptor_ == nullptr) return Emit(bytes);
+  encryptor_->scratch.clear();
+  Status s = encryptor_->aes.Encrypt(bytes, &encryptor_->scratch);
+  if (!s.ok()) return Fail(std::move(s));
+  return Emit(encryptor_->scratch);
 }
 
 Status ZipStreamWriter::Fail(Status status) {
@@ -152,25 +187,42 @@ Status ZipStreamWriter::BeginEntry(std::string_view name, ZipMethod method) {
   if (entry_open_ || finished_) return Fail(Internal("zip: BeginEntry out of order"));
   if (name.empty() || name.size() > kMax16) return Fail(Internal("zip: bad entry name"));
   const uint16_t code = method == ZipMethod::kStored ? kMethodStored : kMethodDeflate;
-  entries_.push_back(
-      Entry{std::string(name), 0, 0, 0, offset_, code, kFlagDataDescriptor | kFlagUtf8});
+  const bool aes = encryptor_ != nullptr;
+  const encryption::ZipEntryKey* key = nullptr;
+  if (aes) {
+    if (entries_.size() >= options_.aes_entry_keys->size()) {
+      return Fail(LimitExceeded("zip: an encrypted archive holds at most " +
+                                std::to_string(options_.aes_entry_keys->size()) + " files"));
+    }
+    key = &(*options_.aes_entry_keys)[entries_.size()];
+  }
+  const uint16_t flags = kFlagDataDescriptor | kFlagUtf8 | (aes ? kFlagEncrypted : 0);
+  entries_.push_back(Entry{std::string(name), 0, 0, 0, offset_, aes ? kMethodWinZipAes : code,
+                           flags, aes ? code : uint16_t{0}});
   entry_open_ = true;
+  const std::string extra = aes ? AesExtra(code) : std::string();
   // Sizes are unknown yet (bit 3): zero here, real values in the descriptor.
   std::string h;
   Put32(&h, kLocalHeaderSig);
-  Put16(&h, kVersion20);
-  Put16(&h, kFlagDataDescriptor | kFlagUtf8);
-  Put16(&h, code);
+  Put16(&h, aes ? kVersion51 : kVersion20);
+  Put16(&h, flags);
+  Put16(&h, aes ? kMethodWinZipAes : code);
   Put16(&h, kDosTime);
   Put16(&h, kDosDate);
   Put32(&h, 0);  // crc
   Put32(&h, 0);  // compressed size
   Put32(&h, 0);  // uncompressed size
   Put16(&h, static_cast<uint16_t>(name.size()));
-  Put16(&h, 0);  // extra length
+  Put16(&h, static_cast<uint16_t>(extra.size()));
   h.append(name);
+  h.append(extra);
   Status s = deflater_->Start(method == ZipMethod::kStored);
   if (!s.ok()) return Fail(std::move(s));
+  if (aes) {
+    auto opening = encryptor_->aes.Start(*key);  // salt and verifier open the data
+    if (!opening.ok()) return Fail(opening.status());
+    h.append(*opening);
+  }
   return Emit(h);
 }
 
@@ -189,6 +241,13 @@ Status ZipStreamWriter::EndEntry() {
   e.compressed = deflater_->compressed();
   e.uncompressed = deflater_->uncompressed();
   entry_open_ = false;
+  if (encryptor_ != nullptr) {
+    auto auth = encryptor_->aes.Finish();
+    if (!auth.ok()) return Fail(auth.status());
+    EC_RETURN_IF_ERROR(Emit(*auth));
+    e.crc = 0;  // AE-2: the authentication code replaces the CRC
+    e.compressed += encryption::kWinZipAesHeaderBytes + encryption::kWinZipAesAuthBytes;
+  }
   // A 64-bit descriptor only when a size needs it (as Go's archive/zip does).
   const bool zip64 = e.compressed >= kMax32 || e.uncompressed >= kMax32;
   std::string d;
@@ -208,6 +267,7 @@ Status ZipStreamWriter::AddRawEntry(std::string_view name, uint16_t method, uint
                                     uint64_t uncompressed_size, std::string_view compressed) {
   EC_RETURN_IF_ERROR(status_);
   if (entry_open_ || finished_) return Fail(Internal("zip: AddRawEntry out of order"));
+  if (encryptor_ != nullptr) return Fail(Internal("zip: a raw entry cannot be encrypted"));
   if (name.empty() || name.size() > kMax16) return Fail(Internal("zip: bad entry name"));
   // Raw entries come from templates, which are small: no ZIP64 here.
   if (uncompressed_size >= kMax32 || compressed.size() >= kMax32) {
@@ -259,9 +319,13 @@ Status ZipStreamWriter::WriteCentralDirectory() {
       if (big_c) Put64(&extra, e.compressed);
       if (big_o) Put64(&extra, e.offset);
     }
-    const uint16_t version = extra.empty() ? kVersion20 : kVersion45;
+    uint16_t version = extra.empty() ? kVersion20 : kVersion45;
+    if (e.method == kMethodWinZipAes) {
+      extra += AesExtra(e.aes_method);
+      version = kVersion51;
+    }
     Put32(&h, kCentralHeaderSig);
-    Put16(&h, kMadeByUnix | kVersion45);
+    Put16(&h, kMadeByUnix | std::max(kVersion45, version));
     Put16(&h, version);
     Put16(&h, e.flags);
     Put16(&h, e.method);

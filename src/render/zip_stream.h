@@ -14,6 +14,13 @@
 // over 4 GiB a ZIP64 offset, and more than 65 534 entries or a directory past
 // 4 GiB the ZIP64 end records. (Like Go's archive/zip; readers take sizes from
 // the central directory.) Not thread-safe.
+//
+// With ZipOptions::aes_entry_keys every entry is encrypted as WinZip AES
+// (AE-2, AES-256; render/encryption/winzip_aes.h): method 99 with the 0x9901
+// extra field naming the real method, CRC 0, the data framed by salt,
+// verifier and authentication code. Entry i uses key i, so no two entries
+// share an AES-CTR key stream; one entry more than there are keys is
+// LimitExceeded.
 
 #include <cstdint>
 #include <memory>
@@ -23,6 +30,7 @@
 
 #include "common/byte_sink.h"
 #include "common/status.h"
+#include "render/encryption/file_key_material.h"
 
 namespace export_center::render {
 
@@ -33,6 +41,8 @@ struct ZipOptions {
   // Bytes already in the sink before the archive starts (a prefix); offsets in
   // the archive are absolute. Lets a test reach 4 GiB offsets with a sparse file.
   uint64_t start_offset = 0;
+  // Not owned; must outlive the writer. nullptr writes plain entries.
+  const std::vector<encryption::ZipEntryKey>* aes_entry_keys = nullptr;
 };
 
 enum class ZipMethod { kDeflate, kStored };
@@ -73,8 +83,13 @@ class ZipStreamWriter {
     uint64_t offset = 0;
     uint16_t method = 8;
     uint16_t flags = 0;
+    uint16_t aes_method = 0;  // the real method of a WinZip AES entry (method 99)
   };
   class Deflater;
+  class Encryptor;
+
+  // An entry's data, through the AES encryptor when the archive has keys.
+  Status EmitEntryData(std::string_view bytes);
 
   Status Emit(std::string_view bytes);  // to the sink, tracking the offset
   Status Fail(Status status);           // makes the failure sticky
@@ -84,6 +99,7 @@ class ZipStreamWriter {
   ByteSink* sink_;
   ZipOptions options_;
   std::unique_ptr<Deflater> deflater_;
+  std::unique_ptr<Encryptor> encryptor_;  // with aes_entry_keys
   std::vector<Entry> entries_;
   bool entry_open_ = false;
   bool finished_ = false;
