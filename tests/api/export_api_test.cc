@@ -1942,7 +1942,8 @@ TEST_F(FilePasswordApiTest, AMissingRequiredPasswordIs400BeforeAnythingIsQueued)
 TEST_F(FilePasswordApiTest, ExportTypesSayWhatEachCallerMustGive) {
   auto policy = [&](const std::string& token) {
     std::map<std::string, std::string> out;
-    for (const auto& t : Get(kBase + "/export-types", token).body["data"]) {
+    const Reply types = Get(kBase + "/export-types", token);
+    for (const auto& t : types.body["data"]) {
       out[t["exportType"]] = t["filePassword"];
     }
     return out;
