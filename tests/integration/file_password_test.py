@@ -168,7 +168,10 @@ class FilePasswordTest(unittest.TestCase):
             names = z.namelist()
             self.assertEqual(len(names), 1, names)
             self.assertTrue(names[0].endswith(".csv"), names)
-            self.assertEqual(z.getinfo(names[0]).compress_type, 99, "WinZip AES (method 99)")
+            info = z.getinfo(names[0])
+            self.assertTrue(info.flag_bits & 0x1, "an encrypted entry")
+            self.assertEqual((getattr(info, "wz_aes_strength", None),
+                              getattr(info, "wz_aes_version", None)), (3, 2), "WinZip AES-256, AE-2")
             inner = z.read(names[0])
         self.assertEqual(list(csv.reader(io.StringIO(inner.decode("utf-8-sig")))),
                          list(csv.reader(io.StringIO(plain_csv.decode("utf-8-sig")))))
