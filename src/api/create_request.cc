@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/file_password.h"
 #include "api/parameters.h"
 #include "api/strict_json.h"
 #include "common/utf8.h"
@@ -50,7 +51,18 @@ std::string FirstAcceptLanguageTag(std::string_view header) {
 
 StatusOr<CreateRequest> ExportAgainRequest(
     const task::Task& old, const Principal& p,
-    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits) {
+    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits,
+    const std::string& file_password) {
+  // A password-protected file stays protected: its password was not kept, so
+  // a new one is needed — unless the type no longer takes one.
+  const registry::ExportDefinition* def = snapshot->Find(old.export_type);
+  const bool takes_password =
+      def != nullptr && def->file_password != registry::FilePasswordRule::kNone;
+  if (old.encrypted && takes_password && file_password.empty()) {
+    return InvalidArgument("filePassword is required: task " + std::to_string(old.id) +
+                           "'s file was password-protected and its password is not kept; "
+                           "export it again with a new filePassword");
+  }
   // The stored parameters are the canonical JSON the create wrote; parsed
   // tolerantly since they are ours, then checked like a new body.
   json params = json::parse(old.parameters_json, nullptr, false);
@@ -61,6 +73,7 @@ StatusOr<CreateRequest> ExportAgainRequest(
                {"parameters", std::move(params)}};
   // The old task's language as recorded, "" included: the same titles again.
   if (!old.locale.empty()) body["locale"] = old.locale;
+  if (!file_password.empty()) body["filePassword"] = file_password;
   return CheckCreateBody(body, p, std::move(snapshot), limits);
 }
 
@@ -70,7 +83,8 @@ StatusOr<CreateRequest> CheckCreateBody(const json& body, const Principal& p,
   if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
     if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters" &&
-        key != "locale") {
+        key != "locale" &&
+        key != "filePassword") {
       return InvalidArgument("unknown field " + key);
     }
   }
@@ -110,7 +124,17 @@ StatusOr<CreateRequest> CheckCreateBody(const json& body, const Principal& p,
   EC_ASSIGN_OR_RETURN(out.canonical_parameters, CanonicalParameters(params, def, limits));
   out.column_policy = task::DecideColumnPolicy(
       def.column_rules, [&p](const std::string& perm) { return p.HasPerm(perm); });
+  EC_ASSIGN_OR_RETURN(out.file_password, ReadFilePassword(body, def));
+  out.file_password_required_by = FilePasswordRequiredBy(def, out.column_policy);
   return out;
+}
+
+Status CheckFilePasswordGiven(const CreateRequest& request) {
+  if (request.file_password_required_by.empty() || !request.file_password.empty()) {
+    return Status::Ok();
+  }
+  return InvalidArgument("filePassword is required: " + request.file_password_required_by +
+                         " (the rule: " + kFilePasswordRule + ")");
 }
 
 }  // namespace export_center::api

@@ -31,7 +31,18 @@ struct CreateRequest {
   // definition's `locale`, else "" (ParseCreateRequest; export again copies
   // the old task's).
   std::string locale{};
+  // `filePassword`, checked (api/file_password.h); "" for a plain file. The
+  // create turns it into wrapped key material at once; never stored, logged
+  // or echoed.
+  std::string file_password{};
+  // Why this requester must give one (FilePasswordRequiredBy); "" if not. The
+  // create refuses a request without one (the preview writes no file).
+  std::string file_password_required_by{};
 };
+
+// 400 when `request` lacks the filePassword its type or a governed column it
+// shows in full requires; what create and export-again check before queueing.
+Status CheckFilePasswordGiven(const CreateRequest& request);
 
 // Checks the Content-Type, the strict JSON body, the type (known, enabled,
 // app scope and permission of `principal`), format, taskName, locale and
@@ -47,11 +58,15 @@ StatusOr<CreateRequest> ParseCreateRequest(
 // POST /export-tasks/{id}/export-again: the create request of `old` — its
 // type, format, task name, locale and stored parameters — checked by `principal`
 // exactly as a new create body is (type still registered and enabled, app
-// scope and permission, parameters under the current definition). Codes as
+// scope and permission, parameters under the current definition), with
+// `file_password` ("" for none) as its filePassword. The password of an
+// encrypted task is not kept: exporting one again needs a new password
+// (InvalidArgument without one) while its type takes one. Codes as
 // ParseCreateRequest.
 StatusOr<CreateRequest> ExportAgainRequest(
     const task::Task& old, const Principal& principal,
-    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits);
+    std::shared_ptr<const registry::RegistrySnapshot> snapshot, const task::LimitsOptions& limits,
+    const std::string& file_password = {});
 
 // The checks of a parsed body, shared by both. `locale` is the body's own
 // (task::IsLocaleTag, else InvalidArgument naming it) or "".

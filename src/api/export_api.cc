@@ -18,8 +18,10 @@
 #include "api/envelope.h"
 #include "api/events_ticket.h"
 #include "api/file_governance.h"
+#include "api/file_password.h"
 #include "api/openapi_document.h"
 #include "api/query_params.h"
+#include "api/strict_json.h"
 #include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/build_info.h"
@@ -449,6 +451,18 @@ StatusOr<json> ExportApi::Handlers::CreateFrom(const CreateRequest& request, con
   nt.max_attempts = def->max_attempts;
   nt.column_policy = request.column_policy;
   nt.locale = request.locale;
+  EC_RETURN_IF_ERROR(CheckFilePasswordGiven(request));
+  if (!request.file_password.empty()) {
+    if (!deps_.seal_file_password) return Internal("password-protected files are not configured");
+    auto sealed = deps_.seal_file_password(request.file_password);
+    if (!sealed.ok()) {
+      // The code only: nothing of the password's path reaches a log.
+      spdlog::error("file key not sealed exportType={} tenantId={}: {}", def->name, p.tenant,
+                    StatusCodeName(sealed.status().code()));
+      return Internal("the file password could not be protected");
+    }
+    nt.file_key = std::move(sealed).value();
+  }
   if (deps_.contract_version) {
     auto version = deps_.contract_version(*def, *snapshot, canonical, p.tenant, p.app, p.user);
     if (version.ok()) {
@@ -469,8 +483,9 @@ StatusOr<json> ExportApi::Handlers::CreateFrom(const CreateRequest& request, con
     if (created.status().code() == StatusCode::kLimitExceeded) return created.status();
     return created.status().WithContext("creating task");
   }
-  spdlog::info("task created task_id={} exportType={} tenantId={} deduplicated={}",
-               created->task.id, def->name, p.tenant, created->deduplicated);
+  spdlog::info("task created task_id={} exportType={} tenantId={} deduplicated={} encrypted={}",
+               created->task.id, def->name, p.tenant, created->deduplicated,
+               created->task.encrypted);
   if (!created->deduplicated) NotifyCreated(def->name);
   json data = TaskToJson(created->task);
   data["deduplicated"] = created->deduplicated;
@@ -830,6 +845,27 @@ StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Prin
 // the caller exactly as POST /export-tasks would (checks, limits, dedupe, a
 // fresh contract version): the way out of STALE, and "export again" for any
 // task that has ended.
+namespace {
+
+// The optional body of export-again: {"filePassword": "..."}, the new
+// password of a file that was password-protected (the old one is not kept).
+// No body: none.
+StatusOr<std::string> ExportAgainPassword(const Request& req) {
+  if (req.body.empty()) return std::string();
+  EC_RETURN_IF_ERROR(CheckJsonContentType(req.Header("Content-Type")));
+  EC_ASSIGN_OR_RETURN(json body, ParseStrictJson(req.body));
+  if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
+  for (const auto& [key, value] : body.items()) {
+    if (key != "filePassword") return InvalidArgument("unknown field " + key);
+  }
+  auto found = body.find("filePassword");
+  if (found == body.end() || found->is_null()) return std::string();
+  if (!found->is_string()) return InvalidArgument("filePassword must be a string");
+  return found->get<std::string>();
+}
+
+}  // namespace
+
 void ExportApi::Handlers::ExportAgain(const Request& req, Response& res) {
   auto p = Authenticate(req);
   if (!p.ok()) return WriteStatus(res, p.status());
@@ -840,7 +876,9 @@ void ExportApi::Handlers::ExportAgain(const Request& req, Response& res) {
                                      std::string(task::ToString(old->status)) +
                                      "; export it again once it has ended"));
   }
-  auto request = ExportAgainRequest(*old, *p, Snapshot(), deps_.limits);
+  auto password = ExportAgainPassword(req);
+  if (!password.ok()) return WriteStatus(res, password.status());
+  auto request = ExportAgainRequest(*old, *p, Snapshot(), deps_.limits, *password);
   if (!request.ok()) return WriteStatus(res, request.status());
   auto data = CreateFrom(*request, *p, res.Header(kRequestIdHeader));
   if (!data.ok()) return WriteStatus(res, data.status());
@@ -955,7 +993,14 @@ void ExportApi::Handlers::ExportTypes(const Request& req, Response& res) {
   if (!p.ok()) return WriteStatus(res, p.status());
   json types = json::array();
   for (const auto& [name, def] : Snapshot()->definitions) {
-    if (CanSeeType(*p, def)) types.push_back(DefinitionToJson(def));
+    if (!CanSeeType(*p, def)) continue;
+    json type = DefinitionToJson(def);
+    // NONE | OPTIONAL | REQUIRED for this caller: a governed column it sees
+    // in full may require one (docs/configuration.md#password-protected-files-file-password).
+    type["filePassword"] = FilePasswordPolicyName(
+        def, task::DecideColumnPolicy(def.column_rules,
+                                      [&p](const std::string& perm) { return p->HasPerm(perm); }));
+    types.push_back(std::move(type));
   }
   WriteSuccess(res, std::move(types));
 }

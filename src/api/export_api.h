@@ -29,10 +29,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/operator_api.h"
 #include "api/options.h"
 #include "api/preview_api.h"
+#include "common/file_key_ring.h"
 #include "common/status.h"
 #include "http/http_client.h"
 #include "http/http_server.h"
@@ -84,6 +86,13 @@ struct ExportApiDeps {
   // Optional: unset, the route answers 500.
   PreviewFn preview;
   task::PreviewOptions preview_options;  // rows, time limit, per-user rate
+  // Password-protected files (docs/configuration.md#password-protected-files-file-password):
+  // derives the file key material from a checked filePassword and wraps it
+  // under the current key-encryption key (app/ joins
+  // render::DeriveFileKeyMaterial and FileKeyRing::Wrap). Costly by design
+  // (the password hash's spins), once per create. Unset, a create with a
+  // filePassword answers 500.
+  std::function<StatusOr<WrappedFileKey>(std::string_view password)> seal_file_password;
 };
 
 class ExportApi : public http::HttpService {

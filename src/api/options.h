@@ -95,6 +95,14 @@ struct AuthOptions {
   // config/ allows only on a loopback listener (server.host 127.0.0.1, ::1
   // or localhost). Env EXPORT_CENTER_METRICS_TOKEN.
   std::string metrics_bearer_token;
+  // Password-protected files (docs/configuration.md#password-protected-files-file-password): the
+  // key that wraps each task's file key material at create (>= 32 bytes;
+  // REQUIRED when a definition takes a file password), and earlier keys that
+  // still unwrap the material of tasks created before a rotation.
+  // Env EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_KEY and
+  // EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_PREVIOUS_KEYS (comma-separated).
+  std::string file_key_encryption_key{};
+  std::vector<std::string> file_key_encryption_previous_keys{};
 };
 
 }  // namespace export_center::api

@@ -53,8 +53,13 @@ class StrictSax : public nlohmann::json_sax<json> {
   bool end_array() override { return true; }
   bool parse_error(std::size_t position, const std::string&,
                    const nlohmann::detail::exception& ex) override {
-    // nlohmann's message names the byte position and the token it expected.
+    // nlohmann's message names the byte position and the token it expected,
+    // then quotes the bytes it last read: dropped, since they may be a secret
+    // (a filePassword) and the message is echoed in the 400.
     error = ex.what();
+    if (size_t quote = error.find("; last read: "); quote != std::string::npos) {
+      error.erase(quote);
+    }
     (void)position;
     return false;
   }

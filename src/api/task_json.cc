@@ -38,7 +38,8 @@ json Manifest(const task::Task& t) {
   return {{"sha256", *t.file_sha256},
           {"sizeBytes", OptionalInt64(t.size_bytes)},
           {"rows", OptionalInt64(t.total_rows)},
-          {"parts", parts}};
+          {"parts", parts},
+          {"encrypted", t.encrypted}};
 }
 
 }  // namespace
@@ -98,6 +99,7 @@ json TaskToJson(const task::Task& t) {
       {"sizeBytes", OptionalInt64(t.size_bytes)},
       {"manifest", Manifest(t)},
       {"columnPolicy", ColumnPolicyToApiJson(t.column_policy)},
+      {"encrypted", t.encrypted},
       {"failureCode", OptionalString(t.failure_code)},
       {"failureMessage", OptionalString(t.failure_message)},
       {"attemptCount", t.attempt_count},

@@ -61,6 +61,8 @@ class Redactor {
     AddCredentialsIn(c.database.mysql.url);
     for (const auto& [name, ds] : c.datasources) AddCredentialsIn(ds.url);
     for (const notify::WebhookReceiver& r : c.notifications.receivers) Add(r.secret);
+    Add(c.auth.file_key_encryption_key);
+    for (const std::string& key : c.auth.file_key_encryption_previous_keys) Add(key);
   }
   void Add(const std::string& secret) {
     if (!secret.empty()) secrets_.insert(secret);

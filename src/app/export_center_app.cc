@@ -1,5 +1,6 @@
 #include "app/export_center_app.h"
 
+#include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
@@ -8,6 +9,7 @@
 #include "api/export_api.h"
 #include "app/backends.h"
 #include "attempt/export_preview.h"
+#include "common/file_key_ring.h"
 #include "common/ids.h"
 #include "common/thread_guard.h"
 #include "dispatch/consumer.h"
@@ -20,6 +22,7 @@
 #include "notify/notification_publisher.h"
 #include "registry/config_watcher.h"
 #include "registry/registry.h"
+#include "render/file_encryption.h"
 
 namespace export_center::app {
 namespace {
@@ -92,11 +95,27 @@ struct ExportCenterApp::Components {
 
 namespace {
 
+// Password-protected files (docs/configuration.md#password-protected-files-file-password): the
+// create derives the file key material from the password (render/) and wraps
+// it under the current key-encryption key; the password goes no further.
+std::function<StatusOr<WrappedFileKey>(std::string_view)> MakeFileKeySealer(
+    std::shared_ptr<const FileKeyRing> ring) {
+  if (ring == nullptr || !ring->CanWrap()) return nullptr;
+  return [ring](std::string_view password) -> StatusOr<WrappedFileKey> {
+    EC_ASSIGN_OR_RETURN(std::string material, render::DeriveFileKeyMaterial(password));
+    StatusOr<WrappedFileKey> wrapped = ring->Wrap(material);
+    OPENSSL_cleanse(material.data(), material.size());
+    return wrapped;
+  };
+}
+
 attempt::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCenterApp* /*unused*/,
                                      store::TaskStore* store, storage::ExportStorage* storage,
                                      registry::Registry* registry, metrics::ExportMetrics* metrics,
-                                     attempt::AttemptObserver* observer) {
+                                     attempt::AttemptObserver* observer,
+                                     std::shared_ptr<const FileKeyRing> file_keys) {
   attempt::AttemptDeps deps;
+  deps.file_keys = std::move(file_keys);
   deps.store = store;
   deps.storage = storage;
   deps.registry = registry;
@@ -164,6 +183,9 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   const config::AppConfig& cfg = app->config_;
   Components& c = *app->c_;
   c.metrics = std::make_unique<metrics::ExportMetrics>();
+  EC_ASSIGN_OR_RETURN(std::shared_ptr<const FileKeyRing> file_keys,
+                      FileKeyRing::Create(cfg.auth.file_key_encryption_key,
+                                          cfg.auth.file_key_encryption_previous_keys));
   config::TemplateInspector inspect_template = MakeTemplateInspector();
   EC_ASSIGN_OR_RETURN(auto snapshot, config::LoadRegistry(cfg.path, inspect_template));
   // A reload re-reads the file and validates all of it, as a restart would.
@@ -192,7 +214,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   c.observers = std::make_unique<MetricsObservers>(metrics, publisher);
   c.consumer = std::make_unique<dispatch::Consumer>(
       c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
-                                       c.registry.get(), metrics, c.observers.get()));
+                                       c.registry.get(), metrics, c.observers.get(), file_keys));
   c.reconciler = std::make_unique<dispatch::Reconciler>(c.store.get(), c.storage.get(),
                                                         cfg.reconciler, c.observers.get());
   c.dlq = std::make_unique<dispatch::DlqHandler>(c.store.get(), c.channel.get(), c.observers.get());
@@ -228,6 +250,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
     return previewer->Preview(task, std::move(snapshot));
   };
   deps.preview_options = cfg.preview;
+  deps.seal_file_password = MakeFileKeySealer(file_keys);
   ExportCenterApp* self = app.get();
   deps.metrics_text = [self] { return self->MetricsText(); };
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));

@@ -1,5 +1,6 @@
 #include "attempt/export_attempt.h"
 
+#include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -132,6 +133,11 @@ class AttemptRunner {
     auto found = DefinitionFor(*snapshot, task_);
     if (!found.ok()) return {.status = found.status()};
     const registry::ExportDefinition* def = *found;
+    // Before any row is read: an encrypted task never gets a plain file.
+    auto key_material = FileKeyMaterial();
+    if (!key_material.ok()) {
+      return {.status = key_material.status(), .failure_code = std::string(kFileKeyUnavailable)};
+    }
     auto made = OpenGovernedSource(deps_.make_source, task_, *def, *snapshot);
     if (!made.ok()) return {.status = made.status(), .origin = FailureOrigin::kSource};
     // The next page is fetched (and its governed columns masked) while this
@@ -146,7 +152,8 @@ class AttemptRunner {
     const AbortSignal::Subscription on_shutdown = shutdown_.OnSet(
         [interruptible](const Status&) { interruptible->Interrupt(ShutdownReason()); });
 
-    const render::WriterOptions options = WriterOptionsFor(*def);
+    render::WriterOptions options = WriterOptionsFor(*def);
+    options.file_key_material = std::move(key_material).value();
     const render::OutputKind kind = render::OutputKindFor(task_.format, options);
     const std::string extension(render::FileExtension(kind));
     const std::string key = storage::MakeObjectKey(task_.id, extension);
@@ -187,6 +194,24 @@ class AttemptRunner {
                            HexOf(digesting.digest()),
                            std::move(summary->part_rows)};
     return {.status = Status::Ok(), .file = file};
+  }
+
+  // The key material of an encrypted task's file, unwrapped for this
+  // attempt and wiped when the writer lets go of it; nullptr for a plain task.
+  StatusOr<std::shared_ptr<const std::string>> FileKeyMaterial() const {
+    if (!task_.encrypted) return std::shared_ptr<const std::string>();
+    if (!task_.file_key) {
+      return NotFound("task " + std::to_string(task_.id) +
+                      " is password-protected but its wrapped file key is gone");
+    }
+    if (deps_.file_keys == nullptr) return NotFound("no file key-encryption key is configured");
+    EC_ASSIGN_OR_RETURN(std::string material, deps_.file_keys->Unwrap(*task_.file_key));
+    return std::shared_ptr<const std::string>(new std::string(std::move(material)),
+                                              [](const std::string* bytes) {
+                                                auto* wipe = const_cast<std::string*>(bytes);
+                                                OPENSSL_cleanse(wipe->data(), wipe->size());
+                                                delete bytes;
+                                              });
   }
 
   // What the definition asks of the file: zone, gzip, split, template.

@@ -16,6 +16,7 @@
 #include "attempt/abort_signal.h"
 #include "attempt/options.h"
 #include "common/byte_sink.h"
+#include "common/file_key_ring.h"
 #include "registry/registry.h"
 #include "render/writer.h"
 #include "source/row_source.h"
@@ -63,7 +64,16 @@ struct AttemptDeps {
   std::string instance;
   // May be null; must outlive the attempts.
   AttemptObserver* observer = nullptr;
+  // Unwraps the file key material of password-protected tasks
+  // (docs/configuration.md#password-protected-files-file-password). Null: every encrypted task
+  // fails FILE_KEY_UNAVAILABLE.
+  std::shared_ptr<const FileKeyRing> file_keys{};
 };
+
+// failure_code of an encrypted task whose file key cannot be unwrapped (its
+// key-encryption key rotated away, or the wrapped key erased): permanent,
+// never a plain file instead.
+inline constexpr char kFileKeyUnavailable[] = "FILE_KEY_UNAVAILABLE";
 
 // Runs the attempt for `task`, which this instance has just claimed.
 // `shutdown` is set when the process is stopping: the attempt stops at its

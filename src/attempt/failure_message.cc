@@ -59,6 +59,10 @@ std::string UserFailureMessage(std::string_view failure_code, const Status& stat
   if (failure_code == "UNSAFE_TEMPLATE") {
     return "The export's SQL template was refused by the safety check; no SQL ran";
   }
+  if (failure_code == "FILE_KEY_UNAVAILABLE") {
+    return "The file's password protection can no longer be applied (its key was rotated "
+           "away); export again with a new password";
+  }
   if (status.IsTransient()) return Transient(status, origin);
   switch (status.code()) {
     case StatusCode::kInvalidArgument:

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/ascii.h"
+#include "common/file_key_ring.h"
 #include "config/config_internal.h"
 #include "config/notifications_yaml.h"
 #include "config/secret_check.h"
@@ -28,6 +29,7 @@ constexpr size_t kMinJwtSecretBytes = 32;
 // Download URLs live minutes and are checked by this server alone; 128 bits
 // of key (NIST SP 800-107 asks for at least 112) is enough for their HMAC.
 constexpr size_t kMinDownloadSecretBytes = 16;
+constexpr char kFileKeyEnv[] = "EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_KEY";
 
 std::string DefaultInstanceId() {
   char host[256] = {};
@@ -175,6 +177,8 @@ void ReadAuth(MapReader& r, api::AuthOptions* c) {
   r.String("download-url-secret", &c->download_url_secret);
   r.Int("download-url-ttl-seconds", &c->download_url_ttl_seconds, 10, kDay);
   r.String("metrics-bearer-token", &c->metrics_bearer_token);
+  r.String("file-key-encryption-key", &c->file_key_encryption_key);
+  r.StringList("file-key-encryption-previous-keys", &c->file_key_encryption_previous_keys);
   r.Finish();
 }
 
@@ -541,6 +545,56 @@ void CheckAuth(const api::AuthOptions& a, ErrorList* errors) {
               "EXPORT_CENTER_DOWNLOAD_URL_SECRET", errors);
   CheckOptionalSecret(a.metrics_bearer_token, kMinTokenBytes, "auth.metrics-bearer-token",
                       "EXPORT_CENTER_METRICS_TOKEN", errors);
+  CheckOptionalSecret(a.file_key_encryption_key, kMinFileKeyEncryptionKeyBytes,
+                      "auth.file-key-encryption-key", kFileKeyEnv, errors);
+  for (size_t i = 0; i < a.file_key_encryption_previous_keys.size(); ++i) {
+    CheckSecret(a.file_key_encryption_previous_keys[i], kMinFileKeyEncryptionKeyBytes,
+                "auth.file-key-encryption-previous-keys[" + std::to_string(i) + "]",
+                "EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_PREVIOUS_KEYS", errors);
+  }
+}
+
+// Whether a definition of the file takes a file password (file-password
+// optional or required, or a column rule's require-file-password): read from
+// the YAML itself, since the registry sections are mapped apart
+// (registry_yaml.h) and this rule must hold at start-up and at every reload.
+bool TakesFilePasswords(const YAML::Node& root) {
+  // A missing key of a const node is an invalid node, which throws on any
+  // question but IsDefined: a null node stands in for it.
+  auto child = [](const YAML::Node& node, const char* key) {
+    if (!node.IsMap()) return YAML::Node();
+    const YAML::Node value = node[key];
+    return value.IsDefined() ? value : YAML::Node();
+  };
+  auto scalar = [&child](const YAML::Node& node, const char* key) {
+    const YAML::Node value = child(node, key);
+    return value.IsScalar() ? value.Scalar() : std::string();
+  };
+  const YAML::Node definitions = child(root, "definitions");
+  if (!definitions.IsMap()) return false;
+  for (auto def = definitions.begin(); def != definitions.end(); ++def) {
+    const std::string rule = scalar(def->second, "file-password");
+    if (rule == "optional" || rule == "required") return true;
+    const YAML::Node columns = child(def->second, "columns");
+    if (!columns.IsMap()) continue;
+    for (auto column = columns.begin(); column != columns.end(); ++column) {
+      if (scalar(column->second, "require-file-password") == "true") return true;
+    }
+  }
+  return false;
+}
+
+// The secrets rule for the key-encryption key: a file that lets requesters
+// protect files with a password does not start without it, since the wrapped
+// key material of their tasks could not be written.
+void CheckFileKeyNeeded(const YAML::Node& root, const api::AuthOptions& a, ErrorList* errors) {
+  if (!a.file_key_encryption_key.empty() || !TakesFilePasswords(root)) return;
+  errors->Add("auth.file-key-encryption-key",
+              "is required when a definition takes a file password (file-password optional "
+              "or required, or require-file-password on a column) (or set " +
+                  std::string(kFileKeyEnv) + ")",
+              "a random string of at least " + std::to_string(kMinFileKeyEncryptionKeyBytes) +
+                  " bytes, e.g. openssl rand -base64 48");
 }
 
 // A loopback listener: reachable from this machine only (127.0.0.0/8, ::1,
@@ -729,6 +783,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
   }
   Validate(&c, &errors);
   CheckNotifications(c.notifications, root, &errors);
+  CheckFileKeyNeeded(root, c.auth, &errors);
   if (!errors.empty())
     return InvalidArgument(ProblemsHeader(path, errors) + errors.ToStatus().message());
   return c;

@@ -24,6 +24,7 @@ namespace export_center::config {
 namespace {
 
 using registry::ExportDefinition;
+using registry::FilePasswordRule;
 using registry::ParameterSpec;
 using registry::ProviderService;
 using registry::RegistrySnapshot;
@@ -368,6 +369,7 @@ void ParseColumnEntry(const std::string& key, const YAML::Node& node, const std:
     labels.label_missing = task::ParseLabelMissing(missing);
   }
   const bool governed = has_permission || r.Has("without");
+  r.Bool("require-file-password", &rule.require_file_password);
   r.Finish();
   if (!r.valid()) return;
   if (has_labels || labels.label_missing) def->column_labels.push_back(std::move(labels));
@@ -473,6 +475,12 @@ void ReadDefinitionFields(MapReader& r, ExportDefinition* def, bool* has_consist
   }
   r.Bool("csv-gzip", &def->csv_gzip);
   r.String("locale", &def->locale);
+  std::string file_password = "none";
+  if (r.Enum("file-password", &file_password, {"none", "optional", "required"})) {
+    def->file_password = file_password == "required"   ? FilePasswordRule::kRequired
+                         : file_password == "optional" ? FilePasswordRule::kOptional
+                                                       : FilePasswordRule::kNone;
+  }
 }
 
 // locale, sheet-name, totals-label (docs/configuration.md#rich-columns).
@@ -559,6 +567,14 @@ void CheckDefinition(const ExportDefinition& def, const std::string& path, bool 
                 Quote(def.required_permission) + " is not a valid permission", kPermissionPattern);
   }
   CheckFileNamePattern(def.file_name_pattern, path + ".file-name-pattern", errors);
+  if (def.file_password == FilePasswordRule::kNone) {
+    for (const task::ColumnRule& rule : def.column_rules) {
+      if (!rule.require_file_password) continue;
+      errors->Add(path + ".columns." + rule.key + ".require-file-password",
+                  "needs a type that takes a file password, but file-password is none",
+                  "file-password: optional or required on " + def.name);
+    }
+  }
   cctz::time_zone tz;
   if (!cctz::load_time_zone(def.timezone, &tz)) {
     errors->Add(path + ".timezone", Quote(def.timezone) + " is not a known time zone",

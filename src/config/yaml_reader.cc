@@ -102,7 +102,12 @@ bool IsSecretKey(std::string_view key) {
   for (const char* word : {"secret", "token", "password"}) {
     if (k.find(word) != std::string::npos) return true;
   }
-  return k.size() >= 4 && k.compare(k.size() - 4, 4, "-key") == 0;
+  for (std::string_view end : {"-key", "-keys"}) {
+    if (k.size() >= end.size() && k.compare(k.size() - end.size(), end.size(), end) == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string Shown(std::string_view key, const std::string& value) {
@@ -433,7 +438,7 @@ bool MapReader::ReadIntList(const Source& source, std::vector<int>* out, int64_t
 bool MapReader::StringList(std::string_view key, std::vector<std::string>* out) {
   Source source = Resolve(key, Shape::kList);
   const bool ok = ReadStringList(source, out);
-  Note(key, source, ShownList(*out));
+  Note(key, source, IsSecretKey(key) && !out->empty() ? "(hidden)" : ShownList(*out));
   return ok;
 }
 

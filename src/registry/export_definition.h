@@ -19,6 +19,10 @@ namespace export_center::registry {
 
 enum class SourceKind { kProvider, kSqlTemplate };
 
+// `file-password`: whether a requester may, or must, protect the file with a
+// password (docs/configuration.md#password-protected-files-file-password).
+enum class FilePasswordRule { kNone, kOptional, kRequired };
+
 // A parameter the type accepts from the browser. Undeclared parameters → 400.
 struct ParameterSpec {
   std::string name;
@@ -59,6 +63,9 @@ struct ExportDefinition {
   // needs to see it and what the file shows without it
   // (docs/configuration.md#column-governance-columns). Decided at create.
   std::vector<task::ColumnRule> column_rules;
+  // `file-password`: none (default), optional or required. A column rule's
+  // require-file-password needs optional or required.
+  FilePasswordRule file_password = FilePasswordRule::kNone;
 
   // Files (docs/xlsx.md). XLSX: `template-file`, an .xlsx template
   // filled instead of the metadata-driven layout; its bytes are loaded and

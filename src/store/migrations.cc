@@ -569,6 +569,20 @@ Migration TaskLocale() {
       15,
       "export_task.locale: the requester's language",
       {"ALTER TABLE export_task ADD COLUMN IF NOT EXISTS locale VARCHAR(35) NOT NULL DEFAULT ''"},
+
+// Version 16: password-protected files
+// (docs/configuration.md#password-protected-files-file-password): whether the task's file is
+// encrypted, and the file key material derived from the requester's password, wrapped under a
+// key-encryption key, with that key's id. The wrapped material is erased (NULL) when the task ends;
+// file_encrypted stays. Tasks created before are plain: 0.
+Migration FileEncryption() {
+  return {
+      16,
+      "export_task.file_encrypted, file_key_id, file_key_wrapped: password-protected files",
+      {"ALTER TABLE export_task ADD COLUMN IF NOT EXISTS file_encrypted INTEGER NOT NULL"
+       " DEFAULT 0",
+       "ALTER TABLE export_task ADD COLUMN IF NOT EXISTS file_key_id VARCHAR(64) NULL",
+       "ALTER TABLE export_task ADD COLUMN IF NOT EXISTS file_key_wrapped {TEXT} NULL"},
   };
 }
 
@@ -579,7 +593,7 @@ const std::vector<Migration>& AllMigrations() {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
       DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
       TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp(),
-      FailureDetail(), Subscriptions(), TaskLocale()};
+      FailureDetail(), Subscriptions(), TaskLocale(), FileEncryption()};
   return kMigrations;
 }
 

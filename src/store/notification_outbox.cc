@@ -66,6 +66,7 @@ std::string EncodeTaskEndedEvent(const task::Task& t, const std::string& event_i
       {"fileName", OptText(t.file_name)},
       {"sizeBytes", OptInt(t.size_bytes)},
       {"fileSha256", OptText(t.file_sha256)},
+      {"encrypted", t.encrypted},
       {"totalRows", OptInt(t.total_rows)},
       {"failureCode", OptText(t.failure_code)},
       {"failureMessage", OptText(t.failure_message)},

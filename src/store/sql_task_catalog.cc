@@ -56,13 +56,15 @@ StatusOr<int64_t> SqlTaskStore::DatabaseNowMs() {
 
 StatusOr<std::optional<Task>> SqlTaskStore::FindDuplicate(Connection& c, const NewTask& t,
                                                           int window_seconds) {
-  if (window_seconds <= 0) return std::optional<Task>();
+  // A password makes its own file: never handed an existing task, nor is a
+  // plain create handed an encrypted one.
+  if (window_seconds <= 0 || t.file_key) return std::optional<Task>();
   EC_ASSIGN_OR_RETURN(
       Rows rows,
       c.Query(Sql(std::string("SELECT ") + kTaskColumns +
                   " FROM export_task WHERE requested_by = ? AND export_type = ?"
                   " AND params_hash = ? AND format = ? AND tenant_id = ? AND app_code = ?"
-                  " AND locale = ? AND status IN " +
+                  " AND locale = ? AND file_encrypted = 0 AND status IN " +
                   kActive +
                   " AND requested_at >= {NOW} - ? ORDER BY requested_at DESC, id DESC LIMIT 1"),
               {t.requested_by, t.export_type, t.params_hash, task::ToString(t.format), t.tenant_id,
@@ -119,17 +121,20 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
     EC_RETURN_IF_ERROR(CheckActiveLimits(c, nt, limits));
     const int64_t id = NewId();
     EC_RETURN_IF_ERROR(
-        c.Exec(
-             Sql("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
-                 " task_name, format, parameters_json, params_hash, status, processed_rows,"
-                 " dispatch_version, attempt_count, max_attempts, next_retry_at,"
-                 " cancel_requested, contract_version, download_count, requested_at,"
-                 " updated_at, column_policy_json, locale)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, 1, 0, ?, {NOW}, 0, ?, 0,"
-                 " {NOW}, {NOW}, ?, ?)"),
-             {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
-              nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
-              nt.max_attempts, nt.contract_version, ColumnPolicyText(nt.column_policy), nt.locale})
+        c.Exec(Sql("INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type,"
+                   " task_name, format, parameters_json, params_hash, status, processed_rows,"
+                   " dispatch_version, attempt_count, max_attempts, next_retry_at,"
+                   " cancel_requested, contract_version, download_count, requested_at,"
+                   " updated_at, column_policy_json, locale, file_encrypted, file_key_id,"
+                   " file_key_wrapped)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, 1, 0, ?, {NOW}, 0, ?, 0,"
+                   " {NOW}, {NOW}, ?, ?, ?, ?, ?)"),
+               {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
+                nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
+                nt.max_attempts, nt.contract_version, ColumnPolicyText(nt.column_policy),
+                nt.locale, int64_t{nt.file_key ? 1 : 0},
+                nt.file_key ? std::optional<std::string>(nt.file_key->key_id) : std::nullopt,
+                nt.file_key ? std::optional<std::string>(nt.file_key->sealed) : std::nullopt})
             .status());
     EC_ASSIGN_OR_RETURN(Task created, ReadExistingTask(c, id));
     EC_RETURN_IF_ERROR(InsertCommandOrFail(c, created, nt.trace_id));
@@ -288,6 +293,13 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
     if (!task::CanManualRetry(t->status)) {
       return Conflict("the task is " + std::string(task::ToString(t->status)) +
                       "; only failed, cancelled or inconsistent tasks can be retried");
+    }
+    if (t->encrypted) {
+      // Its wrapped file key was erased when it ended (NotifyEnded), and the
+      // password was never kept: a new file needs a new password.
+      return Conflict(
+          "the task's file was password-protected and its key was erased when it ended; "
+          "export it again with a new filePassword");
     }
     // A retry is a new execution attempt: version+1, counters and the previous
     // result cleared (docs/task-lifecycle.md#manual-retry).

@@ -124,6 +124,10 @@ StatusOr<Task> TaskFromRow(const Row& r) {
   t.column_policy = std::move(policy).value();
   t.failure_detail = r.OptText(kFailureDetail);
   t.locale = r.Text(kLocale);
+  t.encrypted = r.Int(kFileEncrypted) != 0;
+  std::optional<std::string> key_id = r.OptText(kFileKeyId);
+  std::optional<std::string> wrapped = r.OptText(kFileKeyWrapped);
+  if (key_id && wrapped) t.file_key = WrappedFileKey{*key_id, *wrapped};
   return t;
 }
 

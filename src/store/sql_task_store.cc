@@ -62,6 +62,13 @@ std::shared_ptr<const std::vector<NotificationRoute>> SqlTaskStore::Routes() con
 }
 
 Status SqlTaskStore::NotifyEnded(Connection& c, int64_t task_id) {
+  // No attempt follows an end state (a manual retry of an encrypted task is
+  // refused): the wrapped file key goes in the transaction that ended it
+  // (docs/configuration.md#password-protected-files-file-password).
+  EC_RETURN_IF_ERROR(c.Exec("UPDATE export_task SET file_key_id = NULL, file_key_wrapped = NULL"
+                            " WHERE id = ? AND file_key_wrapped IS NOT NULL",
+                            {task_id})
+                         .status());
   std::shared_ptr<const std::vector<NotificationRoute>> routes = Routes();
   if (routes == nullptr || routes->empty()) return Status::Ok();
   // Read back inside the transaction: the payload is the committed end state.

@@ -36,7 +36,8 @@ inline constexpr char kTaskColumns[] =
     " max_attempts, next_retry_at, lease_owner, lease_until, last_heartbeat_at,"
     " execution_deadline_at, cancel_requested, contract_version, download_count,"
     " last_downloaded_at, requested_at, started_at, completed_at, expires_at, updated_at,"
-    " file_sha256, part_rows, column_policy_json, failure_detail, locale";
+    " file_sha256, part_rows, column_policy_json, failure_detail, locale, file_encrypted,"
+    " file_key_id, file_key_wrapped";
 
 // Positions in kTaskColumns.
 enum TaskCol : size_t {
@@ -80,6 +81,9 @@ enum TaskCol : size_t {
   kColumnPolicy,
   kFailureDetail,
   kLocale,
+  kFileEncrypted,
+  kFileKeyId,
+  kFileKeyWrapped,
   kTaskColumnCount
 };
 
@@ -253,7 +257,8 @@ class SqlTaskStore final : public TaskStore {
   Status RequeueOutboxRows(Connection& c, const Rows& picked, std::string_view from,
                            std::string_view set, const char* cause, int* requeued);
   // Called inside the transaction that just moved `task_id` to an end state
-  // (every such statement of this file is followed by it): writes the
+  // (every such statement of this file is followed by it): erases the task's
+  // wrapped file key (no attempt needs it any more) and writes the
   // notification rows of the routes in force (docs/notifications.md).
   Status NotifyEnded(Connection& c, int64_t task_id);
   std::shared_ptr<const std::vector<NotificationRoute>> Routes() const EXCLUDES(routes_mu_);

@@ -40,6 +40,10 @@ struct NewTask {
   // The requester's language (task::Task::locale); part of the duplicate
   // check, since another language writes another file.
   std::string locale{};
+  // A password-protected file: the wrapped file key material (the task is
+  // then `encrypted`). Such a task is never deduplicated, nor a plain create
+  // onto it: each password makes its own file.
+  std::optional<WrappedFileKey> file_key{};
 };
 
 struct CreateLimits {
@@ -177,7 +181,9 @@ class TaskCatalog : public virtual TaskReader {
   // From FAILED/CANCELLED/INCONSISTENT (task::CanManualRetry; a STALE task is
   // exported again as a new task instead): PENDING, version+1,
   // attempt_count=0, next_retry_at=now, cancel_requested=0, result cleared,
-  // new outbox row — one transaction. Other states: Conflict.
+  // new outbox row — one transaction. Other states: Conflict; an encrypted
+  // task too, since its wrapped file key was erased when it ended (export it
+  // again with a new password).
   virtual StatusOr<task::Task> ManualRetry(int64_t task_id, const std::string& trace_id) = 0;
 
   // Audits one answer that handed out the file, once per (task, user) and

@@ -55,6 +55,10 @@ struct ColumnRule {
   std::string key;
   std::string required_permission;
   ColumnDecision without;  // what applies to a requester without the permission
+  // `require-file-password`: a requester who sees this column in full (holds
+  // the permission) must protect the file with a password
+  // (docs/configuration.md#password-protected-files-file-password).
+  bool require_file_password{};
 };
 
 // The decisions for a requester holding `has_permission` permissions: one for

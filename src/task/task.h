@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/file_key_ring.h"
 #include "task/column_policy.h"
 
 namespace export_center::task {
@@ -105,6 +106,14 @@ struct Task {
   // What the requester may see of governed columns, decided at create
   // (task/column_policy.h); empty for a task that shows every column.
   ColumnPolicy column_policy;
+  // A password-protected file (docs/configuration.md#password-protected-files-file-password):
+  // the requester gave a filePassword at create. The password is never kept;
+  // file_key is the key material derived from it, wrapped under a
+  // key-encryption key (common/file_key_ring.h), so every attempt writes a
+  // file the same password opens. Erased (nullopt) once the task has ended;
+  // `encrypted` stays.
+  bool encrypted{};
+  std::optional<WrappedFileKey> file_key{};
 
   // Downloads.
   int64_t download_count = 0;

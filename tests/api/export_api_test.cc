@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -173,6 +174,13 @@ class ExportApiTest : public ::testing::Test {
     deps.on_task_created = [this] { ++wakes_; };
     deps.on_created = [this](const std::string& type) { created_types_.push_back(type); };
     deps.metrics_text = [] { return std::string("export_task_created_total 3\n"); };
+    // Stands in for render::DeriveFileKeyMaterial + FileKeyRing::Wrap: keeps
+    // nothing of the password but that it was given.
+    deps.seal_file_password = [this](std::string_view password) -> StatusOr<WrappedFileKey> {
+      EXPECT_FALSE(password.empty());
+      ++seals_;
+      return WrappedFileKey{"00112233aabbccdd", "c2VhbGVkIG1hdGVyaWFs"};
+    };
     api_ = std::make_unique<ExportApi>(std::move(deps));
     ASSERT_TRUE(api_->init_status().ok()) << api_->init_status().ToString();
     http::HttpServerOptions options;
@@ -403,6 +411,7 @@ class ExportApiTest : public ::testing::Test {
   std::unique_ptr<httplib::Client> client_;
   int port_ = 0;
   std::atomic<int> wakes_{0};
+  std::atomic<int> seals_{0};
   std::vector<std::string> created_types_;
   int64_t next_id_ = 1000;
   std::string alice_, bob_, admin_, eve_, merchant_;
@@ -1859,6 +1868,200 @@ TEST_F(ExportApiTest, ManualRetryOfADisabledTypeIsRefusedWithItsCode) {
   EXPECT_NE(r.body["message"].get<std::string>().find("disabled"), std::string::npos) << r.raw;
   EXPECT_EQ(StoredTask(failed.id)->status, TaskState::kFailed) << "nothing retried";
   EXPECT_EQ(OutboxRows(), 0);
+}
+
+// ---- password-protected files (docs/configuration.md#password-protected-files-file-password)
+// -----------
+
+// Three types beside the others: one that takes a password, one that requires
+// it, and one whose governed column requires it of whoever sees it in full.
+registry::RegistrySnapshot WithPasswordTypes() {
+  registry::RegistrySnapshot s = MakeSnapshot();
+  registry::ExportDefinition optional = s.definitions["CUSTOMER_LIST"];
+  optional.name = "PROTECTABLE_LIST";
+  optional.file_password = registry::FilePasswordRule::kOptional;
+  registry::ExportDefinition required = s.definitions["CUSTOMER_LIST"];
+  required.name = "PROTECTED_LIST";
+  required.file_password = registry::FilePasswordRule::kRequired;
+  registry::ExportDefinition id_cards = s.definitions["GOVERNED_LIST"];
+  id_cards.name = "ID_CARD_LIST";
+  id_cards.file_password = registry::FilePasswordRule::kOptional;
+  id_cards.column_rules[0].require_file_password = true;  // mobile, customer:contact
+  for (auto* d : {&optional, &required, &id_cards}) s.definitions[d->name] = *d;
+  return s;
+}
+
+constexpr char kGoodPassword[] = "Tr0ub4dor&3-horse";
+
+class FilePasswordApiTest : public ExportApiTest {
+ protected:
+  void SetUp() override {
+    ExportApiTest::SetUp();
+    if (HasFatalFailure()) return;
+    next_snapshot_ = WithPasswordTypes();
+    ASSERT_TRUE(registry_->Reload("unused").ok());
+  }
+
+  Reply CreateWith(const std::string& type, const json& password, const std::string& token = "") {
+    json body = {{"exportType", type}};
+    if (!password.is_null()) body["filePassword"] = password;
+    return Create(token.empty() ? alice_ : token, body);
+  }
+};
+
+TEST_F(FilePasswordApiTest, AGoodPasswordMakesAnEncryptedTaskAndIsNeverEchoedOrStored) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("file-password-test", sink);
+  logger->set_level(spdlog::level::trace);
+  spdlog::set_default_logger(logger);
+  Reply r = CreateWith("PROTECTABLE_LIST", kGoodPassword);
+  spdlog::set_default_logger(previous);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  EXPECT_EQ(r.body["data"]["encrypted"], true);
+  EXPECT_EQ(r.raw.find(kGoodPassword), std::string::npos);
+  EXPECT_EQ(seals_.load(), 1);
+  EXPECT_EQ(OutboxRows(), 1);
+  std::optional<task::Task> stored =
+      StoredTask(std::stoll(r.body["data"]["id"].get<std::string>()));
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(stored->encrypted);
+  ASSERT_TRUE(stored->file_key);
+  EXPECT_EQ(stored->file_key->key_id, "00112233aabbccdd");
+  EXPECT_EQ(stored->parameters_json.find(kGoodPassword), std::string::npos);
+  // Nothing in the whole row holds it: every column read back as text.
+  auto rows = db_->Query("SELECT * FROM export_task");
+  ASSERT_TRUE(rows.ok());
+  for (const store::Row& row : *rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      EXPECT_EQ(row.OptText(i).value_or("").find(kGoodPassword), std::string::npos) << i;
+    }
+  }
+  for (const std::string& line : sink->last_formatted()) {
+    EXPECT_EQ(line.find(kGoodPassword), std::string::npos) << line;
+  }
+  // The task's JSON says so in every read, and the plain type's task does not.
+  Reply got = Get(kTasks + "/" + r.body["data"]["id"].get<std::string>(), alice_);
+  EXPECT_EQ(got.body["data"]["encrypted"], true) << got.raw;
+  Reply plain = CreateWith("PROTECTABLE_LIST", nullptr, bob_);
+  ASSERT_EQ(plain.code(), "200") << plain.raw;
+  EXPECT_EQ(plain.body["data"]["encrypted"], false);
+  EXPECT_EQ(seals_.load(), 1);
+}
+
+TEST_F(FilePasswordApiTest, BadPasswordsAre400NamingTheRuleNotTheValue) {
+  auto refused = [&](const json& password, const std::string& expect,
+                     const std::string& type = "PROTECTABLE_LIST") {
+    Reply r = CreateWith(type, password);
+    EXPECT_EQ(r.code(), "400") << r.raw;
+    const std::string message = r.body.value("message", "");
+    EXPECT_NE(message.find(expect), std::string::npos) << message;
+    if (password.is_string()) {
+      EXPECT_EQ(r.raw.find(password.get<std::string>()), std::string::npos) << r.raw;
+    }
+  };
+  refused("Ab1-xyz", "too short");
+  refused(std::string(129, 'a') + "1", "too long");
+  refused("alllowercase", "all one kind");
+  refused("12345678901", "all one kind");
+  refused("密码密码密码密码", "all one kind");
+  refused("Ab1\tabcdef", "control characters");
+  refused(12345678, "must be a string");
+  refused(kGoodPassword, "not allowed", "CUSTOMER_LIST");
+  // Multi-byte characters count once: 8 of them are long enough.
+  EXPECT_EQ(CreateWith("PROTECTABLE_LIST", "密码密码1234").code(), "200");
+  EXPECT_EQ(CreateWith("PROTECTABLE_LIST", std::string(127, 'a') + "1", bob_).code(), "200");
+  // Not UTF-8 is refused by the JSON reader, which quotes none of the bytes.
+  Reply bad_utf8 = Post(kTasks, alice_,
+                        "{\"exportType\":\"PROTECTABLE_LIST\",\"filePassword\":\"Pass\xff"
+                        "word-secret1\"}");
+  EXPECT_EQ(bad_utf8.code(), "400") << bad_utf8.raw;
+  EXPECT_EQ(bad_utf8.raw.find("word-secret1"), std::string::npos) << bad_utf8.raw;
+  EXPECT_EQ(bad_utf8.raw.find("Pass"), std::string::npos) << bad_utf8.raw;
+  EXPECT_EQ(seals_.load(), 2);
+}
+
+TEST_F(FilePasswordApiTest, AMissingRequiredPasswordIs400BeforeAnythingIsQueued) {
+  Reply r = CreateWith("PROTECTED_LIST", nullptr);
+  EXPECT_EQ(r.code(), "400") << r.raw;
+  EXPECT_NE(r.body.value("message", "").find("filePassword is required"), std::string::npos);
+  EXPECT_EQ(OutboxRows(), 0);
+  EXPECT_EQ(wakes_.load(), 0);
+  EXPECT_EQ(CreateWith("PROTECTED_LIST", kGoodPassword).code(), "200");
+
+  // The governed column: who sees mobile in full must protect the file; who
+  // gets it masked need not.
+  const std::string contact =
+      Token("carol", "t1", task::AppCode::kPlatform, {"customer:export", "customer:contact"});
+  Reply full = CreateWith("ID_CARD_LIST", nullptr, contact);
+  EXPECT_EQ(full.code(), "400") << full.raw;
+  EXPECT_NE(full.body.value("message", "").find("column mobile"), std::string::npos) << full.raw;
+  EXPECT_EQ(CreateWith("ID_CARD_LIST", kGoodPassword, contact).code(), "200");
+  Reply masked = CreateWith("ID_CARD_LIST", nullptr, bob_);
+  EXPECT_EQ(masked.code(), "200") << masked.raw;
+  EXPECT_EQ(masked.body["data"]["encrypted"], false);
+  EXPECT_EQ(OutboxRows(), 3);
+}
+
+TEST_F(FilePasswordApiTest, ExportTypesSayWhatEachCallerMustGive) {
+  auto policy = [&](const std::string& token) {
+    std::map<std::string, std::string> out;
+    const Reply types = Get(kBase + "/export-types", token);
+    for (const auto& t : types.body["data"]) {
+      out[t["exportType"]] = t["filePassword"];
+    }
+    return out;
+  };
+  std::map<std::string, std::string> alice = policy(alice_);
+  EXPECT_EQ(alice["CUSTOMER_LIST"], "NONE");
+  EXPECT_EQ(alice["PROTECTABLE_LIST"], "OPTIONAL");
+  EXPECT_EQ(alice["PROTECTED_LIST"], "REQUIRED");
+  EXPECT_EQ(alice["ID_CARD_LIST"], "OPTIONAL");
+  const std::string contact =
+      Token("carol", "t1", task::AppCode::kPlatform, {"customer:export", "customer:contact"});
+  EXPECT_EQ(policy(contact)["ID_CARD_LIST"], "REQUIRED");
+}
+
+// The password was never kept: the task cannot be retried, and exporting it
+// again needs a new password.
+TEST_F(FilePasswordApiTest, AnEncryptedTaskIsExportedAgainWithANewPasswordNotRetried) {
+  Reply r = CreateWith("PROTECTABLE_LIST", kGoodPassword);
+  ASSERT_EQ(r.code(), "200") << r.raw;
+  const std::string id = r.body["data"]["id"].get<std::string>();
+  auto ended = db_->Exec(
+      "UPDATE export_task SET status = 'FAILED', file_key_id = NULL, file_key_wrapped = NULL"
+      " WHERE id = ?",
+      {std::stoll(id)});
+  ASSERT_TRUE(ended.ok() && *ended == 1);
+  const std::string path = kTasks + "/" + id;
+
+  Reply retry = Post(path + "/retry", alice_);
+  EXPECT_EQ(retry.code(), "409") << retry.raw;
+  EXPECT_NE(retry.body.value("message", "").find("filePassword"), std::string::npos);
+
+  Reply without = Post(path + "/export-again", alice_);
+  EXPECT_EQ(without.code(), "400") << without.raw;
+  EXPECT_NE(without.body.value("message", "").find("filePassword is required"), std::string::npos);
+  EXPECT_EQ(Post(path + "/export-again", alice_, R"({"filePassword":"short1"})").code(), "400");
+  EXPECT_EQ(Post(path + "/export-again", alice_, R"({"other":1})").code(), "400");
+  Reply again =
+      Post(path + "/export-again", alice_, json({{"filePassword", "N3w-password!"}}).dump());
+  ASSERT_EQ(again.code(), "200") << again.raw;
+  EXPECT_EQ(again.body["data"]["encrypted"], true);
+  EXPECT_NE(again.body["data"]["id"], id);
+  EXPECT_EQ(again.raw.find("N3w-password!"), std::string::npos);
+  EXPECT_EQ(seals_.load(), 2);
+
+  // A plain task exported again stays plain without a body; a password for
+  // a type that takes none is refused.
+  task::Task plain = PutTask("alice", TaskState::kFailed);
+  EXPECT_EQ(Post(kTasks + "/" + Id(plain) + "/export-again", alice_,
+                 json({{"filePassword", kGoodPassword}}).dump())
+                .code(),
+            "400");
+  Reply plain_again = Post(kTasks + "/" + Id(plain) + "/export-again", alice_);
+  ASSERT_EQ(plain_again.code(), "200") << plain_again.raw;
+  EXPECT_EQ(plain_again.body["data"]["encrypted"], false);
 }
 
 }  // namespace

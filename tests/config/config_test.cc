@@ -970,5 +970,71 @@ TEST_F(ConfigTest, TenantFairnessKeysAndTheDefaultLimit) {
                 "consumer.tenant-handback-ms: 10 is out of range; allowed: [50, 600000]");
 }
 
+// ---- password-protected files (docs/configuration.md#password-protected-files-file-password)
+// -----------
+
+const char kTakesPasswords[] = R"(
+definitions:
+  CUSTOMER_LIST: {file-password: optional}
+)";
+
+TEST_F(ConfigTest, AFileKeyEncryptionKeyIsRequiredOnceADefinitionTakesPasswords) {
+  ASSERT_TRUE(Parse(kMinimal).ok()) << "no definition takes one: not required";
+  ASSERT_TRUE(Parse(std::string(kMinimal) + "definitions:\n  A: {file-password: none}\n").ok());
+  ExpectProblem(std::string(kMinimal) + kTakesPasswords,
+                "auth.file-key-encryption-key: is required when a definition takes a file "
+                "password");
+  ExpectProblem(std::string(kMinimal) +
+                    "definitions:\n  A:\n    columns:\n      id_card: {required-permission: "
+                    "a:b:c, require-file-password: true}\n",
+                "auth.file-key-encryption-key: is required when a definition takes a file "
+                "password");
+  std::string yaml = std::string(kMinimal) +
+                     "  file-key-encryption-key: file-key-encryption-key-0123456789abcdef\n"
+                     "  file-key-encryption-previous-keys: "
+                     "[previous-key-encryption-key-0123456789abcdef]\n" +
+                     kTakesPasswords;
+  StatusOr<AppConfig> c = Parse(yaml);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->auth.file_key_encryption_key, "file-key-encryption-key-0123456789abcdef");
+  EXPECT_EQ(c->auth.file_key_encryption_previous_keys,
+            std::vector<std::string>{"previous-key-encryption-key-0123456789abcdef"});
+  for (const SettingSource& s : c->settings) {
+    EXPECT_EQ(s.shown.find("key-encryption-key-0123"), std::string::npos) << s.key;
+  }
+}
+
+TEST_F(ConfigTest, FileKeyEncryptionKeysFollowTheSecretsRule) {
+  const std::string base = std::string(kMinimal) + "  file-key-encryption-key: ";
+  ExpectProblem(base + std::string(31, 'k') + "\n",
+                "auth.file-key-encryption-key: is too short (31 bytes)");
+  ExpectProblem(base + "${EXPORT_CENTER_FILE_KEY}\n",
+                "auth.file-key-encryption-key: is the unresolved placeholder");
+  ExpectProblem(std::string(kMinimal) + "  file-key-encryption-previous-keys: [short]\n",
+                "auth.file-key-encryption-previous-keys[0]: is too short (5 bytes)");
+  StatusOr<AppConfig> bad = Parse(base + std::string(31, 'k') + "\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().find(std::string(31, 'k')), std::string::npos);
+}
+
+TEST_F(ConfigTest, FileKeyEncryptionKeysComeFromTheEnvironment) {
+  setenv("EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_KEY", "env-file-key-encryption-key-0123456789ab",
+         1);
+  setenv("EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_PREVIOUS_KEYS",
+         "env-previous-key-one-0123456789abcdefgh,env-previous-key-two-0123456789abcdefgh", 1);
+  StatusOr<AppConfig> c = Parse(std::string(kMinimal) + kTakesPasswords);
+  unsetenv("EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_KEY");
+  unsetenv("EXPORT_CENTER_AUTH__FILE_KEY_ENCRYPTION_PREVIOUS_KEYS");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->auth.file_key_encryption_key, "env-file-key-encryption-key-0123456789ab");
+  EXPECT_EQ(c->auth.file_key_encryption_previous_keys.size(), 2u);
+  int hidden = 0;
+  for (const SettingSource& s : c->settings) {
+    EXPECT_EQ(s.shown.find("0123456789ab"), std::string::npos) << s.key << " " << s.shown;
+    if (s.key.rfind("auth.file-key-encryption", 0) == 0 && s.shown == "(hidden)") ++hidden;
+  }
+  EXPECT_EQ(hidden, 2);
+}
+
 }  // namespace
 }  // namespace export_center::config

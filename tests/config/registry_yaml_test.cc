@@ -601,5 +601,44 @@ TEST_F(RegistryReloadTest, ProviderServicesChangeNeedsRestart) {
   EXPECT_EQ(registry.Current()->FindService("customer-service")->base_url, "http://127.0.0.1:8081");
 }
 
+// ---- file-password (docs/configuration.md#password-protected-files-file-password)
+// -----------------------
+
+TEST(Registry, FilePasswordRulesParse) {
+  StatusOr<RegistrySnapshot> plain = Parse(kValid);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->Find("CUSTOMER_LIST")->file_password, registry::FilePasswordRule::kNone);
+  StatusOr<RegistrySnapshot> r = Parse(Replace(
+      Replace(kValid, "    timezone: Asia/Shanghai\n",
+              "    timezone: Asia/Shanghai\n    file-password: optional\n"
+              "    columns:\n      id_card: {required-permission: a:b:c, without: hash, "
+              "require-file-password: true}\n      phone: {required-permission: a:b:c}\n"),
+      "    app-scope: MERCHANT\n", "    app-scope: MERCHANT\n    file-password: required\n"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ExportDefinition* def = r->Find("CUSTOMER_LIST");
+  EXPECT_EQ(def->file_password, registry::FilePasswordRule::kOptional);
+  ASSERT_EQ(def->column_rules.size(), 2u);
+  EXPECT_TRUE(def->column_rules[0].require_file_password);
+  EXPECT_FALSE(def->column_rules[1].require_file_password);
+  EXPECT_EQ(r->Find("ORDER_SQL")->file_password, registry::FilePasswordRule::kRequired);
+}
+
+TEST(Registry, FilePasswordProblems) {
+  ExpectProblem(Replace(kValid, "    timezone: Asia/Shanghai\n",
+                        "    timezone: Asia/Shanghai\n    file-password: always\n"),
+                "definitions.CUSTOMER_LIST.file-password:");
+  ExpectProblem(
+      Replace(kValid, "    timezone: Asia/Shanghai\n",
+              "    timezone: Asia/Shanghai\n    columns:\n      id_card: {required-permission: "
+              "a:b:c, require-file-password: true}\n"),
+      "definitions.CUSTOMER_LIST.columns.id_card.require-file-password: needs a type that takes "
+      "a file password");
+  ExpectProblem(
+      Replace(kValid, "    timezone: Asia/Shanghai\n",
+              "    timezone: Asia/Shanghai\n    file-password: optional\n    columns:\n"
+              "      id_card: {required-permission: a:b:c, require-file-password: yes}\n"),
+      "definitions.CUSTOMER_LIST.columns.id_card.require-file-password:");
+}
+
 }  // namespace
 }  // namespace export_center::config

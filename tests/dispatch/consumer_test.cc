@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "attempt/lease_watchdog.h"
+#include "common/file_key_ring.h"
 #include "common/utf8.h"
 #include "dispatch/dlq_handler.h"
 #include "dispatch/embedded_command_channel.h"
@@ -1399,6 +1400,110 @@ TEST(MakeFileName, DropsInvalidUtf8) {
   EXPECT_EQ(MakeFileName(def, t, "csv"), "badname.csv");
   t.task_name = "\xFF\xFE";
   EXPECT_EQ(MakeFileName(def, t, "csv"), "export.csv");
+}
+
+// ---- password-protected files (docs/configuration.md#password-protected-files-file-password)
+// ---------
+
+const std::string kFileKeyA = "consumer-test-key-encryption-key-of-32+-bytes-A";
+const std::string kFileKeyB = "consumer-test-key-encryption-key-of-32+-bytes-B";
+const std::string kMaterial = "derived file key material \x01\x02\xff of some length";
+
+class EncryptedAttemptTest : public ConsumerTest {
+ protected:
+  int64_t CreateEncrypted(const FileKeyRing& ring) {
+    store::NewTask t;
+    t.tenant_id = "1";
+    t.requested_by = "u1";
+    t.export_type = "TEST_LIST";
+    t.task_name = "加密导出";
+    t.format = task::FileFormat::kCsv;
+    t.parameters_json = "{}";
+    t.params_hash = "h-enc";
+    auto wrapped = ring.Wrap(kMaterial);
+    EXPECT_TRUE(wrapped.ok()) << wrapped.status().ToString();
+    t.file_key = *wrapped;
+    auto created = store_->CreateTask(t, {});
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created->task.id;
+  }
+
+  // Deps whose writer records the key material each attempt hands it.
+  AttemptDeps RecordingDeps(std::shared_ptr<const FileKeyRing> ring) {
+    AttemptDeps deps = Deps();
+    deps.file_keys = std::move(ring);
+    deps.consumer.retry_backoff_seconds = {0};
+    deps.make_writer =
+        [this](task::FileFormat, ByteSink* sink,
+               const render::WriterOptions& o) -> StatusOr<std::unique_ptr<render::Writer>> {
+      materials_.push_back(o.file_key_material ? *o.file_key_material : std::string("(plain)"));
+      return render::NewCsvWriter(sink, o);
+    };
+    return deps;
+  }
+
+  static std::shared_ptr<const FileKeyRing> Ring(const std::string& current,
+                                                 std::vector<std::string> previous = {}) {
+    return FileKeyRing::Create(current, previous).value();
+  }
+
+  std::vector<std::string> materials_;
+};
+
+// Every attempt — the first, and the retry after a transient failure —
+// writes with the same material, so the same password opens the file; a key
+// rotated in between still unwraps it, and the task's end erases it.
+TEST_F(EncryptedAttemptTest, EveryAttemptWritesWithTheSameUnwrappedKeyMaterial) {
+  const int64_t id = CreateEncrypted(*Ring(kFileKeyA));
+  script_.pages = {Rows(1, 2), Rows(3, 2)};
+  script_.fail_at[1] = Unavailable("provider answered HTTP 503");
+  {
+    Consumer consumer(channel_.get(), RecordingDeps(Ring(kFileKeyA)));
+    PublishAndConsume(consumer);
+  }
+  ASSERT_EQ(Task(id).status, TaskState::kPending);
+  ASSERT_TRUE(Task(id).file_key.has_value()) << "kept for the retry";
+  script_.fail_at.clear();
+  {
+    // Rotated since the create: B wraps, A only unwraps.
+    Consumer consumer(channel_.get(), RecordingDeps(Ring(kFileKeyB, {kFileKeyA})));
+    PublishAndConsume(consumer);
+  }
+  task::Task t = Task(id);
+  ASSERT_EQ(t.status, TaskState::kSucceeded) << t.failure_message.value_or("");
+  EXPECT_EQ(materials_, (std::vector<std::string>{kMaterial, kMaterial}));
+  EXPECT_TRUE(t.encrypted);
+  EXPECT_FALSE(t.file_key.has_value()) << "erased when the task ended";
+}
+
+// A key rotated away (or none configured) is a clear permanent failure before
+// any row is read: never a plain file instead, never a retry that cannot work.
+TEST_F(EncryptedAttemptTest, AKeyRotatedAwayFailsPermanentlyWithoutReadingOrWriting) {
+  const int64_t id = CreateEncrypted(*Ring(kFileKeyA));
+  script_.pages = {Rows(1, 2)};
+  LogCapture log;
+  Consumer consumer(channel_.get(), RecordingDeps(Ring(kFileKeyB)));
+  PublishAndConsume(consumer);
+  task::Task t = Task(id);
+  EXPECT_EQ(t.status, TaskState::kFailed);
+  EXPECT_EQ(t.failure_code, "FILE_KEY_UNAVAILABLE");
+  EXPECT_NE(t.failure_message.value_or("").find("export again with a new password"),
+            std::string::npos)
+      << t.failure_message.value_or("");
+  EXPECT_NE(t.failure_detail.value_or("").find(FileKeyRing::KeyIdOf(kFileKeyA)), std::string::npos)
+      << "the operators see which key is missing";
+  EXPECT_EQ(t.dispatch_version, 1) << "permanent: not retried";
+  EXPECT_EQ(script_.sources_made, 0);
+  EXPECT_TRUE(materials_.empty());
+  EXPECT_EQ(StoredFiles(), 0u);
+  EXPECT_FALSE(t.file_key.has_value());
+  EXPECT_EQ(log.Line({kFileKeyA}), "");
+
+  const int64_t without_ring = CreateEncrypted(*Ring(kFileKeyA));
+  Consumer no_keys(channel_.get(), RecordingDeps(nullptr));
+  PublishAndConsume(no_keys);
+  EXPECT_EQ(Task(without_ring).failure_code, "FILE_KEY_UNAVAILABLE");
+  EXPECT_TRUE(materials_.empty());
 }
 
 }  // namespace

@@ -51,6 +51,10 @@ GOVERNED_CUSTOMERS = {
 }
 
 
+FILE_KEY_ENCRYPTION_KEY = "page-test-file-key-encryption-key-0123456789"
+FILE_PASSWORD = "Page-密码-2026"
+
+
 class DownloadCenterPage(unittest.TestCase):
     def setUp(self):
         # Small batches: an export of the seeded customers takes several pages,
@@ -67,7 +71,10 @@ class DownloadCenterPage(unittest.TestCase):
         self.c.write_config({
             "customer-service": orders["customer-service"],
             "datasources": orders["datasources"],
-            "definitions": {"CUSTOMER_LIST": {"batch-size": 300, "columns": GOVERNED_CUSTOMERS},
+            # CUSTOMER_LIST takes a file password (the form shows the field).
+            "auth": {"file-key-encryption-key": FILE_KEY_ENCRYPTION_KEY},
+            "definitions": {"CUSTOMER_LIST": {"batch-size": 300, "columns": GOVERNED_CUSTOMERS,
+                                              "file-password": "optional"},
                             "ORDER_LIST_CAPPED": capped}})
         self.c.start()
         perms = ("platform:customer:export", "platform:order:export")
@@ -99,6 +106,18 @@ class DownloadCenterPage(unittest.TestCase):
                    f" object_key = NULL, updated_at = {db.NOW} WHERE id = ?", (int(task["id"]),))
         return task["id"]
 
+    def encrypted_failed_task(self):
+        # Protected, then FAILED with its key erased, as an end leaves it.
+        r = self.c.api("POST", "/export-tasks", self.alice,
+                       {"exportType": "CUSTOMER_LIST", "taskName": "加密失败的导出",
+                        "parameters": {"keyword": "柏悦"}, "filePassword": FILE_PASSWORD})
+        created = r.json()
+        task = self.c.wait_task(self.alice, created["data"]["id"], states=("SUCCEEDED",))
+        db = self.c.db()
+        db.execute(f"UPDATE export_task SET status = 'FAILED', failure_code = 'PROVIDER_ERROR',"
+                   f" object_key = NULL, updated_at = {db.NOW} WHERE id = ?", (int(task["id"]),))
+        return task["id"]
+
     def test_the_page_in_chromium(self):
         artifacts = os.path.join(BUILD_DIR, "test-artifacts", "page")
         config = {
@@ -110,6 +129,8 @@ class DownloadCenterPage(unittest.TestCase):
             "failedId": self.failed_task(),
             "expiredId": self.expired_task(),
             "staleId": self.stale_task(),
+            "encryptedFailedId": self.encrypted_failed_task(),
+            "filePassword": FILE_PASSWORD,
             "artifacts": artifacts,
             "tmp": self.c.dir,
         }
@@ -121,6 +142,7 @@ class DownloadCenterPage(unittest.TestCase):
                          self.c.log()[-3000:])
         self.assertIn("all checks passed", r.stdout)
         self.assertNotIn(self.alice, self.c.log(), "a token reached the center's log")
+        self.assertNotIn(FILE_PASSWORD, self.c.log(), "a file password reached the center's log")
 
     # ---- the operators' console (docs/download-center.md#operators-console) ----
 

@@ -72,6 +72,11 @@
       details: "详情", hideDetails: "收起详情", timelineTitle: "时间线", timelineEmpty: "还没有记录",
       timelineLoading: "正在读取时间线…", timelineCapped: "只保留最近的 {n} 条记录",
       masked: "{n} 列已脱敏", omitted: "{n} 列已省略",
+      filePassword: "文件密码", filePasswordRule: "8–128 个字符，至少包含以下两类：小写字母、大写字母、数字、其他字符。密码不会被保存，请牢记；忘记后只能重新导出。",
+      passwordRequired: "此导出必须设置文件密码", passwordLength: "文件密码须为 8–128 个字符",
+      passwordClasses: "文件密码须至少包含两类字符：小写字母、大写字母、数字、其他字符",
+      passwordControl: "文件密码不能包含控制字符", encrypted: "文件已加密（需密码打开）",
+      newPasswordFor: "“{name}”的文件已加密，其密码不会保存。请为重新导出的文件设置新密码：",
       ev_CREATED: "已提交", ev_COMMAND_SENT: "已派发", ev_COMMAND_RESENT: "重新派发", ev_CLAIMED: "开始执行",
       ev_PROGRESS: "进度", ev_RETRY_SCHEDULED: "安排自动重试", ev_LEASE_RECOVERED: "执行实例失联，已回收",
       ev_CANCEL_REQUESTED: "请求取消", ev_QUARANTINED: "已隔离", ev_FINISHED: "结束", ev_MANUAL_RETRY: "手动重试",
@@ -162,6 +167,11 @@
       details: "Details", hideDetails: "Hide details", timelineTitle: "Timeline", timelineEmpty: "Nothing recorded yet",
       timelineLoading: "Reading the timeline…", timelineCapped: "Only the latest {n} events are kept",
       masked: "{n} columns masked", omitted: "{n} columns omitted",
+      filePassword: "File password", filePasswordRule: "8–128 characters mixing at least two of: lower-case, upper-case, digits, other characters. The password is not kept: remember it; a lost password means exporting again.",
+      passwordRequired: "This export requires a file password", passwordLength: "The file password must be 8–128 characters",
+      passwordClasses: "The file password must mix at least two of: lower-case, upper-case, digits, other characters",
+      passwordControl: "The file password must not contain control characters", encrypted: "Password-protected file",
+      newPasswordFor: "The file of \u201c{name}\u201d was password-protected and its password is not kept. Set a new password for the new file:",
       ev_CREATED: "Created", ev_COMMAND_SENT: "Command sent", ev_COMMAND_RESENT: "Command re-sent", ev_CLAIMED: "Started",
       ev_PROGRESS: "Progress", ev_RETRY_SCHEDULED: "Retry scheduled", ev_LEASE_RECOVERED: "Lease recovered",
       ev_CANCEL_REQUESTED: "Cancel requested", ev_QUARANTINED: "Quarantined", ev_FINISHED: "Finished",
@@ -485,7 +495,7 @@
     const tr = el("tr", { "data-id": task.id, "data-status": task.status },
       el("td", { "data-label": t("colName"), class: "name" },
         el("span", { text: task.taskName }), el("span", { class: "fmt", text: task.format }),
-        governedNote(task.columnPolicy)),
+        lockMark(task), governedNote(task.columnPolicy)),
       el("td", { "data-label": t("colType"), text: typeTitle(task.exportType) }),
       status,
       progressCell(task),
@@ -513,6 +523,14 @@
     return cell;
   }
 
+  // A password-protected file: a lock, never how it is protected
+  // (docs/configuration.md#password-protected-files-file-password).
+  function lockMark(task) {
+    if (!task.encrypted) return null;
+    return el("span", { class: "lock", "data-encrypted": "1", role: "img", title: t("encrypted"),
+      "aria-label": t("encrypted"), text: "\u{1F512}" });
+  }
+
   // "2 columns masked · 1 column omitted": what the requester may not see,
   // decided when the task was created (docs/configuration.md#column-governance-columns).
   function governedNote(policy) {
@@ -531,10 +549,13 @@
       text: t(label), onclick: () => act(action, task),
     });
     if (task.status === "SUCCEEDED") cell.append(button("download", "download"));
-    if (["FAILED", "CANCELLED", "INCONSISTENT"].includes(task.status)) cell.append(button("retry", "retry"));
+    // A password-protected file's key is erased when the task ends: it is
+    // exported again with a new password, never retried.
+    const retryable = ["FAILED", "CANCELLED", "INCONSISTENT"].includes(task.status);
+    if (retryable && !task.encrypted) cell.append(button("retry", "retry"));
     // A retry keeps the contract version the task recorded and would end STALE
     // again: a new task with the same parameters is the way out.
-    if (task.status === "STALE") cell.append(button("exportAgain", "export-again"));
+    if (task.status === "STALE" || (retryable && task.encrypted)) cell.append(button("exportAgain", "export-again"));
     if ((task.status === "PENDING" || task.status === "RUNNING") && !task.cancelRequested) {
       cell.append(button("cancel", "cancel"));
     }
@@ -641,6 +662,7 @@
         a.remove();
         return;
       }
+      if (action === "export-again" && task.encrypted) return askNewPassword(task);
       if (action === "export-again") {
         const fresh = await call("POST", "/export-tasks/" + task.id + "/export-again");
         showCreated(fresh, fresh.deduplicated ? "deduplicated" : "exportedAgain");
@@ -653,6 +675,34 @@
       if (e.data && e.data.reason === "COLUMNS_NOT_PERMITTED") return offerExportAgain(task, e.data);
       say(e.message, "error");
     }
+  }
+
+  // Export again of a password-protected file: its password was never kept,
+  // so the new file needs a new one, asked for under the message.
+  function askNewPassword(task) {
+    say(t("newPasswordFor", { name: task.taskName }), "ok");
+    const input = el("input", { id: "again-password", type: "password", autocomplete: "new-password",
+      maxlength: "128", "aria-label": t("filePassword") + " " + task.taskName });
+    const go = el("button", { type: "button", "data-action": "export-again-password", class: "primary",
+      text: t("exportAgain"), onclick: async () => {
+        const password = input.value;
+        const problem = passwordProblem(password, true);
+        if (problem) {
+          say(problem, "error");
+          $("msg").append(" ", input, " ", go);  // the message replaced them: keep asking
+          fieldError(input, problem);
+          return;
+        }
+        input.value = "";
+        try {
+          const fresh = await call("POST", "/export-tasks/" + task.id + "/export-again", { filePassword: password });
+          showCreated(fresh, "exportedAgain");
+        } catch (e) {
+          say(e.message, "error");
+        }
+      } });
+    $("msg").append(" ", input, " ", go);
+    input.focus();
   }
 
   // A file governed for someone who may see more than the caller
@@ -907,6 +957,7 @@
     const box = $("create-params");
     box.replaceChildren();
     $("create-name").placeholder = def ? def.title || def.exportType : "";
+    renderPasswordField(def);
     if (!def) return;
     def.parameters.forEach((p, i) => {
       const id = "param-" + i;
@@ -915,6 +966,30 @@
         el("small", { class: "ptype", text: p.type + (p.allowed && p.allowed.length ? " · " + p.allowed.join(" / ") : "") }),
         paramControl(p, id)));
     });
+  }
+
+  // The file password field: shown when the type takes one (filePassword
+  // OPTIONAL or REQUIRED for this caller), marked and required when REQUIRED.
+  function renderPasswordField(def) {
+    const policy = def && def.filePassword ? def.filePassword : "NONE";
+    const input = $("create-password");
+    $("create-password-row").hidden = policy === "NONE";
+    input.required = policy === "REQUIRED";
+    $("create-password-label").textContent = t("filePassword") + (policy === "REQUIRED" ? " *" : "");
+    if (policy === "NONE") input.value = "";
+  }
+
+  // The strength rule of docs/configuration.md#password-protected-files-file-password,
+  // checked before sending; the server checks it again. "" when it passes.
+  function passwordProblem(password, required) {
+    if (password === "") return required ? t("passwordRequired") : "";
+    const chars = Array.from(password);
+    if (chars.length < 8 || chars.length > 128) return t("passwordLength");
+    if (chars.some((c) => /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(c))) {
+      return t("passwordControl");
+    }
+    const classes = new Set(chars.map((c) => (/[a-z]/.test(c) ? "a" : /[A-Z]/.test(c) ? "A" : /[0-9]/.test(c) ? "0" : "*")));
+    return classes.size < 2 ? t("passwordClasses") : "";
   }
 
   // What was entered, to put back after the form is rebuilt in another language.
@@ -931,14 +1006,21 @@
     });
   }
 
-  // The request body, or throws a message naming the bad field.
-  function formBody() {
+  // The request body, or throws a message naming the bad field. The preview
+  // writes no file: its body carries no password.
+  function formBody(forPreview) {
     const def = state.types.get($("create-type").value);
     // The page's language goes with every create and preview: the file's
     // titles and labels are written in it, on every retry too.
     const body = { exportType: def.exportType, format: document.querySelector('input[name="format"]:checked').value, parameters: {}, locale: lang };
     const name = $("create-name").value.trim();
     if (name) body.taskName = name;
+    const password = $("create-password");
+    if (!forPreview && !$("create-password-row").hidden) {
+      const problem = passwordProblem(password.value, password.required);
+      if (problem) throw fieldError(password, problem);
+      if (password.value !== "") body.filePassword = password.value;
+    }
     def.parameters.forEach((p, i) => {
       const control = $("param-" + i);
       const label = p.title || p.name;
@@ -981,6 +1063,7 @@
       const body = formBody();
       button.disabled = true;
       const task = await call("POST", "/export-tasks", body);
+      $("create-password").value = "";  // never kept once the task has it
       showCreated(task);
     } catch (e) {
       say(e.message, "error");
@@ -1039,7 +1122,7 @@
   async function runPreview() {
     clearPreview();
     let body;
-    try { body = formBody(); } catch (e) { return say(e.message, "error"); }
+    try { body = formBody(true); } catch (e) { return say(e.message, "error"); }
     const seq = previewSeq;
     setPreviewBusy(true);
     $("preview-status").append(el("p", { class: "count", text: t("previewRunning") }));

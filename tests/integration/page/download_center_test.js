@@ -230,6 +230,66 @@ async function seeAnExpiredOne(page) {
   log("expired task", cfg.expiredId, "shown under its tab, without a download");
 }
 
+// A file password from the form (docs/configuration.md#password-protected-files-file-password):
+// the field shows for a type that takes one, the strength rule is checked before anything is
+// sent, the password leaves the form once sent, and the task carries a lock. An encrypted task
+// that FAILED offers export-again with a new password instead of a retry.
+async function protectAFileWithAPassword(page) {
+  const before = await taskTotal();
+  await fillForm(page, "CUSTOMER_LIST", "ACTIVE", "XLSX", "加密的导出");
+  await page.locator("#create-password-row").waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+  assert.strictEqual(await page.getAttribute("#create-password", "type"), "password");
+  assert((await page.locator("#create-password-rule").textContent()).includes("8–128"));
+  await page.fill("#create-password", "short1");
+  await page.click("#create-submit");
+  await page.locator("#msg.error", { hasText: "8–128" }).waitFor({ timeout: STEP_TIMEOUT });
+  assert.strictEqual(await page.getAttribute("#create-password", "aria-invalid"), "true");
+  await page.fill("#create-password", "alllowercase");
+  await page.click("#create-submit");
+  await page.locator("#msg.error", { hasText: "两类" }).waitFor({ timeout: STEP_TIMEOUT });
+  assert.strictEqual(await taskTotal(), before, "a refused password queued a task");
+  await page.fill("#create-password", cfg.filePassword);
+  const [request] = await Promise.all([
+    page.waitForRequest((r) => r.url().endsWith("/export-tasks") && r.method() === "POST"),
+    page.click("#create-submit"),
+  ]);
+  assert.strictEqual(JSON.parse(request.postData()).filePassword, cfg.filePassword);
+  const created = page.locator("#created tr[data-id]").filter({ has: page.locator(".lock[data-encrypted]") });
+  await created.waitFor({ timeout: STEP_TIMEOUT });
+  const id = await created.getAttribute("data-id");
+  assert.strictEqual(await page.inputValue("#create-password"), "", "the password stayed in the form");
+  await waitStatus(page, id, "SUCCEEDED");
+  assert.strictEqual(await row(page, id).locator(".lock").getAttribute("aria-label"), "文件已加密（需密码打开）");
+  const task = await api("GET", "/export-tasks/" + id, cfg.aliceToken);
+  assert.strictEqual(task.encrypted, true);
+  assert.strictEqual(task.manifest.encrypted, true);
+  await shot(page, "11-file-password");
+
+  // The FAILED encrypted task: no retry, export again asks for a new password.
+  const failed = row(page, cfg.encryptedFailedId);
+  await failed.locator(".lock").waitFor({ timeout: STEP_TIMEOUT });
+  assert.strictEqual(await failed.locator('[data-action="retry"]').count(), 0, "an encrypted task offers a retry");
+  await failed.locator('[data-action="export-again"]').click();
+  await page.locator("#again-password").waitFor({ timeout: STEP_TIMEOUT });
+  await page.fill("#again-password", "weak");
+  await page.click('[data-action="export-again-password"]');
+  await page.locator("#msg.error", { hasText: "8–128" }).waitFor({ timeout: STEP_TIMEOUT });
+  await page.fill("#again-password", cfg.filePassword + "-2");
+  const [again] = await Promise.all([
+    page.waitForRequest((r) => r.url().endsWith("/export-again") && r.method() === "POST"),
+    page.click('[data-action="export-again-password"]'),
+  ]);
+  assert.strictEqual(JSON.parse(again.postData()).filePassword, cfg.filePassword + "-2");
+  await page.locator("#msg.ok", { hasText: "已重新导出" }).waitFor({ timeout: STEP_TIMEOUT });
+  const fresh = page.locator("#created tr[data-id]");
+  const freshId = await fresh.getAttribute("data-id");
+  assert.notStrictEqual(freshId, cfg.encryptedFailedId);
+  assert.strictEqual(await fresh.locator(".lock").count(), 1);
+  await waitStatus(page, freshId, "SUCCEEDED");
+  log("file password: rule checked before sending, field cleared, lock shown; export again asked a new one");
+  return [id, freshId];
+}
+
 async function searchAndLanguage(page) {
   await page.fill("#search", "浏览器");
   await page.waitForFunction(() => document.querySelectorAll("#rows tr").length === 1, null, { timeout: STEP_TIMEOUT });
@@ -536,13 +596,14 @@ async function secondTenantSeesNone(context, aliceIds) {
     await retryAFailedOne(page);
     const again = await exportAStaleOneAgain(page);
     await seeAnExpiredOne(page);
+    const encrypted = await protectAFileWithAPassword(page);
     await searchAndLanguage(page);
     await keyboard(page);
     await previewEqualsTheApiAndTheFile(page);
     await groupedHeaderAndTheEnglishPage(page);
     await previewOverTheLimit(page);
     await narrowScreen(page);
-    await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId, cfg.staleId, again]);
+    await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId, cfg.staleId, again, ...encrypted]);
     log("all checks passed in", Math.round((Date.now() - started) / 1000), "s");
   } catch (e) {
     if (page) await shot(page, "failure").catch(() => {});
