@@ -1584,7 +1584,7 @@ TEST_F(ExportApiTest, TheRequestersLocaleIsRecordedAndKeptByRetryAndExportAgain)
   EXPECT_NE(again.body["data"]["id"], ids[1]);
   EXPECT_EQ(again.body["data"]["locale"], "fr-CA");
   EXPECT_EQ(StoredTask(std::stoll(again.body["data"]["id"].get<std::string>()))->locale, "fr-CA");
-  task::Task before = PutTask("alice", TaskState::kFailed);  // a task of before migration 14
+  task::Task before = PutTask("alice", TaskState::kFailed);  // a task of before migration 15
   before.export_type = "ORDER_LIST";
   StoreTask(before);
   Reply plain = ToReply(client_->Post((kTasks + "/" + Id(before) + "/export-again").c_str(), german,
