@@ -19,19 +19,13 @@ class DiscardingSink final : public ByteSink {
   Status Append(std::string_view) override { return Status::Ok(); }
 };
 
-std::string DateText(const Date& d) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02d", d.year, d.month, d.day);
-  return text;
-}
-
 struct GovernedTextOf {
   std::optional<std::string> operator()(std::monostate) const { return std::nullopt; }
   std::optional<std::string> operator()(const std::string& s) const { return s; }
   std::optional<std::string> operator()(int64_t v) const { return std::to_string(v); }
   std::optional<std::string> operator()(const Decimal& d) const { return d.digits; }
   std::optional<std::string> operator()(bool b) const { return b ? "true" : "false"; }
-  std::optional<std::string> operator()(const Date& d) const { return DateText(d); }
+  std::optional<std::string> operator()(const Date& d) const { return d.ToString(); }
   std::optional<std::string> operator()(const DateTime& t) const {
     return FormatIsoMillis(t.epoch_ms);
   }
