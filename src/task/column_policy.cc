@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "common/byte_sink.h"
+#include "common/digest.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
 
@@ -12,12 +12,6 @@ namespace export_center::task {
 namespace {
 
 using json = nlohmann::json;
-
-// Sha256Sink digests what its inner sink accepts; here nothing is kept.
-class DiscardingSink final : public ByteSink {
- public:
-  Status Append(std::string_view) override { return Status::Ok(); }
-};
 
 struct GovernedTextOf {
   std::optional<std::string> operator()(std::monostate) const { return std::nullopt; }
@@ -156,10 +150,7 @@ std::string MaskText(std::string_view text, int keep_first, int keep_last) {
 }
 
 std::string HashText(std::string_view text, int hash_chars) {
-  DiscardingSink discard;
-  Sha256Sink digesting(&discard);
-  (void)digesting.Append(text);  // the discarding sink never fails
-  std::string hex = HexOf(digesting.digest());
+  std::string hex = Sha256Hex(text);
   hex.resize(static_cast<size_t>(std::clamp(hash_chars, 1, 64)));
   return hex;
 }
