@@ -313,6 +313,23 @@ TEST_F(SqlTemplateSourceTest, ExportsEveryRowTypedAndInOrder) {
   EXPECT_EQ(i, rows->size());
 }
 
+// A replica may hold a day that does not exist (SQLite keeps '2023-02-31' as
+// written): the route refuses it as a bad value with its row, column and
+// value, as the provider route does, before any writer sees it.
+TEST_F(SqlTemplateSourceTest, ADayThatDoesNotExistIsABadCellOfItsRow) {
+  Exec(
+      "UPDATE orders SET order_date = '2023-02-31' WHERE id = "
+      "(SELECT MIN(id) FROM orders WHERE tenant_id = 't1')");
+  auto source = Make(Options());
+  auto rows = Drain(*source);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), StatusCode::kInvalidArgument);
+  const std::string& message = rows.status().message();
+  EXPECT_EQ(message.rfind("row 1", 0), 0u) << message;
+  EXPECT_NE(message.find("order_date"), std::string::npos) << message;
+  EXPECT_NE(message.find("\"2023-02-31\""), std::string::npos) << message;
+}
+
 TEST_F(SqlTemplateSourceTest, FiltersAndServerSideTenantWins) {
   // A user-supplied tenantId must not widen the query to another tenant.
   auto source = Make(Options({{"status", "PAID"}, {"tenantId", "t2"}}));
