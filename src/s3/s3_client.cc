@@ -1,5 +1,6 @@
 #include "s3/s3_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <limits>
@@ -375,8 +376,9 @@ Status S3Client::GetObjectRange(const std::string& key, uint64_t offset, uint64_
   call.headers["range"] =
       "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
   // A store that ignores the range answers from byte 0: the slice asked for
-  // is still within the first offset + length bytes.
-  call.max_answer_bytes = static_cast<int64_t>(offset + length);
+  // is still within the first offset + length bytes. An error's XML may be
+  // longer than a small range.
+  call.max_answer_bytes = std::max(static_cast<int64_t>(offset + length), kMaxXmlAnswerBytes);
   StatusOr<Reply> reply = Execute(call);
   if (!reply.ok()) {
     // 416: the range starts at or past the end, which ReadAt answers with nothing.

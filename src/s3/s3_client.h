@@ -17,7 +17,7 @@
 // Thread-safe: connections are HttpClients of the seam (one keep-alive
 // connection each) in a small pool, one per call in flight. A part's body is
 // lent to the seam, never copied (ClientRequest::body); an answer's body is
-// read whole, capped at what the call can need (a ranged GET: its range).
+// read whole, capped (a ranged GET: at offset + length, at least 16 MiB).
 
 #include <cstdint>
 #include <functional>
