@@ -54,10 +54,7 @@ inline void FillRow(uint64_t i, gen::Row* g, task::Row* row) {
   Cents(g->balance_cents, &std::get<task::Decimal>((*row)[8]).digits);
   (*row)[9] = g->active;
   (*row)[10] = task::DateTime{g->created_at * 1000};
-  int64_t y;
-  int m, d;
-  render::internal::CivilFromDays(g->birthday, &y, &m, &d);
-  (*row)[11] = task::Date{static_cast<int32_t>(y), m, d};
+  (*row)[11] = *task::Date::FromDays(g->birthday);
 }
 
 // A row whose string and decimal cells FillRow can reuse.

@@ -101,7 +101,7 @@ int64_t MakeSucceededTask(Fixture& f) {
   nt.task_name = "bench";
   nt.format = ec::task::FileFormat::kCsv;
   nt.parameters_json = "{}";
-  nt.params_hash = ec::api::Sha256Hex(nt.parameters_json);
+  nt.params_hash = ec::Sha256Hex(nt.parameters_json);
   auto created = Must(f.store->CreateTask(nt, {}), "create task");
   ec::store::ClaimRequest claim;
   claim.task_id = created.task.id;

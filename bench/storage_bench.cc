@@ -23,6 +23,7 @@
 
 #include "bench/customer_rows.h"
 #include "common/byte_sink.h"
+#include "http/httplib/httplib_http_client.h"
 #include "render/csv_writer.h"
 #include "render/xlsx_writer.h"
 #include "storage/export_storage.h"
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
   s3.part_size_bytes = args.part_mib * 1024 * 1024;
   s3.upload_queue_parts = args.queue;
   failures += InChild([&] {
-    auto remote = storage::NewS3ExportStorage(s3);
+    auto remote = storage::NewS3ExportStorage(s3, ec::http::HttplibClientFactory());
     if (!remote.ok()) return std::fprintf(stderr, "%s\n", remote.status().ToString().c_str()), 1;
     const std::string label = "s3";
     return RenderInto(label, remote->get(), args);

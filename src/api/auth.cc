@@ -1,11 +1,8 @@
 #include "api/auth.h"
 
 #include <cjose/jws.h>
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/pem.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cctype>
@@ -25,17 +22,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 constexpr size_t kMaxTokenBytes = 8192;
-
-int DecodeChar(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '-') return 62;
-  if (c == '_') return 63;
-  return -1;
-}
 
 int64_t NowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -209,69 +196,6 @@ JwksUrlOptions UrlOptionsOf(const AuthOptions& auth) {
 
 bool Principal::HasPerm(std::string_view perm) const {
   return std::find(perms.begin(), perms.end(), perm) != perms.end();
-}
-
-std::string Base64UrlEncode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  uint32_t buf = 0;
-  int bits = 0;
-  for (unsigned char c : bytes) {
-    buf = (buf << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(buf >> bits) & 0x3F]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(buf << (6 - bits)) & 0x3F]);
-  return out;
-}
-
-std::optional<std::string> Base64UrlDecode(std::string_view text) {
-  if (text.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  uint32_t buf = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v = DecodeChar(c);
-    if (v < 0) return std::nullopt;
-    buf = (buf << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buf >> bits) & 0xFF));
-    }
-  }
-  // Leftover bits must be zero, otherwise two spellings decode alike.
-  if (bits > 0 && (buf & ((1u << bits) - 1)) != 0) return std::nullopt;
-  return out;
-}
-
-std::string HmacSha256(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
-
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  std::string hex;
-  hex.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char b : digest) {
-    char two[3];
-    std::snprintf(two, sizeof two, "%02x", b);
-    hex += two;
-  }
-  return hex;
-}
-
-bool SecureEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 TokenVerifier::~TokenVerifier() = default;

@@ -30,6 +30,8 @@
 #include "api/claim_mapping.h"
 #include "api/jwt_keys.h"
 #include "api/options.h"
+#include "common/digest.h"    // HmacSha256, Sha256Hex, SecureEquals
+#include "common/encoding.h"  // Base64UrlEncode, Base64UrlDecode
 #include "common/status.h"
 #include "http/http_client.h"
 #include "registry/export_definition.h"
@@ -52,19 +54,6 @@ struct Principal {
 
   bool HasPerm(std::string_view perm) const;
 };
-
-// RFC 4648 §5 without padding.
-std::string Base64UrlEncode(std::string_view bytes);
-// Strict: only the url-safe alphabet, no padding, no whitespace, unused
-// trailing bits zero (one canonical spelling per value). nullopt otherwise.
-std::optional<std::string> Base64UrlDecode(std::string_view text);
-
-// Raw 32-byte HMAC-SHA256.
-std::string HmacSha256(std::string_view key, std::string_view data);
-// Lower-case hex SHA-256.
-std::string Sha256Hex(std::string_view data);
-// Constant-time equality (signatures).
-bool SecureEquals(std::string_view a, std::string_view b);
 
 class TokenVerifier {
  public:

@@ -1,12 +1,11 @@
 #include "api/download_util.h"
 
-#include <openssl/evp.h>
-
 #include <cctype>
 #include <cstdio>
 #include <optional>
 
 #include "common/ascii.h"
+#include "common/encoding.h"
 #include "common/utf8.h"
 
 namespace export_center::api {
@@ -107,27 +106,12 @@ RangeDecision DecideRange(std::string_view header, uint64_t size) {
   return {RangeDecision::kPartial, *first, end - *first + 1};
 }
 
-namespace {
-// The manifest writes lower-case hex (common/byte_sink.h HexOf); -1 otherwise.
-int LowerHexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-}  // namespace
-
+// The manifest writes lower-case hex (HexOf); nullopt otherwise.
 std::optional<std::string> ReprDigest(std::string_view sha256_hex) {
   if (sha256_hex.size() != 64) return std::nullopt;
-  unsigned char digest[32];
-  for (size_t i = 0; i < 32; ++i) {
-    const int high = LowerHexValue(sha256_hex[2 * i]);
-    const int low = LowerHexValue(sha256_hex[2 * i + 1]);
-    if (high < 0 || low < 0) return std::nullopt;
-    digest[i] = static_cast<unsigned char>(high * 16 + low);
-  }
-  unsigned char base64[45];  // 4 * ceil(32 / 3) + the terminating NUL
-  const int length = EVP_EncodeBlock(base64, digest, sizeof digest);
-  return "sha-256=:" + std::string(reinterpret_cast<char*>(base64), length) + ":";
+  auto digest = HexDecode(sha256_hex);
+  if (!digest) return std::nullopt;
+  return "sha-256=:" + Base64Encode(*digest) + ":";
 }
 
 }  // namespace export_center::api

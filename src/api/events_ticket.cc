@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "api/signed_json.h"
+#include "common/encoding.h"
 #include "common/ids.h"
 
 namespace export_center::api {

@@ -12,8 +12,8 @@
 #include <set>
 #include <utility>
 
-#include "api/auth.h"
 #include "api/strict_json.h"
+#include "common/encoding.h"
 #include "common/json_dump.h"
 #include "common/utf8.h"
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/civil_day.h"
 #include "common/json_dump.h"
 #include "common/utf8.h"
 
@@ -50,25 +51,13 @@ bool IsIntegerText(const std::string& s) {
          std::all_of(s.begin() + start, s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool IsDate(const std::string& s) {
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
-  for (int i : {0, 1, 2, 3, 5, 6, 8, 9}) {
-    if (s[i] < '0' || s[i] > '9') return false;
-  }
-  int y = std::stoi(s.substr(0, 4)), m = std::stoi(s.substr(5, 2)), d = std::stoi(s.substr(8, 2));
-  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (m < 1 || m > 12 || d < 1 || d > kDays[m - 1]) return false;
-  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return !(m == 2 && d == 29 && !leap);
-}
-
 bool MatchesType(const json& v, const std::string& type) {
   if (type == "STRING") return v.is_string();
   if (type == "INTEGER") {
     return v.is_number_integer() || (v.is_string() && IsIntegerText(v.get<std::string>()));
   }
   if (type == "BOOLEAN") return v.is_boolean();
-  if (type == "DATE") return v.is_string() && IsDate(v.get<std::string>());
+  if (type == "DATE") return v.is_string() && CivilDay::Parse(v.get_ref<const std::string&>());
   if (type == "STRING_LIST") {
     return v.is_array() &&
            std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });

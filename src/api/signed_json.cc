@@ -1,7 +1,8 @@
 #include "api/signed_json.h"
 
-#include "api/auth.h"
 #include "api/strict_json.h"
+#include "common/digest.h"
+#include "common/encoding.h"
 #include "common/json_dump.h"
 
 namespace export_center::api {

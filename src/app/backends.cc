@@ -4,6 +4,7 @@
 #include <set>
 
 #include "dispatch/embedded_command_channel.h"
+#include "http/httplib/httplib_http_client.h"
 #include "render/writer.h"
 #include "render/xlsx_template_writer.h"
 #include "source/provider/provider_batch_source.h"
@@ -60,7 +61,9 @@ StatusOr<std::unique_ptr<storage::ExportStorage>> OpenExportStorage(
     const storage::StorageOptions& config) {
   if (config.kind == "local") return storage::NewLocalExportStorage(config.root);
 #ifdef EXPORT_CENTER_WITH_S3
-  if (config.kind == "s3") return storage::NewS3ExportStorage(config.s3);
+  if (config.kind == "s3") {
+    return storage::NewS3ExportStorage(config.s3, http::HttplibClientFactory());
+  }
 #endif
   return InvalidArgument("storage.kind: " + config.kind + " is not built in; allowed: local" +
 #ifdef EXPORT_CENTER_WITH_S3
@@ -98,7 +101,9 @@ Status InitCommandChannel(const dispatch::ChannelOptions& config,
 StatusOr<std::string> CheckExportStorage(const storage::StorageOptions& config) {
   if (config.kind == "local") return storage::CheckLocalExportRoot(config.root);
 #ifdef EXPORT_CENTER_WITH_S3
-  if (config.kind == "s3") return storage::CheckS3ExportStorage(config.s3);
+  if (config.kind == "s3") {
+    return storage::CheckS3ExportStorage(config.s3, http::HttplibClientFactory());
+  }
 #endif
   return OpenExportStorage(config).status();  // the opener's "not built in"
 }

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "common/encoding.h"
+
 namespace export_center {
 
 Status CountingSink::Append(std::string_view bytes) {
@@ -43,14 +45,7 @@ Sha256Sink::Digest Sha256Sink::digest() const {
 }
 
 std::string HexOf(const Sha256Sink::Digest& digest) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(digest.size() * 2);
-  for (unsigned char byte : digest) {
-    hex.push_back(kHex[byte >> 4]);
-    hex.push_back(kHex[byte & 0x0f]);
-  }
-  return hex;
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 }  // namespace export_center

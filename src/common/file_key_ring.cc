@@ -2,11 +2,14 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <array>
 #include <cstdint>
+#include <optional>
+
+#include "common/digest.h"
+#include "common/encoding.h"
 
 namespace export_center {
 namespace {
@@ -25,50 +28,12 @@ constexpr std::string_view kWrapKeyLabel = "export-center file-key wrap key v1";
 constexpr std::string_view kKeyIdLabel = "export-center file-key key id v1";
 constexpr std::string_view kAadPrefix = "export-center file key v1|";
 
-std::string HmacSha256(std::string_view key, std::string_view message) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
-  unsigned int length = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(message.data()), message.size(), out.data(), &length);
-  std::string result(reinterpret_cast<const char*>(out.data()), length);
-  OPENSSL_cleanse(out.data(), out.size());
-  return result;
-}
-
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 0xF];
-  }
-  return out;
-}
-
-std::string Base64(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()),
-                          static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
+// The wrapped form is base64 of nonce + ciphertext + tag; bounded before decoding.
 StatusOr<std::string> FromBase64(std::string_view text) {
-  if (text.empty() || text.size() % 4 != 0 || text.size() > kMaxSealedChars) {
-    return InvalidArgument("wrapped file key is not base64");
-  }
-  std::string out(text.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()),
-                          static_cast<int>(text.size()));
-  if (n < 0) return InvalidArgument("wrapped file key is not base64");
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  size_t length = static_cast<size_t>(n);
-  if (text.back() == '=') --length;
-  if (text.size() >= 2 && text[text.size() - 2] == '=') --length;
-  out.resize(length);
-  return out;
+  std::optional<std::string> bytes;
+  if (!text.empty() && text.size() <= kMaxSealedChars) bytes = Base64Decode(text);
+  if (!bytes) return InvalidArgument("wrapped file key is not base64");
+  return *std::move(bytes);
 }
 
 struct CipherContext {
@@ -86,7 +51,7 @@ const unsigned char* Bytes(std::string_view s) {
 }  // namespace
 
 std::string FileKeyRing::KeyIdOf(std::string_view secret) {
-  return Hex(HmacSha256(secret, kKeyIdLabel)).substr(0, kKeyIdHexChars);
+  return HexEncode(HmacSha256(secret, kKeyIdLabel)).substr(0, kKeyIdHexChars);
 }
 
 StatusOr<std::shared_ptr<const FileKeyRing>> FileKeyRing::Create(
@@ -136,7 +101,7 @@ StatusOr<WrappedFileKey> FileKeyRing::Wrap(std::string_view material) const {
                           cipher_text + material.size()) != 1) {
     return Internal("AES-256-GCM could not wrap the file key");
   }
-  return WrappedFileKey{current_id_, Base64(out)};
+  return WrappedFileKey{current_id_, Base64Encode(out)};
 }
 
 StatusOr<std::string> FileKeyRing::Unwrap(const WrappedFileKey& wrapped) const {

@@ -137,6 +137,7 @@ void ReadS3Storage(MapReader& r, storage::S3StorageOptions* c) {
   r.Int("presign-ttl-seconds", &c->presign_ttl_seconds, 1, 7 * kDay);
   r.Int("connect-timeout-ms", &c->connect_timeout_ms, 100, 60000);
   r.Int("io-timeout-ms", &c->io_timeout_ms, 1000, 600000);
+  r.String("ca-cert-file", &c->ca_cert_file);
   r.Finish();
 }
 
@@ -453,6 +454,10 @@ void CheckS3Storage(const storage::S3StorageOptions& s3, ErrorList* errors) {
   }
   CheckOptionalSecret(s3.secret_key, 0, "storage.s3.secret-key", "EXPORT_CENTER_S3_SECRET_KEY",
                       errors);
+  if (!s3.ca_cert_file.empty() && !std::ifstream(s3.ca_cert_file).good()) {
+    errors->Add("storage.s3.ca-cert-file", Quote(s3.ca_cert_file) + " cannot be read",
+                "a PEM file of the CA certificates that sign the store's certificate");
+  }
 }
 
 void CheckStores(const AppConfig& c, ErrorList* errors) {

@@ -1,10 +1,14 @@
 #pragma once
 // HttpClient: the one seam of every outbound HTTP call the center makes to a
-// business service or a receiver — provider batches, the SQL contract, webhook
-// deliveries and `check`'s reachability probe (docs/http-serving.md#outbound-calls).
+// business service, a receiver or an object store — provider batches, the SQL
+// contract, webhook deliveries, `check`'s reachability probe and every call of
+// the S3 client (docs/http-serving.md#outbound-calls). A new outbound caller
+// uses it, never a client library of its own.
 //
 // A client talks to one origin (the base URL it was opened for) and holds at
-// most one connection, kept alive between calls when its options say so. Each
+// most one connection, kept alive between calls when its options say so; a
+// caller that needs calls in parallel keeps a pool of clients (the S3 client,
+// s3/s3_client.h, does). Each
 // call is bounded three ways, in one place instead of in every caller:
 //   - the connect timeout, and the read/write timeouts, each bounding one
 //     silent gap of the connection;
@@ -15,6 +19,8 @@
 //     at the chunk that passes it.
 // Redirects are never followed: the allow-lists vouch for a base URL, not for
 // where it points. An https:// base URL is verified as `tls` says.
+// A request's body is sent from the request itself, never copied, so a caller
+// may lend a large buffer (move it into `body`, and back after Send).
 //
 // Threads: a client serves one call at a time (thread-compatible); an
 // HttpClientFactory is thread-safe. The real implementation is
@@ -33,8 +39,9 @@
 
 namespace export_center::http {
 
-// How an https:// origin is trusted. Today every caller verifies the server's
-// certificate chain and host name against the system trust store.
+// How an https:// origin is trusted: the server's certificate chain and host
+// name are verified, against the system trust store or the PEM bundle of
+// `ca_cert_file` (a private CA: JWKS, an S3-compatible store).
 struct ClientTlsSettings {
   bool verify_server_certificate = true;
   std::string ca_cert_file;  // PEM bundle used instead of the system store when set

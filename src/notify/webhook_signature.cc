@@ -1,10 +1,9 @@
 #include "notify/webhook_signature.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <string>
+
+#include "common/digest.h"
+#include "common/encoding.h"
 
 namespace export_center::notify {
 
@@ -13,18 +12,7 @@ std::string WebhookSignature(std::string_view secret, std::string_view timestamp
   std::string message;
   message.reserve(timestamp.size() + 1 + body.size());
   message.append(timestamp).append(".").append(body);
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int mac_len = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-       reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(mac_len * 2);
-  for (unsigned int i = 0; i < mac_len; ++i) {
-    hex += kHex[mac[i] >> 4];
-    hex += kHex[mac[i] & 0x0f];
-  }
-  return hex;
+  return HexEncode(HmacSha256(secret, message));
 }
 
 bool VerifyWebhookSignature(std::string_view secret, std::string_view timestamp,
@@ -32,8 +20,7 @@ bool VerifyWebhookSignature(std::string_view secret, std::string_view timestamp,
   const std::string expected =
       std::string(kWebhookSignaturePrefix) + WebhookSignature(secret, timestamp, body);
   // Constant time, so a forger learns nothing from how long a refusal takes.
-  return header.size() == expected.size() &&
-         CRYPTO_memcmp(header.data(), expected.data(), expected.size()) == 0;
+  return SecureEquals(header, expected);
 }
 
 }  // namespace export_center::notify

@@ -30,11 +30,7 @@ StatusOr<std::string> CellPreview::Text(const task::CellValue& value) {
   if (const auto* b = std::get_if<bool>(&value)) return std::string(*b ? "TRUE" : "FALSE");
   std::string out;
   if (const auto* date = std::get_if<task::Date>(&value)) {
-    if (!internal::IsValidDate(date->year, date->month, date->day)) {
-      return InvalidArgument("bad date " + std::to_string(date->year) + "-" +
-                             std::to_string(date->month) + "-" + std::to_string(date->day));
-    }
-    internal::AppendIsoDate(internal::DaysFromCivil(date->year, date->month, date->day), &out);
+    date->AppendTo(&out);
     return out;
   }
   if (const auto* at = std::get_if<task::DateTime>(&value)) {

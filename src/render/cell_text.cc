@@ -104,41 +104,10 @@ bool NeedsFormulaGuard(std::string_view text) {
   }
 }
 
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  // H. Hinnant's days_from_civil.
-  y -= m <= 2;
-  const int64_t era = FloorDiv(y, 400);
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-void CivilFromDays(int64_t z, int64_t* year, int* month, int* day) {
-  z += 719468;
-  const int64_t era = FloorDiv(z, 146097);
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  *year = yoe + era * 400 + (m <= 2);
-  *month = m;
-  *day = d;
-}
-
-bool IsValidDate(int64_t year, int64_t month, int64_t day) {
-  if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1) return false;
-  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
-}
-
 void AppendIsoDate(int64_t days, std::string* out) {
   int64_t y;
   int m, d;
-  CivilFromDays(days, &y, &m, &d);
+  civil::DaysToYmd(days, &y, &m, &d);
   AppendDigits(y, 4, out);
   out->push_back('-');
   AppendDigits(m, 2, out);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/civil_day.h"
 #include "common/status.h"
 #include "common/utf8.h"
 
@@ -40,12 +41,6 @@ size_t CleanPrefixLength(std::string_view text);
 
 // Whether GuardFormula would prefix `text` (first byte one of = + - @ \t \r).
 bool NeedsFormulaGuard(std::string_view text);
-
-// Days since 1970-01-01 <-> proleptic Gregorian civil date.
-int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day);
-void CivilFromDays(int64_t days, int64_t* year, int* month, int* day);
-// Whether y-m-d is a real calendar date in years 1..9999.
-bool IsValidDate(int64_t year, int64_t month, int64_t day);
 
 // "2024-03-05" and "2024-03-05 13:04:59" (milliseconds dropped).
 void AppendIsoDate(int64_t days, std::string* out);

@@ -249,12 +249,8 @@ Status CsvWriter::AppendValue(size_t col, const task::CellValue& value) {
       buf_.Append(*std::get_if<bool>(&value) ? "TRUE" : "FALSE");
       break;
     case 5: {
-      const task::Date& date = *std::get_if<task::Date>(&value);
-      if (!internal::IsValidDate(date.year, date.month, date.day)) {
-        return InvalidArgument("csv: column " + columns_[col].key + ": bad date");
-      }
       char* p = buf_.Reserve(10);
-      buf_.Commit(dates_.Put(internal::DaysFromCivil(date.year, date.month, date.day), p));
+      buf_.Commit(dates_.Put(std::get_if<task::Date>(&value)->days(), p));
       break;
     }
     case 6:

@@ -19,7 +19,7 @@ char* DateTextCache::Put(int64_t days, char* p) {
   if (slot.days != days) {
     int64_t y;
     int m, d;
-    CivilFromDays(days, &y, &m, &d);
+    civil::DaysToYmd(days, &y, &m, &d);
     if (y < 0 || y > 9999) return nullptr;
     const auto year = static_cast<unsigned>(y);
     char* t = slot.text;

@@ -59,7 +59,7 @@ inline char* PutTwoDigits(char* p, unsigned v) {
 }
 
 // "yyyy-MM-dd" for days since 1970-01-01, memoised: an export's dates repeat
-// (a few thousand distinct days), while CivilFromDays costs ~100 instructions.
+// (a few thousand distinct days), while civil::DaysToYmd costs ~100 instructions.
 // Direct-mapped, so memory is fixed (16 KiB).
 class DateTextCache {
  public:

@@ -111,10 +111,7 @@ Status AppendTypedCell(std::string_view ref, std::string_view style_attr,
     int64_t days = 0, ms = 0;
     const bool with_time = std::holds_alternative<task::DateTime>(value);
     if (const auto* date = std::get_if<task::Date>(&value)) {
-      if (!IsValidDate(date->year, date->month, date->day)) {
-        return InvalidArgument("xlsx: column " + column.key + ": bad date");
-      }
-      days = DaysFromCivil(date->year, date->month, date->day);
+      days = date->days();
     } else {
       clock->Split(std::get<task::DateTime>(value).epoch_ms, &days, &ms);
     }
@@ -147,7 +144,7 @@ std::string ValueAsText(const task::CellValue& value, LocalClock* clock) {
   } else if (const auto* b = std::get_if<bool>(&value)) {
     out = *b ? "TRUE" : "FALSE";
   } else if (const auto* date = std::get_if<task::Date>(&value)) {
-    AppendIsoDate(DaysFromCivil(date->year, date->month, date->day), &out);
+    date->AppendTo(&out);
   } else if (const auto* dt = std::get_if<task::DateTime>(&value)) {
     int64_t days, ms;
     clock->Split(dt->epoch_ms, &days, &ms);

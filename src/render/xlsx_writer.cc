@@ -349,9 +349,7 @@ bool SameValue(const task::CellValue& a, const task::CellValue& b) {
     case 4:
       return *std::get_if<bool>(&a) == *std::get_if<bool>(&b);
     case 5: {
-      const task::Date& x = *std::get_if<task::Date>(&a);
-      const task::Date& y = *std::get_if<task::Date>(&b);
-      return x.year == y.year && x.month == y.month && x.day == y.day;
+      return *std::get_if<task::Date>(&a) == *std::get_if<task::Date>(&b);
     }
     case 6:
       return std::get_if<task::DateTime>(&a)->epoch_ms == std::get_if<task::DateTime>(&b)->epoch_ms;
@@ -993,11 +991,7 @@ Status XlsxWriter::AppendCell(size_t col, bool gap, const task::CellValue& value
       Put(&buf_, "<v>0</v></c>");
     }
   } else if (const auto* date = std::get_if<task::Date>(&value)) {
-    if (!internal::IsValidDate(date->year, date->month, date->day)) {
-      return InvalidArgument("xlsx: column " + columns_[col].key + ": bad date");
-    }
-    AppendSerialDate(col, gap, internal::DaysFromCivil(date->year, date->month, date->day), 0,
-                     false);
+    AppendSerialDate(col, gap, date->days(), 0, false);
   } else if (const auto* dt = std::get_if<task::DateTime>(&value)) {
     int64_t days, ms;
     clock_.Split(dt->epoch_ms, &days, &ms);

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "common/ascii.h"
+#include "common/encoding.h"
 #include "common/ids.h"
 #include "rocketmq/remoting/codes.h"
 
@@ -34,14 +35,9 @@ std::string MakeClientId(const ClientOptions& options) {
   return LocalIpAddress() + "@" + instance + "#" + std::to_string(counter.fetch_add(1));
 }
 
+// RocketMQ spells message ids in upper-case hex.
 std::string HexBytes(const unsigned char* bytes, size_t n) {
-  std::string s;
-  char buf[3];
-  for (size_t i = 0; i < n; ++i) {
-    std::snprintf(buf, sizeof buf, "%02X", bytes[i]);
-    s += buf;
-  }
-  return s;
+  return HexEncodeUpper(std::string_view(reinterpret_cast<const char*>(bytes), n));
 }
 
 std::string MakeMessageIdPrefix() {

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <set>
 
+#include "common/encoding.h"
+
 namespace export_center::rocketmq {
 namespace {
 
@@ -66,16 +68,6 @@ std::string HostToString(std::string_view ip, int32_t port) {
     s += buf;
   }
   return s + "]:" + std::to_string(port);
-}
-
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string s;
-  for (char c : bytes) {
-    s.push_back(kDigits[static_cast<unsigned char>(c) >> 4]);
-    s.push_back(kDigits[static_cast<unsigned char>(c) & 0xF]);
-  }
-  return s;
 }
 
 // Inflates zlib data; false when it is not valid zlib or inflates beyond
@@ -177,7 +169,7 @@ Status DecodeOne(Reader& in, MessageExt* m) {
   for (int shift = 56; shift >= 0; shift -= 8) {
     id.push_back(static_cast<char>(m->commit_log_offset >> shift));
   }
-  m->offset_msg_id = Hex(id);
+  m->offset_msg_id = HexEncodeUpper(id);
   const std::string* uniq = m->Property("UNIQ_KEY");
   m->msg_id = uniq != nullptr && !uniq->empty() ? *uniq : m->offset_msg_id;
   const std::string* retry_topic = m->Property("RETRY_TOPIC");

@@ -1,9 +1,9 @@
 #include "s3/s3_client.h"
 
-#include <httplib.h>
-
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <pugixml.hpp>
 #include <regex>
 #include <sstream>
@@ -26,6 +26,10 @@ constexpr std::chrono::milliseconds kRetryPause[] = {std::chrono::milliseconds(2
 
 int64_t NowSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
+// The largest XML answer read: a listing of 1000 keys with long names is
+// well under it.
+constexpr int64_t kMaxXmlAnswerBytes = 16LL * 1024 * 1024;
+
 }  // namespace
 
 // One S3 request before signing: path already encoded, query raw.
@@ -37,26 +41,36 @@ struct S3Client::Call {
   std::string body;
   std::string what;  // "PUT exports/…" for messages
   bool idempotent = true;
+  // The most an answer's body may hold: S3's XML answers are small; a
+  // ranged GET's is its range.
+  int64_t max_answer_bytes = kMaxXmlAnswerBytes;
 };
 
 struct S3Client::Reply {
   int status = 0;
   std::string body;
-  httplib::Headers headers;
+  http::HeaderMap headers;
 
-  std::string Header(const std::string& name) const {
-    auto it = headers.find(name);
-    return it == headers.end() ? std::string() : it->second;
-  }
+  std::string Header(const std::string& name) const { return headers.Get(name); }
 };
 
-// Keep-alive connections to the endpoint; a connection serves one call at a time.
+// Keep-alive connections to the endpoint, each an HttpClient of the seam; a
+// connection serves one call at a time.
 class S3Client::Pool {
  public:
-  Pool(std::string base_url, const S3ClientOptions& options)
-      : base_url_(std::move(base_url)), options_(options) {}
+  Pool(std::string base_url, const S3ClientOptions& options) : options_(options) {
+    client_options_.base_url = std::move(base_url);
+    client_options_.connect_timeout_ms = options.connect_timeout_ms;
+    client_options_.read_timeout_ms = options.io_timeout_ms;
+    client_options_.write_timeout_ms = options.io_timeout_ms;
+    client_options_.keep_alive = true;
+    // A part's headers and body go out as two writes: without this, delayed
+    // ACK would add ~40 ms to every call on a kept-alive connection.
+    client_options_.tcp_nodelay = true;
+    client_options_.tls = options.tls;
+  }
 
-  std::unique_ptr<httplib::Client> Acquire() {
+  StatusOr<std::unique_ptr<http::HttpClient>> Acquire() {
     {
       MutexLock lock(&mu_);
       if (!idle_.empty()) {
@@ -65,25 +79,21 @@ class S3Client::Pool {
         return client;
       }
     }
-    auto client = std::make_unique<httplib::Client>(base_url_);
-    client->set_keep_alive(true);
-    client->set_url_encode(false);  // paths and queries are encoded exactly as signed
-    client->set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
-    client->set_read_timeout(std::chrono::milliseconds(options_.io_timeout_ms));
-    client->set_write_timeout(std::chrono::milliseconds(options_.io_timeout_ms));
-    return client;
+    return options_.http->NewClient(client_options_);
   }
 
-  void Release(std::unique_ptr<httplib::Client> client) {
+  void Release(std::unique_ptr<http::HttpClient> client) {
     MutexLock lock(&mu_);
     if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(client));
   }
 
+  const std::string& base_url() const { return client_options_.base_url; }
+
  private:
-  const std::string base_url_;
   const S3ClientOptions& options_;
+  http::HttpClientOptions client_options_;
   Mutex mu_;
-  std::vector<std::unique_ptr<httplib::Client>> idle_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<http::HttpClient>> idle_ GUARDED_BY(mu_);
 };
 
 namespace {
@@ -246,6 +256,7 @@ StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3ClientOptions options) {
     return InvalidArgument("s3: access key and secret key are required");
   }
   if (options.region.empty()) return InvalidArgument("s3: region is required");
+  if (options.http == nullptr) return InvalidArgument("s3: no HttpClientFactory");
   std::unique_ptr<S3Client> client(new S3Client(std::move(options)));
   client->host_ = origin.host;
   client->base_url_ = origin.scheme + "://" + origin.host;
@@ -269,6 +280,20 @@ std::string S3Client::ObjectPath(const std::string& key) const {
   return (options_.path_style ? "/" + options_.bucket + "/" : "/") + UriEncode(key, true);
 }
 
+namespace {
+
+// Why a call got no answer, for the message: a TLS failure names what the
+// certificate was checked against, the usual cause being the wrong CA.
+std::string NotSentReason(const http::ClientAnswer& answer, const http::ClientTlsSettings& tls) {
+  if (answer.error != http::ClientError::kTls) return answer.error_text;
+  return "TLS handshake or certificate verification failed (the certificate was checked against " +
+         (tls.ca_cert_file.empty() ? std::string("the system trust store")
+                                   : "the CA file " + tls.ca_cert_file) +
+         ")";
+}
+
+}  // namespace
+
 StatusOr<S3Client::Reply> S3Client::ExecuteOnce(Call& call) {
   const std::string amz_date = AmzDate(options_.now_seconds());
   SignableRequest signable{call.method, call.path, call.query, call.headers, Sha256Hex(call.body)};
@@ -276,42 +301,43 @@ StatusOr<S3Client::Reply> S3Client::ExecuteOnce(Call& call) {
   signable.headers["x-amz-date"] = amz_date;
   signable.headers["x-amz-content-sha256"] = signable.payload_hash;
 
-  httplib::Request req;
-  req.method = call.method;
-  req.path = call.path;
-  if (!call.query.empty()) req.path += "?" + CanonicalQueryString(call.query);
-  for (const auto& [name, value] : signable.headers) req.headers.emplace(name, value);
-  req.headers.emplace("Authorization",
+  http::ClientRequest request;
+  request.method = call.method;
+  request.path = call.path;
+  if (!call.query.empty()) request.path += "?" + CanonicalQueryString(call.query);
+  for (const auto& [name, value] : signable.headers) request.headers.Add(name, value);
+  request.headers.Add("Authorization",
                       AuthorizationHeader(signable, options_.credentials,
                                           SigningScope{options_.region, "s3"}, amz_date));
+  if (call.method == "PUT") request.content_type = "application/octet-stream";
+  request.max_body_bytes = call.max_answer_bytes;
+  // Lent, not copied: a part is megabytes, and a copy per part in flight
+  // would break the writer's memory bound (docs/storage.md#s3).
+  request.body = std::move(call.body);
 
-  std::unique_ptr<httplib::Client> client = pool_->Acquire();
-  httplib::Result res = Send(*client, req, call);
-  if (!res) {
-    // The connection may be half-dead: do not give it back to the pool.
-    return Unavailable("s3 " + call.what + ": " + httplib::to_string(res.error()) + " (" +
-                       base_url_ + ")");
+  StatusOr<std::unique_ptr<http::HttpClient>> client = pool_->Acquire();
+  if (!client.ok()) {
+    call.body = std::move(request.body);
+    return Internal("s3 " + call.what + ": " + client.status().message());
   }
-  pool_->Release(std::move(client));
-  return Reply{res->status, std::move(res->body), std::move(res->headers)};
-}
-
-// A PUT's body (a part: megabytes) is streamed from call.body by a content
-// provider: cpp-httplib copies a Request, body included, while sending it,
-// and a copy per part in flight would break the writer's memory bound
-// (docs/storage.md#s3). Other bodies are small XML.
-httplib::Result S3Client::Send(httplib::Client& client, httplib::Request& req, const Call& call) {
-  if (call.method == "PUT") {
-    const std::string& body = call.body;
-    return client.Put(
-        req.path, req.headers, body.size(),
-        [&body](size_t offset, size_t length, httplib::DataSink& sink) {
-          return sink.write(body.data() + offset, std::min(length, body.size() - offset));
-        },
-        "application/octet-stream");
+  http::ClientAnswer answer = (*client)->Send(request);
+  call.body = std::move(request.body);
+  switch (answer.outcome) {
+    case http::ClientAnswer::Outcome::kRead:
+      pool_->Release(std::move(*client));
+      return Reply{answer.status, std::move(answer.body), std::move(answer.headers)};
+    case http::ClientAnswer::Outcome::kTooLarge:
+      // Reading stopped mid-body: the connection is not reusable.
+      return Internal("s3 " + call.what + ": the answer's body passed " +
+                      std::to_string(call.max_answer_bytes) + " bytes (HTTP " +
+                      std::to_string(answer.status) + ")");
+    case http::ClientAnswer::Outcome::kTooSlow:
+    case http::ClientAnswer::Outcome::kNotSent:
+      break;
   }
-  req.body = call.body;
-  return client.send(req);
+  // The connection may be half-dead: it is not given back to the pool.
+  return Unavailable("s3 " + call.what + ": " + NotSentReason(answer, options_.tls) + " (" +
+                     base_url_ + ")");
 }
 
 StatusOr<S3Client::Reply> S3Client::Execute(Call& call) {
@@ -335,6 +361,8 @@ Status S3Client::PutObject(const std::string& key, std::string body) {
 
 StatusOr<ObjectInfo> S3Client::HeadObject(const std::string& key) {
   Call call{"HEAD", ObjectPath(key), {}, {}, "", "HEAD " + key};
+  // No body comes, but Content-Length is the object's size.
+  call.max_answer_bytes = std::numeric_limits<int64_t>::max();
   EC_ASSIGN_OR_RETURN(Reply reply, Execute(call));
   return ObjectInfo{key, ParseSize(reply.Header("Content-Length").c_str()),
                     ParseS3Time(reply.Header("Last-Modified"))};
@@ -347,6 +375,10 @@ Status S3Client::GetObjectRange(const std::string& key, uint64_t offset, uint64_
   Call call{"GET", ObjectPath(key), {}, {}, "", "GET " + key};
   call.headers["range"] =
       "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+  // A store that ignores the range answers from byte 0: the slice asked for
+  // is still within the first offset + length bytes. An error's XML may be
+  // longer than a small range.
+  call.max_answer_bytes = std::max(static_cast<int64_t>(offset + length), kMaxXmlAnswerBytes);
   StatusOr<Reply> reply = Execute(call);
   if (!reply.ok()) {
     // 416: the range starts at or past the end, which ReadAt answers with nothing.

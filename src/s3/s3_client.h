@@ -1,10 +1,11 @@
 #pragma once
 // S3Client: the calls of the S3 REST API export-center needs, against any
 // S3-compatible object store (AWS S3, MinIO, Ceph RGW, S3Proxy, ...), signed
-// with SigV4 (sigv4.h) over cpp-httplib — the HTTP client the project already
-// uses for outgoing calls, with OpenSSL for https endpoints. A wire-protocol
-// client: it knows buckets, keys and uploads, nothing of exports
-// (storage/s3/ adapts it to the ExportStorage seam).
+// with SigV4 (sigv4.h) and sent through the center's one outbound HTTP seam
+// (http/http_client.h): its timeouts, its TLS settings (an https endpoint is
+// verified against the system store or `tls.ca_cert_file`), no redirects. A
+// wire-protocol client: it knows buckets, keys and uploads, nothing of
+// exports (storage/s3/ adapts it to the ExportStorage seam).
 //
 // Errors are mapped in one place (S3Error in s3_client.cc): connection
 // failures, 5xx, 429 and SlowDown -> Unavailable; 404 NoSuchKey/NoSuchUpload
@@ -13,8 +14,10 @@
 // Idempotent calls (all but CreateMultipartUpload and
 // CompleteMultipartUpload) are retried twice on Unavailable.
 //
-// Thread-safe: connections come from a small keep-alive pool, one per call
-// in flight.
+// Thread-safe: connections are HttpClients of the seam (one keep-alive
+// connection each) in a small pool, one per call in flight. A part's body is
+// lent to the seam, never copied (ClientRequest::body); an answer's body is
+// read whole, capped (a ranged GET: at offset + length, at least 16 MiB).
 
 #include <cstdint>
 #include <functional>
@@ -26,13 +29,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "http/http_client.h"
 #include "s3/sigv4.h"
-
-namespace httplib {
-class Client;
-class Result;
-struct Request;
-}  // namespace httplib
 
 namespace export_center::s3 {
 
@@ -53,6 +51,12 @@ struct S3ClientOptions {
   bool path_style = false;
   int connect_timeout_ms = 3000;
   int io_timeout_ms = 60000;  // one read or write on the socket
+  // How an https endpoint is trusted: verified, against the system store or
+  // the PEM bundle `tls.ca_cert_file` (a store behind a private CA).
+  http::ClientTlsSettings tls{};
+  // The outbound HTTP seam the calls go through; not owned, must outlive the
+  // client. Required (app/ passes the process's factory).
+  http::HttpClientFactory* http = nullptr;
   // Seconds since the epoch; the signing clock. Injected by tests.
   std::function<int64_t()> now_seconds;
 };
@@ -89,7 +93,8 @@ struct CompletedPart {
 class S3Client {
  public:
   // InvalidArgument for an endpoint or presign endpoint that is not
-  // http(s)://host[:port], an empty bucket or missing credentials.
+  // http(s)://host[:port], an empty bucket, missing credentials or no
+  // HttpClientFactory.
   static StatusOr<std::unique_ptr<S3Client>> Create(S3ClientOptions options);
   ~S3Client();
   S3Client(const S3Client&) = delete;
@@ -145,7 +150,6 @@ class S3Client {
   // but 2xx becomes a Status. `call.body` is lent to the request and restored.
   StatusOr<Reply> Execute(Call& call);
   StatusOr<Reply> ExecuteOnce(Call& call);
-  static httplib::Result Send(httplib::Client& client, httplib::Request& req, const Call& call);
 
   S3ClientOptions options_;
   std::string host_;  // the Host header: endpoint host[:port], bucket. prefixed unless path-style

@@ -1,38 +1,18 @@
 #include "s3/sigv4.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <cctype>
 #include <ctime>
 #include <vector>
 
 #include "common/ascii.h"
+#include "common/digest.h"
+#include "common/encoding.h"
 
 namespace export_center::s3 {
 namespace {
 
 constexpr char kAlgorithm[] = "AWS4-HMAC-SHA256";
-
-std::string Hex(const unsigned char* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(n * 2, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
-  }
-  return out;
-}
-
-std::string HmacSha256(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
-  return std::string(reinterpret_cast<char*>(out), n);
-}
 
 // Trims the value and folds runs of spaces into one, as SigV4 asks.
 std::string CanonicalHeaderValue(std::string_view v) {
@@ -90,16 +70,10 @@ std::string Signature(const std::string& string_to_sign, const Credentials& cred
   key = HmacSha256(key, scope.service);
   key = HmacSha256(key, "aws4_request");
   const std::string mac = HmacSha256(key, string_to_sign);
-  return Hex(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
+  return HexEncode(mac);
 }
 
 }  // namespace
-
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return Hex(digest, sizeof digest);
-}
 
 std::string UriEncode(std::string_view text, bool keep_slash) {
   static constexpr char kDigits[] = "0123456789ABCDEF";

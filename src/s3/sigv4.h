@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/digest.h"  // Sha256Hex: a payload's hash
+
 namespace export_center::s3 {
 
 struct Credentials {
@@ -39,8 +41,6 @@ struct SignableRequest {
   std::string payload_hash;
 };
 
-// Lower-case hex SHA-256 of `data`.
-std::string Sha256Hex(std::string_view data);
 // The hex SHA-256 of an empty payload.
 inline constexpr char kEmptyPayloadHash[] =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

@@ -5,10 +5,10 @@
 namespace export_center::source {
 
 ColumnPolicySource::ColumnPolicySource(std::unique_ptr<RowSource> inner, task::ColumnPolicy policy)
-    : inner_(std::move(inner)), policy_(std::move(policy)) {}
+    : RowSourceWrapper(std::move(inner)), policy_(std::move(policy)) {}
 
 const std::vector<task::Column>& ColumnPolicySource::columns() const {
-  return applier_ ? applier_->Columns() : inner_->columns();
+  return applier_ ? applier_->Columns() : inner()->columns();
 }
 
 // A message about a governed column names the column, never its value: the
@@ -24,10 +24,10 @@ Status ColumnPolicySource::Withheld(const Status& failed) const {
 }
 
 StatusOr<Page> ColumnPolicySource::NextPage() {
-  StatusOr<Page> next = inner_->NextPage();
+  StatusOr<Page> next = inner()->NextPage();
   if (!next.ok()) return Withheld(next.status());
   Page page = std::move(next).value();
-  if (!applier_) applier_.emplace(policy_, inner_->columns());
+  if (!applier_) applier_.emplace(policy_, inner()->columns());
   for (task::Row& row : page.rows) row = applier_->Apply(std::move(row));
   return page;
 }

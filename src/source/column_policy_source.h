@@ -10,15 +10,16 @@
 // replaced by kWithheldValue, so the value never leaves through a message.
 //
 // The columns are bound after the first page (only then does a source know
-// them); everything else is the inner source's. Thread-compatible like any
-// RowSource; Interrupt is the inner source's and thread-safe.
+// them); everything else is the inner source's (RowSourceWrapper).
+// Thread-compatible like any RowSource; Interrupt is the inner source's and
+// thread-safe.
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "source/row_source.h"
+#include "source/row_source_wrapper.h"
 #include "task/column_policy.h"
 
 namespace export_center::source {
@@ -26,27 +27,17 @@ namespace export_center::source {
 // What a governed column's quoted value becomes in a failure's message.
 inline constexpr char kWithheldValue[] = "[withheld: a governed column]";
 
-class ColumnPolicySource : public RowSource {
+class ColumnPolicySource : public RowSourceWrapper {
  public:
   ColumnPolicySource(std::unique_ptr<RowSource> inner, task::ColumnPolicy policy);
 
   // RowSource:
   const std::vector<task::Column>& columns() const override;
   StatusOr<Page> NextPage() override;
-  std::optional<task::TaskState> terminal_state() const override {
-    return inner_->terminal_state();
-  }
-  std::optional<std::string> failure_code() const override { return inner_->failure_code(); }
-  std::shared_ptr<const std::string> excel_template() const override {
-    return inner_->excel_template();
-  }
-  std::vector<task::PlanAdvice> plan_advice() const override { return inner_->plan_advice(); }
-  void Interrupt(const Status& reason) override { inner_->Interrupt(reason); }
 
  private:
   Status Withheld(const Status& failed) const;
 
-  std::unique_ptr<RowSource> inner_;
   const task::ColumnPolicy policy_;
   std::optional<task::ColumnPolicyApplier> applier_;  // after the first page
 };

@@ -2,80 +2,56 @@
 
 #include <utility>
 
-#include "common/thread_guard.h"
-
 namespace export_center::source {
 
 PrefetchingRowSource::PrefetchingRowSource(std::unique_ptr<RowSource> inner)
-    : inner_(std::move(inner)) {}
-
-PrefetchingRowSource::~PrefetchingRowSource() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-    cv_.SignalAll();
-  }
-  if (worker_.joinable()) worker_.join();
-}
+    : RowSourceWrapper(std::move(inner)),
+      ahead_([this] { return this->inner()->NextPage(); }, "prefetch") {}
 
 StatusOr<Page> PrefetchingRowSource::NextPage() {
   if (finished_) return Internal("NextPage called after the last page or an error");
-  if (!worker_.joinable()) {
-    worker_ = StartWorkerThread("prefetch", [this] { Work(); });
-    RequestFetch();
+  if (!started_) {
+    ahead_.Start();
+    started_ = true;
   }
-  StatusOr<Page> page = TakeFetched();
+  StatusOr<Page> page = ahead_.Take();
   if (page.ok() && first_) {
     // Copied before the next fetch starts: the caller reads these while
     // the worker runs the inner source.
-    columns_ = inner_->columns();
-    excel_template_ = inner_->excel_template();
+    columns_ = inner()->columns();
+    excel_template_ = inner()->excel_template();
+    plan_advice_ = inner()->plan_advice();
     first_ = false;
   }
   if (!page.ok() || !page->has_more) {
     finished_ = true;
     return page;
   }
-  RequestFetch();
+  ahead_.Start();
   return page;
 }
 
-// Only after a failed page: no fetch is in flight then.
+// Nothing is in flight once the pages are over: the inner source's own
+// facts, which may have grown since the first page (enrich statements' plan
+// advice) or exist only after a failed first page.
+const std::vector<task::Column>& PrefetchingRowSource::columns() const {
+  return finished_ ? inner()->columns() : columns_;
+}
+
+std::shared_ptr<const std::string> PrefetchingRowSource::excel_template() const {
+  return finished_ ? inner()->excel_template() : excel_template_;
+}
+
+std::vector<task::PlanAdvice> PrefetchingRowSource::plan_advice() const {
+  return finished_ ? inner()->plan_advice() : plan_advice_;
+}
+
 std::optional<task::TaskState> PrefetchingRowSource::terminal_state() const {
-  return inner_->terminal_state();
+  return finished_ ? inner()->terminal_state() : std::nullopt;
 }
 
 std::optional<std::string> PrefetchingRowSource::failure_code() const {
-  return inner_->failure_code();
-}
-
-void PrefetchingRowSource::RequestFetch() {
-  MutexLock lock(&mu_);
-  fetch_requested_ = true;
-  cv_.SignalAll();
-}
-
-StatusOr<Page> PrefetchingRowSource::TakeFetched() {
-  MutexLock lock(&mu_);
-  while (!fetched_) cv_.Wait(&mu_);
-  StatusOr<Page> page = std::move(*fetched_);
-  fetched_.reset();
-  return page;
-}
-
-void PrefetchingRowSource::Work() {
-  while (true) {
-    {
-      MutexLock lock(&mu_);
-      while (!fetch_requested_ && !stopping_) cv_.Wait(&mu_);
-      if (stopping_) return;
-      fetch_requested_ = false;
-    }
-    StatusOr<Page> page = RunGuardedOnce("prefetch", [this] { return inner_->NextPage(); });
-    MutexLock lock(&mu_);
-    fetched_.emplace(std::move(page));
-    cv_.SignalAll();
-  }
+  return finished_ ? inner()->failure_code() : std::nullopt;
 }
 
 std::unique_ptr<RowSource> WithPrefetch(std::unique_ptr<RowSource> inner) {

@@ -4,67 +4,57 @@
 // business service (or the replica) and the writer work at the same time
 // instead of taking turns.
 //
-// The inner source runs on one worker thread the wrapper owns, one NextPage
-// at a time; the caller never calls it. A page with has_more starts the next
-// fetch at once; an error or the last page starts nothing. So at most two
-// pages are alive: the one the caller writes and the one being fetched.
+// The inner source runs on the worker of a ReadAhead (common/read_ahead.h),
+// one NextPage at a time; the caller never calls it. A page with has_more
+// starts the next fetch at once; an error or the last page starts nothing.
+// So at most two pages are alive: the one the caller writes and the one being
+// fetched.
 //
-// What the caller still decides between pages — abort, lease, cancellation,
-// the size cap — it decides as before: the prefetched page is simply dropped
-// when the caller stops. Destroying the wrapper waits for a fetch in flight
-// (bounded by the inner source's own timeouts).
+// What the caller decides between pages — abort, lease, cancellation, the
+// size cap — it decides on the page it holds: the prefetched page is simply
+// dropped when the caller stops. Destroying the wrapper waits for a fetch in
+// flight (bounded by the inner source's own timeouts).
 //
-// columns() and excel_template() are copied after the first page, and
-// terminal_state()/failure_code() are read only after a failed page, when no
-// fetch is in flight: the caller never reads the inner source while the
-// worker runs it. Thread-compatible like any RowSource: one caller thread.
+// The source's facts are read without racing the worker: columns(),
+// excel_template() and plan_advice() are copied after the first page (the
+// next fetch starts only after the copy); once the pages are over (the last
+// one, or an error) nothing is in flight and every fact is the inner
+// source's (RowSourceWrapper); terminal_state() and failure_code() exist only
+// then.
+// Thread-compatible like any RowSource: one caller thread.
 
 #include <memory>
-#include <optional>
-#include <string>
-#include <thread>
 #include <vector>
 
-#include "common/mutex.h"
-#include "source/row_source.h"
+#include "common/read_ahead.h"
+#include "source/row_source_wrapper.h"
 
 namespace export_center::source {
 
-class PrefetchingRowSource : public RowSource {
+class PrefetchingRowSource : public RowSourceWrapper {
  public:
   explicit PrefetchingRowSource(std::unique_ptr<RowSource> inner);
-  ~PrefetchingRowSource() override;
-  PrefetchingRowSource(const PrefetchingRowSource&) = delete;
-  PrefetchingRowSource& operator=(const PrefetchingRowSource&) = delete;
 
   // RowSource:
-  const std::vector<task::Column>& columns() const override { return columns_; }
+  const std::vector<task::Column>& columns() const override;
   StatusOr<Page> NextPage() override;
+  std::shared_ptr<const std::string> excel_template() const override;
+  std::vector<task::PlanAdvice> plan_advice() const override;
+  // nullopt while the pages go on: a failure then is the caller's (the
+  // writer's, the size cap's), and the inner source may be mid-fetch.
   std::optional<task::TaskState> terminal_state() const override;
   std::optional<std::string> failure_code() const override;
-  std::shared_ptr<const std::string> excel_template() const override { return excel_template_; }
-  // The inner source's: thread-safe, also while the worker waits in it.
-  void Interrupt(const Status& reason) override { inner_->Interrupt(reason); }
 
  private:
-  void RequestFetch();
-  StatusOr<Page> TakeFetched();
-  void Work();
-
-  std::unique_ptr<RowSource> inner_;  // NextPage on worker_ only
-
-  Mutex mu_;
-  CondVar cv_;
-  bool fetch_requested_ GUARDED_BY(mu_) = false;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::optional<StatusOr<Page>> fetched_ GUARDED_BY(mu_);
-
   // The caller's thread only.
+  bool started_ = false;
   bool first_ = true;
   bool finished_ = false;
   std::vector<task::Column> columns_;
   std::shared_ptr<const std::string> excel_template_;
-  std::thread worker_;
+  std::vector<task::PlanAdvice> plan_advice_;
+
+  ReadAhead<Page> ahead_;  // last: stopped before the members above go
 };
 
 // Wraps `inner` unless it is null.

@@ -13,6 +13,10 @@
 // LimitExceeded, PermissionDenied and NotFound are permanent (the task fails).
 // Not thread-safe: one attempt, one thread — except Interrupt, which another
 // thread calls to stop the call a NextPage is waiting for.
+//
+// A decorator (prefetch, column policy) derives from RowSourceWrapper
+// (row_source_wrapper.h). A new fact a source reports beside its pages is a
+// virtual here with a neutral default plus one forwarding line there.
 
 #include <cstdint>
 #include <memory>

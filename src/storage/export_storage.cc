@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/encoding.h"
 #include "common/ids.h"
 
 namespace export_center::storage {
@@ -20,13 +21,6 @@ int ToInt(std::string_view s) {
   int v = 0;
   for (char c : s) v = v * 10 + (c - '0');
   return v;
-}
-
-bool IsLowerHex(std::string_view s) {
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
 }
 
 // 8-4-4-4-12 lower-case hex, as NewUuid makes them.

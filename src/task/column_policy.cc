@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "common/byte_sink.h"
+#include "common/digest.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
 
@@ -13,25 +13,13 @@ namespace {
 
 using json = nlohmann::json;
 
-// Sha256Sink digests what its inner sink accepts; here nothing is kept.
-class DiscardingSink final : public ByteSink {
- public:
-  Status Append(std::string_view) override { return Status::Ok(); }
-};
-
-std::string DateText(const Date& d) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02d", d.year, d.month, d.day);
-  return text;
-}
-
 struct GovernedTextOf {
   std::optional<std::string> operator()(std::monostate) const { return std::nullopt; }
   std::optional<std::string> operator()(const std::string& s) const { return s; }
   std::optional<std::string> operator()(int64_t v) const { return std::to_string(v); }
   std::optional<std::string> operator()(const Decimal& d) const { return d.digits; }
   std::optional<std::string> operator()(bool b) const { return b ? "true" : "false"; }
-  std::optional<std::string> operator()(const Date& d) const { return DateText(d); }
+  std::optional<std::string> operator()(const Date& d) const { return d.ToString(); }
   std::optional<std::string> operator()(const DateTime& t) const {
     return FormatIsoMillis(t.epoch_ms);
   }
@@ -162,10 +150,7 @@ std::string MaskText(std::string_view text, int keep_first, int keep_last) {
 }
 
 std::string HashText(std::string_view text, int hash_chars) {
-  DiscardingSink discard;
-  Sha256Sink digesting(&discard);
-  (void)digesting.Append(text);  // the discarding sink never fails
-  std::string hex = HexOf(digesting.digest());
+  std::string hex = Sha256Hex(text);
   hex.resize(static_cast<size_t>(std::clamp(hash_chars, 1, 64)));
   return hex;
 }

@@ -73,13 +73,6 @@ std::optional<int> ReadDigits(std::string_view text, size_t* pos, int count) {
   return v;
 }
 
-bool IsLeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-int DaysInMonth(int y, int m) {
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && IsLeapYear(y) ? 29 : kDays[m - 1];
-}
-
 bool Expect(std::string_view text, size_t* pos, char c) {
   if (*pos >= text.size() || text[*pos] != c) return false;
   ++*pos;
@@ -88,15 +81,9 @@ bool Expect(std::string_view text, size_t* pos, char c) {
 
 // "yyyy-MM-dd" at text[*pos], validated against the calendar.
 std::optional<Date> ReadDate(std::string_view text, size_t* pos) {
-  auto y = ReadDigits(text, pos, 4);
-  if (!y || !Expect(text, pos, '-')) return std::nullopt;
-  auto m = ReadDigits(text, pos, 2);
-  if (!m || !Expect(text, pos, '-')) return std::nullopt;
-  auto d = ReadDigits(text, pos, 2);
-  if (!d || *y < 1 || *m < 1 || *m > 12 || *d < 1 || *d > DaysInMonth(*y, *m)) {
-    return std::nullopt;
-  }
-  return Date{*y, *m, *d};
+  auto date = CivilDay::ParsePrefix(text.substr(*pos));
+  if (date) *pos += 10;
+  return date;
 }
 
 // Offset in minutes east of UTC: "Z", "+08:00", "+0800" or "+08".
@@ -152,8 +139,7 @@ std::optional<int64_t> ParseIsoDateTime(std::string_view text) {
   if (*hh > 23 || *mi > 59 || ss > 59) return std::nullopt;
   auto offset = ReadOffset(text, &pos);
   if (!offset || pos != text.size()) return std::nullopt;
-  int64_t days = DaysFromCivil(date->year, date->month, date->day);
-  int64_t local_ms = days * kMsPerDay + ((*hh * 60LL + *mi) * 60 + ss) * 1000 + ms;
+  int64_t local_ms = date->days() * kMsPerDay + ((*hh * 60LL + *mi) * 60 + ss) * 1000 + ms;
   return local_ms - *offset * 60000LL;
 }
 
@@ -227,8 +213,8 @@ StatusOr<CellValue> ParseDecimalValue(const Column& column, const nlohmann::json
 
 StatusOr<CellValue> ParseDateTimeValue(const Column& column, const nlohmann::json& value) {
   // Years 0001..9999: what every writer and Excel can show.
-  static const int64_t kMin = DaysFromCivil(1, 1, 1) * kMsPerDay;
-  static const int64_t kMax = DaysFromCivil(10000, 1, 1) * kMsPerDay - 1;
+  static const int64_t kMin = civil::DaysFromYmd(CivilDay::kMinYear, 1, 1) * kMsPerDay;
+  static const int64_t kMax = civil::DaysFromYmd(CivilDay::kMaxYear + 1, 1, 1) * kMsPerDay - 1;
   std::optional<int64_t> ms;
   if (value.is_number_integer() && !value.is_number_unsigned()) {
     ms = value.get<int64_t>();
@@ -550,17 +536,6 @@ StatusOr<Decimal> ParseDecimal(std::string_view text, int scale) {
   Decimal out;
   out.digits = (negative && !zero ? "-" : "") + int_part + (scale > 0 ? "." + frac_part : "");
   return out;
-}
-
-int64_t DaysFromCivil(int32_t year, int32_t month, int32_t day) {
-  // Howard Hinnant's days_from_civil: exact for the proleptic Gregorian calendar.
-  int64_t y = static_cast<int64_t>(year) - (month <= 2 ? 1 : 0);
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t mp = (month + 9) % 12;
-  const int64_t doy = (153 * mp + 2) / 5 + day - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
 }
 
 StatusOr<CellValue> ParseWireValue(const Column& column, const nlohmann::json& value) {

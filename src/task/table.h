@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/civil_day.h"
 #include "common/status.h"
 
 namespace export_center::task {
@@ -95,9 +96,9 @@ struct Decimal {
   std::string digits;  // canonical, e.g. "-1234.50" at the column's scale
 };
 
-struct Date {
-  int32_t year = 1970, month = 1, day = 1;
-};
+// A DATE cell: a day that exists (common/civil_day.h), so a writer can always
+// write it; each route refuses a date that does not exist as a bad value.
+using Date = CivilDay;
 
 struct DateTime {
   int64_t epoch_ms = 0;  // UTC instant; writers show it in the export's time zone
@@ -117,9 +118,6 @@ StatusOr<CellValue> ParseWireValue(const Column& column, const nlohmann::json& v
 
 // Parses "1234.5" / 1234.5 to a Decimal rounded half-up to `scale` digits.
 StatusOr<Decimal> ParseDecimal(std::string_view text, int scale);
-
-// Days since 1970-01-01 for a civil date (proleptic Gregorian).
-int64_t DaysFromCivil(int32_t year, int32_t month, int32_t day);
 
 // Parses a wire column list `[{key, title, type, width?, scale?, format?}]`
 // with the rich options (docs/xlsx.md#rich-columns: title as a string, an

@@ -298,6 +298,7 @@ storage:
     download: presigned
     presign-ttl-seconds: 120
     presign-endpoint: https://files.example.com
+    ca-cert-file: /etc/ssl/certs/ca-certificates.crt
 )";
   StatusOr<AppConfig> c = Parse(s3);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -312,6 +313,7 @@ storage:
   EXPECT_EQ(c->storage.s3.download, "presigned");
   EXPECT_EQ(c->storage.s3.presign_ttl_seconds, 120);
   EXPECT_EQ(c->storage.s3.presign_endpoint, "https://files.example.com");
+  EXPECT_EQ(c->storage.s3.ca_cert_file, "/etc/ssl/certs/ca-certificates.crt");
 
   setenv("EXPORT_CENTER_S3_ACCESS_KEY", "env-access", 1);
   setenv("EXPORT_CENTER_S3_SECRET_KEY", "env-secret", 1);
@@ -329,6 +331,7 @@ storage:
   EXPECT_EQ(d->storage.s3.download, "stream");
   EXPECT_FALSE(d->storage.s3.path_style);
   EXPECT_EQ(d->storage.s3.presign_endpoint, "");  // presigned URLs then use the endpoint
+  EXPECT_EQ(d->storage.s3.ca_cert_file, "");      // the system trust store
   ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
                 "storage.s3.endpoint: is required when storage.kind is s3");
   ExpectProblem(std::string(kMinimal) + "storage: {kind: s3}\n",
@@ -352,6 +355,9 @@ storage:
   ExpectProblem(
       std::string(kMinimal) + "storage: {kind: s3, s3: {presign-endpoint: files.example.com}}\n",
       "storage.s3.presign-endpoint: \"files.example.com\" is not an endpoint URL");
+  ExpectProblem(
+      std::string(kMinimal) + "storage: {kind: s3, s3: {ca-cert-file: /nonexistent/s3-ca.pem}}\n",
+      "storage.s3.ca-cert-file: \"/nonexistent/s3-ca.pem\" cannot be read");
 }
 
 TEST_F(ConfigTest, SecretsFromEnvironmentAlone) {

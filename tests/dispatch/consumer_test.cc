@@ -39,6 +39,7 @@
 #include "storage/local_export_storage.h"
 #include "task/table.h"
 #ifdef EC_TEST_WITH_S3
+#include "http/httplib/httplib_http_client.h"
 #include "storage/s3/s3_export_storage.h"
 #endif
 #include "store/database.h"
@@ -542,7 +543,7 @@ TEST_F(ConsumerTest, AStorageErrorNamingTheEndpointShowsAClassifiedMessage) {
   s3.path_style = true;
   s3.connect_timeout_ms = 500;
   s3.io_timeout_ms = 1000;
-  auto opened = storage::NewS3ExportStorage(s3);
+  auto opened = storage::NewS3ExportStorage(s3, export_center::http::HttplibClientFactory());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   std::unique_ptr<storage::ExportStorage> s3_storage = std::move(opened).value();
   script_.pages = {Rows(1, 2)};

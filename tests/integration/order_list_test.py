@@ -9,6 +9,8 @@ service's own SQLite file as the read-only datasource.
 - the contract version bumped between create and run -> STALE;
 - enrichment failures per mode: a critical column -> FAILED, a non-critical
   one -> blank cells and the task SUCCEEDS;
+- an order dated 2023-02-31 in the replica fails the export as a bad cell
+  (row, column, value), on XLSX and CSV alike;
 - what `${}` may read (docs/sql-template.md#what--may-read): a contract that
   splices the free-text keyword with `${}` ends FAILED with UNSAFE_TEMPLATE and
   the datasource file is never opened; one that splices the allowed-list
@@ -196,6 +198,37 @@ class OrderList(OrderListBase):
             con.close()
         self.assertEqual(task["status"], "INCONSISTENT", task)
         self.assertIn("ALERT: sql-template inconsistent", self.c.log())
+
+    # ---- a day that does not exist (common/civil_day.h) -------------------------------
+
+    def test_an_order_dated_february_31_is_a_bad_cell_not_a_bad_definition(self):
+        # SQLite stores '2023-02-31' as written. The route refuses it as it refuses any
+        # value of the wrong type, quoting row, column and value, as the provider route
+        # does; before, it passed and the writers failed with "bad date".
+        token = self.c.token("o7", "7", perms=PERMS)
+        con = sqlite3.connect(self.db, timeout=30)
+        try:
+            with con:
+                for n, (no, day) in enumerate((("SO-FEB-28", "2023-03-01"),
+                                               ("SO-FEB-31", "2023-02-31")), start=1):
+                    con.execute("INSERT INTO orders SELECT MAX(id) + 1, '7', ?, 1, 'CUS00000001',"
+                                " 'NEW', 'WEB', 100, 1, 1, ?, 1735574400000 FROM orders",
+                                (no, day))
+            for fmt in ("XLSX", "CSV"):
+                created = self.c.create(token, export_type="ORDER_LIST", parameters={}, fmt=fmt)
+                self.assertEqual(created["code"], "200", created)
+                task = self.c.wait_task(token, created["data"]["id"], states=ENDED)
+                self.assertEqual(task["status"], "FAILED", (fmt, task))
+                self.assertEqual(task["failureCode"], "INVALID_DATA", (fmt, task))
+                message = task["failureMessage"]
+                self.assertTrue(message.startswith("row 2"), (fmt, message))
+                self.assertIn("order_date", message)
+                self.assertIn('"2023-02-31"', message)
+                self.assertNotIn("definition or parameters", message)
+        finally:
+            with con:
+                con.execute("DELETE FROM orders WHERE order_no IN ('SO-FEB-28', 'SO-FEB-31')")
+            con.close()
 
     # ---- enrichment failures (docs/sql-template-route.md#enrichment) -----------------
 

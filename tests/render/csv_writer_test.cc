@@ -53,7 +53,7 @@ TEST(CsvWriter, ExactBytes) {
   ScratchDir dir;
   const std::string bytes =
       WriteCsv(dir.File("a.csv"), {{std::string("上海"), int64_t{-5}, Decimal{"68141.10"}, true,
-                                    Date{2024, 3, 5}, DateTime{1709615099123}},
+                                    *Date::FromYmd(2024, 3, 5), DateTime{1709615099123}},
                                    {std::monostate{}, std::monostate{}, std::monostate{}, false,
                                     std::monostate{}, std::monostate{}}});
   EXPECT_EQ(bytes,
@@ -106,8 +106,8 @@ TEST(CsvWriter, PythonCsvReadsBackEveryField) {
   };
   std::vector<task::Row> rows;
   for (const auto& t : texts) {
-    rows.push_back(
-        {t, int64_t{9223372036854775807}, Decimal{"-0.50"}, false, Date{1, 1, 1}, DateTime{-1}});
+    rows.push_back({t, int64_t{9223372036854775807}, Decimal{"-0.50"}, false,
+                    *Date::FromYmd(1, 1, 1), DateTime{-1}});
   }
   WriterOptions options;
   options.timezone = "UTC";
@@ -164,7 +164,7 @@ TEST(CsvWriter, GzipRoundTrips) {
   std::vector<task::Row> rows;
   for (int64_t k = 0; k < 20000; ++k) {
     rows.push_back({"客户 " + std::to_string(k) + ", \"q\"", k, Decimal{"12.50"}, k % 2 == 0,
-                    Date{2024, 1, 1 + static_cast<int>(k % 28)}, DateTime{k * 1000}});
+                    *Date::FromYmd(2024, 1, 1 + static_cast<int>(k % 28)), DateTime{k * 1000}});
   }
   WriterOptions plain_options;
   WriterOptions gzip_options;
@@ -230,7 +230,7 @@ TEST(CsvWriter, LibreOfficeReadsEveryField) {
       "😀 emoji", "مرحبا بالعالم", "bad\xEF\xBF\xBDutf8", long_cell};
   std::vector<task::Row> rows;
   for (const auto& t : texts) {
-    rows.push_back({t, int64_t{10000000001}, Decimal{"-1234.50"}, true, Date{2024, 3, 5},
+    rows.push_back({t, int64_t{10000000001}, Decimal{"-1234.50"}, true, *Date::FromYmd(2024, 3, 5),
                     DateTime{1709615099123}});
   }
   const std::string path = dir.File("lo_in.csv");

@@ -54,10 +54,8 @@ task::Row Row(int64_t k) {
   char amount[32];
   std::snprintf(amount, sizeof amount, "%lld.%02lld", static_cast<long long>(cents / 100),
                 static_cast<long long>(cents % 100));
-  int64_t y;
-  int m, d;
-  internal::CivilFromDays(internal::DaysFromCivil(2020, 1, 1) + k % 3000, &y, &m, &d);
-  return {k + 1, name, task::Decimal{amount}, task::Date{static_cast<int32_t>(y), m, d}};
+  const int64_t day = civil::DaysFromYmd(2020, 1, 1) + static_cast<int64_t>(k % 3000);
+  return {k + 1, name, task::Decimal{amount}, *task::Date::FromDays(day)};
 }
 
 constexpr const char* kSingles =

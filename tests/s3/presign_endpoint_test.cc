@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "http/httplib/httplib_http_client.h"
 #include "s3/s3_client.h"
 #include "s3/sigv4.h"
 
@@ -31,6 +32,7 @@ S3ClientOptions Options(const std::string& endpoint, const std::string& presign_
   o.credentials = kS3Keys;
   o.path_style = path_style;
   o.now_seconds = [] { return kS3DateSeconds; };
+  o.http = http::HttplibClientFactory();
   return o;
 }
 

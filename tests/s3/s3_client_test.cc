@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "http/httplib/httplib_http_client.h"
 #include "tests/support/s3_server.h"
 #include "tests/support/server_process.h"
 
@@ -46,6 +47,7 @@ class S3ClientTest : public ::testing::Test {
     o.bucket = server_->bucket();
     o.credentials = {server_->access_key(), server_->secret_key()};
     o.path_style = true;
+    o.http = http::HttplibClientFactory();
     return o;
   }
 

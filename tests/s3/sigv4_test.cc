@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "http/httplib/httplib_http_client.h"
 #include "s3/s3_client.h"
 
 namespace export_center::s3 {
@@ -93,6 +94,7 @@ TEST(SigV4, ClientPresignsVirtualHostedUrlsLikeTheReference) {
   options.bucket = "examplebucket";
   options.credentials = kS3Keys;
   options.now_seconds = [] { return kS3DateSeconds; };
+  options.http = http::HttplibClientFactory();
   auto client = S3Client::Create(options);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   EXPECT_EQ((*client)->PresignGetUrl("test.txt", 86400),
@@ -130,12 +132,14 @@ TEST(S3Client, RejectsUnusableOptions) {
   ok.endpoint = "http://127.0.0.1:9000";
   ok.bucket = "exports";
   ok.credentials = {"a", "b"};
+  ok.http = http::HttplibClientFactory();
   EXPECT_TRUE(S3Client::Create(ok).ok());
   auto with = [&](auto change) {
     S3ClientOptions o = ok;
     change(o);
     return S3Client::Create(o).status().code();
   };
+  EXPECT_EQ(with([](auto& o) { o.http = nullptr; }), StatusCode::kInvalidArgument);
   EXPECT_EQ(with([](auto& o) { o.endpoint = "ftp://x"; }), StatusCode::kInvalidArgument);
   EXPECT_EQ(with([](auto& o) { o.endpoint = "http://x/path"; }), StatusCode::kInvalidArgument);
   EXPECT_EQ(with([](auto& o) { o.bucket = "Bad_Bucket"; }), StatusCode::kInvalidArgument);

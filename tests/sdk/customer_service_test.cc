@@ -164,8 +164,8 @@ std::vector<task::Row> Expected(const std::string& where) {
     r.emplace_back(sqlite3_column_int64(stmt, 5));
     r.emplace_back(sqlite3_column_int64(stmt, 6) != 0);
     std::string d = text(7);
-    r.emplace_back(task::Date{std::stoi(d.substr(0, 4)), std::stoi(d.substr(5, 2)),
-                              std::stoi(d.substr(8, 2))});
+    r.emplace_back(*task::Date::FromYmd(std::stoi(d.substr(0, 4)), std::stoi(d.substr(5, 2)),
+                                        std::stoi(d.substr(8, 2))));
     if (sqlite3_column_type(stmt, 8) == SQLITE_NULL) {
       r.emplace_back();
     } else {
@@ -198,8 +198,8 @@ std::string Describe(const task::CellValue& v) {
         else if constexpr (std::is_same_v<T, bool>)
           return x ? "true" : "false";
         else if constexpr (std::is_same_v<T, task::Date>)
-          return std::to_string(x.year) + "-" + std::to_string(x.month) + "-" +
-                 std::to_string(x.day);
+          return std::to_string(x.year()) + "-" + std::to_string(x.month()) + "-" +
+                 std::to_string(x.day());
         else
           return "ms " + std::to_string(x.epoch_ms);
       },

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "source/column_policy_source.h"
+
 namespace export_center::source {
 namespace {
 
@@ -30,6 +32,9 @@ class CountingSource : public RowSource {
     return failed_ ? std::optional<std::string>("SOME_CODE") : std::nullopt;
   }
   std::shared_ptr<const std::string> excel_template() const override { return template_; }
+  // Advice on the page statement after the first page, one more per
+  // enrich group on each later page (as SqlTemplateSource finds them).
+  std::vector<task::PlanAdvice> plan_advice() const override { return advice_; }
 
   StatusOr<Page> NextPage() override {
     std::unique_lock lock(mu_);
@@ -40,6 +45,10 @@ class CountingSource : public RowSource {
       columns_ = {{"id", "ID", task::ColumnType::kInteger, 0, 0, ""}};
       template_ = std::make_shared<const std::string>("xlsx bytes");
     }
+    task::PlanAdvice advice;
+    advice.statement = i == 0 ? "page" : "enrich group " + std::to_string(i);
+    advice.table = "orders";
+    advice_.push_back(advice);
     if (i == fail_at_) {
       failed_ = true;
       return Unavailable("page " + std::to_string(i) + " failed");
@@ -75,6 +84,7 @@ class CountingSource : public RowSource {
   bool failed_ = false;
   std::vector<task::Column> columns_;
   std::shared_ptr<const std::string> template_;
+  std::vector<task::PlanAdvice> advice_;
 };
 
 TEST(PrefetchingRowSourceTest, FetchesTheNextPageWhileTheCallerHoldsThisOneButNoFurther) {
@@ -100,6 +110,52 @@ TEST(PrefetchingRowSourceTest, FetchesTheNextPageWhileTheCallerHoldsThisOneButNo
   ASSERT_NE(source.excel_template(), nullptr);
   EXPECT_EQ(*source.excel_template(), "xlsx bytes");
   EXPECT_EQ(source.NextPage().status().code(), StatusCode::kInternal);
+}
+
+// The prefetcher used to drop plan_advice() (RowSource's default, none): it
+// forwards it now, as every fact, through RowSourceWrapper.
+TEST(PrefetchingRowSourceTest, PlanAdviceIsNotDropped) {
+  PrefetchingRowSource source(std::make_unique<CountingSource>(3));
+  ASSERT_TRUE(source.NextPage().ok());
+  // While page 1 may be in flight: the advice copied with the first page.
+  auto advice = source.plan_advice();
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].statement, "page");
+  EXPECT_EQ(advice[0].table, "orders");
+  ASSERT_TRUE(source.NextPage().ok());
+  ASSERT_TRUE(source.NextPage().ok());
+  // The pages are over: the inner source's, with what later pages found.
+  advice = source.plan_advice();
+  ASSERT_EQ(advice.size(), 3u);
+  EXPECT_EQ(advice[2].statement, "enrich group 2");
+}
+
+// The stack an attempt builds (the policy over the prefetcher over a route):
+// every fact reaches the top.
+TEST(PrefetchingRowSourceTest, FactsPassEveryDecorator) {
+  task::ColumnDecision masked{"id", task::ColumnAction::kMask, 0, 0, 64};
+  auto source = WithColumnPolicy(WithPrefetch(std::make_unique<CountingSource>(1)),
+                                 task::ColumnPolicy{{masked}});
+  ASSERT_TRUE(source->NextPage().ok());
+  EXPECT_EQ(source->plan_advice().size(), 1u);
+  ASSERT_NE(source->excel_template(), nullptr);
+  EXPECT_EQ(*source->excel_template(), "xlsx bytes");
+}
+
+// A failure of the caller's (the writer, the size cap) while the next page
+// is being fetched is not the source's: no verdict, and the inner source is
+// not read while the worker runs it.
+TEST(PrefetchingRowSourceTest, NoVerdictWhileThePagesGoOn) {
+  auto inner = std::make_unique<CountingSource>(10, /*fail_at=*/1);
+  CountingSource* counting = inner.get();
+  PrefetchingRowSource source(std::move(inner));
+  ASSERT_TRUE(source.NextPage().ok());
+  ASSERT_TRUE(counting->WaitForCalls(2));
+  EXPECT_EQ(source.terminal_state(), std::nullopt);
+  EXPECT_EQ(source.failure_code(), std::nullopt);
+  EXPECT_FALSE(source.NextPage().ok());
+  EXPECT_EQ(source.terminal_state(), task::TaskState::kInconsistent);
+  EXPECT_EQ(source.failure_code(), "SOME_CODE");
 }
 
 TEST(PrefetchingRowSourceTest, AOnePageExportHasItsColumns) {

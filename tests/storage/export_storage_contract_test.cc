@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "http/httplib/httplib_http_client.h"
 #include "storage/export_storage.h"
 #include "storage/local_export_storage.h"
 #include "storage/s3/s3_export_storage.h"
@@ -22,20 +23,6 @@ constexpr size_t kMiB = 1024 * 1024;
 
 // One S3 server for the whole binary, started on first use and stopped (by
 // its pid, through the script) when the binary exits.
-testing::S3Server* SharedS3Server(std::string* error) {
-  static std::string start_error;
-  static std::unique_ptr<testing::S3Server> server = [] {
-    auto started = testing::S3Server::Start();
-    if (!started.ok()) {
-      start_error = started.status().ToString();
-      return std::unique_ptr<testing::S3Server>();
-    }
-    return std::move(started).value();
-  }();
-  *error = start_error;
-  return server.get();
-}
-
 S3StorageOptions S3Options(const testing::S3Server& server) {
   S3StorageOptions o;
   o.endpoint = server.endpoint();
@@ -58,12 +45,12 @@ class ExportStorageContract : public ::testing::TestWithParam<std::string> {
       return;
     }
     std::string error;
-    testing::S3Server* server = SharedS3Server(&error);
+    testing::S3Server* server = testing::SharedS3Server(/*tls=*/false, &error);
     if (server == nullptr) {
       if (testing::RealServersRequired()) FAIL() << "no S3 server: " << error;
       GTEST_SKIP() << "no S3 server: " << error;
     }
-    auto opened = NewS3ExportStorage(S3Options(*server));
+    auto opened = NewS3ExportStorage(S3Options(*server), http::HttplibClientFactory());
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     storage_ = std::move(opened).value();
     Empty();  // the bucket is shared by the tests of this binary

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <thread>
 
+#include "http/httplib/httplib_http_client.h"
 #include "s3/s3_client.h"
 #include "tests/support/s3_server.h"
 #include "tests/support/server_process.h"
@@ -41,12 +42,13 @@ class S3ExportStorageTest : public ::testing::Test {
       GTEST_SKIP() << "no S3 server: " << *start_error_;
     }
     ASSERT_TRUE(server_->Restart().ok());  // a test may have stopped it
-    storage_ = NewS3ExportStorage(Options()).value();
+    storage_ = NewS3ExportStorage(Options(), http::HttplibClientFactory()).value();
     s3::S3ClientOptions c;
     c.endpoint = server_->endpoint();
     c.bucket = server_->bucket();
     c.credentials = {server_->access_key(), server_->secret_key()};
     c.path_style = true;
+    c.http = http::HttplibClientFactory();
     client_ = s3::S3Client::Create(c).value();
   }
 
@@ -109,7 +111,7 @@ TEST_F(S3ExportStorageTest, PartsGoUpWhileTheWriterStillWrites) {
 // by one marker object that is deleted at once; a wrong secret or a stopped
 // server fails with what the store said.
 TEST_F(S3ExportStorageTest, CheckListsWritesAndDeletesOneMarkerAndLeavesNothing) {
-  auto checked = CheckS3ExportStorage(Options());
+  auto checked = CheckS3ExportStorage(Options(), http::HttplibClientFactory());
   ASSERT_TRUE(checked.ok()) << checked.status().ToString();
   EXPECT_NE(checked->find("listed exports/, wrote and deleted one marker object "
                           ".export-center-check/"),
@@ -120,14 +122,15 @@ TEST_F(S3ExportStorageTest, CheckListsWritesAndDeletesOneMarkerAndLeavesNothing)
 
   S3StorageOptions wrong = Options();
   wrong.secret_key = "not-the-secret";
-  auto refused = CheckS3ExportStorage(wrong);
+  auto refused = CheckS3ExportStorage(wrong, http::HttplibClientFactory());
   EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("list exports/ of bucket " + server_->bucket()),
             std::string::npos)
       << refused.status().message();
 
   ASSERT_TRUE(server_->Stop().ok());
-  EXPECT_EQ(CheckS3ExportStorage(Options()).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(CheckS3ExportStorage(Options(), http::HttplibClientFactory()).status().code(),
+            StatusCode::kUnavailable);
 }
 
 TEST_F(S3ExportStorageTest, SmallFileGoesAsOnePutAtCommit) {
@@ -179,7 +182,7 @@ TEST_F(S3ExportStorageTest, PresignedDownloadWorksWithRangeAndExpires) {
   S3StorageOptions options = Options();
   options.download = "presigned";
   options.presign_ttl_seconds = 2;
-  auto storage = NewS3ExportStorage(options).value();
+  auto storage = NewS3ExportStorage(options, http::HttplibClientFactory()).value();
   const std::string key = MakeObjectKey(4, "csv");
   auto writer = storage->Create(key).value();
   ASSERT_TRUE(writer->Append("a,b\r\n1,2\r\n").ok());
@@ -218,7 +221,7 @@ TEST_F(S3ExportStorageTest, ObjectsAndUploadsThatAreNotOursAreNeverListed) {
 TEST_F(S3ExportStorageTest, StoreRefusingOurKeysIsUnavailable) {
   S3StorageOptions options = Options();
   options.secret_key = "not-the-secret";
-  auto storage = NewS3ExportStorage(options).value();
+  auto storage = NewS3ExportStorage(options, http::HttplibClientFactory()).value();
   const std::string key = MakeObjectKey(5, "csv");
   auto writer = storage->Create(key).value();
   ASSERT_TRUE(writer->Append("x").ok());
@@ -235,11 +238,11 @@ TEST(NewS3ExportStorage, RejectsUnusableOptions) {
   o.bucket = "exports";
   o.access_key = "a";
   o.secret_key = "b";
-  EXPECT_TRUE(NewS3ExportStorage(o).ok());  // no request is made
+  EXPECT_TRUE(NewS3ExportStorage(o, http::HttplibClientFactory()).ok());  // no request is made
   auto code = [&](auto change) {
     S3StorageOptions c = o;
     change(c);
-    return NewS3ExportStorage(c).status().code();
+    return NewS3ExportStorage(c, http::HttplibClientFactory()).status().code();
   };
   EXPECT_EQ(code([](auto& c) { c.part_size_bytes = 5 * kMiB - 1; }), StatusCode::kInvalidArgument);
   EXPECT_EQ(code([](auto& c) { c.download = "magic"; }), StatusCode::kInvalidArgument);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <vector>
 
 #include "tests/support/server_process.h"
 
@@ -32,20 +33,23 @@ bool JarPresent() {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<S3Server>> S3Server::Start() {
+StatusOr<std::unique_ptr<S3Server>> S3Server::Start(bool tls) {
   if (system("command -v java >/dev/null 2>&1") != 0) return Unavailable("java is not installed");
   if (!JarPresent()) return Unavailable("no S3Proxy jar; run scripts/install-s3proxy.sh");
   std::unique_ptr<S3Server> server(new S3Server());
   char tmpl[] = "/tmp/ec-s3-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return Internal("mkdtemp failed");
   server->dir_ = tmpl;  // from here on the destructor cleans up
+  server->tls_ = tls;
   EC_RETURN_IF_ERROR(server->Restart());
   return server;
 }
 
 Status S3Server::RunScript(const std::string& command) {
   const std::string log = dir_ + "/test-s3.out";
-  EC_ASSIGN_OR_RETURN(pid_t pid, SpawnLogged({"/bin/bash", kScript, command, dir_}, log));
+  std::vector<std::string> argv = {"/bin/bash", kScript, command, dir_};
+  if (command == "start" && tls_) argv.push_back("--tls");
+  EC_ASSIGN_OR_RETURN(pid_t pid, SpawnLogged(argv, log));
   int wstatus = 0;
   waitpid(pid, &wstatus, 0);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
@@ -67,6 +71,8 @@ Status S3Server::ReadEnv() {
   region_ = env["EXPORT_CENTER_S3_REGION"];
   access_key_ = env["EXPORT_CENTER_S3_ACCESS_KEY"];
   secret_key_ = env["EXPORT_CENTER_S3_SECRET_KEY"];
+  ca_cert_file_ = env["EXPORT_CENTER_S3_CA_CERT_FILE"];
+  other_ca_cert_file_ = env["EXPORT_CENTER_S3_OTHER_CA_CERT_FILE"];
   if (endpoint_.empty() || bucket_.empty() || access_key_.empty() || secret_key_.empty()) {
     return Internal("incomplete " + dir_ + "/s3.env");
   }
@@ -84,6 +90,27 @@ Status S3Server::Stop() {
   if (!running_) return Status::Ok();
   running_ = false;
   return RunScript("stop");
+}
+
+S3Server* SharedS3Server(bool tls, std::string* error) {
+  struct Shared {
+    std::unique_ptr<S3Server> server;
+    std::string start_error;
+  };
+  static Shared shared[2];
+  static bool started[2] = {false, false};
+  Shared& s = shared[tls ? 1 : 0];
+  if (!started[tls ? 1 : 0]) {
+    started[tls ? 1 : 0] = true;
+    auto server = S3Server::Start(tls);
+    if (server.ok()) {
+      s.server = std::move(server).value();
+    } else {
+      s.start_error = server.status().ToString();
+    }
+  }
+  *error = s.start_error;
+  return s.server.get();
 }
 
 S3Server::~S3Server() {

@@ -20,7 +20,9 @@ class S3Server {
  public:
   // Unavailable when java or the S3Proxy jar is missing (run
   // scripts/install-s3proxy.sh), Internal when the server does not start.
-  static StatusOr<std::unique_ptr<S3Server>> Start();
+  // `tls`: over https only, its certificate signed by a CA the script makes
+  // (ca_cert_file()); other_ca_cert_file() is a CA that signs nothing.
+  static StatusOr<std::unique_ptr<S3Server>> Start(bool tls = false);
 
   ~S3Server();
   S3Server(const S3Server&) = delete;
@@ -34,6 +36,10 @@ class S3Server {
   const std::string& region() const { return region_; }
   const std::string& access_key() const { return access_key_; }
   const std::string& secret_key() const { return secret_key_; }
+  // With tls: the PEM of the CA that signed the server's certificate, and of
+  // one that did not; empty otherwise.
+  const std::string& ca_cert_file() const { return ca_cert_file_; }
+  const std::string& other_ca_cert_file() const { return other_ca_cert_file_; }
   // The folder holding s3.env and the server's log.
   const std::string& dir() const { return dir_; }
 
@@ -43,8 +49,14 @@ class S3Server {
   Status ReadEnv();
 
   std::string dir_;
+  bool tls_ = false;
   bool running_ = false;
   std::string endpoint_, bucket_, region_, access_key_, secret_key_;
+  std::string ca_cert_file_, other_ca_cert_file_;
 };
+
+// One server per test binary and per `tls`, started on first use and stopped
+// at exit; nullptr, with *error saying why, when it cannot start.
+S3Server* SharedS3Server(bool tls, std::string* error);
 
 }  // namespace export_center::testing

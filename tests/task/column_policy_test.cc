@@ -154,7 +154,7 @@ TEST(GovernedText, EveryCellType) {
   EXPECT_EQ(GovernedText(CellValue{int64_t{-42}}), "-42");
   EXPECT_EQ(GovernedText(CellValue{Decimal{"68141.10"}}), "68141.10");
   EXPECT_EQ(GovernedText(CellValue{true}), "true");
-  EXPECT_EQ(GovernedText(CellValue{Date{2026, 3, 7}}), "2026-03-07");
+  EXPECT_EQ(GovernedText(CellValue{*Date::FromYmd(2026, 3, 7)}), "2026-03-07");
   EXPECT_EQ(GovernedText(CellValue{DateTime{0}}), "1970-01-01T00:00:00.000Z");
 }
 

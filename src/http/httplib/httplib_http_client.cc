@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <system_error>
@@ -61,7 +62,15 @@ class HttplibHttpClient : public HttpClient {
     req.path = request.path;
     for (const auto& [name, value] : request.headers.fields()) req.set_header(name, value);
     if (!request.content_type.empty()) req.set_header("Content-Type", request.content_type);
-    req.body = request.body;
+    if (!request.body.empty()) {
+      // Written from request.body itself: cpp-httplib would copy req.body,
+      // and a body may be a lent S3 part of megabytes (http_client.h).
+      const std::string& body = request.body;
+      req.content_length_ = body.size();
+      req.content_provider_ = [&body](size_t offset, size_t length, httplib::DataSink& sink) {
+        return sink.write(body.data() + offset, std::min(length, body.size() - offset));
+      };
+    }
     req.response_handler = [&](const httplib::Response& res) {
       answer.status = res.status;
       if (!request.read_body) {

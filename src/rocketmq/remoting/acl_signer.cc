@@ -1,7 +1,7 @@
 #include "rocketmq/remoting/acl_signer.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include "common/digest.h"
+#include "common/encoding.h"
 
 namespace export_center::rocketmq::remoting {
 
@@ -14,15 +14,7 @@ std::string AclSignature(const std::map<std::string, std::string>& ext_fields,
     if (name != kSignatureField) content += value;
   }
   content.append(body);
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int mac_len = 0;
-  HMAC(EVP_sha1(), secret_key.data(), static_cast<int>(secret_key.size()),
-       reinterpret_cast<const unsigned char*>(content.data()), content.size(), mac, &mac_len);
-  std::string base64(4 * ((mac_len + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(base64.data()), mac,
-                                static_cast<int>(mac_len));
-  base64.resize(static_cast<size_t>(n));
-  return base64;
+  return Base64Encode(HmacSha1(secret_key, content));
 }
 
 void SignRequest(const AclCredentials& credentials, RemotingCommand* request) {

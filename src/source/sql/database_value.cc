@@ -8,6 +8,7 @@
 #include <map>
 
 #include "common/ascii.h"
+#include "common/civil_day.h"
 #include "common/utf8.h"
 
 namespace export_center::source {
@@ -27,8 +28,8 @@ int Digits(std::string_view text, size_t pos, size_t n) {
 // "yyyy-MM-dd[ T]HH:mm[:ss[.fff…]][Z|±hh[[:]mm]]", or bare "yyyy-MM-dd";
 // without an offset the civil time is read in `zone`.
 bool ParseDateTime(std::string_view text, const cctz::time_zone& zone, int64_t* epoch_ms) {
-  task::Date date;
-  if (!ParseIsoDate(text, &date)) return false;
+  auto date = CivilDay::ParsePrefix(text);
+  if (!date) return false;
   int h = 0, mi = 0, s = 0, ms = 0;
   size_t pos = 10;
   if (pos < text.size()) {
@@ -68,10 +69,10 @@ bool ParseDateTime(std::string_view text, const cctz::time_zone& zone, int64_t* 
   }
   int64_t seconds = 0;
   if (offset_s) {
-    seconds = task::DaysFromCivil(date.year, date.month, date.day) * 86400 + h * 3600 + mi * 60 +
-              s - *offset_s;
+    seconds = date->days() * 86400 + h * 3600 + mi * 60 + s - *offset_s;
   } else {
-    auto tp = zone.lookup(cctz::civil_second(date.year, date.month, date.day, h, mi, s)).pre;
+    auto tp =
+        zone.lookup(cctz::civil_second(date->year(), date->month(), date->day(), h, mi, s)).pre;
     seconds = std::chrono::duration_cast<std::chrono::seconds>(tp.time_since_epoch()).count();
   }
   *epoch_ms = seconds * 1000 + ms;
@@ -119,14 +120,6 @@ bool ParseDatabaseInt(std::string_view text, int64_t* out) {
   return true;
 }
 
-bool ParseIsoDate(std::string_view text, task::Date* out) {
-  if (text.size() < 10 || text[4] != '-' || text[7] != '-') return false;
-  int y = Digits(text, 0, 4), m = Digits(text, 5, 2), d = Digits(text, 8, 2);
-  if (y < 0 || m < 1 || m > 12 || d < 1 || d > 31) return false;
-  *out = {y, m, d};
-  return true;
-}
-
 StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
                                              const std::optional<std::string>& text,
                                              const std::string& timezone) {
@@ -158,9 +151,10 @@ StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
       return BadValue(column, t);
     }
     case task::ColumnType::kDate: {
-      task::Date d;
-      if (!ParseIsoDate(t, &d)) return BadValue(column, t);
-      return task::CellValue{d};
+      // A DATE, or a DATETIME's text read as its day.
+      auto d = CivilDay::ParsePrefix(t);
+      if (!d) return BadValue(column, t);
+      return task::CellValue{*d};
     }
     case task::ColumnType::kDateTime: {
       int64_t ms = 0;

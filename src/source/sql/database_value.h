@@ -25,7 +25,4 @@ StatusOr<task::CellValue> ParseDatabaseValue(const task::Column& column,
 // COUNT(*) arrives. False, without throwing, for any other text.
 bool ParseDatabaseInt(std::string_view text, int64_t* out);
 
-// "yyyy-MM-dd" at the start of `text` (a DATE, or a DATETIME's date part).
-bool ParseIsoDate(std::string_view text, task::Date* out);
-
 }  // namespace export_center::source

@@ -1,11 +1,11 @@
 #include "source/sql/sql_contract_client.h"
 
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <cctype>
 #include <chrono>
 
+#include "common/encoding.h"
 #include "common/json_dump.h"
 #include "common/nesting.h"
 #include "source/common/business_reply.h"
@@ -21,17 +21,9 @@ StatusOr<std::string> DecodeBase64(const std::string& text) {
   for (char c : text) {
     if (!std::isspace(static_cast<unsigned char>(c))) clean += c;
   }
-  if (clean.size() % 4 != 0) return InvalidArgument("excelTemplate is not base64");
-  std::string out(clean.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(clean.data()),
-                          static_cast<int>(clean.size()));
-  if (n < 0) return InvalidArgument("excelTemplate is not base64");
-  size_t pad = 0;
-  if (!clean.empty() && clean.back() == '=') ++pad;
-  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
-  out.resize(static_cast<size_t>(n) - pad);
-  return out;
+  auto bytes = Base64Decode(clean);
+  if (!bytes) return InvalidArgument("excelTemplate is not base64");
+  return std::move(*bytes);
 }
 
 bool Flag(const json& j, const char* name) {

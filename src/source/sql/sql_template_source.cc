@@ -9,13 +9,13 @@
 #include <utility>
 
 #include "common/ascii.h"
+#include "common/read_ahead.h"
 #include "common/thread_guard.h"
 #include "registry/registry.h"
 #include "source/sql/enrichment.h"
 #include "source/sql/keyset_paging.h"
 #include "source/sql/param_schema.h"
 #include "source/sql/plan_advice.h"
-#include "source/sql/read_ahead.h"
 #include "source/sql/sql_template/sql_scanner.h"
 #include "source/sql/sql_template/sql_template.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "source/sql/database_value.h"
+#include "common/civil_day.h"
 #include "source/sql/sql_template/sql_template.h"
 
 namespace export_center::source {
@@ -25,8 +25,7 @@ bool IsHarmless(const json& value, const registry::ParameterSpec* spec) {
   if (!value.is_string() || spec == nullptr) return false;
   const std::string& text = value.get_ref<const std::string&>();
   if (!spec->allowed.empty()) return InAllowedList(text, *spec);
-  task::Date date;
-  return spec->type == "DATE" && text.size() == 10 && ParseIsoDate(text, &date);
+  return spec->type == "DATE" && CivilDay::Parse(text).has_value();
 }
 
 // A declared parameter a user may fill with any text.

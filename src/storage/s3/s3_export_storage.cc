@@ -369,7 +369,8 @@ class S3ExportStorage final : public ExportStorage {
 };
 
 // The options' client, after refusing what no S3 store would accept.
-StatusOr<std::unique_ptr<s3::S3Client>> ClientFor(const S3StorageOptions& options) {
+StatusOr<std::unique_ptr<s3::S3Client>> ClientFor(const S3StorageOptions& options,
+                                                  http::HttpClientFactory* http) {
   if (options.part_size_bytes < kMinPartBytes) {
     return InvalidArgument("storage: s3 part size " + std::to_string(options.part_size_bytes) +
                            " is below S3's minimum of 5 MiB");
@@ -393,18 +394,22 @@ StatusOr<std::unique_ptr<s3::S3Client>> ClientFor(const S3StorageOptions& option
   client_options.path_style = options.path_style;
   client_options.connect_timeout_ms = options.connect_timeout_ms;
   client_options.io_timeout_ms = options.io_timeout_ms;
+  client_options.tls.ca_cert_file = options.ca_cert_file;
+  client_options.http = http;
   return s3::S3Client::Create(std::move(client_options));
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options) {
-  EC_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Client> client, ClientFor(options));
+StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options,
+                                                            http::HttpClientFactory* http) {
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Client> client, ClientFor(options, http));
   return std::unique_ptr<ExportStorage>(new S3ExportStorage(std::move(client), options));
 }
 
-StatusOr<std::string> CheckS3ExportStorage(const S3StorageOptions& options) {
-  EC_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Client> client, ClientFor(options));
+StatusOr<std::string> CheckS3ExportStorage(const S3StorageOptions& options,
+                                           http::HttpClientFactory* http) {
+  EC_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Client> client, ClientFor(options, http));
   Status listed = client->ListObjects("exports/", "", 1).status();
   if (!listed.ok()) return listed.WithContext("list exports/ of bucket " + options.bucket);
   // S3 has no read-only way to prove a PUT would be allowed (a policy may

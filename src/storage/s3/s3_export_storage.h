@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "common/status.h"
+#include "http/http_client.h"
 #include "storage/export_storage.h"
 #include "storage/s3/s3_storage_options.h"
 
@@ -25,14 +26,18 @@ namespace export_center::storage {
 
 // InvalidArgument for unusable options (endpoint, presign endpoint, bucket,
 // credentials, part size below 5 MiB, download mode). Makes no request: a store that is down
-// shows up on first use, as Unavailable.
-StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options);
+// shows up on first use, as Unavailable (a certificate the CA does not sign: Unavailable
+// naming the TLS failure and what it was checked against). Every call goes through `http`
+// (the outbound HTTP seam; not owned, outlives the storage).
+StatusOr<std::unique_ptr<ExportStorage>> NewS3ExportStorage(const S3StorageOptions& options,
+                                                            http::HttpClientFactory* http);
 
 // `export-center check`: proves the bucket is reachable with the credentials
 // (lists one key under exports/) and that they may write — S3 has no
 // read-only proof of that, so it PUTs and DELETEs one empty marker object
 // ".export-center-check/<uuid>", outside exports/. Returns a line saying what
 // was done; the client's codes (Unavailable, PermissionDenied, ...) otherwise.
-StatusOr<std::string> CheckS3ExportStorage(const S3StorageOptions& options);
+StatusOr<std::string> CheckS3ExportStorage(const S3StorageOptions& options,
+                                           http::HttpClientFactory* http);
 
 }  // namespace export_center::storage

@@ -31,6 +31,10 @@ struct S3StorageOptions {
   int presign_ttl_seconds = 60;
   int connect_timeout_ms = 3000;
   int io_timeout_ms = 60000;
+  // A PEM bundle that verifies an https endpoint's certificate instead of the
+  // system trust store (a store behind a private CA); empty: the system store.
+  // The certificate and its host name are always verified.
+  std::string ca_cert_file;
 };
 
 }  // namespace export_center::storage

@@ -26,10 +26,10 @@
 
 namespace {
 
+using export_center::Base64UrlDecode;
+using export_center::Base64UrlEncode;
+using export_center::HmacSha256;
 using export_center::api::AuthOptions;
-using export_center::api::Base64UrlDecode;
-using export_center::api::Base64UrlEncode;
-using export_center::api::HmacSha256;
 using export_center::api::TokenVerifier;
 
 constexpr char kSecret[] = "fuzz-hs256-secret-0123456789abcdef";

@@ -178,9 +178,9 @@ TEST_F(ProviderBatchSourceTest, HappyPathThreeBatches) {
   EXPECT_EQ(std::get<task::Decimal>(rows[0][2]).digits, "68141.10");
   EXPECT_EQ(std::get<task::Decimal>(rows[1][2]).digits, "-12.50");
   EXPECT_EQ(std::get<bool>(rows[1][3]), true);
-  EXPECT_EQ(std::get<task::Date>(rows[0][4]).day, 29);
+  EXPECT_EQ(std::get<task::Date>(rows[0][4]).day(), 29);
   EXPECT_EQ(std::get<task::DateTime>(rows[0][5]).epoch_ms,
-            task::DaysFromCivil(2026, 8, 3) * 86400000LL + 10 * 3600000LL);
+            civil::DaysFromYmd(2026, 8, 3) * 86400000LL + 10 * 3600000LL);
   EXPECT_TRUE(std::holds_alternative<std::monostate>(rows[2][5]));
 
   // What the provider was sent.

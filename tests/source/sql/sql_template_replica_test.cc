@@ -209,7 +209,7 @@ std::string CellText(const task::CellValue& v) {
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(const task::Date& d) const {
       char buf[16];
-      std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", d.year, d.month, d.day);
+      std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", d.year(), d.month(), d.day());
       return buf;
     }
     std::string operator()(const task::DateTime& t) const {

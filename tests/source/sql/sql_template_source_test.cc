@@ -273,7 +273,7 @@ std::string CellText(const task::CellValue& v) {
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(const task::Date& d) const {
       char buf[16];
-      std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", d.year, d.month, d.day);
+      std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", d.year(), d.month(), d.day());
       return buf;
     }
     std::string operator()(const task::DateTime& t) const {
@@ -311,6 +311,23 @@ TEST_F(SqlTemplateSourceTest, ExportsEveryRowTypedAndInOrder) {
   }
   sqlite3_finalize(st);
   EXPECT_EQ(i, rows->size());
+}
+
+// A replica may hold a day that does not exist (SQLite keeps '2023-02-31' as
+// written): the route refuses it as a bad value with its row, column and
+// value, as the provider route does, before any writer sees it.
+TEST_F(SqlTemplateSourceTest, ADayThatDoesNotExistIsABadCellOfItsRow) {
+  Exec(
+      "UPDATE orders SET order_date = '2023-02-31' WHERE id = "
+      "(SELECT MIN(id) FROM orders WHERE tenant_id = 't1')");
+  auto source = Make(Options());
+  auto rows = Drain(*source);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), StatusCode::kInvalidArgument);
+  const std::string& message = rows.status().message();
+  EXPECT_EQ(message.rfind("row 1", 0), 0u) << message;
+  EXPECT_NE(message.find("order_date"), std::string::npos) << message;
+  EXPECT_NE(message.find("\"2023-02-31\""), std::string::npos) << message;
 }
 
 TEST_F(SqlTemplateSourceTest, FiltersAndServerSideTenantWins) {

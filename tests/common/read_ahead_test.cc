@@ -1,7 +1,7 @@
 // ReadAhead: one call ahead of the caller, in order, and nothing started
 // after the caller stops.
 
-#include "source/sql/read_ahead.h"
+#include "common/read_ahead.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace export_center::source {
+namespace export_center {
 namespace {
 
 using std::chrono::milliseconds;
@@ -97,4 +97,4 @@ TEST(ReadAheadTest, NeverStartedIsDestroyedAtOnce) {
 }
 
 }  // namespace
-}  // namespace export_center::source
+}  // namespace export_center

@@ -1,8 +1,11 @@
 #pragma once
 // ReadAhead<T>: runs one fetch function on a worker thread of its own, at
 // most one call ahead of the caller, so that the next fetch (a page
-// statement on the replica) runs while the caller works on the result of the
-// last one (converting and enriching that page).
+// statement on the replica, the next page of any RowSource) runs while the
+// caller works on the result of the last one (converting and enriching that
+// page, writing it). The one read-ahead of the export pipeline: the SQL
+// route's pager and enrich lookups and source::PrefetchingRowSource are
+// built on it (docs/conventions.md#threads).
 //
 //   ReadAhead<Rows> ahead([&] { return ReadPage(); });
 //   ahead.Start();                       // the first fetch
@@ -27,7 +30,7 @@
 #include "common/status.h"
 #include "common/thread_guard.h"
 
-namespace export_center::source {
+namespace export_center {
 
 template <typename T>
 class ReadAhead {
@@ -90,4 +93,4 @@ class ReadAhead {
   std::thread worker_;
 };
 
-}  // namespace export_center::source
+}  // namespace export_center
