@@ -569,6 +569,8 @@ Migration TaskLocale() {
       15,
       "export_task.locale: the requester's language",
       {"ALTER TABLE export_task ADD COLUMN IF NOT EXISTS locale VARCHAR(35) NOT NULL DEFAULT ''"},
+  };
+}
 
 // Version 16: password-protected files
 // (docs/configuration.md#password-protected-files-file-password): whether the task's file is
