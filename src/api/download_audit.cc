@@ -69,6 +69,7 @@ StatusOr<store::DownloadAuditQuery> ParseDownloadAuditQuery(const http::HttpRequ
     return InvalidArgument("from must not be after to");
   }
   EC_RETURN_IF_ERROR(ReadPageParams(req, &q.page, &q.size));
+  EC_ASSIGN_OR_RETURN(q.after, ReadPageCursor(req));
   return q;
 }
 

@@ -519,13 +519,13 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
     q.export_type = type;
   }
   EC_RETURN_IF_ERROR(ReadPageParams(req, &q.page, &q.size));
+  EC_ASSIGN_OR_RETURN(q.after, ReadPageCursor(req));
   EC_ASSIGN_OR_RETURN(auto page, deps_.store->ListTasks(q));
   json records = json::array();
   for (const auto& t : page.records) records.push_back(TaskToJson(t));
-  return json{{"records", std::move(records)},
-              {"total", std::to_string(page.total)},
-              {"page", q.page},
-              {"size", q.size}};
+  json data = PageFields(page.total, page.total_is_exact, page.next, q.page, q.size);
+  data["records"] = std::move(records);
+  return data;
 }
 
 // ---- GET /export-tasks/{id} --------------------------------------------------
@@ -692,10 +692,9 @@ void ExportApi::Handlers::DownloadAudit(const Request& req, Response& res) {
   if (!page.ok()) return WriteStatus(res, page.status());
   json records = json::array();
   for (const auto& e : page->records) records.push_back(DownloadAuditEntryToJson(e));
-  WriteSuccess(res, {{"records", std::move(records)},
-                     {"total", std::to_string(page->total)},
-                     {"page", q->page},
-                     {"size", q->size}});
+  json data = PageFields(page->total, page->total_is_exact, page->next, q->page, q->size);
+  data["records"] = std::move(records);
+  WriteSuccess(res, std::move(data));
 }
 
 void ExportApi::Handlers::StreamTask(const Request& req, Response& res, const task::Task& t,

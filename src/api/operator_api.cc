@@ -353,14 +353,15 @@ void OperatorApi::Search(const HttpRequest& req, const Principal& p, HttpRespons
   if (!filter.ok()) return WriteStatus(res, filter.status());
   int page = 1, size = 20;
   if (Status s = ReadPageParams(req, &page, &size); !s.ok()) return WriteStatus(res, s);
-  auto found = deps_.operations->SearchTasks(*filter, page, size);
+  auto after = ReadPageCursor(req);
+  if (!after.ok()) return WriteStatus(res, after.status());
+  auto found = deps_.operations->SearchTasks(*filter, page, size, *after);
   if (!found.ok()) return WriteStatus(res, found.status());
   json records = json::array();
   for (const auto& t : found->records) records.push_back(OperatorTaskJson(t));
-  WriteSuccess(res, {{"records", std::move(records)},
-                     {"total", Int64String(found->total)},
-                     {"page", page},
-                     {"size", size}});
+  json data = PageFields(found->total, found->total_is_exact, found->next, page, size);
+  data["records"] = std::move(records);
+  WriteSuccess(res, std::move(data));
 }
 
 // ---- GET /operator/tasks/{id} ----------------------------------------------------

@@ -238,6 +238,12 @@ void ReadReconciler(MapReader& r, dispatch::ReconcilerOptions* c) {
   r.Finish();
 }
 
+// retention: how long the history of ended tasks is kept (reconciler's sweep).
+void ReadRetention(MapReader& r, dispatch::ReconcilerOptions* c) {
+  r.Int("task-history-days", &c->task_history_days, 0, 100 * 365);
+  r.Finish();
+}
+
 // Only channels that exist are accepted: a kind app/ cannot build must fail
 // the config check, not start-up.
 const std::vector<std::string>& BuiltChannels() {
@@ -752,6 +758,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     Section(top, "consumer", &c.consumer, ReadConsumer);
     Section(top, "publisher", &c.publisher, ReadPublisher);
     Section(top, "reconciler", &c.reconciler, ReadReconciler);
+    Section(top, "retention", &c.reconciler, ReadRetention);
     Section(top, "channel", &c.channel, ReadChannel);
     Section(top, "provider", &c.provider, ReadProvider);
     Section(top, "render", &c.render, ReadRender);

@@ -37,6 +37,10 @@ struct ReconcilerOptions {
   int sent_stale_seconds = 600;
   int orphan_grace_seconds = 86400;
   int sent_retention_seconds = 7 * 86400;
+  // retention.task-history-days: ended tasks without a file whose last
+  // change is older than this are deleted with their timeline and audit
+  // rows (docs/configuration.md#retention). 0: history is kept forever.
+  int task_history_days = 0;
 };
 
 struct ChannelOptions {

@@ -9,6 +9,10 @@ namespace {
 
 constexpr int kBatch = 50;
 constexpr int kPurgeBatch = 5000;
+// History deletes lock a few hundred rows at a time, at most ten batches a
+// round, so a first sweep of years of history never holds a lock for long.
+constexpr int kHistoryBatch = 200;
+constexpr int kHistoryBatchesPerRound = 10;
 
 int64_t NowMs() {
   // Only for the orphan grace on file-system times, which the database
@@ -60,6 +64,7 @@ std::map<std::string, int> Reconciler::RunOnce() {
   counts["orphan_clean"] = CleanOrphans();
   counts["outbox_purge"] = CountOrLog(
       "outbox_purge", store_->PurgeSentOutbox(config_.sent_retention_seconds, kPurgeBatch));
+  counts["history_delete"] = DeleteOldHistory();
   bool wake =
       counts["redispatch"] > 0 || counts["lease_recover"] > 0 || counts["outbox_release"] > 0;
   for (const auto& [action, n] : counts) {
@@ -105,6 +110,18 @@ int Reconciler::RecoverLeases() {
     }
   }
   return static_cast<int>(recovered->size());
+}
+
+int Reconciler::DeleteOldHistory() {
+  if (config_.task_history_days <= 0) return 0;
+  int deleted = 0;
+  for (int batch = 0; batch < kHistoryBatchesPerRound; ++batch) {
+    const int n = CountOrLog("history_delete",
+                             store_->DeleteOldHistory(config_.task_history_days, kHistoryBatch));
+    deleted += n;
+    if (n < kHistoryBatch) break;
+  }
+  return deleted;
 }
 
 int Reconciler::ExpireFiles() {

@@ -14,6 +14,9 @@
 //                   task is not RUNNING; after the grace when the task is
 //                   unknown), and partial files of crashed writers
 //   outbox_purge    SENT rows older than the retention, in bounded batches
+//   history_delete  with retention.task-history-days: ended tasks without a
+//                   file older than that, with their timeline and audit rows,
+//                   in small batches (never an active or SUCCEEDED task)
 //
 // Threads: one owned worker thread. RunOnce() may be called from tests.
 
@@ -73,6 +76,7 @@ class Reconciler {
   int CleanOrphans();
   int CleanOrphanFiles();
   int CleanPartialFiles();
+  int DeleteOldHistory();
   bool IsOrphan(const storage::StoredObject& object, int64_t grace_cutoff_ms);
 
   store::TaskMaintenance* store_;

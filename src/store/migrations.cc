@@ -588,6 +588,61 @@ Migration FileEncryption() {
   };
 }
 
+// Version 17: an index in the order of every list shape of a long history
+// (docs/store.md#indexes-of-history): newest first by (requested_at, id) for
+// the user's and the tenant's list, each bare and by status and by type, the
+// operators' search by each of its filters (with or without a tenant), the
+// expiry's scan, and the download audit by (downloaded_at, id). Checked on
+// every backend by tests/store/history_plan_test.cc. Three indexes give way
+// to one with id appended (SQLite and PostgreSQL need it for the tie-break;
+// InnoDB has it implicitly).
+Migration HistoryIndexes() {
+  return {
+      17,
+      "export_task, export_download_audit: indexes in the order of every list of history",
+      {
+          "CREATE INDEX IF NOT EXISTS idx_export_task_user_list"
+          " ON export_task (tenant_id, app_code, requested_by, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_user_status"
+          " ON export_task (tenant_id, app_code, requested_by, status, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_user_type"
+          " ON export_task (tenant_id, app_code, requested_by, export_type, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_tenant_list"
+          " ON export_task (tenant_id, app_code, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_tenant_status"
+          " ON export_task (tenant_id, app_code, status, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_tenant_type"
+          " ON export_task (tenant_id, app_code, export_type, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_owner_key"
+          " ON export_task (tenant_id, requested_by, requested_at, id)",
+          "DROP INDEX IF EXISTS idx_export_task_owner ON export_task",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_tenant_any_app"
+          " ON export_task (tenant_id, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_requested_key"
+          " ON export_task (requested_at, id)",
+          "DROP INDEX IF EXISTS idx_export_task_requested_at ON export_task",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_status_requested"
+          " ON export_task (status, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_type_requested"
+          " ON export_task (export_type, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_failure_requested"
+          " ON export_task (failure_code, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_requester"
+          " ON export_task (requested_by, requested_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_expiry"
+          " ON export_task (status, expires_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_list"
+          " ON export_download_audit (tenant_id, app_code, downloaded_at, id)",
+          "DROP INDEX IF EXISTS idx_export_download_audit_tenant ON export_download_audit",
+          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_user"
+          " ON export_download_audit (tenant_id, app_code, user_id, downloaded_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_download_audit_task_key"
+          " ON export_download_audit (task_id, downloaded_at, id)",
+          "DROP INDEX IF EXISTS idx_export_download_audit_task ON export_download_audit",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -595,7 +650,7 @@ const std::vector<Migration>& AllMigrations() {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
       DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
       TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp(),
-      FailureDetail(), Subscriptions(), TaskLocale(), FileEncryption()};
+      FailureDetail(), Subscriptions(), TaskLocale(), FileEncryption(), HistoryIndexes()};
   return kMigrations;
 }
 

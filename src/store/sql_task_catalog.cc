@@ -12,41 +12,6 @@
 #include "store/sql_task_store_impl.h"
 
 namespace export_center::store::sql {
-namespace {
-
-// A LIKE pattern matching `text` anywhere, with '!' as the escape character
-// ('\\' would need doubling in MySQL's string literals, '!' means the same everywhere).
-std::string ContainsPattern(const std::string& text) {
-  std::string pattern = "%";
-  for (char c : text) {
-    if (c == '!' || c == '%' || c == '_') pattern += '!';
-    pattern += c;
-  }
-  return pattern + "%";
-}
-
-// The filters the download-center page's tabs and search need
-// (docs/http-api.md#get-export-tasks--list).
-void AddListFilters(const TaskStore::ListQuery& q, std::string* where, SqlParams* params) {
-  if (!q.any_status.empty()) {
-    std::string marks;
-    for (TaskState state : q.any_status) {
-      marks += marks.empty() ? "?" : ", ?";
-      params->emplace_back(task::ToString(state));
-    }
-    *where += " AND status IN (" + marks + ")";
-  }
-  if (q.retrying) {
-    *where += *q.retrying ? " AND status = 'PENDING' AND attempt_count > 0"
-                          : " AND status = 'PENDING' AND attempt_count = 0";
-  }
-  if (q.name_contains) {
-    *where += " AND LOWER(task_name) LIKE LOWER(?) ESCAPE '!'";
-    params->emplace_back(ContainsPattern(*q.name_contains));
-  }
-}
-
-}  // namespace
 
 StatusOr<int64_t> SqlTaskStore::DatabaseNowMs() {
   EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT {NOW}")));
@@ -157,77 +122,21 @@ StatusOr<Task> SqlTaskStore::GetTask(int64_t task_id) {
 }
 
 StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
-  std::string where = " WHERE tenant_id = ? AND app_code = ?";
-  SqlParams params = {q.tenant_id, task::ToString(q.app_code)};
-  if (q.requested_by) {
-    where += " AND requested_by = ?";
-    params.emplace_back(*q.requested_by);
-  }
-  if (q.status) {
-    where += " AND status = ?";
-    params.emplace_back(task::ToString(*q.status));
-  }
-  if (q.export_type) {
-    where += " AND export_type = ?";
-    params.emplace_back(*q.export_type);
-  }
-  AddListFilters(q, &where, &params);
-  const int64_t size = std::clamp(q.size, 1, 100);
-  const int64_t page = std::max(q.page, 1);
+  const PageStatements page = TaskListStatements(q);
   ListPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    EC_ASSIGN_OR_RETURN(out, ReadNewestTasks(c, where, params, size, (page - 1) * size));
+    EC_ASSIGN_OR_RETURN(out, ReadNewestTasks(c, d_, page, q.size));
     return Status::Ok();
   }));
   return out;
 }
 
-// The WHERE of ListChangedTasks and ListChangeKeys, and its parameters. The
-// keyset bounds are written as a range on updated_at plus a tie-break on id,
-// not as a row-value comparison: "updated_at >= ? AND (updated_at > ? OR id
-// > ?)" is a range scan of the (updated_at, id) index on SQLite, PostgreSQL
-// and MySQL/MariaDB alike (MariaDB does not use an index for row values).
-namespace {
-
-std::string ChangeWhere(const TaskStore::ChangeQuery& q, SqlParams* params) {
-  std::string where;
-  if (q.after_id) {
-    where = " WHERE updated_at >= ? AND (updated_at > ? OR id > ?)";
-    *params = {q.updated_after_ms, q.updated_after_ms, *q.after_id};
-  } else {
-    where = " WHERE updated_at > ?";
-    *params = {q.updated_after_ms};
-  }
-  if (q.up_to) {
-    where += " AND updated_at <= ? AND (updated_at < ? OR id <= ?)";
-    params->emplace_back(q.up_to->updated_at);
-    params->emplace_back(q.up_to->updated_at);
-    params->emplace_back(q.up_to->id);
-  }
-  if (q.tenant_id) {
-    where += " AND tenant_id = ? AND app_code = ?";
-    params->emplace_back(*q.tenant_id);
-    params->emplace_back(task::ToString(q.app_code));
-    if (q.requested_by) {
-      where += " AND requested_by = ?";
-      params->emplace_back(*q.requested_by);
-    }
-  }
-  params->emplace_back(int64_t{std::clamp(q.limit, 1, 10000)});
-  return where + " ORDER BY updated_at, id LIMIT ?";
-}
-
-}  // namespace
-
 StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
-  SqlParams params;
-  const std::string where = ChangeWhere(q, &params);
+  const Statement changes = ChangeStatement(q, false);
   std::vector<Task> out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
     out.clear();
-    EC_ASSIGN_OR_RETURN(
-        Rows rows,
-        c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where, params));
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(Sql(changes.sql), changes.params));
     for (const Row& r : rows) {
       EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
       out.push_back(std::move(t));
@@ -238,10 +147,8 @@ StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q)
 }
 
 StatusOr<std::vector<TaskStore::ChangeKey>> SqlTaskStore::ListChangeKeys(const ChangeQuery& q) {
-  SqlParams params;
-  const std::string where = ChangeWhere(q, &params);
-  EC_ASSIGN_OR_RETURN(Rows rows,
-                      db_->Query("SELECT updated_at, id FROM export_task" + where, params));
+  const Statement keys = ChangeStatement(q, true);
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql(keys.sql), keys.params));
   std::vector<ChangeKey> out;
   out.reserve(rows.size());
   for (const Row& r : rows) out.push_back({r.Int(0), r.Int(1)});
@@ -387,10 +294,6 @@ StatusOr<DownloadCount> SqlTaskStore::RecordDownload(const DownloadRecord& d, in
 
 namespace {
 
-constexpr char kAuditColumns[] =
-    "id, task_id, tenant_id, app_code, user_id, export_type, via, served_by, client_address,"
-    " user_agent, request_id, downloaded_at";
-
 StatusOr<DownloadAuditEntry> AuditFromRow(const Row& r) {
   DownloadAuditEntry e;
   e.id = r.Int(0);
@@ -414,41 +317,19 @@ StatusOr<DownloadAuditEntry> AuditFromRow(const Row& r) {
 }  // namespace
 
 StatusOr<DownloadAuditPage> SqlTaskStore::ListDownloadAudit(const DownloadAuditQuery& q) {
-  std::string where = " WHERE tenant_id = ? AND app_code = ?";
-  SqlParams params = {q.tenant_id, task::ToString(q.app_code)};
-  if (q.task_id) {
-    where += " AND task_id = ?";
-    params.emplace_back(*q.task_id);
-  }
-  if (q.user) {
-    where += " AND user_id = ?";
-    params.emplace_back(*q.user);
-  }
-  if (q.from_ms) {
-    where += " AND downloaded_at >= ?";
-    params.emplace_back(*q.from_ms);
-  }
-  if (q.to_ms) {
-    where += " AND downloaded_at < ?";
-    params.emplace_back(*q.to_ms);
-  }
-  const int64_t size = std::clamp(q.size, 1, 100);
-  const int64_t page = std::max(q.page, 1);
+  const PageStatements page = AuditStatements(q);
+  const size_t limit = static_cast<size_t>(std::clamp(q.size, 1, 100));
   DownloadAuditPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
     out = DownloadAuditPage();
-    EC_ASSIGN_OR_RETURN(Rows count,
-                        c.Query("SELECT COUNT(*) FROM export_download_audit" + where, params));
-    out.total = count.at(0).Int(0);
-    SqlParams page_params = params;
-    page_params.emplace_back(size);
-    page_params.emplace_back((page - 1) * size);
-    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT ") + kAuditColumns +
-                                               " FROM export_download_audit" + where +
-                                               " ORDER BY downloaded_at DESC, id DESC"
-                                               " LIMIT ? OFFSET ?",
-                                           page_params));
+    EC_ASSIGN_OR_RETURN(Rows count, c.Query(page.count.sql, page.count.params));
+    BoundTotal(count.at(0).Int(0), &out.total, &out.total_is_exact);
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(page.rows.sql, page.rows.params));
     for (const Row& r : rows) {
+      if (out.records.size() == limit) {
+        out.next = PageKey{out.records.back().downloaded_at, out.records.back().id};
+        break;
+      }
       EC_ASSIGN_OR_RETURN(DownloadAuditEntry e, AuditFromRow(r));
       out.records.push_back(std::move(e));
     }

@@ -17,16 +17,8 @@ StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit
   int inserted = 0;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     inserted = 0;
-    // No status filter in NOT EXISTS: a QUARANTINED row must block it too
-    // (docs/task-lifecycle.md#reconciler-duties, case A).
-    EC_ASSIGN_OR_RETURN(
-        Rows rows,
-        c.Query(Sql("SELECT t.id, t.dispatch_version, t.export_type FROM export_task t"
-                    " WHERE t.status = 'PENDING' AND t.next_retry_at <= {NOW} - ?"
-                    " AND NOT EXISTS (SELECT 1 FROM export_outbox o"
-                    " WHERE o.task_id = t.id AND o.dispatch_version = t.dispatch_version)"
-                    " ORDER BY t.next_retry_at, t.id LIMIT ?"),
-                {int64_t{grace_seconds} * 1000, limit}));
+    const Statement missing = MissingOutboxStatement(grace_seconds, limit);
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(Sql(missing.sql), missing.params));
     for (const Row& r : rows) {
       // Same version, new event id; the unique key makes a concurrent
       // reconciler's insert a no-op.
@@ -160,13 +152,8 @@ StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int lim
   std::vector<RecoveredLease> out;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     out.clear();
-    EC_ASSIGN_OR_RETURN(
-        Rows rows,
-        c.Query(Sql("SELECT id, dispatch_version, attempt_count, max_attempts, object_key,"
-                    " export_type, cancel_requested, lease_owner FROM export_task"
-                    " WHERE status = 'RUNNING' AND lease_until <= {NOW}"
-                    " ORDER BY lease_until, id LIMIT ?"),
-                {limit}));
+    const Statement expired = ExpiredLeasesStatement(limit);
+    EC_ASSIGN_OR_RETURN(Rows rows, c.Query(Sql(expired.sql), expired.params));
     for (const Row& r : rows) EC_RETURN_IF_ERROR(RecoverOne(c, r, &out));
     return Status::Ok();
   }));
@@ -191,11 +178,8 @@ StatusOr<int> SqlTaskStore::ReleaseStaleClaimedOutbox(int limit) {
 }
 
 StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int limit) {
-  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT id, object_key FROM export_task"
-                                                " WHERE status = 'SUCCEEDED'"
-                                                " AND expires_at <= {NOW}"
-                                                " ORDER BY expires_at, id LIMIT ?"),
-                                            {limit}));
+  const Statement due = ExpiredArtifactsStatement(limit);
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql(due.sql), due.params));
   std::vector<ExpiredArtifact> out;
   for (const Row& r : rows) out.push_back({r.Int(0), r.Text(1)});
   return out;
@@ -228,6 +212,38 @@ StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
                                     " ORDER BY id LIMIT ?) picked)"),
                                 {int64_t{older_than_seconds} * 1000, limit}));
   return static_cast<int>(n);
+}
+
+StatusOr<int> SqlTaskStore::DeleteOldHistory(int older_than_days, int limit) {
+  int deleted = 0;
+  EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
+    deleted = 0;
+    const Statement old = OldHistoryStatement(older_than_days, limit);
+    EC_ASSIGN_OR_RETURN(Rows picked, c.Query(Sql(old.sql), old.params));
+    if (picked.empty()) return Status::Ok();
+    std::string marks;
+    SqlParams ids;
+    for (const Row& r : picked) {
+      marks += marks.empty() ? "?" : ", ?";
+      ids.emplace_back(r.Int(0));
+    }
+    // The task row last and still conditional on its state: a row that
+    // changed since it was picked (a manual retry) stays, with its timeline.
+    EC_RETURN_IF_ERROR(
+        c.Exec("DELETE FROM export_task_event WHERE task_id IN (" + marks + ")", ids).status());
+    EC_RETURN_IF_ERROR(
+        c.Exec("DELETE FROM export_download_audit WHERE task_id IN (" + marks + ")", ids).status());
+    SqlParams conditional = ids;
+    conditional.emplace_back(int64_t{older_than_days} * 24 * 3600 * 1000);
+    EC_ASSIGN_OR_RETURN(int64_t n,
+                        c.Exec(Sql("DELETE FROM export_task WHERE id IN (" + marks +
+                                   ") AND updated_at < {NOW} - ? AND status IN"
+                                   " ('FAILED', 'CANCELLED', 'EXPIRED', 'STALE', 'INCONSISTENT')"),
+                               conditional));
+    deleted = static_cast<int>(n);
+    return Status::Ok();
+  }));
+  return deleted;
 }
 
 // ---- dead letters -------------------------------------------------------------

@@ -19,7 +19,6 @@
 namespace export_center::store::sql {
 namespace {
 
-constexpr char kSucceeded[] = "('SUCCEEDED', 'EXPIRED')";
 constexpr size_t kMaxTopFailureCodes = 5;
 
 // " AND …" for the scope, on the export_task columns named with `prefix` ("" or "t.").
@@ -32,41 +31,6 @@ void AddScope(const OperatorScope& scope, const std::string& prefix, std::string
     *where += " AND " + prefix + "app_code = ?";
     params->emplace_back(task::ToString(*scope.app_code));
   }
-}
-
-// The WHERE of a filter over export_task, starting " WHERE 1 = 1".
-std::string FilterWhere(const OperatorFilter& f, SqlParams* params) {
-  std::string where = " WHERE 1 = 1";
-  AddScope(f.scope, "", &where, params);
-  if (f.requested_by) {
-    where += " AND requested_by = ?";
-    params->emplace_back(*f.requested_by);
-  }
-  if (f.export_type) {
-    where += " AND export_type = ?";
-    params->emplace_back(*f.export_type);
-  }
-  if (!f.any_status.empty()) {
-    std::string marks;
-    for (TaskState state : f.any_status) {
-      marks += marks.empty() ? "?" : ", ?";
-      params->emplace_back(task::ToString(state));
-    }
-    where += " AND status IN (" + marks + ")";
-  }
-  if (f.failure_code) {
-    where += " AND failure_code = ?";
-    params->emplace_back(*f.failure_code);
-  }
-  if (f.from_ms) {
-    where += " AND requested_at >= ?";
-    params->emplace_back(*f.from_ms);
-  }
-  if (f.to_ms) {
-    where += " AND requested_at < ?";
-    params->emplace_back(*f.to_ms);
-  }
-  return where;
 }
 
 constexpr char kBulkColumns[] =
@@ -99,28 +63,14 @@ int64_t NearestRankOffset(int64_t n, int percent) {
   return std::max<int64_t>(rank, 1) - 1;
 }
 
-// The tasks of one type within the window: the base of every per-type query.
-struct TypeWindow {
-  std::string where;
-  SqlParams params;
-};
-TypeWindow WindowOf(const OperatorScope& scope, int64_t since_ms) {
-  TypeWindow w{" WHERE requested_at >= ?", {since_ms}};
-  AddScope(scope, "", &w.where, &w.params);
-  return w;
-}
-
-// The value at `offset` of `expression` over the type's rows meeting `condition`, ascending.
-StatusOr<std::optional<int64_t>> ValueAt(Connection& c, const TypeWindow& w,
-                                         const std::string& type, const std::string& expression,
+// The value at `offset` of `expression` over the type's rows of the window meeting
+// `condition`, ascending.
+StatusOr<std::optional<int64_t>> ValueAt(Connection& c, const OperatorScope& scope,
+                                         int64_t since_ms, const std::string& type,
+                                         const std::string& expression,
                                          const std::string& condition, int64_t offset) {
-  SqlParams params = w.params;
-  params.emplace_back(type);
-  params.emplace_back(offset);
-  EC_ASSIGN_OR_RETURN(Rows rows, c.Query("SELECT " + expression + " AS v FROM export_task" +
-                                             w.where + " AND export_type = ? AND " + condition +
-                                             " ORDER BY v LIMIT 1 OFFSET ?",
-                                         params));
+  const Statement s = PercentileStatement(scope, since_ms, type, expression, condition, offset);
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(s.sql, s.params));
   if (rows.empty()) return std::optional<int64_t>();
   return rows[0].OptInt(0);
 }
@@ -128,13 +78,15 @@ StatusOr<std::optional<int64_t>> ValueAt(Connection& c, const TypeWindow& w,
 struct Percentiles {
   std::optional<int64_t> p50, p95;
 };
-StatusOr<Percentiles> PercentilesOf(Connection& c, const TypeWindow& w, const std::string& type,
-                                    const std::string& expression, const std::string& condition,
-                                    int64_t n) {
+StatusOr<Percentiles> PercentilesOf(Connection& c, const OperatorScope& scope, int64_t since_ms,
+                                    const std::string& type, const std::string& expression,
+                                    const std::string& condition, int64_t n) {
   Percentiles p;
   if (n <= 0) return p;
-  EC_ASSIGN_OR_RETURN(p.p50, ValueAt(c, w, type, expression, condition, NearestRankOffset(n, 50)));
-  EC_ASSIGN_OR_RETURN(p.p95, ValueAt(c, w, type, expression, condition, NearestRankOffset(n, 95)));
+  EC_ASSIGN_OR_RETURN(
+      p.p50, ValueAt(c, scope, since_ms, type, expression, condition, NearestRankOffset(n, 50)));
+  EC_ASSIGN_OR_RETURN(
+      p.p95, ValueAt(c, scope, since_ms, type, expression, condition, NearestRankOffset(n, 95)));
   return p;
 }
 
@@ -146,35 +98,27 @@ constexpr char kDurationCondition[] = "started_at IS NOT NULL AND completed_at I
 }  // namespace
 
 StatusOr<TaskCatalog::ListPage> SqlTaskStore::SearchTasks(const OperatorFilter& filter, int page,
-                                                          int size) {
-  SqlParams params;
-  const std::string where = FilterWhere(filter, &params);
-  const int64_t limit = std::clamp(size, 1, 100);
-  const int64_t offset = (std::max(page, 1) - int64_t{1}) * limit;
+                                                          int size,
+                                                          const std::optional<PageKey>& after) {
+  const PageStatements statements = OperatorSearchStatements(filter, page, size, after);
   ListPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    EC_ASSIGN_OR_RETURN(out, ReadNewestTasks(c, where, params, limit, offset));
+    EC_ASSIGN_OR_RETURN(out, ReadNewestTasks(c, d_, statements, size));
     return Status::Ok();
   }));
   return out;
 }
 
 StatusOr<int64_t> SqlTaskStore::CountTasks(const OperatorFilter& filter) {
-  SqlParams params;
-  const std::string where = FilterWhere(filter, &params);
-  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query("SELECT COUNT(*) FROM export_task" + where, params));
+  const Statement count = OperatorCountStatement(filter);
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(count.sql, count.params));
   return rows.at(0).Int(0);
 }
 
 StatusOr<std::vector<int64_t>> SqlTaskStore::ListTaskIds(const OperatorFilter& filter,
                                                          int64_t after_id, int limit) {
-  SqlParams params;
-  std::string where = FilterWhere(filter, &params);
-  where += " AND id > ?";
-  params.emplace_back(after_id);
-  params.emplace_back(int64_t{std::clamp(limit, 1, 1000)});
-  EC_ASSIGN_OR_RETURN(
-      Rows rows, db_->Query("SELECT id FROM export_task" + where + " ORDER BY id LIMIT ?", params));
+  const Statement ids_sql = OperatorIdsStatement(filter, after_id, limit);
+  EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(ids_sql.sql, ids_sql.params));
   std::vector<int64_t> ids;
   ids.reserve(rows.size());
   for (const Row& r : rows) ids.push_back(r.Int(0));
@@ -252,36 +196,9 @@ StatusOr<std::vector<TypeStats>> SqlTaskStore::ReadTypeStats(const OperatorScope
     out.clear();
     // One instant for every statement, so the counts and the offsets agree.
     EC_ASSIGN_OR_RETURN(Rows now, c.Query(Sql("SELECT {NOW}")));
-    const TypeWindow w = WindowOf(scope, now.at(0).Int(0) - window_ms);
-    const std::string ok = std::string(" status IN ") + kSucceeded;
-    const std::string timed = ok + " AND " + kDurationCondition;
-    EC_ASSIGN_OR_RETURN(
-        Rows types,
-        c.Query("SELECT export_type, COUNT(*),"
-                " SUM(CASE WHEN status NOT IN " +
-                    std::string(kActive) +
-                    " THEN 1 ELSE 0 END),"
-                    " SUM(CASE WHEN" +
-                    ok +
-                    " THEN 1 ELSE 0 END),"
-                    " COALESCE(SUM(CASE WHEN" +
-                    ok +
-                    " THEN size_bytes END), 0),"
-                    " COALESCE(SUM(CASE WHEN" +
-                    timed +
-                    " THEN total_rows END), 0),"
-                    " COALESCE(SUM(CASE WHEN" +
-                    timed +
-                    " THEN completed_at - started_at END), 0),"
-                    " SUM(CASE WHEN " +
-                    kWaitCondition +
-                    " THEN 1 ELSE 0 END),"
-                    " SUM(CASE WHEN " +
-                    kDurationCondition +
-                    " THEN 1 ELSE 0 END)"
-                    " FROM export_task" +
-                    w.where + " GROUP BY export_type ORDER BY COUNT(*) DESC, export_type LIMIT 100",
-                w.params));
+    const int64_t since = now.at(0).Int(0) - window_ms;
+    const Statement per_type = TypeStatsStatement(scope, since);
+    EC_ASSIGN_OR_RETURN(Rows types, c.Query(per_type.sql, per_type.params));
     std::map<std::string, size_t> index;
     for (const Row& r : types) {
       TypeStats s;
@@ -292,23 +209,18 @@ StatusOr<std::vector<TypeStats>> SqlTaskStore::ReadTypeStats(const OperatorScope
       s.bytes = r.Int(4);
       const int64_t rows = r.Int(5), timed_ms = r.Int(6);
       if (timed_ms > 0) s.rows_per_second = static_cast<double>(rows) * 1000.0 / timed_ms;
-      EC_ASSIGN_OR_RETURN(Percentiles wait,
-                          PercentilesOf(c, w, s.export_type, kWaitExpr, kWaitCondition, r.Int(7)));
-      EC_ASSIGN_OR_RETURN(Percentiles run, PercentilesOf(c, w, s.export_type, kDurationExpr,
-                                                         kDurationCondition, r.Int(8)));
+      EC_ASSIGN_OR_RETURN(Percentiles wait, PercentilesOf(c, scope, since, s.export_type, kWaitExpr,
+                                                          kWaitCondition, r.Int(7)));
+      EC_ASSIGN_OR_RETURN(Percentiles run,
+                          PercentilesOf(c, scope, since, s.export_type, kDurationExpr,
+                                        kDurationCondition, r.Int(8)));
       s.wait_p50_ms = wait.p50, s.wait_p95_ms = wait.p95;
       s.duration_p50_ms = run.p50, s.duration_p95_ms = run.p95;
       index[s.export_type] = out.size();
       out.push_back(std::move(s));
     }
-    EC_ASSIGN_OR_RETURN(Rows codes, c.Query("SELECT export_type, failure_code, COUNT(*)"
-                                            " FROM export_task" +
-                                                w.where +
-                                                " AND failure_code IS NOT NULL"
-                                                " GROUP BY export_type, failure_code"
-                                                " ORDER BY export_type, COUNT(*) DESC,"
-                                                " failure_code LIMIT 5000",
-                                            w.params));
+    const Statement failures = FailureCodesStatement(scope, since);
+    EC_ASSIGN_OR_RETURN(Rows codes, c.Query(failures.sql, failures.params));
     for (const Row& r : codes) {
       auto it = index.find(r.Text(0));
       if (it == index.end()) continue;

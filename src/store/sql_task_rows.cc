@@ -1,5 +1,6 @@
 // The row mapping shared by SqlTaskStore's files (sql_task_store_impl.h).
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -50,24 +51,27 @@ std::optional<std::string> DetailText(const FailureText& failure) {
   return Truncate(failure.detail);
 }
 
-StatusOr<TaskCatalog::ListPage> ReadNewestTasks(Connection& c, const std::string& where,
-                                                const SqlParams& params, int64_t limit,
-                                                int64_t offset) {
+StatusOr<TaskCatalog::ListPage> ReadNewestTasks(Connection& c, const Dialect& d,
+                                                const PageStatements& page, int size) {
   TaskCatalog::ListPage out;
-  EC_ASSIGN_OR_RETURN(Rows count, c.Query("SELECT COUNT(*) FROM export_task" + where, params));
-  out.total = count.at(0).Int(0);
-  SqlParams page_params = params;
-  page_params.emplace_back(limit);
-  page_params.emplace_back(offset);
-  EC_ASSIGN_OR_RETURN(Rows rows,
-                      c.Query(std::string("SELECT ") + kTaskColumns + " FROM export_task" + where +
-                                  " ORDER BY requested_at DESC, id DESC LIMIT ? OFFSET ?",
-                              page_params));
+  EC_ASSIGN_OR_RETURN(Rows count, c.Query(d.Expand(page.count.sql), page.count.params));
+  BoundTotal(count.at(0).Int(0), &out.total, &out.total_is_exact);
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(d.Expand(page.rows.sql), page.rows.params));
+  const size_t limit = static_cast<size_t>(std::clamp(size, 1, 100));
   for (const Row& r : rows) {
+    if (out.records.size() == limit) {
+      out.next = PageKey{out.records.back().requested_at, out.records.back().id};
+      break;
+    }
     EC_ASSIGN_OR_RETURN(Task t, TaskFromRow(r));
     out.records.push_back(std::move(t));
   }
   return out;
+}
+
+void BoundTotal(int64_t counted, int64_t* total, bool* exact) {
+  *exact = counted <= kExactTotalBound;
+  *total = std::min(counted, kExactTotalBound);
 }
 
 StatusOr<Task> TaskFromRow(const Row& r) {

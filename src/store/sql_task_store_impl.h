@@ -20,6 +20,7 @@
 #include "store/database.h"
 #include "store/leased_queue.h"
 #include "store/sql_notification_outbox.h"
+#include "store/sql_task_queries.h"
 #include "store/task_store.h"
 
 namespace export_center::store::sql {
@@ -124,11 +125,12 @@ std::string PartRowsText(const std::vector<int64_t>& part_rows);
 std::optional<std::string> ColumnPolicyText(const task::ColumnPolicy& policy);
 
 StatusOr<Task> TaskFromRow(const Row& r);
-// One page of the tasks `where` (" WHERE …", its `params`) selects, newest
-// first, and their total: the user's list and the operators' search.
-StatusOr<TaskCatalog::ListPage> ReadNewestTasks(Connection& c, const std::string& where,
-                                                const SqlParams& params, int64_t limit,
-                                                int64_t offset);
+// One page of `size` tasks, newest first, and their bounded total, read by
+// `page` (sql_task_queries.h): the user's list and the operators' search.
+StatusOr<TaskCatalog::ListPage> ReadNewestTasks(Connection& c, const Dialect& d,
+                                                const PageStatements& page, int size);
+// A bounded count (at most kExactTotalBound + 1) as a total and whether it is exact.
+void BoundTotal(int64_t counted, int64_t* total, bool* exact);
 StatusOr<OutboxEntry> OutboxFromRow(const Row& r);
 
 // The one TaskStore: every role, one file each (sql_task_catalog.cc,
@@ -197,9 +199,11 @@ class SqlTaskStore final : public TaskStore {
   StatusOr<std::vector<ExpiredArtifact>> ListExpiredArtifacts(int limit) override;
   StatusOr<ExpireOutcome> MarkExpired(int64_t task_id) override;
   StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override;
+  StatusOr<int> DeleteOldHistory(int older_than_days, int limit) override;
 
   // ---- TaskOperations (sql_task_operations.cc) ----
-  StatusOr<ListPage> SearchTasks(const OperatorFilter& filter, int page, int size) override;
+  StatusOr<ListPage> SearchTasks(const OperatorFilter& filter, int page, int size,
+                                 const std::optional<PageKey>& after) override;
   StatusOr<int64_t> CountTasks(const OperatorFilter& filter) override;
   StatusOr<std::vector<int64_t>> ListTaskIds(const OperatorFilter& filter, int64_t after_id,
                                              int limit) override;

@@ -57,6 +57,21 @@ struct CreateResult {
   bool deduplicated = false;  // an existing active task was returned
 };
 
+// ---- pages of history (docs/http-api.md#paging) -------------------------------
+
+// Where a newest-first page continues: the sort key of the last row of the
+// page before — (requested_at, id) of a task, (downloaded_at, id) of an audit
+// row. The next page holds the rows strictly older than it.
+struct PageKey {
+  int64_t at = 0;
+  int64_t id = 0;
+  bool operator==(const PageKey&) const = default;
+};
+
+// Totals are exact up to this many rows; beyond it a list says "at least
+// this many" (total_is_exact false), so no page load counts a whole history.
+inline constexpr int64_t kExactTotalBound = 10000;
+
 // ---- downloads (docs/http-api.md#download-audit) ------------------------------
 
 // One answer that handed out file bytes or a URL to them (200, 206, or a 302
@@ -94,13 +109,16 @@ struct DownloadAuditQuery {
   std::optional<std::string> user;
   std::optional<int64_t> from_ms;  // inclusive
   std::optional<int64_t> to_ms;    // exclusive
-  int page = 1;                    // from 1
+  int page = 1;                    // from 1; ignored with `after`
   int size = 20;                   // 1..100
+  std::optional<PageKey> after;    // keyset: rows older than this key
 };
 
 struct DownloadAuditPage {
   std::vector<DownloadAuditEntry> records;  // newest first
-  int64_t total = 0;
+  int64_t total = 0;                        // at most kExactTotalBound
+  bool total_is_exact = true;               // false: more rows than `total`
+  std::optional<PageKey> next;              // the last row's key when more follow
 };
 
 // The one read every role needs (the API, the attempt, the reconciler). A
@@ -137,12 +155,18 @@ class TaskCatalog : public virtual TaskReader {
     std::optional<bool> retrying;
     // task_name contains this text (case-insensitive for ASCII; % and _ are literal).
     std::optional<std::string> name_contains;
-    int page = 1;   // from 1
-    int size = 20;  // 1..100
+    int page = 1;                  // from 1; ignored with `after`
+    int size = 20;                 // 1..100
+    std::optional<PageKey> after;  // keyset: tasks older than this (requested_at, id)
   };
+  // One page, newest first (requested_at, id), read through an index in
+  // that order; the total is counted through it too, over at most
+  // kExactTotalBound + 1 rows.
   struct ListPage {
     std::vector<task::Task> records;  // newest first
-    int64_t total = 0;
+    int64_t total = 0;                // at most kExactTotalBound
+    bool total_is_exact = true;       // false: more tasks than `total`
+    std::optional<PageKey> next;      // the last record's key when more follow
   };
   virtual StatusOr<ListPage> ListTasks(const ListQuery& query) = 0;
 

@@ -62,6 +62,14 @@ class TaskMaintenance : public virtual TaskReader {
   virtual StatusOr<ExpireOutcome> MarkExpired(int64_t task_id) = 0;
   // Deletes up to `limit` SENT rows older than `older_than_seconds`.
   virtual StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) = 0;
+  // History retention (retention.task-history-days): deletes up to `limit`
+  // tasks in an end state without a file (FAILED, CANCELLED, EXPIRED, STALE,
+  // INCONSISTENT) whose last change (updated_at) is older than
+  // `older_than_days`, with their timeline and download-audit rows, in one
+  // transaction; never an active task, never a SUCCEEDED one (its file is
+  // still there: it goes once it has EXPIRED). Read through the
+  // (updated_at, id) index. Returns the tasks deleted; idempotent.
+  virtual StatusOr<int> DeleteOldHistory(int older_than_days, int limit) = 0;
 };
 
 // Used by the DLQ handler.

@@ -107,9 +107,13 @@ struct TaskDispatch {
 // Used by api/ (the operators' console).
 class TaskOperations : public virtual TaskReader {
  public:
-  // Matching tasks, newest first (requested_at, id), `size` 1..100.
+  // Matching tasks, newest first (requested_at, id), `size` 1..100: page
+  // `page` (from 1), or with `after` the tasks older than that key. The
+  // total is bounded as TaskCatalog::ListPage says.
   virtual StatusOr<TaskCatalog::ListPage> SearchTasks(const OperatorFilter& filter, int page,
-                                                      int size) = 0;
+                                                      int size,
+                                                      const std::optional<PageKey>& after) = 0;
+  // Exact (it gates a bulk action), counted through an index of the filter.
   virtual StatusOr<int64_t> CountTasks(const OperatorFilter& filter) = 0;
   // Ids of matching tasks above `after_id`, ascending, at most `limit`
   // (1..1000): a bulk action pages through its tasks with it.

@@ -125,6 +125,9 @@ class TaskStoreWrapper : public TaskStore {
   StatusOr<int> PurgeSentOutbox(int older_than_seconds, int limit) override {
     return target_->PurgeSentOutbox(older_than_seconds, limit);
   }
+  StatusOr<int> DeleteOldHistory(int older_than_days, int limit) override {
+    return target_->DeleteOldHistory(older_than_days, limit);
+  }
 
   // ---- CommandQuarantine ----
   Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
@@ -133,8 +136,9 @@ class TaskStoreWrapper : public TaskStore {
   }
 
   // ---- TaskOperations ----
-  StatusOr<ListPage> SearchTasks(const OperatorFilter& filter, int page, int size) override {
-    return target_->SearchTasks(filter, page, size);
+  StatusOr<ListPage> SearchTasks(const OperatorFilter& filter, int page, int size,
+                                 const std::optional<PageKey>& after) override {
+    return target_->SearchTasks(filter, page, size, after);
   }
   StatusOr<int64_t> CountTasks(const OperatorFilter& filter) override {
     return target_->CountTasks(filter);

@@ -856,6 +856,76 @@ TEST_F(ExportApiTest, ListRejectsBadQueries) {
   EXPECT_EQ(Get(kTasks + "?size=100&page=3", alice_).code(), "200");
 }
 
+// ---- paging by key and bounded totals (docs/http-api.md#paging) ---------------
+
+TEST_F(ExportApiTest, ListPagesByCursorAndTheOldPageParameterStillWorks) {
+  std::vector<std::string> newest_first;
+  for (int i = 0; i < 5; ++i)
+    newest_first.insert(newest_first.begin(), Id(PutTask("alice", TaskState::kFailed)));
+  PutTask("bob", TaskState::kFailed);
+  std::vector<std::string> got;
+  std::string after;
+  int pages = 0;
+  for (; pages < 10; ++pages) {
+    Reply r = Get(kTasks + "?size=2" + (after.empty() ? "" : "&after=" + after), alice_);
+    ASSERT_EQ(r.code(), "200") << r.raw;
+    const json& d = r.body["data"];
+    EXPECT_EQ(d["total"], "5");
+    EXPECT_EQ(d["totalIsExact"], true);
+    for (const json& t : d["records"]) got.push_back(t["id"].get<std::string>());
+    if (d["nextCursor"].is_null()) break;
+    after = d["nextCursor"].get<std::string>();
+  }
+  EXPECT_EQ(pages, 2);  // 2 + 2 + 1
+  EXPECT_EQ(got, newest_first);
+
+  // page=2 is the page the first cursor continues to; a cursor outranks page.
+  Reply first = Get(kTasks + "?size=2", alice_);
+  const std::string cursor = first.body["data"]["nextCursor"].get<std::string>();
+  Reply by_page = Get(kTasks + "?size=2&page=2", alice_);
+  Reply by_cursor = Get(kTasks + "?size=2&page=3&after=" + cursor, alice_);
+  ASSERT_EQ(by_page.code(), "200");
+  ASSERT_EQ(by_cursor.code(), "200");
+  EXPECT_EQ(by_page.body["data"]["records"], by_cursor.body["data"]["records"]);
+  EXPECT_EQ(by_page.body["data"]["records"][0]["id"], newest_first[2]);
+
+  // A cursor is opaque and checked: anything the API did not give out is a 400 naming it.
+  std::string tampered = cursor;
+  tampered[10] = tampered[10] == '0' ? '1' : '0';
+  for (const std::string& bad : {std::string("zzz"), tampered, cursor.substr(1), cursor + "0",
+                                 std::string("k") + std::string(36, 'g')}) {
+    Reply r = Get(kTasks + "?after=" + bad, alice_);
+    EXPECT_EQ(r.code(), "400") << bad;
+    EXPECT_NE(r.body["message"].get<std::string>().find("after"), std::string::npos) << r.raw;
+  }
+}
+
+TEST_F(ExportApiTest, TotalsAreExactUpTo10000ThenSayMore) {
+  // 10 050 old FAILED tasks of alice, written in one statement.
+  auto n = db_->Exec(
+      "INSERT INTO export_task (id, tenant_id, app_code, requested_by, export_type, task_name,"
+      " format, parameters_json, params_hash, status, next_retry_at, requested_at, updated_at)"
+      " WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10050)"
+      " SELECT 1000000 + i, 't1', 'PLATFORM', 'alice', 'CUSTOMER_LIST', 'old', 'XLSX', '{}',"
+      " 'h', 'FAILED', 1000 + i, 1000 + i, 1000 + i FROM n");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  PutTask("alice", TaskState::kPending);
+  Reply all = Get(kTasks, alice_);
+  ASSERT_EQ(all.code(), "200") << all.raw;
+  EXPECT_EQ(all.body["data"]["total"], "10000");
+  EXPECT_EQ(all.body["data"]["totalIsExact"], false);
+  EXPECT_TRUE(all.body["data"]["nextCursor"].is_string());
+  Reply pending = Get(kTasks + "?status=PENDING", alice_);
+  EXPECT_EQ(pending.body["data"]["total"], "1");
+  EXPECT_EQ(pending.body["data"]["totalIsExact"], true);
+  EXPECT_TRUE(pending.body["data"]["nextCursor"].is_null());
+  // `page` covers the first 10 000 tasks; deeper pages go by cursor.
+  EXPECT_EQ(Get(kTasks + "?size=100&page=100", alice_).code(), "200");
+  Reply deep = Get(kTasks + "?size=100&page=101", alice_);
+  EXPECT_EQ(deep.code(), "400");
+  EXPECT_NE(deep.body["message"].get<std::string>().find("after"), std::string::npos);
+}
+
 TEST_F(ExportApiTest, ListFiltersOfTheDownloadCenterTabsAndSearch) {
   task::Task queued = PutTask("alice", TaskState::kPending);
   task::Task retrying = PutTask("alice", TaskState::kPending);

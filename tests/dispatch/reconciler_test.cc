@@ -307,5 +307,31 @@ TEST_F(ReconcilerTest, LeaseRecoveryAtMaxAttemptsCountsAFailedTask) {
   EXPECT_EQ(ended_, std::vector<std::string>{"TEST_LIST FAILED"});
 }
 
+// ---- history retention (docs/configuration.md#retention) ------------------------------
+
+TEST_F(ReconcilerTest, HistoryIsKeptForeverUnlessARetentionIsSet) {
+  const int64_t id = CreateTask();
+  ASSERT_EQ(store_->RequestCancel(id).value(), TaskState::kCancelled);
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET updated_at = updated_at - ?",
+                        {int64_t{400} * 24 * 3600 * 1000})
+                  .ok());
+  EXPECT_EQ(MakeReconciler().RunOnce()["history_delete"], 0);
+  EXPECT_TRUE(store_->GetTask(id).ok());
+
+  config_.task_history_days = 365;
+  const int64_t young = CreateTask();
+  ASSERT_EQ(store_->RequestCancel(young).value(), TaskState::kCancelled);
+  const int64_t active = CreateTask();
+  ASSERT_TRUE(db_->Exec("UPDATE export_task SET updated_at = updated_at - ? WHERE id = ?",
+                        {int64_t{400} * 24 * 3600 * 1000, active})
+                  .ok());
+  EXPECT_EQ(MakeReconciler().RunOnce()["history_delete"], 1);
+  EXPECT_EQ(actions_["history_delete"], 1);  // export_reconciler_action_total
+  EXPECT_EQ(store_->GetTask(id).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->ListTaskEvents(id).value().empty());
+  EXPECT_EQ(store_->GetTask(young).value().status, TaskState::kCancelled);
+  EXPECT_EQ(store_->GetTask(active).value().status, TaskState::kPending);
+}
+
 }  // namespace
 }  // namespace export_center::dispatch

@@ -118,6 +118,20 @@ class DownloadCenterPage(unittest.TestCase):
                    f" object_key = NULL, updated_at = {db.NOW} WHERE id = ?", (int(task["id"]),))
         return task["id"]
 
+    def history(self, n=45):
+        """n old FAILED tasks of alice, a year back: the list holds more than
+        two pages, which the page walks through by cursor."""
+        db = self.c.db()
+        for i in range(n):
+            db.execute("INSERT INTO export_task (id, tenant_id, app_code, requested_by,"
+                       " export_type, task_name, format, parameters_json, params_hash, status,"
+                       " failure_code, failure_message, next_retry_at, requested_at, updated_at)"
+                       f" VALUES (?, '1', 'PLATFORM', 'alice', 'CUSTOMER_LIST', ?, 'XLSX', '{{}}',"
+                       f" 'h', 'FAILED', 'PROVIDER_ERROR', 'old', {db.NOW} - ?, {db.NOW} - ?,"
+                       f" {db.NOW} - ?)",
+                       (1000 + i, "历史导出 %02d" % i, *(3 * [86400000 * 365 + i * 1000])))
+        return n
+
     def test_the_page_in_chromium(self):
         artifacts = os.path.join(BUILD_DIR, "test-artifacts", "page")
         config = {
@@ -131,6 +145,7 @@ class DownloadCenterPage(unittest.TestCase):
             "staleId": self.stale_task(),
             "encryptedFailedId": self.encrypted_failed_task(),
             "filePassword": FILE_PASSWORD,
+            "history": self.history(),
             "artifacts": artifacts,
             "tmp": self.c.dir,
         }

@@ -310,7 +310,7 @@ TEST(MigrationRule, StatementsOutsideTheRuleFail) {
       "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_task_name ON export_task (task_name)",
       "CREATE TABLE IF NOT EXISTS export_task (id BIGINT NOT NULL PRIMARY KEY)",
       // Dropped without a replacement that leads with its columns.
-      "DROP INDEX IF EXISTS idx_export_task_owner ON export_task",
+      "DROP INDEX IF EXISTS idx_export_task_dedupe ON export_task",
       // A constraint, however replaced.
       "DROP INDEX IF EXISTS uk_export_outbox_event ON export_outbox",
       "DROP INDEX IF EXISTS idx_export_task_no_such_index ON export_task",
@@ -337,9 +337,9 @@ TEST(MigrationRule, WhatOnlyAddsPasses) {
        "UPDATE export_task SET failure_detail = failure_message WHERE failure_detail IS NULL"},
       {"CREATE INDEX IF NOT EXISTS idx_export_task_format ON export_task (format, id)"},
       // The index dropped is served by its replacement's leading columns.
-      {"CREATE INDEX IF NOT EXISTS idx_export_task_owner_type"
-       " ON export_task (tenant_id, requested_by, requested_at, export_type)",
-       "DROP INDEX IF EXISTS idx_export_task_owner ON export_task"},
+      {"CREATE INDEX IF NOT EXISTS idx_export_task_dedupe_format"
+       " ON export_task (requested_by, export_type, params_hash, format)",
+       "DROP INDEX IF EXISTS idx_export_task_dedupe ON export_task"},
   };
   for (const Dialect& d : EveryDialect()) {
     for (const auto& statements : additive) {
@@ -359,11 +359,11 @@ TEST(MigrationRule, AnIndexTheCodeNamesIsNotDropped) {
                                      ("ec-migration-rule-" + std::to_string(getpid())) / "src";
   std::filesystem::create_directories(root / "store");
   std::ofstream(root / "store" / "hinted.cc") << "const char kSql[] = \"SELECT id FROM export_task "
-                                                 "FORCE INDEX (idx_export_task_owner)\";\n";
+                                                 "FORCE INDEX (idx_export_task_dedupe)\";\n";
   const std::vector<Migration> migrations =
-      WithNext("DROP INDEX IF EXISTS idx_export_task_owner ON export_task",
-               {"CREATE INDEX IF NOT EXISTS idx_export_task_owner_type"
-                " ON export_task (tenant_id, requested_by, requested_at, export_type)"});
+      WithNext("DROP INDEX IF EXISTS idx_export_task_dedupe ON export_task",
+               {"CREATE INDEX IF NOT EXISTS idx_export_task_dedupe_format"
+                " ON export_task (requested_by, export_type, params_hash, format)"});
   std::vector<std::string> violations = RuleViolations(
       migrations, kPlannedExceptions, MysqlDialect(MysqlFlavor::kMariaDb), ThisRelease(), root);
   std::filesystem::remove_all(root.parent_path());

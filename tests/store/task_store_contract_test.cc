@@ -2826,7 +2826,7 @@ class TaskOperationsContractTest : public TaskStoreContractTest {
     return {tenant, task::AppCode::kPlatform};
   }
   std::vector<int64_t> Ids(const OperatorFilter& f) {
-    auto page = store_->SearchTasks(f, 1, 100);
+    auto page = store_->SearchTasks(f, 1, 100, std::nullopt);
     EXPECT_TRUE(page.ok()) << page.status().ToString();
     std::vector<int64_t> ids;
     if (!page.ok()) return ids;
@@ -2877,7 +2877,7 @@ TEST_P(TaskOperationsContractTest, SearchFiltersAcrossUsersWithinTheScope) {
 
   // Newest first, paged.
   f = OperatorFilter();
-  ASSERT_OK_AND_ASSIGN(TaskCatalog::ListPage page, store_->SearchTasks(f, 2, 3));
+  ASSERT_OK_AND_ASSIGN(TaskCatalog::ListPage page, store_->SearchTasks(f, 2, 3, std::nullopt));
   EXPECT_EQ(page.total, 4);
   ASSERT_EQ(page.records.size(), 1u);
   EXPECT_EQ(page.records[0].id, old.id);

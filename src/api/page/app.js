@@ -29,7 +29,7 @@
       colSize: "大小", colTimes: "时间", colDownloads: "下载次数", colActions: "操作",
       sheets: "{n} 个工作表：{rows} 行", files: "{n} 个文件：{rows} 行",
       empty: "没有符合条件的任务", prev: "上一页", next: "下一页",
-      pageInfo: "第 {page} / {pages} 页，共 {total} 个任务",
+      pageInfo: "第 {page} / {pages} 页，共 {total} 个任务", pageInfoMore: "第 {page} 页，共 {total}+ 个任务",
       live: "● 实时更新", polling: "○ 实时连接中断，每 5 秒刷新",
       tab_all: "全部", tab_queued: "排队中", tab_running: "运行中", tab_retrying: "等待重试",
       tab_succeeded: "已完成", tab_failed: "失败", tab_cancelled: "已取消", tab_expired: "已过期",
@@ -122,7 +122,7 @@
       colSize: "Size", colTimes: "Times", colDownloads: "Downloads", colActions: "Actions",
       sheets: "{n} sheets: {rows} rows", files: "{n} files: {rows} rows",
       empty: "No tasks match", prev: "Previous", next: "Next",
-      pageInfo: "Page {page} of {pages}, {total} tasks",
+      pageInfo: "Page {page} of {pages}, {total} tasks", pageInfoMore: "Page {page}, {total}+ tasks",
       live: "● Live", polling: "○ Live updates down; refreshing every 5 s",
       tab_all: "All", tab_queued: "Queued", tab_running: "Running", tab_retrying: "Retrying",
       tab_succeeded: "Succeeded", tab_failed: "Failed", tab_cancelled: "Cancelled", tab_expired: "Expired",
@@ -349,7 +349,11 @@
     failed: "FAILED,STALE,INCONSISTENT", cancelled: "CANCELLED", expired: "EXPIRED",
   };
   const state = {
-    tab: "all", name: "", type: "", page: 1, total: 0,
+    tab: "all", name: "", type: "", page: 1, total: 0, totalIsExact: true,
+    // Pages by key (docs/http-api.md#paging): `after` is the cursor of the
+    // page shown (null on the first), `back` the cursors of the pages before
+    // it, `nextCursor` the one the answer gave for the page after it.
+    after: null, back: [], nextCursor: null,
     types: new Map(),  // exportType → definition
     rows: new Map(),   // task id → { task, tr }
     created: null,     // the task created last, shown above the list
@@ -379,7 +383,8 @@
   let loadSeq = 0;
   async function loadTasks() {
     const seq = ++loadSeq;
-    const q = new URLSearchParams({ page: String(state.page), size: String(PAGE_SIZE) });
+    const q = new URLSearchParams({ size: String(PAGE_SIZE) });
+    if (state.after) q.set("after", state.after);
     if (TABS[state.tab]) q.set("status", TABS[state.tab]);
     if (state.type) q.set("exportType", state.type);
     if (state.name) q.set("name", state.name);
@@ -387,6 +392,8 @@
       const data = await call("GET", "/export-tasks?" + q);
       if (seq !== loadSeq) return;  // a newer load is on its way
       state.total = Number(data.total);
+      state.totalIsExact = data.totalIsExact !== false;
+      state.nextCursor = data.nextCursor || null;
       renderRows(data.records);
     } catch (e) {
       if (seq === loadSeq) say(e.message, "error");
@@ -418,9 +425,11 @@
       renderCreated();
     }
     const pages = Math.max(1, Math.ceil(state.total / PAGE_SIZE));
-    $("page-info").textContent = t("pageInfo", { page: state.page, pages, total: state.total });
+    $("page-info").textContent = state.totalIsExact
+      ? t("pageInfo", { page: state.page, pages, total: formatNumber(state.total) })
+      : t("pageInfoMore", { page: state.page, total: formatNumber(state.total) });
     $("prev").disabled = state.page <= 1;
-    $("next").disabled = state.page >= pages;
+    $("next").disabled = !state.nextCursor;
   }
 
   function typeTitle(type) {
@@ -887,9 +896,31 @@
     $("tab-help").textContent = t("help_" + state.tab);
   }
 
+  // Back to the first page (a filter changed).
+  function firstPage() {
+    state.page = 1;
+    state.after = null;
+    state.back = [];
+  }
+
+  function nextPage() {
+    if (!state.nextCursor) return;
+    state.back.push(state.after);
+    state.after = state.nextCursor;
+    state.page++;
+    loadTasks();
+  }
+
+  function previousPage() {
+    if (state.page <= 1) return;
+    state.after = state.back.pop() || null;
+    state.page--;
+    loadTasks();
+  }
+
   function selectTab(name, focus) {
     state.tab = name;
-    state.page = 1;
+    firstPage();
     renderTabs();
     if (focus) $("tab-" + name).focus();
     loadTasks();
@@ -1295,7 +1326,8 @@
         el("td", { text: formatTime(task.requestedAt) }),
         el("td", { class: "lease", text: task.leaseOwner || "" })));
     }
-    $("op-total").textContent = op.found ? t("opTotal", { n: formatNumber(op.found.total) }) : "";
+    $("op-total").textContent = op.found
+      ? t("opTotal", { n: formatNumber(op.found.total) + (op.found.totalIsExact === false ? "+" : "") }) : "";
   }
 
   async function showDetail(id) {
@@ -1597,11 +1629,11 @@
     let searchTimer = null;
     $("search").addEventListener("input", () => {
       clearTimeout(searchTimer);
-      searchTimer = setTimeout(() => { state.name = $("search").value.trim(); state.page = 1; loadTasks(); }, 250);
+      searchTimer = setTimeout(() => { state.name = $("search").value.trim(); firstPage(); loadTasks(); }, 250);
     });
-    $("type-filter").addEventListener("change", () => { state.type = $("type-filter").value; state.page = 1; loadTasks(); });
-    $("prev").addEventListener("click", () => { if (state.page > 1) { state.page--; loadTasks(); } });
-    $("next").addEventListener("click", () => { state.page++; loadTasks(); });
+    $("type-filter").addEventListener("change", () => { state.type = $("type-filter").value; firstPage(); loadTasks(); });
+    $("prev").addEventListener("click", previousPage);
+    $("next").addEventListener("click", nextPage);
     $("create-type").addEventListener("change", renderParams);
     $("create").addEventListener("input", onFormEdited);
     $("create").addEventListener("change", onFormEdited);

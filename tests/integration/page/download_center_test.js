@@ -567,6 +567,57 @@ async function keyboard(page) {
   log("tabs move with the arrow keys");
 }
 
+// "Next" pages by cursor (after=nextCursor, never page=), through every task
+// of the list exactly once, as the API's own cursor walk lists them; "Previous"
+// comes back to the page before (docs/download-center.md#what-it-shows).
+async function pagesWithTheCursor(page) {
+  assert(cfg.history > 40, "the test needs more than two pages of tasks");
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await page.click("#tab-all");
+  const expected = [];
+  for (let after = null, n = 0; n < 50; n++) {
+    const data = await api("GET", "/export-tasks?size=20" + (after ? "&after=" + after : ""), cfg.aliceToken);
+    expected.push(...data.records.map((t) => t.id));
+    after = data.nextCursor;
+    if (!after) break;
+  }
+  const idsShown = () => page.locator("#rows tr[data-id]").evaluateAll((rows) => rows.map((r) => r.dataset.id));
+  await page.waitForFunction((first) => {
+    const r = document.querySelector("#rows tr[data-id]");
+    return r && r.dataset.id === first;
+  }, expected[0], { timeout: STEP_TIMEOUT });
+  const lists = [];
+  const pages = [await idsShown()];
+  page.on("request", (r) => { if (r.url().includes("/export-tasks?")) lists.push(r.url()); });
+  while (!(await page.locator("#next").isDisabled())) {
+    const before = pages[pages.length - 1];
+    await page.click("#next");
+    await page.waitForFunction((old) => {
+      const r = document.querySelector("#rows tr[data-id]");
+      return r && !old.includes(r.dataset.id);
+    }, before, { timeout: STEP_TIMEOUT });
+    pages.push(await idsShown());
+    assert(pages.length < 20, "next never ends");
+  }
+  const shown = pages.flat();
+  assert.deepStrictEqual(shown, expected, "the pages differ from the API's cursor walk");
+  assert.strictEqual(new Set(shown).size, shown.length, "a task was shown twice");
+  const nexts = lists.filter((u) => u.includes("after="));
+  assert(nexts.length >= pages.length - 1, "next did not ask with after=: " + lists);
+  assert(!lists.some((u) => /[?&]page=/.test(u)), "the page still asks by page=: " + lists);
+  const info = await page.textContent("#page-info");
+  assert(info.includes("第 " + pages.length + " / " + pages.length + " 页"), "page info: " + info);
+  await shot(page, "12-last-page");
+  await page.click("#prev");
+  await page.waitForFunction((want) => {
+    const r = document.querySelector("#rows tr[data-id]");
+    return r && r.dataset.id === want;
+  }, pages[pages.length - 2][0], { timeout: STEP_TIMEOUT });
+  assert.deepStrictEqual(await idsShown(), pages[pages.length - 2], "previous did not come back");
+  await page.click("#tab-all");
+  log("paged by cursor through", shown.length, "tasks on", pages.length, "pages; previous comes back");
+}
+
 async function secondTenantSeesNone(context, aliceIds) {
   const page = await openPage(context, cfg.bobToken, { width: 1366, height: 768 });
   await page.waitForFunction(() => !document.getElementById("empty").hidden, null, { timeout: STEP_TIMEOUT });
@@ -603,6 +654,7 @@ async function secondTenantSeesNone(context, aliceIds) {
     await groupedHeaderAndTheEnglishPage(page);
     await previewOverTheLimit(page);
     await narrowScreen(page);
+    await pagesWithTheCursor(page);
     await secondTenantSeesNone(context, [id, cfg.failedId, cfg.expiredId, cfg.staleId, again, ...encrypted]);
     log("all checks passed in", Math.round((Date.now() - started) / 1000), "s");
   } catch (e) {
