@@ -83,8 +83,7 @@ StatusOr<CreateRequest> CheckCreateBody(const json& body, const Principal& p,
   if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
     if (key != "exportType" && key != "format" && key != "taskName" && key != "parameters" &&
-        key != "locale" &&
-        key != "filePassword") {
+        key != "locale" && key != "filePassword") {
       return InvalidArgument("unknown field " + key);
     }
   }

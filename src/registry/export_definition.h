@@ -81,8 +81,8 @@ struct ExportDefinition {
   // Languages (docs/configuration.md#rich-columns). `locale`: the default
   // language of the type's texts (a BCP 47 tag, task::IsLocaleTag), and of a
   // task created without one (docs/http-api.md#post-export-tasks--create;
-  // "" = none, the language objects' own fallback). `sheet-name` and `totals-label`: one text or one per language;
-  // empty = the writer's default ("Sheet1", "Total").
+  // "" = none, the language objects' own fallback). `sheet-name` and `totals-label`: one text or
+  // one per language; empty = the writer's default ("Sheet1", "Total").
   std::string locale{};
   task::LocalizedText sheet_name{};
   task::LocalizedText totals_label{};

@@ -650,7 +650,8 @@ const std::vector<Migration>& AllMigrations() {
       InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
       DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
       TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp(),
-      FailureDetail(), Subscriptions(), TaskLocale(), FileEncryption(), HistoryIndexes()};
+      FailureDetail(), Subscriptions(),      TaskLocale(),         FileEncryption(),
+      HistoryIndexes()};
   return kMigrations;
 }
 

@@ -96,8 +96,8 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
                    " {NOW}, {NOW}, ?, ?, ?, ?, ?)"),
                {id, nt.tenant_id, task::ToString(nt.app_code), nt.requested_by, nt.export_type,
                 nt.task_name, task::ToString(nt.format), nt.parameters_json, nt.params_hash,
-                nt.max_attempts, nt.contract_version, ColumnPolicyText(nt.column_policy),
-                nt.locale, int64_t{nt.file_key ? 1 : 0},
+                nt.max_attempts, nt.contract_version, ColumnPolicyText(nt.column_policy), nt.locale,
+                int64_t{nt.file_key ? 1 : 0},
                 nt.file_key ? std::optional<std::string>(nt.file_key->key_id) : std::nullopt,
                 nt.file_key ? std::optional<std::string>(nt.file_key->sealed) : std::nullopt})
             .status());

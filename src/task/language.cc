@@ -5,7 +5,6 @@
 namespace export_center::task {
 namespace {
 
-
 // "en-US" → "en"; a tag without a subtag is its own primary subtag.
 std::string_view PrimarySubtag(std::string_view tag) { return tag.substr(0, tag.find('-')); }
 

@@ -1,7 +1,8 @@
 #include "task/language.h"
-#include "task/task.h"
 
 #include <gtest/gtest.h>
+
+#include "task/task.h"
 
 namespace export_center::task {
 namespace {
