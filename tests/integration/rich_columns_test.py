@@ -317,6 +317,55 @@ class RichOnSqlite(RichCase):
                          [CHANNEL_EN[w[4]] for w in want])
         self.assertEqual(sheet[f"A{len(want) + 3}"].value, "Total")
 
+    def english_titles_and_labels(self, path):
+        sheet, _ = self.open(path)
+        want = expected_rich_orders(self.db, "1")
+        self.assertEqual(sheet["D2"].value, "Status")
+        self.assertEqual([sheet[f"D{n + 3}"].value for n in range(len(want))],
+                         [STATUS_EN[w[3]] for w in want])
+
+    def created_in(self, token, export_type, body_locale=None, accept_language=None):
+        body = {"exportType": export_type, "parameters": {}, "format": "XLSX"}
+        if body_locale:
+            body["locale"] = body_locale
+        headers = {"Accept-Language": accept_language} if accept_language else None
+        created = self.c.api("POST", "/export-tasks", token, body, headers=headers).json()
+        self.assertEqual(created["code"], "200", created)
+        return self.c.wait_task(token, created["data"]["id"], states=ENDED)
+
+    def fetch(self, token, task):
+        self.assertEqual(task["status"], "SUCCEEDED", task)
+        r = self.c.api("GET", f"/export-tasks/{task['id']}/download", token)
+        self.assertEqual(r.status, 200)
+        path = os.path.join(self.c.dir, f"locale-{task['id']}-{task['dispatchVersion']}.xlsx")
+        with open(path, "wb") as f:
+            f.write(r.body)
+        return path
+
+    def test_the_requesters_locale_picks_the_files_language_on_every_attempt(self):
+        # ORDER_LIST_RICH's default language is zh-CN; the requester's wins.
+        token = self.token("rich-locale")
+        by_body = self.created_in(token, "ORDER_LIST_RICH", body_locale="en")
+        self.assertEqual(by_body["locale"], "en")
+        self.english_titles_and_labels(self.fetch(token, by_body))
+        by_header = self.created_in(token, "ORDER_LIST_RICH", accept_language="en-US,zh;q=0.5")
+        self.assertEqual(by_header["locale"], "en-US")
+        self.english_titles_and_labels(self.fetch(token, by_header))
+        # A retry writes the same language: fail the finished task, retry it by hand, and
+        # the new attempt (another process might serve it) reads the recorded locale.
+        self.c.db().execute("UPDATE export_task SET status = 'FAILED', failure_code ="
+                            " 'PROVIDER_ERROR', object_key = NULL WHERE id = ?",
+                            (int(by_body["id"]),))
+        retried = self.c.api("POST", f"/export-tasks/{by_body['id']}/retry", token).json()
+        self.assertEqual(retried["code"], "200", retried)
+        again = self.c.wait_task(token, by_body["id"], states=ENDED)
+        self.assertGreater(again["dispatchVersion"], by_body["dispatchVersion"])
+        self.assertEqual(again["locale"], "en")
+        self.english_titles_and_labels(self.fetch(token, again))
+        default = self.created_in(token, "ORDER_LIST_RICH")
+        sheet, _ = self.open(self.fetch(token, default))
+        self.assertEqual(sheet["D2"].value, "状态")
+
     def test_preview_shows_the_labels_of_the_file(self):
         p = self.c.api("POST", "/export-previews", self.token("preview", FULL),
                        {"exportType": "ORDER_LINES", "parameters": {}, "format": "XLSX"}).json()
