@@ -14,7 +14,8 @@
 // one core, empty and full.
 //
 // usage: history_bench [--tasks N] [--events-per-task N] [--runs N]
-//                      [--idle-seconds N] [--only sqlite|postgres|mysql]
+//                      [--idle-seconds N] [--only sqlite|postgres|mysql] [--keep]
+// (--keep leaves the SQLite files in /tmp, to read plans with the sqlite3 shell)
 // Not run by the tests.
 
 #include <sys/resource.h>
@@ -218,6 +219,7 @@ struct Options {
   int runs = 200;
   int idle_seconds = 30;
   std::string only;
+  bool keep = false;  // leave the SQLite files, to read plans with the sqlite3 shell
 };
 
 using Opener = std::function<std::shared_ptr<store::Database>(const std::string& name)>;
@@ -282,6 +284,8 @@ int main(int argc, char** argv) {
       o.idle_seconds = std::max(1, std::stoi(value()));
     } else if (arg == "--only") {
       o.only = value();
+    } else if (arg == "--keep") {
+      o.keep = true;
     } else {
       Die("unknown argument " + arg);
     }
@@ -325,6 +329,10 @@ int main(int argc, char** argv) {
         o);
   }
 #endif
-  std::filesystem::remove_all(dir);
+  if (o.keep) {
+    std::printf("kept %s\n", dir.c_str());
+  } else {
+    std::filesystem::remove_all(dir);
+  }
   return 0;
 }

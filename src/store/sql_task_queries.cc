@@ -299,13 +299,14 @@ Statement OldHistoryStatement(int older_than_days, int limit) {
 
 std::vector<PlannedStatement> PlannedStatements(const PlanSample& x) {
   std::vector<PlannedStatement> out;
-  auto add = [&](std::string name, Statement statement, bool sorts_window,
-                 bool unfiltered = false) {
+  auto add = [&](std::string name, Statement statement, bool sorts_window, bool unfiltered = false,
+                 bool index_only = false) {
     PlannedStatement planned;
     planned.name = std::move(name);
     planned.statement = std::move(statement);
     planned.sorts_window = sorts_window;
     planned.unfiltered = unfiltered;
+    planned.index_only = index_only;
     out.push_back(std::move(planned));
   };
   auto add_page = [&](const std::string& name, const PageStatements& p) {
@@ -383,9 +384,15 @@ std::vector<PlannedStatement> PlannedStatements(const PlanSample& x) {
       add(name + " rows", page.rows, false, everything);
       add(name + " count", page.count, false, everything);
       add(name + " after", OperatorSearchStatements(f, 1, 20, x.after).rows, false);
-      add(name + " bulk count", OperatorCountStatement(f), false, everything);
+      add(name + " bulk count", OperatorCountStatement(f), false, everything, label == " type");
       add(name + " bulk ids", OperatorIdsStatement(f, 0, 500), true, everything);
     }
+    // The console's RETRY of one type: an exact count of the type's retryable states.
+    OperatorFilter retry_type = base;
+    retry_type.export_type = x.export_type;
+    retry_type.any_status = {TaskState::kFailed, TaskState::kCancelled, TaskState::kInconsistent};
+    add("operator search " + scope_name + " type retryable bulk count",
+        OperatorCountStatement(retry_type), false, false, true);
   }
 
   // The change feed of the task events, for a user, a tenant and everyone.
@@ -408,12 +415,16 @@ std::vector<PlannedStatement> PlannedStatements(const PlanSample& x) {
     for (int64_t window : {kDayMs, 7 * kDayMs}) {
       const std::string name = "stats " + scope_name + (window == kDayMs ? " 24h" : " 7d");
       const int64_t since = x.now_ms - window;
-      add(name + " types", TypeStatsStatement(scope, since), true);
-      add(name + " failure codes", FailureCodesStatement(scope, since), true);
+      add(name + " types", TypeStatsStatement(scope, since), true, false, true);
+      add(name + " failure codes", FailureCodesStatement(scope, since), true, false, true);
       add(name + " wait p50",
           PercentileStatement(scope, since, x.export_type, "started_at - requested_at",
                               "started_at IS NOT NULL", 3),
-          true);
+          true, false, true);
+      add(name + " duration p95",
+          PercentileStatement(scope, since, x.export_type, "completed_at - started_at",
+                              "started_at IS NOT NULL AND completed_at IS NOT NULL", 3),
+          true, false, true);
     }
   }
 

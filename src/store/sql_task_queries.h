@@ -88,6 +88,10 @@ struct PlannedStatement {
   // table in the index's order up to the LIMIT, or counting it all for an
   // exact bulk count, is the plan; a sort still is not.
   bool unfiltered = false;
+  // Read from indexes alone, never a row of the table (migration 18): the
+  // stats' windows and an exact count of a type's states, which read many
+  // rows of a big history each.
+  bool index_only = false;
 };
 
 // Every history statement the store runs, one for each list shape and each
