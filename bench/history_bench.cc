@@ -154,6 +154,21 @@ std::vector<Call> Calls() {
        list(std::nullopt, {TaskState::kFailed, TaskState::kStale, TaskState::kInconsistent},
             false)},
       {"GET /export-tasks?after=… (tenant, pages 1+2)", list(std::nullopt, {}, true)},
+      {"GET /export-tasks?after=… (tenant, page 2 alone)",
+       [](store::TaskStore& s) {
+         // The cursor after page 1, read once per store (its first run also reads page 1).
+         static std::map<const store::TaskStore*, store::PageKey> cursors;
+         store::TaskCatalog::ListQuery q;
+         q.tenant_id = "t1";
+         auto it = cursors.find(&s);
+         if (it == cursors.end()) {
+           auto first = Must(s.ListTasks(q), "list");
+           if (!first.next) return;
+           it = cursors.emplace(&s, *first.next).first;
+         }
+         q.after = it->second;
+         Must(s.ListTasks(q), "list by cursor");
+       }},
       {"GET /operator/tasks?status=FAILED",
        [](store::TaskStore& s) {
          store::OperatorFilter f;
