@@ -14,7 +14,8 @@
 // one core, empty and full.
 //
 // usage: history_bench [--tasks N] [--events-per-task N] [--runs N]
-//                      [--idle-seconds N] [--only sqlite|postgres|mysql]
+//                      [--idle-seconds N] [--only sqlite|postgres|mysql] [--keep]
+// (--keep leaves the SQLite files in /tmp, to read plans with the sqlite3 shell)
 // Not run by the tests.
 
 #include <sys/resource.h>
@@ -153,6 +154,21 @@ std::vector<Call> Calls() {
        list(std::nullopt, {TaskState::kFailed, TaskState::kStale, TaskState::kInconsistent},
             false)},
       {"GET /export-tasks?after=… (tenant, pages 1+2)", list(std::nullopt, {}, true)},
+      {"GET /export-tasks?after=… (tenant, page 2 alone)",
+       [](store::TaskStore& s) {
+         // The cursor after page 1, read once per store (its first run also reads page 1).
+         static std::map<const store::TaskStore*, store::PageKey> cursors;
+         store::TaskCatalog::ListQuery q;
+         q.tenant_id = "t1";
+         auto it = cursors.find(&s);
+         if (it == cursors.end()) {
+           auto first = Must(s.ListTasks(q), "list");
+           if (!first.next) return;
+           it = cursors.emplace(&s, *first.next).first;
+         }
+         q.after = it->second;
+         Must(s.ListTasks(q), "list by cursor");
+       }},
       {"GET /operator/tasks?status=FAILED",
        [](store::TaskStore& s) {
          store::OperatorFilter f;
@@ -218,6 +234,7 @@ struct Options {
   int runs = 200;
   int idle_seconds = 30;
   std::string only;
+  bool keep = false;  // leave the SQLite files, to read plans with the sqlite3 shell
 };
 
 using Opener = std::function<std::shared_ptr<store::Database>(const std::string& name)>;
@@ -282,6 +299,8 @@ int main(int argc, char** argv) {
       o.idle_seconds = std::max(1, std::stoi(value()));
     } else if (arg == "--only") {
       o.only = value();
+    } else if (arg == "--keep") {
+      o.keep = true;
     } else {
       Die("unknown argument " + arg);
     }
@@ -325,6 +344,10 @@ int main(int argc, char** argv) {
         o);
   }
 #endif
-  std::filesystem::remove_all(dir);
+  if (o.keep) {
+    std::printf("kept %s\n", dir.c_str());
+  } else {
+    std::filesystem::remove_all(dir);
+  }
   return 0;
 }

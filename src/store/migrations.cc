@@ -643,15 +643,58 @@ Migration HistoryIndexes() {
   };
 }
 
+// Version 18 (issue 46, second pass): the stats' windows and a type's bulk
+// count read only indexes. Each index that serves them gives way to one with
+// the same leading columns and the columns those statements read appended,
+// so the window's rows, each type's percentiles and an exact count of a
+// type's states never look a row up in the table
+// (docs/store.md#indexes-of-history).
+Migration HistoryCoveringIndexes() {
+  // What the stats read of a window's row; size_bytes, total_rows and
+  // failure_code are in the type index too, as SQLite reads a window by type
+  // (a skip-scan) to group it without a sort.
+  const std::string stats =
+      "status, started_at, completed_at, size_bytes, total_rows, failure_code";
+  return {
+      18,
+      "export_task: the stats' windows and a type's bulk count read only indexes",
+      {
+          "CREATE INDEX IF NOT EXISTS idx_export_task_window ON export_task"
+          " (requested_at, id, export_type, " +
+              stats + ", tenant_id, app_code)",
+          "DROP INDEX IF EXISTS idx_export_task_requested_key ON export_task",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_tenant_window ON export_task"
+          " (tenant_id, requested_at, id, app_code, export_type, " +
+              stats + ")",
+          "DROP INDEX IF EXISTS idx_export_task_tenant_any_app ON export_task",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_tenant_app_window ON export_task"
+          " (tenant_id, app_code, requested_at, id, export_type, " +
+              stats + ")",
+          "DROP INDEX IF EXISTS idx_export_task_tenant_list ON export_task",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_type_window ON export_task"
+          " (export_type, requested_at, id, " +
+              stats + ", tenant_id, app_code)",
+          "DROP INDEX IF EXISTS idx_export_task_type_requested ON export_task",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_tenant_type_window ON export_task"
+          " (tenant_id, app_code, export_type, requested_at, id, " +
+              stats + ")",
+          "DROP INDEX IF EXISTS idx_export_task_tenant_type ON export_task",
+          "CREATE INDEX IF NOT EXISTS idx_export_task_user_type_status ON export_task"
+          " (tenant_id, app_code, requested_by, export_type, requested_at, id, status)",
+          "DROP INDEX IF EXISTS idx_export_task_user_type ON export_task",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
-      InitialSchema(), IdNodeCounter(),      NotificationOutbox(), TaskUpdatedAtIndex(),
-      DownloadAudit(), TaskChangeKeyIndex(), OutboxDueSince(),     FileManifest(),
-      TaskTimeline(),  ColumnPolicy(),       BulkActionAudit(),    BulkActionApp(),
-      FailureDetail(), Subscriptions(),      TaskLocale(),         FileEncryption(),
-      HistoryIndexes()};
+      InitialSchema(),  IdNodeCounter(),         NotificationOutbox(), TaskUpdatedAtIndex(),
+      DownloadAudit(),  TaskChangeKeyIndex(),    OutboxDueSince(),     FileManifest(),
+      TaskTimeline(),   ColumnPolicy(),          BulkActionAudit(),    BulkActionApp(),
+      FailureDetail(),  Subscriptions(),         TaskLocale(),         FileEncryption(),
+      HistoryIndexes(), HistoryCoveringIndexes()};
   return kMigrations;
 }
 

@@ -63,37 +63,36 @@ int64_t NearestRankOffset(int64_t n, int percent) {
   return std::max<int64_t>(rank, 1) - 1;
 }
 
-// The value at `offset` of `expression` over the type's rows of the window meeting
-// `condition`, ascending.
-StatusOr<std::optional<int64_t>> ValueAt(Connection& c, const OperatorScope& scope,
-                                         int64_t since_ms, const std::string& type,
-                                         const std::string& expression,
-                                         const std::string& condition, int64_t offset) {
-  const Statement s = PercentileStatement(scope, since_ms, type, expression, condition, offset);
-  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(s.sql, s.params));
-  if (rows.empty()) return std::optional<int64_t>();
-  return rows[0].OptInt(0);
-}
-
-struct Percentiles {
-  std::optional<int64_t> p50, p95;
-};
-StatusOr<Percentiles> PercentilesOf(Connection& c, const OperatorScope& scope, int64_t since_ms,
-                                    const std::string& type, const std::string& expression,
-                                    const std::string& condition, int64_t n) {
-  Percentiles p;
-  if (n <= 0) return p;
-  EC_ASSIGN_OR_RETURN(
-      p.p50, ValueAt(c, scope, since_ms, type, expression, condition, NearestRankOffset(n, 50)));
-  EC_ASSIGN_OR_RETURN(
-      p.p95, ValueAt(c, scope, since_ms, type, expression, condition, NearestRankOffset(n, 95)));
-  return p;
-}
-
 constexpr char kWaitExpr[] = "started_at - requested_at";
 constexpr char kWaitCondition[] = "started_at IS NOT NULL";
 constexpr char kDurationExpr[] = "completed_at - started_at";
 constexpr char kDurationCondition[] = "started_at IS NOT NULL AND completed_at IS NOT NULL";
+
+// The type's wait and run p50 and p95 in one statement: `waited` tasks
+// started, `ran` tasks ended, of the window.
+Status ReadPercentiles(Connection& c, const OperatorScope& scope, int64_t since_ms, int64_t waited,
+                       int64_t ran, TypeStats* s) {
+  std::vector<PercentileQuery> parts;
+  std::vector<std::optional<int64_t>*> into;
+  auto ask = [&](const char* expression, const char* condition, int64_t n, int percent,
+                 std::optional<int64_t>* value) {
+    if (n <= 0) return;
+    parts.push_back({expression, condition, NearestRankOffset(n, percent)});
+    into.push_back(value);
+  };
+  ask(kWaitExpr, kWaitCondition, waited, 50, &s->wait_p50_ms);
+  ask(kWaitExpr, kWaitCondition, waited, 95, &s->wait_p95_ms);
+  ask(kDurationExpr, kDurationCondition, ran, 50, &s->duration_p50_ms);
+  ask(kDurationExpr, kDurationCondition, ran, 95, &s->duration_p95_ms);
+  if (parts.empty()) return Status::Ok();
+  const Statement q = PercentilesStatement(scope, since_ms, s->export_type, parts);
+  EC_ASSIGN_OR_RETURN(Rows rows, c.Query(q.sql, q.params));
+  for (const Row& r : rows) {
+    const int64_t k = r.Int(0);
+    if (k >= 0 && k < static_cast<int64_t>(into.size())) *into[k] = r.OptInt(1);
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -209,13 +208,7 @@ StatusOr<std::vector<TypeStats>> SqlTaskStore::ReadTypeStats(const OperatorScope
       s.bytes = r.Int(4);
       const int64_t rows = r.Int(5), timed_ms = r.Int(6);
       if (timed_ms > 0) s.rows_per_second = static_cast<double>(rows) * 1000.0 / timed_ms;
-      EC_ASSIGN_OR_RETURN(Percentiles wait, PercentilesOf(c, scope, since, s.export_type, kWaitExpr,
-                                                          kWaitCondition, r.Int(7)));
-      EC_ASSIGN_OR_RETURN(Percentiles run,
-                          PercentilesOf(c, scope, since, s.export_type, kDurationExpr,
-                                        kDurationCondition, r.Int(8)));
-      s.wait_p50_ms = wait.p50, s.wait_p95_ms = wait.p95;
-      s.duration_p50_ms = run.p50, s.duration_p95_ms = run.p95;
+      EC_RETURN_IF_ERROR(ReadPercentiles(c, scope, since, r.Int(7), r.Int(8), &s));
       index[s.export_type] = out.size();
       out.push_back(std::move(s));
     }

@@ -243,17 +243,24 @@ Statement FailureCodesStatement(const OperatorScope& scope, int64_t since_ms) {
   return s;
 }
 
-Statement PercentileStatement(const OperatorScope& scope, int64_t since_ms, const std::string& type,
-                              const std::string& expression, const std::string& condition,
-                              int64_t offset) {
+Statement PercentilesStatement(const OperatorScope& scope, int64_t since_ms,
+                               const std::string& type, const std::vector<PercentileQuery>& parts) {
   // export_type before the window: the (…, export_type, requested_at) indexes
-  // read this type's rows of the window and no other type's.
-  Statement s{" WHERE export_type = ? AND requested_at >= ?", {type, since_ms}};
-  AddScope(scope, &s);
-  s.sql = "SELECT " + expression + " AS v FROM export_task" + s.sql + " AND " + condition +
-          " ORDER BY v LIMIT 1 OFFSET ?";
-  s.params.emplace_back(offset);
-  return s;
+  // read this type's rows of the window and no other type's, and hold what
+  // the expressions read (migration 18).
+  Statement out;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const PercentileQuery& part = parts[k];
+    Statement s{" WHERE export_type = ? AND requested_at >= ?", {type, since_ms}};
+    AddScope(scope, &s);
+    if (k > 0) out.sql += " UNION ALL ";
+    out.sql += "SELECT " + std::to_string(k) + " AS k, v FROM (SELECT " + part.expression +
+               " AS v FROM export_task" + s.sql + " AND " + part.condition +
+               " ORDER BY v LIMIT 1 OFFSET ?) p" + std::to_string(k);
+    out.params.insert(out.params.end(), s.params.begin(), s.params.end());
+    out.params.emplace_back(part.offset);
+  }
+  return out;
 }
 
 Statement MissingOutboxStatement(int grace_seconds, int limit) {
@@ -299,13 +306,14 @@ Statement OldHistoryStatement(int older_than_days, int limit) {
 
 std::vector<PlannedStatement> PlannedStatements(const PlanSample& x) {
   std::vector<PlannedStatement> out;
-  auto add = [&](std::string name, Statement statement, bool sorts_window,
-                 bool unfiltered = false) {
+  auto add = [&](std::string name, Statement statement, bool sorts_window, bool unfiltered = false,
+                 bool index_only = false) {
     PlannedStatement planned;
     planned.name = std::move(name);
     planned.statement = std::move(statement);
     planned.sorts_window = sorts_window;
     planned.unfiltered = unfiltered;
+    planned.index_only = index_only;
     out.push_back(std::move(planned));
   };
   auto add_page = [&](const std::string& name, const PageStatements& p) {
@@ -383,9 +391,15 @@ std::vector<PlannedStatement> PlannedStatements(const PlanSample& x) {
       add(name + " rows", page.rows, false, everything);
       add(name + " count", page.count, false, everything);
       add(name + " after", OperatorSearchStatements(f, 1, 20, x.after).rows, false);
-      add(name + " bulk count", OperatorCountStatement(f), false, everything);
+      add(name + " bulk count", OperatorCountStatement(f), false, everything, label == " type");
       add(name + " bulk ids", OperatorIdsStatement(f, 0, 500), true, everything);
     }
+    // The console's RETRY of one type: an exact count of the type's retryable states.
+    OperatorFilter retry_type = base;
+    retry_type.export_type = x.export_type;
+    retry_type.any_status = {TaskState::kFailed, TaskState::kCancelled, TaskState::kInconsistent};
+    add("operator search " + scope_name + " type retryable bulk count",
+        OperatorCountStatement(retry_type), false, false, true);
   }
 
   // The change feed of the task events, for a user, a tenant and everyone.
@@ -408,12 +422,17 @@ std::vector<PlannedStatement> PlannedStatements(const PlanSample& x) {
     for (int64_t window : {kDayMs, 7 * kDayMs}) {
       const std::string name = "stats " + scope_name + (window == kDayMs ? " 24h" : " 7d");
       const int64_t since = x.now_ms - window;
-      add(name + " types", TypeStatsStatement(scope, since), true);
-      add(name + " failure codes", FailureCodesStatement(scope, since), true);
-      add(name + " wait p50",
-          PercentileStatement(scope, since, x.export_type, "started_at - requested_at",
-                              "started_at IS NOT NULL", 3),
-          true);
+      add(name + " types", TypeStatsStatement(scope, since), true, false, true);
+      add(name + " failure codes", FailureCodesStatement(scope, since), true, false, true);
+      const std::string wait = "started_at IS NOT NULL";
+      const std::string ran = "started_at IS NOT NULL AND completed_at IS NOT NULL";
+      add(name + " percentiles",
+          PercentilesStatement(scope, since, x.export_type,
+                               {{"started_at - requested_at", wait, 3},
+                                {"started_at - requested_at", wait, 5},
+                                {"completed_at - started_at", ran, 3},
+                                {"completed_at - started_at", ran, 5}}),
+          true, false, true);
     }
   }
 

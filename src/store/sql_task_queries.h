@@ -48,13 +48,21 @@ PageStatements AuditStatements(const DownloadAuditQuery& q);
 Statement ChangeStatement(const TaskCatalog::ChangeQuery& q, bool keys_only);
 
 // ReadTypeStats over requested_at >= since_ms: per type, its failure codes,
-// and the value at `offset` of `expression` over one type's rows meeting
-// `condition`, ascending (a nearest-rank percentile).
+// and its percentiles.
 Statement TypeStatsStatement(const OperatorScope& scope, int64_t since_ms);
 Statement FailureCodesStatement(const OperatorScope& scope, int64_t since_ms);
-Statement PercentileStatement(const OperatorScope& scope, int64_t since_ms, const std::string& type,
-                              const std::string& expression, const std::string& condition,
-                              int64_t offset);
+
+// The value at `offset` of `expression` over one type's rows of the window
+// meeting `condition`, ascending (a nearest-rank percentile).
+struct PercentileQuery {
+  std::string expression;
+  std::string condition;
+  int64_t offset = 0;
+};
+// Every one of `parts` in one statement (one round trip for a type's four
+// percentiles): rows (k, v), k the part's index, none for a part with no value.
+Statement PercentilesStatement(const OperatorScope& scope, int64_t since_ms,
+                               const std::string& type, const std::vector<PercentileQuery>& parts);
 
 // The reconciler's scans.
 Statement MissingOutboxStatement(int grace_seconds, int limit);
@@ -88,6 +96,10 @@ struct PlannedStatement {
   // table in the index's order up to the LIMIT, or counting it all for an
   // exact bulk count, is the plan; a sort still is not.
   bool unfiltered = false;
+  // Read from indexes alone, never a row of the table (migration 18): the
+  // stats' windows and an exact count of a type's states, which read many
+  // rows of a big history each.
+  bool index_only = false;
 };
 
 // Every history statement the store runs, one for each list shape and each
