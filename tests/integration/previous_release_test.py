@@ -92,6 +92,11 @@ def mvn(*args, timeout=900):
     return r.returncode, r.stdout + r.stderr
 
 
+# Per previous release: the surefire selection of its sample's tests, leaving out the
+# tests that pin a behaviour CHANGELOG.md lists as changed in this release.
+PINNED_TESTS = {"1.0.0": "!DtoColumnsTest"}
+
+
 def setUpModule():
     global WORK, OLD_JAR
     version, commit = previous_release()
@@ -106,9 +111,13 @@ def setUpModule():
         raise AssertionError(f"installing this checkout's SDK failed:\n{out[-4000:]}")
     # The previous release's sample, its own tests included, on this SDK's version.
     pom = os.path.join(WORK, version, "examples", "order-service-java", "pom.xml")
+    # All its tests but the ones pinning what CHANGELOG.md names as changed since: a DTO's
+    # multi-level @ExcelProperty is a grouped title from 1.1.0 on (DtoColumnsTest compared
+    # 1.0.0's flattened title with the sample's hand-written columns).
     code, out = mvn("-f", pom, f"-Dexport-center.version={project_version()}",
                     f"-Dexport.center.bin={os.path.join(BUILD_DIR, 'export-center')}",
-                    "package")
+                    f"-Dtest={PINNED_TESTS.get(version, '*')}",
+                    "-Dsurefire.failIfNoSpecifiedTests=false", "package")
     if code != 0:
         raise AssertionError(f"{version}'s order-service-java does not build against the "
                              f"{project_version()} SDK:\n{out[-6000:]}")
