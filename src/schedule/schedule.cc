@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "common/utf8.h"
+
 namespace export_center::schedule {
 namespace {
 
@@ -36,7 +38,7 @@ StatusOr<cctz::time_zone> LoadZone(const std::string& name) {
   cctz::time_zone zone;
   // cctz falls back to UTC for an unknown name and says so only by the bool.
   if (name.empty() || name.size() > 64 || !cctz::load_time_zone(name, &zone)) {
-    return InvalidArgument("time zone '" + name.substr(0, 64) +
+    return InvalidArgument("time zone '" + utf8::Excerpt(name, 64) +
                            "' is not known (an IANA name such as Asia/Shanghai)");
   }
   return zone;

@@ -7,6 +7,7 @@
 
 #include "common/ids.h"
 #include "common/thread_annotations.h"
+#include "common/utf8.h"
 #include "store/id_node.h"
 
 namespace export_center::store {
@@ -42,10 +43,12 @@ constexpr char kRunColumns[] =
     "subscription_id, slot_at, outcome, task_id, instance, lease_until, claims, detail, fired_at,"
     " updated_at";
 
-// A detail is the operators' text of one run: bounded like a failure message.
+// A detail is the operators' text of one run (a failure, a pause's reason):
+// outside text, so cut on a character boundary and made valid UTF-8 by the
+// helper every stored message goes through, never by bytes.
 constexpr size_t kMaxDetailBytes = 2000;
 
-std::string Bounded(std::string_view text) { return std::string(text.substr(0, kMaxDetailBytes)); }
+std::string Bounded(std::string_view text) { return utf8::Excerpt(text, kMaxDetailBytes); }
 
 RunOutcome OutcomeFromText(const std::string& text) {
   for (RunOutcome o : {RunOutcome::kClaimed, RunOutcome::kCreated, RunOutcome::kDeferred,

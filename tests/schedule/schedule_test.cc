@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "common/utf8.h"
+
 namespace export_center::schedule {
 namespace {
 
@@ -147,6 +149,11 @@ TEST(ScheduleTest, RefusesAnUnknownZone) {
             std::string::npos);
   EXPECT_FALSE(Schedule::Make(*cron, "", false).ok());
   EXPECT_FALSE(Schedule::Make(*cron, "../../etc/passwd", false).ok());
+  std::string long_name;
+  for (int i = 0; i < 40; ++i) long_name += "区";  // 120 bytes: quoted cut, still UTF-8
+  auto refused = Schedule::Make(*cron, long_name, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(utf8::IsValid(refused.status().message())) << refused.status().message();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/utf8.h"
 #include "store/migrations.h"
 #include "store/sql_subscription_ledger.h"
 #include "store/subscription_ledger.h"
@@ -244,6 +245,20 @@ TEST_P(SubscriptionLedgerContractTest, PausedSubscriptionsAreNotDueAndResumeFrom
   ASSERT_OK_AND_ASSIGN(auto due_again, ledger_->SelectDueSubscriptions(10));
   EXPECT_EQ(due_again, std::vector<int64_t>{id});
   EXPECT_EQ(ledger_->PauseSubscription(424242, "OWNER", "").code(), StatusCode::kNotFound);
+}
+
+// A detail is outside text: one over the bound is cut on a character boundary (a
+// byte cut would split "验" and PostgreSQL and MariaDB would refuse the row).
+TEST_P(SubscriptionLedgerContractTest, ALongDetailIsCutOnACharacterBoundary) {
+  int64_t id = Create();
+  std::string detail = "x";
+  for (int i = 0; i < 1000; ++i) detail += "验";  // 1 + 3 000 bytes
+  ASSERT_OK(ledger_->PauseSubscription(id, "FAILURES", detail));
+  ASSERT_OK_AND_ASSIGN(Subscription paused, ledger_->GetSubscription(id));
+  ASSERT_TRUE(paused.pause_detail.has_value());
+  EXPECT_LE(paused.pause_detail->size(), 2000u);
+  EXPECT_GT(paused.pause_detail->size(), 1900u);
+  EXPECT_TRUE(utf8::IsValid(*paused.pause_detail));
 }
 
 TEST_P(SubscriptionLedgerContractTest, AMissedSlotIsRecordedSkippedAndOldRunsArePruned) {
