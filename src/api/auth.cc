@@ -194,10 +194,6 @@ JwksUrlOptions UrlOptionsOf(const AuthOptions& auth) {
 
 }  // namespace
 
-bool Principal::HasPerm(std::string_view perm) const {
-  return std::find(perms.begin(), perms.end(), perm) != perms.end();
-}
-
 TokenVerifier::~TokenVerifier() = default;
 
 StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(

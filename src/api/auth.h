@@ -34,6 +34,7 @@
 #include "common/encoding.h"  // Base64UrlEncode, Base64UrlDecode
 #include "common/status.h"
 #include "http/http_client.h"
+#include "identity/principal.h"
 #include "registry/export_definition.h"
 #include "task/task.h"
 
@@ -42,18 +43,8 @@ namespace export_center::api {
 // Grants read/download/retry/cancel on every task of the caller's tenant and app.
 inline constexpr std::string_view kDownloadAllPermission = "platform:download:all";
 
-// Who is calling, as the verified token says.
-struct Principal {
-  std::string user;    // sub
-  std::string tenant;  // tenant_id
-  task::AppCode app = task::AppCode::kPlatform;
-  std::vector<std::string> perms;
-  // Unix ms from which the token no longer verifies (exp + leeway); 0 for a
-  // principal that came with no expiry. Live event streams end there.
-  int64_t valid_until_ms = 0;
-
-  bool HasPerm(std::string_view perm) const;
-};
+// Who is calling (identity/principal.h).
+using identity::Principal;
 
 class TokenVerifier {
  public:
