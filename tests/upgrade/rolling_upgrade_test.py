@@ -252,7 +252,12 @@ class RollingUpgradeTest(unittest.TestCase):
     def run_binary(self, binary, *args):
         r = subprocess.run([binary, *args, "--config", self.c.config], capture_output=True,
                            text=True, timeout=180)
-        return r.returncode, r.stdout + r.stderr
+        out = r.stdout + r.stderr
+        if r.returncode != 0 and args != ("check",):
+            # Printed at once: CI shows the start of a failed test's output, where an
+            # assertion's message at the end may be cut off.
+            log(f"{os.path.basename(binary)} {' '.join(args)} exited {r.returncode}:\n{out}")
+        return r.returncode, out
 
     def start(self, binary, name):
         inst = Instance(self.c, binary, name)
@@ -378,6 +383,8 @@ class RollingUpgradeTest(unittest.TestCase):
         self.phase("check")
         code, out = self.run_binary(self.new, "check")
         failed = [line for line in out.splitlines() if line.startswith("FAIL")]
+        if any(not line.split()[1:2] == ["store"] for line in failed):
+            log(f"check failed beyond the store step:\n{out}")
         for line in failed:
             self.assertRegex(line, r"^FAIL\s+store\s.*run `export-center migrate`", out)
         # 3. migrate with the new binary while the old fleet serves.

@@ -4,6 +4,9 @@
 
 #include <charconv>
 #include <chrono>
+#include <random>
+#include <string_view>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -16,6 +19,26 @@ namespace {
 
 // How long a caller waits for a pooled connection before Unavailable.
 constexpr std::chrono::seconds kAcquireTimeout{30};
+
+// How many more times a transaction the server rolled back to break a lock
+// conflict runs (Database::WithTransaction's contract; MySQL's backend does
+// the same with database.mysql lock-conflict-retries' default).
+constexpr int kLockConflictRetries = 2;
+
+// A deadlock (40P01) or a serialization failure (40001) rolls the whole
+// transaction back and nothing of it committed, so running it again is safe.
+// Not a statement timeout (57014) — it may have waited out a long lock and
+// running it again only doubles the wait — and not a lost connection, where
+// COMMIT may have committed.
+bool IsRetryableLockConflict(std::string_view sqlstate) {
+  return sqlstate == "40P01" || sqlstate == "40001";
+}
+
+void PauseBeforeRetry(int attempt) {
+  thread_local std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> ms(5, 25 * (attempt + 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms(random)));
+}
 
 using pq::kFloat8Oid;
 using pq::kInt8Oid;
@@ -96,6 +119,11 @@ class PostgresConnection final : public Connection {
     return n;
   }
 
+  // The SQLSTATE of the last statement that failed on this session ("" after
+  // ClearLastError).
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
+  void ClearLastError() { last_sqlstate_.clear(); }
+
  private:
   StatusOr<ResultPtr> Run(std::string_view sql, const SqlParams& params) {
     const std::string text = pq::ToPostgresPlaceholders(sql);
@@ -107,10 +135,12 @@ class PostgresConnection final : public Connection {
     ExecStatusType st = PQresultStatus(res.get());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
     const char* sqlstate = PQresultErrorField(res.get(), PG_DIAG_SQLSTATE);
-    return PostgresError(sqlstate ? sqlstate : "", PQresultErrorMessage(res.get()), "exec");
+    last_sqlstate_ = sqlstate ? sqlstate : "";
+    return PostgresError(last_sqlstate_, PQresultErrorMessage(res.get()), "exec");
   }
 
   PGconn* conn_;
+  std::string last_sqlstate_;
 };
 
 StatusOr<std::unique_ptr<PostgresConnection>> Connect(const std::string& url,
@@ -150,18 +180,19 @@ class PostgresDatabase final : public Database {
 
   const Dialect& dialect() const override { return dialect_; }
 
+  // A transaction that lost a deadlock or a serialization check runs again
+  // (kLockConflictRetries): under load, a migration's DDL and a running
+  // instance's writes can take two tables' locks in opposite orders, and the
+  // server breaks that by rolling one of them back.
   Status WithTransaction(TxMode mode, const std::function<Status(Connection&)>& fn) override {
-    EC_ASSIGN_OR_RETURN(auto lease, pool_.Acquire(kAcquireTimeout));
-    // Reads see one snapshot (a count and its page agree) and never fail to
-    // serialise; writes stay READ COMMITTED, where a conditional UPDATE
-    // re-checks its WHERE on the newest row version after a lock wait.
-    const char* begin =
-        mode == TxMode::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-    EC_RETURN_IF_ERROR(lease->Exec(begin, {}).status());
-    Status status = fn(*lease);
-    if (status.ok()) status = lease->Exec("COMMIT", {}).status();
-    if (!status.ok()) (void)lease->Exec("ROLLBACK", {});
-    return status;
+    for (int attempt = 0;; ++attempt) {
+      std::string sqlstate;
+      Status status = RunTransactionOnce(mode, fn, &sqlstate);
+      if (status.ok() || !IsRetryableLockConflict(sqlstate) || attempt >= kLockConflictRetries) {
+        return status;
+      }
+      PauseBeforeRetry(attempt);
+    }
   }
 
   Status WithConnection(const std::function<Status(Connection&)>& fn) override {
@@ -170,6 +201,27 @@ class PostgresDatabase final : public Database {
   }
 
  private:
+  // One run of `fn` between BEGIN and COMMIT. *sqlstate: the SQLSTATE of the
+  // statement that ended it ("" when none failed).
+  Status RunTransactionOnce(TxMode mode, const std::function<Status(Connection&)>& fn,
+                            std::string* sqlstate) {
+    EC_ASSIGN_OR_RETURN(auto lease, pool_.Acquire(kAcquireTimeout));
+    lease->ClearLastError();
+    // Reads see one snapshot (a count and its page agree) and never fail to
+    // serialise; writes stay READ COMMITTED, where a conditional UPDATE
+    // re-checks its WHERE on the newest row version after a lock wait.
+    const char* begin =
+        mode == TxMode::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+    EC_RETURN_IF_ERROR(lease->Exec(begin, {}).status());
+    Status status = fn(*lease);
+    if (status.ok()) status = lease->Exec("COMMIT", {}).status();
+    if (!status.ok()) {
+      *sqlstate = lease->last_sqlstate();
+      (void)lease->Exec("ROLLBACK", {});
+    }
+    return status;
+  }
+
   const Dialect dialect_;
   BoundedConnectionPool<PostgresConnection> pool_;
 };
