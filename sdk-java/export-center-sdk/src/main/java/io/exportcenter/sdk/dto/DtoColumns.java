@@ -1,6 +1,7 @@
 package io.exportcenter.sdk.dto;
 
 import io.exportcenter.sdk.Column;
+import io.exportcenter.sdk.ColumnHighlight;
 import io.exportcenter.sdk.ColumnOptions;
 import io.exportcenter.sdk.ColumnStyle;
 import io.exportcenter.sdk.ColumnType;
@@ -224,6 +225,7 @@ public final class DtoColumns {
       if (own.total() != ExportColumn.Total.NONE) {
         options = options.withTotal(ColumnOptions.Total.valueOf(own.total().name()));
       }
+      options = options.withHighlight(highlight(own));
     }
     options = options.withStyle(style(dto, on, notes, f.getName()));
     String unreproduced = null;
@@ -241,6 +243,16 @@ public final class DtoColumns {
         converter,
         unreproduced,
         List.copyOf(notes));
+  }
+
+  /** @ExportColumn(highlight): none, or its one {@link ExportHighlight}. */
+  private static ColumnHighlight highlight(ExportColumn own) {
+    ExportHighlight[] given = own.highlight();
+    if (given.length == 0) return null;
+    if (given.length > 1) throw new IllegalArgumentException("at most one highlight, got " + given.length);
+    ExportHighlight h = given[0];
+    return new ColumnHighlight(h.op(), List.of(h.values()), h.fill().isEmpty() ? null : h.fill(),
+        h.font().isEmpty() ? null : h.font());
   }
 
   /** Titles per language, the field's own path under the DTO's language first. */

@@ -20,7 +20,8 @@ import java.lang.annotation.Target;
  *
  * Every attribute is optional; an attribute left at its default leaves the derived value alone.
  * The rich options (issue 45: {@code titles}, {@code merge}, {@code mergeWithin}, {@code labels},
- * {@code labelMissing}, {@code total}) are those of {@link io.exportcenter.sdk.ColumnOptions}:
+ * {@code labelMissing}, {@code total}, {@code highlight}) are those of {@link
+ * io.exportcenter.sdk.ColumnOptions}:
  *
  * <pre>{@code
  * @ExcelProperty({"订单", "订单号"})
@@ -71,6 +72,9 @@ public @interface ExportColumn {
 
   /** A total in the file's last row (INTEGER or DECIMAL columns). */
   Total total() default Total.NONE;
+
+  /** At most one value highlight (a conditional format over the data rows); none by default. */
+  ExportHighlight[] highlight() default {};
 
   /**
    * The cell type; {@link Type#AUTO} derives it from the field's Java type and {@code

@@ -346,6 +346,43 @@ class RichColumnsTest {
     assertMessage(TotalOnText.class, "TotalOnText.name: column 'name': total SUM on a STRING column (INTEGER or DECIMAL only)");
   }
 
+  @SuppressWarnings("unused")
+  static class Highlighted {
+    @ExcelProperty("状态")
+    @ExportColumn(highlight = @ExportHighlight(op = ColumnHighlight.Op.IN, values = {"已退款", "已取消"},
+        fill = "#ffc7ce", font = "#9c0006"))
+    String status;
+
+    @ExcelProperty("金额")
+    @ExportColumn(highlight = @ExportHighlight(op = ColumnHighlight.Op.GREATER, values = "10000", fill = "#FF0000"))
+    BigDecimal amount;
+  }
+
+  @SuppressWarnings("unused")
+  static class HighlightLessOnText {
+    @ExportColumn(highlight = @ExportHighlight(op = ColumnHighlight.Op.LESS, values = "3", fill = "#FF0000"))
+    String name;
+  }
+
+  @SuppressWarnings("unused")
+  static class HighlightWithoutColour {
+    @ExportColumn(highlight = @ExportHighlight(op = ColumnHighlight.Op.EQUALS, values = "x"))
+    String name;
+  }
+
+  @Test
+  void anAnnotatedHighlightSendsWhatTheColumnApiSends() {
+    assertEquals(
+        "[{\"highlight\":{\"fill\":\"#FFC7CE\",\"font\":\"#9C0006\",\"op\":\"IN\",\"values\":[\"已退款\",\"已取消\"]},"
+            + "\"key\":\"status\",\"title\":\"状态\",\"type\":\"STRING\",\"width\":0},"
+            + "{\"highlight\":{\"fill\":\"#FF0000\",\"op\":\"GREATER\",\"values\":[\"10000\"]},"
+            + "\"key\":\"amount\",\"scale\":2,\"title\":\"金额\",\"type\":\"DECIMAL\",\"width\":0}]",
+        json(Highlighted.class));
+    assertMessage(HighlightLessOnText.class,
+        "HighlightLessOnText.name: column 'name': highlight LESS needs a numeric column without labels");
+    assertMessage(HighlightWithoutColour.class, "HighlightWithoutColour.name: highlight has neither fill nor font");
+  }
+
   @Test
   void theColumnApiBuildsTheSameOptions() {
     Column c = Column.string("phone", "x", 14).titlePath("收货信息", "电话").merge().mergeWithin("orderNo")
