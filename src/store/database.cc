@@ -1,6 +1,9 @@
 #include "store/database.h"
 
 #include <charconv>
+#include <chrono>
+#include <random>
+#include <thread>
 
 namespace export_center::store {
 
@@ -41,6 +44,18 @@ StatusOr<int64_t> Database::Exec(std::string_view sql, const SqlParams& params) 
     return Status::Ok();
   }));
   return n;
+}
+
+Status RunAgainAfterLockConflicts(int retries,
+                                  const std::function<Status(bool* lock_conflict)>& run_once) {
+  for (int attempt = 0;; ++attempt) {
+    bool lock_conflict = false;
+    Status status = run_once(&lock_conflict);
+    if (status.ok() || !lock_conflict || attempt >= retries) return status;
+    thread_local std::mt19937 random(std::random_device{}());
+    std::uniform_int_distribution<int> ms(5, 25 * (attempt + 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms(random)));
+  }
 }
 
 }  // namespace export_center::store

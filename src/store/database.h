@@ -126,4 +126,13 @@ class Database {
   StatusOr<int64_t> Exec(std::string_view sql, const SqlParams& params = {});
 };
 
+// The retry WithTransaction's contract allows, for the server backends: runs
+// `run_once` (one transaction from BEGIN to COMMIT or ROLLBACK) and, while it
+// fails with *lock_conflict set — the server rolled the whole transaction
+// back to break a deadlock or a lock wait, so nothing of it committed — runs
+// it again, up to `retries` more times, each after a random pause of 5 ms to
+// 25 ms × the attempt so the two sides do not collide again at once.
+Status RunAgainAfterLockConflicts(int retries,
+                                  const std::function<Status(bool* lock_conflict)>& run_once);
+
 }  // namespace export_center::store

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -205,14 +203,6 @@ StatusOr<std::unique_ptr<MysqlConnection>> Connect(const mysql::Url& url,
   return connection;
 }
 
-// A short random pause before a transaction runs again, so two transactions
-// that deadlocked do not collide again at once.
-void PauseBeforeRetry(int attempt) {
-  thread_local std::mt19937 random(std::random_device{}());
-  std::uniform_int_distribution<int> ms(5, 25 * (attempt + 1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms(random)));
-}
-
 class MysqlDatabase final : public Database {
  public:
   MysqlDatabase(mysql::Url url, Dialect dialect, const MysqlDatabaseOptions& options)
@@ -226,12 +216,12 @@ class MysqlDatabase final : public Database {
   const Dialect& dialect() const override { return dialect_; }
 
   Status WithTransaction(TxMode mode, const std::function<Status(Connection&)>& fn) override {
-    for (int attempt = 0;; ++attempt) {
+    return RunAgainAfterLockConflicts(retries_, [&](bool* lock_conflict) {
       unsigned error = 0;
       Status status = RunTransactionOnce(mode, fn, &error);
-      if (status.ok() || !IsRetryableLockConflict(error) || attempt >= retries_) return status;
-      PauseBeforeRetry(attempt);
-    }
+      *lock_conflict = IsRetryableLockConflict(error);
+      return status;
+    });
   }
 
   Status WithConnection(const std::function<Status(Connection&)>& fn) override {

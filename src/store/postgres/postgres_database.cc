@@ -4,9 +4,7 @@
 
 #include <charconv>
 #include <chrono>
-#include <random>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -32,12 +30,6 @@ constexpr int kLockConflictRetries = 2;
 // COMMIT may have committed.
 bool IsRetryableLockConflict(std::string_view sqlstate) {
   return sqlstate == "40P01" || sqlstate == "40001";
-}
-
-void PauseBeforeRetry(int attempt) {
-  thread_local std::mt19937 random(std::random_device{}());
-  std::uniform_int_distribution<int> ms(5, 25 * (attempt + 1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms(random)));
 }
 
 using pq::kFloat8Oid;
@@ -185,14 +177,12 @@ class PostgresDatabase final : public Database {
   // instance's writes can take two tables' locks in opposite orders, and the
   // server breaks that by rolling one of them back.
   Status WithTransaction(TxMode mode, const std::function<Status(Connection&)>& fn) override {
-    for (int attempt = 0;; ++attempt) {
+    return RunAgainAfterLockConflicts(kLockConflictRetries, [&](bool* lock_conflict) {
       std::string sqlstate;
       Status status = RunTransactionOnce(mode, fn, &sqlstate);
-      if (status.ok() || !IsRetryableLockConflict(sqlstate) || attempt >= kLockConflictRetries) {
-        return status;
-      }
-      PauseBeforeRetry(attempt);
-    }
+      *lock_conflict = IsRetryableLockConflict(sqlstate);
+      return status;
+    });
   }
 
   Status WithConnection(const std::function<Status(Connection&)>& fn) override {
