@@ -38,7 +38,6 @@ constexpr int64_t kExcelRows = 1048576;
 // Excel refuses formulas longer than 8 192 characters; a totals formula over
 // more sheets than fit is left out and the cached value stands alone.
 constexpr size_t kMaxFormulaChars = 8000;
-constexpr int kHeaderStyle = 1;  // xf 1 in styles.xml: bold font
 // Excel serial numbers count days from 1899-12-30 for every date from
 // 1900-03-01 on; earlier serials carry Excel's fictitious 1900-02-29, and
 // 9999-12-31 is the last date Excel shows. Outside that range a date is
