@@ -185,19 +185,19 @@ void ExportMetrics::DeclareNotificationReceiver(const std::string& receiver) {
 }
 
 void ExportMetrics::SetTenantLoad(const std::vector<TenantLoad>& tenants) {
-  MutexLock lock(&tenants_mu_);
+  MutexLock lock(&tenants_with_load_.mu);
   std::set<std::string> now;
   for (const TenantLoad& t : tenants) {
     tenant_queued_.Add({{"tenant", t.tenant}}).Set(static_cast<double>(t.queued));
     tenant_running_.Add({{"tenant", t.tenant}}).Set(static_cast<double>(t.running));
     now.insert(t.tenant);
   }
-  for (const std::string& gone : tenants_with_load_) {
+  for (const std::string& gone : tenants_with_load_.names) {
     if (now.count(gone) != 0) continue;
     tenant_queued_.Remove(&tenant_queued_.Add({{"tenant", gone}}));
     tenant_running_.Remove(&tenant_running_.Add({{"tenant", gone}}));
   }
-  tenants_with_load_ = std::move(now);
+  tenants_with_load_.names = std::move(now);
 }
 
 void ExportMetrics::TaskWait(const std::string& tenant, double seconds) {

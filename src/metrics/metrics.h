@@ -116,10 +116,6 @@ class ExportMetrics {
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
 
-  // For a component that wants to add metrics to the same endpoint; none
-  // does today.
-  prometheus::Registry& registry() { return *registry_; }
-
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   // The whole metric set, one line each (docs/conventions.md#wrappers-and-metrics).
@@ -144,8 +140,11 @@ class ExportMetrics {
   prometheus::Counter& rocketmq_undecodable_skipped_;
 
   // The tenants whose load series exist.
-  Mutex tenants_mu_;
-  std::set<std::string> tenants_with_load_ GUARDED_BY(tenants_mu_);
+  struct TenantsWithLoad {
+    Mutex mu;
+    std::set<std::string> names GUARDED_BY(mu);
+  };
+  TenantsWithLoad tenants_with_load_;
   Mutex thread_failures_mu_;
 };
 

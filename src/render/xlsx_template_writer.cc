@@ -82,6 +82,16 @@ struct ListCell {
   std::string static_tail;    // kStatic: the cell's XML after `<c`, without r=
 };
 
+// The template's {.field} list row, compiled once at Begin and written once
+// per data row.
+struct ListRow {
+  int64_t row = 0;            // its row number in the template
+  int64_t last_tail_row = 0;  // the template's last row below the list
+  std::string attrs{};        // the row's attributes other than r
+  std::vector<ListCell> cells{};
+  std::vector<std::string> merges{};  // "A:C" column spans merged inside the row
+};
+
 class XlsxTemplateWriter final : public Writer {
  public:
   XlsxTemplateWriter(ByteSink* sink, const WriterOptions& options,
@@ -130,14 +140,9 @@ class XlsxTemplateWriter final : public Writer {
   std::map<std::string, int> column_index_;
   std::map<std::string, task::CellValue> singles_;
   std::vector<PackagePart> parts_;
-  std::vector<std::string> shared_strings_;
   std::vector<TemplateSheet> sheets_;
   TemplateSheet* list_sheet_ = nullptr;
-  int64_t list_row_ = 0;
-  int64_t last_tail_row_ = 0;  // the template's last row below the list
-  std::string row_attrs_;      // the list row's attributes other than r
-  std::vector<ListCell> list_cells_;
-  std::vector<std::string> list_merges_;  // "A:C" column spans merged inside the list row
+  ListRow list_;
   bool formulas_shifted_ = false;
 
   int64_t rows_ = 0;
@@ -149,17 +154,18 @@ class XlsxTemplateWriter final : public Writer {
 Status XlsxTemplateWriter::LoadTemplate() {
   if (template_ == nullptr || template_->empty()) return InvalidArgument("template: no bytes");
   EC_ASSIGN_OR_RETURN(parts_, internal::ReadPackage(*template_));
+  std::vector<std::string> shared_strings;  // only the sheets' loading reads them
   for (const PackagePart& p : parts_) {
     if (p.name != kSharedStrings) continue;
     EC_ASSIGN_OR_RETURN(std::string xml, internal::PartText(p));
-    EC_ASSIGN_OR_RETURN(shared_strings_, internal::ParseSharedStrings(xml));
+    EC_ASSIGN_OR_RETURN(shared_strings, internal::ParseSharedStrings(xml));
   }
   sheets_.reserve(parts_.size());
   for (const PackagePart& p : parts_) {
     if (!IsWorksheet(p.name)) continue;
     EC_ASSIGN_OR_RETURN(std::string xml, internal::PartText(p));
     sheets_.emplace_back();
-    EC_RETURN_IF_ERROR(internal::LoadSheet(p.name, xml, shared_strings_, &sheets_.back()));
+    EC_RETURN_IF_ERROR(internal::LoadSheet(p.name, xml, shared_strings, &sheets_.back()));
   }
   for (TemplateSheet& s : sheets_) {
     if (!s.list_row) continue;
@@ -168,7 +174,7 @@ Status XlsxTemplateWriter::LoadTemplate() {
                              " hold {.field} list rows; only one list row is supported");
     }
     list_sheet_ = &s;
-    list_row_ = s.list_row_number;
+    list_.row = s.list_row_number;
   }
   if (list_sheet_ == nullptr) {
     return InvalidArgument(
@@ -200,11 +206,11 @@ Status XlsxTemplateWriter::CheckFields() {
       for (const Token& t : cell.tokens) {
         if (t.kind == Token::kField && !column_index_.count(t.text)) unknown.insert(t.text);
         if (t.kind == Token::kSingle && t.text == "rowCount" && &s == list_sheet_ &&
-            cell.row <= list_row_) {
+            cell.row <= list_.row) {
           return InvalidArgument(
               "template: {rowCount} at " + internal::ColumnName(cell.col) +
               std::to_string(cell.row) + " is on or above the list row " +
-              std::to_string(list_row_) +
+              std::to_string(list_.row) +
               "; the count is known only at the end, so put it below the list or on another sheet");
         }
       }
@@ -222,14 +228,14 @@ Status XlsxTemplateWriter::CompileListRow() {
   pugi::xml_node row = list_sheet_->list_row;
   for (pugi::xml_attribute a : row.attributes()) {
     if (std::string_view(a.name()) == "r") continue;
-    row_attrs_ += std::string(" ") + a.name() + "=\"" + AttrEscape(a.value()) + "\"";
+    list_.attrs += std::string(" ") + a.name() + "=\"" + AttrEscape(a.value()) + "\"";
   }
   for (pugi::xml_node c : row.children()) {
     if (internal::LocalName(c) != "c") continue;
     int col;
     int64_t r;
     if (!internal::ParseCellRef(c.attribute("r").value(), &col, &r)) {
-      return InvalidArgument("template: list row " + std::to_string(list_row_) +
+      return InvalidArgument("template: list row " + std::to_string(list_.row) +
                              " has a cell without a reference (r=)");
     }
     ListCell cell;
@@ -249,7 +255,7 @@ Status XlsxTemplateWriter::CompileListRow() {
       cell.kind = ListCell::kMixed;
       cell.tokens = it->tokens;
     }
-    list_cells_.push_back(std::move(cell));
+    list_.cells.push_back(std::move(cell));
   }
   return Status::Ok();
 }
@@ -314,7 +320,7 @@ Status XlsxTemplateWriter::Begin(const std::vector<task::Column>& columns) {
   EC_RETURN_IF_ERROR(Check(ParseSingles()));
   EC_RETURN_IF_ERROR(Check(CheckFields()));
   EC_RETURN_IF_ERROR(Check(CompileListRow()));
-  EC_RETURN_IF_ERROR(Check(FillCells(*list_sheet_, 1, list_row_ - 1)));
+  EC_RETURN_IF_ERROR(Check(FillCells(*list_sheet_, 1, list_.row - 1)));
   state_ = State::kWriting;
   return Check(WriteListHead());
 }
@@ -330,10 +336,10 @@ Status XlsxTemplateWriter::WriteListHead() {
   }
   pugi::xml_node data = list_sheet_->sheet_data;
   for (pugi::xml_node row = list_sheet_->list_row.next_sibling(); row; row = row.next_sibling()) {
-    last_tail_row_ = std::max<int64_t>(last_tail_row_, row.attribute("r").as_llong(0));
+    list_.last_tail_row = std::max<int64_t>(list_.last_tail_row, row.attribute("r").as_llong(0));
   }
   for (auto& cell : list_sheet_->cells) {
-    if (cell.row == list_row_) cell.node = pugi::xml_node();  // compiled; about to go
+    if (cell.row == list_.row) cell.node = pugi::xml_node();  // compiled; about to go
   }
   data.insert_child_before(pugi::node_comment, list_sheet_->list_row)
       .set_value(std::string(kRowsMarker).c_str());
@@ -353,10 +359,10 @@ Status XlsxTemplateWriter::AppendListRow(const task::Row& row, int64_t r) {
   buf_ += "<row r=\"";
   buf_ += number;
   buf_ += '"';
-  buf_ += row_attrs_;
+  buf_ += list_.attrs;
   buf_ += '>';
   std::string ref;
-  for (const ListCell& cell : list_cells_) {
+  for (const ListCell& cell : list_.cells) {
     ref.assign(cell.letters).append(number);
     const size_t before = buf_.size();
     if (cell.kind == ListCell::kStatic) {
@@ -394,11 +400,11 @@ Status XlsxTemplateWriter::WriteRow(const task::Row& row) {
     return InvalidArgument("xlsx template: row has " + std::to_string(row.size()) + " values for " +
                            std::to_string(columns_.size()) + " columns");
   }
-  const int64_t r = list_row_ + rows_;
-  const int64_t tail = last_tail_row_ > list_row_ ? last_tail_row_ - list_row_ : 0;
+  const int64_t r = list_.row + rows_;
+  const int64_t tail = list_.last_tail_row > list_.row ? list_.last_tail_row - list_.row : 0;
   if (r + tail > kMaxRow) {
     return Check(LimitExceeded("template: at most " +
-                               std::to_string(kMaxRow - tail - list_row_ + 1) +
+                               std::to_string(kMaxRow - tail - list_.row + 1) +
                                " list rows fit on the sheet (Excel's 1 048 576 rows)"));
   }
   const size_t mark = buf_.size();
@@ -462,10 +468,10 @@ void XlsxTemplateWriter::ShiftRefsAfterSheetData(const RowShift& shift) {
         const std::string ref = m.attribute("ref").value();
         const size_t colon = ref.find(':');
         if (colon != std::string::npos && internal::ParseCellRef(ref.substr(0, colon), &c1, &r1) &&
-            internal::ParseCellRef(ref.substr(colon + 1), &c2, &r2) && r1 == list_row_ &&
-            r2 == list_row_) {
+            internal::ParseCellRef(ref.substr(colon + 1), &c2, &r2) && r1 == list_.row &&
+            r2 == list_.row) {
           // Merged inside the list row: repeated on every list row.
-          list_merges_.push_back(internal::ColumnName(c1) + ":" + internal::ColumnName(c2));
+          list_.merges.push_back(internal::ColumnName(c1) + ":" + internal::ColumnName(c2));
           n.remove_child(m);
         } else {
           m.attribute("ref").set_value(internal::ShiftRange(ref, shift).c_str());
@@ -473,7 +479,7 @@ void XlsxTemplateWriter::ShiftRefsAfterSheetData(const RowShift& shift) {
         }
         m = next;
       }
-      const int64_t total = kept + static_cast<int64_t>(list_merges_.size()) * shift.count;
+      const int64_t total = kept + static_cast<int64_t>(list_.merges.size()) * shift.count;
       if (total == 0) {
         dead.push_back(n);  // an empty <mergeCells> is invalid
         continue;
@@ -510,7 +516,7 @@ Status XlsxTemplateWriter::WriteListTail() {
   // No records: the list row stays as a styled blank, so the layout, merges
   // and footer formulas (SUM over one empty row = 0) hold without a #REF!.
   if (rows_ == 0) AppendBlankListRow();
-  const RowShift shift{list_row_, std::max<int64_t>(rows_, 1)};
+  const RowShift shift{list_.row, std::max<int64_t>(rows_, 1)};
   EC_RETURN_IF_ERROR(ShiftTail(shift));
   EC_RETURN_IF_ERROR(FillCells(*list_sheet_, 1, kMaxRow));  // only the tail's are left
   ShiftRefsAfterSheetData(shift);
@@ -532,9 +538,9 @@ Status XlsxTemplateWriter::WriteListTail() {
 }
 
 void XlsxTemplateWriter::AppendBlankListRow() {
-  const std::string number = std::to_string(list_row_);
-  buf_ += "<row r=\"" + number + "\"" + row_attrs_ + ">";
-  for (const ListCell& cell : list_cells_) {
+  const std::string number = std::to_string(list_.row);
+  buf_ += "<row r=\"" + number + "\"" + list_.attrs + ">";
+  for (const ListCell& cell : list_.cells) {
     if (!cell.style_attr.empty())
       buf_ += "<c r=\"" + cell.letters + number + "\"" + cell.style_attr + "/>";
   }
@@ -544,8 +550,8 @@ void XlsxTemplateWriter::AppendBlankListRow() {
 // Merges inside the list row, once per list row, streamed like the rows.
 Status XlsxTemplateWriter::WriteMerges() {
   for (int64_t k = 0; k < std::max<int64_t>(rows_, 1); ++k) {
-    const std::string r = std::to_string(list_row_ + k);
-    for (const std::string& span : list_merges_) {
+    const std::string r = std::to_string(list_.row + k);
+    for (const std::string& span : list_.merges) {
       const size_t colon = span.find(':');
       buf_ += "<mergeCell ref=\"" + span.substr(0, colon) + r + ":" + span.substr(colon + 1) + r +
               "\"/>";
