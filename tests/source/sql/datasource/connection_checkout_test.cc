@@ -26,21 +26,21 @@ struct Recorder {
 class ConnectionCheckoutTest : public ::testing::Test {
  protected:
   ConnectionCheckout<Connection> Make() {
-    return ConnectionCheckout<Connection>(
-        &running_, {[this](std::string_view schema) -> StatusOr<Connection> {
-                      ++recorder_.taken;
-                      recorder_.schemas.emplace_back(schema);
-                      if (refuse_take_) return Unavailable("cannot connect");
-                      return std::make_unique<int>(recorder_.taken);
-                    },
-                    [this](Status failed) {
-                      Status reason = running_.reason();
-                      return reason.ok() ? failed : reason;
-                    },
-                    [this](Connection conn, const Status& outcome) {
-                      EXPECT_NE(conn, nullptr);
-                      recorder_.given_back.push_back(outcome);
-                    }});
+    return ConnectionCheckout<Connection>(&running_,
+                                          {[this](std::string_view schema) -> StatusOr<Connection> {
+                                             ++recorder_.taken;
+                                             recorder_.schemas.emplace_back(schema);
+                                             if (refuse_take_) return Unavailable("cannot connect");
+                                             return std::make_unique<int>(recorder_.taken);
+                                           },
+                                           [this](Status failed) {
+                                             Status reason = running_.reason();
+                                             return reason.ok() ? failed : reason;
+                                           },
+                                           [this](Connection conn, const Status& outcome) {
+                                             EXPECT_NE(conn, nullptr);
+                                             recorder_.given_back.push_back(outcome);
+                                           }});
   }
 
   RunningStatements running_;
@@ -60,8 +60,8 @@ TEST_F(ConnectionCheckoutTest, RunsOnATakenConnectionAndGivesItBack) {
 
 TEST_F(ConnectionCheckoutTest, AFailureIsGivenBackWithItsOwnStatus) {
   auto checkout = Make();
-  auto answer = checkout.Run(
-      "", [](Connection&) -> StatusOr<int> { return Unavailable("connection lost"); });
+  auto answer =
+      checkout.Run("", [](Connection&) -> StatusOr<int> { return Unavailable("connection lost"); });
   EXPECT_EQ(answer.status().code(), StatusCode::kUnavailable);
   ASSERT_EQ(recorder_.given_back.size(), 1u);
   // The backend decides from it to close the connection (mysql's connection trouble).
