@@ -168,12 +168,9 @@ class AttemptRunner {
     if (!rows.ok()) {  // `object` aborts: the partial file is deleted
       // A statement cancelled by an abort ends with the abort's reason.
       if (Status stop = CheckAbort(); !stop.ok()) return {.status = stop};
-      const bool sources = source->terminal_state() || source->failure_code();
-      return {rows.status(),
-              {},
-              source->terminal_state(),
-              source->failure_code(),
-              sources ? FailureOrigin::kSource : pump_origin_};
+      source::SourceFacts facts = source->facts();
+      const FailureOrigin origin = facts.DecidesFailure() ? FailureOrigin::kSource : pump_origin_;
+      return {rows.status(), {}, facts.terminal_state, std::move(facts.failure_code), origin};
     }
     auto summary = writer->Finish();
     if (!summary.ok()) {
@@ -238,11 +235,13 @@ class AttemptRunner {
     options->template_values_json = DumpTolerant(values);
   }
 
-  // The writer is made after the first page: only then are the columns — and
-  // a template the source may supply — known.
-  Status OpenWriter(const source::RowSource& source, ByteSink* sink, render::WriterOptions options,
-                    std::unique_ptr<render::Writer>* writer) {
-    if (task_.format == task::FileFormat::kXlsx) UseTemplate(source.excel_template(), &options);
+  // The writer is made with the first page: only then are the columns — and
+  // a template the source may supply (the page's SourceFacts) — known.
+  Status OpenWriter(const source::RowSource& source, const source::Page& first, ByteSink* sink,
+                    render::WriterOptions options, std::unique_ptr<render::Writer>* writer) {
+    if (task_.format == task::FileFormat::kXlsx && first.facts) {
+      UseTemplate(first.facts->excel_template, &options);
+    }
     EC_ASSIGN_OR_RETURN(*writer, deps_.make_writer(task_.format, sink, options));
     return (*writer)->Begin(source.columns());
   }
@@ -270,7 +269,7 @@ class AttemptRunner {
       }
       source::Page page = std::move(next).value();
       if (writer == nullptr)
-        EC_RETURN_IF_ERROR(Written(OpenWriter(source, sink, options, &writer)));
+        EC_RETURN_IF_ERROR(Written(OpenWriter(source, page, sink, options, &writer)));
       if (processed + static_cast<int64_t>(page.rows.size()) > max_rows) {
         return LimitExceeded("the export has more than the maximum of " + std::to_string(max_rows) +
                              " rows");

@@ -22,10 +22,11 @@ namespace {
 // null when it could not be opened.
 Status PreviewError(const task::Task& task, const Status& failed, const source::RowSource* source) {
   std::optional<std::string> shown_code;
-  if (source != nullptr && source->failure_code()) {
-    shown_code = *source->failure_code();
-  } else if (source != nullptr && source->terminal_state()) {
-    shown_code = std::string(task::ToString(*source->terminal_state()));
+  const source::SourceFacts facts = source != nullptr ? source->facts() : source::SourceFacts{};
+  if (facts.failure_code) {
+    shown_code = *facts.failure_code;
+  } else if (facts.terminal_state) {
+    shown_code = std::string(task::ToString(*facts.terminal_state));
   }
   const std::string code = shown_code.value_or(FailureCode(failed));
   spdlog::warn("preview taskId={} (never stored) failed failure_code={}: {}", task.id, code,
@@ -95,7 +96,7 @@ StatusOr<task::PreviewTable> ReadPreview(const RowSourceFactory& make_source,
     table.rows.push_back(std::move(texts));
   }
   CountRows(*def, *page, &table);
-  table.plan_advice = source->plan_advice();
+  if (page->facts) table.plan_advice = std::move(page->facts->plan_advice);
   return table;
 }
 

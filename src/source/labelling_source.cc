@@ -6,16 +6,16 @@ namespace export_center::source {
 
 LabellingSource::LabellingSource(std::unique_ptr<RowSource> inner,
                                  std::vector<task::LabelOverride> overrides)
-    : inner_(std::move(inner)), overrides_(std::move(overrides)) {}
+    : RowSourceWrapper(std::move(inner)), overrides_(std::move(overrides)) {}
 
 const std::vector<task::Column>& LabellingSource::columns() const {
-  return columns_ ? *columns_ : inner_->columns();
+  return columns_ ? *columns_ : inner()->columns();
 }
 
 StatusOr<Page> LabellingSource::NextPage() {
-  EC_ASSIGN_OR_RETURN(Page page, inner_->NextPage());
+  EC_ASSIGN_OR_RETURN(Page page, inner()->NextPage());
   if (!labeler_) {
-    std::vector<task::Column> columns = inner_->columns();
+    std::vector<task::Column> columns = inner()->columns();
     EC_RETURN_IF_ERROR(task::ApplyLabelOverrides(overrides_, &columns));
     labeler_.emplace(columns);
     columns_ = std::move(columns);

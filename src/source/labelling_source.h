@@ -10,7 +10,8 @@
 // A definition's labels for columns its source sends raw (task::LabelOverride,
 // already in the task's language) are merged over the source's columns after
 // the first page; a merge the options refuse fails that page with
-// InvalidArgument naming the column. Everything else is the inner source's.
+// InvalidArgument naming the column. Everything else is the inner source's
+// (RowSourceWrapper).
 // Thread-compatible like any RowSource; Interrupt is the inner source's.
 
 #include <memory>
@@ -18,30 +19,20 @@
 #include <string>
 #include <vector>
 
-#include "source/row_source.h"
+#include "source/row_source_wrapper.h"
 #include "task/column_options.h"
 
 namespace export_center::source {
 
-class LabellingSource : public RowSource {
+class LabellingSource : public RowSourceWrapper {
  public:
   LabellingSource(std::unique_ptr<RowSource> inner, std::vector<task::LabelOverride> overrides);
 
   // RowSource:
   const std::vector<task::Column>& columns() const override;
   StatusOr<Page> NextPage() override;
-  std::optional<task::TaskState> terminal_state() const override {
-    return inner_->terminal_state();
-  }
-  std::optional<std::string> failure_code() const override { return inner_->failure_code(); }
-  std::shared_ptr<const std::string> excel_template() const override {
-    return inner_->excel_template();
-  }
-  std::vector<task::PlanAdvice> plan_advice() const override { return inner_->plan_advice(); }
-  void Interrupt(const Status& reason) override { inner_->Interrupt(reason); }
 
  private:
-  std::unique_ptr<RowSource> inner_;
   const std::vector<task::LabelOverride> overrides_;
   std::optional<std::vector<task::Column>> columns_;  // after the first page
   std::optional<task::ValueLabeler> labeler_;         // after the first page

@@ -19,8 +19,7 @@ StatusOr<Page> PrefetchingRowSource::NextPage() {
     // Copied before the next fetch starts: the caller reads these while
     // the worker runs the inner source.
     columns_ = inner()->columns();
-    excel_template_ = inner()->excel_template();
-    plan_advice_ = inner()->plan_advice();
+    if (page->facts) facts_ = *page->facts;
     first_ = false;
   }
   if (!page.ok() || !page->has_more) {
@@ -32,27 +31,13 @@ StatusOr<Page> PrefetchingRowSource::NextPage() {
 }
 
 // Nothing is in flight once the pages are over: the inner source's own
-// facts, which may have grown since the first page (enrich statements' plan
-// advice) or exist only after a failed first page.
+// columns and facts, which may have grown since the first page or exist
+// only after a failed one.
 const std::vector<task::Column>& PrefetchingRowSource::columns() const {
   return finished_ ? inner()->columns() : columns_;
 }
 
-std::shared_ptr<const std::string> PrefetchingRowSource::excel_template() const {
-  return finished_ ? inner()->excel_template() : excel_template_;
-}
-
-std::vector<task::PlanAdvice> PrefetchingRowSource::plan_advice() const {
-  return finished_ ? inner()->plan_advice() : plan_advice_;
-}
-
-std::optional<task::TaskState> PrefetchingRowSource::terminal_state() const {
-  return finished_ ? inner()->terminal_state() : std::nullopt;
-}
-
-std::optional<std::string> PrefetchingRowSource::failure_code() const {
-  return finished_ ? inner()->failure_code() : std::nullopt;
-}
+SourceFacts PrefetchingRowSource::facts() const { return finished_ ? inner()->facts() : facts_; }
 
 std::unique_ptr<RowSource> WithPrefetch(std::unique_ptr<RowSource> inner) {
   if (inner == nullptr) return inner;

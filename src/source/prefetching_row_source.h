@@ -15,12 +15,12 @@
 // dropped when the caller stops. Destroying the wrapper waits for a fetch in
 // flight (bounded by the inner source's own timeouts).
 //
-// The source's facts are read without racing the worker: columns(),
-// excel_template() and plan_advice() are copied after the first page (the
-// next fetch starts only after the copy); once the pages are over (the last
-// one, or an error) nothing is in flight and every fact is the inner
-// source's (RowSourceWrapper); terminal_state() and failure_code() exist only
-// then.
+// The source's facts are read without racing the worker: columns() is
+// copied after the first page (the next fetch starts only after the copy),
+// and the SourceFacts travel on the first page itself, which facts() answers
+// while the pages go on; once they are over (the last one, or an error)
+// nothing is in flight and columns() and facts() are the inner source's
+// (RowSourceWrapper) — a failure's facts exist only then.
 // Thread-compatible like any RowSource: one caller thread.
 
 #include <memory>
@@ -38,12 +38,10 @@ class PrefetchingRowSource : public RowSourceWrapper {
   // RowSource:
   const std::vector<task::Column>& columns() const override;
   StatusOr<Page> NextPage() override;
-  std::shared_ptr<const std::string> excel_template() const override;
-  std::vector<task::PlanAdvice> plan_advice() const override;
-  // nullopt while the pages go on: a failure then is the caller's (the
-  // writer's, the size cap's), and the inner source may be mid-fetch.
-  std::optional<task::TaskState> terminal_state() const override;
-  std::optional<std::string> failure_code() const override;
+  // The first page's while the pages go on (no failure's facts: a failure
+  // then is the caller's — the writer's, the size cap's — and the inner
+  // source may be mid-fetch); the inner source's once they are over.
+  SourceFacts facts() const override;
 
  private:
   // The caller's thread only.
@@ -51,8 +49,7 @@ class PrefetchingRowSource : public RowSourceWrapper {
   bool first_ = true;
   bool finished_ = false;
   std::vector<task::Column> columns_;
-  std::shared_ptr<const std::string> excel_template_;
-  std::vector<task::PlanAdvice> plan_advice_;
+  SourceFacts facts_;  // the first page's
 
   ReadAhead<Page> ahead_;  // last: stopped before the members above go
 };

@@ -1,18 +1,17 @@
 #pragma once
 // RowSourceWrapper: a RowSource that forwards every call to the source it
 // wraps (leveldb's EnvWrapper is the model). Every decorator of a RowSource
-// derives from it and overrides only what it changes, so a fact the source
-// reports beside its pages — columns(), terminal_state(), failure_code(),
-// excel_template(), plan_advice() — and Interrupt() reach the caller through
-// any stack of decorators; a new fact is added here once, not to each
-// decorator (docs/conventions.md#wrappers-and-metrics).
+// derives from it and overrides only what it changes, so what the source
+// reports beside its rows — columns(), the SourceFacts on its first page
+// (passed on with the page) and in facts() — and Interrupt() reach the
+// caller through any stack of decorators. A new fact is a member of
+// SourceFacts (row_source.h) and needs no line here or in any decorator
+// (docs/conventions.md#wrappers-and-metrics).
 //
 // Thread-compatible like any RowSource; Interrupt is the inner source's and
 // thread-safe.
 
 #include <memory>
-#include <optional>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,14 +29,7 @@ class RowSourceWrapper : public RowSource {
   // RowSource:
   const std::vector<task::Column>& columns() const override { return inner_->columns(); }
   StatusOr<Page> NextPage() override { return inner_->NextPage(); }
-  std::optional<task::TaskState> terminal_state() const override {
-    return inner_->terminal_state();
-  }
-  std::optional<std::string> failure_code() const override { return inner_->failure_code(); }
-  std::shared_ptr<const std::string> excel_template() const override {
-    return inner_->excel_template();
-  }
-  std::vector<task::PlanAdvice> plan_advice() const override { return inner_->plan_advice(); }
+  SourceFacts facts() const override { return inner_->facts(); }
   void Interrupt(const Status& reason) override { inner_->Interrupt(reason); }
 
  protected:

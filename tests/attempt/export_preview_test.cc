@@ -105,12 +105,12 @@ TEST_F(ExportPreviewTest, APreviewAtItsLimitFreesItsSlotAndCancelsItsStatement) 
 class AdvisedSource : public StatementSource {
  public:
   using StatementSource::StatementSource;
-  std::vector<task::PlanAdvice> plan_advice() const override {
+  source::SourceFacts facts() const override {
     task::PlanAdvice advice;
     advice.statement = "page";
     advice.table = "orders";
     advice.suggested_index = "CREATE INDEX orders_tenant_id ON orders (tenant_id)";
-    return {advice};
+    return {nullptr, {advice}};
   }
 };
 

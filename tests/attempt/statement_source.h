@@ -59,6 +59,7 @@ class StatementSource : public source::RowSource {
     if (!result.ok()) return result.status();
     source::Page page;
     for (const auto& row : result->rows) page.rows.push_back({row[0].value_or("")});
+    page.facts = facts();  // its one page is the first
     return page;
   }
 

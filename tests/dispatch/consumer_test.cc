@@ -94,11 +94,10 @@ class ScriptedSource : public source::RowSource {
  public:
   explicit ScriptedSource(Script* script) : script_(script) {}
   const std::vector<task::Column>& columns() const override { return script_->columns; }
-  std::shared_ptr<const std::string> excel_template() const override {
-    return script_->excel_template;
+  // The template comes with the first page; a failure's facts after it.
+  source::SourceFacts facts() const override {
+    return {script_->excel_template, {}, script_->terminal_state, script_->failure_code};
   }
-  std::optional<std::string> failure_code() const override { return script_->failure_code; }
-  std::optional<task::TaskState> terminal_state() const override { return script_->terminal_state; }
   StatusOr<source::Page> NextPage() override {
     const size_t i = next_++;
     if (auto hook = script_->hook_at.find(i); hook != script_->hook_at.end()) hook->second();
@@ -109,6 +108,7 @@ class ScriptedSource : public source::RowSource {
     source::Page page;
     if (i < script_->pages.size()) page.rows = script_->pages[i];
     page.has_more = i + 1 < script_->pages.size();
+    if (i == 0) page.facts = source::SourceFacts{script_->excel_template};
     return page;
   }
 

@@ -13,13 +13,18 @@ namespace {
 class TwoPageSource : public RowSource {
  public:
   const std::vector<task::Column>& columns() const override { return columns_; }
-  std::optional<std::string> failure_code() const override { return "SOME_CODE"; }
+  SourceFacts facts() const override {
+    SourceFacts facts;
+    facts.failure_code = "SOME_CODE";
+    return facts;
+  }
   StatusOr<Page> NextPage() override {
     columns_ = {{"name", "姓名", task::ColumnType::kString, 0, 2, ""},
                 {"phone", "手机", task::ColumnType::kString, 0, 2, ""},
                 {"salary", "薪资", task::ColumnType::kDecimal, 0, 2, ""}};
     Page page;
     page.rows.push_back({std::string("张三丰"), std::string("13812345678"), task::Decimal{"1.00"}});
+    if (pages_ == 0) page.facts.emplace().excel_template = std::make_shared<const std::string>("x");
     page.has_more = ++pages_ < 2;
     return page;
   }
@@ -47,8 +52,13 @@ TEST(ColumnPolicySource, AppliesThePolicyToEveryPage) {
     EXPECT_EQ(std::get<std::string>(page->rows[0][0]), "张三丰");
     EXPECT_EQ(std::get<std::string>(page->rows[0][1]), "138****5678");
     EXPECT_EQ(page->has_more, i == 0);
+    // The first page's facts pass the policy with the page.
+    ASSERT_EQ(page->facts.has_value(), i == 0);
+    if (i == 0) {
+      EXPECT_EQ(*page->facts->excel_template, "x");
+    }
   }
-  EXPECT_EQ(source->failure_code(), "SOME_CODE");
+  EXPECT_EQ(source->facts().failure_code, "SOME_CODE");
 }
 
 TEST(ColumnPolicySource, AnEmptyPolicyLeavesTheSourceAlone) {

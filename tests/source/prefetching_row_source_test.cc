@@ -25,16 +25,16 @@ class CountingSource : public RowSource {
  public:
   explicit CountingSource(int pages, int fail_at = -1) : pages_(pages), fail_at_(fail_at) {}
   const std::vector<task::Column>& columns() const override { return columns_; }
-  std::optional<task::TaskState> terminal_state() const override {
-    return failed_ ? std::optional(task::TaskState::kInconsistent) : std::nullopt;
-  }
-  std::optional<std::string> failure_code() const override {
-    return failed_ ? std::optional<std::string>("SOME_CODE") : std::nullopt;
-  }
-  std::shared_ptr<const std::string> excel_template() const override { return template_; }
   // Advice on the page statement after the first page, one more per
-  // enrich group on each later page (as SqlTemplateSource finds them).
-  std::vector<task::PlanAdvice> plan_advice() const override { return advice_; }
+  // enrich group on each later page; a failure's facts after a failure.
+  SourceFacts facts() const override {
+    SourceFacts facts{template_, advice_};
+    if (failed_) {
+      facts.terminal_state = task::TaskState::kInconsistent;
+      facts.failure_code = "SOME_CODE";
+    }
+    return facts;
+  }
 
   StatusOr<Page> NextPage() override {
     std::unique_lock lock(mu_);
@@ -56,6 +56,7 @@ class CountingSource : public RowSource {
     Page page;
     page.rows.push_back({int64_t{i}});
     page.has_more = i + 1 < pages_;
+    if (i == 0) page.facts = facts();
     return page;
   }
 
@@ -96,6 +97,12 @@ TEST(PrefetchingRowSourceTest, FetchesTheNextPageWhileTheCallerHoldsThisOneButNo
     ASSERT_TRUE(page.ok()) << page.status().ToString();
     EXPECT_EQ(std::get<int64_t>(page->rows[0][0]), i);
     EXPECT_EQ(page->has_more, i < 4);
+    // The facts come with the first page, and only with it.
+    EXPECT_EQ(page->facts.has_value(), i == 0);
+    if (i == 0) {
+      ASSERT_NE(page->facts->excel_template, nullptr);
+      EXPECT_EQ(*page->facts->excel_template, "xlsx bytes");
+    }
     if (i < 4) {
       // While the caller "writes" page i, page i+1 is being fetched ...
       EXPECT_TRUE(counting->WaitForCalls(i + 2)) << "no prefetch after page " << i;
@@ -107,25 +114,30 @@ TEST(PrefetchingRowSourceTest, FetchesTheNextPageWhileTheCallerHoldsThisOneButNo
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(counting->calls(), 5) << "no fetch after the last page";
   EXPECT_EQ(source.columns().size(), 1u);
-  ASSERT_NE(source.excel_template(), nullptr);
-  EXPECT_EQ(*source.excel_template(), "xlsx bytes");
+  ASSERT_NE(source.facts().excel_template, nullptr);
+  EXPECT_EQ(*source.facts().excel_template, "xlsx bytes");
   EXPECT_EQ(source.NextPage().status().code(), StatusCode::kInternal);
 }
 
-// The prefetcher used to drop plan_advice() (RowSource's default, none): it
-// forwards it now, as every fact, through RowSourceWrapper.
+// The prefetcher used to drop plan_advice() (RowSource's default, none): the
+// advice travels on the first page now, and facts() is forwarded as a whole
+// through RowSourceWrapper.
 TEST(PrefetchingRowSourceTest, PlanAdviceIsNotDropped) {
   PrefetchingRowSource source(std::make_unique<CountingSource>(3));
-  ASSERT_TRUE(source.NextPage().ok());
-  // While page 1 may be in flight: the advice copied with the first page.
-  auto advice = source.plan_advice();
+  auto first = source.NextPage();
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(first->facts.has_value());
+  ASSERT_EQ(first->facts->plan_advice.size(), 1u);
+  EXPECT_EQ(first->facts->plan_advice[0].statement, "page");
+  // While page 1 may be in flight: the advice that came with the first page.
+  auto advice = source.facts().plan_advice;
   ASSERT_EQ(advice.size(), 1u);
   EXPECT_EQ(advice[0].statement, "page");
   EXPECT_EQ(advice[0].table, "orders");
   ASSERT_TRUE(source.NextPage().ok());
   ASSERT_TRUE(source.NextPage().ok());
   // The pages are over: the inner source's, with what later pages found.
-  advice = source.plan_advice();
+  advice = source.facts().plan_advice;
   ASSERT_EQ(advice.size(), 3u);
   EXPECT_EQ(advice[2].statement, "enrich group 2");
 }
@@ -136,10 +148,15 @@ TEST(PrefetchingRowSourceTest, FactsPassEveryDecorator) {
   task::ColumnDecision masked{"id", task::ColumnAction::kMask, 0, 0, 64};
   auto source = WithColumnPolicy(WithPrefetch(std::make_unique<CountingSource>(1)),
                                  task::ColumnPolicy{{masked}});
-  ASSERT_TRUE(source->NextPage().ok());
-  EXPECT_EQ(source->plan_advice().size(), 1u);
-  ASSERT_NE(source->excel_template(), nullptr);
-  EXPECT_EQ(*source->excel_template(), "xlsx bytes");
+  auto page = source->NextPage();
+  ASSERT_TRUE(page.ok());
+  ASSERT_TRUE(page->facts.has_value());
+  EXPECT_EQ(page->facts->plan_advice.size(), 1u);
+  ASSERT_NE(page->facts->excel_template, nullptr);
+  EXPECT_EQ(*page->facts->excel_template, "xlsx bytes");
+  EXPECT_EQ(source->facts().plan_advice.size(), 1u);
+  ASSERT_NE(source->facts().excel_template, nullptr);
+  EXPECT_EQ(*source->facts().excel_template, "xlsx bytes");
 }
 
 // A failure of the caller's (the writer, the size cap) while the next page
@@ -151,11 +168,11 @@ TEST(PrefetchingRowSourceTest, NoVerdictWhileThePagesGoOn) {
   PrefetchingRowSource source(std::move(inner));
   ASSERT_TRUE(source.NextPage().ok());
   ASSERT_TRUE(counting->WaitForCalls(2));
-  EXPECT_EQ(source.terminal_state(), std::nullopt);
-  EXPECT_EQ(source.failure_code(), std::nullopt);
+  EXPECT_EQ(source.facts().terminal_state, std::nullopt);
+  EXPECT_EQ(source.facts().failure_code, std::nullopt);
   EXPECT_FALSE(source.NextPage().ok());
-  EXPECT_EQ(source.terminal_state(), task::TaskState::kInconsistent);
-  EXPECT_EQ(source.failure_code(), "SOME_CODE");
+  EXPECT_EQ(source.facts().terminal_state, task::TaskState::kInconsistent);
+  EXPECT_EQ(source.facts().failure_code, "SOME_CODE");
 }
 
 TEST(PrefetchingRowSourceTest, AOnePageExportHasItsColumns) {
@@ -174,8 +191,8 @@ TEST(PrefetchingRowSourceTest, AnErrorArrivesInItsTurnWithTheSourcesVerdict) {
   EXPECT_TRUE(source.NextPage().ok());
   auto failed = source.NextPage();
   EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(source.terminal_state(), task::TaskState::kInconsistent);
-  EXPECT_EQ(source.failure_code(), "SOME_CODE");
+  EXPECT_EQ(source.facts().terminal_state, task::TaskState::kInconsistent);
+  EXPECT_EQ(source.facts().failure_code, "SOME_CODE");
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(counting->calls(), 3) << "no fetch after an error";
 }

@@ -229,6 +229,7 @@ StatusOr<Page> ProviderBatchSource::FetchPage(ProviderBatchStats* stats) {
                          std::to_string(options_.max_rows) + " rows");
   }
   emitted_rows_ += static_cast<int64_t>(page.rows.size());
+  if (first_) page.facts.emplace();  // a provider reports nothing beside its rows
   first_ = false;
   done_ = !page.has_more;
   return page;

@@ -29,7 +29,12 @@
 // (docs/sql-template.md#what--may-read): before anything runs, the main
 // template and every enrich SQL are checked against UntrustedParameters, and
 // one `${}` over a user-typed value fails the attempt permanently with
-// failure_code() UNSAFE_TEMPLATE — no SQL is sent to the datasource.
+// the failure code UNSAFE_TEMPLATE (SourceFacts::failure_code in facts()) —
+// no SQL is sent to the datasource.
+//
+// The pages run in three stages, one class per thread that owns it
+// (sql_pager.h): SqlPager (the page statements), PageEnricher (the lookups),
+// PageConverter (the caller's); this source prepares and orchestrates.
 //
 // Error classes as RowSource: contract 5xx/timeouts and datasource
 // connection trouble are Unavailable; everything else is permanent. Not

@@ -163,6 +163,12 @@ TEST_F(ProviderBatchSourceTest, HappyPathThreeBatches) {
   for (;;) {
     auto page = source->NextPage();
     ASSERT_TRUE(page.ok()) << page.status().ToString();
+    // The source's facts come with the first page only; a provider has none.
+    ASSERT_EQ(page->facts.has_value(), totals.empty());
+    if (page->facts) {
+      EXPECT_EQ(page->facts->excel_template, nullptr);
+      EXPECT_TRUE(page->facts->plan_advice.empty());
+    }
     rows.insert(rows.end(), page->rows.begin(), page->rows.end());
     totals.push_back(page->total_rows);
     if (!page->has_more) break;

@@ -361,7 +361,7 @@ TEST_F(SqlTemplateSourceTest, VersionBumpedSinceCreateIsStale) {
   auto source = Make(Options());
   auto page = source->NextPage();
   ASSERT_FALSE(page.ok());
-  EXPECT_EQ(source->terminal_state(), task::TaskState::kStale);
+  EXPECT_EQ(source->facts().terminal_state, task::TaskState::kStale);
 }
 
 // The derived count waits here for the list count to arrive: run one after
@@ -388,7 +388,7 @@ TEST_F(SqlTemplateSourceTest, CountMismatchStrictIsInconsistentLenientContinues)
   scenario_->count_delta = 1;
   auto strict = Make(Options());
   EXPECT_FALSE(strict->NextPage().ok());
-  EXPECT_EQ(strict->terminal_state(), task::TaskState::kInconsistent);
+  EXPECT_EQ(strict->facts().terminal_state, task::TaskState::kInconsistent);
 
   auto o = Options();
   o.strict = false;
@@ -405,7 +405,7 @@ TEST_F(SqlTemplateSourceTest, CountMismatchStrictIsInconsistentLenientContinues)
   auto all = Drain(*cleared);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   EXPECT_EQ(all->size(), static_cast<size_t>(kOrders / 2));
-  EXPECT_FALSE(cleared->terminal_state().has_value());
+  EXPECT_FALSE(cleared->facts().terminal_state.has_value());
   EXPECT_GE(scenario_->count_calls.load(), 2) << "the count was checked again";
 }
 
@@ -419,7 +419,7 @@ TEST_F(SqlTemplateSourceTest, RowInsertedMidExportStrictIsInconsistent) {
     }
   });
   ASSERT_FALSE(rows.ok());
-  EXPECT_EQ(source->terminal_state(), task::TaskState::kInconsistent);
+  EXPECT_EQ(source->facts().terminal_state, task::TaskState::kInconsistent);
   EXPECT_NE(rows.status().message().find("changed during the export"), std::string::npos);
 }
 
@@ -435,7 +435,7 @@ TEST_F(SqlTemplateSourceTest, RowInsertedBehindTheKeyMidExportStrictIsInconsiste
     }
   });
   ASSERT_FALSE(rows.ok());
-  EXPECT_EQ(source->terminal_state(), task::TaskState::kInconsistent);
+  EXPECT_EQ(source->facts().terminal_state, task::TaskState::kInconsistent);
   EXPECT_NE(rows.status().message().find("before the export"), std::string::npos)
       << rows.status().ToString();
 }
@@ -464,7 +464,7 @@ TEST_F(SqlTemplateSourceTest, FinalCountRunsOnlyWhenSomethingWasCommitted) {
   });
   ASSERT_TRUE(busy.ok()) << busy.status().ToString();
   EXPECT_EQ(busy->size(), static_cast<size_t>(kOrders / 2));
-  EXPECT_FALSE(source->terminal_state().has_value());
+  EXPECT_FALSE(source->facts().terminal_state.has_value());
   const auto all = recorder_->queries();
   EXPECT_EQ(DerivedCounts({all.begin() + static_cast<std::ptrdiff_t>(before), all.end()}), 2u)
       << "counted again after the last page";
@@ -555,7 +555,7 @@ TEST_F(SqlTemplateSourceTest, UnrecordedContractVersionIsPinnedBeforeTheFirstPag
   };
   auto later = Make(o);
   EXPECT_FALSE(later->NextPage().ok());
-  EXPECT_EQ(later->terminal_state(), task::TaskState::kStale);
+  EXPECT_EQ(later->facts().terminal_state, task::TaskState::kStale);
 
   // Nowhere to pin: refused, not skipped.
   o.pin_contract_version = nullptr;
@@ -720,7 +720,10 @@ TEST_F(SqlTemplateSourceTest, PlanAdviceNamesTheIndexesThePagesAndLookupsMiss) {
   auto source = Make(Options());
   auto first = source->NextPage();
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  auto advice = source->plan_advice();
+  // Both with the first page (its facts), and the same read back.
+  ASSERT_TRUE(first->facts.has_value());
+  auto advice = first->facts->plan_advice;
+  EXPECT_EQ(source->facts().plan_advice.size(), 2u);
   ASSERT_EQ(advice.size(), 2u);
   EXPECT_EQ(advice[0].statement, "page");
   EXPECT_EQ(advice[0].table, "orders");
@@ -740,8 +743,36 @@ TEST_F(SqlTemplateSourceTest, PlanAdviceNamesTheIndexesThePagesAndLookupsMiss) {
   auto indexed = Make(Options());
   auto rows = Drain(*indexed);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  EXPECT_TRUE(indexed->plan_advice().empty());
+  EXPECT_TRUE(indexed->facts().plan_advice.empty());
   ExpectEveryOrderNamedOrBlank(*rows);
+}
+
+// An EXCEL_TEMPLATE contract's template comes with the first page (the
+// writer opens with it then) and with no later page; a METADATA contract
+// supplies none.
+TEST_F(SqlTemplateSourceTest, TheContractsTemplateComesWithTheFirstPage) {
+  scenario_->tweak = [](sdk::SqlTemplateResult* r) {
+    r->template_type = "EXCEL_TEMPLATE";
+    r->excel_template = "PK template bytes";
+  };
+  auto source = Make(Options());
+  auto first = source->NextPage();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(first->has_more);
+  ASSERT_TRUE(first->facts.has_value());
+  ASSERT_NE(first->facts->excel_template, nullptr);
+  EXPECT_EQ(*first->facts->excel_template, "PK template bytes");
+  EXPECT_FALSE(first->facts->DecidesFailure());
+  auto second = source->NextPage();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_FALSE(second->facts.has_value());
+  ASSERT_NE(source->facts().excel_template, nullptr);
+
+  scenario_->tweak = nullptr;
+  auto plain = Make(Options())->NextPage();
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  ASSERT_TRUE(plain->facts.has_value());
+  EXPECT_EQ(plain->facts->excel_template, nullptr);
 }
 
 // A datasource whose plans fail: the export runs as without advice.
@@ -760,7 +791,7 @@ TEST_F(SqlTemplateSourceTest, AFailingPlanNeverStopsTheExport) {
   auto rows = Drain(*source);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   ExpectEveryOrderNamedOrBlank(*rows);
-  EXPECT_TRUE(source->plan_advice().empty());
+  EXPECT_TRUE(source->facts().plan_advice.empty());
 }
 
 // Holds every EnrichEveryOrderNo lookup until Release(): another export's
@@ -905,8 +936,8 @@ TEST_F(SqlTemplateSourceTest, DollarOverAFreeTextParameterFailsPermanentlyBefore
   ASSERT_FALSE(page.ok());
   EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(page.status().IsTransient());
-  EXPECT_EQ(source->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
-  EXPECT_EQ(source->terminal_state(), std::nullopt);
+  EXPECT_EQ(source->facts().failure_code, std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_EQ(source->facts().terminal_state, std::nullopt);
   EXPECT_NE(page.status().message().find("${keyword}"), std::string::npos)
       << page.status().ToString();
   EXPECT_EQ(page.status().message().find("UNION"), std::string::npos) << "no user text echoed";
@@ -917,7 +948,7 @@ TEST_F(SqlTemplateSourceTest, DollarOverAFreeTextParameterFailsPermanentlyBefore
   o2.parameter_specs = OrderParameterSpecs();
   auto unfilled = Make(o2);
   EXPECT_FALSE(unfilled->NextPage().ok());
-  EXPECT_EQ(unfilled->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_EQ(unfilled->facts().failure_code, std::optional<std::string>(kUnsafeTemplateCode));
   EXPECT_TRUE(recorder_->queries().empty());
 }
 
@@ -939,7 +970,7 @@ SELECT id, order_no, customer_code, status, amount, paid, order_date, created_at
   auto source = Make(o);
   auto rows = Drain(*source);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  EXPECT_EQ(source->failure_code(), std::nullopt);
+  EXPECT_EQ(source->facts().failure_code, std::nullopt);
   ASSERT_FALSE(recorder_->queries().empty());
   const std::string first = recorder_->queries()[0];
   EXPECT_NE(first.find("status = 'PAID'"), std::string::npos) << first;
@@ -1012,7 +1043,7 @@ TEST_F(SqlTemplateSourceTest, NumberTypedAsTextIsNotANumber) {
   o.parameter_specs = OrderParameterSpecs();
   auto source = Make(o);
   EXPECT_FALSE(source->NextPage().ok());
-  EXPECT_EQ(source->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_EQ(source->facts().failure_code, std::optional<std::string>(kUnsafeTemplateCode));
   EXPECT_TRUE(recorder_->queries().empty());
 }
 
@@ -1031,7 +1062,7 @@ TEST_F(SqlTemplateSourceTest, EnrichSqlMayNotSpliceThePageKeys) {
   auto source = Make(Options());
   auto page = source->NextPage();
   ASSERT_FALSE(page.ok());
-  EXPECT_EQ(source->failure_code(), std::optional<std::string>(kUnsafeTemplateCode));
+  EXPECT_EQ(source->facts().failure_code, std::optional<std::string>(kUnsafeTemplateCode));
   EXPECT_NE(page.status().message().find("enrich group names"), std::string::npos)
       << page.status().ToString();
   EXPECT_NE(page.status().message().find("${k}"), std::string::npos) << page.status().ToString();

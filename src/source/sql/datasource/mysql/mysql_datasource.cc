@@ -12,6 +12,7 @@
 
 #include "common/ascii.h"
 #include "mysql/mysql_client.h"
+#include "source/sql/datasource/connection_checkout.h"
 #include "source/sql/datasource/idle_connection_cache.h"
 #include "source/sql/datasource/running_statements.h"
 
@@ -121,64 +122,48 @@ class MysqlDatasource : public ReadOnlyDatasource {
       : url_(std::move(url)),
         timeouts_(timeouts),
         tls_(std::move(tls)),
-        pool_(kPooledConnections, kPooledConnectionAge) {}
+        pool_(kPooledConnections, kPooledConnectionAge),
+        checkout_(&running_, {[this](std::string_view schema) { return Session(schema); },
+                              [this](Status failed) { return Explain(std::move(failed)); },
+                              [this](Pooled conn, const Status& outcome) {
+                                GiveBack(std::move(conn), outcome);
+                              }}) {}
 
   std::string_view kind() const override { return "mysql"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
-    EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
-    StatusOr<ResultSet> result = Internal("not run");
-    {
+    return checkout_.Run(schema, [&](Pooled& conn) -> StatusOr<ResultSet> {
       EC_ASSIGN_OR_RETURN(auto running, Register(conn.handle.get()));
-      result = Run(conn.handle.get(), sql, params);
-    }
-    if (!result.ok()) result = Explain(result.status());
-    GiveBack(std::move(conn), result.status());
-    return result;
+      return Run(conn.handle.get(), sql, params);
+    });
   }
 
   // Prepared, never executed: the result metadata names each column's
   // origin table and column.
   StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
                                       std::string_view schema) override {
-    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
-    EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
-    StatusOr<QueryDescription> description = Internal("not run");
-    {
+    return checkout_.Run(schema, [&](Pooled& conn) -> StatusOr<QueryDescription> {
       EC_ASSIGN_OR_RETURN(auto running, Register(conn.handle.get()));
-      description = DescribeOn(conn.handle.get(), sql);
-    }
-    if (!description.ok()) description = Explain(description.status());
-    GiveBack(std::move(conn), description.status());
-    return description;
+      return DescribeOn(conn.handle.get(), sql);
+    });
   }
 
   // EXPLAIN FORMAT=JSON as a prepared statement with the values bound,
   // under a statement time limit of its own.
   StatusOr<QueryPlan> Explain(std::string_view sql, const std::vector<nlohmann::json>& params,
                               std::string_view schema, int timeout_ms) override {
-    EC_RETURN_IF_ERROR(running_.reason());
-    EC_ASSIGN_OR_RETURN(Pooled conn, Session(schema));
-    Status limited = Exec(conn.handle.get(), TimeLimitStatement(timeout_ms));
-    StatusOr<QueryPlan> plan = limited.ok() ? StatusOr<QueryPlan>(Internal("not run")) : limited;
-    if (limited.ok()) {
+    return checkout_.Run(schema, [&](Pooled& conn) -> StatusOr<QueryPlan> {
+      EC_RETURN_IF_ERROR(Exec(conn.handle.get(), TimeLimitStatement(timeout_ms)));
       EC_ASSIGN_OR_RETURN(auto running, Register(conn.handle.get()));
-      auto rows = Run(conn.handle.get(), "EXPLAIN FORMAT=JSON " + std::string(sql), params);
-      if (!rows.ok()) {
-        plan = rows.status();
-      } else {
-        QueryPlan read{"mysql", ""};
-        for (const auto& row : rows->rows) {
-          if (!row.empty() && row[0]) read.text += *row[0];
-        }
-        plan = std::move(read);
+      EC_ASSIGN_OR_RETURN(ResultSet rows, Run(conn.handle.get(),
+                                              "EXPLAIN FORMAT=JSON " + std::string(sql), params));
+      QueryPlan plan{"mysql", ""};
+      for (const auto& row : rows.rows) {
+        if (!row.empty() && row[0]) plan.text += *row[0];
       }
-    }
-    if (!plan.ok()) plan = Explain(plan.status());
-    GiveBack(std::move(conn), plan.status());
-    return plan;
+      return plan;
+    });
   }
 
   // MariaDB evaluates (a, b) > (?, ?) without an index range.
@@ -407,6 +392,7 @@ class MysqlDatasource : public ReadOnlyDatasource {
   std::atomic<bool> tune_optimizer_{true};
   std::atomic<bool> mariadb_{true};  // the server's flavour, learned at each connect
   RunningStatements running_;
+  const ConnectionCheckout<Pooled> checkout_;  // after running_ and pool_
 };
 
 }  // namespace

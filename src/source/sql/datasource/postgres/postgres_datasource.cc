@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pq/pq.h"
+#include "source/sql/datasource/connection_checkout.h"
 #include "source/sql/datasource/idle_connection_cache.h"
 #include "source/sql/datasource/running_statements.h"
 
@@ -73,57 +74,43 @@ class PostgresDatasource : public ReadOnlyDatasource {
   PostgresDatasource(std::string url, DatasourceTimeouts timeouts)
       : url_(std::move(url)),
         timeouts_(timeouts),
-        pool_(kPooledConnections, kPooledConnectionAge) {}
+        pool_(kPooledConnections, kPooledConnectionAge),
+        checkout_(&running_,
+                  {[this](std::string_view schema) { return Session(schema); },
+                   [this](Status failed) { return Explain(std::move(failed)); },
+                   [this](PgConnectionPtr conn, const Status&) { GiveBack(std::move(conn)); }}) {}
 
   std::string_view kind() const override { return "postgres"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
-    EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
-    StatusOr<ResultSet> result = Internal("not run");
-    {
+    return checkout_.Run(schema, [&](PgConnectionPtr& conn) -> StatusOr<ResultSet> {
       EC_ASSIGN_OR_RETURN(auto running, Register(*conn));
-      result = Run(conn.get(), sql, params);
-    }
-    if (!result.ok()) result = Explain(result.status());
-    GiveBack(std::move(conn));
-    return result;
+      return Run(conn.get(), sql, params);
+    });
   }
 
   // Prepared and described, never executed.
   StatusOr<QueryDescription> Describe(std::string_view sql,
                                       const std::vector<nlohmann::json>& params,
                                       std::string_view schema) override {
-    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
-    EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
-    // Parse analysis takes the tables' locks: a prepare can wait too.
-    StatusOr<QueryDescription> description = Internal("not run");
-    {
+    return checkout_.Run(schema, [&](PgConnectionPtr& conn) -> StatusOr<QueryDescription> {
+      // Parse analysis takes the tables' locks: a prepare can wait too.
       EC_ASSIGN_OR_RETURN(auto running, Register(*conn));
-      description = DescribeOn(conn->get(), sql, params);
-    }
-    if (!description.ok()) description = Explain(description.status());
-    GiveBack(std::move(conn));
-    return description;
+      return DescribeOn(conn->get(), sql, params);
+    });
   }
 
   // EXPLAIN (FORMAT JSON) with the values bound, so the planner sees them
   // as a custom plan would; its own statement_timeout bounds the planning.
   StatusOr<QueryPlan> Explain(std::string_view sql, const std::vector<nlohmann::json>& params,
                               std::string_view schema, int timeout_ms) override {
-    EC_RETURN_IF_ERROR(running_.reason());
-    EC_ASSIGN_OR_RETURN(PgConnectionPtr conn, Session(schema));
-    Status limited =
-        Exec(conn->get(), "SET statement_timeout = " + std::to_string(std::max(timeout_ms, 1)));
-    StatusOr<QueryPlan> plan = limited.ok() ? StatusOr<QueryPlan>(Internal("not run")) : limited;
-    if (limited.ok()) {
+    return checkout_.Run(schema, [&](PgConnectionPtr& conn) -> StatusOr<QueryPlan> {
+      EC_RETURN_IF_ERROR(
+          Exec(conn->get(), "SET statement_timeout = " + std::to_string(std::max(timeout_ms, 1))));
       EC_ASSIGN_OR_RETURN(auto running, Register(*conn));
-      plan = ExplainOn(conn->get(), sql, params);
-    }
-    if (!plan.ok()) plan = Explain(plan.status());
-    GiveBack(std::move(conn));
-    return plan;
+      return ExplainOn(conn->get(), sql, params);
+    });
   }
 
   // PostgreSQL sorts NULL after every value in ascending order.
@@ -400,6 +387,7 @@ class PostgresDatasource : public ReadOnlyDatasource {
   const DatasourceTimeouts timeouts_;
   IdleConnectionCache<PgConnectionPtr> pool_;
   RunningStatements running_;
+  const ConnectionCheckout<PgConnectionPtr> checkout_;  // after running_ and pool_
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "source/sql/datasource/connection_checkout.h"
 #include "source/sql/datasource/idle_connection_cache.h"
 #include "source/sql/datasource/running_statements.h"
 
@@ -185,47 +186,43 @@ class SqliteDatasource : public ReadOnlyDatasource {
   SqliteDatasource(std::string path, DatasourceTimeouts timeouts)
       : path_(std::move(path)),
         timeouts_(timeouts),
-        pool_(kPooledConnections, kPooledConnectionAge) {}
+        pool_(kPooledConnections, kPooledConnectionAge),
+        checkout_(&running_, {[this](std::string_view schema) { return Take(schema); },
+                              [this](Status failed) { return Explain(std::move(failed)); },
+                              [this](SqliteConnectionPtr conn, const Status&) {
+                                pool_.Return(std::move(conn));
+                              }}) {}
 
   std::string_view kind() const override { return "sqlite"; }
 
   StatusOr<ResultSet> Query(std::string_view sql, const std::vector<nlohmann::json>& params,
                             std::string_view schema) override {
-    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
-    EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
-    EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
-    Status bound = Bind(conn->db(), stmt, params);
-    StatusOr<ResultSet> result = bound.ok() ? Internal("not run") : bound;
-    if (bound.ok()) {
+    return checkout_.Run(schema, [&](SqliteConnectionPtr& conn) -> StatusOr<ResultSet> {
+      EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
+      // Reset ends the statement's read transaction before the connection idles.
+      struct ResetOnExit {
+        sqlite3_stmt* stmt;
+        ~ResetOnExit() { sqlite3_reset(stmt); }
+      } reset{stmt};
+      EC_RETURN_IF_ERROR(Bind(conn->db(), stmt, params));
       EC_ASSIGN_OR_RETURN(auto running, Register(conn.get()));
-      result = Fetch(conn->db(), stmt);
-    }
-    if (!result.ok()) result = Explain(result.status());
-    // Reset ends the statement's read transaction before the connection idles.
-    sqlite3_reset(stmt);
-    pool_.Return(std::move(conn));
-    return result;
+      return Fetch(conn->db(), stmt);
+    });
   }
 
   // Prepared, never stepped: the column metadata is known after prepare.
   StatusOr<QueryDescription> Describe(std::string_view sql, const std::vector<nlohmann::json>&,
                                       std::string_view schema) override {
-    EC_RETURN_IF_ERROR(running_.reason());  // interrupted: not even a connection
-    EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
-    EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
-    QueryDescription out;
-    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-      out.columns.emplace_back(sqlite3_column_name(stmt, i));
-    }
-    StatusOr<std::vector<std::string>> key = Internal("not run");
-    {
+    return checkout_.Run(schema, [&](SqliteConnectionPtr& conn) -> StatusOr<QueryDescription> {
+      EC_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, conn->Prepare(sql));
+      QueryDescription out;
+      for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+        out.columns.emplace_back(sqlite3_column_name(stmt, i));
+      }
       EC_ASSIGN_OR_RETURN(auto running, Register(conn.get()));
-      key = SelectedPrimaryKey(conn->db(), stmt);
-    }
-    pool_.Return(std::move(conn));
-    if (!key.ok()) return Explain(key.status());
-    out.primary_key = std::move(key).value();
-    return out;
+      EC_ASSIGN_OR_RETURN(out.primary_key, SelectedPrimaryKey(conn->db(), stmt));
+      return out;
+    });
   }
 
   // EXPLAIN QUERY PLAN, prepared apart from the connection's statement
@@ -236,10 +233,7 @@ class SqliteDatasource : public ReadOnlyDatasource {
   // it when it changed.
   StatusOr<QueryPlan> Explain(std::string_view sql, const std::vector<nlohmann::json>& params,
                               std::string_view schema, int timeout_ms) override {
-    EC_RETURN_IF_ERROR(running_.reason());
-    EC_ASSIGN_OR_RETURN(SqliteConnectionPtr conn, Take(schema));
-    StatusOr<QueryPlan> plan = Internal("not run");
-    {
+    return checkout_.Run(schema, [&](SqliteConnectionPtr& conn) -> StatusOr<QueryPlan> {
       // Under the plan's own deadline: the schema read may wait behind a writer.
       EC_ASSIGN_OR_RETURN(auto running, Register(conn.get(), timeout_ms));
       sqlite3_exec(conn->db(), "SELECT 1 FROM sqlite_schema LIMIT 1", nullptr, nullptr, nullptr);
@@ -248,17 +242,10 @@ class SqliteDatasource : public ReadOnlyDatasource {
       int rc = sqlite3_prepare_v2(conn->db(), text.c_str(), static_cast<int>(text.size()), &raw,
                                   nullptr);
       std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
-      if (rc != SQLITE_OK || stmt == nullptr) {
-        plan = SqliteError(conn->db(), rc, "explain");
-      } else if (Status bound = Bind(conn->db(), stmt.get(), params); !bound.ok()) {
-        plan = bound;
-      } else {
-        plan = ReadPlan(conn->db(), stmt.get());
-      }
-    }
-    if (!plan.ok()) plan = Explain(plan.status());
-    pool_.Return(std::move(conn));
-    return plan;
+      if (rc != SQLITE_OK || stmt == nullptr) return SqliteError(conn->db(), rc, "explain");
+      EC_RETURN_IF_ERROR(Bind(conn->db(), stmt.get(), params));
+      return ReadPlan(conn->db(), stmt.get());
+    });
   }
 
   void Interrupt(Status reason) override { running_.Interrupt(std::move(reason)); }
@@ -412,6 +399,7 @@ class SqliteDatasource : public ReadOnlyDatasource {
   const DatasourceTimeouts timeouts_;
   IdleConnectionCache<SqliteConnectionPtr> pool_;
   RunningStatements running_;
+  const ConnectionCheckout<SqliteConnectionPtr> checkout_;  // after running_ and pool_
 };
 
 }  // namespace
