@@ -32,7 +32,7 @@ struct CreateRequest {
   // definition's `locale`, else "" (ParseCreateRequest; export again copies
   // the old task's).
   std::string locale{};
-  // `filePassword`, checked (api/file_password.h); "" for a plain file. The
+  // `filePassword`, checked (usecase/file_password.h); "" for a plain file. The
   // create turns it into wrapped key material at once; never stored, logged
   // or echoed.
   std::string file_password{};
