@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "api/envelope.h"
+
 namespace export_center::api {
 namespace {
 
@@ -30,6 +32,19 @@ std::optional<PageAsset> FindPageAsset(std::string_view path) {
     if (file.name == name) return PageAsset{file.bytes, ContentTypeOf(name)};
   }
   return std::nullopt;
+}
+
+void ServePage(const http::HttpRequest& req, http::HttpResponse& res,
+               const std::string& frame_ancestors) {
+  auto asset = FindPageAsset(req.path);
+  if (!asset) return WriteHttpError(res, 404, "no such file: " + req.path);
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetHeader("X-Content-Type-Options", "nosniff");
+  res.SetHeader("Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+                "frame-ancestors " +
+                    frame_ancestors);
+  res.SetContent(std::string(asset->bytes), asset->content_type);
 }
 
 }  // namespace export_center::api

@@ -6,7 +6,11 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+
+#include "http/http_request.h"
+#include "http/http_response.h"
 
 namespace export_center::api {
 
@@ -26,5 +30,13 @@ struct PageAsset {
 
 // The file served at `path`: "/" is index.html, "/assets/<name>" the others.
 std::optional<PageAsset> FindPageAsset(std::string_view path);
+
+// Answers GET / and /assets/{name} with the page's file (404 in the envelope
+// for any other), under a policy that keeps the page self-contained:
+// scripts, styles and connections only from this origin, nothing inline, and
+// framing only by `frame_ancestors` (server.page-frame-ancestors: the
+// platform shell's origin; default 'self').
+void ServePage(const http::HttpRequest& req, http::HttpResponse& res,
+               const std::string& frame_ancestors);
 
 }  // namespace export_center::api

@@ -1,5 +1,7 @@
 #include "api/download_util.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cctype>
 #include <cstdio>
 #include <optional>
@@ -112,6 +114,16 @@ std::optional<std::string> ReprDigest(std::string_view sha256_hex) {
   auto digest = HexDecode(sha256_hex);
   if (!digest) return std::nullopt;
   return "sha-256=:" + Base64Encode(*digest) + ":";
+}
+
+Status ObjectBodySource::Next(size_t max_bytes, std::string* out) {
+  Status s = reader_->ReadAt(next_, max_bytes, out);
+  if (!s.ok()) {
+    spdlog::error("download of task {} stopped: {}", task_id_, s.ToString());
+    return s;
+  }
+  next_ += out->size();
+  return Status::Ok();
 }
 
 }  // namespace export_center::api

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <utility>
 #include <vector>
 
@@ -18,9 +17,10 @@
 #include "api/envelope.h"
 #include "api/events_ticket.h"
 #include "api/file_governance.h"
-#include "api/file_password.h"
 #include "api/openapi_document.h"
 #include "api/query_params.h"
+#include "api/request_log.h"
+#include "api/route.h"
 #include "api/strict_json.h"
 #include "api/task_events.h"
 #include "api/task_json.h"
@@ -29,6 +29,10 @@
 #include "common/time_format.h"
 #include "common/utf8.h"
 #include "http/router.h"
+#include "usecase/access.h"
+#include "usecase/create.h"
+#include "usecase/file_password.h"
+#include "usecase/task_actions.h"
 
 namespace export_center::api {
 namespace {
@@ -40,7 +44,6 @@ using Request = http::HttpRequest;
 using Response = http::HttpResponse;
 
 constexpr char kRequestIdHeader[] = "X-Request-Id";
-constexpr char kDownloadsPrefix[] = "/api/platform/v1/files/downloads/";
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -49,49 +52,6 @@ int64_t NowMs() {
 }
 
 std::string Base(const char* suffix) { return std::string(kApiBase) + suffix; }
-
-// A caller-supplied request id is kept only if it is short and harmless in logs.
-std::string AcceptRequestId(const std::string& given) {
-  static const std::regex kSafe("[A-Za-z0-9._-]{1,64}");
-  return std::regex_match(given, kSafe) ? given : NewUuid();
-}
-
-// Signed-URL tokens are credentials: they never reach the log. The path is
-// percent-decoded, so a client could send %0A (or NEL, U+2028) and write a
-// line of its own into the log (found by api_fuzz_test), or a space and
-// forge a field: control, bidi and line-separator characters, space, quote
-// and backslash are written as \uXXXX, invalid bytes as \xNN.
-std::string LoggablePath(const std::string& path) {
-  if (path.rfind(kDownloadsPrefix, 0) == 0) return std::string(kDownloadsPrefix) + "<redacted>";
-  std::string out;
-  out.reserve(path.size());
-  std::string_view rest = path;
-  while (!rest.empty()) {
-    char32_t cp = 0;
-    const size_t n = utf8::Decode(rest, &cp);
-    if (n == 0) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(rest[0]));
-      rest.remove_prefix(1);
-      continue;
-    }
-    if (utf8::IsControlOrBidi(cp) || cp == 0x2028 || cp == 0x2029 || cp == ' ' || cp == '"' ||
-        cp == '\\') {
-      out += fmt::format("\\u{:04x}", static_cast<uint32_t>(cp));
-    } else {
-      out.append(rest.substr(0, n));
-    }
-    rest.remove_prefix(n);
-  }
-  return out;
-}
-
-// The envelope code, read back from the body for the access log.
-std::string EnvelopeCodeOf(const Response& res) {
-  constexpr std::string_view kPrefix = "{\"code\":\"";
-  if (res.body.rfind(kPrefix, 0) != 0) return "-";
-  size_t end = res.body.find('"', kPrefix.size());
-  return end == std::string::npos ? "-" : res.body.substr(kPrefix.size(), end - kPrefix.size());
-}
 
 // ?status=: one state, or several separated by commas (the page's "failed"
 // tab asks for FAILED,STALE,INCONSISTENT), or QUEUED / RETRYING: PENDING
@@ -128,62 +88,6 @@ json DefinitionToJson(const registry::ExportDefinition& def) {
           {"parameters", std::move(params)}};
 }
 
-// Streams [offset, offset+length) of a stored object; the server asks for
-// each chunk only after the previous one was sent, so a 50 MB file never
-// sits in memory, however slow the client.
-class ObjectBodySource : public http::BodySource {
- public:
-  ObjectBodySource(std::shared_ptr<storage::ObjectReader> reader, uint64_t offset, int64_t task_id)
-      : reader_(std::move(reader)), next_(offset), task_id_(task_id) {}
-
-  Status Next(size_t max_bytes, std::string* out) override {
-    Status s = reader_->ReadAt(next_, max_bytes, out);
-    if (!s.ok()) {
-      spdlog::error("download of task {} stopped: {}", task_id_, s.ToString());
-      return s;
-    }
-    next_ += out->size();
-    return Status::Ok();
-  }
-
- private:
-  std::shared_ptr<storage::ObjectReader> reader_;
-  uint64_t next_;
-  const int64_t task_id_;
-};
-
-// The message of an HTTP-layer refusal the server makes before any handler.
-std::string RejectMessage(int status, int max_body_bytes) {
-  switch (status) {
-    case 400:
-      return "malformed HTTP request";
-    case 413:
-      return "request body exceeds " + std::to_string(max_body_bytes) + " bytes";
-    case 431:
-      return "request header too large";
-    case 503:
-      return "too many connections; please retry shortly";
-    default:
-      return status < 500 ? "bad request" : "internal error; please contact support";
-  }
-}
-
-// The download-center page and its assets (docs/download-center.md). The
-// policy keeps it self-contained: scripts, styles and connections only from
-// this origin, nothing inline, and framing only by `frame_ancestors`
-// (server.page-frame-ancestors: the platform shell's origin; default 'self').
-void ServePage(const Request& req, Response& res, const std::string& frame_ancestors) {
-  auto asset = FindPageAsset(req.path);
-  if (!asset) return WriteHttpError(res, 404, "no such file: " + req.path);
-  res.SetHeader("Cache-Control", "no-cache");
-  res.SetHeader("X-Content-Type-Options", "nosniff");
-  res.SetHeader("Content-Security-Policy",
-                "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
-                "frame-ancestors " +
-                    frame_ancestors);
-  res.SetContent(std::string(asset->bytes), asset->content_type);
-}
-
 }  // namespace
 
 // The route handlers; one per endpoint, each short, all answering through
@@ -196,29 +100,31 @@ class ExportApi::Handlers {
   HttpResponse Reject(const HttpRequest& req, int status);
 
  private:
+  using Endpoint = void (Handlers::*)(const Request&, const Principal&, Response&);
   // ---- plumbing ----
-  void Add(const std::string& method, const std::string& pattern, http::Router::Handler h);
+  // The one authenticated route shape: the prologue `route.needs` names,
+  // then the handler; a library exception ends as a 500 envelope.
+  void Add(Route route);
+  Route Row(const char* method, std::string pattern, Endpoint fn,
+            RouteNeeds needs = RouteNeeds::kCaller);
   void NoRoute(const Request& req, const http::Router::Match& match, Response& res) const;
   void Log(const Request& req, const Response& res,
            std::chrono::steady_clock::time_point start) const;
   StatusOr<Principal> Authenticate(const Request& req) const;
-  // NotFound unless the task exists and the caller may see it (docs/http-api.md#access-rules).
-  StatusOr<task::Task> LoadVisibleTask(const Principal& p, const std::string& id_text) const;
   std::shared_ptr<const registry::RegistrySnapshot> Snapshot() const;
-  void NotifyCreated(const std::string& type) const;
+  // The envelope of a create or export again: the task and `deduplicated`;
+  // a full key derivation 503 with Retry-After.
+  void WriteCreated(Response& res, const StatusOr<usecase::CreateResult>& created) const;
 
-  // ---- endpoints ----
-  void CreateTask(const Request& req, Response& res);
-  StatusOr<json> DoCreate(const Request& req, const Principal& p, const std::string& request_id);
-  StatusOr<json> CreateFrom(const CreateRequest& request, const Principal& p,
-                            const std::string& request_id);
-  void ListTasks(const Request& req, Response& res);
+  // ---- endpoints: parse → call a use case → envelope ----
+  void CreateTask(const Request& req, const Principal& p, Response& res);
+  void ListTasks(const Request& req, const Principal& p, Response& res);
   StatusOr<json> DoList(const Request& req, const Principal& p);
-  void GetTask(const Request& req, Response& res);
-  void Timeline(const Request& req, Response& res);
-  void Download(const Request& req, Response& res);
-  void CreateDownloadUrl(const Request& req, Response& res);
-  void SignedDownload(const Request& req, Response& res);
+  void GetTask(const Request& req, const Principal& p, Response& res);
+  void Timeline(const Request& req, const Principal& p, Response& res);
+  void Download(const Request& req, const Principal& p, Response& res);
+  void CreateDownloadUrl(const Request& req, const Principal& p, Response& res);
+  void SignedDownload(const Request& req, const Principal& p, Response& res);
   // `who` names the caller and the route (DIRECT or SIGNED_LINK) for the audit row.
   void StreamTask(const Request& req, Response& res, const task::Task& t,
                   store::DownloadRecord who);
@@ -238,21 +144,26 @@ class ExportApi::Handlers {
   // the real status on the download routes, HTTP 200 on download-url.
   void RefuseWiderFile(Response& res, int http_status, const task::Task& t,
                        const std::vector<std::string>& columns) const;
-  void DownloadAudit(const Request& req, Response& res);
-  void Retry(const Request& req, Response& res);
-  void ExportAgain(const Request& req, Response& res);
-  StatusOr<task::Task> DoRetry(const Request& req, const Principal& p,
-                               const std::string& request_id);
-  void Cancel(const Request& req, Response& res);
-  void EventsTicket(const Request& req, Response& res);
-  void TaskEvents(const Request& req, Response& res);
-  void ExportTypes(const Request& req, Response& res);
-  void Readyz(Response& res);
+  void DownloadAudit(const Request& req, const Principal& p, Response& res);
+  void Retry(const Request& req, const Principal& p, Response& res);
+  void ExportAgain(const Request& req, const Principal& p, Response& res);
+  void Cancel(const Request& req, const Principal& p, Response& res);
+  void EventsTicket(const Request& req, const Principal& p, Response& res);
+  void TaskEvents(const Request& req, const Principal& p, Response& res);
+  void ExportTypes(const Request& req, const Principal& p, Response& res);
+  void Preview(const Request& req, const Principal& p, Response& res);
+  void Healthz(const Request& req, const Principal& p, Response& res);
+  void Readyz(const Request& req, const Principal& p, Response& res);
+  void Metrics(const Request& req, const Principal& p, Response& res);
+  void OpenApi(const Request& req, const Principal& p, Response& res);
+  void Page(const Request& req, const Principal& p, Response& res);
   bool MetricsCallerAllowed(const Request& req) const;
 
   ExportApi& api_;
   const Deps& deps_;
   const spdlog::level::level_enum access_log_level_;
+  usecase::CreateDeps create_;
+  usecase::TaskActionDeps actions_;
   http::Router router_;
 };
 
@@ -260,85 +171,83 @@ ExportApi::Handlers::Handlers(ExportApi& api)
     : api_(api),
       deps_(api.deps_),
       access_log_level_(spdlog::level::from_str(api.deps_.server.access_log_level)) {
-  using namespace std::placeholders;
-  const std::string id = "/{id}";
-  Add("POST", Base("/export-tasks"), std::bind(&Handlers::CreateTask, this, _1, _2));
-  Add("GET", Base("/export-tasks"), std::bind(&Handlers::ListTasks, this, _1, _2));
-  // Before "/export-tasks/{id}" so that "events" is not read as an id.
-  Add("GET", Base("/export-tasks/events"), std::bind(&Handlers::TaskEvents, this, _1, _2));
-  Add("POST", Base("/export-tasks/events-ticket"),
-      std::bind(&Handlers::EventsTicket, this, _1, _2));
-  Add("GET", Base("/export-tasks") + id, std::bind(&Handlers::GetTask, this, _1, _2));
-  Add("GET", Base("/export-tasks") + id + "/timeline",
-      std::bind(&Handlers::Timeline, this, _1, _2));
-  Add("GET", Base("/export-tasks") + id + "/download",
-      std::bind(&Handlers::Download, this, _1, _2));
-  Add("POST", Base("/export-tasks") + id + "/download-url",
-      std::bind(&Handlers::CreateDownloadUrl, this, _1, _2));
-  Add("POST", Base("/export-tasks") + id + "/retry", std::bind(&Handlers::Retry, this, _1, _2));
-  Add("POST", Base("/export-tasks") + id + "/export-again",
-      std::bind(&Handlers::ExportAgain, this, _1, _2));
-  Add("POST", Base("/export-tasks") + id + "/cancel", std::bind(&Handlers::Cancel, this, _1, _2));
-  Add("GET", Base("/export-types"), std::bind(&Handlers::ExportTypes, this, _1, _2));
-  Add("POST", Base("/export-previews"), [this](const Request& req, Response& res) {
-    auto p = Authenticate(req);
-    if (!p.ok()) return WriteStatus(res, p.status());
-    api_.preview_->Handle(req, *p, Snapshot(), res);
-  });
+  create_.store = deps_.store;
+  create_.limits = deps_.limits;
+  create_.routes = deps_.source_routes;
+  create_.seal_file_password = deps_.seal_file_password;
+  create_.key_derivations = api.key_derivations_.get();
+  create_.on_created = [this](const std::string& type) {
+    if (deps_.on_task_created) deps_.on_task_created();
+    if (deps_.on_created) deps_.on_created(type);
+  };
+  actions_.store = deps_.store;
+  actions_.registry = deps_.registry;
+  actions_.on_requeued = deps_.on_task_created;
+  constexpr auto kNothing = RouteNeeds::kNothing;
+  const std::string tasks = "/export-tasks", one = "/export-tasks/{id}";
+  const std::vector<Route> rows = {
+      Row("POST", tasks, &Handlers::CreateTask),
+      Row("GET", tasks, &Handlers::ListTasks),
+      // Before "/export-tasks/{id}" so that "events" is not read as an id.
+      Row("GET", tasks + "/events", &Handlers::TaskEvents, kNothing),  // its own credential
+      Row("POST", tasks + "/events-ticket", &Handlers::EventsTicket),
+      Row("GET", one, &Handlers::GetTask),
+      Row("GET", one + "/timeline", &Handlers::Timeline),
+      Row("GET", one + "/download", &Handlers::Download, RouteNeeds::kCallerHttpStatus),
+      Row("POST", one + "/download-url", &Handlers::CreateDownloadUrl),
+      Row("POST", one + "/retry", &Handlers::Retry),
+      Row("POST", one + "/export-again", &Handlers::ExportAgain),
+      Row("POST", one + "/cancel", &Handlers::Cancel),
+      Row("GET", "/export-types", &Handlers::ExportTypes),
+      Row("POST", "/export-previews", &Handlers::Preview),
+      Row("GET", "/downloads/{id}", &Handlers::SignedDownload, kNothing),  // the link is the grant
+      Row("GET", "/download-audit", &Handlers::DownloadAudit),
+  };
+  for (const Route& row : rows) Add(row);
   if (api.operator_) {
-    for (OperatorApi::Route& route : api.operator_->Routes()) {
-      Add(route.method, Base(route.pattern.c_str()),
-          [this, h = std::move(route.handler)](const Request& req, Response& res) {
-            auto p = Authenticate(req);
-            if (!p.ok()) return WriteStatus(res, p.status());
-            h(req, *p, res.Header(kRequestIdHeader), res);
-          });
+    for (Route route : api.operator_->Routes()) {
+      route.pattern = Base(route.pattern.c_str());
+      Add(std::move(route));
     }
   }
-  Add("GET", Base("/downloads") + id, std::bind(&Handlers::SignedDownload, this, _1, _2));
-  Add("GET", Base("/download-audit"), std::bind(&Handlers::DownloadAudit, this, _1, _2));
-  Add("GET", "/healthz", [](const Request&, Response& res) {
-    WriteSuccess(res, {{"status", "UP"},
-                       {"version", std::string(build_info::Version())},
-                       {"commit", std::string(build_info::Commit())}});
-  });
-  Add("GET", "/readyz", [this](const Request&, Response& res) { Readyz(res); });
-  Add("GET", "/metrics", [this](const Request& req, Response& res) {
-    if (!MetricsCallerAllowed(req)) {
-      res.SetHeader("WWW-Authenticate", "Bearer");
-      return WriteHttpError(res, 401,
-                            "metrics need Authorization: Bearer <auth.metrics-bearer-token>");
-    }
-    // Cheap and without side effects: counters plus a few gauge queries; the
-    // storage gauge is kept by the reconciler.
-    res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
-                   "text/plain; version=0.0.4; charset=utf-8");
-  });
-  Add("GET", "/openapi.json", [](const Request&, Response& res) {
-    res.SetHeader("Cache-Control", "no-cache");
-    res.SetContent(std::string(OpenApiDocument()), "application/json");
-  });
-  auto page = [this](const Request& req, Response& res) {
-    ServePage(req, res, deps_.server.page_frame_ancestors);
-  };
-  Add("GET", "/", page);
-  Add("GET", "/assets/{name}", page);
+  for (auto [path, fn] : {std::pair<const char*, Endpoint>{"/healthz", &Handlers::Healthz},
+                          {"/readyz", &Handlers::Readyz},
+                          {"/metrics", &Handlers::Metrics},
+                          {"/openapi.json", &Handlers::OpenApi},
+                          {"/", &Handlers::Page},
+                          {"/assets/{name}", &Handlers::Page}}) {
+    Add(Route{"GET", path, kNothing,
+              [this, fn](auto& req, auto& p, auto& res) { (this->*fn)(req, p, res); }});
+  }
 }
 
-void ExportApi::Handlers::Add(const std::string& method, const std::string& pattern,
-                              http::Router::Handler h) {
-  router_.Add(method, pattern, [h = std::move(h)](const Request& req, Response& res) {
-    try {
-      h(req, res);
-    } catch (const std::exception& e) {
-      // Library exceptions stop here; the client sees the envelope, the log the cause.
-      std::string request_id = res.Header(kRequestIdHeader);
-      spdlog::error("request {} failed: {}", request_id, e.what());
-      res = Response();
-      res.SetHeader(kRequestIdHeader, request_id);
-      WriteHttpError(res, 500, "internal error; please contact support");
-    }
-  });
+Route ExportApi::Handlers::Row(const char* method, std::string pattern, Endpoint fn,
+                               RouteNeeds needs) {
+  return Route{method, Base(pattern.c_str()), needs,
+               [this, fn](const Request& req, const Principal& p, Response& res) {
+                 (this->*fn)(req, p, res);
+               }};
+}
+
+void ExportApi::Handlers::Add(Route route) {
+  router_.Add(
+      route.method, route.pattern,
+      [this, needs = route.needs, h = std::move(route.handler)](const Request& req, Response& res) {
+        try {
+          if (needs == RouteNeeds::kNothing) return h(req, Principal{}, res);
+          auto p = Authenticate(req);
+          if (p.ok()) return h(req, *p, res);
+          if (needs == RouteNeeds::kCallerHttpStatus) return WriteHttpStatus(res, p.status());
+          WriteStatus(res, p.status());
+        } catch (const std::exception& e) {
+          // Library exceptions stop here; the client sees the envelope, the log the cause.
+          std::string request_id = res.Header(kRequestIdHeader);
+          spdlog::error("request {} failed: {}", request_id, e.what());
+          res = Response();
+          res.SetHeader(kRequestIdHeader, request_id);
+          WriteHttpError(res, 500, "internal error; please contact support");
+        }
+      });
 }
 
 HttpResponse ExportApi::Handlers::Handle(HttpRequest& req) {
@@ -394,110 +303,34 @@ StatusOr<Principal> ExportApi::Handlers::Authenticate(const Request& req) const 
   return api_.verifier_->Authenticate(req.Header("Authorization"));
 }
 
-StatusOr<task::Task> ExportApi::Handlers::LoadVisibleTask(const Principal& p,
-                                                          const std::string& id_text) const {
-  auto id = ParseId(id_text);
-  if (!id) return InvalidArgument("task id must be 1-19 digits without leading zeros");
-  auto task = deps_.store->GetTask(*id);
-  // Someone else's task looks exactly like a missing one.
-  if ((!task.ok() && task.status().code() == StatusCode::kNotFound) ||
-      (task.ok() && !CanAccessTask(p, *task))) {
-    return NotFound("export task " + id_text + " not found");
-  }
-  return task;
-}
-
 std::shared_ptr<const registry::RegistrySnapshot> ExportApi::Handlers::Snapshot() const {
   return deps_.registry->Current();
 }
 
-void ExportApi::Handlers::NotifyCreated(const std::string& type) const {
-  if (deps_.on_task_created) deps_.on_task_created();
-  if (deps_.on_created && !type.empty()) deps_.on_created(type);
-}
-
 // ---- POST /export-tasks ------------------------------------------------------
 
-void ExportApi::Handlers::CreateTask(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto data = DoCreate(req, *p, res.Header(kRequestIdHeader));
-  if (!data.ok()) return WriteStatus(res, data.status());
-  WriteSuccess(res, std::move(data).value());
+void ExportApi::Handlers::CreateTask(const Request& req, const Principal& p, Response& res) {
+  auto request = ParseCreateRequest(req, p, Snapshot(), deps_.limits);
+  if (!request.ok()) return WriteStatus(res, request.status());
+  WriteCreated(res, usecase::CreateTask(create_, p, *request, res.Header(kRequestIdHeader)));
 }
 
-StatusOr<json> ExportApi::Handlers::DoCreate(const Request& req, const Principal& p,
-                                             const std::string& request_id) {
-  EC_ASSIGN_OR_RETURN(CreateRequest request, ParseCreateRequest(req, p, Snapshot(), deps_.limits));
-  return CreateFrom(request, p, request_id);
-}
-
-// The create itself, shared by POST /export-tasks and export-again: the
-// contract version, the limits and dedupe of the store, the publisher's wake.
-StatusOr<json> ExportApi::Handlers::CreateFrom(const CreateRequest& request, const Principal& p,
-                                               const std::string& request_id) {
-  const registry::ExportDefinition* def = request.definition;
-  const auto& snapshot = request.snapshot;
-  const std::string& canonical = request.canonical_parameters;
-  store::NewTask nt;
-  nt.tenant_id = p.tenant;
-  nt.app_code = p.app;
-  nt.requested_by = p.user;
-  nt.export_type = def->name;
-  nt.task_name = request.task_name;
-  nt.format = request.format;
-  nt.parameters_json = canonical;
-  nt.params_hash = Sha256Hex(canonical);
-  nt.max_attempts = def->max_attempts;
-  nt.column_policy = request.column_policy;
-  nt.locale = request.locale;
-  EC_RETURN_IF_ERROR(CheckFilePasswordGiven(request));
-  if (!request.file_password.empty()) {
-    if (!deps_.seal_file_password) return Internal("password-protected files are not configured");
-    auto sealed = deps_.seal_file_password(request.file_password);
-    if (!sealed.ok()) {
-      // The code only: nothing of the password's path reaches a log.
-      spdlog::error("file key not sealed exportType={} tenantId={}: {}", def->name, p.tenant,
-                    StatusCodeName(sealed.status().code()));
-      return Internal("the file password could not be protected");
-    }
-    nt.file_key = std::move(sealed).value();
+void ExportApi::Handlers::WriteCreated(Response& res,
+                                       const StatusOr<usecase::CreateResult>& created) const {
+  if (usecase::IsKeyDerivationBusy(created.status())) {
+    res.SetHeader("Retry-After", std::to_string(usecase::kKeyDerivationRetryAfterSeconds));
+    return WriteHttpError(res, 503, created.status().message());
   }
-  if (deps_.contract_version) {
-    auto version = deps_.contract_version(*def, *snapshot, canonical, p.tenant, p.app, p.user);
-    if (version.ok()) {
-      nt.contract_version = *version;
-    } else {
-      // Availability of create beats the version check: without a recorded
-      // version the executor skips the comparison (and logs it).
-      spdlog::warn("contract version not recorded exportType={} tenantId={}: {}", def->name,
-                   p.tenant, version.status().ToString());
-    }
-  }
-  // The request id doubles as the trace id of the task's first command.
-  nt.trace_id = request_id;
-  store::CreateLimits limits{deps_.limits.dedupe_window_seconds, deps_.limits.max_active_per_user,
-                             deps_.limits.max_active_per_type};
-  auto created = deps_.store->CreateTask(nt, limits);
-  if (!created.ok()) {
-    if (created.status().code() == StatusCode::kLimitExceeded) return created.status();
-    return created.status().WithContext("creating task");
-  }
-  spdlog::info("task created task_id={} exportType={} tenantId={} deduplicated={} encrypted={}",
-               created->task.id, def->name, p.tenant, created->deduplicated,
-               created->task.encrypted);
-  if (!created->deduplicated) NotifyCreated(def->name);
+  if (!created.ok()) return WriteStatus(res, created.status());
   json data = TaskToJson(created->task);
   data["deduplicated"] = created->deduplicated;
-  return data;
+  WriteSuccess(res, std::move(data));
 }
 
 // ---- GET /export-tasks -------------------------------------------------------
 
-void ExportApi::Handlers::ListTasks(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto data = DoList(req, *p);
+void ExportApi::Handlers::ListTasks(const Request& req, const Principal& p, Response& res) {
+  auto data = DoList(req, p);
   if (!data.ok()) return WriteStatus(res, data.status());
   WriteSuccess(res, std::move(data).value());
 }
@@ -506,7 +339,7 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
   store::TaskCatalog::ListQuery q;
   q.tenant_id = p.tenant;
   q.app_code = p.app;
-  q.requested_by = ListableRequester(p);
+  q.requested_by = usecase::ListableRequester(p);
   if (req.HasQuery("status")) EC_RETURN_IF_ERROR(ParseStatusFilter(req.Query("status"), &q));
   if (req.HasQuery("name")) {
     std::string name = req.Query("name");
@@ -530,10 +363,8 @@ StatusOr<json> ExportApi::Handlers::DoList(const Request& req, const Principal& 
 
 // ---- GET /export-tasks/{id} --------------------------------------------------
 
-void ExportApi::Handlers::GetTask(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.PathParam(0));
+void ExportApi::Handlers::GetTask(const Request& req, const Principal& p, Response& res) {
+  auto t = usecase::LoadVisibleTask(*deps_.store, p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
   WriteSuccess(res, TaskToJson(*t));
 }
@@ -541,15 +372,13 @@ void ExportApi::Handlers::GetTask(const Request& req, Response& res) {
 // ---- GET /export-tasks/{id}/timeline ------------------------------------------
 // Whoever may read the task may read its timeline: the same LoadVisibleTask.
 
-void ExportApi::Handlers::Timeline(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.PathParam(0));
+void ExportApi::Handlers::Timeline(const Request& req, const Principal& p, Response& res) {
+  auto t = usecase::LoadVisibleTask(*deps_.store, p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
   auto events = deps_.store->ListTaskEvents(t->id);
   if (!events.ok()) return WriteStatus(res, events.status());
   json out = json::array();
-  const TimelineReader reader{.names_downloaders = p->HasPerm(kAuditReadPermission)};
+  const TimelineReader reader{.names_downloaders = p.HasPerm(kAuditReadPermission)};
   for (const store::TaskEvent& e : *events) out.push_back(TaskEventToJson(e, reader));
   WriteSuccess(res, {{"taskId", std::to_string(t->id)},
                      {"status", task::ToString(t->status)},
@@ -559,41 +388,37 @@ void ExportApi::Handlers::Timeline(const Request& req, Response& res) {
 
 // ---- downloads -----------------------------------------------------------------
 
-void ExportApi::Handlers::Download(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteHttpStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.PathParam(0));
+void ExportApi::Handlers::Download(const Request& req, const Principal& p, Response& res) {
+  auto t = usecase::LoadVisibleTask(*deps_.store, p, req.PathParam(0));
   if (!t.ok()) return WriteHttpStatus(res, t.status());
-  auto permission = RecheckTypePermission(*p, *t);
+  auto permission = RecheckTypePermission(p, *t);
   if (!permission.ok()) return WriteHttpStatus(res, permission.status());
-  auto wider = ColumnsWiderFor(*t, [&p](const std::string& perm) { return p->HasPerm(perm); });
+  auto wider = ColumnsWiderFor(*t, [&p](const std::string& perm) { return p.HasPerm(perm); });
   if (!wider.empty()) return RefuseWiderFile(res, 403, *t, wider);
   store::DownloadRecord who;
-  who.user = p->user;
-  who.tenant_id = p->tenant;
-  who.app_code = p->app;
+  who.user = p.user;
+  who.tenant_id = p.tenant;
+  who.app_code = p.app;
   who.via = "DIRECT";
   StreamTask(req, res, *t, std::move(who));
 }
 
-void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.PathParam(0));
+void ExportApi::Handlers::CreateDownloadUrl(const Request& req, const Principal& p, Response& res) {
+  auto t = usecase::LoadVisibleTask(*deps_.store, p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
   if (t->status != task::TaskState::kSucceeded) {
     return WriteStatus(res, Conflict("task " + std::to_string(t->id) + " is " +
                                      std::string(task::ToString(t->status)) +
                                      "; only a SUCCEEDED task has a file to download"));
   }
-  auto permission = RecheckTypePermission(*p, *t);
+  auto permission = RecheckTypePermission(p, *t);
   if (!permission.ok()) return WriteStatus(res, permission.status());
   // The link carries the signer's right to the file's columns: a file wider
   // than the signer's own is not signed at all.
-  const HoldsPermission holds = [&p](const std::string& perm) { return p->HasPerm(perm); };
+  const HoldsPermission holds = [&p](const std::string& perm) { return p.HasPerm(perm); };
   auto wider = ColumnsWiderFor(*t, holds);
   if (!wider.empty()) return RefuseWiderFile(res, 200, *t, wider);
-  DownloadGrant grant{t->id, p->tenant, p->user,
+  DownloadGrant grant{t->id, p.tenant, p.user,
                       NowMs() + int64_t{deps_.auth.download_url_ttl_seconds} * 1000, *permission};
   if (const registry::ExportDefinition* def = Snapshot()->Find(t->export_type)) {
     grant.column_permissions = HeldColumnPermissions(*def, holds);
@@ -606,7 +431,7 @@ void ExportApi::Handlers::CreateDownloadUrl(const Request& req, Response& res) {
             {"expiresAt", FormatIsoMillis(grant.expires_at_ms)}});
 }
 
-void ExportApi::Handlers::SignedDownload(const Request& req, Response& res) {
+void ExportApi::Handlers::SignedDownload(const Request& req, const Principal&, Response& res) {
   auto grant = OpenDownloadGrant(api_.download_secret_, req.PathParam(0));
   if (!grant.ok()) return WriteHttpStatus(res, grant.status());
   if (grant->expires_at_ms <= NowMs()) {
@@ -679,14 +504,12 @@ void ExportApi::Handlers::RefuseWiderFile(Response& res, int http_status, const 
 
 // ---- GET /download-audit ---------------------------------------------------------
 
-void ExportApi::Handlers::DownloadAudit(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  if (!p->HasPerm(kAuditReadPermission)) {
+void ExportApi::Handlers::DownloadAudit(const Request& req, const Principal& p, Response& res) {
+  if (!p.HasPerm(kAuditReadPermission)) {
     return WriteStatus(res, PermissionDenied("the download audit requires permission " +
                                              std::string(kAuditReadPermission)));
   }
-  auto q = ParseDownloadAuditQuery(req, *p);
+  auto q = ParseDownloadAuditQuery(req, p);
   if (!q.ok()) return WriteStatus(res, q.status());
   auto page = deps_.store->ListDownloadAudit(*q);
   if (!page.ok()) return WriteStatus(res, page.status());
@@ -812,38 +635,13 @@ void ExportApi::Handlers::RecordDownload(const Request& req, const Response& res
 
 // ---- retry / cancel ------------------------------------------------------------
 
-void ExportApi::Handlers::Retry(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = DoRetry(req, *p, res.Header(kRequestIdHeader));
+void ExportApi::Handlers::Retry(const Request& req, const Principal& p, Response& res) {
+  auto t = usecase::RetryTask(actions_, p, req.PathParam(0), res.Header(kRequestIdHeader));
   if (!t.ok()) return WriteStatus(res, t.status());
-  spdlog::info("task retried task_id={} exportType={} tenantId={} dispatchVersion={}", t->id,
-               t->export_type, t->tenant_id, t->dispatch_version);
-  NotifyCreated("");
   WriteSuccess(res, TaskToJson(*t));
 }
 
-StatusOr<task::Task> ExportApi::Handlers::DoRetry(const Request& req, const Principal& p,
-                                                  const std::string& request_id) {
-  EC_ASSIGN_OR_RETURN(task::Task t, LoadVisibleTask(p, req.PathParam(0)));
-  // Permission and `enabled` are checked again at manual retry
-  // (docs/task-lifecycle.md#when-definition-values-take-effect).
-  auto snapshot = Snapshot();
-  const registry::ExportDefinition* def = snapshot->Find(t.export_type);
-  if (def == nullptr) {
-    return InvalidArgument("export type " + t.export_type + " is no longer registered");
-  }
-  EC_RETURN_IF_ERROR(CheckCanRun(p, *def));
-  EC_RETURN_IF_ERROR(CheckManualRetry(t, def));
-  return deps_.store->ManualRetry(t.id, request_id);
-}
-
-// ---- POST /export-tasks/{id}/export-again ---------------------------------------
-
-// A new task with the old one's type, format, name and parameters, created by
-// the caller exactly as POST /export-tasks would (checks, limits, dedupe, a
-// fresh contract version): the way out of STALE, and "export again" for any
-// task that has ended.
+// ---- POST /export-tasks/{id}/export-again (usecase::ExportAgain) ---------------
 namespace {
 
 // The optional body of export-again: {"filePassword": "..."}, the new
@@ -865,43 +663,15 @@ StatusOr<std::string> ExportAgainPassword(const Request& req) {
 
 }  // namespace
 
-void ExportApi::Handlers::ExportAgain(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto old = LoadVisibleTask(*p, req.PathParam(0));
-  if (!old.ok()) return WriteStatus(res, old.status());
-  if (task::IsActive(old->status)) {
-    return WriteStatus(res, Conflict("task " + std::to_string(old->id) + " is " +
-                                     std::string(task::ToString(old->status)) +
-                                     "; export it again once it has ended"));
-  }
-  auto password = ExportAgainPassword(req);
-  if (!password.ok()) return WriteStatus(res, password.status());
-  auto request = ExportAgainRequest(*old, *p, Snapshot(), deps_.limits, *password);
-  if (!request.ok()) return WriteStatus(res, request.status());
-  auto data = CreateFrom(*request, *p, res.Header(kRequestIdHeader));
-  if (!data.ok()) return WriteStatus(res, data.status());
-  spdlog::info("task exported again task_id={} from_task_id={}", (*data)["id"].get<std::string>(),
-               old->id);
-  WriteSuccess(res, std::move(data).value());
+void ExportApi::Handlers::ExportAgain(const Request& req, const Principal& p, Response& res) {
+  WriteCreated(res, usecase::ExportAgain(create_, actions_, p, req.PathParam(0),
+                                         ExportAgainPassword(req), res.Header(kRequestIdHeader)));
 }
 
-void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto t = LoadVisibleTask(*p, req.PathParam(0));
+void ExportApi::Handlers::Cancel(const Request& req, const Principal& p, Response& res) {
+  auto t = usecase::CancelTask(actions_, p, req.PathParam(0));
   if (!t.ok()) return WriteStatus(res, t.status());
-  auto state = deps_.store->RequestCancel(t->id);
-  if (!state.ok()) {
-    if (state.status().code() != StatusCode::kConflict) return WriteStatus(res, state.status());
-    return WriteStatus(res, Conflict("task " + std::to_string(t->id) + " is " +
-                                     std::string(task::ToString(t->status)) +
-                                     "; only PENDING or RUNNING tasks can be cancelled"));
-  }
-  spdlog::info("task cancel requested task_id={} state={}", t->id, task::ToString(*state));
-  auto after = deps_.store->GetTask(t->id);
-  if (!after.ok()) return WriteStatus(res, after.status());
-  WriteSuccess(res, TaskToJson(*after));
+  WriteSuccess(res, TaskToJson(*t));
 }
 
 // ---- GET /export-tasks/events (docs/http-api.md#get-export-tasksevents--task-events)
@@ -910,10 +680,8 @@ void ExportApi::Handlers::Cancel(const Request& req, Response& res) {
 // A single-use ticket for one connect of the event stream (api/events_ticket.h):
 // EventSource cannot send the Authorization header, and a bearer token in the
 // URL would be logged by every proxy on the way.
-void ExportApi::Handlers::EventsTicket(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
-  auto ticket = api_.tickets_->Issue(*p, NowMs());
+void ExportApi::Handlers::EventsTicket(const Request& req, const Principal& p, Response& res) {
+  auto ticket = api_.tickets_->Issue(p, NowMs());
   if (!ticket.ok()) {
     if (ticket.status().code() == StatusCode::kLimitExceeded) res.SetHeader("Retry-After", "5");
     return WriteStatus(res, ticket.status());
@@ -964,7 +732,7 @@ void WriteStreamRefusal(Response& res, const Status& status) {
 
 }  // namespace
 
-void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
+void ExportApi::Handlers::TaskEvents(const Request& req, const Principal&, Response& res) {
   if (!api_.verifier_) return WriteHttpStatus(res, Internal("authentication is not configured"));
   auto p = EventsCaller(req, *api_.verifier_, *api_.tickets_, *api_.events_);
   if (!p.ok()) return WriteStreamRefusal(res, p.status());
@@ -987,18 +755,16 @@ void ExportApi::Handlers::TaskEvents(const Request& req, Response& res) {
 
 // ---- GET /export-types, /readyz ----------------------------------------------
 
-void ExportApi::Handlers::ExportTypes(const Request& req, Response& res) {
-  auto p = Authenticate(req);
-  if (!p.ok()) return WriteStatus(res, p.status());
+void ExportApi::Handlers::ExportTypes(const Request& req, const Principal& p, Response& res) {
   json types = json::array();
   for (const auto& [name, def] : Snapshot()->definitions) {
-    if (!CanSeeType(*p, def)) continue;
+    if (!usecase::CanSeeType(p, def)) continue;
     json type = DefinitionToJson(def);
     // NONE | OPTIONAL | REQUIRED for this caller: a governed column it sees
     // in full may require one (docs/configuration.md#password-protected-files-file-password).
-    type["filePassword"] = FilePasswordPolicyName(
+    type["filePassword"] = usecase::FilePasswordPolicyName(
         def, task::DecideColumnPolicy(def.column_rules,
-                                      [&p](const std::string& perm) { return p->HasPerm(perm); }));
+                                      [&p](const std::string& perm) { return p.HasPerm(perm); }));
     types.push_back(std::move(type));
   }
   WriteSuccess(res, std::move(types));
@@ -1010,7 +776,38 @@ bool ExportApi::Handlers::MetricsCallerAllowed(const Request& req) const {
   return token.empty() || SecureEquals(req.Header("Authorization"), "Bearer " + token);
 }
 
-void ExportApi::Handlers::Readyz(Response& res) {
+void ExportApi::Handlers::Preview(const Request& req, const Principal& p, Response& res) {
+  api_.preview_->Handle(req, p, Snapshot(), res);
+}
+
+void ExportApi::Handlers::Healthz(const Request&, const Principal&, Response& res) {
+  WriteSuccess(res, {{"status", "UP"},
+                     {"version", std::string(build_info::Version())},
+                     {"commit", std::string(build_info::Commit())}});
+}
+
+void ExportApi::Handlers::Metrics(const Request& req, const Principal&, Response& res) {
+  if (!MetricsCallerAllowed(req)) {
+    res.SetHeader("WWW-Authenticate", "Bearer");
+    return WriteHttpError(res, 401,
+                          "metrics need Authorization: Bearer <auth.metrics-bearer-token>");
+  }
+  // Cheap and without side effects: counters plus a few gauge queries; the
+  // storage gauge is kept by the reconciler.
+  res.SetContent(deps_.metrics_text ? deps_.metrics_text() : std::string(),
+                 "text/plain; version=0.0.4; charset=utf-8");
+}
+
+void ExportApi::Handlers::OpenApi(const Request&, const Principal&, Response& res) {
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetContent(std::string(OpenApiDocument()), "application/json");
+}
+
+void ExportApi::Handlers::Page(const Request& req, const Principal&, Response& res) {
+  ServePage(req, res, deps_.server.page_frame_ancestors);
+}
+
+void ExportApi::Handlers::Readyz(const Request&, const Principal&, Response& res) {
   auto now = deps_.store->DatabaseNowMs();
   if (now.ok()) return WriteSuccess(res, {{"status", "READY"}});
   spdlog::warn("readiness check failed: {}", now.status().ToString());
@@ -1052,7 +849,17 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
   tickets.max_per_user = static_cast<size_t>(std::max(1, deps_.server.events_tickets_per_user));
   tickets.max_redeemed = static_cast<size_t>(std::max(1, deps_.server.events_tickets_max_redeemed));
   tickets_ = std::make_unique<EventsTickets>(download_secret_, tickets);
-  preview_ = std::make_unique<PreviewApi>(deps_.preview, deps_.preview_options, deps_.limits);
+  PreviewFn read_preview = deps_.preview;
+  if (!read_preview && deps_.source_routes != nullptr) {
+    read_preview = [routes = deps_.source_routes](
+                       const task::Task& t,
+                       std::shared_ptr<const registry::RegistrySnapshot> snapshot) {
+      return routes->Preview(t, std::move(snapshot));
+    };
+  }
+  preview_ =
+      std::make_unique<PreviewApi>(std::move(read_preview), deps_.preview_options, deps_.limits);
+  key_derivations_ = std::make_unique<usecase::KeyDerivationGate>(deps_.file_key_derivations);
   if (deps_.operations != nullptr) {
     OperatorApiDeps operator_deps;
     operator_deps.operations = deps_.operations;

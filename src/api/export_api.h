@@ -11,9 +11,11 @@
 // logged (request id, method, path, status; never tokens or parameters).
 // Downloads are streamed: the server pulls the file chunk by chunk.
 //
-// Talks only to seams: TaskCatalog (the store role of the API), ExportStorage, Registry,
-// http::HttpServer. Thread-safe: the handlers run on the server's worker threads and share no
-// mutable state.
+// Parse → call → envelope: each route is a row of one table (api/route.h)
+// whose handler calls a use case (src/usecase/). Talks only to seams:
+// TaskCatalog (the store role of the API), ExportStorage, Registry,
+// SourceRoutes, http::HttpServer. Thread-safe: the handlers run on the server's worker threads and
+// share no mutable state.
 //
 // Wiring (src/app):
 //   api::ExportApi::Deps deps;
@@ -43,6 +45,9 @@
 #include "store/task_catalog.h"
 #include "store/task_operations.h"
 #include "task/limits.h"
+#include "usecase/access.h"
+#include "usecase/create.h"
+#include "usecase/source_routes.h"
 
 namespace export_center::api {
 
@@ -51,6 +56,9 @@ class TaskEventHub;
 class EventsTickets;
 
 inline constexpr char kApiBase[] = "/api/platform/v1/files";
+
+// The access rules are the use cases' (usecase/access.h); the API names them.
+using usecase::kDownloadAllPermission;
 
 struct ExportApiDeps {
   store::TaskCatalog* store = nullptr;  // not owned; outlives the server
@@ -70,20 +78,15 @@ struct ExportApiDeps {
   std::function<void()> on_task_created;
   // Metrics hook: one call per newly created task with its export type. Optional.
   std::function<void(const std::string& type)> on_created;
-  // sql-template types: fetches the business contract's version so the task
-  // records it at create (docs/sql-template-route.md#consistency-checks:
-  // compared at execution → STALE).
-  // Arguments: definition, snapshot, canonical parameters, tenant, app code,
-  // user. Optional; returns nullopt for provider types. A failure does not
-  // fail the create: the task records no version and the check is skipped.
-  std::function<StatusOr<std::optional<std::string>>(
-      const registry::ExportDefinition&, const registry::RegistrySnapshot&, const std::string&,
-      const std::string&, task::AppCode, const std::string&)>
-      contract_version;
+  // What the use cases ask of the source routes: the contract version at
+  // create, the preview's rows (usecase/source_routes.h; not owned).
+  // Optional: unset, no version is recorded and the preview reads `preview`.
+  usecase::SourceRoutes* source_routes = nullptr;
   // Prometheus text exposition for /metrics. Optional (empty body if unset).
   std::function<std::string()> metrics_text;
-  // POST /export-previews: reads a preview (attempt::ExportPreviewer).
-  // Optional: unset, the route answers 500.
+  // POST /export-previews: reads a preview, in place of
+  // source_routes->Preview (tests inject one). Optional: with neither, the
+  // route answers 500.
   PreviewFn preview;
   task::PreviewOptions preview_options;  // rows, time limit, per-user rate
   // Password-protected files (docs/configuration.md#password-protected-files-file-password):
@@ -93,6 +96,9 @@ struct ExportApiDeps {
   // (the password hash's spins), once per create. Unset, a create with a
   // filePassword answers 500.
   std::function<StatusOr<WrappedFileKey>(std::string_view password)> seal_file_password;
+  // How many of those derivations run at once; a create finding them all
+  // busy answers 503 with Retry-After (usecase::KeyDerivationGate).
+  int file_key_derivations = usecase::kDefaultKeyDerivations;
 };
 
 class ExportApi : public http::HttpService {
@@ -125,6 +131,7 @@ class ExportApi : public http::HttpService {
   std::unique_ptr<EventsTickets> tickets_;  // POST /export-tasks/events-ticket
   std::unique_ptr<PreviewApi> preview_;
   std::unique_ptr<OperatorApi> operator_;  // null without deps_.operations
+  std::unique_ptr<usecase::KeyDerivationGate> key_derivations_;
   std::unique_ptr<Handlers> handlers_;
 };
 

@@ -13,7 +13,6 @@
 #include "api/query_params.h"
 #include "api/strict_json.h"
 #include "api/task_json.h"
-#include "common/byte_sink.h"
 #include "common/ids.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
@@ -114,28 +113,10 @@ StatusOr<store::OperatorFilter> ParseFilter(
   return f;
 }
 
-// The states an action applies to, narrowed by the filter's own.
-std::vector<TaskState> ActionStates(const std::string& action,
-                                    const std::vector<TaskState>& wanted) {
-  const std::vector<TaskState> applies =
-      action == "RETRY" ? std::vector<TaskState>{TaskState::kFailed, TaskState::kCancelled,
-                                                 TaskState::kInconsistent}
-                        : std::vector<TaskState>{TaskState::kPending, TaskState::kRunning};
-  if (wanted.empty()) return applies;
-  std::vector<TaskState> both;
-  for (TaskState s : applies) {
-    if (std::find(wanted.begin(), wanted.end(), s) != wanted.end()) both.push_back(s);
-  }
-  return both;
-}
-
+// A bulk action's body; `echo` receives the filter as given.
 struct BulkRequest {
-  std::string action;  // RETRY | CANCEL
-  store::OperatorFilter filter;
+  usecase::BulkRequest request;
   json filter_echo = json::object();
-  bool nothing_applies = false;  // the filter's states exclude every state the action acts on
-  std::optional<int64_t> expected_count;
-  std::optional<std::string> expected_fingerprint;
 };
 
 StatusOr<BulkRequest> ParseBulkRequest(const HttpRequest& req, const Principal& p) {
@@ -148,7 +129,8 @@ StatusOr<BulkRequest> ParseBulkRequest(const HttpRequest& req, const Principal& 
       return InvalidArgument("unknown field " + utf8::Excerpt(key, 40));
     }
   }
-  BulkRequest r;
+  BulkRequest parsed;
+  usecase::BulkRequest& r = parsed.request;
   if (!body.contains("action") || !body["action"].is_string() ||
       (body["action"] != "RETRY" && body["action"] != "CANCEL")) {
     return InvalidArgument("action must be RETRY or CANCEL");
@@ -167,9 +149,8 @@ StatusOr<BulkRequest> ParseBulkRequest(const HttpRequest& req, const Principal& 
     if (!filter.contains(name)) return std::optional<std::string>();
     return std::optional<std::string>(filter[name].get<std::string>());
   };
-  EC_ASSIGN_OR_RETURN(r.filter, ParseFilter(p, get, &r.filter_echo));
-  r.filter.any_status = ActionStates(r.action, r.filter.any_status);
-  r.nothing_applies = r.filter.any_status.empty();
+  EC_ASSIGN_OR_RETURN(r.filter, ParseFilter(p, get, &parsed.filter_echo));
+  r.filter_json = parsed.filter_echo.dump();
   if (body.contains("expectedCount")) {
     const json& expected = body["expectedCount"];
     std::optional<int64_t> n;
@@ -186,47 +167,7 @@ StatusOr<BulkRequest> ParseBulkRequest(const HttpRequest& req, const Principal& 
     }
     r.expected_fingerprint = expected.get<std::string>();
   }
-  return r;
-}
-
-StatusOr<int64_t> CountOf(store::TaskOperations& ops, const BulkRequest& r) {
-  if (r.nothing_applies) return int64_t{0};
-  return ops.CountTasks(r.filter);
-}
-
-// Digests bytes and keeps none.
-class DiscardSink final : public ByteSink {
- public:
-  Status Append(std::string_view) override { return Status::Ok(); }
-};
-
-// The matched set: the ids of the tasks the action would act on, ascending,
-// at most `max` of them (the caller knows there are no more), and its
-// fingerprint (SHA-256 of the ids as decimal text, each followed by a comma).
-// The count alone would let a confirmation act on other tasks that came to
-// match while an equal number stopped matching.
-struct MatchedSet {
-  std::vector<int64_t> ids;
-  std::string fingerprint;
-};
-
-StatusOr<MatchedSet> MatchedSetOf(store::TaskOperations& ops, const BulkRequest& r, int64_t max,
-                                  int batch_size) {
-  MatchedSet m;
-  int64_t after = 0;
-  while (!r.nothing_applies && static_cast<int64_t>(m.ids.size()) < max) {
-    const int batch =
-        static_cast<int>(std::min<int64_t>(batch_size, max - static_cast<int64_t>(m.ids.size())));
-    EC_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ops.ListTaskIds(r.filter, after, batch));
-    if (ids.empty()) break;
-    m.ids.insert(m.ids.end(), ids.begin(), ids.end());
-    after = ids.back();
-  }
-  DiscardSink discard;
-  Sha256Sink digest(&discard);
-  for (int64_t id : m.ids) EC_RETURN_IF_ERROR(digest.Append(std::to_string(id) + ","));
-  m.fingerprint = HexOf(digest.digest());
-  return m;
+  return parsed;
 }
 
 json BulkToJson(const store::BulkActionRecord& b) {
@@ -315,29 +256,32 @@ json OperatorTaskJson(const task::Task& t) {
 
 }  // namespace
 
-OperatorApi::OperatorApi(OperatorApiDeps deps) : deps_(std::move(deps)) {}
+OperatorApi::OperatorApi(OperatorApiDeps deps) : deps_(std::move(deps)) {
+  bulk_.operations = deps_.operations;
+  bulk_.catalog = deps_.catalog;
+  bulk_.registry = deps_.registry;
+  bulk_.on_requeued = deps_.on_task_created;
+  bulk_.max_tasks = deps_.bulk_max_tasks;
+  bulk_.batch_size = deps_.bulk_batch_size;
+}
 
-std::vector<OperatorApi::Route> OperatorApi::Routes() {
-  auto plain = [this](void (OperatorApi::*fn)(const HttpRequest&, const Principal&, HttpResponse&)
-                          const) -> Handler {
-    return [this, fn](const HttpRequest& req, const Principal& p, const std::string&,
-                      HttpResponse& res) { (this->*fn)(req, p, res); };
-  };
-  auto traced = [this](void (OperatorApi::*fn)(const HttpRequest&, const Principal&,
-                                               const std::string&, HttpResponse&)
-                           const) -> Handler {
-    return [this, fn](const HttpRequest& req, const Principal& p, const std::string& id,
-                      HttpResponse& res) { (this->*fn)(req, p, id, res); };
+std::vector<Route> OperatorApi::Routes() {
+  using Endpoint = void (OperatorApi::*)(const HttpRequest&, const Principal&, HttpResponse&) const;
+  auto row = [this](const char* method, const char* pattern, Endpoint fn) {
+    return Route{method, pattern, RouteNeeds::kCaller,
+                 [this, fn](const HttpRequest& req, const Principal& p, HttpResponse& res) {
+                   (this->*fn)(req, p, res);
+                 }};
   };
   return {
-      {"GET", "/operator/tasks", plain(&OperatorApi::Search)},
-      {"GET", "/operator/tasks/{id}", plain(&OperatorApi::TaskDetail)},
-      {"POST", "/operator/bulk-actions/count", plain(&OperatorApi::CountBulk)},
-      {"POST", "/operator/bulk-actions", traced(&OperatorApi::RunBulk)},
-      {"GET", "/operator/bulk-actions", plain(&OperatorApi::ListBulk)},
-      {"GET", "/operator/stats", plain(&OperatorApi::Stats)},
-      {"GET", "/operator/queue-health", plain(&OperatorApi::QueueHealth)},
-      {"POST", "/operator/notifications/{id}/redeliver", traced(&OperatorApi::Redeliver)},
+      row("GET", "/operator/tasks", &OperatorApi::Search),
+      row("GET", "/operator/tasks/{id}", &OperatorApi::TaskDetail),
+      row("POST", "/operator/bulk-actions/count", &OperatorApi::CountBulk),
+      row("POST", "/operator/bulk-actions", &OperatorApi::RunBulk),
+      row("GET", "/operator/bulk-actions", &OperatorApi::ListBulk),
+      row("GET", "/operator/stats", &OperatorApi::Stats),
+      row("GET", "/operator/queue-health", &OperatorApi::QueueHealth),
+      row("POST", "/operator/notifications/{id}/redeliver", &OperatorApi::Redeliver),
   };
 }
 
@@ -400,105 +344,23 @@ void OperatorApi::TaskDetail(const HttpRequest& req, const Principal& p, HttpRes
 void OperatorApi::CountBulk(const HttpRequest& req, const Principal& p, HttpResponse& res) const {
   auto r = ParseBulkRequest(req, p);
   if (!r.ok()) return WriteStatus(res, r.status());
-  auto matched = CountOf(*deps_.operations, *r);
-  if (!matched.ok()) return WriteStatus(res, matched.status());
+  auto count = usecase::CountBulkAction(bulk_, r->request);
+  if (!count.ok()) return WriteStatus(res, count.status());
   // Over the limit the action is refused anyway: no fingerprint to confirm.
-  json fingerprint = nullptr;
-  if (*matched <= deps_.bulk_max_tasks) {
-    auto set = MatchedSetOf(*deps_.operations, *r, *matched, deps_.bulk_batch_size);
-    if (!set.ok()) return WriteStatus(res, set.status());
-    fingerprint = set->fingerprint;
-  }
-  WriteSuccess(res, {{"action", r->action},
-                     {"filter", r->filter_echo},
-                     {"matched", Int64String(*matched)},
-                     {"fingerprint", std::move(fingerprint)},
-                     {"limit", deps_.bulk_max_tasks}});
+  WriteSuccess(res,
+               {{"action", r->request.action},
+                {"filter", r->filter_echo},
+                {"matched", Int64String(count->matched)},
+                {"fingerprint", count->fingerprint ? json(*count->fingerprint) : json(nullptr)},
+                {"limit", deps_.bulk_max_tasks}});
 }
 
-Status OperatorApi::ActOnOne(const std::string& action, int64_t task_id,
-                             const std::string& request_id) const {
-  if (action == "CANCEL") return deps_.catalog->RequestCancel(task_id).status();
-  EC_ASSIGN_OR_RETURN(task::Task t, deps_.operations->GetTask(task_id));
-  // The single retry's rules (CheckManualRetry), but for the type's
-  // permission: the operator retries on the owner's behalf.
-  const registry::ExportDefinition* def = deps_.registry->Current()->Find(t.export_type);
-  EC_RETURN_IF_ERROR(CheckManualRetry(t, def));
-  return deps_.catalog->ManualRetry(task_id, request_id).status();
-}
-
-void OperatorApi::RunBulk(const HttpRequest& req, const Principal& p, const std::string& request_id,
-                          HttpResponse& res) const {
+void OperatorApi::RunBulk(const HttpRequest& req, const Principal& p, HttpResponse& res) const {
   auto r = ParseBulkRequest(req, p);
   if (!r.ok()) return WriteStatus(res, r.status());
-  if (!r->expected_count) {
-    return WriteStatus(res, InvalidArgument("expectedCount is required: count first "
-                                            "(POST /operator/bulk-actions/count) and confirm"));
-  }
-  auto matched = CountOf(*deps_.operations, *r);
-  if (!matched.ok()) return WriteStatus(res, matched.status());
-  if (*matched != *r->expected_count) {
-    return WriteStatus(
-        res, Conflict("the filter now matches " + std::to_string(*matched) + " tasks, not " +
-                      std::to_string(*r->expected_count) + "; count again and confirm"));
-  }
-  if (*matched > deps_.bulk_max_tasks) {
-    return WriteStatus(res,
-                       LimitExceeded("the filter matches " + std::to_string(*matched) +
-                                     " tasks; a bulk action takes at most " +
-                                     std::to_string(deps_.bulk_max_tasks) + ": narrow the filter"));
-  }
-  if (!r->expected_fingerprint) {
-    return WriteStatus(res, InvalidArgument("expectedFingerprint is required: count first "
-                                            "(POST /operator/bulk-actions/count) and confirm"));
-  }
-  // The set confirmed, not only its size: the very tasks that were counted.
-  auto set = MatchedSetOf(*deps_.operations, *r, *matched, deps_.bulk_batch_size);
-  if (!set.ok()) return WriteStatus(res, set.status());
-  if (set->fingerprint != *r->expected_fingerprint) {
-    return WriteStatus(res, Conflict("the filter still matches " + std::to_string(*matched) +
-                                     " tasks, but not the ones counted; count again and confirm"));
-  }
-  store::BulkActionRecord audit;
-  audit.actor = p.user;
-  audit.actor_tenant = p.tenant;
-  audit.scope_tenant = r->filter.scope.tenant_id;
-  audit.scope_app = r->filter.scope.app_code;
-  audit.action = r->action;
-  audit.filter_json = r->filter_echo.dump();
-  audit.matched = *matched;
-  auto id = deps_.operations->BeginBulkAction(audit);
-  if (!id.ok()) return WriteStatus(res, id.status());
-  audit.id = *id;
-  // The confirmed ids in ascending order: a task that came to match after the
-  // confirmation is left alone.
-  audit.outcome = "COMPLETED";
-  for (int64_t task_id : set->ids) {
-    Status s = ActOnOne(r->action, task_id, request_id);
-    if (s.ok()) {
-      ++audit.succeeded;
-    } else if (s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound) {
-      ++audit.skipped;  // no longer in a state the action applies to
-    } else {
-      ++audit.failed;
-      if (!audit.first_error) {
-        audit.first_error = "task " + std::to_string(task_id) + ": " + s.message();
-      }
-    }
-  }
-  if (Status s = deps_.operations->FinishBulkAction(audit); !s.ok()) {
-    spdlog::error("bulk action {} finished but its audit row was not updated: {}", audit.id,
-                  s.ToString());
-  }
-  spdlog::info(
-      "bulk action id={} action={} actor={} tenantId={} matched={} succeeded={} skipped={} "
-      "failed={} outcome={}",
-      audit.id, audit.action, audit.actor, audit.scope_tenant.value_or("*"), audit.matched,
-      audit.succeeded, audit.skipped, audit.failed, audit.outcome);
-  if (r->action == "RETRY" && audit.succeeded > 0 && deps_.on_task_created) {
-    deps_.on_task_created();
-  }
-  WriteSuccess(res, BulkToJson(audit));
+  auto audit = usecase::RunBulkAction(bulk_, p, r->request, res.Header("X-Request-Id"));
+  if (!audit.ok()) return WriteStatus(res, audit.status());
+  WriteSuccess(res, BulkToJson(*audit));
 }
 
 void OperatorApi::ListBulk(const HttpRequest& req, const Principal& p, HttpResponse& res) const {
@@ -547,8 +409,8 @@ void OperatorApi::QueueHealth(const HttpRequest& req, const Principal& p, HttpRe
                      {"deadDeliveries", std::move(dead_rows)}});
 }
 
-void OperatorApi::Redeliver(const HttpRequest& req, const Principal& p,
-                            const std::string& request_id, HttpResponse& res) const {
+void OperatorApi::Redeliver(const HttpRequest& req, const Principal& p, HttpResponse& res) const {
+  const std::string& request_id = res.Header("X-Request-Id");
   auto scope = ScopeOf(p, "");
   if (!scope.ok()) return WriteStatus(res, scope.status());
   auto id = ParseId(req.PathParam(0));

@@ -11,22 +11,28 @@
 // scope answers exactly like a missing one.
 //
 // Every figure comes from the store (store/task_operations.h), so each
-// instance answers the same. Thread-safe: the handlers share no mutable state.
+// instance answers the same; the bulk action is a use case
+// (usecase/bulk_action.h), the routes rows of ExportApi's one table. Thread-safe: the handlers
+// share no mutable state.
 
 #include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "api/auth.h"
+#include "api/route.h"
 #include "common/status.h"
 #include "http/http_request.h"
 #include "http/http_response.h"
+#include "identity/principal.h"
 #include "registry/registry.h"
 #include "store/task_catalog.h"
 #include "store/task_operations.h"
+#include "usecase/bulk_action.h"
 
 namespace export_center::api {
+
+using identity::Principal;
 
 inline constexpr std::string_view kOperatePermission = "platform:export:operate";
 inline constexpr std::string_view kOperateAllPermission = "platform:export:operate-all";
@@ -44,35 +50,24 @@ struct OperatorApiDeps {
 
 class OperatorApi {
  public:
-  using Handler = std::function<void(const http::HttpRequest&, const Principal&,
-                                     const std::string& request_id, http::HttpResponse&)>;
-  struct Route {
-    std::string method;
-    std::string pattern;  // relative to kApiBase, e.g. "/operator/tasks/{id}"
-    Handler handler;
-  };
-
   explicit OperatorApi(OperatorApiDeps deps);
 
-  // The routes; ExportApi authenticates and then calls the handler.
+  // The routes, patterns relative to kApiBase (e.g. "/operator/tasks/{id}"),
+  // each needing a verified caller: ExportApi adds them to its one table.
   std::vector<Route> Routes();
 
  private:
   void Search(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
   void TaskDetail(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
   void CountBulk(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
-  void RunBulk(const http::HttpRequest& req, const Principal& p, const std::string& request_id,
-               http::HttpResponse& res) const;
+  void RunBulk(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
   void ListBulk(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
   void Stats(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
   void QueueHealth(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
-  void Redeliver(const http::HttpRequest& req, const Principal& p, const std::string& request_id,
-                 http::HttpResponse& res) const;
-
-  // One task of a bulk action, by the rules of the single retry or cancel.
-  Status ActOnOne(const std::string& action, int64_t task_id, const std::string& request_id) const;
+  void Redeliver(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
 
   OperatorApiDeps deps_;
+  usecase::BulkDeps bulk_;  // the bulk action's use case (usecase/bulk_action.h)
 };
 
 }  // namespace export_center::api

@@ -7,7 +7,6 @@
 #include "api/create_request.h"
 #include "api/envelope.h"
 #include "api/task_json.h"
-#include "common/ids.h"
 
 namespace export_center::api {
 namespace {
@@ -41,18 +40,6 @@ json PlanAdviceJson(const std::vector<task::PlanAdvice>& advice) {
 
 }  // namespace
 
-bool PreviewRateLimiter::Admit(const std::string& key, std::chrono::steady_clock::time_point now) {
-  MutexLock lock(&mu_);
-  if (now - window_start_ >= std::chrono::minutes(1)) {
-    window_start_ = now;
-    counts_.clear();
-  }
-  int& count = counts_[key];
-  if (count >= per_minute_) return false;
-  ++count;
-  return true;
-}
-
 json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat format,
                    const task::PreviewTable& table, const task::ColumnPolicy& policy) {
   json columns = json::array();
@@ -82,10 +69,7 @@ json PreviewToJson(const registry::ExportDefinition& def, task::FileFormat forma
 }
 
 PreviewApi::PreviewApi(PreviewFn preview, task::PreviewOptions options, task::LimitsOptions limits)
-    : preview_(std::move(preview)),
-      options_(options),
-      limits_(limits),
-      limiter_(options.per_user_per_minute) {}
+    : preview_(std::move(preview)), limits_(limits), limiter_(options.per_user_per_minute) {}
 
 void PreviewApi::Handle(const http::HttpRequest& req, const Principal& principal,
                         std::shared_ptr<const registry::RegistrySnapshot> snapshot,
@@ -108,34 +92,8 @@ StatusOr<json> PreviewApi::DoPreview(const http::HttpRequest& req, const Princip
                                      std::shared_ptr<const registry::RegistrySnapshot> snapshot) {
   EC_ASSIGN_OR_RETURN(CreateRequest request,
                       ParseCreateRequest(req, p, std::move(snapshot), limits_));
-  // The key holds the tenant: user ids are unique only within one.
-  if (!limiter_.Admit(p.tenant + '\n' + p.user, std::chrono::steady_clock::now())) {
-    return LimitExceeded("too many previews: at most " +
-                         std::to_string(options_.per_user_per_minute) +
-                         " a minute; please wait a moment and try again");
-  }
-  if (!preview_) return Internal("preview is not wired");
-  // A task that is never stored: the tenant, app and user come from the
-  // token only, exactly as create fills them.
-  task::Task t;
-  // The data contracts require a task id (docs/provider-contract.md): a
-  // fresh one, which no stored task will carry since it is never stored.
-  t.id = NextId();
-  t.tenant_id = p.tenant;
-  t.app_code = p.app;
-  t.requested_by = p.user;
-  t.export_type = request.definition->name;
-  t.task_name = request.task_name;
-  t.format = request.format;
-  t.parameters_json = request.canonical_parameters;
-  t.max_attempts = request.definition->max_attempts;
-  t.column_policy = request.column_policy;
-  t.locale = request.locale;
-  EC_ASSIGN_OR_RETURN(task::PreviewTable table, preview_(t, request.snapshot));
-  // The id ties this line to the data-source lines the preview logged under it.
-  spdlog::info("preview taskId={} (never stored) exportType={} tenantId={} rows={} rowCount={}{}",
-               t.id, t.export_type, t.tenant_id, table.rows.size(), table.row_count,
-               table.row_count_exact ? "" : " (at least)");
+  EC_ASSIGN_OR_RETURN(task::PreviewTable table,
+                      usecase::PreviewExport(preview_, limiter_, p, request));
   json data = PreviewToJson(*request.definition, request.format, table, request.column_policy);
   data["locale"] = request.locale;
   return data;

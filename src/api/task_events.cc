@@ -7,6 +7,7 @@
 
 #include "api/task_json.h"
 #include "common/json_dump.h"
+#include "usecase/access.h"
 
 namespace export_center::api {
 namespace {
@@ -46,7 +47,7 @@ class TaskEventHub::Subscriber : public http::LiveSource {
         max_backlog_(max_backlog),
         last_push_(std::chrono::steady_clock::now()) {}
 
-  bool Sees(const task::Task& task) const { return CanAccessTask(principal_, task); }
+  bool Sees(const task::Task& task) const { return usecase::CanAccessTask(principal_, task); }
   bool ExpiredAt(int64_t now_ms) const {
     return principal_.valid_until_ms > 0 && now_ms >= principal_.valid_until_ms;
   }
@@ -198,7 +199,7 @@ StatusOr<std::shared_ptr<http::LiveSource>> TaskEventHub::Subscribe(
     q.updated_after_ms = *last_event_id - 1;
     q.tenant_id = principal.tenant;
     q.app_code = principal.app;
-    q.requested_by = ListableRequester(principal);
+    q.requested_by = usecase::ListableRequester(principal);
     q.limit = options_.replay_limit;
     EC_ASSIGN_OR_RETURN(std::vector<task::Task> missed, store_->ListChangedTasks(q));
     for (const auto& t : missed) subscriber->Push(TaskEventText(t));

@@ -232,29 +232,51 @@ attempt::RowSourceFactory MakePreviewSourceFactory(
       [](const task::Task&, const std::string& version) { return StatusOr<std::string>(version); });
 }
 
-ContractVersionFetcher MakeContractVersionFetcher(http::HttpClientFactory* http,
-                                                  const source::ProviderClientOptions& config) {
-  // Create must stay fast even when the business service is slow: a short
-  // timeout, and the caller treats a failure as "no version recorded".
-  source::ProviderClientOptions quick = config;
-  quick.connect_timeout_ms = std::min(config.connect_timeout_ms, 1000);
-  quick.read_timeout_ms = std::min(config.read_timeout_ms, 2000);
-  return
-      [http, quick](const registry::ExportDefinition& def,
-                    const registry::RegistrySnapshot& snapshot, const std::string& parameters_json,
-                    const std::string& tenant_id, task::AppCode app_code,
-                    const std::string& requested_by) -> StatusOr<std::optional<std::string>> {
-        if (def.source != registry::SourceKind::kSqlTemplate) return std::optional<std::string>();
-        const registry::ProviderService* service = snapshot.FindService(def.service);
-        if (service == nullptr)
-          return InvalidArgument("service " + def.service + " is not allowed");
-        EC_ASSIGN_OR_RETURN(auto params, source::TemplateParameters(parameters_json, tenant_id,
-                                                                    app_code, requested_by));
-        auto client = source::NewHttpSqlContractClient(
-            {*service, def.query_id, quick, "at create", /*on_call=*/nullptr}, http);
-        EC_ASSIGN_OR_RETURN(std::string version, client->GetVersion(params));
-        return std::optional<std::string>(std::move(version));
-      };
+namespace {
+
+class SourceRoutesOverSources final : public usecase::SourceRoutes {
+ public:
+  SourceRoutesOverSources(http::HttpClientFactory* http,
+                          const source::ProviderClientOptions& config,
+                          attempt::ExportPreviewer* previewer)
+      : http_(http), quick_(config), previewer_(previewer) {
+    // Create must stay fast even when the business service is slow: a short
+    // timeout, and the create treats a failure as "no version recorded".
+    quick_.connect_timeout_ms = std::min(config.connect_timeout_ms, 1000);
+    quick_.read_timeout_ms = std::min(config.read_timeout_ms, 2000);
+  }
+
+  StatusOr<std::optional<std::string>> ContractVersionAtCreate(
+      const registry::ExportDefinition& def, const registry::RegistrySnapshot& snapshot,
+      const std::string& parameters_json, const identity::Principal& owner) override {
+    if (def.source != registry::SourceKind::kSqlTemplate) return std::optional<std::string>();
+    const registry::ProviderService* service = snapshot.FindService(def.service);
+    if (service == nullptr) return InvalidArgument("service " + def.service + " is not allowed");
+    EC_ASSIGN_OR_RETURN(auto params, source::TemplateParameters(parameters_json, owner.tenant,
+                                                                owner.app, owner.user));
+    auto client = source::NewHttpSqlContractClient(
+        {*service, def.query_id, quick_, "at create", /*on_call=*/nullptr}, http_);
+    EC_ASSIGN_OR_RETURN(std::string version, client->GetVersion(params));
+    return std::optional<std::string>(std::move(version));
+  }
+
+  StatusOr<task::PreviewTable> Preview(
+      const task::Task& task, std::shared_ptr<const registry::RegistrySnapshot> snapshot) override {
+    return previewer_->Preview(task, std::move(snapshot));
+  }
+
+ private:
+  http::HttpClientFactory* const http_;
+  source::ProviderClientOptions quick_;
+  attempt::ExportPreviewer* const previewer_;
+};
+
+}  // namespace
+
+std::unique_ptr<usecase::SourceRoutes> MakeSourceRoutes(http::HttpClientFactory* http,
+                                                        const source::ProviderClientOptions& config,
+                                                        attempt::ExportPreviewer* previewer) {
+  return std::make_unique<SourceRoutesOverSources>(http, config, previewer);
 }
 
 attempt::WriterFactory MakeWriterFactory() {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "attempt/export_attempt.h"
+#include "attempt/export_preview.h"
 #include "config/registry_yaml.h"
 #include "dispatch/command_channel.h"
 #include "dispatch/options.h"
@@ -27,6 +28,7 @@
 #include "storage/storage_options.h"
 #include "store/database_options.h"
 #include "store/task_store.h"
+#include "usecase/source_routes.h"
 
 namespace export_center::source {
 class ReadOnlyDatasource;  // source/sql/datasource/read_only_datasource.h
@@ -79,14 +81,14 @@ attempt::RowSourceFactory MakePreviewSourceFactory(
     http::HttpClientFactory* http, const source::ProviderClientOptions& config,
     metrics::ExportMetrics* metrics,
     const std::map<std::string, source::DatasourceOptions>& datasources, int timeout_seconds);
-// Fetches a sql-template type's contract version (POST /dispatch/version) for
-// recording on the task at create. nullopt for provider types.
-using ContractVersionFetcher = std::function<StatusOr<std::optional<std::string>>(
-    const registry::ExportDefinition&, const registry::RegistrySnapshot&,
-    const std::string& parameters_json, const std::string& tenant_id, task::AppCode app_code,
-    const std::string& requested_by)>;
-ContractVersionFetcher MakeContractVersionFetcher(http::HttpClientFactory* http,
-                                                  const source::ProviderClientOptions& config);
+// The use cases' SourceRoutes (usecase/source_routes.h) over the two routes:
+// a sql-template type's contract version fetched at create
+// (POST /dispatch/version, short timeouts; nullopt for provider types), and
+// the preview read by `previewer` (not owned; outlives the routes), whose
+// sources MakePreviewSourceFactory caps.
+std::unique_ptr<usecase::SourceRoutes> MakeSourceRoutes(http::HttpClientFactory* http,
+                                                        const source::ProviderClientOptions& config,
+                                                        attempt::ExportPreviewer* previewer);
 attempt::WriterFactory MakeWriterFactory();
 // Checks a definition's XLSX template with the template writer's own reader,
 // so a template it could not fill is refused when the registry is read.

@@ -87,7 +87,8 @@ struct ExportCenterApp::Components {
   std::unique_ptr<dispatch::Consumer> consumer;
   std::unique_ptr<dispatch::Reconciler> reconciler;
   std::unique_ptr<dispatch::DlqHandler> dlq;
-  std::unique_ptr<attempt::ExportPreviewer> previewer;  // outlives the API that calls it
+  std::unique_ptr<attempt::ExportPreviewer> previewer;   // outlives the API that calls it
+  std::unique_ptr<usecase::SourceRoutes> source_routes;  // the same
   std::unique_ptr<notify::NotificationPublisher> notifier;
   std::unique_ptr<api::ExportApi> api;
   std::unique_ptr<registry::ConfigWatcher> watcher;
@@ -239,16 +240,12 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.limits = cfg.limits;
   deps.on_task_created = [publisher] { publisher->Wake(); };
   deps.on_created = [metrics](const std::string& type) { metrics->TaskCreated(type); };
-  deps.contract_version = MakeContractVersionFetcher(http::HttplibClientFactory(), cfg.provider);
   c.previewer = std::make_unique<attempt::ExportPreviewer>(
       MakePreviewSourceFactory(http::HttplibClientFactory(), cfg.provider, c.metrics.get(),
                                cfg.datasources, cfg.preview.timeout_seconds),
       cfg.preview);
-  deps.preview = [previewer = c.previewer.get()](
-                     const task::Task& task,
-                     std::shared_ptr<const registry::RegistrySnapshot> snapshot) {
-    return previewer->Preview(task, std::move(snapshot));
-  };
+  c.source_routes = MakeSourceRoutes(http::HttplibClientFactory(), cfg.provider, c.previewer.get());
+  deps.source_routes = c.source_routes.get();
   deps.preview_options = cfg.preview;
   deps.seal_file_password = MakeFileKeySealer(file_keys);
   ExportCenterApp* self = app.get();

@@ -12,9 +12,12 @@
 
 #include "api/download_audit.h"
 #include "api/download_token.h"
+#include "usecase/access.h"
 
 namespace export_center::api {
 namespace {
+
+using usecase::kDownloadAllPermission;
 
 using json = nlohmann::json;
 using std::chrono::seconds;
@@ -373,43 +376,6 @@ TEST(Auth, ConfigErrors) {
   missing.jwt_rs256_public_key_file = "/nonexistent/key.pem";
   EXPECT_FALSE(TokenVerifier::Create(missing).ok());
   EXPECT_FALSE(MintToken(AuthOptions{}, Alice(), seconds(60)).ok());
-}
-
-TEST(Access, TaskVisibility) {
-  task::Task t;
-  t.tenant_id = "t1";
-  t.app_code = task::AppCode::kPlatform;
-  t.requested_by = "alice";
-  EXPECT_TRUE(CanAccessTask(Alice(), t));
-  Principal bob{"bob", "t1", task::AppCode::kPlatform, {}};
-  EXPECT_FALSE(CanAccessTask(bob, t));
-  bob.perms.push_back(std::string(kDownloadAllPermission));
-  EXPECT_TRUE(CanAccessTask(bob, t));
-  Principal other_tenant{
-      "alice", "t2", task::AppCode::kPlatform, {std::string(kDownloadAllPermission)}};
-  EXPECT_FALSE(CanAccessTask(other_tenant, t));
-  Principal merchant{
-      "alice", "t1", task::AppCode::kMerchant, {std::string(kDownloadAllPermission)}};
-  EXPECT_FALSE(CanAccessTask(merchant, t));
-}
-
-TEST(Access, TypeRules) {
-  registry::ExportDefinition def;
-  def.name = "CUSTOMER_LIST";
-  def.required_permission = "customer:export";
-  EXPECT_TRUE(CanSeeType(Alice(), def));
-  EXPECT_TRUE(CheckCanRun(Alice(), def).ok());
-  Principal none{"bob", "t1", task::AppCode::kPlatform, {}};
-  EXPECT_FALSE(CanSeeType(none, def));
-  EXPECT_EQ(CheckCanRun(none, def).code(), StatusCode::kPermissionDenied);
-  Principal merchant{"m", "t1", task::AppCode::kMerchant, {"customer:export"}};
-  EXPECT_FALSE(CanSeeType(merchant, def));
-  EXPECT_EQ(CheckCanRun(merchant, def).code(), StatusCode::kPermissionDenied);
-  def.app_scope = task::AppCode::kMerchant;
-  EXPECT_TRUE(CanSeeType(merchant, def));
-  def.enabled = false;
-  EXPECT_FALSE(CanSeeType(merchant, def));
-  EXPECT_EQ(CheckCanRun(merchant, def).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(DownloadToken, RoundTrip) {

@@ -1,7 +1,7 @@
 // libFuzzer target for the body of POST /export-tasks and /export-previews:
 // strict JSON (api/strict_json.h), the create request's fields
 // (api/create_request.h) and the task parameters' checks and canonical form
-// (api/parameters.h), against the export types of fuzz_registry.h.
+// (usecase/parameters.h), against the export types of fuzz_registry.h.
 //
 // The input's first line is the Content-Type header, the rest the body (an
 // input without a newline is all body, sent as application/json). The body
@@ -20,18 +20,18 @@
 #include <string_view>
 
 #include "api/create_request.h"
-#include "api/parameters.h"
 #include "api/strict_json.h"
 #include "fuzz_registry.h"
 #include "http/http_request.h"
+#include "usecase/parameters.h"
 
 namespace {
 
-using export_center::api::CanonicalParameters;
 using export_center::api::ParseCreateRequest;
 using export_center::api::ParseStrictJson;
 using export_center::api::Principal;
 using export_center::task::AppCode;
+using export_center::usecase::CanonicalParameters;
 
 void CheckCanonical(const nlohmann::json& params,
                     const export_center::registry::ExportDefinition& def,

@@ -16,7 +16,7 @@
 #include "registry/export_definition.h"
 #include "task/column_policy.h"
 
-namespace export_center::api {
+namespace export_center::usecase {
 
 inline constexpr size_t kMinFilePasswordChars = 8;
 inline constexpr size_t kMaxFilePasswordChars = 128;
@@ -49,4 +49,4 @@ std::string FilePasswordPolicyName(const registry::ExportDefinition& def,
 StatusOr<std::string> ReadFilePassword(const nlohmann::json& body,
                                        const registry::ExportDefinition& def);
 
-}  // namespace export_center::api
+}  // namespace export_center::usecase

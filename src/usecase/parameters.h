@@ -19,7 +19,7 @@
 #include "registry/export_definition.h"
 #include "task/limits.h"
 
-namespace export_center::api {
+namespace export_center::usecase {
 
 // `params` may be null (treated as {}). Returns the canonical JSON text or
 // InvalidArgument naming the offending parameter.
@@ -27,4 +27,4 @@ StatusOr<std::string> CanonicalParameters(const nlohmann::json& params,
                                           const registry::ExportDefinition& def,
                                           const task::LimitsOptions& limits);
 
-}  // namespace export_center::api
+}  // namespace export_center::usecase

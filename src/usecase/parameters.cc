@@ -1,4 +1,4 @@
-#include "api/parameters.h"
+#include "usecase/parameters.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "common/json_dump.h"
 #include "common/utf8.h"
 
-namespace export_center::api {
+namespace export_center::usecase {
 namespace {
 
 using json = nlohmann::json;
@@ -122,4 +122,4 @@ StatusOr<std::string> CanonicalParameters(const json& params, const registry::Ex
   return canonical;
 }
 
-}  // namespace export_center::api
+}  // namespace export_center::usecase

@@ -1,10 +1,10 @@
-#include "api/file_password.h"
+#include "usecase/file_password.h"
 
 #include <nlohmann/json.hpp>
 
 #include "common/utf8.h"
 
-namespace export_center::api {
+namespace export_center::usecase {
 namespace {
 
 bool Decides(const task::ColumnPolicy& policy, const std::string& key) {
@@ -87,4 +87,4 @@ StatusOr<std::string> ReadFilePassword(const nlohmann::json& body,
   return password;
 }
 
-}  // namespace export_center::api
+}  // namespace export_center::usecase

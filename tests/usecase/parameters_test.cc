@@ -1,8 +1,8 @@
-#include "api/parameters.h"
+#include "usecase/parameters.h"
 
 #include <gtest/gtest.h>
 
-namespace export_center::api {
+namespace export_center::usecase {
 namespace {
 
 using json = nlohmann::json;
@@ -118,4 +118,4 @@ TEST(Parameters, RequiredParameters) {
 }
 
 }  // namespace
-}  // namespace export_center::api
+}  // namespace export_center::usecase
