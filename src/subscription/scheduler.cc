@@ -26,8 +26,8 @@ std::string Minutes(int64_t ms) { return std::to_string(ms / kMinuteMs) + " min"
 
 }  // namespace
 
-SubscriptionScheduler::SubscriptionScheduler(store::SubscriptionLedger* ledger,
-                                             SlotRunner* runner, SchedulerOptions options)
+SubscriptionScheduler::SubscriptionScheduler(store::SubscriptionLedger* ledger, SlotRunner* runner,
+                                             SchedulerOptions options)
     : ledger_(ledger), runner_(runner), options_(std::move(options)) {}
 
 StatusOr<RoundFigures> SubscriptionScheduler::RunRound() {
@@ -109,12 +109,11 @@ Status SubscriptionScheduler::FireOne(int64_t id, int64_t now_ms, RoundFigures& 
   const std::optional<int64_t> next = schedule->NextAfter(now_ms);
   const int64_t late_ms = now_ms - slot;
   if (late_ms > options_.catch_up_window_ms) {
-    EC_ASSIGN_OR_RETURN(std::optional<SubscriptionRun> skipped,
-                        ledger_->ClaimSlot(id, slot, next, options_.instance, 0,
-                                           RunOutcome::kSkipped,
-                                           "missed by " + Minutes(late_ms) +
-                                               ", outside the catch-up window of " +
-                                               Minutes(options_.catch_up_window_ms)));
+    EC_ASSIGN_OR_RETURN(
+        std::optional<SubscriptionRun> skipped,
+        ledger_->ClaimSlot(id, slot, next, options_.instance, 0, RunOutcome::kSkipped,
+                           "missed by " + Minutes(late_ms) + ", outside the catch-up window of " +
+                               Minutes(options_.catch_up_window_ms)));
     if (skipped) ++figures.skipped;
     return Status::Ok();
   }
@@ -133,17 +132,15 @@ Status SubscriptionScheduler::RunHeld(const Subscription& s, const SubscriptionR
     case SlotOutcome::Kind::kCreated:
       ++figures.created;
       return ledger_
-          ->FinishRun(s.id, run.slot_at, who, RunOutcome::kCreated, outcome.task_id,
-                      outcome.detail)
+          ->FinishRun(s.id, run.slot_at, who, RunOutcome::kCreated, outcome.task_id, outcome.detail)
           .status();
     case SlotOutcome::Kind::kDeferred:
       ++figures.deferred;
-      return ledger_->DeferRun(s.id, run.slot_at, who, options_.defer_ms, outcome.detail)
-          .status();
+      return ledger_->DeferRun(s.id, run.slot_at, who, options_.defer_ms, outcome.detail).status();
     case SlotOutcome::Kind::kPause:
       EC_RETURN_IF_ERROR(ledger_
-                             ->FinishRun(s.id, run.slot_at, who, RunOutcome::kSkipped,
-                                         std::nullopt, outcome.detail)
+                             ->FinishRun(s.id, run.slot_at, who, RunOutcome::kSkipped, std::nullopt,
+                                         outcome.detail)
                              .status());
       ++figures.skipped;
       return Pause(s.id, outcome.pause_reason, outcome.detail, figures);
@@ -152,8 +149,8 @@ Status SubscriptionScheduler::RunHeld(const Subscription& s, const SubscriptionR
   }
   ++figures.failed;
   EC_ASSIGN_OR_RETURN(store::SubscriptionLedger::FinishResult finished,
-                      ledger_->FinishRun(s.id, run.slot_at, who, RunOutcome::kFailed,
-                                         std::nullopt, outcome.detail));
+                      ledger_->FinishRun(s.id, run.slot_at, who, RunOutcome::kFailed, std::nullopt,
+                                         outcome.detail));
   if (finished.mark != MarkOutcome::kMarked ||
       finished.consecutive_failures < options_.max_consecutive_failures) {
     return Status::Ok();

@@ -91,8 +91,7 @@ class SubscriptionScheduler {
   // Runs a run this instance holds and records its outcome.
   Status RunHeld(const store::Subscription& subscription, const store::SubscriptionRun& run,
                  RoundFigures& figures);
-  Status Pause(int64_t id, std::string_view reason, std::string_view detail,
-               RoundFigures& figures);
+  Status Pause(int64_t id, std::string_view reason, std::string_view detail, RoundFigures& figures);
 
   store::SubscriptionLedger* const ledger_;
   SlotRunner* const runner_;

@@ -38,9 +38,9 @@ constexpr int64_t kDay = 24 * kHour;
 // 2026-03-05T00:00:00Z, a Thursday.
 constexpr int64_t k2026March5 = 1772668800000;
 
-#define ASSERT_OK(expr)                               \
-  do {                                                \
-    const ::export_center::Status ec_status_ = (expr); \
+#define ASSERT_OK(expr)                                    \
+  do {                                                     \
+    const ::export_center::Status ec_status_ = (expr);     \
     ASSERT_TRUE(ec_status_.ok()) << ec_status_.ToString(); \
   } while (0)
 
@@ -242,8 +242,8 @@ TEST_F(SchedulerTest, ThreeInstancesFireEverySlotExactlyOnce) {
   }
   std::map<int64_t, std::set<int64_t>> fired;
   for (auto [id, slot] : runner.calls()) {
-    EXPECT_TRUE(fired[id].insert(slot).second) << "subscription " << id << " slot " << slot
-                                               << " ran twice";
+    EXPECT_TRUE(fired[id].insert(slot).second)
+        << "subscription " << id << " slot " << slot << " ran twice";
   }
   for (int64_t id : ids) {
     ASSERT_EQ(fired[id].size(), static_cast<size_t>(kSlots)) << "subscription " << id;
@@ -328,9 +328,9 @@ TEST_F(SchedulerTest, FailuresInARowPauseTheSubscriptionOnceAndACreatedRunResets
 
 TEST_F(SchedulerTest, ALostPermissionPausesWithItsReasonInsteadOfFailingEveryRun) {
   const int64_t id = Create("* * * * *", "UTC", k2026March5 - kMinute);
-  ScriptedRunner runner({{SlotOutcome::Kind::kPause, std::nullopt,
-                          "exporting ORDER_LIST requires permission order:export",
-                          "PERMISSION_LOST"}});
+  ScriptedRunner runner(
+      {{SlotOutcome::Kind::kPause, std::nullopt,
+        "exporting ORDER_LIST requires permission order:export", "PERMISSION_LOST"}});
   SubscriptionScheduler scheduler(ledger_.get(), &runner, Options());
   ledger_->Set(k2026March5);
   EXPECT_EQ(Round(scheduler).paused, 1);
