@@ -273,6 +273,24 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
     return result;
   }
 
+  StatusOr<MarkOutcome> DeferRun(int64_t id, int64_t slot_at, const std::string& instance,
+                                 int64_t retry_after_ms, std::string_view detail) override {
+    EC_ASSIGN_OR_RETURN(
+        int64_t n,
+        db_->Exec(Sql("UPDATE export_subscription_run SET lease_until = {NOW} + ?, detail = ?,"
+                      " updated_at = {NOW}"
+                      " WHERE subscription_id = ? AND slot_at = ? AND outcome = 'CLAIMED'"
+                      " AND instance = ?"),
+                  {retry_after_ms, detail.empty() ? SqlValue() : SqlValue(Bounded(detail)), id,
+                   slot_at, instance}));
+    return n == 1 ? MarkOutcome::kMarked : MarkOutcome::kClaimLost;
+  }
+
+  StatusOr<int64_t> DatabaseNowMs() override {
+    EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT {NOW}")));
+    return rows.at(0).Int(0);
+  }
+
   StatusOr<std::vector<SubscriptionRun>> SelectExpiredRuns(int limit) override {
     EC_ASSIGN_OR_RETURN(Rows rows,
                         db_->Query(Sql("SELECT " + std::string(kRunColumns) +

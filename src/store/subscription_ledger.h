@@ -133,6 +133,15 @@ class SubscriptionLedger {
                                            RunOutcome outcome, std::optional<int64_t> task_id,
                                            std::string_view detail) = 0;
 
+  // A claimed run that could not run now (the owner's active limit is
+  // full) stays kClaimed, its lease moved to `retry_after_ms` from now and
+  // `detail` recorded: when the lease runs out, SelectExpiredRuns offers it
+  // again (to any instance) and ReclaimExpiredRun counts the attempt in
+  // `claims`, which bounds the deferrals. kClaimLost when `instance` no
+  // longer holds it.
+  virtual StatusOr<MarkOutcome> DeferRun(int64_t id, int64_t slot_at, const std::string& instance,
+                                         int64_t retry_after_ms, std::string_view detail) = 0;
+
   // Runs still kClaimed after their lease (an instance died running them),
   // oldest first; and the conditional take-over of one. nullopt: another
   // instance took it first or it finished.
@@ -143,6 +152,9 @@ class SubscriptionLedger {
 
   // The latest runs of a subscription, newest first.
   virtual StatusOr<std::vector<SubscriptionRun>> ListRuns(int64_t id, int limit) = 0;
+  // The database's clock (epoch ms), the one every slot and lease is read by.
+  virtual StatusOr<int64_t> DatabaseNowMs() = 0;
+
   // Deletes up to `limit` finished runs fired before `before_ms` (the run
   // history's retention); returns how many.
   virtual StatusOr<int64_t> PruneRuns(int64_t before_ms, int limit) = 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -278,6 +279,40 @@ TEST_P(SubscriptionLedgerContractTest, AMissedSlotIsRecordedSkippedAndOldRunsAre
   ASSERT_OK_AND_ASSIGN(auto runs, ledger_->ListRuns(id, 10));
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].slot_at, 2000);
+}
+
+TEST_P(SubscriptionLedgerContractTest, ADeferredRunStaysClaimedUntilItsNewLeaseEnds) {
+  const int64_t id = Create();
+  ASSERT_OK_AND_ASSIGN(auto run, ledger_->ClaimSlot(id, 1000, 2000, "a", 60000));
+  ASSERT_TRUE(run.has_value());
+  ASSERT_OK_AND_ASSIGN(MarkOutcome lost, ledger_->DeferRun(id, 1000, "b", 0, "not b's"));
+  EXPECT_EQ(lost, MarkOutcome::kClaimLost);
+  ASSERT_OK_AND_ASSIGN(MarkOutcome deferred,
+                       ledger_->DeferRun(id, 1000, "a", 3'600'000, "3 exports already active"));
+  EXPECT_EQ(deferred, MarkOutcome::kMarked);
+  ASSERT_OK_AND_ASSIGN(auto runs, ledger_->ListRuns(id, 10));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].outcome, RunOutcome::kClaimed);
+  EXPECT_EQ(runs[0].detail, "3 exports already active");
+  ASSERT_OK_AND_ASSIGN(int64_t now, ledger_->DatabaseNowMs());
+  ASSERT_TRUE(runs[0].lease_until.has_value());
+  EXPECT_GE(*runs[0].lease_until, now + 3'500'000) << "an hour from the database's now";
+  ASSERT_OK_AND_ASSIGN(auto expired, ledger_->SelectExpiredRuns(10));
+  EXPECT_TRUE(expired.empty()) << "not offered before its new lease ends";
+  ASSERT_OK(db_->Exec("UPDATE export_subscription_run SET lease_until = 1").status());
+  ASSERT_OK_AND_ASSIGN(auto taken, ledger_->ReclaimExpiredRun(id, 1000, "b", 60000));
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_EQ(taken->claims, 2) << "the deferral counts as a claim";
+  EXPECT_EQ(taken->detail, "3 exports already active");
+}
+
+TEST_P(SubscriptionLedgerContractTest, TheClockIsTheDatabasesInEpochMilliseconds) {
+  const int64_t before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  ASSERT_OK_AND_ASSIGN(int64_t now, ledger_->DatabaseNowMs());
+  // The servers run on this machine: their clock is ours, give or take.
+  EXPECT_NEAR(static_cast<double>(now), static_cast<double>(before), 60'000.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SubscriptionLedgerContractTest,
