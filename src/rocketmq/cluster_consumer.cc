@@ -144,7 +144,7 @@ class ClusterConsumer::Impl {
       service_cv_.SignalAll();
     }
     if (service_.joinable()) service_.join();
-    CommitOffsets(/*all=*/true);
+    bookkeeping_.CommitOffsets(/*all=*/true);
     for (const std::string& addr : client_->KnownBrokerAddrs()) {
       RemotingCommand request = RemotingCommand::Request(code::kUnregisterClient);
       request.Set("clientID", client_->client_id()).Set("consumerGroup", options_.group);
@@ -205,6 +205,33 @@ class ClusterConsumer::Impl {
     int64_t offset;
   };
 
+  // The group's side of the consumer, beside delivery: the heartbeats that
+  // make this client a member of the group, the rebalance that gives it its
+  // share of the queues (Assign adds and drops entries of queues_), and the
+  // offset bookkeeping (where a newly assigned queue starts, and the commits
+  // of how far each queue is done). Runs on the service thread, and on the
+  // caller's in Shutdown's last commit. It shares the Impl's lock and queue
+  // table; delivery (pulls, Take, Ack, send-back) stays in the Impl.
+  class Bookkeeping {
+   public:
+    explicit Bookkeeping(Impl& impl) : impl_(impl) {}
+
+    void SendHeartbeats();
+    bool Rebalance();
+    void LoadOffsets();
+    void CommitOffsets(bool all);
+
+   private:
+    std::vector<std::string> Topics() const;
+    std::set<std::string> BrokerAddrs();
+    StatusOr<std::vector<std::string>> GroupMembers(const TopicRoute& route);
+    void Assign(const std::string& topic, const std::vector<MessageQueue>& mine);
+    StatusOr<int64_t> ReadCommittedOffset(const MessageQueue& mq, bool* found);
+    Status CommitOffset(const CommitJob& job);
+
+    Impl& impl_;
+  };
+
   // ---- called with mu_ held --------------------------------------------
 
   bool Owns(const MessageQueue& queue, uint64_t assignment) REQUIRES(mu_) {
@@ -240,16 +267,16 @@ class ClusterConsumer::Impl {
         rebalance_requested_ = false;
       }
       if (now >= next_heartbeat) {
-        SendHeartbeats();
+        bookkeeping_.SendHeartbeats();
         next_heartbeat = now + options_.client.heartbeat_interval;
       }
       if (rebalance_now || now >= next_rebalance) {
-        const bool complete = Rebalance();
+        const bool complete = bookkeeping_.Rebalance();
         next_rebalance = Clock::now() + (complete ? options_.rebalance_interval : kRebalanceRetry);
       }
-      LoadOffsets();
+      bookkeeping_.LoadOffsets();
       if (now >= next_commit) {
-        CommitOffsets(/*all=*/false);
+        bookkeeping_.CommitOffsets(/*all=*/false);
         next_commit = now + options_.offset_commit_interval;
       }
       StartPulls();
@@ -258,251 +285,6 @@ class ClusterConsumer::Impl {
       if (!shutdown_ && !rebalance_requested_)
         service_cv_.WaitUntil(&mu_, Clock::now() + kServiceTick);
     }
-  }
-
-  std::vector<std::string> Topics() const {
-    std::vector<std::string> topics{options_.topic};
-    if (options_.subscribe_retry_topic) topics.push_back(retry_topic_);
-    return topics;
-  }
-
-  // Brokers of every subscribed topic's route (routes fetched as needed).
-  std::set<std::string> BrokerAddrs() {
-    std::set<std::string> addrs;
-    for (const std::string& topic : Topics()) {
-      StatusOr<TopicRoute> route = client_->TopicRouteOf(topic);
-      if (!route.ok()) continue;
-      for (const TopicRoute::Broker& b : route->brokers) {
-        if (!b.master_addr.empty()) addrs.insert(b.master_addr);
-      }
-    }
-    return addrs;
-  }
-
-  void SendHeartbeats() {
-    nlohmann::json subscriptions = nlohmann::json::array();
-    subscriptions.push_back(
-        SubscriptionJson(options_.topic, options_.tag_expression, sub_version_));
-    if (options_.subscribe_retry_topic) {
-      subscriptions.push_back(SubscriptionJson(retry_topic_, "*", sub_version_));
-    }
-    nlohmann::json heartbeat = {
-        {"clientID", client_->client_id()},
-        {"producerDataSet", nlohmann::json::array()},
-        {"consumerDataSet",
-         {{{"groupName", options_.group},
-           {"consumeType", "CONSUME_PASSIVELY"},
-           {"messageModel", "CLUSTERING"},
-           {"consumeFromWhere", "CONSUME_FROM_FIRST_OFFSET"},
-           {"subscriptionDataSet", subscriptions},
-           {"unitMode", false}}}},
-        {"heartbeatFingerprint", 0},
-    };
-    const std::string body = heartbeat.dump();
-    for (const std::string& addr : BrokerAddrs()) {
-      RemotingCommand request = RemotingCommand::Request(code::kHeartBeat);
-      request.body = body;
-      Status s = ResponseStatus(
-          client_->remoting().Invoke(addr, std::move(request), options_.client.request_timeout),
-          "heartbeat to " + addr);
-      if (!s.ok()) {
-        // Refused credentials or rights are the operator's to fix: say so
-        // (every heartbeat interval); anything else heals by itself.
-        spdlog::log(IsAccessRefused(s) ? spdlog::level::warn : spdlog::level::debug,
-                    "rocketmq consumer {}: {}", options_.group, s.ToString());
-      }
-    }
-  }
-
-  // Re-runs the allocation for every subscribed topic. False when a topic
-  // could not be rebalanced now (its assignment is kept as it is).
-  bool Rebalance() {
-    bool complete = true;
-    for (const std::string& topic : Topics()) {
-      StatusOr<TopicRoute> route = client_->TopicRouteOf(topic);
-      if (!route.ok()) {
-        // The %RETRY% topic appears after the first heartbeat; a topic whose
-        // only broker is down has no route for a while: keep what we have.
-        complete = false;
-        continue;
-      }
-      std::vector<MessageQueue> all;
-      for (const TopicRoute::Queues& q : route->queues) {
-        if ((q.perm & kPermRead) == 0 || route->MasterAddr(q.broker_name) == nullptr) continue;
-        for (int id = 0; id < q.read_queues; ++id) all.push_back({topic, q.broker_name, id});
-      }
-      std::sort(all.begin(), all.end());
-      StatusOr<std::vector<std::string>> members = GroupMembers(*route);
-      if (!members.ok()) {
-        spdlog::debug("rocketmq consumer {}: {}", options_.group, members.status().ToString());
-        complete = false;
-        continue;
-      }
-      if (std::find(members->begin(), members->end(), client_->client_id()) == members->end()) {
-        complete = false;  // our heartbeat has not reached the broker yet
-        continue;
-      }
-      Assign(topic, AllocateAveragely(all, *members, client_->client_id()));
-    }
-    return complete;
-  }
-
-  StatusOr<std::vector<std::string>> GroupMembers(const TopicRoute& route) {
-    Status last = Unavailable("topic has no broker");
-    for (const TopicRoute::Broker& b : route.brokers) {
-      if (b.master_addr.empty()) continue;
-      RemotingCommand request = RemotingCommand::Request(code::kGetConsumerListByGroup);
-      request.Set("consumerGroup", options_.group);
-      StatusOr<RemotingCommand> response = client_->remoting().Invoke(
-          b.master_addr, std::move(request), options_.client.request_timeout);
-      last = ResponseStatus(response, "members of group " + options_.group);
-      if (!last.ok()) continue;
-      // Nested past kMaxNesting: no members read (common/nesting.h).
-      auto parsed = ParseJsonWithin<nlohmann::json>(response->body);
-      nlohmann::json j = parsed.ok() ? std::move(parsed).value() : nlohmann::json();
-      std::vector<std::string> ids;
-      if (j.is_object() && j.contains("consumerIdList") && j["consumerIdList"].is_array()) {
-        for (const auto& id : j["consumerIdList"]) {
-          if (id.is_string()) ids.push_back(id.get<std::string>());
-        }
-      }
-      std::sort(ids.begin(), ids.end());
-      return ids;
-    }
-    return last;
-  }
-
-  // Makes `mine` the assigned queues of `topic`: drops the others (their
-  // offsets are committed first) and adds the new ones (offsets load later).
-  void Assign(const std::string& topic, const std::vector<MessageQueue>& mine) {
-    std::vector<CommitJob> commits;
-    {
-      MutexLock lock(&mu_);
-      for (auto it = queues_.begin(); it != queues_.end();) {
-        const bool keep = it->first.topic != topic ||
-                          std::find(mine.begin(), mine.end(), it->first) != mine.end();
-        if (keep) {
-          ++it;
-          continue;
-        }
-        spdlog::info("rocketmq consumer {} ({}): gives away {}", options_.group,
-                     client_->client_id(), it->first.ToString());
-        if (it->second.offset_loaded) {
-          commits.push_back({it->first, it->second.assignment, ConsumeOffset(it->second)});
-        }
-        it = queues_.erase(it);  // its ready messages are skipped by Take()
-      }
-      for (const MessageQueue& mq : mine) {
-        if (queues_.count(mq) > 0) continue;
-        spdlog::info("rocketmq consumer {} ({}): takes {}", options_.group, client_->client_id(),
-                     mq.ToString());
-        QueueState state;
-        state.assignment = next_assignment_++;
-        queues_.emplace(mq, std::move(state));
-      }
-    }
-    for (const CommitJob& job : commits) (void)CommitOffset(job);
-  }
-
-  // Reads the committed offset of each newly assigned queue; a group that
-  // never committed on a queue starts at the queue's minimum offset
-  // (CONSUME_FROM_FIRST_OFFSET): nothing published before it is skipped.
-  void LoadOffsets() {
-    std::vector<std::pair<MessageQueue, uint64_t>> to_load;
-    {
-      MutexLock lock(&mu_);
-      for (const auto& [mq, state] : queues_) {
-        if (!state.offset_loaded && Clock::now() >= state.next_pull_at) {
-          to_load.emplace_back(mq, state.assignment);
-        }
-      }
-    }
-    for (const auto& [mq, assignment] : to_load) {
-      bool found = false;
-      StatusOr<int64_t> offset = ReadCommittedOffset(mq, &found);
-      MutexLock lock(&mu_);
-      auto it = queues_.find(mq);
-      if (it == queues_.end() || it->second.assignment != assignment) continue;
-      QueueState& q = it->second;
-      if (!offset.ok()) {
-        q.pull_failures++;
-        q.next_pull_at = Clock::now() + PullBackoff(q.pull_failures);
-        const bool say = IsAccessRefused(offset.status()) &&
-                         (q.pull_failures == 1 || q.pull_failures % 100 == 0);
-        spdlog::log(say ? spdlog::level::warn : spdlog::level::debug,
-                    "rocketmq consumer {}: offset of {}: {}", options_.group, mq.ToString(),
-                    offset.status().ToString());
-        continue;
-      }
-      q.offset_loaded = true;
-      q.pull_failures = 0;
-      q.next_pull_offset = *offset;
-      q.committed = found ? *offset : -1;
-    }
-  }
-
-  StatusOr<int64_t> ReadCommittedOffset(const MessageQueue& mq, bool* found) {
-    std::optional<std::string> addr = client_->MasterAddr(mq.broker_name);
-    if (!addr) return Unavailable("no master for " + mq.broker_name);
-    RemotingCommand query = RemotingCommand::Request(code::kQueryConsumerOffset);
-    query.Set("consumerGroup", options_.group)
-        .Set("topic", mq.topic)
-        .Set("queueId", mq.queue_id)
-        .Set("setZeroIfNotFound", false);
-    StatusOr<RemotingCommand> response =
-        client_->remoting().Invoke(*addr, std::move(query), options_.client.request_timeout);
-    if (response.ok() && response->code == rc::kSuccess) {
-      *found = true;
-      return response->ExtInt("offset");
-    }
-    if (!response.ok() || response->code != rc::kQueryNotFound) {
-      return ResponseStatus(response, "offset of " + mq.ToString());
-    }
-    RemotingCommand min = RemotingCommand::Request(code::kGetMinOffset);
-    min.Set("topic", mq.topic).Set("queueId", mq.queue_id);
-    response = client_->remoting().Invoke(*addr, std::move(min), options_.client.request_timeout);
-    EC_RETURN_IF_ERROR(ResponseStatus(response, "min offset of " + mq.ToString()));
-    *found = false;
-    return response->ExtInt("offset");
-  }
-
-  // Commits the consume offset of every queue whose offset moved (or of
-  // every loaded queue when `all`).
-  void CommitOffsets(bool all) {
-    std::vector<CommitJob> jobs;
-    {
-      MutexLock lock(&mu_);
-      for (const auto& [mq, q] : queues_) {
-        if (!q.offset_loaded) continue;
-        const int64_t offset = ConsumeOffset(q);
-        if (offset > q.committed || (all && offset >= 0 && offset != q.committed)) {
-          jobs.push_back({mq, q.assignment, offset});
-        }
-      }
-    }
-    for (const CommitJob& job : jobs) {
-      if (!CommitOffset(job).ok()) continue;
-      MutexLock lock(&mu_);
-      auto it = queues_.find(job.queue);
-      if (it != queues_.end() && it->second.assignment == job.assignment) {
-        it->second.committed = std::max(it->second.committed, job.offset);
-      }
-    }
-  }
-
-  Status CommitOffset(const CommitJob& job) {
-    std::optional<std::string> addr = client_->MasterAddr(job.queue.broker_name);
-    if (!addr) return Unavailable("no master for " + job.queue.broker_name);
-    RemotingCommand request = RemotingCommand::Request(code::kUpdateConsumerOffset);
-    request.Set("consumerGroup", options_.group)
-        .Set("topic", job.queue.topic)
-        .Set("queueId", job.queue.queue_id)
-        .Set("commitOffset", job.offset);
-    Status s = ResponseStatus(
-        client_->remoting().Invoke(*addr, std::move(request), options_.client.request_timeout),
-        "commit offset " + std::to_string(job.offset) + " of " + job.queue.ToString());
-    if (!s.ok()) spdlog::debug("rocketmq consumer {}: {}", options_.group, s.ToString());
-    return s;
   }
 
   void StartPulls() {
@@ -749,11 +531,264 @@ class ClusterConsumer::Impl {
   bool rebalance_requested_ GUARDED_BY(mu_) = true;
   bool shutdown_ GUARDED_BY(mu_) = false;
   uint64_t next_assignment_ GUARDED_BY(mu_) = 1;
+  Bookkeeping bookkeeping_{*this};
 
   // Last: its I/O thread calls back into the members above.
   std::unique_ptr<ClientInstance> client_;
   std::thread service_;
 };
+
+// ---- ClusterConsumer::Impl::Bookkeeping: membership, rebalance, offsets ----
+
+std::vector<std::string> ClusterConsumer::Impl::Bookkeeping::Topics() const {
+  std::vector<std::string> topics{impl_.options_.topic};
+  if (impl_.options_.subscribe_retry_topic) topics.push_back(impl_.retry_topic_);
+  return topics;
+}
+
+// Brokers of every subscribed topic's route (routes fetched as needed).
+std::set<std::string> ClusterConsumer::Impl::Bookkeeping::BrokerAddrs() {
+  std::set<std::string> addrs;
+  for (const std::string& topic : Topics()) {
+    StatusOr<TopicRoute> route = impl_.client_->TopicRouteOf(topic);
+    if (!route.ok()) continue;
+    for (const TopicRoute::Broker& b : route->brokers) {
+      if (!b.master_addr.empty()) addrs.insert(b.master_addr);
+    }
+  }
+  return addrs;
+}
+
+void ClusterConsumer::Impl::Bookkeeping::SendHeartbeats() {
+  nlohmann::json subscriptions = nlohmann::json::array();
+  subscriptions.push_back(
+      SubscriptionJson(impl_.options_.topic, impl_.options_.tag_expression, impl_.sub_version_));
+  if (impl_.options_.subscribe_retry_topic) {
+    subscriptions.push_back(SubscriptionJson(impl_.retry_topic_, "*", impl_.sub_version_));
+  }
+  nlohmann::json heartbeat = {
+      {"clientID", impl_.client_->client_id()},
+      {"producerDataSet", nlohmann::json::array()},
+      {"consumerDataSet",
+       {{{"groupName", impl_.options_.group},
+         {"consumeType", "CONSUME_PASSIVELY"},
+         {"messageModel", "CLUSTERING"},
+         {"consumeFromWhere", "CONSUME_FROM_FIRST_OFFSET"},
+         {"subscriptionDataSet", subscriptions},
+         {"unitMode", false}}}},
+      {"heartbeatFingerprint", 0},
+  };
+  const std::string body = heartbeat.dump();
+  for (const std::string& addr : BrokerAddrs()) {
+    RemotingCommand request = RemotingCommand::Request(code::kHeartBeat);
+    request.body = body;
+    Status s = ResponseStatus(impl_.client_->remoting().Invoke(
+                                  addr, std::move(request), impl_.options_.client.request_timeout),
+                              "heartbeat to " + addr);
+    if (!s.ok()) {
+      // Refused credentials or rights are the operator's to fix: say so
+      // (every heartbeat interval); anything else heals by itself.
+      spdlog::log(IsAccessRefused(s) ? spdlog::level::warn : spdlog::level::debug,
+                  "rocketmq consumer {}: {}", impl_.options_.group, s.ToString());
+    }
+  }
+}
+
+// Re-runs the allocation for every subscribed topic. False when a topic
+// could not be rebalanced now (its assignment is kept as it is).
+bool ClusterConsumer::Impl::Bookkeeping::Rebalance() {
+  bool complete = true;
+  for (const std::string& topic : Topics()) {
+    StatusOr<TopicRoute> route = impl_.client_->TopicRouteOf(topic);
+    if (!route.ok()) {
+      // The %RETRY% topic appears after the first heartbeat; a topic whose
+      // only broker is down has no route for a while: keep what we have.
+      complete = false;
+      continue;
+    }
+    std::vector<MessageQueue> all;
+    for (const TopicRoute::Queues& q : route->queues) {
+      if ((q.perm & kPermRead) == 0 || route->MasterAddr(q.broker_name) == nullptr) continue;
+      for (int id = 0; id < q.read_queues; ++id) all.push_back({topic, q.broker_name, id});
+    }
+    std::sort(all.begin(), all.end());
+    StatusOr<std::vector<std::string>> members = GroupMembers(*route);
+    if (!members.ok()) {
+      spdlog::debug("rocketmq consumer {}: {}", impl_.options_.group, members.status().ToString());
+      complete = false;
+      continue;
+    }
+    if (std::find(members->begin(), members->end(), impl_.client_->client_id()) == members->end()) {
+      complete = false;  // our heartbeat has not reached the broker yet
+      continue;
+    }
+    Assign(topic, AllocateAveragely(all, *members, impl_.client_->client_id()));
+  }
+  return complete;
+}
+
+StatusOr<std::vector<std::string>> ClusterConsumer::Impl::Bookkeeping::GroupMembers(
+    const TopicRoute& route) {
+  Status last = Unavailable("topic has no broker");
+  for (const TopicRoute::Broker& b : route.brokers) {
+    if (b.master_addr.empty()) continue;
+    RemotingCommand request = RemotingCommand::Request(code::kGetConsumerListByGroup);
+    request.Set("consumerGroup", impl_.options_.group);
+    StatusOr<RemotingCommand> response = impl_.client_->remoting().Invoke(
+        b.master_addr, std::move(request), impl_.options_.client.request_timeout);
+    last = ResponseStatus(response, "members of group " + impl_.options_.group);
+    if (!last.ok()) continue;
+    // Nested past kMaxNesting: no members read (common/nesting.h).
+    auto parsed = ParseJsonWithin<nlohmann::json>(response->body);
+    nlohmann::json j = parsed.ok() ? std::move(parsed).value() : nlohmann::json();
+    std::vector<std::string> ids;
+    if (j.is_object() && j.contains("consumerIdList") && j["consumerIdList"].is_array()) {
+      for (const auto& id : j["consumerIdList"]) {
+        if (id.is_string()) ids.push_back(id.get<std::string>());
+      }
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  return last;
+}
+
+// Makes `mine` the assigned queues of `topic`: drops the others (their
+// offsets are committed first) and adds the new ones (offsets load later).
+void ClusterConsumer::Impl::Bookkeeping::Assign(const std::string& topic,
+                                                const std::vector<MessageQueue>& mine) {
+  std::vector<CommitJob> commits;
+  {
+    MutexLock lock(&impl_.mu_);
+    for (auto it = impl_.queues_.begin(); it != impl_.queues_.end();) {
+      const bool keep =
+          it->first.topic != topic || std::find(mine.begin(), mine.end(), it->first) != mine.end();
+      if (keep) {
+        ++it;
+        continue;
+      }
+      spdlog::info("rocketmq consumer {} ({}): gives away {}", impl_.options_.group,
+                   impl_.client_->client_id(), it->first.ToString());
+      if (it->second.offset_loaded) {
+        commits.push_back({it->first, it->second.assignment, ConsumeOffset(it->second)});
+      }
+      it = impl_.queues_.erase(it);  // its ready messages are skipped by Take()
+    }
+    for (const MessageQueue& mq : mine) {
+      if (impl_.queues_.count(mq) > 0) continue;
+      spdlog::info("rocketmq consumer {} ({}): takes {}", impl_.options_.group,
+                   impl_.client_->client_id(), mq.ToString());
+      QueueState state;
+      state.assignment = impl_.next_assignment_++;
+      impl_.queues_.emplace(mq, std::move(state));
+    }
+  }
+  for (const CommitJob& job : commits) (void)CommitOffset(job);
+}
+
+// Reads the committed offset of each newly assigned queue; a group that
+// never committed on a queue starts at the queue's minimum offset
+// (CONSUME_FROM_FIRST_OFFSET): nothing published before it is skipped.
+void ClusterConsumer::Impl::Bookkeeping::LoadOffsets() {
+  std::vector<std::pair<MessageQueue, uint64_t>> to_load;
+  {
+    MutexLock lock(&impl_.mu_);
+    for (const auto& [mq, state] : impl_.queues_) {
+      if (!state.offset_loaded && Clock::now() >= state.next_pull_at) {
+        to_load.emplace_back(mq, state.assignment);
+      }
+    }
+  }
+  for (const auto& [mq, assignment] : to_load) {
+    bool found = false;
+    StatusOr<int64_t> offset = ReadCommittedOffset(mq, &found);
+    MutexLock lock(&impl_.mu_);
+    auto it = impl_.queues_.find(mq);
+    if (it == impl_.queues_.end() || it->second.assignment != assignment) continue;
+    QueueState& q = it->second;
+    if (!offset.ok()) {
+      q.pull_failures++;
+      q.next_pull_at = Clock::now() + PullBackoff(q.pull_failures);
+      const bool say =
+          IsAccessRefused(offset.status()) && (q.pull_failures == 1 || q.pull_failures % 100 == 0);
+      spdlog::log(say ? spdlog::level::warn : spdlog::level::debug,
+                  "rocketmq consumer {}: offset of {}: {}", impl_.options_.group, mq.ToString(),
+                  offset.status().ToString());
+      continue;
+    }
+    q.offset_loaded = true;
+    q.pull_failures = 0;
+    q.next_pull_offset = *offset;
+    q.committed = found ? *offset : -1;
+  }
+}
+
+StatusOr<int64_t> ClusterConsumer::Impl::Bookkeeping::ReadCommittedOffset(const MessageQueue& mq,
+                                                                          bool* found) {
+  std::optional<std::string> addr = impl_.client_->MasterAddr(mq.broker_name);
+  if (!addr) return Unavailable("no master for " + mq.broker_name);
+  RemotingCommand query = RemotingCommand::Request(code::kQueryConsumerOffset);
+  query.Set("consumerGroup", impl_.options_.group)
+      .Set("topic", mq.topic)
+      .Set("queueId", mq.queue_id)
+      .Set("setZeroIfNotFound", false);
+  StatusOr<RemotingCommand> response = impl_.client_->remoting().Invoke(
+      *addr, std::move(query), impl_.options_.client.request_timeout);
+  if (response.ok() && response->code == rc::kSuccess) {
+    *found = true;
+    return response->ExtInt("offset");
+  }
+  if (!response.ok() || response->code != rc::kQueryNotFound) {
+    return ResponseStatus(response, "offset of " + mq.ToString());
+  }
+  RemotingCommand min = RemotingCommand::Request(code::kGetMinOffset);
+  min.Set("topic", mq.topic).Set("queueId", mq.queue_id);
+  response = impl_.client_->remoting().Invoke(*addr, std::move(min),
+                                              impl_.options_.client.request_timeout);
+  EC_RETURN_IF_ERROR(ResponseStatus(response, "min offset of " + mq.ToString()));
+  *found = false;
+  return response->ExtInt("offset");
+}
+
+// Commits the consume offset of every queue whose offset moved (or of
+// every loaded queue when `all`).
+void ClusterConsumer::Impl::Bookkeeping::CommitOffsets(bool all) {
+  std::vector<CommitJob> jobs;
+  {
+    MutexLock lock(&impl_.mu_);
+    for (const auto& [mq, q] : impl_.queues_) {
+      if (!q.offset_loaded) continue;
+      const int64_t offset = ConsumeOffset(q);
+      if (offset > q.committed || (all && offset >= 0 && offset != q.committed)) {
+        jobs.push_back({mq, q.assignment, offset});
+      }
+    }
+  }
+  for (const CommitJob& job : jobs) {
+    if (!CommitOffset(job).ok()) continue;
+    MutexLock lock(&impl_.mu_);
+    auto it = impl_.queues_.find(job.queue);
+    if (it != impl_.queues_.end() && it->second.assignment == job.assignment) {
+      it->second.committed = std::max(it->second.committed, job.offset);
+    }
+  }
+}
+
+Status ClusterConsumer::Impl::Bookkeeping::CommitOffset(const CommitJob& job) {
+  std::optional<std::string> addr = impl_.client_->MasterAddr(job.queue.broker_name);
+  if (!addr) return Unavailable("no master for " + job.queue.broker_name);
+  RemotingCommand request = RemotingCommand::Request(code::kUpdateConsumerOffset);
+  request.Set("consumerGroup", impl_.options_.group)
+      .Set("topic", job.queue.topic)
+      .Set("queueId", job.queue.queue_id)
+      .Set("commitOffset", job.offset);
+  Status s =
+      ResponseStatus(impl_.client_->remoting().Invoke(*addr, std::move(request),
+                                                      impl_.options_.client.request_timeout),
+                     "commit offset " + std::to_string(job.offset) + " of " + job.queue.ToString());
+  if (!s.ok()) spdlog::debug("rocketmq consumer {}: {}", impl_.options_.group, s.ToString());
+  return s;
+}
 
 StatusOr<std::unique_ptr<ClusterConsumer>> ClusterConsumer::Start(const ConsumerOptions& options) {
   if (options.client.namesrv_addrs.empty())
