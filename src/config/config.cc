@@ -331,6 +331,7 @@ std::vector<EnvOverlay::Alias> EnvAliases() {
       {"storage.s3.secret-key", "EXPORT_CENTER_S3_SECRET_KEY"},
       {"datasources.*.url", "EXPORT_CENTER_DATASOURCE_URL_*"},
       {"notifications.receivers.*.secret", "EXPORT_CENTER_WEBHOOK_SECRET_*"},
+      {"mail.password", "EXPORT_CENTER_MAIL_PASSWORD"},
   };
 }
 

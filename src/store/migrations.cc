@@ -729,10 +729,10 @@ Migration MailOutbox() {
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
-      InitialSchema(),  IdNodeCounter(),         NotificationOutbox(), TaskUpdatedAtIndex(),
-      DownloadAudit(),  TaskChangeKeyIndex(),    OutboxDueSince(),     FileManifest(),
-      TaskTimeline(),   ColumnPolicy(),          BulkActionAudit(),    BulkActionApp(),
-      FailureDetail(),  Subscriptions(),         TaskLocale(),         FileEncryption(),
+      InitialSchema(),  IdNodeCounter(),          NotificationOutbox(), TaskUpdatedAtIndex(),
+      DownloadAudit(),  TaskChangeKeyIndex(),     OutboxDueSince(),     FileManifest(),
+      TaskTimeline(),   ColumnPolicy(),           BulkActionAudit(),    BulkActionApp(),
+      FailureDetail(),  Subscriptions(),          TaskLocale(),         FileEncryption(),
       HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox()};
   return kMigrations;
 }

@@ -123,15 +123,15 @@ class SqlMailOutbox final : public MailOutbox {
       type = mail.attachment_type.empty() ? "application/octet-stream" : mail.attachment_type;
     }
     EC_RETURN_IF_ERROR(
-        db_->Exec(Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
-                      " recipients, subject, body_text, body_html, attachment_key,"
-                      " attachment_name, attachment_type, status, attempt_count, next_retry_at,"
-                      " created_at, updated_at)"
-                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
-                      " {NOW})"),
-                  {id, message_id, mail.subscription_id, mail.task_id,
-                   JoinRecipients(mail.recipients), mail.subject, mail.body_text, mail.body_html,
-                   mail.attachment_key, name, type})
+        db_->Exec(
+               Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
+                   " recipients, subject, body_text, body_html, attachment_key,"
+                   " attachment_name, attachment_type, status, attempt_count, next_retry_at,"
+                   " created_at, updated_at)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
+                   " {NOW})"),
+               {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
+                mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type})
             .status());
     return GetMail(id);
   }
@@ -172,9 +172,10 @@ class SqlMailOutbox final : public MailOutbox {
   Status RedeliverMail(int64_t id) override {
     EC_ASSIGN_OR_RETURN(
         int64_t n,
-        db_->Exec(Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
-                      " next_retry_at = {NOW}, updated_at = {NOW} WHERE id = ? AND status = 'DEAD'"),
-                  {id}));
+        db_->Exec(
+            Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
+                " next_retry_at = {NOW}, updated_at = {NOW} WHERE id = ? AND status = 'DEAD'"),
+            {id}));
     if (n == 1) return Status::Ok();
     EC_ASSIGN_OR_RETURN(MailEntry now, GetMail(id));
     return Conflict("mail " + std::to_string(id) + " is " + std::string(ToString(now.status)) +

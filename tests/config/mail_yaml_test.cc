@@ -83,7 +83,8 @@ TEST_F(MailYamlTest, EachMistakeNamesItsKey) {
                 "mail.tls: none is allowed only for a loopback host, not \"smtp.example.com\"");
   ExpectProblem("mail:\n  tls: sometimes\n", "mail.tls:");
   ExpectProblem("mail:\n  username: u\n", "mail.password: is required with mail.username");
-  ExpectProblem("mail:\n  from: not-an-address\n", "mail.from: \"not-an-address\" is not an address");
+  ExpectProblem("mail:\n  from: not-an-address\n",
+                "mail.from: \"not-an-address\" is not an address");
   ExpectProblem("mail:\n  allowed-domains: [\"*.example.com\"]\n",
                 "mail.allowed-domains: \"*.example.com\" is not a domain name");
   ExpectProblem("mail:\n  ca-file: /nonexistent/ca.pem\n",

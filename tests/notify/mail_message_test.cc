@@ -141,8 +141,8 @@ TEST(MailRecipients, OnlyAllowedDomainsAndPlainAddressesPass) {
   EXPECT_FALSE(CheckRecipients(options, {"a@example.com\r\nRCPT TO:<x@evil.test>"}).ok());
   EXPECT_FALSE(CheckRecipients(options, {"@example.com"}).ok());
   EXPECT_FALSE(CheckRecipients(options, {}).ok());
-  Status many =
-      CheckRecipients(options, {"a@example.com", "b@example.com", "c@example.com", "d@example.com"});
+  Status many = CheckRecipients(
+      options, {"a@example.com", "b@example.com", "c@example.com", "d@example.com"});
   EXPECT_NE(many.message().find("at most 3 (mail.max-recipients)"), std::string::npos);
   options.allowed_domains.clear();
   EXPECT_NE(CheckRecipients(options, {"a@example.com"}).message().find("none configured"),

@@ -31,11 +31,27 @@ using testing::SmtpTestServer;
 
 class MailPublisherTest : public ::testing::Test, public MailObserver {
  protected:
+  // The certificates once (RSA keys cost seconds on a busy machine).
+  static void SetUpTestSuite() {
+    char tmpl[] = "/tmp/ec-mailer-certs-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    certs_ = new std::string(tmpl);
+    ASSERT_TRUE(testing::MakeTestCertificates(*certs_));
+  }
+  static void TearDownTestSuite() {
+    if (certs_ != nullptr) std::filesystem::remove_all(*certs_);
+    delete certs_;
+    certs_ = nullptr;
+  }
+
   void SetUp() override {
+    ASSERT_NE(certs_, nullptr);
     char tmpl[] = "/tmp/ec-mailer-test-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    ASSERT_TRUE(testing::MakeTestCertificates(dir_));
+    for (const char* name : {"ca.pem", "server.pem", "server.key"}) {
+      std::filesystem::copy_file(*certs_ + "/" + name, dir_ + "/" + name);
+    }
     auto db = store::OpenSqliteDatabase(dir_ + "/center.db");
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     db_ = std::move(*db);
@@ -50,8 +66,8 @@ class MailPublisherTest : public ::testing::Test, public MailObserver {
   }
 
   void StartServer(int tempfail = 0) {
-    server_ = std::make_unique<SmtpTestServer>(dir_, SmtpServerOptions{true, "mailer",
-                                                                       "s3cret-pass", tempfail});
+    server_ = std::make_unique<SmtpTestServer>(
+        dir_, SmtpServerOptions{true, "mailer", "s3cret-pass", tempfail});
     ASSERT_EQ(server_->Start(), "");
   }
 
@@ -106,7 +122,8 @@ class MailPublisherTest : public ::testing::Test, public MailObserver {
 
   // Makes every pending mail due now (the back-off passed).
   void MakeDue() {
-    ASSERT_TRUE(db_->Exec("UPDATE export_mail SET next_retry_at = 0 WHERE status = 'PENDING'").ok());
+    ASSERT_TRUE(
+        db_->Exec("UPDATE export_mail SET next_retry_at = 0 WHERE status = 'PENDING'").ok());
   }
 
   store::MailEntry Row(int64_t id) {
@@ -117,6 +134,7 @@ class MailPublisherTest : public ::testing::Test, public MailObserver {
 
   void MailAttempted(MailResult r) override { results_[r]++; }
 
+  static inline std::string* certs_ = nullptr;
   std::string dir_;
   std::shared_ptr<store::Database> db_;
   std::unique_ptr<store::MailOutbox> outbox_;
@@ -145,8 +163,7 @@ TEST_F(MailPublisherTest, AMailIsSentOnceWithItsAttachmentAndMarkedDelivered) {
   EXPECT_EQ(got[0]["rcpt_tos"].size(), 2u);
   ASSERT_EQ(got[0]["message"]["attachments"].size(), 1u);
   EXPECT_EQ(got[0]["message"]["attachments"][0]["filename"], "orders.csv");
-  EXPECT_EQ(Base64Decode(got[0]["message"]["attachments"][0]["data_b64"].get<std::string>()),
-            csv);
+  EXPECT_EQ(Base64Decode(got[0]["message"]["attachments"][0]["data_b64"].get<std::string>()), csv);
   EXPECT_EQ(results_[MailResult::kDelivered], 1);
 }
 

@@ -2,8 +2,6 @@
 // smtp_test_server.h): STARTTLS under a CA made at test time, AUTH required.
 // What arrived is read by Python's email package on the server's side.
 
-#include "notify/mail/curl_mail_sender.h"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -16,6 +14,7 @@
 #include <string>
 
 #include "common/encoding.h"
+#include "notify/mail/curl_mail_sender.h"
 #include "smtp_test_server.h"  // beside this file
 
 namespace export_center::notify::mail {
@@ -88,9 +87,8 @@ TEST_F(MailSenderTest, AMailWithAnAttachmentArrivesWithTheSameBytes) {
   MailMessage m = Message("attachment-1");
   std::string data;
   for (int i = 0; i < 300000; ++i) data += static_cast<char>((i * 131) % 256);
-  m.attachment =
-      MailAttachment{"orders.xlsx",
-                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", data};
+  m.attachment = MailAttachment{
+      "orders.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", data};
   m.html = "<p>Your export is attached.</p>";
   const size_t before = server_->Received().size();
   ASSERT_TRUE(Sender(Options(server_->port()))->Send(m, In(10000)).ok());

@@ -48,9 +48,8 @@ inline bool MakeTestCertificates(const std::string& dir) {
   const std::string quiet = " >/dev/null 2>&1";
   return RunShell("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + d + "/ca.key -out " + d +
                   "/ca.pem -days 2 -subj '/CN=export-center test CA'" + quiet) == 0 &&
-         RunShell("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + d +
-                  "/other-ca.key -out " + d + "/other-ca.pem -days 2 -subj '/CN=another CA'" +
-                  quiet) == 0 &&
+         RunShell("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + d + "/other-ca.key -out " +
+                  d + "/other-ca.pem -days 2 -subj '/CN=another CA'" + quiet) == 0 &&
          RunShell("openssl req -newkey rsa:2048 -nodes -keyout " + d + "/server.key -out " + d +
                   "/server.csr -subj '/CN=localhost'" + quiet) == 0 &&
          RunShell("printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > " + d + "/ext.cnf") ==

@@ -55,8 +55,7 @@ class CurlMailSender final : public MailSender {
     url_ = std::string(scheme) + host + ":" + std::to_string(options_.port);
   }
 
-  Status Send(const MailMessage& message,
-              std::chrono::steady_clock::time_point deadline) override {
+  Status Send(const MailMessage& message, std::chrono::steady_clock::time_point deadline) override {
     using std::chrono::duration_cast;
     using std::chrono::milliseconds;
     const auto left = duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -140,8 +139,8 @@ class CurlMailSender final : public MailSender {
         break;
     }
     if (reply >= 500 && reply < 600) {
-      return InvalidArgument(where + ": the server refused the message (" +
-                             std::to_string(reply) + "): " + detail);
+      return InvalidArgument(where + ": the server refused the message (" + std::to_string(reply) +
+                             "): " + detail);
     }
     if (reply >= 400 && reply < 500) {
       return Unavailable(where + ": temporary refusal (" + std::to_string(reply) + "): " + detail);

@@ -20,8 +20,9 @@
 namespace export_center::notify::mail {
 
 struct MailAttachment {
-  std::string name{};          // the file name the recipient sees (UTF-8)
-  std::string content_type{};  // e.g. application/vnd.openxmlformats-officedocument.spreadsheetml.sheet
+  std::string name{};  // the file name the recipient sees (UTF-8)
+  std::string
+      content_type{};  // e.g. application/vnd.openxmlformats-officedocument.spreadsheetml.sheet
   std::string bytes{};
 };
 
