@@ -27,6 +27,8 @@ BUILD_PACKAGES=(
   # JWS verification and JWK import of the token verifier (docs/http-api.md#jose-library);
   # cjose.pc requires jansson.pc, which Debian packages apart (without it CMake finds no cjose)
   libcjose-dev libjansson-dev
+  # e-mail delivery over SMTP with STARTTLS and AUTH (src/notify/mail/curl_mail_sender.h)
+  libcurl4-openssl-dev
 )
 # Everything else the test command uses.
 TEST_PACKAGES=(
@@ -82,6 +84,8 @@ if [ "$profile" = demo ]; then exit 0; fi
 "$(dirname "${BASH_SOURCE[0]}")/install-file-decrypters.sh" >/dev/null
 # The pinned second XLSX reader (python-calamine) of tests/integration/rich_columns_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-calamine.sh" >/dev/null
+# The pinned SMTP server (aiosmtpd) of tests/notify/mail_*_test.cc (idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/install-smtp-server.sh" >/dev/null
 # The pinned property-based API tester of tests/integration/api_fuzz_test.py (idempotent).
 "$(dirname "${BASH_SOURCE[0]}")/install-api-fuzzer.sh" >/dev/null
 # playwright-core for the browser tests, with npm into the same folder (idempotent).

@@ -13,6 +13,7 @@
 #include "common/ascii.h"
 #include "common/file_key_ring.h"
 #include "config/config_internal.h"
+#include "config/mail_yaml.h"
 #include "config/notifications_yaml.h"
 #include "config/secret_check.h"
 #include "config/yaml_reader.h"
@@ -330,6 +331,7 @@ std::vector<EnvOverlay::Alias> EnvAliases() {
       {"storage.s3.secret-key", "EXPORT_CENTER_S3_SECRET_KEY"},
       {"datasources.*.url", "EXPORT_CENTER_DATASOURCE_URL_*"},
       {"notifications.receivers.*.secret", "EXPORT_CENTER_WEBHOOK_SECRET_*"},
+      {"mail.password", "EXPORT_CENTER_MAIL_PASSWORD"},
   };
 }
 
@@ -764,6 +766,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     Section(top, "render", &c.render, ReadRender);
     MapReader notifications(top.Get("notifications"), "notifications", &errors, &env);
     ReadNotifications(notifications, &c.notifications);
+    Section(top, "mail", &c.mail, ReadMail);
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.
@@ -795,6 +798,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
   }
   Validate(&c, &errors);
   CheckNotifications(c.notifications, root, &errors);
+  CheckMail(c.mail, &errors);
   CheckFileKeyNeeded(root, c.auth, &errors);
   if (!errors.empty())
     return InvalidArgument(ProblemsHeader(path, errors) + errors.ToStatus().message());

@@ -21,6 +21,7 @@
 #include "api/options.h"
 #include "common/status.h"
 #include "dispatch/options.h"
+#include "notify/mail/mail_options.h"
 #include "notify/notification_options.h"
 #include "render/render_options.h"
 #include "source/options.h"
@@ -57,6 +58,7 @@ struct AppConfig {
   dispatch::ReconcilerOptions reconciler;
   dispatch::ChannelOptions channel;
   notify::NotificationOptions notifications;
+  notify::mail::MailOptions mail;
   source::ProviderClientOptions provider;
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;

@@ -34,8 +34,8 @@ StatusOr<std::optional<Row>> LeasedQueue::Claim(int64_t id, const std::string& i
                                                 int lease_seconds) const {
   const std::string table(table_.table);
   const std::string claim =
-      Sql("UPDATE " + table +
-          " SET status = 'CLAIMED', lease_owner = ?, lease_until = {NOW} + ?,"
+      Sql("UPDATE " + table + " SET status = '" + std::string(table_.claimed) +
+          "', lease_owner = ?, lease_until = {NOW} + ?,"
           " attempt_count = attempt_count + 1, updated_at = {NOW} WHERE id = ? AND " +
           std::string(table_.claimable));
   const std::string read =
@@ -61,7 +61,8 @@ StatusOr<MarkOutcome> LeasedQueue::Mark(int64_t id, const std::string& instance,
   const std::string update =
       Sql("UPDATE " + std::string(table_.table) + " SET " + std::string(set) +
           ", lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
-          " WHERE id = ? AND status = 'CLAIMED' AND lease_owner = ?");
+          " WHERE id = ? AND status = '" +
+          std::string(table_.claimed) + "' AND lease_owner = ?");
   if (!on_marked) {
     EC_ASSIGN_OR_RETURN(int64_t n, db_->Exec(update, params));
     return n == 1 ? MarkOutcome::kMarked : MarkOutcome::kClaimLost;

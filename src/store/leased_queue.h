@@ -46,6 +46,8 @@ struct LeasedQueueTable {
   // SELECT of the ids due now, in delivery order, `?` the limit; empty: the
   // claimable rows, oldest next_retry_at first.
   std::string_view select_due;
+  // The status of a claimed row (the mail outbox says SENDING).
+  std::string_view claimed = "CLAIMED";
 };
 
 class LeasedQueue {

@@ -686,15 +686,54 @@ Migration HistoryCoveringIndexes() {
   };
 }
 
+// Version 19 (issue 48, delivery): the mail outbox (store/mail_outbox.h,
+// docs/subscriptions.md#delivery): one row per e-mail, claimed with a lease
+// like export_notification; the Message-ID is fixed at enqueue so every retry
+// sends the same message.
+Migration MailOutbox() {
+  return {
+      19,
+      "export_mail: e-mails waiting to be sent (subscriptions' delivery)",
+      {
+          "CREATE TABLE IF NOT EXISTS export_mail ("
+          " id BIGINT NOT NULL PRIMARY KEY,"
+          " message_id VARCHAR(128) NOT NULL,"
+          " subscription_id BIGINT NULL,"
+          " task_id BIGINT NULL,"
+          " recipients {TEXT} NOT NULL,"
+          " subject {TEXT} NOT NULL,"
+          " body_text {TEXT} NOT NULL,"
+          " body_html {TEXT} NULL,"
+          " attachment_key VARCHAR(1024) NULL,"
+          " attachment_name VARCHAR(400) NULL,"
+          " attachment_type VARCHAR(128) NULL,"
+          " status VARCHAR(16) NOT NULL DEFAULT 'PENDING',"
+          " attempt_count INTEGER NOT NULL DEFAULT 0,"
+          " next_retry_at BIGINT NOT NULL,"
+          " lease_owner VARCHAR(128) NULL,"
+          " lease_until BIGINT NULL,"
+          " delivered_at BIGINT NULL,"
+          " last_error {TEXT} NULL,"
+          " created_at BIGINT NOT NULL,"
+          " updated_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          // The mailer's due scan, and the console's dead list.
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_due"
+          " ON export_mail (status, next_retry_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_subscription"
+          " ON export_mail (subscription_id, id)",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> kMigrations = {
-      InitialSchema(),  IdNodeCounter(),         NotificationOutbox(), TaskUpdatedAtIndex(),
-      DownloadAudit(),  TaskChangeKeyIndex(),    OutboxDueSince(),     FileManifest(),
-      TaskTimeline(),   ColumnPolicy(),          BulkActionAudit(),    BulkActionApp(),
-      FailureDetail(),  Subscriptions(),         TaskLocale(),         FileEncryption(),
-      HistoryIndexes(), HistoryCoveringIndexes()};
+      InitialSchema(),  IdNodeCounter(),          NotificationOutbox(), TaskUpdatedAtIndex(),
+      DownloadAudit(),  TaskChangeKeyIndex(),     OutboxDueSince(),     FileManifest(),
+      TaskTimeline(),   ColumnPolicy(),           BulkActionAudit(),    BulkActionApp(),
+      FailureDetail(),  Subscriptions(),          TaskLocale(),         FileEncryption(),
+      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox()};
   return kMigrations;
 }
 

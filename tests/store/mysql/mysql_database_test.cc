@@ -496,8 +496,8 @@ TEST_F(MysqlDatabaseTest, TablesAreInnoDbUtf8mb4WithABinaryNoPadCollation) {
       " WHERE table_schema = DATABASE() ORDER BY table_name");
   ASSERT_TRUE(tables.ok()) << tables.status().ToString();
   // task, outbox, guard, schema version, id node, notification, download audit, event,
-  // bulk action, subscription, subscription run.
-  ASSERT_EQ(tables->size(), 11u);
+  // bulk action, subscription, subscription run, mail.
+  ASSERT_EQ(tables->size(), 12u);
   for (const Row& t : *tables) {
     EXPECT_EQ(t.Text(1), "InnoDB") << t.Text(0);
     EXPECT_EQ(t.Text(2), "utf8mb4_nopad_bin") << t.Text(0);
@@ -583,15 +583,16 @@ TEST_F(MysqlDatabaseTest, AMigrationCutShortIsFinishedByTheNextRunOnBothFlavours
     // Secondary indexes: 9 of migration 1, 3 of the notification outbox, 1 for task
     // events, 2 of the download audit, 1 of the timeline, 2 of the bulk-action audit
     // (18), 4 of the subscriptions (migration 14), and 13 more of the history's list
-    // shapes (migrations 17 and 18, which also replace ten by wider ones).
-    EXPECT_EQ(IndexCount(*db), 35);
+    // shapes (migrations 17 and 18, which also replace ten by wider ones), 2 of the
+    // mail outbox (migration 19).
+    EXPECT_EQ(IndexCount(*db), 37);
     // DDL commits by itself on MySQL: a crash can leave some statements of a
     // migration applied and its version row missing.
     ASSERT_TRUE(db->Exec("DROP INDEX idx_export_task_lease ON export_task").ok());
     ASSERT_TRUE(db->Exec("DELETE FROM export_schema_version").ok());
-    EXPECT_EQ(IndexCount(*db), 34);
+    EXPECT_EQ(IndexCount(*db), 36);
     ASSERT_OK(Migrate(*flavour));
-    EXPECT_EQ(IndexCount(*db), 35);
+    EXPECT_EQ(IndexCount(*db), 37);
     EXPECT_EQ(*CurrentSchemaVersion(*db), LatestSchemaVersion());
     ASSERT_OK(Migrate(*flavour));
     auto guard = db->Query("SELECT COUNT(*) FROM export_task_guard");

@@ -1,0 +1,243 @@
+// The MailOutbox contract (mail_outbox.h) on every backend: SQLite, and the
+// real PostgreSQL and MariaDB servers the store's contract binary starts once
+// (store_backends.h). Leases and back-offs pass by rewriting stored times,
+// never by sleeping.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/mail_outbox.h"
+#include "store/migrations.h"
+#include "store/sql_mail_outbox.h"
+#include "store_backends.h"  // beside this file
+
+namespace export_center::store {
+namespace {
+
+class MailOutboxContractTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    backend_ = std::make_unique<Backend>(GetParam());
+    std::string skip;
+    db_ = backend_->OpenFresh(&skip);
+    if (db_ == nullptr && !skip.empty() && testing::RealServersRequired()) {
+      FAIL() << GetParam() << " unavailable in CI: " << skip;
+    }
+    if (db_ == nullptr && !skip.empty()) GTEST_SKIP() << GetParam() << ": " << skip;
+    ASSERT_NE(db_, nullptr);
+    ASSERT_OK(Migrate(*db_));
+    outbox_ = NewSqlMailOutbox(db_);
+  }
+
+  static NewMail Mail() {
+    NewMail m;
+    m.subscription_id = 7;
+    m.task_id = 385871725167902720;
+    m.recipients = {"alice@example.com", "bob@example.com"};
+    m.subject = "客户列表 — weekly 📦";
+    m.body_text = "Grüße\nthe file is attached";
+    m.body_html = "<p>Grüße</p>";
+    m.attachment_key = "t1/2026/12/客户列表.xlsx";
+    m.attachment_name = "客户列表.xlsx";
+    m.attachment_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+    return m;
+  }
+
+  int64_t Enqueue() {
+    auto e = outbox_->EnqueueMail(Mail());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->id : 0;
+  }
+
+  // Moves a row's lease or back-off into the past (the database clock passed).
+  void Expire(int64_t id) {
+    ASSERT_OK(db_->Exec("UPDATE export_mail SET lease_until = lease_until - 3600000,"
+                        " next_retry_at = next_retry_at - 3600000 WHERE id = ?",
+                        {id})
+                  .status());
+  }
+
+  std::unique_ptr<Backend> backend_;
+  std::shared_ptr<Database> db_;
+  std::unique_ptr<MailOutbox> outbox_;
+};
+
+TEST_P(MailOutboxContractTest, EnqueuedMailsReadBackWithEveryFieldAndTheirOwnMessageId) {
+  ASSERT_OK_AND_ASSIGN(MailEntry made, outbox_->EnqueueMail(Mail()));
+  EXPECT_GT(made.id, 0);
+  EXPECT_EQ(made.status, MailStatus::kPending);
+  EXPECT_EQ(made.attempt_count, 0);
+  EXPECT_EQ(made.message_id.front(), '<');
+  EXPECT_NE(made.message_id.find("@export-center>"), std::string::npos);
+  const NewMail m = Mail();
+  EXPECT_EQ(made.mail.subscription_id, m.subscription_id);
+  EXPECT_EQ(made.mail.task_id, m.task_id);
+  EXPECT_EQ(made.mail.recipients, m.recipients);
+  EXPECT_EQ(made.mail.subject, m.subject);
+  EXPECT_EQ(made.mail.body_text, m.body_text);
+  EXPECT_EQ(made.mail.body_html, m.body_html);
+  EXPECT_EQ(made.mail.attachment_key, m.attachment_key);
+  EXPECT_EQ(made.mail.attachment_name, m.attachment_name);
+  EXPECT_EQ(made.mail.attachment_type, m.attachment_type);
+
+  NewMail bare;
+  bare.recipients = {"carol@example.com"};
+  bare.subject = "s";
+  bare.body_text = "b";
+  ASSERT_OK_AND_ASSIGN(MailEntry plain, outbox_->EnqueueMail(bare));
+  EXPECT_FALSE(plain.mail.subscription_id.has_value());
+  EXPECT_FALSE(plain.mail.body_html.has_value());
+  EXPECT_FALSE(plain.mail.attachment_key.has_value());
+  EXPECT_NE(plain.message_id, made.message_id);
+
+  bare.recipients = {};
+  EXPECT_EQ(outbox_->EnqueueMail(bare).status().code(), StatusCode::kInvalidArgument);
+  bare.recipients = {"a@example.com,b@example.com"};
+  EXPECT_EQ(outbox_->EnqueueMail(bare).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(outbox_->GetMail(12345).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(MailOutboxContractTest, AClaimIsExclusiveAndADeliveredRowIsNeverClaimedAgain) {
+  const int64_t id = Enqueue();
+  ASSERT_OK_AND_ASSIGN(auto due, outbox_->SelectDueMails(10));
+  ASSERT_EQ(due, std::vector<int64_t>{id});
+  ASSERT_OK_AND_ASSIGN(auto claimed, outbox_->ClaimMail(id, "a", 60));
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->status, MailStatus::kSending);
+  EXPECT_EQ(claimed->attempt_count, 1);
+  EXPECT_EQ(claimed->lease_owner, "a");
+  ASSERT_OK_AND_ASSIGN(auto again, outbox_->ClaimMail(id, "b", 60));
+  EXPECT_FALSE(again.has_value()) << "held by a";
+  ASSERT_OK_AND_ASSIGN(due, outbox_->SelectDueMails(10));
+  EXPECT_TRUE(due.empty());
+  ASSERT_OK_AND_ASSIGN(MarkOutcome marked, outbox_->MarkMailDelivered(id, "a"));
+  EXPECT_EQ(marked, MarkOutcome::kMarked);
+  Expire(id);
+  ASSERT_OK_AND_ASSIGN(due, outbox_->SelectDueMails(10));
+  EXPECT_TRUE(due.empty()) << "DELIVERED is never due, whatever its old lease said";
+  ASSERT_OK_AND_ASSIGN(again, outbox_->ClaimMail(id, "b", 60));
+  EXPECT_FALSE(again.has_value());
+  ASSERT_OK_AND_ASSIGN(MailEntry row, outbox_->GetMail(id));
+  EXPECT_EQ(row.status, MailStatus::kDelivered);
+  EXPECT_TRUE(row.delivered_at.has_value());
+  EXPECT_FALSE(row.lease_owner.has_value());
+}
+
+TEST_P(MailOutboxContractTest, ALostLeaseIsTakenOverAndTheFirstInstancesMarkChangesNothing) {
+  const int64_t id = Enqueue();
+  ASSERT_OK_AND_ASSIGN(auto first, outbox_->ClaimMail(id, "a", 60));
+  ASSERT_TRUE(first.has_value());
+  Expire(id);  // a died or hung: its lease ran out
+  ASSERT_OK_AND_ASSIGN(auto due, outbox_->SelectDueMails(10));
+  ASSERT_EQ(due, std::vector<int64_t>{id});
+  ASSERT_OK_AND_ASSIGN(auto taken, outbox_->ClaimMail(id, "b", 60));
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_EQ(taken->attempt_count, 2);
+  EXPECT_EQ(taken->message_id, first->message_id) << "the same message";
+  ASSERT_OK_AND_ASSIGN(MarkOutcome late, outbox_->MarkMailDelivered(id, "a"));
+  EXPECT_EQ(late, MarkOutcome::kClaimLost) << "a's send ended after its lease: not recorded";
+  ASSERT_OK_AND_ASSIGN(MarkOutcome late_retry, outbox_->MarkMailRetry(id, "a", "x", 1000));
+  EXPECT_EQ(late_retry, MarkOutcome::kClaimLost);
+  ASSERT_OK_AND_ASSIGN(MarkOutcome late_dead, outbox_->MarkMailDead(id, "a", "x"));
+  EXPECT_EQ(late_dead, MarkOutcome::kClaimLost);
+  ASSERT_OK_AND_ASSIGN(MarkOutcome mine, outbox_->MarkMailDelivered(id, "b"));
+  EXPECT_EQ(mine, MarkOutcome::kMarked);
+}
+
+TEST_P(MailOutboxContractTest, ARetryWaitsForItsBackoffAndDeadIsRedeliveredOnce) {
+  const int64_t id = Enqueue();
+  ASSERT_OK_AND_ASSIGN(auto claimed, outbox_->ClaimMail(id, "a", 60));
+  ASSERT_TRUE(claimed.has_value());
+  const std::string long_error = "451 " + std::string(3000, 'x') + " 服务";
+  ASSERT_OK_AND_ASSIGN(MarkOutcome retry, outbox_->MarkMailRetry(id, "a", long_error, 60000));
+  EXPECT_EQ(retry, MarkOutcome::kMarked);
+  ASSERT_OK_AND_ASSIGN(MailEntry row, outbox_->GetMail(id));
+  EXPECT_EQ(row.status, MailStatus::kPending);
+  EXPECT_LE(row.last_error->size(), 1000u) << "an excerpt";
+  ASSERT_OK_AND_ASSIGN(auto due, outbox_->SelectDueMails(10));
+  EXPECT_TRUE(due.empty()) << "not before its back-off";
+  Expire(id);
+  ASSERT_OK_AND_ASSIGN(claimed, outbox_->ClaimMail(id, "a", 60));
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->attempt_count, 2);
+
+  EXPECT_EQ(outbox_->RedeliverMail(id).code(), StatusCode::kConflict) << "SENDING is not DEAD";
+  ASSERT_OK_AND_ASSIGN(MarkOutcome dead, outbox_->MarkMailDead(id, "a", "550 no such user"));
+  EXPECT_EQ(dead, MarkOutcome::kMarked);
+  Expire(id);
+  ASSERT_OK_AND_ASSIGN(due, outbox_->SelectDueMails(10));
+  EXPECT_TRUE(due.empty()) << "DEAD is never due";
+  ASSERT_OK_AND_ASSIGN(auto listed, outbox_->ListDeadMails(10));
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].last_error, "550 no such user");
+
+  ASSERT_OK(outbox_->RedeliverMail(id));
+  EXPECT_EQ(outbox_->RedeliverMail(id).code(), StatusCode::kConflict) << "once";
+  EXPECT_EQ(outbox_->RedeliverMail(987654321).code(), StatusCode::kNotFound);
+  ASSERT_OK_AND_ASSIGN(row, outbox_->GetMail(id));
+  EXPECT_EQ(row.status, MailStatus::kPending);
+  EXPECT_EQ(row.attempt_count, 0) << "attempts reset";
+  ASSERT_OK_AND_ASSIGN(due, outbox_->SelectDueMails(10));
+  EXPECT_EQ(due, std::vector<int64_t>{id}) << "due at once";
+  ASSERT_OK_AND_ASSIGN(listed, outbox_->ListDeadMails(10));
+  EXPECT_TRUE(listed.empty());
+}
+
+TEST_P(MailOutboxContractTest, ThreeInstancesRacingClaimEachRowOnce) {
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(Enqueue());
+  std::atomic<int> claims{0};
+  std::map<int64_t, int> per_row;
+  std::mutex mu;
+  std::vector<std::thread> threads;
+  for (const std::string instance : {"a", "b", "c"}) {
+    threads.emplace_back([&, instance] {
+      for (int64_t id : ids) {
+        auto got = outbox_->ClaimMail(id, instance, 60);
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        if (!got->has_value()) continue;
+        ++claims;
+        std::lock_guard lock(mu);
+        per_row[id]++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(claims.load(), 12);
+  for (int64_t id : ids) EXPECT_EQ(per_row[id], 1) << id;
+}
+
+TEST_P(MailOutboxContractTest, DeliveredRowsArePurgedAfterTheRetentionAndDeadOnesStay) {
+  const int64_t delivered = Enqueue();
+  const int64_t dead = Enqueue();
+  for (int64_t id : {delivered, dead}) {
+    ASSERT_OK_AND_ASSIGN(auto c, outbox_->ClaimMail(id, "a", 60));
+    ASSERT_TRUE(c.has_value());
+  }
+  ASSERT_OK(outbox_->MarkMailDelivered(delivered, "a").status());
+  ASSERT_OK(outbox_->MarkMailDead(dead, "a", "gone").status());
+  ASSERT_OK_AND_ASSIGN(int none, outbox_->PurgeDeliveredMails(3600, 10));
+  EXPECT_EQ(none, 0) << "delivered just now";
+  ASSERT_OK(db_->Exec("UPDATE export_mail SET delivered_at = 5, updated_at = 5").status());
+  ASSERT_OK_AND_ASSIGN(int purged, outbox_->PurgeDeliveredMails(3600, 10));
+  EXPECT_EQ(purged, 1);
+  EXPECT_EQ(outbox_->GetMail(delivered).status().code(), StatusCode::kNotFound);
+  ASSERT_OK(outbox_->GetMail(dead).status());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MailOutboxContractTest,
+                         ::testing::Values(std::string("sqlite"), std::string("postgres"),
+                                           std::string("mysql")),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace export_center::store
