@@ -11,14 +11,10 @@
 //   audit rows, in batches, and nothing else.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
-#include <atomic>
-#include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -28,19 +24,10 @@
 #include "store/migrations.h"
 #include "store/sql_task_queries.h"
 #include "store/sql_task_store.h"
-#include "store/sqlite/sqlite_database.h"
 #include "store/task_store.h"
+#include "store_backends.h"  // beside this file
 #include "tests/support/history_seed.h"
 #include "tests/support/server_process.h"
-
-#ifdef EC_TEST_WITH_POSTGRES
-#include "store/postgres/postgres_database.h"
-#include "tests/support/postgres_server.h"
-#endif
-#ifdef EC_TEST_WITH_MYSQL
-#include "store/mysql/mysql_database.h"
-#include "tests/support/mariadb_server.h"
-#endif
 
 namespace export_center::store {
 namespace {
@@ -49,93 +36,6 @@ using nlohmann::json;
 
 constexpr int64_t kSeededTasks = 20000;
 constexpr int64_t kDayMs = 24 * 3600 * 1000LL;
-
-// ---- backends: one server of each kind for the binary ------------------------------
-
-#ifdef EC_TEST_WITH_POSTGRES
-testing::PostgresServer* Postgres(std::string* why) {
-  static std::mutex mu;
-  static std::unique_ptr<testing::PostgresServer> server;
-  static std::string error;
-  static bool tried = false;
-  std::lock_guard lock(mu);
-  if (!tried) {
-    tried = true;
-    auto started = testing::PostgresServer::Start("history");
-    if (started.ok()) {
-      server = std::move(started).value();
-    } else {
-      error = started.status().ToString();
-    }
-  }
-  *why = error;
-  return server.get();
-}
-#endif
-
-#ifdef EC_TEST_WITH_MYSQL
-testing::MariaDbServer* MariaDb(std::string* why) {
-  static std::mutex mu;
-  static std::unique_ptr<testing::MariaDbServer> server;
-  static std::string error;
-  static bool tried = false;
-  std::lock_guard lock(mu);
-  if (!tried) {
-    tried = true;
-    auto started = testing::MariaDbServer::Start("history");
-    if (started.ok()) {
-      server = std::move(started).value();
-    } else {
-      error = started.status().ToString();
-    }
-  }
-  *why = error;
-  return server.get();
-}
-#endif
-
-// A fresh, empty database of `kind`; nullptr and `skip` set when it cannot run here.
-std::shared_ptr<Database> OpenFresh(const std::string& kind, std::string* skip) {
-  static std::atomic<int> counter{0};
-  const std::string name = "h" + std::to_string(++counter);
-  if (kind == "sqlite") {
-    static const std::string dir = [] {
-      char tmpl[] = "/tmp/ec-history-test-XXXXXX";
-      return std::string(mkdtemp(tmpl));
-    }();
-    auto db = OpenSqliteDatabase(dir + "/" + name + ".db");
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    return db.ok() ? std::shared_ptr<Database>(std::move(db).value()) : nullptr;
-  }
-#ifdef EC_TEST_WITH_POSTGRES
-  if (kind == "postgres") {
-    testing::PostgresServer* server = Postgres(skip);
-    if (server == nullptr) return nullptr;
-    auto url = server->CreateDatabase(name);
-    EXPECT_TRUE(url.ok()) << url.status().ToString();
-    if (!url.ok()) return nullptr;
-    auto db = OpenPostgresDatabase(*url, 4);
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    return db.ok() ? std::shared_ptr<Database>(std::move(db).value()) : nullptr;
-  }
-#endif
-#ifdef EC_TEST_WITH_MYSQL
-  if (kind == "mysql") {
-    testing::MariaDbServer* server = MariaDb(skip);
-    if (server == nullptr) return nullptr;
-    auto url = server->CreateDatabase(name);
-    EXPECT_TRUE(url.ok()) << url.status().ToString();
-    if (!url.ok()) return nullptr;
-    MysqlDatabaseOptions options;
-    options.pool_size = 4;
-    auto db = OpenMysqlDatabase(*url, options);
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    return db.ok() ? std::shared_ptr<Database>(std::move(db).value()) : nullptr;
-  }
-#endif
-  *skip = "built without " + kind;
-  return nullptr;
-}
 
 // ---- reading plans ----------------------------------------------------------------------
 
@@ -336,7 +236,10 @@ StatusOr<PlanReading> ReadPlan(Database& db, const sql::PlannedStatement& s) {
 
 // ---- the fixture: one seeded database per backend -----------------------------------------
 
+// The servers (one of each kind for the binary) and a fresh database on one:
+// store_backends.h, as for the contract suites.
 struct Seeded {
+  std::unique_ptr<Backend> backend;  // declared first: outlives the database on it
   std::shared_ptr<Database> db;
   std::unique_ptr<TaskStore> store;
   int64_t now_ms = 0;
@@ -348,7 +251,8 @@ class HistoryTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<Seeded> Open(const testing::HistoryShape& shape) {
     std::string skip;
     auto out = std::make_unique<Seeded>();
-    out->db = OpenFresh(GetParam(), &skip);
+    out->backend = std::make_unique<Backend>(GetParam(), /*pool_size=*/4);
+    out->db = out->backend->OpenFresh(&skip);
     if (out->db == nullptr) {
       if (testing::RealServersRequired()) ADD_FAILURE() << GetParam() << ": " << skip;
       skip_ = skip.empty() ? "cannot open" : skip;
@@ -639,8 +543,7 @@ TEST_P(HistoryTest, RetentionDeletesOldEndedTasksWithTheirTimelineAndAuditOnly) 
   EXPECT_EQ(*again, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, HistoryTest, ::testing::Values("sqlite", "postgres", "mysql"),
-                         [](const auto& info) { return info.param; });
+EC_INSTANTIATE_ON_EVERY_BACKEND(HistoryTest);
 
 }  // namespace
 }  // namespace export_center::store

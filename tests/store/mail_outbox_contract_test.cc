@@ -21,17 +21,11 @@
 namespace export_center::store {
 namespace {
 
-class MailOutboxContractTest : public ::testing::TestWithParam<std::string> {
+class MailOutboxContractTest : public BackendTest {
  protected:
   void SetUp() override {
-    backend_ = std::make_unique<Backend>(GetParam());
-    std::string skip;
-    db_ = backend_->OpenFresh(&skip);
-    if (db_ == nullptr && !skip.empty() && testing::RealServersRequired()) {
-      FAIL() << GetParam() << " unavailable in CI: " << skip;
-    }
-    if (db_ == nullptr && !skip.empty()) GTEST_SKIP() << GetParam() << ": " << skip;
-    ASSERT_NE(db_, nullptr);
+    BackendTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_OK(Migrate(*db_));
     outbox_ = NewSqlMailOutbox(db_);
   }
@@ -64,8 +58,6 @@ class MailOutboxContractTest : public ::testing::TestWithParam<std::string> {
                   .status());
   }
 
-  std::unique_ptr<Backend> backend_;
-  std::shared_ptr<Database> db_;
   std::unique_ptr<MailOutbox> outbox_;
 };
 
@@ -232,12 +224,7 @@ TEST_P(MailOutboxContractTest, DeliveredRowsArePurgedAfterTheRetentionAndDeadOne
   ASSERT_OK(outbox_->GetMail(dead).status());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, MailOutboxContractTest,
-                         ::testing::Values(std::string("sqlite"), std::string("postgres"),
-                                           std::string("mysql")),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+EC_INSTANTIATE_ON_EVERY_BACKEND(MailOutboxContractTest);
 
 }  // namespace
 }  // namespace export_center::store

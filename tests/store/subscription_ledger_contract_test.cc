@@ -1,7 +1,7 @@
 // The SubscriptionLedger contract (subscription_ledger.h) on every backend:
 // SQLite, and the real PostgreSQL and MariaDB servers the store's contract
-// binary starts once (store_backends.h). Clocks move by rewriting stored
-// timestamps, never by sleeping.
+// binary starts once (store_backends.h, task_store_contract_main.cc). Clocks move by rewriting
+// stored timestamps, never by sleeping.
 
 #include <gtest/gtest.h>
 
@@ -24,17 +24,11 @@ namespace {
 
 constexpr int64_t kHour = 3600 * 1000;
 
-class SubscriptionLedgerContractTest : public ::testing::TestWithParam<std::string> {
+class SubscriptionLedgerContractTest : public BackendTest {
  protected:
   void SetUp() override {
-    backend_ = std::make_unique<Backend>(GetParam());
-    std::string skip;
-    db_ = backend_->OpenFresh(&skip);
-    if (db_ == nullptr && !skip.empty() && testing::RealServersRequired()) {
-      FAIL() << GetParam() << " unavailable in CI: " << skip;
-    }
-    if (db_ == nullptr && !skip.empty()) GTEST_SKIP() << GetParam() << ": " << skip;
-    ASSERT_NE(db_, nullptr);
+    BackendTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_OK(Migrate(*db_));
     ledger_ = NewSqlSubscriptionLedger(db_);
   }
@@ -67,8 +61,11 @@ class SubscriptionLedgerContractTest : public ::testing::TestWithParam<std::stri
         db_->Exec("UPDATE export_subscription SET next_slot_at = 1 WHERE id = ?", {id}).status());
   }
 
-  std::unique_ptr<Backend> backend_;
-  std::shared_ptr<Database> db_;
+  void TearDown() override {
+    ledger_.reset();
+    BackendTest::TearDown();
+  }
+
   std::unique_ptr<SubscriptionLedger> ledger_;
 };
 
@@ -315,12 +312,7 @@ TEST_P(SubscriptionLedgerContractTest, TheClockIsTheDatabasesInEpochMilliseconds
   EXPECT_NEAR(static_cast<double>(now), static_cast<double>(before), 60'000.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, SubscriptionLedgerContractTest,
-                         ::testing::Values(std::string("sqlite"), std::string("postgres"),
-                                           std::string("mysql")),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+EC_INSTANTIATE_ON_EVERY_BACKEND(SubscriptionLedgerContractTest);
 
 }  // namespace
 }  // namespace export_center::store

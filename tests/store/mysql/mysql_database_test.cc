@@ -3,7 +3,7 @@
 // deadlock, a real lock wait timeout, a killed connection), the retries of a
 // transaction the server rolled back, CLIENT_FOUND_ROWS, the database clock,
 // the session settings, the utf8mb4 binary schema and the migrations.
-// The contract itself runs in tests/store/task_store_contract_test.cc.
+// The contract itself runs in tests/store/*_contract_test.cc (task_store_fixture.h).
 
 #include "store/mysql/mysql_database.h"
 
@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "../store_backends.h"  // tests/store/
 #include "mysql/mysql_client.h"
 #include "store/dialect.h"
 #include "store/migrations.h"
@@ -31,12 +32,6 @@ namespace export_center::store {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-#define ASSERT_OK(expr)                           \
-  do {                                            \
-    const ::export_center::Status ec_s_ = (expr); \
-    ASSERT_TRUE(ec_s_.ok()) << ec_s_.ToString();  \
-  } while (0)
 
 // ---- error mapping: a table ------------------------------------------------------
 
@@ -61,41 +56,13 @@ TEST(MysqlErrorTest, MapsErrorCodesInOnePlace) {
             "mysql exec: [1213/40001] Deadlock found");
 }
 
-// ---- one server for the binary ---------------------------------------------------------
-
-class MariaDbEnvironment : public ::testing::Environment {
- public:
-  static testing::MariaDbServer* Server(std::string* why) {
-    std::lock_guard lock(mu_);
-    if (!tried_) {
-      tried_ = true;
-      auto started = testing::MariaDbServer::Start("mysql_database_test");
-      if (started.ok()) {
-        server_ = std::move(started).value();
-      } else {
-        error_ = started.status().ToString();
-      }
-    }
-    *why = error_;
-    return server_.get();
-  }
-  void TearDown() override {
-    std::lock_guard lock(mu_);
-    server_.reset();
-  }
-
- private:
-  static inline std::mutex mu_;
-  static inline bool tried_ = false;
-  static inline std::unique_ptr<testing::MariaDbServer> server_;
-  static inline std::string error_;
-};
+// ---- one server for the binary (store_backends.h) ---------------------------------------
 
 class MysqlDatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    server_ = MariaDbEnvironment::Server(&why);
+    server_ = MariaDbEnvironment::Get(&why);
     if (server_ == nullptr && testing::RealServersRequired()) {
       FAIL() << "MariaDB unavailable in CI: " << why;
     }
@@ -606,6 +573,6 @@ TEST_F(MysqlDatabaseTest, AMigrationCutShortIsFinishedByTheNextRunOnBothFlavours
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new export_center::store::MariaDbEnvironment());
+  export_center::store::AddServerEnvironments();
   return RUN_ALL_TESTS();
 }
