@@ -44,9 +44,12 @@
 #include "store/task_operations.h"
 #include "task/limits.h"
 
+namespace export_center::identity {
+class TokenVerifier;
+}  // namespace export_center::identity
+
 namespace export_center::api {
 
-class TokenVerifier;
 class TaskEventHub;
 class EventsTickets;
 
@@ -119,7 +122,7 @@ class ExportApi : public http::HttpService {
 
   Deps deps_;
   Status init_status_;
-  std::unique_ptr<TokenVerifier> verifier_;
+  std::unique_ptr<identity::TokenVerifier> verifier_;
   std::string download_secret_;
   std::unique_ptr<TaskEventHub> events_;    // GET /export-tasks/events
   std::unique_ptr<EventsTickets> tickets_;  // POST /export-tasks/events-ticket

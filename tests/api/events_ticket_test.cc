@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "identity/token_verifier.h"
 
 namespace export_center::api {
 namespace {
@@ -109,7 +110,7 @@ TEST(EventsTicket, ForgeriesAndOtherSignedValuesAreRefused) {
   // A JWT signed with the same secret is not a ticket.
   AuthOptions auth;
   auth.jwt_hs256_secret = kSecret;
-  auto jwt = MintToken(auth, Alice(), std::chrono::seconds(60));
+  auto jwt = identity::MintToken(auth, Alice(), std::chrono::seconds(60));
   ASSERT_TRUE(jwt.ok());
   EXPECT_FALSE(tickets.Redeem(*jwt, kNow).ok());
 }

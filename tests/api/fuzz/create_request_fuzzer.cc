@@ -1,5 +1,5 @@
 // libFuzzer target for the body of POST /export-tasks and /export-previews:
-// strict JSON (api/strict_json.h), the create request's fields
+// strict JSON (common/strict_json.h), the create request's fields
 // (api/create_request.h) and the task parameters' checks and canonical form
 // (api/parameters.h), against the export types of fuzz_registry.h.
 //
@@ -22,14 +22,15 @@
 #include "api/create_request.h"
 #include "api/parameters.h"
 #include "api/strict_json.h"
+#include "common/strict_json.h"
 #include "fuzz_registry.h"
 #include "http/http_request.h"
 
 namespace {
 
+using export_center::ParseStrictJson;
 using export_center::api::CanonicalParameters;
 using export_center::api::ParseCreateRequest;
-using export_center::api::ParseStrictJson;
 using export_center::api::Principal;
 using export_center::task::AppCode;
 
