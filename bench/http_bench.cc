@@ -143,7 +143,7 @@ Fixture MakeFixture() {
   deps.registry = f.registry.get();
   deps.auth = auth;
   f.api = Must(ec::api::ExportApi::Create(std::move(deps)), "api");
-  ec::api::Principal bench{"bench", "t1", ec::task::AppCode::kPlatform, {}};
+  ec::identity::Principal bench{"bench", "t1", ec::task::AppCode::kPlatform, {}};
   f.token = Must(ec::identity::MintToken(auth, bench, std::chrono::hours(2)), "token");
   f.task_id = MakeSucceededTask(f);
   return f;

@@ -370,7 +370,7 @@ Status RunDemoExports(const ExportCenterApp& app, const std::string& token, Demo
 StatusOr<std::string> MintDevToken(const config::AppConfig& config, const TokenOptions& options) {
   auto app = task::ParseAppCode(options.app);
   if (!app) return InvalidArgument("--app must be PLATFORM or MERCHANT");
-  api::Principal principal{options.user, options.tenant, *app, options.perms};
+  identity::Principal principal{options.user, options.tenant, *app, options.perms};
   return identity::MintToken(config.auth, principal, std::chrono::seconds(options.ttl_seconds));
 }
 

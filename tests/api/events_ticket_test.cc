@@ -108,7 +108,7 @@ TEST(EventsTicket, ForgeriesAndOtherSignedValuesAreRefused) {
     EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
   }
   // A JWT signed with the same secret is not a ticket.
-  AuthOptions auth;
+  identity::IdentityOptions auth;
   auth.jwt_hs256_secret = kSecret;
   auto jwt = identity::MintToken(auth, Alice(), std::chrono::seconds(60));
   ASSERT_TRUE(jwt.ok());

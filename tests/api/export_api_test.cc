@@ -37,6 +37,7 @@
 #include "api/auth.h"
 #include "api/download_audit.h"
 #include "api/download_token.h"
+#include "common/encoding.h"
 #include "config/registry_yaml.h"
 #include "http/beast/beast_http_server.h"
 #include "identity/token_verifier.h"
