@@ -44,9 +44,10 @@
 #include <thread>
 #include <vector>
 
-#include "api/auth.h"
 #include "api/export_api.h"
+#include "common/digest.h"
 #include "http/beast/beast_http_server.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "storage/local_export_storage.h"
@@ -142,8 +143,8 @@ Fixture MakeFixture() {
   deps.registry = f.registry.get();
   deps.auth = auth;
   f.api = Must(ec::api::ExportApi::Create(std::move(deps)), "api");
-  ec::api::Principal bench{"bench", "t1", ec::task::AppCode::kPlatform, {}};
-  f.token = Must(ec::api::MintToken(auth, bench, std::chrono::hours(2)), "token");
+  ec::identity::Principal bench{"bench", "t1", ec::task::AppCode::kPlatform, {}};
+  f.token = Must(ec::identity::MintToken(auth, bench, std::chrono::hours(2)), "token");
   f.task_id = MakeSucceededTask(f);
   return f;
 }

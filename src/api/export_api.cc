@@ -25,10 +25,12 @@
 #include "api/task_events.h"
 #include "api/task_json.h"
 #include "common/build_info.h"
+#include "common/digest.h"
 #include "common/ids.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
 #include "http/router.h"
+#include "identity/token_verifier.h"
 #include "usecase/access.h"
 #include "usecase/create.h"
 #include "usecase/file_password.h"
@@ -699,7 +701,7 @@ namespace {
 // refused, so that no client keeps putting one where proxies log it. A ticket
 // is redeemed only once `hub` has room for its principal, so a refused
 // connect spends no nonce.
-StatusOr<Principal> EventsCaller(const Request& req, const TokenVerifier& verifier,
+StatusOr<Principal> EventsCaller(const Request& req, const identity::TokenVerifier& verifier,
                                  EventsTickets& tickets, TaskEventHub& hub) {
   if (req.HasQuery("access_token")) {
     return Unauthenticated(
@@ -819,7 +821,7 @@ void ExportApi::Handlers::Readyz(const Request&, const Principal&, Response& res
 // ---- ExportApi -----------------------------------------------------------------
 
 ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
-  auto verifier = TokenVerifier::Create(deps_.auth, deps_.jwks_fetcher);
+  auto verifier = identity::TokenVerifier::Create(deps_.auth, deps_.jwks_fetcher);
   if (verifier.ok()) {
     verifier_ = std::move(verifier).value();
   } else {

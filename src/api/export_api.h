@@ -49,9 +49,12 @@
 #include "usecase/create.h"
 #include "usecase/source_routes.h"
 
+namespace export_center::identity {
+class TokenVerifier;
+}  // namespace export_center::identity
+
 namespace export_center::api {
 
-class TokenVerifier;
 class TaskEventHub;
 class EventsTickets;
 
@@ -125,7 +128,7 @@ class ExportApi : public http::HttpService {
 
   Deps deps_;
   Status init_status_;
-  std::unique_ptr<TokenVerifier> verifier_;
+  std::unique_ptr<identity::TokenVerifier> verifier_;
   std::string download_secret_;
   std::unique_ptr<TaskEventHub> events_;    // GET /export-tasks/events
   std::unique_ptr<EventsTickets> tickets_;  // POST /export-tasks/events-ticket

@@ -1,9 +1,9 @@
 #include "api/signed_json.h"
 
-#include "api/strict_json.h"
 #include "common/digest.h"
 #include "common/encoding.h"
 #include "common/json_dump.h"
+#include "common/strict_json.h"
 
 namespace export_center::api {
 namespace {

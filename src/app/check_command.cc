@@ -11,7 +11,6 @@
 #include <set>
 #include <vector>
 
-#include "api/auth.h"
 #include "app/backends.h"
 #include "attempt/export_preview.h"
 #include "common/build_info.h"
@@ -22,6 +21,7 @@
 #include "config/registry_yaml.h"
 #include "http/http_client.h"
 #include "http/httplib/httplib_http_client.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 #include "source/sql/datasource/read_only_datasource.h"
 #include "source/sql/param_schema.h"
@@ -253,7 +253,7 @@ StatusOr<std::string> CheckProviderService(const registry::ProviderService& serv
 // without one) and, for links that work on every instance, the download-URL
 // secret.
 StatusOr<std::string> CheckAuth(const api::AuthOptions& auth) {
-  auto verifier = api::TokenVerifier::Create(auth, http::HttplibClientFactory());
+  auto verifier = identity::TokenVerifier::Create(auth, http::HttplibClientFactory());
   if (!verifier.ok()) return verifier.status();
   std::string line = "JWT";
   if ((*verifier)->hs256_enabled()) line += " HS256 (secret set)";

@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "api/auth.h"
 #include "app/backends.h"
 #include "app/demo_console.h"
 #include "app/export_center_app.h"
@@ -23,6 +22,7 @@
 #include "common/utf8.h"
 #include "http/http_client.h"
 #include "http/httplib/httplib_http_client.h"
+#include "identity/token_verifier.h"
 
 namespace export_center::app {
 namespace {
@@ -370,8 +370,8 @@ Status RunDemoExports(const ExportCenterApp& app, const std::string& token, Demo
 StatusOr<std::string> MintDevToken(const config::AppConfig& config, const TokenOptions& options) {
   auto app = task::ParseAppCode(options.app);
   if (!app) return InvalidArgument("--app must be PLATFORM or MERCHANT");
-  api::Principal principal{options.user, options.tenant, *app, options.perms};
-  return api::MintToken(config.auth, principal, std::chrono::seconds(options.ttl_seconds));
+  identity::Principal principal{options.user, options.tenant, *app, options.perms};
+  return identity::MintToken(config.auth, principal, std::chrono::seconds(options.ttl_seconds));
 }
 
 int RunServe(const std::string& config_path) {

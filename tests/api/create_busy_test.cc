@@ -15,6 +15,7 @@
 
 #include "api/auth.h"
 #include "api/export_api.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 #include "storage/local_export_storage.h"
 #include "store/sql_task_store.h"
@@ -69,8 +70,8 @@ TEST(CreateBusy, AFullKeyDerivationAnswers503WithRetryAfter) {
   ASSERT_TRUE(api.init_status().ok()) << api.init_status().ToString();
   AuthOptions auth;
   auth.jwt_hs256_secret = "create-busy-test-secret-of-32-bytes!";
-  auto token = MintToken(auth, Principal{"alice", "t1", task::AppCode::kPlatform, {}},
-                         std::chrono::seconds(600));
+  auto token = identity::MintToken(auth, Principal{"alice", "t1", task::AppCode::kPlatform, {}},
+                                   std::chrono::seconds(600));
   ASSERT_TRUE(token.ok());
   auto create = [&](const json& body) {
     http::HttpRequest req;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "identity/token_verifier.h"
 
 namespace export_center::api {
 namespace {
@@ -107,9 +108,9 @@ TEST(EventsTicket, ForgeriesAndOtherSignedValuesAreRefused) {
     EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
   }
   // A JWT signed with the same secret is not a ticket.
-  AuthOptions auth;
+  identity::IdentityOptions auth;
   auth.jwt_hs256_secret = kSecret;
-  auto jwt = MintToken(auth, Alice(), std::chrono::seconds(60));
+  auto jwt = identity::MintToken(auth, Alice(), std::chrono::seconds(60));
   ASSERT_TRUE(jwt.ok());
   EXPECT_FALSE(tickets.Redeem(*jwt, kNow).ok());
 }

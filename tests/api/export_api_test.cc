@@ -37,8 +37,10 @@
 #include "api/auth.h"
 #include "api/download_audit.h"
 #include "api/download_token.h"
+#include "common/encoding.h"
 #include "config/registry_yaml.h"
 #include "http/beast/beast_http_server.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "storage/local_export_storage.h"
@@ -194,8 +196,8 @@ class ExportApiTest : public ::testing::Test {
 
   std::string Token(const std::string& user, const std::string& tenant, task::AppCode app,
                     std::vector<std::string> perms, int ttl = 600) {
-    auto t =
-        MintToken(auth_, Principal{user, tenant, app, std::move(perms)}, std::chrono::seconds(ttl));
+    auto t = identity::MintToken(auth_, Principal{user, tenant, app, std::move(perms)},
+                                 std::chrono::seconds(ttl));
     EXPECT_TRUE(t.ok());
     return *t;
   }

@@ -18,6 +18,7 @@
 #include "api/auth.h"
 #include "api/export_api.h"
 #include "http/beast/beast_http_server.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 #include "storage/local_export_storage.h"
 #include "store/database.h"
@@ -107,8 +108,8 @@ class OperatorApiTest : public ::testing::Test {
 
   std::string Token(const std::string& user, const std::string& tenant,
                     std::vector<std::string> perms, task::AppCode app = task::AppCode::kPlatform) {
-    auto t =
-        MintToken(auth_, Principal{user, tenant, app, std::move(perms)}, std::chrono::seconds(600));
+    auto t = identity::MintToken(auth_, Principal{user, tenant, app, std::move(perms)},
+                                 std::chrono::seconds(600));
     EXPECT_TRUE(t.ok());
     return *t;
   }

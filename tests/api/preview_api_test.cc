@@ -20,6 +20,7 @@
 #include "api/export_api.h"
 #include "common/mutex.h"
 #include "http/beast/beast_http_server.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 
 namespace export_center::api {
@@ -88,8 +89,8 @@ class PreviewApiTest : public ::testing::Test {
   std::string Token(const std::string& user, const std::string& tenant,
                     task::AppCode app = task::AppCode::kPlatform,
                     std::vector<std::string> perms = {"order:export"}) {
-    auto t =
-        MintToken(auth_, Principal{user, tenant, app, std::move(perms)}, std::chrono::seconds(600));
+    auto t = identity::MintToken(auth_, Principal{user, tenant, app, std::move(perms)},
+                                 std::chrono::seconds(600));
     EXPECT_TRUE(t.ok());
     return *t;
   }

@@ -28,6 +28,7 @@
 #include "api/auth.h"
 #include "api/export_api.h"
 #include "http/beast/beast_http_server.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 #include "storage/local_export_storage.h"
 #include "store/sql_task_store.h"
@@ -156,8 +157,9 @@ class TaskEventsTest : public ::testing::Test {
 
   std::string Token(const std::string& user, const std::string& tenant,
                     std::vector<std::string> perms = {}) {
-    auto t = MintToken(auth_, Principal{user, tenant, task::AppCode::kPlatform, std::move(perms)},
-                       std::chrono::seconds(600));
+    auto t = identity::MintToken(
+        auth_, Principal{user, tenant, task::AppCode::kPlatform, std::move(perms)},
+        std::chrono::seconds(600));
     EXPECT_TRUE(t.ok());
     return *t;
   }
@@ -403,8 +405,8 @@ TEST_F(TaskEventsTest, ABearerTokenInTheQueryIsRefused) {
 TEST_F(TaskEventsTest, AStreamEndsWhenItsTokenExpires) {
   auth_.jwt_leeway_seconds = 0;
   StartServer();
-  auto t = MintToken(auth_, Principal{"alice", "t1", task::AppCode::kPlatform, {}},
-                     std::chrono::seconds(2));
+  auto t = identity::MintToken(auth_, Principal{"alice", "t1", task::AppCode::kPlatform, {}},
+                               std::chrono::seconds(2));
   ASSERT_TRUE(t.ok());
   const auto opened = std::chrono::steady_clock::now();
   auto header = Open(*t);

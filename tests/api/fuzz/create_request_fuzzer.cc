@@ -1,5 +1,5 @@
 // libFuzzer target for the body of POST /export-tasks and /export-previews:
-// strict JSON (api/strict_json.h), the create request's fields
+// strict JSON (common/strict_json.h), the create request's fields
 // (api/create_request.h) and the task parameters' checks and canonical form
 // (usecase/parameters.h), against the export types of fuzz_registry.h.
 //
@@ -21,14 +21,15 @@
 
 #include "api/create_request.h"
 #include "api/strict_json.h"
+#include "common/strict_json.h"
 #include "fuzz_registry.h"
 #include "http/http_request.h"
 #include "usecase/parameters.h"
 
 namespace {
 
+using export_center::ParseStrictJson;
 using export_center::api::ParseCreateRequest;
-using export_center::api::ParseStrictJson;
 using export_center::api::Principal;
 using export_center::task::AppCode;
 using export_center::usecase::CanonicalParameters;

@@ -45,6 +45,7 @@
 #include "api/export_api.h"
 #include "fuzz_registry.h"
 #include "http/beast/beast_http_server.h"
+#include "identity/token_verifier.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
 #include "storage/local_export_storage.h"
@@ -144,8 +145,8 @@ void ArrangeTasks(Fixture& f) {
 
 std::string Token(const AuthOptions& auth, const std::string& user, task::AppCode app,
                   std::vector<std::string> perms, int ttl_seconds) {
-  auto t = MintToken(auth, Principal{user, "t1", app, std::move(perms)},
-                     std::chrono::seconds(ttl_seconds));
+  auto t = identity::MintToken(auth, Principal{user, "t1", app, std::move(perms)},
+                               std::chrono::seconds(ttl_seconds));
   Check(t.status(), "mint token");
   return *t;
 }

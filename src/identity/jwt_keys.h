@@ -30,7 +30,7 @@
 
 struct _cjose_jwk_int;  // cjose_jwk_t
 
-namespace export_center::api {
+namespace export_center::identity {
 
 // One key able to verify one algorithm: "HS256" (oct), "RS256" (RSA ≥ 2048
 // bits) or "ES256" (EC P-256).
@@ -143,4 +143,4 @@ class JwksUrlKeySource : public KeySource {
   int fetch_count_ GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace export_center::api
+}  // namespace export_center::identity

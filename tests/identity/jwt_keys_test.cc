@@ -1,9 +1,9 @@
-// Key selection (api/jwt_keys.h) and JWKS-signed tokens through TokenVerifier:
+// Key selection (identity/jwt_keys.h) and JWKS-signed tokens through TokenVerifier:
 // RS256 and ES256 keys made and used for signing by libcjose, a JWKS file, and
 // a JWKS URL answered by a scripted client (rotation, unknown kid and its rate
 // limit, fetch failures keeping the keys, size cap, max age).
 
-#include "api/jwt_keys.h"
+#include "identity/jwt_keys.h"
 
 #include <cjose/jwk.h>
 #include <cjose/jws.h>
@@ -19,10 +19,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/auth.h"
+#include "identity/token_verifier.h"
 #include "tests/fakes/scripted_http_client.h"
 
-namespace export_center::api {
+namespace export_center::identity {
 namespace {
 
 using json = nlohmann::json;
@@ -98,8 +98,8 @@ std::string Jwks(const std::vector<const SigningKey*>& keys) {
   return doc.dump();
 }
 
-AuthOptions Checked() {
-  AuthOptions auth;
+IdentityOptions Checked() {
+  IdentityOptions auth;
   auth.jwt_issuer = "https://sso.example.com";
   auth.jwt_audience = "export-center";
   return auth;
@@ -201,7 +201,7 @@ TEST(JwksFile, Rs256AndEs256TokensVerifyWithTheirKeysOnly) {
   ASSERT_GE(fd, 0);
   close(fd);
   std::ofstream(path) << Jwks({&rsa, &ec});
-  AuthOptions auth = Checked();
+  IdentityOptions auth = Checked();
   auth.jwks_file = path;
   auto verifier = TokenVerifier::Create(auth);
   unlink(path);
@@ -374,7 +374,7 @@ TEST(JwksUrl, AKnownKidNeverWaitsForAnotherTokensFetch) {
 }
 
 TEST(JwksUrl, VerifierNeedsAFetcherAndFetchesNothingForAlgorithmsItRefuses) {
-  AuthOptions auth = Checked();
+  IdentityOptions auth = Checked();
   auth.jwks_url = "https://sso.example.com/certs";
   EXPECT_FALSE(TokenVerifier::Create(auth).ok());
   ScriptedHttpClientFactory factory({ScriptedAnswer(200, Jwks({&RsaKey("r1")}))});
@@ -389,4 +389,4 @@ TEST(JwksUrl, VerifierNeedsAFetcherAndFetchesNothingForAlgorithmsItRefuses) {
 }
 
 }  // namespace
-}  // namespace export_center::api
+}  // namespace export_center::identity

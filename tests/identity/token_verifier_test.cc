@@ -1,4 +1,4 @@
-#include "api/auth.h"
+#include "identity/token_verifier.h"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -10,14 +10,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "api/download_audit.h"
-#include "api/download_token.h"
-#include "usecase/access.h"
+#include "common/digest.h"
+#include "common/encoding.h"
 
-namespace export_center::api {
+namespace export_center::identity {
 namespace {
-
-using usecase::kDownloadAllPermission;
 
 using json = nlohmann::json;
 using std::chrono::seconds;
@@ -29,8 +26,8 @@ int64_t Now() {
       .count();
 }
 
-AuthOptions HsConfig() {
-  AuthOptions c;
+IdentityOptions HsConfig() {
+  IdentityOptions c;
   c.jwt_hs256_secret = kSecret;
   return c;
 }
@@ -51,7 +48,7 @@ std::string Craft(const json& header, const json& claims, const std::string& key
   return signed_part + "." + Base64UrlEncode(HmacSha256(key, signed_part));
 }
 
-std::unique_ptr<TokenVerifier> Verifier(const AuthOptions& c) {
+std::unique_ptr<TokenVerifier> Verifier(const IdentityOptions& c) {
   auto v = TokenVerifier::Create(c);
   EXPECT_TRUE(v.ok()) << v.status().ToString();
   return std::move(v).value();
@@ -104,7 +101,7 @@ TEST(Auth, MintedHs256TokenVerifies) {
   EXPECT_EQ(p->tenant, "t1");
   EXPECT_EQ(p->app, task::AppCode::kPlatform);
   EXPECT_TRUE(p->HasPerm("customer:export"));
-  EXPECT_FALSE(p->HasPerm(kDownloadAllPermission));
+  EXPECT_FALSE(p->HasPerm("platform:download:all"));
 }
 
 TEST(Auth, SchemeIsCaseInsensitiveButRequired) {
@@ -141,7 +138,7 @@ TEST(Auth, ForgedSignatureIsRejected) {
   // A valid signature from one token grafted onto other claims.
   std::string good = Craft({{"alg", "HS256"}}, Claims(), kSecret);
   json elevated = Claims();
-  elevated["perms"] = {kDownloadAllPermission};
+  elevated["perms"] = {"platform:download:all"};
   std::string forged = Base64UrlEncode(json{{"alg", "HS256"}}.dump()) + "." +
                        Base64UrlEncode(elevated.dump()) + good.substr(good.rfind('.'));
   EXPECT_FALSE(v->Verify(forged, Now()).ok());
@@ -207,8 +204,8 @@ TEST(Auth, ClaimsAreChecked) {
 
 // ---- issuer, audience and clock-skew leeway (docs/http-api.md#authentication)
 
-AuthOptions IssuerConfig(int leeway = 30) {
-  AuthOptions c = HsConfig();
+IdentityOptions IssuerConfig(int leeway = 30) {
+  IdentityOptions c = HsConfig();
   c.jwt_issuer = "https://sso.example.com";
   c.jwt_audience = "export-center";
   c.jwt_leeway_seconds = leeway;
@@ -222,7 +219,7 @@ json IssuedClaims() {
   return c;
 }
 
-StatusOr<Principal> VerifyAt(const AuthOptions& config, const json& claims, int64_t now) {
+StatusOr<Principal> VerifyAt(const IdentityOptions& config, const json& claims, int64_t now) {
   return Verifier(config)->Verify(Craft({{"alg", "HS256"}}, claims, kSecret), now);
 }
 
@@ -324,7 +321,7 @@ TEST(AuthIssuer, MintedTokenCarriesTheConfiguredIssuerAndAudience) {
   auto token = MintToken(IssuerConfig(), Alice(), seconds(600));
   ASSERT_TRUE(token.ok());
   EXPECT_TRUE(Verifier(IssuerConfig())->Authenticate("Bearer " + *token).ok());
-  AuthOptions other = IssuerConfig();
+  IdentityOptions other = IssuerConfig();
   other.jwt_audience = "reports";
   EXPECT_FALSE(Verifier(other)->Authenticate("Bearer " + *token).ok());
 }
@@ -340,7 +337,7 @@ TEST(Auth, DuplicateClaimsAreRejected) {
 
 TEST(Auth, Rs256RoundTrip) {
   RsaFiles keys = MakeRsaFiles("rs256_round_trip");
-  AuthOptions c;
+  IdentityOptions c;
   c.jwt_rs256_public_key_file = keys.public_pem_path;
   c.jwt_rs256_private_key_file = keys.private_pem_path;
   auto token = MintToken(c, Alice(), seconds(600));
@@ -352,7 +349,7 @@ TEST(Auth, Rs256RoundTrip) {
   EXPECT_EQ(p->user, "alice");
 
   RsaFiles other = MakeRsaFiles("rs256_other");
-  AuthOptions wrong;
+  IdentityOptions wrong;
   wrong.jwt_rs256_public_key_file = other.public_pem_path;
   EXPECT_FALSE(Verifier(wrong)->Authenticate("Bearer " + *token).ok());
 }
@@ -360,7 +357,7 @@ TEST(Auth, Rs256RoundTrip) {
 TEST(Auth, Hs256IsRefusedWhenOnlyRs256IsConfigured) {
   // The classic confusion attack: HMAC keyed with the (public) RSA key.
   RsaFiles keys = MakeRsaFiles("rs256_confusion");
-  AuthOptions c;
+  IdentityOptions c;
   c.jwt_rs256_public_key_file = keys.public_pem_path;
   auto v = Verifier(c);
   EXPECT_TRUE(v->rs256_enabled());
@@ -371,63 +368,12 @@ TEST(Auth, Hs256IsRefusedWhenOnlyRs256IsConfigured) {
 }
 
 TEST(Auth, ConfigErrors) {
-  EXPECT_FALSE(TokenVerifier::Create(AuthOptions{}).ok());
-  AuthOptions missing;
+  EXPECT_FALSE(TokenVerifier::Create(IdentityOptions{}).ok());
+  IdentityOptions missing;
   missing.jwt_rs256_public_key_file = "/nonexistent/key.pem";
   EXPECT_FALSE(TokenVerifier::Create(missing).ok());
-  EXPECT_FALSE(MintToken(AuthOptions{}, Alice(), seconds(60)).ok());
-}
-
-TEST(DownloadToken, RoundTrip) {
-  DownloadGrant g{7205759403792793601, "t1", "alice", 1714552200123};
-  std::string token = SignDownloadGrant("dl-secret", g);
-  auto back = OpenDownloadGrant("dl-secret", token);
-  ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(back->task_id, g.task_id);
-  EXPECT_EQ(back->tenant, "t1");
-  EXPECT_EQ(back->user, "alice");
-  EXPECT_EQ(back->expires_at_ms, g.expires_at_ms);
-  EXPECT_EQ(back->permission, "");
-}
-
-TEST(DownloadToken, CarriesTheSignersPermission) {
-  DownloadGrant g{42, "t1", "alice", 1714552200123, "customer:export"};
-  auto back = OpenDownloadGrant("dl-secret", SignDownloadGrant("dl-secret", g));
-  ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(back->permission, "customer:export");
-}
-
-TEST(DownloadAudit, IsoTimesParseStrictly) {
-  EXPECT_EQ(ParseIsoMillis("2024-05-01T08:30:00.123Z"), 1714552200123);
-  EXPECT_EQ(ParseIsoMillis("2024-05-01T08:30:00Z"), 1714552200000);
-  EXPECT_EQ(ParseIsoMillis("1970-01-01T00:00:00.000Z"), 0);
-  for (const char* bad : {"2024-05-01", "2024-05-01T08:30:00", "2024-05-01T08:30:00+08:00",
-                          "2024-02-30T00:00:00Z", "2024-05-01T24:00:00Z", "2024-13-01T00:00:00Z",
-                          "2024-05-01T08:30:00.12Z", " 2024-05-01T08:30:00Z", ""}) {
-    EXPECT_FALSE(ParseIsoMillis(bad).has_value()) << bad;
-  }
-}
-
-TEST(DownloadAudit, HeaderValuesKeepPrintableAsciiOnly) {
-  EXPECT_EQ(PrintableAscii("curl/8.0", 512), "curl/8.0");
-  EXPECT_EQ(PrintableAscii("a\tb\xe6\xb5\x8b", 512), "a?b???");
-  EXPECT_EQ(PrintableAscii(std::string(600, 'x'), 512).size(), 512u);
-}
-
-TEST(DownloadToken, ForgeriesAreRefused) {
-  DownloadGrant g{42, "t1", "alice", 1714552200123};
-  std::string token = SignDownloadGrant("dl-secret", g);
-  EXPECT_EQ(OpenDownloadGrant("other-secret", token).status().code(),
-            StatusCode::kPermissionDenied);
-  DownloadGrant later = g;
-  later.expires_at_ms += 86400000;
-  std::string extended = SignDownloadGrant("attacker", later);
-  std::string grafted = extended.substr(0, extended.find('.')) + token.substr(token.find('.'));
-  EXPECT_FALSE(OpenDownloadGrant("dl-secret", grafted).ok());
-  EXPECT_FALSE(OpenDownloadGrant("dl-secret", "garbage").ok());
-  EXPECT_FALSE(OpenDownloadGrant("dl-secret", token + "A").ok());
-  EXPECT_FALSE(OpenDownloadGrant("dl-secret", "").ok());
+  EXPECT_FALSE(MintToken(IdentityOptions{}, Alice(), seconds(60)).ok());
 }
 
 }  // namespace
-}  // namespace export_center::api
+}  // namespace export_center::identity

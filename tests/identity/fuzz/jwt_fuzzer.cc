@@ -1,4 +1,4 @@
-// libFuzzer target for JWT verification (api/auth.h): the bearer header, the
+// libFuzzer target for JWT verification (identity/token_verifier.h): the bearer header, the
 // base64url segments, the strict JSON of the JOSE header and the claims, the
 // algorithm choice (HS256 and RS256 both enabled, so "none" and algorithm
 // confusion are reachable) and every claim check.
@@ -22,20 +22,22 @@
 #include <string>
 #include <string_view>
 
-#include "api/auth.h"
+#include "common/digest.h"
+#include "common/encoding.h"
+#include "identity/token_verifier.h"
 
 namespace {
 
 using export_center::Base64UrlDecode;
 using export_center::Base64UrlEncode;
 using export_center::HmacSha256;
-using export_center::api::AuthOptions;
-using export_center::api::TokenVerifier;
+using export_center::identity::IdentityOptions;
+using export_center::identity::TokenVerifier;
 
 constexpr char kSecret[] = "fuzz-hs256-secret-0123456789abcdef";
 constexpr int64_t kNow = 1800000000;  // 2027-01-15: seeds expire in 2100
 
-// An RS256 public key of our own, written where AuthOptions reads it.
+// An RS256 public key of our own, written where IdentityOptions reads it.
 std::string WritePublicKey() {
   EVP_PKEY* key = EVP_RSA_gen(2048);
   if (key == nullptr) std::abort();
@@ -55,7 +57,7 @@ const TokenVerifier& Verifier(bool checked = false) {
   const TokenVerifier*& verifier = checked ? with_claims : plain;
   if (verifier != nullptr) return *verifier;
   verifier = [checked] {
-    AuthOptions auth;
+    IdentityOptions auth;
     auth.jwt_hs256_secret = kSecret;
     if (checked) {
       auth.jwt_issuer = "https://sso.example.com";
@@ -72,7 +74,7 @@ const TokenVerifier& Verifier(bool checked = false) {
   return *verifier;
 }
 
-void CheckPrincipal(const export_center::StatusOr<export_center::api::Principal>& p) {
+void CheckPrincipal(const export_center::StatusOr<export_center::identity::Principal>& p) {
   if (p.ok() && (p->user.empty() || p->tenant.empty())) std::abort();
 }
 

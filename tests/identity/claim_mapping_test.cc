@@ -1,15 +1,17 @@
-// Claim mapping (api/claim_mapping.h): paths, nested claims, permission shapes
+// Claim mapping (identity/claim_mapping.h): paths, nested claims, permission shapes
 // and the prefix; a Keycloak-shaped token through TokenVerifier.
 
-#include "api/claim_mapping.h"
+#include "identity/claim_mapping.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "api/auth.h"
+#include "common/digest.h"
+#include "common/encoding.h"
+#include "identity/token_verifier.h"
 
-namespace export_center::api {
+namespace export_center::identity {
 namespace {
 
 using json = nlohmann::json;
@@ -108,7 +110,7 @@ TEST(MapClaims, RefusesMissingOrMisshapenClaimsNamingThem) {
 }
 
 TEST(MapClaims, TheVerifierUsesTheConfiguredMapping) {
-  AuthOptions auth;
+  IdentityOptions auth;
   auth.jwt_hs256_secret = "0123456789abcdef0123456789abcdef";
   auth.jwt_issuer = "https://sso.example.com/realms/main";
   auth.jwt_audience = "export-center";
@@ -133,4 +135,4 @@ TEST(MapClaims, TheVerifierUsesTheConfiguredMapping) {
 }
 
 }  // namespace
-}  // namespace export_center::api
+}  // namespace export_center::identity

@@ -1,8 +1,8 @@
-#include "api/claim_mapping.h"
+#include "identity/claim_mapping.h"
 
 #include <algorithm>
 
-namespace export_center::api {
+namespace export_center::identity {
 namespace {
 
 using json = nlohmann::json;
@@ -59,7 +59,7 @@ Status AddPermissions(const json& claims, const std::string& path, const std::st
 
 }  // namespace
 
-ClaimMapping ClaimMapping::FromOptions(const AuthOptions& auth) {
+ClaimMapping ClaimMapping::FromOptions(const IdentityOptions& auth) {
   return {auth.claim_user,       auth.claim_tenant,      auth.claim_app,
           auth.app_code_default, auth.claim_permissions, auth.permission_prefix};
 }
@@ -101,4 +101,4 @@ StatusOr<MappedClaims> MapClaims(const json& claims, const ClaimMapping& mapping
   return out;
 }
 
-}  // namespace export_center::api
+}  // namespace export_center::identity

@@ -1,23 +1,23 @@
-#include "api/auth.h"
+#include "identity/token_verifier.h"
 
 #include <cjose/jws.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "api/strict_json.h"
 #include "common/ascii.h"
+#include "common/digest.h"
+#include "common/encoding.h"
 #include "common/json_dump.h"
+#include "common/strict_json.h"
 
-namespace export_center::api {
+namespace export_center::identity {
 namespace {
 
 using json = nlohmann::json;
@@ -181,7 +181,7 @@ StatusOr<KeySet> ReadJwksFile(const std::string& path) {
   return keys;
 }
 
-JwksUrlOptions UrlOptionsOf(const AuthOptions& auth) {
+JwksUrlOptions UrlOptionsOf(const IdentityOptions& auth) {
   JwksUrlOptions options;
   options.url = auth.jwks_url;
   options.refresh_min_interval = std::chrono::seconds(auth.jwks_refresh_min_interval_seconds);
@@ -197,7 +197,7 @@ JwksUrlOptions UrlOptionsOf(const AuthOptions& auth) {
 TokenVerifier::~TokenVerifier() = default;
 
 StatusOr<std::unique_ptr<TokenVerifier>> TokenVerifier::Create(
-    const AuthOptions& auth, http::HttpClientFactory* jwks_fetcher) {
+    const IdentityOptions& auth, http::HttpClientFactory* jwks_fetcher) {
   std::unique_ptr<TokenVerifier> v(new TokenVerifier());
   v->issuer_ = auth.jwt_issuer;
   v->audience_ = auth.jwt_audience;
@@ -293,7 +293,7 @@ StatusOr<Principal> TokenVerifier::Verify(std::string_view jwt, int64_t now_seco
   return PrincipalFromClaims(claims, now_seconds, {issuer_, audience_, leeway_seconds_}, mapping_);
 }
 
-StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& principal,
+StatusOr<std::string> MintToken(const IdentityOptions& auth, const Principal& principal,
                                 std::chrono::seconds ttl) {
   const bool rs256 = !auth.jwt_rs256_private_key_file.empty();
   if (!rs256 && auth.jwt_hs256_secret.empty()) {
@@ -323,4 +323,4 @@ StatusOr<std::string> MintToken(const AuthOptions& auth, const Principal& princi
   return signed_part + "." + Base64UrlEncode(signature);
 }
 
-}  // namespace export_center::api
+}  // namespace export_center::identity

@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "api/options.h"
 #include "common/status.h"
+#include "identity/identity_options.h"
 
-namespace export_center::api {
+namespace export_center::identity {
 
 struct ClaimMapping {
   std::string user = "sub";
@@ -28,7 +28,7 @@ struct ClaimMapping {
   std::vector<std::string> permissions = {"perms"};
   std::string permission_prefix;  // only values with it, without it
 
-  static ClaimMapping FromOptions(const AuthOptions& auth);
+  static ClaimMapping FromOptions(const IdentityOptions& auth);
 };
 
 // What the mapped claims say, before the app code is parsed.
@@ -47,4 +47,4 @@ const nlohmann::json* FindClaim(const nlohmann::json& claims, std::string_view p
 // permission claim has the wrong shape. Absent permission claims add none.
 StatusOr<MappedClaims> MapClaims(const nlohmann::json& claims, const ClaimMapping& mapping);
 
-}  // namespace export_center::api
+}  // namespace export_center::identity

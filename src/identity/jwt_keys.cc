@@ -1,4 +1,4 @@
-#include "api/jwt_keys.h"
+#include "identity/jwt_keys.h"
 
 #include <cjose/jwk.h>
 #include <openssl/bn.h>
@@ -12,12 +12,12 @@
 #include <set>
 #include <utility>
 
-#include "api/strict_json.h"
 #include "common/encoding.h"
 #include "common/json_dump.h"
+#include "common/strict_json.h"
 #include "common/utf8.h"
 
-namespace export_center::api {
+namespace export_center::identity {
 namespace {
 
 using json = nlohmann::json;
@@ -332,4 +332,4 @@ StatusOr<KeySet> JwksUrlKeySource::Fetch() {
   return ParseJwks(answer.body);
 }
 
-}  // namespace export_center::api
+}  // namespace export_center::identity

@@ -1,4 +1,4 @@
-// libFuzzer target for the JWK Set reader (api/jwt_keys.h ParseJwks): the
+// libFuzzer target for the JWK Set reader (identity/jwt_keys.h ParseJwks): the
 // bytes a JWKS URL answers or a JWKS file holds, outside bytes either way.
 // Beside "no crash, no leak" it checks what the verifier relies on: a set
 // that reads holds at most kMaxJwksKeys keys, each RS256 or ES256 with a
@@ -11,12 +11,12 @@
 #include <string>
 #include <string_view>
 
-#include "api/jwt_keys.h"
+#include "identity/jwt_keys.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using export_center::api::kMaxJwksKeys;
+  using export_center::identity::kMaxJwksKeys;
   const std::string_view in(reinterpret_cast<const char*>(data), size);
-  auto keys = export_center::api::ParseJwks(in);
+  auto keys = export_center::identity::ParseJwks(in);
   if (!keys.ok()) return 0;
   if (keys->keys().size() > kMaxJwksKeys) std::abort();
   std::set<std::string> kids;
