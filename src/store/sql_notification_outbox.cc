@@ -125,6 +125,14 @@ StatusOr<int> InsertTaskEndedNotifications(Connection& c, const Dialect& d, cons
   return inserted;
 }
 
+StatusOr<int64_t> RequeueDeadNotification(Connection& c, const Dialect& d, int64_t id) {
+  return c.Exec(d.Expand("UPDATE export_notification SET status = 'PENDING',"
+                         " attempt_count = 0, next_retry_at = {NOW},"
+                         " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
+                         " WHERE id = ? AND status = 'DEAD'"),
+                {id});
+}
+
 std::string NotificationColumns(std::string_view prefix) {
   std::string out;
   for (const char* name :

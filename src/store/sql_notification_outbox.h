@@ -1,6 +1,9 @@
 #pragma once
 // The NotificationOutbox on the export_notification table (migration 3), in
 // the same portable SQL as SqlTaskStore (docs/store.md#dialect-tokens).
+// sql_notification_outbox.cc is the one writer of export_notification: the
+// queue's own updates, the rows of a task's end (called by TaskTransitions
+// through SqlTaskStore::NotifyEnded) and the operators' re-delivery.
 
 #include <cstdint>
 #include <functional>
@@ -22,5 +25,10 @@ std::unique_ptr<NotificationOutbox> NewSqlNotificationOutbox(std::shared_ptr<Dat
 StatusOr<int> InsertTaskEndedNotifications(Connection& c, const Dialect& d, const task::Task& t,
                                            const std::vector<NotificationRoute>& routes,
                                            const std::function<int64_t()>& new_id);
+
+// Inside the caller's transaction: puts the DEAD row `id` back to PENDING,
+// due now, with its attempts reset (the operators' re-delivery). Returns rows
+// changed: 0 when the row is not DEAD any more.
+StatusOr<int64_t> RequeueDeadNotification(Connection& c, const Dialect& d, int64_t id);
 
 }  // namespace export_center::store

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "store/sql_task_store_impl.h"
+#include "store/sql/sql_store_core.h"
 
 namespace export_center::store::sql {
 namespace {

@@ -1,6 +1,8 @@
 #pragma once
 // SqlTaskStore: the one TaskStore implementation, one set of SQL statements
-// run through a Database (database.h) and its Dialect (dialect.h).
+// run through a Database (database.h) and its Dialect (dialect.h); its code is
+// in store/sql/: one class per role over a shared core (sql/sql_roles.h), and
+// every change of a task's state through sql/task_transitions.h.
 //
 // Every time is the dialect's now-expression inside SQL (docs/store.md#time);
 // the process clock only fills the informational occurredAt of a command.

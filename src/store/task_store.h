@@ -14,11 +14,19 @@
 // (task_store_wrapper.h) forwards every method to another store, so a test
 // fake overrides only what it breaks.
 //
-// One implementation (SqlTaskStore, sql_task_store.h) runs one set of SQL
-// statements on every database through a Database connection seam
-// (database.h) and a small Dialect (dialect.h). Every time comparison —
+// One implementation (NewSqlTaskStore, sql_task_store.h: one class per role
+// over a shared core in store/sql/) runs one set of SQL statements on every database through a
+// Database connection seam (database.h) and a small Dialect (dialect.h). Every time comparison —
 // lease, back-off, deadline, expiry, dedupe window — happens inside SQL with
 // the database's own clock; no method takes a "now" from the process.
+//
+// Where things go: a new method goes on the role of its caller (above) and
+// into that role's class and file in store/sql/ (sql_roles.h); a new role is
+// an interface here, in TaskStore's list, and a class in sql_roles.h. Every change of a task's
+// state goes through store::sql::TaskTransitions (store/sql/task_transitions.h), which writes its
+// timeline event, its command row (PENDING) and its notification rows (end states): a new state or
+// edge is a row of task::kTransitions (task/task.h) and of the arrival table beside
+// TaskTransitions, a new event a TaskEventKind (task_event.h).
 //
 // Thread-safety: every method may be called from any thread concurrently.
 // Each method is one transaction (or one statement) and is safe to retry after
@@ -97,12 +105,14 @@ class StoreAdmin {
 };
 
 // Every role at once: what app/ opens and hands out, one role to each component.
-class TaskStore : public TaskCatalog,
-                  public CommandOutbox,
-                  public AttemptLedger,
-                  public TaskMaintenance,
-                  public CommandQuarantine,
-                  public TaskOperations,
-                  public StoreAdmin {};
+// The roles are virtual bases, so an implementation may take each role's
+// methods from a class of its own (store/sql/sql_roles.h) without forwarding.
+class TaskStore : public virtual TaskCatalog,
+                  public virtual CommandOutbox,
+                  public virtual AttemptLedger,
+                  public virtual TaskMaintenance,
+                  public virtual CommandQuarantine,
+                  public virtual TaskOperations,
+                  public virtual StoreAdmin {};
 
 }  // namespace export_center::store

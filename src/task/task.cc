@@ -45,23 +45,8 @@ bool CanManualRetry(TaskState state) {
 }
 
 bool IsAllowedTransition(TaskState from, TaskState to) {
-  using S = TaskState;
-  switch (from) {
-    case S::kPending:
-      return to == S::kRunning || to == S::kCancelled || to == S::kFailed;  // FAILED: quarantine
-    case S::kRunning:
-      return to == S::kSucceeded || to == S::kPending || to == S::kFailed || to == S::kCancelled ||
-             to == S::kStale || to == S::kInconsistent;
-    case S::kSucceeded:
-      return to == S::kExpired;
-    case S::kFailed:
-    case S::kCancelled:
-    case S::kInconsistent:
-      return to == S::kPending;
-    case S::kStale:  // final: exported again as a new task
-      return false;
-    case S::kExpired:
-      return false;
+  for (const Transition& t : kTransitions) {
+    if (t.from == from && t.to == to) return true;
   }
   return false;
 }

@@ -3,11 +3,17 @@
 //
 //   PENDING -> RUNNING -> SUCCEEDED -> EXPIRED
 //   RUNNING -> PENDING (auto retry, version+1) | FAILED | CANCELLED | STALE | INCONSISTENT
-//   PENDING -> CANCELLED
-//   FAILED | CANCELLED | STALE | INCONSISTENT -> PENDING (manual retry, version+1)
+//   PENDING -> CANCELLED | FAILED (quarantine)
+//   FAILED | CANCELLED | INCONSISTENT -> PENDING (manual retry, version+1)
+//
+// The edges are one data table, kTransitions below; the store changes a
+// task's state only through store::sql::TaskTransitions, which refuses any
+// pair not in it. A new state is a TaskState value, its name, its rows here
+// and its arrival effects in store/sql/task_transitions.cc.
 //
 // All timestamps are epoch milliseconds written by the database's own clock.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,7 +43,32 @@ std::optional<TaskState> ParseTaskState(std::string_view text);
 bool IsActive(TaskState state);
 // A manual retry is allowed from these states.
 bool CanManualRetry(TaskState state);
-// Whether the lifecycle diagram has the edge from -> to.
+// One edge of the lifecycle: a task in `from` may move to `to`.
+struct Transition {
+  TaskState from = TaskState::kPending;
+  TaskState to = TaskState::kPending;
+};
+
+// THE transition table: every edge the store may take, and no other
+// (tests/store/task_transitions_test.cc drives each one through the store
+// and checks every other pair is refused).
+inline constexpr std::array<Transition, 13> kTransitions = {{
+    {TaskState::kPending, TaskState::kRunning},    // claim
+    {TaskState::kPending, TaskState::kCancelled},  // cancel before a claim
+    {TaskState::kPending, TaskState::kFailed},     // quarantine of a poison command
+    {TaskState::kRunning, TaskState::kSucceeded},  // conditional commit
+    {TaskState::kRunning, TaskState::kPending},    // automatic retry, lease recovery
+    {TaskState::kRunning, TaskState::kFailed},
+    {TaskState::kRunning, TaskState::kCancelled},
+    {TaskState::kRunning, TaskState::kStale},
+    {TaskState::kRunning, TaskState::kInconsistent},
+    {TaskState::kSucceeded, TaskState::kExpired},  // the file's retention passed
+    {TaskState::kFailed, TaskState::kPending},     // manual retry (CanManualRetry)
+    {TaskState::kCancelled, TaskState::kPending},
+    {TaskState::kInconsistent, TaskState::kPending},
+}};
+
+// Whether kTransitions has the edge from -> to.
 bool IsAllowedTransition(TaskState from, TaskState to);
 
 enum class FileFormat { kXlsx, kCsv };

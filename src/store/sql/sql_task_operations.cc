@@ -1,4 +1,4 @@
-// SqlTaskStore's TaskOperations role (task_operations.h): the operators'
+// SqlTaskOperations (sql_roles.h), the TaskOperations role (task_operations.h): the operators'
 // console — search, bulk-action audit, per-type figures, queue health, dead
 // webhook deliveries. Portable SQL on every backend: the percentiles are
 // nearest-rank values read with ORDER BY … LIMIT 1 OFFSET k, so no
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "common/utf8.h"
+#include "store/sql/sql_roles.h"
 #include "store/sql_notification_rows.h"
-#include "store/sql_task_store_impl.h"
 
 namespace export_center::store::sql {
 namespace {
@@ -96,11 +96,10 @@ Status ReadPercentiles(Connection& c, const OperatorScope& scope, int64_t since_
 
 }  // namespace
 
-StatusOr<TaskCatalog::ListPage> SqlTaskStore::SearchTasks(const OperatorFilter& filter, int page,
-                                                          int size,
-                                                          const std::optional<PageKey>& after) {
+StatusOr<TaskCatalog::ListPage> SqlTaskOperations::SearchTasks(
+    const OperatorFilter& filter, int page, int size, const std::optional<PageKey>& after) {
   const PageStatements statements = OperatorSearchStatements(filter, page, size, after);
-  ListPage out;
+  TaskCatalog::ListPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(out, ReadNewestTasks(c, d_, statements, size));
     return Status::Ok();
@@ -108,14 +107,14 @@ StatusOr<TaskCatalog::ListPage> SqlTaskStore::SearchTasks(const OperatorFilter& 
   return out;
 }
 
-StatusOr<int64_t> SqlTaskStore::CountTasks(const OperatorFilter& filter) {
+StatusOr<int64_t> SqlTaskOperations::CountTasks(const OperatorFilter& filter) {
   const Statement count = OperatorCountStatement(filter);
   EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(count.sql, count.params));
   return rows.at(0).Int(0);
 }
 
-StatusOr<std::vector<int64_t>> SqlTaskStore::ListTaskIds(const OperatorFilter& filter,
-                                                         int64_t after_id, int limit) {
+StatusOr<std::vector<int64_t>> SqlTaskOperations::ListTaskIds(const OperatorFilter& filter,
+                                                              int64_t after_id, int limit) {
   const Statement ids_sql = OperatorIdsStatement(filter, after_id, limit);
   EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(ids_sql.sql, ids_sql.params));
   std::vector<int64_t> ids;
@@ -124,16 +123,18 @@ StatusOr<std::vector<int64_t>> SqlTaskStore::ListTaskIds(const OperatorFilter& f
   return ids;
 }
 
-StatusOr<TaskDispatch> SqlTaskStore::ReadTaskDispatch(int64_t task_id) {
+StatusOr<TaskDispatch> SqlTaskOperations::ReadTaskDispatch(int64_t task_id) {
   TaskDispatch out;
-  EC_ASSIGN_OR_RETURN(out.commands, ListOutboxForTask(task_id));
-  EC_ASSIGN_OR_RETURN(out.notifications, notifications_->ListNotificationsForTask(task_id));
+  EC_ASSIGN_OR_RETURN(out.commands,
+                      core_.command_queue().ListAs(&OutboxFromRow, "task_id = ?",
+                                                   "dispatch_version, id", {task_id}));
+  EC_ASSIGN_OR_RETURN(out.notifications, core_.notifications().ListNotificationsForTask(task_id));
   return out;
 }
 
 // ---- bulk-action audit ------------------------------------------------------------
 
-StatusOr<int64_t> SqlTaskStore::BeginBulkAction(const BulkActionRecord& b) {
+StatusOr<int64_t> SqlTaskOperations::BeginBulkAction(const BulkActionRecord& b) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   const int64_t id = NewId();
   EC_RETURN_IF_ERROR(
@@ -150,7 +151,7 @@ StatusOr<int64_t> SqlTaskStore::BeginBulkAction(const BulkActionRecord& b) {
   return id;
 }
 
-Status SqlTaskStore::FinishBulkAction(const BulkActionRecord& b) {
+Status SqlTaskOperations::FinishBulkAction(const BulkActionRecord& b) {
   std::optional<std::string> error;
   if (b.first_error) error = Truncate(*b.first_error);
   EC_ASSIGN_OR_RETURN(
@@ -162,8 +163,8 @@ Status SqlTaskStore::FinishBulkAction(const BulkActionRecord& b) {
   return Status::Ok();
 }
 
-StatusOr<std::vector<BulkActionRecord>> SqlTaskStore::ListBulkActions(const OperatorScope& scope,
-                                                                      int limit) {
+StatusOr<std::vector<BulkActionRecord>> SqlTaskOperations::ListBulkActions(
+    const OperatorScope& scope, int limit) {
   std::string where = " WHERE 1 = 1";
   SqlParams params;
   if (scope.tenant_id) {
@@ -188,8 +189,8 @@ StatusOr<std::vector<BulkActionRecord>> SqlTaskStore::ListBulkActions(const Oper
 
 // ---- figures ------------------------------------------------------------------------
 
-StatusOr<std::vector<TypeStats>> SqlTaskStore::ReadTypeStats(const OperatorScope& scope,
-                                                             int64_t window_ms) {
+StatusOr<std::vector<TypeStats>> SqlTaskOperations::ReadTypeStats(const OperatorScope& scope,
+                                                                  int64_t window_ms) {
   std::vector<TypeStats> out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
     out.clear();
@@ -225,7 +226,7 @@ StatusOr<std::vector<TypeStats>> SqlTaskStore::ReadTypeStats(const OperatorScope
   return out;
 }
 
-StatusOr<QueueHealth> SqlTaskStore::ReadQueueHealth(const OperatorScope& scope) {
+StatusOr<QueueHealth> SqlTaskOperations::ReadQueueHealth(const OperatorScope& scope) {
   QueueHealth h;
   std::string task_scope;
   SqlParams scope_params;
@@ -264,7 +265,7 @@ StatusOr<QueueHealth> SqlTaskStore::ReadQueueHealth(const OperatorScope& scope) 
 
 // ---- dead webhook deliveries --------------------------------------------------------
 
-StatusOr<std::vector<NotificationEntry>> SqlTaskStore::ListDeadNotifications(
+StatusOr<std::vector<NotificationEntry>> SqlTaskOperations::ListDeadNotifications(
     const OperatorScope& scope, int limit) {
   std::string where = " WHERE o.status = 'DEAD'";
   SqlParams params;
@@ -284,7 +285,7 @@ StatusOr<std::vector<NotificationEntry>> SqlTaskStore::ListDeadNotifications(
   return out;
 }
 
-Status SqlTaskStore::RedeliverNotification(const OperatorScope& scope, int64_t id) {
+Status SqlTaskOperations::RedeliverNotification(const OperatorScope& scope, int64_t id) {
   const std::string missing = "notification " + std::to_string(id) + " not found";
   return Write([&](Connection& c) -> Status {
     // The row alone is locked (PostgreSQL refuses FOR UPDATE across an outer
@@ -304,12 +305,7 @@ Status SqlTaskStore::RedeliverNotification(const OperatorScope& scope, int64_t i
       return Conflict("notification " + std::to_string(id) + " is " + found[0].Text(0) +
                       "; only a DEAD delivery can be re-delivered");
     }
-    EC_ASSIGN_OR_RETURN(int64_t n,
-                        c.Exec(Sql("UPDATE export_notification SET status = 'PENDING',"
-                                   " attempt_count = 0, next_retry_at = {NOW},"
-                                   " lease_owner = NULL, lease_until = NULL, updated_at = {NOW}"
-                                   " WHERE id = ? AND status = 'DEAD'"),
-                               {id}));
+    EC_ASSIGN_OR_RETURN(int64_t n, RequeueDeadNotification(c, d_, id));
     if (n != 1) return Unavailable("notification changed while re-delivering; retry");
     return Status::Ok();
   });

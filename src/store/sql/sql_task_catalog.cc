@@ -1,4 +1,4 @@
-// SqlTaskStore's TaskCatalog role (task_catalog.h): create, read, list,
+// SqlTaskCatalog (sql_roles.h), the TaskCatalog role (task_catalog.h): create, read, list,
 // changes, cancel, manual retry, download audit.
 
 #include <algorithm>
@@ -9,18 +9,18 @@
 #include <vector>
 
 #include "common/utf8.h"
-#include "store/sql_task_store_impl.h"
+#include "store/sql/sql_roles.h"
 
 namespace export_center::store::sql {
 
-StatusOr<int64_t> SqlTaskStore::DatabaseNowMs() {
+StatusOr<int64_t> SqlTaskCatalog::DatabaseNowMs() {
   EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT {NOW}")));
   return rows.at(0).Int(0);
 }
 // ---- create -----------------------------------------------------------------
 
-StatusOr<std::optional<Task>> SqlTaskStore::FindDuplicate(Connection& c, const NewTask& t,
-                                                          int window_seconds) {
+StatusOr<std::optional<Task>> SqlTaskCatalog::FindDuplicate(Connection& c, const NewTask& t,
+                                                            int window_seconds) {
   // A password makes its own file: never handed an existing task, nor is a
   // plain create handed an encrypted one.
   if (window_seconds <= 0 || t.file_key) return std::optional<Task>();
@@ -39,8 +39,8 @@ StatusOr<std::optional<Task>> SqlTaskStore::FindDuplicate(Connection& c, const N
   return std::optional<Task>(std::move(found));
 }
 
-Status SqlTaskStore::CheckActiveLimits(Connection& c, const NewTask& t,
-                                       const CreateLimits& limits) {
+Status SqlTaskCatalog::CheckActiveLimits(Connection& c, const NewTask& t,
+                                         const CreateLimits& limits) {
   if (limits.max_active_per_user > 0) {
     EC_ASSIGN_OR_RETURN(Rows rows, c.Query(std::string("SELECT COUNT(*) FROM export_task"
                                                        " WHERE tenant_id = ? AND requested_by = ?"
@@ -68,7 +68,7 @@ Status SqlTaskStore::CheckActiveLimits(Connection& c, const NewTask& t,
   return Status::Ok();
 }
 
-StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateLimits& limits) {
+StatusOr<CreateResult> SqlTaskCatalog::CreateTask(const NewTask& nt, const CreateLimits& limits) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   CreateResult result;
   Status status = Write([&](Connection& c) -> Status {
@@ -102,9 +102,7 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
                 nt.file_key ? std::optional<std::string>(nt.file_key->sealed) : std::nullopt})
             .status());
     EC_ASSIGN_OR_RETURN(Task created, ReadExistingTask(c, id));
-    EC_RETURN_IF_ERROR(InsertCommandOrFail(c, created, nt.trace_id));
-    EC_RETURN_IF_ERROR(RecordEvent(c, id, created.dispatch_version, TaskEventKind::kCreated,
-                                   {{"by", nt.requested_by}}));
+    EC_RETURN_IF_ERROR(transitions_.Created(c, created, nt.trace_id, {{"by", nt.requested_by}}));
     result = {std::move(created), false};
     return Status::Ok();
   });
@@ -112,7 +110,7 @@ StatusOr<CreateResult> SqlTaskStore::CreateTask(const NewTask& nt, const CreateL
   return result;
 }
 
-StatusOr<Task> SqlTaskStore::GetTask(int64_t task_id) {
+StatusOr<Task> SqlTaskCatalog::GetTask(int64_t task_id) {
   Task t;
   EC_RETURN_IF_ERROR(db_->WithConnection([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(t, ReadExistingTask(c, task_id));
@@ -121,7 +119,7 @@ StatusOr<Task> SqlTaskStore::GetTask(int64_t task_id) {
   return t;
 }
 
-StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
+StatusOr<TaskStore::ListPage> SqlTaskCatalog::ListTasks(const ListQuery& q) {
   const PageStatements page = TaskListStatements(q);
   ListPage out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
@@ -131,7 +129,7 @@ StatusOr<TaskStore::ListPage> SqlTaskStore::ListTasks(const ListQuery& q) {
   return out;
 }
 
-StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q) {
+StatusOr<std::vector<Task>> SqlTaskCatalog::ListChangedTasks(const ChangeQuery& q) {
   const Statement changes = ChangeStatement(q, false);
   std::vector<Task> out;
   EC_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
@@ -146,7 +144,7 @@ StatusOr<std::vector<Task>> SqlTaskStore::ListChangedTasks(const ChangeQuery& q)
   return out;
 }
 
-StatusOr<std::vector<TaskStore::ChangeKey>> SqlTaskStore::ListChangeKeys(const ChangeQuery& q) {
+StatusOr<std::vector<TaskStore::ChangeKey>> SqlTaskCatalog::ListChangeKeys(const ChangeQuery& q) {
   const Statement keys = ChangeStatement(q, true);
   EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql(keys.sql), keys.params));
   std::vector<ChangeKey> out;
@@ -155,22 +153,22 @@ StatusOr<std::vector<TaskStore::ChangeKey>> SqlTaskStore::ListChangeKeys(const C
   return out;
 }
 
-StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
+StatusOr<TaskState> SqlTaskCatalog::RequestCancel(int64_t task_id) {
   EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
   TaskState result = TaskState::kPending;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     EC_ASSIGN_OR_RETURN(std::optional<Task> t, ReadTask(c, task_id, true));
     if (!t) return NotFound("export task " + std::to_string(task_id) + " does not exist");
     if (t->status == TaskState::kPending) {
-      EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED',"
-                                                " completed_at = {NOW}, updated_at = {NOW}"
-                                                " WHERE id = ? AND status = 'PENDING'"),
-                                            {task_id}));
-      if (n != 1) return Unavailable("task changed while cancelling; retry");
-      EC_RETURN_IF_ERROR(RecordEvent(c, task_id, t->dispatch_version,
-                                     TaskEventKind::kCancelRequested, {{"state", "PENDING"}}));
-      EC_RETURN_IF_ERROR(RecordFinished(c, task_id));
-      EC_RETURN_IF_ERROR(NotifyEnded(c, task_id));
+      TransitionChange cancel;
+      cancel.task_id = task_id;
+      cancel.from = {TaskState::kPending};
+      cancel.to = TaskState::kCancelled;
+      cancel.set = "completed_at = {NOW}";
+      cancel.event = TaskEventKind::kCancelRequested;
+      cancel.details = {{"state", "PENDING"}};
+      EC_ASSIGN_OR_RETURN(std::optional<Task> cancelled, transitions_.Apply(c, cancel));
+      if (!cancelled) return Unavailable("task changed while cancelling; retry");
       result = TaskState::kCancelled;
       return Status::Ok();
     }
@@ -191,7 +189,7 @@ StatusOr<TaskState> SqlTaskStore::RequestCancel(int64_t task_id) {
   return result;
 }
 
-StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& trace_id) {
+StatusOr<Task> SqlTaskCatalog::ManualRetry(int64_t task_id, const std::string& trace_id) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   Task result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
@@ -210,30 +208,32 @@ StatusOr<Task> SqlTaskStore::ManualRetry(int64_t task_id, const std::string& tra
     }
     // A retry is a new execution attempt: version+1, counters and the previous
     // result cleared (docs/task-lifecycle.md#manual-retry).
-    EC_ASSIGN_OR_RETURN(
-        int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
-                              " dispatch_version = dispatch_version + 1, attempt_count = 0,"
-                              " next_retry_at = {NOW}, cancel_requested = 0, failure_code = NULL,"
-                              " failure_message = NULL, failure_detail = NULL, processed_rows = 0,"
-                              " total_rows = NULL,"
-                              " started_at = NULL, completed_at = NULL, expires_at = NULL,"
-                              " file_name = NULL, object_key = NULL, content_type = NULL,"
-                              " size_bytes = NULL, file_sha256 = NULL, part_rows = NULL,"
-                              " lease_owner = NULL, lease_until = NULL,"
-                              " execution_deadline_at = NULL, updated_at = {NOW}"
-                              " WHERE id = ? AND dispatch_version = ?"
-                              " AND status IN ('FAILED', 'CANCELLED', 'INCONSISTENT')"),
-                          {task_id, t->dispatch_version}));
-    if (n != 1) return Unavailable("task changed while retrying; retry");
-    EC_ASSIGN_OR_RETURN(result, ReadExistingTask(c, task_id));
-    EC_RETURN_IF_ERROR(InsertCommandOrFail(c, result, trace_id));
-    return RecordEvent(c, task_id, result.dispatch_version, TaskEventKind::kManualRetry,
-                       {{"from", task::ToString(t->status)}});
+    TransitionChange retry;
+    retry.task_id = task_id;
+    retry.from = {TaskState::kFailed, TaskState::kCancelled, TaskState::kInconsistent};
+    retry.to = TaskState::kPending;
+    retry.version = t->dispatch_version;
+    retry.set =
+        "attempt_count = 0, next_retry_at = {NOW}, cancel_requested = 0, failure_code = NULL,"
+        " failure_message = NULL, failure_detail = NULL, processed_rows = 0, total_rows = NULL,"
+        " started_at = NULL, completed_at = NULL, expires_at = NULL, file_name = NULL,"
+        " object_key = NULL, content_type = NULL, size_bytes = NULL, file_sha256 = NULL,"
+        " part_rows = NULL, lease_owner = NULL, lease_until = NULL,"
+        " execution_deadline_at = NULL";
+    retry.event = TaskEventKind::kManualRetry;
+    retry.details = {{"from", task::ToString(t->status)}};
+    retry.event_at_new_version = true;
+    retry.trace_id = trace_id;
+    EC_ASSIGN_OR_RETURN(std::optional<Task> retried, transitions_.Apply(c, retry));
+    if (!retried) return Unavailable("task changed while retrying; retry");
+    result = std::move(*retried);
+    return Status::Ok();
   }));
   return result;
 }
 
-StatusOr<DownloadCount> SqlTaskStore::RecordDownload(const DownloadRecord& d, int window_seconds) {
+StatusOr<DownloadCount> SqlTaskCatalog::RecordDownload(const DownloadRecord& d,
+                                                       int window_seconds) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   // The column widths are the limits; the API cuts first, this is the backstop.
   auto cut = [](const std::string& text, size_t bytes) {
@@ -316,7 +316,7 @@ StatusOr<DownloadAuditEntry> AuditFromRow(const Row& r) {
 
 }  // namespace
 
-StatusOr<DownloadAuditPage> SqlTaskStore::ListDownloadAudit(const DownloadAuditQuery& q) {
+StatusOr<DownloadAuditPage> SqlTaskCatalog::ListDownloadAudit(const DownloadAuditQuery& q) {
   const PageStatements page = AuditStatements(q);
   const size_t limit = static_cast<size_t>(std::clamp(q.size, 1, 100));
   DownloadAuditPage out;

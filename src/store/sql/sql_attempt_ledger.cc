@@ -1,5 +1,5 @@
-// SqlTaskStore's AttemptLedger role (attempt_ledger.h): the claim, the
-// lease, progress and every end of a running attempt.
+// SqlAttemptLedger (sql_roles.h), the AttemptLedger role (attempt_ledger.h):
+// the claim, the lease, progress and every end of a running attempt.
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "common/time_format.h"
+#include "store/sql/sql_roles.h"
 #include "store/sql_task_store.h"
-#include "store/sql_task_store_impl.h"
 
 namespace export_center::store {
 namespace sql {
@@ -33,8 +33,8 @@ std::string TenantClaimLockName(const std::string& tenant) {
 
 // ---- consumer -----------------------------------------------------------------
 
-StatusOr<ClaimMiss> SqlTaskStore::ExplainClaimMiss(Connection& c, const ClaimRequest& r,
-                                                   std::optional<Task>* task) {
+StatusOr<ClaimMiss> SqlAttemptLedger::ExplainClaimMiss(Connection& c, const ClaimRequest& r,
+                                                       std::optional<Task>* task) {
   // The "now" comparisons of the claim-branch table are made here, by the database.
   EC_ASSIGN_OR_RETURN(
       Rows rows,
@@ -56,7 +56,7 @@ StatusOr<ClaimMiss> SqlTaskStore::ExplainClaimMiss(Connection& c, const ClaimReq
   return ClassifyClaimMiss(facts, r.dispatch_version);
 }
 
-StatusOr<bool> SqlTaskStore::AnotherTenantWaits(Connection& c, const std::string& tenant) {
+StatusOr<bool> SqlAttemptLedger::AnotherTenantWaits(Connection& c, const std::string& tenant) {
   EC_ASSIGN_OR_RETURN(
       Rows waiting,
       c.Query(Sql("SELECT 1 FROM export_task WHERE status = 'PENDING' AND tenant_id <> ?"
@@ -65,7 +65,7 @@ StatusOr<bool> SqlTaskStore::AnotherTenantWaits(Connection& c, const std::string
   return !waiting.empty();
 }
 
-StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r) {
+StatusOr<bool> SqlAttemptLedger::HandBackIfTenantAtLimit(Connection& c, const ClaimRequest& r) {
   EC_ASSIGN_OR_RETURN(Rows owner,
                       c.Query("SELECT tenant_id FROM export_task WHERE id = ?", {r.task_id}));
   if (owner.empty()) return false;  // the claim below explains the miss
@@ -136,7 +136,23 @@ StatusOr<bool> SqlTaskStore::HandBackIfTenantAtLimit(Connection& c, const ClaimR
   return true;
 }
 
-StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
+Status SqlAttemptLedger::EndAttempt(Connection& c, const Attempt& a, TaskState to_state,
+                                    const std::string& code, const FailureText& failure) {
+  TransitionChange end;
+  end.task_id = a.task_id;
+  end.from = {TaskState::kRunning};
+  end.to = to_state;
+  end.version = a.dispatch_version;
+  end.set =
+      "failure_code = ?, failure_message = ?, failure_detail = ?, completed_at = {NOW},"
+      " lease_owner = NULL, lease_until = NULL, object_key = NULL";
+  end.set_params = {code, Truncate(failure.message), DetailText(failure)};
+  end.where = "AND lease_owner = ?";
+  end.where_params = {a.instance};
+  return transitions_.Apply(c, end).status();
+}
+
+StatusOr<ClaimResult> SqlAttemptLedger::ClaimTask(const ClaimRequest& r) {
   EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   ClaimResult result;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
@@ -151,24 +167,28 @@ StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
       }
     }
     // The claim (docs/task-lifecycle.md#claim); the execution deadline is fixed here too.
-    EC_ASSIGN_OR_RETURN(
-        int64_t n,
-        c.Exec(Sql("UPDATE export_task SET status = 'RUNNING',"
-                   " attempt_count = attempt_count + 1, started_at = {NOW}, lease_owner = ?,"
-                   " lease_until = {NOW} + ?, last_heartbeat_at = {NOW},"
-                   " execution_deadline_at = {NOW} + ?, processed_rows = 0, total_rows = NULL,"
-                   " failure_message = NULL, failure_detail = NULL, failure_code = NULL,"
-                   " updated_at = {NOW}"
-                   " WHERE id = ? AND dispatch_version = ? AND status = 'PENDING'"
-                   " AND next_retry_at <= {NOW}"),
-               {r.instance, int64_t{r.lease_seconds} * 1000, int64_t{r.max_duration_seconds} * 1000,
-                r.task_id, r.dispatch_version}));
-    if (n == 1) {
+    TransitionChange claim;
+    claim.task_id = r.task_id;
+    claim.from = {TaskState::kPending};
+    claim.to = TaskState::kRunning;
+    claim.version = r.dispatch_version;
+    claim.set =
+        "attempt_count = attempt_count + 1, started_at = {NOW}, lease_owner = ?,"
+        " lease_until = {NOW} + ?, last_heartbeat_at = {NOW},"
+        " execution_deadline_at = {NOW} + ?, processed_rows = 0, total_rows = NULL,"
+        " failure_message = NULL, failure_detail = NULL, failure_code = NULL";
+    claim.set_params = {r.instance, int64_t{r.lease_seconds} * 1000,
+                        int64_t{r.max_duration_seconds} * 1000};
+    claim.where = "AND next_retry_at <= {NOW}";
+    claim.event = TaskEventKind::kClaimed;
+    claim.details = {{"instance", r.instance}};
+    claim.details_after = [](const Task& t, nlohmann::json* details) {
+      (*details)["attempt"] = t.attempt_count;
+    };
+    EC_ASSIGN_OR_RETURN(std::optional<Task> claimed, transitions_.Apply(c, claim));
+    if (claimed) {
       result.claimed = true;
-      EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, r.task_id));
-      EC_RETURN_IF_ERROR(RecordEvent(c, t.id, t.dispatch_version, TaskEventKind::kClaimed,
-                                     {{"instance", r.instance}, {"attempt", t.attempt_count}}));
-      result.task = std::move(t);
+      result.task = std::move(*claimed);
       return Status::Ok();
     }
     EC_ASSIGN_OR_RETURN(ClaimMiss miss, ExplainClaimMiss(c, r, &result.task));
@@ -178,7 +198,7 @@ StatusOr<ClaimResult> SqlTaskStore::ClaimTask(const ClaimRequest& r) {
   return result;
 }
 
-StatusOr<RenewOutcome> SqlTaskStore::RenewLease(const Attempt& a, int lease_seconds) {
+StatusOr<RenewOutcome> SqlAttemptLedger::RenewLease(const Attempt& a, int lease_seconds) {
   RenewOutcome outcome = RenewOutcome::kLost;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     // The deadline lives in the same statement (docs/task-lifecycle.md#execution-deadline):
@@ -206,8 +226,8 @@ StatusOr<RenewOutcome> SqlTaskStore::RenewLease(const Attempt& a, int lease_seco
   return outcome;
 }
 
-StatusOr<ProgressOutcome> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t processed_rows,
-                                                       std::optional<int64_t> total_rows) {
+StatusOr<ProgressOutcome> SqlAttemptLedger::UpdateProgress(const Attempt& a, int64_t processed_rows,
+                                                           std::optional<int64_t> total_rows) {
   EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   ProgressOutcome outcome = ProgressOutcome::kContinue;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
@@ -223,8 +243,8 @@ StatusOr<ProgressOutcome> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t
     EC_ASSIGN_OR_RETURN(
         Rows rows,
         c.Query("SELECT cancel_requested, total_rows FROM export_task WHERE id = ?", {a.task_id}));
-    EC_RETURN_IF_ERROR(
-        RecordProgress(c, a, processed_rows, rows.empty() ? std::nullopt : rows[0].OptInt(1)));
+    EC_RETURN_IF_ERROR(core_.RecordProgress(c, a, processed_rows,
+                                            rows.empty() ? std::nullopt : rows[0].OptInt(1)));
     const bool cancel = !rows.empty() && rows[0].Int(0) != 0;
     outcome = cancel ? ProgressOutcome::kCancelRequested : ProgressOutcome::kContinue;
     return Status::Ok();
@@ -232,39 +252,45 @@ StatusOr<ProgressOutcome> SqlTaskStore::UpdateProgress(const Attempt& a, int64_t
   return outcome;
 }
 
-StatusOr<CommitOutcome> SqlTaskStore::CommitSuccess(const Attempt& a, const FileResult& f,
-                                                    int retention_days) {
+StatusOr<CommitOutcome> SqlAttemptLedger::CommitSuccess(const Attempt& a, const FileResult& f,
+                                                        int retention_days) {
   // The deadline and the cancel flag are part of the final statement
   // (docs/task-lifecycle.md#conditional-commit): a check in C++ could pass and
   // then a cancel or the deadline could arrive before the write.
   EC_RETURN_IF_ERROR(EnsureIdNode());
   bool committed = false;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
-    EC_ASSIGN_OR_RETURN(
-        int64_t n,
-        c.Exec(Sql("UPDATE export_task SET status = 'SUCCEEDED', file_name = ?, object_key = ?,"
-                   " content_type = ?, size_bytes = ?, total_rows = ?, processed_rows = ?,"
-                   " file_sha256 = ?, part_rows = ?, completed_at = {NOW}, expires_at = {NOW} + ?, "
-                   "lease_owner = NULL,"
-                   " lease_until = NULL, failure_message = NULL, failure_detail = NULL,"
-                   " failure_code = NULL, updated_at = {NOW}"
-                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                   " AND lease_owner = ? AND execution_deadline_at > {NOW}"
-                   " AND cancel_requested = 0"),
-               {f.file_name, f.object_key, f.content_type, f.size_bytes, f.total_rows, f.total_rows,
-                f.sha256_hex, PartRowsText(f.part_rows), int64_t{retention_days} * 86'400'000,
-                a.task_id, a.dispatch_version, a.instance}));
-    committed = n == 1;
-    if (!committed) return Status::Ok();
-    EC_RETURN_IF_ERROR(RecordFinished(c, a.task_id));
-    return NotifyEnded(c, a.task_id);
+    TransitionChange commit;
+    commit.task_id = a.task_id;
+    commit.from = {TaskState::kRunning};
+    commit.to = TaskState::kSucceeded;
+    commit.version = a.dispatch_version;
+    commit.set =
+        "file_name = ?, object_key = ?, content_type = ?, size_bytes = ?, total_rows = ?,"
+        " processed_rows = ?, file_sha256 = ?, part_rows = ?, completed_at = {NOW},"
+        " expires_at = {NOW} + ?, lease_owner = NULL, lease_until = NULL,"
+        " failure_message = NULL, failure_detail = NULL, failure_code = NULL";
+    commit.set_params = {f.file_name,
+                         f.object_key,
+                         f.content_type,
+                         f.size_bytes,
+                         f.total_rows,
+                         f.total_rows,
+                         f.sha256_hex,
+                         PartRowsText(f.part_rows),
+                         int64_t{retention_days} * 86'400'000};
+    commit.where = "AND lease_owner = ? AND execution_deadline_at > {NOW} AND cancel_requested = 0";
+    commit.where_params = {a.instance};
+    EC_ASSIGN_OR_RETURN(std::optional<Task> done, transitions_.Apply(c, commit));
+    committed = done.has_value();
+    return Status::Ok();
   }));
   return committed ? CommitOutcome::kCommitted : CommitOutcome::kNotCommitted;
 }
 
-StatusOr<FinishOutcome> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState to_state,
-                                                    const std::string& failure_code,
-                                                    const FailureText& failure) {
+StatusOr<FinishOutcome> SqlAttemptLedger::FinishAttempt(const Attempt& a, TaskState to_state,
+                                                        const std::string& failure_code,
+                                                        const FailureText& failure) {
   if (to_state != TaskState::kFailed && to_state != TaskState::kCancelled &&
       to_state != TaskState::kStale && to_state != TaskState::kInconsistent) {
     return InvalidArgument("FinishAttempt cannot end a task " +
@@ -286,8 +312,8 @@ StatusOr<FinishOutcome> SqlTaskStore::FinishAttempt(const Attempt& a, TaskState 
   return ended ? FinishOutcome::kFinished : FinishOutcome::kLost;
 }
 
-StatusOr<std::string> SqlTaskStore::PinContractVersion(const Attempt& a,
-                                                       const std::string& version) {
+StatusOr<std::string> SqlAttemptLedger::PinContractVersion(const Attempt& a,
+                                                           const std::string& version) {
   std::string pinned;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     // Only an unset version is written: once pinned, a later attempt compares
@@ -311,8 +337,8 @@ StatusOr<std::string> SqlTaskStore::PinContractVersion(const Attempt& a,
   return pinned;
 }
 
-StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const FailureText& failure,
-                                                   int64_t backoff_ms) {
+StatusOr<RetryOutcome> SqlAttemptLedger::ScheduleRetry(const Attempt& a, const FailureText& failure,
+                                                       int64_t backoff_ms) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   RetryOutcome outcome = RetryOutcome::kLost;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
@@ -341,31 +367,28 @@ StatusOr<RetryOutcome> SqlTaskStore::ScheduleRetry(const Attempt& a, const Failu
       return Status::Ok();
     }
     // The message is kept so the download centre can show why it waits.
-    EC_ASSIGN_OR_RETURN(
-        int64_t n,
-        c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
-                   " dispatch_version = dispatch_version + 1, next_retry_at = {NOW} + ?,"
-                   " processed_rows = 0, total_rows = NULL, lease_owner = NULL,"
-                   " lease_until = NULL, execution_deadline_at = NULL, object_key = NULL,"
-                   " failure_message = ?, failure_detail = ?, updated_at = {NOW}"
-                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                   " AND lease_owner = ?"),
-               {backoff_ms, msg, detail, a.task_id, a.dispatch_version, a.instance}));
-    if (n != 1) return Unavailable("task changed while scheduling a retry; retry");
-    Task next;
-    next.id = a.task_id;
-    next.dispatch_version = a.dispatch_version + 1;
-    next.export_type = rows[0].Text(2);
-    EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
-    EC_ASSIGN_OR_RETURN(Rows due,
-                        c.Query("SELECT next_retry_at FROM export_task WHERE id = ?", {a.task_id}));
-    nlohmann::json details = {{"cause", ShortText(msg)},
-                              {"nextAt", FormatIsoMillis(due.at(0).Int(0))},
-                              {"nextVersion", next.dispatch_version}};
+    TransitionChange retry;
+    retry.task_id = a.task_id;
+    retry.from = {TaskState::kRunning};
+    retry.to = TaskState::kPending;
+    retry.version = a.dispatch_version;
+    retry.set =
+        "next_retry_at = {NOW} + ?, processed_rows = 0, total_rows = NULL, lease_owner = NULL,"
+        " lease_until = NULL, execution_deadline_at = NULL, object_key = NULL,"
+        " failure_message = ?, failure_detail = ?";
+    retry.set_params = {backoff_ms, msg, detail};
+    retry.where = "AND lease_owner = ?";
+    retry.where_params = {a.instance};
+    retry.event = TaskEventKind::kRetryScheduled;
+    retry.details = {{"cause", ShortText(msg)}};
     // The operators' text (TaskEvent::kOperatorOnlyDetail), never the user's.
-    if (detail) details[kOperatorOnlyDetail] = *detail;
-    EC_RETURN_IF_ERROR(
-        RecordEvent(c, a.task_id, a.dispatch_version, TaskEventKind::kRetryScheduled, details));
+    if (detail) retry.details[kOperatorOnlyDetail] = *detail;
+    retry.details_after = [](const Task& next, nlohmann::json* details) {
+      (*details)["nextAt"] = FormatIsoMillis(next.next_retry_at);
+      (*details)["nextVersion"] = next.dispatch_version;
+    };
+    EC_ASSIGN_OR_RETURN(std::optional<Task> next, transitions_.Apply(c, retry));
+    if (!next) return Unavailable("task changed while scheduling a retry; retry");
     outcome = RetryOutcome::kRescheduled;
     return Status::Ok();
   }));

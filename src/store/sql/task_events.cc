@@ -1,5 +1,6 @@
-// SqlTaskStore's timeline (docs/task-lifecycle.md#the-timeline): the one
-// recorder every state change calls inside its own transaction, the
+// The SQL store's timeline (docs/task-lifecycle.md#the-timeline): the one
+// recorder of events, called inside the transaction of the change it records
+// (for a state change by TaskTransitions, store/sql/task_transitions.h), the
 // per-task cap, the progress sampling, and the timeline read.
 
 #include <algorithm>
@@ -12,7 +13,7 @@
 #include "common/json_dump.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
-#include "store/sql_task_store_impl.h"
+#include "store/sql/sql_roles.h"
 
 namespace export_center::store {
 
@@ -92,7 +93,7 @@ std::string ShortText(const std::string& text) { return utf8::Excerpt(text, kMax
 // event is dropped. Counted under the caller's transaction: every caller has
 // changed (so locked) the task's row or its command's row first, so two
 // writers of one task rarely overshoot, and never by more than one each.
-StatusOr<bool> SqlTaskStore::MakeRoomForEvent(Connection& c, int64_t task_id, TaskEventKind kind) {
+StatusOr<bool> SqlStoreCore::MakeRoomForEvent(Connection& c, int64_t task_id, TaskEventKind kind) {
   EC_ASSIGN_OR_RETURN(
       Rows count, c.Query("SELECT COUNT(*) FROM export_task_event WHERE task_id = ?", {task_id}));
   if (count.at(0).Int(0) < kMaxEventsPerTask) return true;
@@ -112,7 +113,7 @@ StatusOr<bool> SqlTaskStore::MakeRoomForEvent(Connection& c, int64_t task_id, Ta
   return true;
 }
 
-Status SqlTaskStore::RecordEvent(Connection& c, int64_t task_id, int32_t version,
+Status SqlStoreCore::RecordEvent(Connection& c, int64_t task_id, int32_t version,
                                  TaskEventKind kind, const nlohmann::json& details) {
   EC_ASSIGN_OR_RETURN(bool room, MakeRoomForEvent(c, task_id, kind));
   if (!room) return Status::Ok();
@@ -124,33 +125,10 @@ Status SqlTaskStore::RecordEvent(Connection& c, int64_t task_id, int32_t version
       .status();
 }
 
-Status SqlTaskStore::RecordCurrentVersionEvent(Connection& c, int64_t task_id, TaskEventKind kind,
-                                               const nlohmann::json& details) {
-  EC_ASSIGN_OR_RETURN(Rows rows,
-                      c.Query("SELECT dispatch_version FROM export_task WHERE id = ?", {task_id}));
-  if (rows.empty()) return Status::Ok();  // a command of a task that is gone
-  return RecordEvent(c, task_id, static_cast<int32_t>(rows[0].Int(0)), kind, details);
-}
-
-Status SqlTaskStore::RecordFinished(Connection& c, int64_t task_id) {
-  EC_ASSIGN_OR_RETURN(Task t, ReadExistingTask(c, task_id));
-  nlohmann::json details = {{"status", task::ToString(t.status)}};
-  if (t.failure_code) details["code"] = *t.failure_code;
-  if (t.failure_message) details["message"] = ShortText(*t.failure_message);
-  // The operators' text (kOperatorOnlyDetail), never the user's.
-  if (t.failure_detail) details[kOperatorOnlyDetail] = *t.failure_detail;
-  if (t.status == TaskState::kSucceeded) {
-    details["rows"] = t.total_rows.value_or(t.processed_rows);
-    if (t.size_bytes) details["bytes"] = *t.size_bytes;
-  }
-  if (t.started_at && t.completed_at) details["durationMs"] = *t.completed_at - *t.started_at;
-  return RecordEvent(c, task_id, t.dispatch_version, TaskEventKind::kFinished, details);
-}
-
 // One checkpoint per tenth of the total (or per kProgressEventIntervalMs when
 // the total is unknown or moves slowly), at most kMaxProgressEventsPerAttempt
 // per attempt: a task of a million rows read page by page writes ten or so.
-Status SqlTaskStore::RecordProgress(Connection& c, const Attempt& a, int64_t rows,
+Status SqlStoreCore::RecordProgress(Connection& c, const Attempt& a, int64_t rows,
                                     std::optional<int64_t> total) {
   EC_ASSIGN_OR_RETURN(Rows last,
                       c.Query(Sql("SELECT details_json, {NOW} - created_at,"
@@ -177,7 +155,7 @@ Status SqlTaskStore::RecordProgress(Connection& c, const Attempt& a, int64_t row
   return RecordEvent(c, a.task_id, a.dispatch_version, TaskEventKind::kProgress, details);
 }
 
-StatusOr<std::vector<TaskEvent>> SqlTaskStore::ListTaskEvents(int64_t task_id) {
+StatusOr<std::vector<TaskEvent>> SqlTaskCatalog::ListTaskEvents(int64_t task_id) {
   EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql("SELECT id, task_id, dispatch_version, kind,"
                                                 " details_json, created_at FROM export_task_event"
                                                 " WHERE task_id = ? ORDER BY created_at, id"

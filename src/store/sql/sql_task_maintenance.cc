@@ -1,18 +1,18 @@
-// SqlTaskStore's TaskMaintenance role (the reconciler's duties) and its
-// CommandQuarantine role (the DLQ handler's), task_maintenance.h.
+// SqlTaskMaintenance (the reconciler's duties) and SqlCommandQuarantine (the
+// DLQ handler's), sql_roles.h: the roles of task_maintenance.h.
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "store/sql_task_store_impl.h"
+#include "store/sql/sql_roles.h"
 
 namespace export_center::store::sql {
 
 // ---- reconciler ---------------------------------------------------------------
 
-StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit) {
+StatusOr<int> SqlTaskMaintenance::RedispatchMissingOutbox(int grace_seconds, int limit) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   int inserted = 0;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
@@ -23,7 +23,7 @@ StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit
       // Same version, new event id; the unique key makes a concurrent
       // reconciler's insert a no-op.
       const auto version = static_cast<int32_t>(r.Int(1));
-      EC_ASSIGN_OR_RETURN(int64_t n, InsertCommand(c, r.Int(0), version, r.Text(2), ""));
+      EC_ASSIGN_OR_RETURN(int64_t n, core_.InsertCommand(c, r.Int(0), version, r.Text(2), ""));
       if (n == 1) {
         EC_RETURN_IF_ERROR(RecordEvent(c, r.Int(0), version, TaskEventKind::kCommandResent,
                                        {{"cause", "OUTBOX_MISSING"}}));
@@ -35,8 +35,9 @@ StatusOr<int> SqlTaskStore::RedispatchMissingOutbox(int grace_seconds, int limit
   return inserted;
 }
 
-Status SqlTaskStore::RequeueOutboxRows(Connection& c, const Rows& picked, std::string_view from,
-                                       std::string_view set, const char* cause, int* requeued) {
+Status SqlTaskMaintenance::RequeueOutboxRows(Connection& c, const Rows& picked,
+                                             std::string_view from, std::string_view set,
+                                             const char* cause, int* requeued) {
   for (const Row& r : picked) {
     EC_ASSIGN_OR_RETURN(
         int64_t n, c.Exec(Sql("UPDATE export_outbox SET status = 'PENDING', " + std::string(set) +
@@ -52,8 +53,8 @@ Status SqlTaskStore::RequeueOutboxRows(Connection& c, const Rows& picked, std::s
   return Status::Ok();
 }
 
-StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
-                                                  int limit) {
+StatusOr<int> SqlTaskMaintenance::ResendStaleSentOutbox(int sent_stale_seconds, int grace_seconds,
+                                                        int limit) {
   EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   // Same row, same version (docs/dispatch.md#re-sending-keeps-the-version): a
   // re-send never changes the version, so a command that merely waited in a long
@@ -76,7 +77,8 @@ StatusOr<int> SqlTaskStore::ResendStaleSentOutbox(int sent_stale_seconds, int gr
   return requeued;
 }
 
-Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<RecoveredLease>* out) {
+Status SqlTaskMaintenance::RecoverOne(Connection& c, const Row& row,
+                                      std::vector<RecoveredLease>* out) {
   RecoveredLease rec;
   rec.task_id = row.Int(0);
   rec.old_version = static_cast<int32_t>(row.Int(1));
@@ -86,68 +88,45 @@ Status SqlTaskStore::RecoverOne(Connection& c, const Row& row, std::vector<Recov
   rec.object_key = row.OptText(4);
   rec.export_type = row.Text(5);
   const std::optional<std::string> owner = row.OptText(7);
-  int64_t n = 0;
-  if (rec.outcome == LeaseRecovery::kCancelled) {
-    // The user asked to stop: a dead worker is no reason to run it again.
-    EC_ASSIGN_OR_RETURN(n,
-                        c.Exec(Sql("UPDATE export_task SET status = 'CANCELLED', failure_code = ?,"
-                                   " failure_message = ?, failure_detail = NULL,"
-                                   " completed_at = {NOW}, lease_owner = NULL,"
-                                   " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
-                                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                                   " AND lease_until <= {NOW}"),
-                               {kCodeCancelled, kCancelledMessage, rec.task_id, rec.old_version}));
-  } else if (rec.outcome == LeaseRecovery::kFailed) {
-    EC_ASSIGN_OR_RETURN(
-        n, c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
-                      " failure_message = ?, failure_detail = NULL, completed_at = {NOW},"
-                      " lease_owner = NULL,"
-                      " lease_until = NULL, object_key = NULL, updated_at = {NOW}"
-                      " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                      " AND lease_until <= {NOW}"),
-                  {kCodeLeaseLost,
-                   "the export worker stopped responding and the maximum number of attempts "
-                   "was reached",
-                   rec.task_id, rec.old_version}));
-  } else {
+  TransitionChange recover;
+  recover.task_id = rec.task_id;
+  recover.from = {TaskState::kRunning};
+  recover.version = rec.old_version;
+  recover.where = "AND lease_until <= {NOW}";
+  recover.event = TaskEventKind::kLeaseRecovered;
+  recover.details = {{"instance", owner.value_or("")},
+                     {"outcome", rec.outcome == LeaseRecovery::kRequeued ? "REQUEUED"
+                                 : rec.outcome == LeaseRecovery::kFailed ? "FAILED"
+                                                                         : "CANCELLED"}};
+  if (rec.outcome == LeaseRecovery::kRequeued) {
     // The execution really failed, so this is a new attempt: version+1, and
     // the old worker can no longer commit if it comes back
     // (docs/task-lifecycle.md#lease-recovery).
-    EC_ASSIGN_OR_RETURN(
-        n,
-        c.Exec(Sql("UPDATE export_task SET status = 'PENDING',"
-                   " dispatch_version = dispatch_version + 1, next_retry_at = {NOW},"
-                   " lease_owner = NULL, lease_until = NULL, execution_deadline_at = NULL,"
-                   " processed_rows = 0, total_rows = NULL, object_key = NULL,"
-                   " failure_message = ?, failure_detail = NULL, updated_at = {NOW}"
-                   " WHERE id = ? AND status = 'RUNNING' AND dispatch_version = ?"
-                   " AND lease_until <= {NOW}"),
-               {"the export worker stopped responding; retrying", rec.task_id, rec.old_version}));
-    if (n == 1) {
-      Task next;
-      next.id = rec.task_id;
-      next.dispatch_version = rec.old_version + 1;
-      next.export_type = row.Text(5);
-      EC_RETURN_IF_ERROR(InsertCommandOrFail(c, next, ""));
-    }
+    recover.to = TaskState::kPending;
+    recover.set =
+        "next_retry_at = {NOW}, lease_owner = NULL, lease_until = NULL,"
+        " execution_deadline_at = NULL, processed_rows = 0, total_rows = NULL,"
+        " object_key = NULL, failure_message = ?, failure_detail = NULL";
+    recover.set_params = {"the export worker stopped responding; retrying"};
+  } else {
+    // kCancelled: the user asked to stop; a dead worker is no reason to run it again.
+    const bool cancelled = rec.outcome == LeaseRecovery::kCancelled;
+    recover.to = cancelled ? TaskState::kCancelled : TaskState::kFailed;
+    recover.set =
+        "failure_code = ?, failure_message = ?, failure_detail = NULL, completed_at = {NOW},"
+        " lease_owner = NULL, lease_until = NULL, object_key = NULL";
+    recover.set_params = {
+        cancelled ? kCodeCancelled : kCodeLeaseLost,
+        cancelled ? kCancelledMessage
+                  : "the export worker stopped responding and the maximum number of attempts "
+                    "was reached"};
   }
-  if (n == 1) {
-    EC_RETURN_IF_ERROR(
-        RecordEvent(c, rec.task_id, rec.old_version, TaskEventKind::kLeaseRecovered,
-                    {{"instance", owner.value_or("")},
-                     {"outcome", rec.outcome == LeaseRecovery::kRequeued ? "REQUEUED"
-                                 : rec.outcome == LeaseRecovery::kFailed ? "FAILED"
-                                                                         : "CANCELLED"}}));
-  }
-  if (n == 1 && rec.outcome != LeaseRecovery::kRequeued) {
-    EC_RETURN_IF_ERROR(RecordFinished(c, rec.task_id));
-    EC_RETURN_IF_ERROR(NotifyEnded(c, rec.task_id));
-  }
-  if (n == 1) out->push_back(std::move(rec));
+  EC_ASSIGN_OR_RETURN(std::optional<Task> recovered, transitions_.Apply(c, recover));
+  if (recovered) out->push_back(std::move(rec));
   return Status::Ok();
 }
 
-StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int limit) {
+StatusOr<std::vector<RecoveredLease>> SqlTaskMaintenance::RecoverExpiredLeases(int limit) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   std::vector<RecoveredLease> out;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
@@ -160,7 +139,7 @@ StatusOr<std::vector<RecoveredLease>> SqlTaskStore::RecoverExpiredLeases(int lim
   return out;
 }
 
-StatusOr<int> SqlTaskStore::ReleaseStaleClaimedOutbox(int limit) {
+StatusOr<int> SqlTaskMaintenance::ReleaseStaleClaimedOutbox(int limit) {
   EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the timeline's events
   // Delivery-side recovery only: the task's version is untouched.
   int released = 0;
@@ -177,7 +156,7 @@ StatusOr<int> SqlTaskStore::ReleaseStaleClaimedOutbox(int limit) {
   return released;
 }
 
-StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int limit) {
+StatusOr<std::vector<ExpiredArtifact>> SqlTaskMaintenance::ListExpiredArtifacts(int limit) {
   const Statement due = ExpiredArtifactsStatement(limit);
   EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(Sql(due.sql), due.params));
   std::vector<ExpiredArtifact> out;
@@ -185,24 +164,24 @@ StatusOr<std::vector<ExpiredArtifact>> SqlTaskStore::ListExpiredArtifacts(int li
   return out;
 }
 
-StatusOr<ExpireOutcome> SqlTaskStore::MarkExpired(int64_t task_id) {
+StatusOr<ExpireOutcome> SqlTaskMaintenance::MarkExpired(int64_t task_id) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   bool expired = false;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
-    EC_ASSIGN_OR_RETURN(int64_t n, c.Exec(Sql("UPDATE export_task SET status = 'EXPIRED',"
-                                              " updated_at = {NOW}"
-                                              " WHERE id = ? AND status = 'SUCCEEDED'"
-                                              " AND expires_at <= {NOW}"),
-                                          {task_id}));
-    expired = n == 1;
-    if (!expired) return Status::Ok();
-    EC_RETURN_IF_ERROR(RecordCurrentVersionEvent(c, task_id, TaskEventKind::kExpired, {}));
-    return NotifyEnded(c, task_id);
+    TransitionChange expire;
+    expire.task_id = task_id;
+    expire.from = {TaskState::kSucceeded};
+    expire.to = TaskState::kExpired;
+    expire.where = "AND expires_at <= {NOW}";
+    expire.event = TaskEventKind::kExpired;
+    EC_ASSIGN_OR_RETURN(std::optional<Task> gone, transitions_.Apply(c, expire));
+    expired = gone.has_value();
+    return Status::Ok();
   }));
   return expired ? ExpireOutcome::kExpired : ExpireOutcome::kNotDue;
 }
 
-StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
+StatusOr<int> SqlTaskMaintenance::PurgeSentOutbox(int older_than_seconds, int limit) {
   // Only SENT rows: PENDING and CLAIMED are commands not yet delivered, and
   // QUARANTINED rows are the audit trail of a poison message.
   EC_ASSIGN_OR_RETURN(int64_t n,
@@ -214,7 +193,7 @@ StatusOr<int> SqlTaskStore::PurgeSentOutbox(int older_than_seconds, int limit) {
   return static_cast<int>(n);
 }
 
-StatusOr<int> SqlTaskStore::DeleteOldHistory(int older_than_days, int limit) {
+StatusOr<int> SqlTaskMaintenance::DeleteOldHistory(int older_than_days, int limit) {
   int deleted = 0;
   EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
     deleted = 0;
@@ -248,8 +227,9 @@ StatusOr<int> SqlTaskStore::DeleteOldHistory(int older_than_days, int limit) {
 
 // ---- dead letters -------------------------------------------------------------
 
-Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version,
-                                       const std::string& event_id, const std::string& reason) {
+Status SqlCommandQuarantine::QuarantineCommand(int64_t task_id, int32_t dispatch_version,
+                                               const std::string& event_id,
+                                               const std::string& reason) {
   EC_RETURN_IF_ERROR(EnsureIdNode());  // ids of the notification rows
   // Both updates change exactly one row or the transaction rolls back
   // (docs/task-lifecycle.md#dead-letters-and-quarantine): a QUARANTINED row
@@ -276,24 +256,24 @@ Status SqlTaskStore::QuarantineCommand(int64_t task_id, int32_t dispatch_version
     }
     // Only a PENDING task of that version: a command that never decoded cannot
     // have started an attempt, and a RUNNING one belongs to someone else.
-    EC_ASSIGN_OR_RETURN(
-        int64_t failed,
-        c.Exec(Sql("UPDATE export_task SET status = 'FAILED', failure_code = ?,"
-                   " failure_message = ?, failure_detail = NULL, completed_at = {NOW},"
-                   " lease_owner = NULL,"
-                   " lease_until = NULL, updated_at = {NOW}"
-                   " WHERE id = ? AND dispatch_version = ? AND status = 'PENDING'"),
-               {kCodeQuarantined,
-                "the export command message was corrupt; please start the export again", task_id,
-                dispatch_version}));
-    if (failed != 1) {
+    TransitionChange fail;
+    fail.task_id = task_id;
+    fail.from = {TaskState::kPending};
+    fail.to = TaskState::kFailed;
+    fail.version = dispatch_version;
+    fail.set =
+        "failure_code = ?, failure_message = ?, failure_detail = NULL, completed_at = {NOW},"
+        " lease_owner = NULL, lease_until = NULL";
+    fail.set_params = {kCodeQuarantined,
+                       "the export command message was corrupt; please start the export again"};
+    fail.event = TaskEventKind::kQuarantined;
+    fail.details = {{"eventId", event_id}, {"reason", ShortText(reason)}};
+    EC_ASSIGN_OR_RETURN(std::optional<Task> failed, transitions_.Apply(c, fail));
+    if (!failed) {
       return Conflict("task of " + what +
                       " is no longer PENDING at that version; nothing quarantined");
     }
-    EC_RETURN_IF_ERROR(RecordEvent(c, task_id, dispatch_version, TaskEventKind::kQuarantined,
-                                   {{"eventId", event_id}, {"reason", ShortText(reason)}}));
-    EC_RETURN_IF_ERROR(RecordFinished(c, task_id));
-    return NotifyEnded(c, task_id);
+    return Status::Ok();
   });
 }
 

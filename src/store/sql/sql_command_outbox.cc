@@ -1,4 +1,4 @@
-// SqlTaskStore's CommandOutbox role (command_outbox.h): export_outbox as a
+// SqlCommandOutbox (sql_roles.h), the CommandOutbox role (command_outbox.h): export_outbox as a
 // leased queue (leased_queue.h).
 
 #include <nlohmann/json.hpp>
@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "store/sql_task_store_impl.h"
+#include "store/sql/sql_roles.h"
 
 namespace export_center::store::sql {
 
-LeasedQueueTable SqlTaskStore::CommandOutboxTable() {
+LeasedQueueTable CommandOutboxTable() {
   // Fair order (docs/dispatch.md#tenant-fairness): user_round numbers each
   // user's due rows oldest first; tenant_round numbers a tenant's rows by
   // user_round, so the tenant's users take turns; sorting by tenant_round
@@ -37,17 +37,18 @@ LeasedQueueTable SqlTaskStore::CommandOutboxTable() {
           kSelectDue};
 }
 
-StatusOr<std::vector<int64_t>> SqlTaskStore::SelectDueOutbox(int limit) {
+StatusOr<std::vector<int64_t>> SqlCommandOutbox::SelectDueOutbox(int limit) {
   return outbox_.SelectDue(limit);
 }
 
-StatusOr<std::optional<OutboxEntry>> SqlTaskStore::ClaimOutbox(int64_t outbox_id,
-                                                               const std::string& instance,
-                                                               int lease_seconds) {
+StatusOr<std::optional<OutboxEntry>> SqlCommandOutbox::ClaimOutbox(int64_t outbox_id,
+                                                                   const std::string& instance,
+                                                                   int lease_seconds) {
   return outbox_.ClaimAs(&OutboxFromRow, outbox_id, instance, lease_seconds);
 }
 
-StatusOr<MarkOutcome> SqlTaskStore::MarkOutboxSent(int64_t outbox_id, const std::string& instance) {
+StatusOr<MarkOutcome> SqlCommandOutbox::MarkOutboxSent(int64_t outbox_id,
+                                                       const std::string& instance) {
   EC_RETURN_IF_ERROR(EnsureIdNode());
   // The timeline's COMMAND_SENT, in the mark's transaction: how many sends it
   // took, and why the one before failed (a failed send writes no event of
@@ -68,14 +69,16 @@ StatusOr<MarkOutcome> SqlTaskStore::MarkOutboxSent(int64_t outbox_id, const std:
       });
 }
 
-StatusOr<MarkOutcome> SqlTaskStore::MarkOutboxFailed(int64_t outbox_id, const std::string& instance,
-                                                     const std::string& error, int64_t backoff_ms) {
+StatusOr<MarkOutcome> SqlCommandOutbox::MarkOutboxFailed(int64_t outbox_id,
+                                                         const std::string& instance,
+                                                         const std::string& error,
+                                                         int64_t backoff_ms) {
   return outbox_.Mark(outbox_id, instance,
                       "status = 'PENDING', next_retry_at = {NOW} + ?, last_error = ?",
                       {backoff_ms, Truncate(error)});
 }
 
-StatusOr<std::vector<OutboxEntry>> SqlTaskStore::ListOutboxForTask(int64_t task_id) {
+StatusOr<std::vector<OutboxEntry>> SqlCommandOutbox::ListOutboxForTask(int64_t task_id) {
   return outbox_.ListAs(&OutboxFromRow, "task_id = ?", "dispatch_version, id", {task_id});
 }
 

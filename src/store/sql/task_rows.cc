@@ -1,4 +1,4 @@
-// The row mapping shared by SqlTaskStore's files (sql_task_store_impl.h).
+// The row mapping shared by the SQL store's files (sql_store_core.h).
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/utf8.h"
-#include "store/sql_task_store_impl.h"
+#include "store/sql/sql_store_core.h"
 
 namespace export_center::store::sql {
 namespace {
