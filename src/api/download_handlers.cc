@@ -1,5 +1,3 @@
-#include "api/download_handlers.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include "api/download_token.h"
 #include "api/download_util.h"
 #include "api/envelope.h"
+#include "api/handler_deps.h"
 #include "api/query_params.h"
 #include "common/time_format.h"
 #include "common/utf8.h"

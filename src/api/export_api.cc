@@ -10,16 +10,13 @@
 
 #include "api/auth.h"
 #include "api/download_center_page.h"
-#include "api/download_handlers.h"
 #include "api/envelope.h"
 #include "api/events_ticket.h"
 #include "api/handler_deps.h"
 #include "api/openapi_document.h"
 #include "api/request_log.h"
 #include "api/route.h"
-#include "api/task_action_handlers.h"
 #include "api/task_events.h"
-#include "api/task_read_handlers.h"
 #include "common/build_info.h"
 #include "common/ids.h"
 #include "http/router.h"
@@ -65,7 +62,6 @@ class ExportApi::Handlers {
   HttpResponse Reject(const HttpRequest& req, int status);
 
  private:
-  using Endpoint = void (Handlers::*)(const Request&, const Principal&, Response&);
   // ---- plumbing ----
   // The one authenticated route shape: the prologue `route.needs` names,
   // then the handler; a library exception ends as a 500 envelope.
@@ -76,13 +72,7 @@ class ExportApi::Handlers {
   StatusOr<Principal> Authenticate(const Request& req) const;
 
   // ---- the routes of no family ----
-  void ExportTypes(const Request& req, const Principal& p, Response& res);
-  void Preview(const Request& req, const Principal& p, Response& res);
-  void Healthz(const Request& req, const Principal& p, Response& res);
-  void Readyz(const Request& req, const Principal& p, Response& res);
-  void Metrics(const Request& req, const Principal& p, Response& res);
-  void OpenApi(const Request& req, const Principal& p, Response& res);
-  void Page(const Request& req, const Principal& p, Response& res);
+  Endpoint ExportTypes, Preview, Healthz, Readyz, Metrics, OpenApi, Page;  // handler_deps.h
   bool MetricsCallerAllowed(const Request& req) const;
 
   ExportApi& api_;
@@ -125,7 +115,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   for (std::vector<Route> rows : {actions_.Routes(), reads_.Routes(), downloads_.Routes()}) {
     for (Route& row : rows) Add(std::move(row));
   }
-  auto own = [this](const char* method, std::string path, Endpoint fn, RouteNeeds needs) {
+  auto own = [this](const char* method, std::string path, Endpoint Handlers::*fn,
+                    RouteNeeds needs) {
     Add(Route{method, std::move(path), needs,
               [this, fn](auto& req, auto& p, auto& res) { (this->*fn)(req, p, res); }});
   };
@@ -137,12 +128,13 @@ ExportApi::Handlers::Handlers(ExportApi& api)
       Add(std::move(route));
     }
   }
-  for (auto [path, fn] : {std::pair<const char*, Endpoint>{"/healthz", &Handlers::Healthz},
-                          {"/readyz", &Handlers::Readyz},
-                          {"/metrics", &Handlers::Metrics},
-                          {"/openapi.json", &Handlers::OpenApi},
-                          {"/", &Handlers::Page},
-                          {"/assets/{name}", &Handlers::Page}}) {
+  for (auto [path, fn] :
+       {std::pair<const char*, Endpoint Handlers::*>{"/healthz", &Handlers::Healthz},
+        {"/readyz", &Handlers::Readyz},
+        {"/metrics", &Handlers::Metrics},
+        {"/openapi.json", &Handlers::OpenApi},
+        {"/", &Handlers::Page},
+        {"/assets/{name}", &Handlers::Page}}) {
     own("GET", path, fn, RouteNeeds::kNothing);
   }
 }

@@ -1,11 +1,10 @@
-#include "api/task_action_handlers.h"
-
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
 #include "api/create_request.h"
 #include "api/envelope.h"
+#include "api/handler_deps.h"
 #include "api/strict_json.h"
 #include "api/task_json.h"
 #include "usecase/create.h"

@@ -1,5 +1,3 @@
-#include "api/task_read_handlers.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include "api/download_audit.h"
 #include "api/envelope.h"
 #include "api/events_ticket.h"
+#include "api/handler_deps.h"
 #include "api/query_params.h"
 #include "api/task_events.h"
 #include "api/task_json.h"
