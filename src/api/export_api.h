@@ -12,7 +12,9 @@
 // Downloads are streamed: the server pulls the file chunk by chunk.
 //
 // Parse → call → envelope: each route is a row of one table (api/route.h)
-// whose handler calls a use case (src/usecase/). Talks only to seams:
+// whose handler calls a use case (src/usecase/). The handlers come in
+// families, each a small class over the one HandlerDeps (handler_deps.h):
+// task actions, task reads, downloads; export_api.cc keeps the table. Talks only to seams:
 // TaskCatalog (the store role of the API), ExportStorage, Registry,
 // SourceRoutes, http::HttpServer. Thread-safe: the handlers run on the server's worker threads and
 // share no mutable state.

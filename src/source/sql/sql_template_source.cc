@@ -43,8 +43,8 @@ class SqlTemplateSource : public RowSource {
   // (it adds none after), or once it failed.
   SourceFacts facts() const override {
     SourceFacts facts = facts_;
-    if (enricher_) {
-      const auto& enrich = enricher_->advice();
+    if (stages_.enricher) {
+      const auto& enrich = stages_.enricher->advice();
       facts.plan_advice.insert(facts.plan_advice.end(), enrich.begin(), enrich.end());
     }
     return facts;
@@ -102,13 +102,17 @@ class SqlTemplateSource : public RowSource {
   const std::unique_ptr<SqlContractClient> client_;
   const std::shared_ptr<ReadOnlyDatasource> datasource_;
 
-  // Prepare's, on the caller's thread before the first page.
-  json params_;
-  sql_template::RenderOptions render_options_;  // the names ${} may not read
-  SqlContract contract_;
-  std::map<std::string, int> result_index_;  // lower-case result label → index
-  std::vector<ColumnPlan> plan_;             // handed to the converter and the enrichment
-  std::unique_ptr<Enrichment> enrichment_;   // handed to the enricher
+  // Prepare's, on the caller's thread before the first page: what it works
+  // out on the way to the query and the stages, and hands on to them.
+  struct Preparation {
+    json params{};
+    sql_template::RenderOptions render_options{};  // the names ${} may not read
+    SqlContract contract{};
+    std::map<std::string, int> result_index{};  // lower-case result label → index
+    std::vector<ColumnPlan> plan{};             // handed to the converter and the enrichment
+    std::unique_ptr<Enrichment> enrichment{};   // handed to the enricher
+  };
+  Preparation prep_;
   // Filled by Prepare, read-only after it: shared with the pager.
   std::shared_ptr<PreparedQuery> query_ = std::make_shared<PreparedQuery>();
   std::vector<task::Column> columns_;
@@ -127,56 +131,61 @@ class SqlTemplateSource : public RowSource {
   std::optional<PageConverter> converter_;
 
   // The two stages ahead of the caller, each owned by its worker
-  // (docs/sql-template-route.md#paging). Declared last: destroyed first, the
-  // lookup stage (which waits on the reader) before the reader, both before
-  // the stages they run, so a statement in flight ends before what it reads.
-  std::unique_ptr<SqlPager> pager_;         // page_reader_'s worker's
-  std::unique_ptr<PageEnricher> enricher_;  // lookup_ahead_'s worker's
-  std::optional<ReadAhead<FetchedPage>> page_reader_;
-  std::optional<ReadAhead<LookedUp>> lookup_ahead_;
+  // (docs/sql-template-route.md#paging). Declared last, and the workers after
+  // the stages they run: destroyed first, the lookup stage (which waits on
+  // the reader) before the reader, both before the stages, so a statement in
+  // flight ends before what it reads.
+  struct Stages {
+    std::unique_ptr<SqlPager> pager{};         // page_reader's worker's
+    std::unique_ptr<PageEnricher> enricher{};  // lookup_ahead's worker's
+    std::optional<ReadAhead<FetchedPage>> page_reader{};
+    std::optional<ReadAhead<LookedUp>> lookup_ahead{};
+  };
+  Stages stages_;
 };
 
 Status SqlTemplateSource::Prepare() {
-  EC_ASSIGN_OR_RETURN(params_, TemplateParameters(options_.parameters_json, options_.tenant_id,
-                                                  options_.app_code, options_.requested_by));
+  EC_ASSIGN_OR_RETURN(prep_.params, TemplateParameters(options_.parameters_json, options_.tenant_id,
+                                                       options_.app_code, options_.requested_by));
   EC_RETURN_IF_ERROR(
       sql_template::CheckQueryEnabled(options_.query_id, options_.registered_query_ids));
-  EC_ASSIGN_OR_RETURN(contract_, client_->GetSqlTemplate(params_));
+  EC_ASSIGN_OR_RETURN(prep_.contract, client_->GetSqlTemplate(prep_.params));
   EC_RETURN_IF_ERROR(CheckContract());
-  render_options_.untrusted = UntrustedParameters(params_, options_.parameter_specs);
+  prep_.render_options.untrusted = UntrustedParameters(prep_.params, options_.parameter_specs);
   EC_RETURN_IF_ERROR(CheckDollars());
-  auto rendered = sql_template::RenderTemplate(contract_.sql_template, params_, render_options_);
+  auto rendered =
+      sql_template::RenderTemplate(prep_.contract.sql_template, prep_.params, prep_.render_options);
   if (!rendered.ok()) return rendered.status().WithContext("rendering the contract's sqlTemplate");
   EC_RETURN_IF_ERROR(sql_template::ScanSql(rendered->sql));
   query_->task_id = options_.task_id;
   query_->query_id = options_.query_id;
-  query_->schema = contract_.schema;
+  query_->schema = prep_.contract.schema;
   query_->batch_size = options_.batch_size;
   query_->sql = StripTrailingSemicolon(rendered->sql);
   query_->bindings = std::move(rendered->bindings);
   // The result's labels (and a primary key among them) without reading rows.
-  auto description = datasource_->Describe(query_->sql, query_->bindings, contract_.schema);
+  auto description = datasource_->Describe(query_->sql, query_->bindings, prep_.contract.schema);
   if (!description.ok()) return description.status().WithContext("describing the rendered SQL");
   EC_RETURN_IF_ERROR(ResolveColumns(description->columns));
-  auto order_by = sql_template::ValidateOrderBy(contract_.order_by, description->columns);
+  auto order_by = sql_template::ValidateOrderBy(prep_.contract.order_by, description->columns);
   if (!order_by.ok()) return order_by.status().WithContext("contract orderBy");
   query_->order_by = *order_by;
   EC_RETURN_IF_ERROR(PlanPaging(*description));
   EC_RETURN_IF_ERROR(PlanEnrichment());
   EC_RETURN_IF_ERROR(CheckCounts());
   // The stages, each with what it owns from now on.
-  pager_ = std::make_unique<SqlPager>(query_, datasource_.get());
-  enricher_ = std::make_unique<PageEnricher>(std::move(enrichment_), Adviser());
-  converter_.emplace(std::move(plan_), options_.timezone, options_.max_rows);
+  stages_.pager = std::make_unique<SqlPager>(query_, datasource_.get());
+  stages_.enricher = std::make_unique<PageEnricher>(std::move(prep_.enrichment), Adviser());
+  converter_.emplace(std::move(prep_.plan), options_.timezone, options_.max_rows);
   // docs/sql-template-route.md#plan-advice: the first page statement exactly
   // as the pager sends it.
-  PageStatement first = pager_->FirstPage();
+  PageStatement first = stages_.pager->FirstPage();
   facts_.plan_advice = Adviser().Advise("page", first.sql, first.params);
   return Status::Ok();
 }
 
 StatementAdviser SqlTemplateSource::Adviser() const {
-  return StatementAdviser({datasource_.get(), contract_.schema, options_.plan_timeout_ms,
+  return StatementAdviser({datasource_.get(), prep_.contract.schema, options_.plan_timeout_ms,
                            options_.batch_size, options_.task_id, options_.query_id});
 }
 
@@ -201,7 +210,7 @@ Status SqlTemplateSource::PlanPaging(const QueryDescription& description) {
   }
   query_->order = TotalOrder(ParseOrderBy(query_->order_by), key);
   for (const auto& term : query_->order)
-    query_->order_index.push_back(result_index_.at(ToLowerAscii(term.column)));
+    query_->order_index.push_back(prep_.result_index.at(ToLowerAscii(term.column)));
   spdlog::info("sql-template taskId={} queryId={}: paging by key ({}), order {}", options_.task_id,
                options_.query_id, origin, FormatOrderBy(query_->order));
   return Status::Ok();
@@ -210,7 +219,7 @@ Status SqlTemplateSource::PlanPaging(const QueryDescription& description) {
 StatusOr<std::vector<std::string>> SqlTemplateSource::DeclaredUniqueKey(
     const std::vector<std::string>& labels) const {
   std::vector<std::string> key;
-  for (const auto& column : contract_.unique_key) {
+  for (const auto& column : prep_.contract.unique_key) {
     auto it = std::find_if(labels.begin(), labels.end(), [&](const std::string& l) {
       return ToLowerAscii(l) == ToLowerAscii(column);
     });
@@ -223,33 +232,33 @@ StatusOr<std::vector<std::string>> SqlTemplateSource::DeclaredUniqueKey(
 }
 
 Status SqlTemplateSource::CheckContract() {
-  if (!contract_.tenant.empty() && contract_.tenant != options_.tenant_id) {
-    return PermissionDenied("the contract answered for tenant " + contract_.tenant +
+  if (!prep_.contract.tenant.empty() && prep_.contract.tenant != options_.tenant_id) {
+    return PermissionDenied("the contract answered for tenant " + prep_.contract.tenant +
                             ", not the task's tenant");
   }
-  EC_RETURN_IF_ERROR(CheckSchemaName(contract_.schema));
-  if (contract_.template_type == "EXCEL_TEMPLATE") {
-    if (contract_.excel_template.empty()) {
+  EC_RETURN_IF_ERROR(CheckSchemaName(prep_.contract.schema));
+  if (prep_.contract.template_type == "EXCEL_TEMPLATE") {
+    if (prep_.contract.excel_template.empty()) {
       return InvalidArgument("templateType EXCEL_TEMPLATE without an excelTemplate");
     }
-    facts_.excel_template = std::make_shared<const std::string>(contract_.excel_template);
-  } else if (contract_.template_type != "METADATA") {
-    return InvalidArgument("templateType " + contract_.template_type +
+    facts_.excel_template = std::make_shared<const std::string>(prep_.contract.excel_template);
+  } else if (prep_.contract.template_type != "METADATA") {
+    return InvalidArgument("templateType " + prep_.contract.template_type +
                            " is not supported; allowed: METADATA, EXCEL_TEMPLATE");
   }
   EC_ASSIGN_OR_RETURN(std::vector<std::string> undeclared,
-                      CheckParamSchema(contract_.param_schema, options_.parameter_specs));
+                      CheckParamSchema(prep_.contract.param_schema, options_.parameter_specs));
   for (const std::string& advice : undeclared) {
     spdlog::warn("sql-template taskId={} queryId={}: {}; a user cannot give it", options_.task_id,
                  options_.query_id, advice);
   }
-  if (contract_.support_version) {
+  if (prep_.contract.support_version) {
     EC_ASSIGN_OR_RETURN(std::string recorded, RecordedContractVersion());
-    if (recorded != contract_.version) {
+    if (recorded != prep_.contract.version) {
       return Terminal(
           task::TaskState::kStale,
           InvalidArgument("the export's query logic was upgraded (contract version " + recorded +
-                          " → " + contract_.version + "); please export again"));
+                          " → " + prep_.contract.version + "); please export again"));
     }
   }
   return Status::Ok();
@@ -259,7 +268,7 @@ Status SqlTemplateSource::CheckContract() {
 // SQL included, before any of them runs.
 Status SqlTemplateSource::CheckDollars() {
   EC_ASSIGN_OR_RETURN(std::optional<UnsafeTemplateUse> found,
-                      FindUnsafeTemplateUse(contract_, render_options_.untrusted));
+                      FindUnsafeTemplateUse(prep_.contract, prep_.render_options.untrusted));
   if (found) return Unsafe(*found);
   return Status::Ok();
 }
@@ -282,7 +291,7 @@ StatusOr<std::string> SqlTemplateSource::RecordedContractVersion() {
   if (!options_.pin_contract_version) {
     return Internal("no contract version was recorded for the task and none can be pinned");
   }
-  auto pinned = options_.pin_contract_version(contract_.version);
+  auto pinned = options_.pin_contract_version(prep_.contract.version);
   if (!pinned.ok()) return pinned.status().WithContext("pinning the contract version");
   spdlog::info("sql-template taskId={} pinned contract version {} at its first attempt",
                options_.task_id, *pinned);
@@ -292,18 +301,18 @@ StatusOr<std::string> SqlTemplateSource::RecordedContractVersion() {
 Status SqlTemplateSource::ResolveColumns(const std::vector<std::string>& result_columns) {
   query_->result_width = result_columns.size();
   for (size_t i = 0; i < result_columns.size(); ++i) {
-    result_index_.emplace(ToLowerAscii(result_columns[i]), static_cast<int>(i));
+    prep_.result_index.emplace(ToLowerAscii(result_columns[i]), static_cast<int>(i));
   }
-  for (const auto& c : contract_.columns) {
+  for (const auto& c : prep_.contract.columns) {
     ColumnPlan p{c, -1};
     if (!c.enrich) {
-      auto it = result_index_.find(ToLowerAscii(c.column.key));
-      if (it == result_index_.end()) {
+      auto it = prep_.result_index.find(ToLowerAscii(c.column.key));
+      if (it == prep_.result_index.end()) {
         return InvalidArgument("contract column " + c.column.key + " is not in the query result");
       }
       p.result_index = it->second;
     }
-    plan_.push_back(std::move(p));
+    prep_.plan.push_back(std::move(p));
     columns_.push_back(c.column);
   }
   return Status::Ok();
@@ -316,11 +325,11 @@ Status SqlTemplateSource::PlanEnrichment() {
   context.query_id = options_.query_id;
   context.batch_size = options_.batch_size;
   context.timezone = options_.timezone;
-  context.params = params_;
-  context.untrusted = render_options_.untrusted;
-  EC_ASSIGN_OR_RETURN(enrichment_,
-                      Enrichment::Plan(contract_, plan_, result_index_, std::move(context),
-                                       client_.get(), datasource_.get()));
+  context.params = prep_.params;
+  context.untrusted = prep_.render_options.untrusted;
+  EC_ASSIGN_OR_RETURN(prep_.enrichment,
+                      Enrichment::Plan(prep_.contract, prep_.plan, prep_.result_index,
+                                       std::move(context), client_.get(), datasource_.get()));
   return Status::Ok();
 }
 
@@ -331,7 +340,7 @@ StatusOr<int64_t> SqlTemplateSource::DerivedCount(std::vector<bool>* nullable) {
   for (const auto& term : query_->order) counts += ", COUNT(" + term.column + ")";
   EC_ASSIGN_OR_RETURN(ResultSet rs,
                       datasource_->Query("SELECT " + counts + " FROM (" + query_->sql + ") _t",
-                                         query_->bindings, contract_.schema));
+                                         query_->bindings, prep_.contract.schema));
   int64_t n = 0;
   if (rs.rows.size() != 1 || rs.rows[0].size() != query_->order.size() + 1 || !rs.rows[0][0] ||
       !ParseDatabaseInt(*rs.rows[0][0], &n)) {
@@ -351,8 +360,8 @@ StatusOr<int64_t> SqlTemplateSource::DerivedCount(std::vector<bool>* nullable) {
 // count of the template against the business list count, re-checked once
 // after a back-off for replica lag.
 Status SqlTemplateSource::CheckCounts() {
-  commit_watch_ = datasource_->WatchCommits(contract_.schema);
-  if (!contract_.support_count_for_list) {
+  commit_watch_ = datasource_->WatchCommits(prep_.contract.schema);
+  if (!prep_.contract.support_count_for_list) {
     EC_ASSIGN_OR_RETURN(total_, DerivedCount(&query_->nullable));
   } else {
     Counts counts = CountBoth();
@@ -392,7 +401,7 @@ Status SqlTemplateSource::CheckCounts() {
 SqlTemplateSource::Counts SqlTemplateSource::CountBoth() {
   Counts counts;
   std::thread list = StartWorkerThread("list_count", [&] {
-    counts.list = RunGuardedOnce("list_count", [&] { return client_->CountForList(params_); });
+    counts.list = RunGuardedOnce("list_count", [&] { return client_->CountForList(prep_.params); });
   });
   struct JoinOnExit {  // also when DerivedCount throws
     std::thread& thread;
@@ -402,8 +411,8 @@ SqlTemplateSource::Counts SqlTemplateSource::CountBoth() {
   return counts;
 }
 
-// A pipeline of three, each a page apart: page_reader_'s worker runs the
-// page statement of page k+2 (the pager), lookup_ahead_'s looks up the
+// A pipeline of three, each a page apart: the page_reader worker runs the
+// page statement of page k+2 (the pager), the lookup_ahead worker looks up the
 // enriched cells of page k+1 (the enricher: a callback or enrich SQL, most
 // of a page's time), and here page k is converted and filled (the
 // converter) — while the attempt writes page k−1. A stage starts its next
@@ -411,14 +420,15 @@ SqlTemplateSource::Counts SqlTemplateSource::CountBoth() {
 // that stops (cancel, lease, size cap) leaves at most a page statement and
 // a lookup to finish.
 StatusOr<Page> SqlTemplateSource::FetchPage() {
-  if (!lookup_ahead_) {
-    page_reader_.emplace([pager = pager_.get()] { return pager->ReadPage(); }, "read_ahead");
-    page_reader_->Start();
-    lookup_ahead_.emplace([this] { return LookUpNextPage(); }, "lookup_ahead");
-    lookup_ahead_->Start();
+  if (!stages_.lookup_ahead) {
+    stages_.page_reader.emplace([pager = stages_.pager.get()] { return pager->ReadPage(); },
+                                "read_ahead");
+    stages_.page_reader->Start();
+    stages_.lookup_ahead.emplace([this] { return LookUpNextPage(); }, "lookup_ahead");
+    stages_.lookup_ahead->Start();
   }
-  EC_ASSIGN_OR_RETURN(LookedUp looked_up, lookup_ahead_->Take());
-  if (looked_up.fetched.has_more) lookup_ahead_->Start();
+  EC_ASSIGN_OR_RETURN(LookedUp looked_up, stages_.lookup_ahead->Take());
+  if (looked_up.fetched.has_more) stages_.lookup_ahead->Start();
   Page page;
   page.has_more = looked_up.fetched.has_more;
   EC_ASSIGN_OR_RETURN(page.rows,
@@ -436,12 +446,12 @@ StatusOr<Page> SqlTemplateSource::FetchPage() {
   return page;
 }
 
-// On lookup_ahead_'s worker: the next page from page_reader_ (starting the
+// On the lookup_ahead worker: the next page from the page_reader (starting the
 // one after it) and its enriched cells.
 StatusOr<SqlTemplateSource::LookedUp> SqlTemplateSource::LookUpNextPage() {
-  EC_ASSIGN_OR_RETURN(FetchedPage fetched, page_reader_->Take());
-  if (fetched.has_more) page_reader_->Start();
-  EC_ASSIGN_OR_RETURN(Enrichment::PageCells cells, enricher_->LookUp(fetched.raw));
+  EC_ASSIGN_OR_RETURN(FetchedPage fetched, stages_.page_reader->Take());
+  if (fetched.has_more) stages_.page_reader->Start();
+  EC_ASSIGN_OR_RETURN(Enrichment::PageCells cells, stages_.enricher->LookUp(fetched.raw));
   return LookedUp{std::move(fetched), std::move(cells)};
 }
 
