@@ -3,6 +3,12 @@
 // (leveldb's EnvWrapper). A test fake derives from it and overrides only the
 // methods it breaks, so adding a store method touches this file alone.
 //
+// It is composed of one forwarding wrapper per role (TaskStore's roles are
+// virtual bases, so each role's methods come from its wrapper unforwarded); a
+// new store method goes to its role's wrapper, a new role gets a wrapper here
+// and becomes a base of TaskStoreWrapper. TaskCatalogWrapper and
+// AttemptLedgerWrapper leave GetTask to TaskReaderWrapper, their shared reader.
+//
 // Thread-safety: that of the target. The target is not owned and must
 // outlive the wrapper.
 
@@ -16,14 +22,22 @@
 
 namespace export_center::store {
 
-class TaskStoreWrapper : public TaskStore {
+// Forwards every TaskReader call to the target.
+class TaskReaderWrapper : public virtual TaskReader {
  public:
-  explicit TaskStoreWrapper(TaskStore* target) : target_(target) {}
+  explicit TaskReaderWrapper(TaskReader* target) : target_(target) {}
 
-  TaskStore* target() const { return target_; }
-
-  // ---- TaskReader / TaskCatalog ----
   StatusOr<task::Task> GetTask(int64_t task_id) override { return target_->GetTask(task_id); }
+
+ private:
+  TaskReader* const target_;
+};
+
+// Forwards every TaskCatalog call to the target.
+class TaskCatalogWrapper : public virtual TaskCatalog {
+ public:
+  explicit TaskCatalogWrapper(TaskCatalog* target) : target_(target) {}
+
   StatusOr<int64_t> DatabaseNowMs() override { return target_->DatabaseNowMs(); }
   StatusOr<CreateResult> CreateTask(const NewTask& task, const CreateLimits& limits) override {
     return target_->CreateTask(task, limits);
@@ -54,7 +68,15 @@ class TaskStoreWrapper : public TaskStore {
     return target_->ListTaskEvents(task_id);
   }
 
-  // ---- CommandOutbox ----
+ private:
+  TaskCatalog* const target_;
+};
+
+// Forwards every CommandOutbox call to the target.
+class CommandOutboxWrapper : public virtual CommandOutbox {
+ public:
+  explicit CommandOutboxWrapper(CommandOutbox* target) : target_(target) {}
+
   StatusOr<std::vector<int64_t>> SelectDueOutbox(int limit) override {
     return target_->SelectDueOutbox(limit);
   }
@@ -73,7 +95,15 @@ class TaskStoreWrapper : public TaskStore {
     return target_->ListOutboxForTask(task_id);
   }
 
-  // ---- AttemptLedger ----
+ private:
+  CommandOutbox* const target_;
+};
+
+// Forwards every AttemptLedger call to the target.
+class AttemptLedgerWrapper : public virtual AttemptLedger {
+ public:
+  explicit AttemptLedgerWrapper(AttemptLedger* target) : target_(target) {}
+
   StatusOr<ClaimResult> ClaimTask(const ClaimRequest& request) override {
     return target_->ClaimTask(request);
   }
@@ -102,7 +132,15 @@ class TaskStoreWrapper : public TaskStore {
     return target_->PinContractVersion(attempt, version);
   }
 
-  // ---- TaskMaintenance ----
+ private:
+  AttemptLedger* const target_;
+};
+
+// Forwards every TaskMaintenance call to the target.
+class TaskMaintenanceWrapper : public virtual TaskMaintenance {
+ public:
+  explicit TaskMaintenanceWrapper(TaskMaintenance* target) : target_(target) {}
+
   StatusOr<int> RedispatchMissingOutbox(int grace_seconds, int limit) override {
     return target_->RedispatchMissingOutbox(grace_seconds, limit);
   }
@@ -129,15 +167,31 @@ class TaskStoreWrapper : public TaskStore {
     return target_->DeleteOldHistory(older_than_days, limit);
   }
 
-  // ---- CommandQuarantine ----
+ private:
+  TaskMaintenance* const target_;
+};
+
+// Forwards every CommandQuarantine call to the target.
+class CommandQuarantineWrapper : public virtual CommandQuarantine {
+ public:
+  explicit CommandQuarantineWrapper(CommandQuarantine* target) : target_(target) {}
+
   Status QuarantineCommand(int64_t task_id, int32_t dispatch_version, const std::string& event_id,
                            const std::string& reason) override {
     return target_->QuarantineCommand(task_id, dispatch_version, event_id, reason);
   }
 
-  // ---- TaskOperations ----
-  StatusOr<ListPage> SearchTasks(const OperatorFilter& filter, int page, int size,
-                                 const std::optional<PageKey>& after) override {
+ private:
+  CommandQuarantine* const target_;
+};
+
+// Forwards every TaskOperations call to the target.
+class TaskOperationsWrapper : public virtual TaskOperations {
+ public:
+  explicit TaskOperationsWrapper(TaskOperations* target) : target_(target) {}
+
+  StatusOr<TaskCatalog::ListPage> SearchTasks(const OperatorFilter& filter, int page, int size,
+                                              const std::optional<PageKey>& after) override {
     return target_->SearchTasks(filter, page, size, after);
   }
   StatusOr<int64_t> CountTasks(const OperatorFilter& filter) override {
@@ -175,7 +229,15 @@ class TaskStoreWrapper : public TaskStore {
     return target_->RedeliverNotification(scope, notification_id);
   }
 
-  // ---- StoreAdmin ----
+ private:
+  TaskOperations* const target_;
+};
+
+// Forwards every StoreAdmin call to the target.
+class StoreAdminWrapper : public virtual StoreAdmin {
+ public:
+  explicit StoreAdminWrapper(StoreAdmin* target) : target_(target) {}
+
   Status Migrate() override { return target_->Migrate(); }
   Status CheckGuardRow() override { return target_->CheckGuardRow(); }
   StatusOr<SchemaVersions> ReadSchemaVersions() override { return target_->ReadSchemaVersions(); }
@@ -184,6 +246,33 @@ class TaskStoreWrapper : public TaskStore {
   }
   NotificationOutbox& notifications() override { return target_->notifications(); }
   StatusOr<Gauges> ReadGauges() override { return target_->ReadGauges(); }
+
+ private:
+  StoreAdmin* const target_;
+};
+
+class TaskStoreWrapper : public TaskStore,
+                         public TaskReaderWrapper,
+                         public TaskCatalogWrapper,
+                         public CommandOutboxWrapper,
+                         public AttemptLedgerWrapper,
+                         public TaskMaintenanceWrapper,
+                         public CommandQuarantineWrapper,
+                         public TaskOperationsWrapper,
+                         public StoreAdminWrapper {
+ public:
+  explicit TaskStoreWrapper(TaskStore* target)
+      : TaskReaderWrapper(target),
+        TaskCatalogWrapper(target),
+        CommandOutboxWrapper(target),
+        AttemptLedgerWrapper(target),
+        TaskMaintenanceWrapper(target),
+        CommandQuarantineWrapper(target),
+        TaskOperationsWrapper(target),
+        StoreAdminWrapper(target),
+        target_(target) {}
+
+  TaskStore* target() const { return target_; }
 
  private:
   TaskStore* const target_;
