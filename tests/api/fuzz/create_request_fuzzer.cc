@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     req.body = std::string(in.substr(newline + 1));
   }
   (void)export_center::api::CheckJsonContentType(req.Header("Content-Type"));
-  (void)export_center::api::CheckTaskName(req.body);
+  (void)export_center::usecase::CheckTaskName(req.body);
 
   for (const Principal& caller : kCallers) {
     auto parsed = ParseCreateRequest(req, caller, snapshot, limits);
