@@ -58,7 +58,7 @@ BUILD_DIR = None
 DB = "postgres"
 
 SEED_CUSTOMERS = 3000  # tenant "1" holds 1800 of them, tenant "2" 1200
-BATCH_MS = 600  # every provider batch takes this long, so exports overlap the steps
+BATCH_MS = 1000  # every provider batch takes this long, so exports overlap the steps
 CONFIG = {
     "consumer": {"concurrency": 4, "lease-seconds": 10, "heartbeat-seconds": 1,
                  "max-duration-seconds": 300, "retry-backoff-seconds": [1, 2],
@@ -68,7 +68,8 @@ CONFIG = {
                    "sent-stale-seconds": 15},
     "provider": {"read-timeout-ms": 10000},
     "limits": {"max-active-per-type": 100},
-    # 50 rows a batch: a small export is one batch, tenant 1's whole list 36 (~22 s).
+    # 50 rows a batch: a small export is one batch, tenant 1's whole list 36 (~36 s: it
+    # must outlast the rollback's two instance starts on a loaded machine).
     # A drain hands a running attempt back and that counts as an attempt
     # (docs/task-lifecycle.md): a long export can hop from one draining old instance to the
     # other, then to a new one drained by the rollback — three hand-backs, so the most
@@ -337,7 +338,7 @@ class RollingUpgradeTest(unittest.TestCase):
             time.sleep(rng.uniform(0.5, 1.5))
 
     def create_long(self, via, user):
-        """Tenant 1's whole list (36 batches, ~22 s) created through `via`: it runs on one
+        """Tenant 1's whole list (36 batches, ~36 s) created through `via`: it runs on one
         of the instances serving when it is created and is still running at their drain."""
         token = self.c.token(user, "1")
         r = request("POST", via.url + API + "/export-tasks", token=token,
