@@ -58,7 +58,7 @@ BUILD_DIR = None
 DB = "postgres"
 
 SEED_CUSTOMERS = 3000  # tenant "1" holds 1800 of them, tenant "2" 1200
-BATCH_MS = 1000  # every provider batch takes this long, so exports overlap the steps
+BATCH_MS = 2000  # every provider batch takes this long, so exports overlap the steps
 CONFIG = {
     "consumer": {"concurrency": 4, "lease-seconds": 10, "heartbeat-seconds": 1,
                  "max-duration-seconds": 300, "retry-backoff-seconds": [1, 2],
@@ -68,15 +68,15 @@ CONFIG = {
                    "sent-stale-seconds": 15},
     "provider": {"read-timeout-ms": 10000},
     "limits": {"max-active-per-type": 100},
-    # 25 rows a batch: a small export is one batch, tenant 1's whole list 72 (~72 s: it
-    # must outlast the rollback's schema check and two instance starts on a loaded machine;
-    # at 36 batches a long export once finished on a new instance before its drain while
-    # five builds shared the two cores).
+    # 50 rows a batch (the least a definition may say): a small export is one batch, tenant
+    # 1's whole list 36 (~72 s at BATCH_MS: it must outlast the rollback's schema check and
+    # two instance starts on a loaded machine; at 1 s a batch a long export once finished on
+    # a new instance before its drain while five builds shared the two cores).
     # A drain hands a running attempt back and that counts as an attempt
     # (docs/task-lifecycle.md): a long export can hop from one draining old instance to the
     # other, then to a new one drained by the rollback — three hand-backs, so the most
     # attempts a definition may have (docs/deploy.md#upgrading says so to operators).
-    "definitions": {"CUSTOMER_LIST": {"batch-size": 25, "max-attempts": 5}},
+    "definitions": {"CUSTOMER_LIST": {"batch-size": 50, "max-attempts": 5}},
 }
 # Four users, a pause after each create: the fleet keeps up (no queue), so a long export
 # starts at once on the instances serving when it is created.
@@ -340,7 +340,7 @@ class RollingUpgradeTest(unittest.TestCase):
             time.sleep(rng.uniform(0.5, 1.5))
 
     def create_long(self, via, user):
-        """Tenant 1's whole list (72 batches, ~72 s) created through `via`: it runs on one
+        """Tenant 1's whole list (36 batches, ~72 s) created through `via`: it runs on one
         of the instances serving when it is created and is still running at their drain."""
         token = self.c.token(user, "1")
         r = request("POST", via.url + API + "/export-tasks", token=token,
