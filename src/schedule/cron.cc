@@ -142,9 +142,11 @@ StatusOr<CronExpression> CronExpression::Parse(std::string_view text) {
     switch (f) {
       case 0:
         cron.minutes_ = ToBits<60>(set);
+        cron.wildcard_time_ = !*restricted;
         break;
       case 1:
         cron.hours_ = ToBits<24>(set);
+        cron.wildcard_time_ = cron.wildcard_time_ || !*restricted;
         break;
       case 2:
         cron.days_ = ToBits<32>(set);

@@ -32,6 +32,11 @@ class CronExpression {
   bool MatchesDay(const cctz::civil_day& day) const;
   bool MatchesHour(int hour) const { return hours_.test(static_cast<size_t>(hour)); }
   bool MatchesMinute(int minute) const { return minutes_.test(static_cast<size_t>(minute)); }
+  // True when the minute or the hour field starts with `*` (`15 * * * *`,
+  // `*/30 9-17 * * *`): Vixie cron's "wildcard" jobs, which follow elapsed
+  // time across a daylight-saving change rather than the wall clock
+  // (schedule.h says what that means).
+  bool wildcard_time() const { return wildcard_time_; }
 
   // The text it was parsed from, whitespace collapsed: "0 9 * * MON".
   const std::string& text() const { return text_; }
@@ -45,6 +50,7 @@ class CronExpression {
   std::bitset<7> weekdays_;  // 0 = Sunday
   bool days_restricted_ = false;
   bool weekdays_restricted_ = false;
+  bool wildcard_time_ = false;
 };
 
 }  // namespace export_center::schedule

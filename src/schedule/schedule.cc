@@ -86,17 +86,30 @@ bool Schedule::FiresOn(const cctz::civil_day& day) const {
   return cron_.MatchesDay(day) && !(business_days_only_ && IsWeekend(day));
 }
 
-int64_t Schedule::FireInstantMs(const cctz::civil_minute& minute) const {
-  cctz::time_zone::civil_lookup lookup = zone_.lookup(cctz::civil_second(minute));
+Schedule::Instants Schedule::InstantsOf(const cctz::civil_minute& minute) const {
+  const cctz::time_zone::civil_lookup lookup = zone_.lookup(cctz::civil_second(minute));
+  Instants out;
   switch (lookup.kind) {
     case cctz::time_zone::civil_lookup::SKIPPED:
-      return ToMs(lookup.trans);  // the first instant after the gap
+      if (!cron_.wildcard_time()) out.ms[out.count++] = ToMs(lookup.trans);  // after the gap
+      break;
     case cctz::time_zone::civil_lookup::REPEATED:
-      return ToMs(lookup.pre);  // the first occurrence
+      out.ms[out.count++] = ToMs(lookup.pre);  // the first occurrence
+      if (cron_.wildcard_time()) out.ms[out.count++] = ToMs(lookup.post);
+      break;
     case cctz::time_zone::civil_lookup::UNIQUE:
+      out.ms[out.count++] = ToMs(lookup.pre);
       break;
   }
-  return ToMs(lookup.pre);
+  return out;
+}
+
+int64_t Schedule::DayStartMs(const cctz::civil_day& day) const {
+  return ToMs(cctz::convert(cctz::civil_second(day), zone_));
+}
+
+bool Schedule::ClockShiftsOn(const cctz::civil_day& day) const {
+  return DayStartMs(day + 1) - DayStartMs(day) != 24LL * 3600 * 1000;
 }
 
 std::optional<int64_t> Schedule::NextAfter(int64_t after_ms) const {
@@ -104,16 +117,23 @@ std::optional<int64_t> Schedule::NextAfter(int64_t after_ms) const {
   const cctz::civil_day first_day(start);
   for (cctz::civil_day day = first_day; day - first_day <= kScanDays; ++day) {
     if (!FiresOn(day)) continue;
+    const bool shifts = ClockShiftsOn(day);
+    std::optional<int64_t> earliest;
     for (int hour = 0; hour < 24; ++hour) {
       if (!cron_.MatchesHour(hour)) continue;
       for (int minute = 0; minute < 60; ++minute) {
         if (!cron_.MatchesMinute(minute)) continue;
         cctz::civil_minute candidate(day.year(), day.month(), day.day(), hour, minute);
-        if (candidate < start) continue;
-        int64_t instant = FireInstantMs(candidate);
-        if (instant > after_ms) return instant;
+        if (!shifts && candidate < start) continue;
+        Instants instants = InstantsOf(candidate);
+        for (int i = 0; i < instants.count; ++i) {
+          int64_t instant = instants.ms[i];
+          if (instant > after_ms && (!earliest || instant < *earliest)) earliest = instant;
+        }
+        if (earliest && !shifts) return earliest;
       }
     }
+    if (earliest) return earliest;
   }
   return std::nullopt;
 }
@@ -125,20 +145,32 @@ std::optional<int64_t> Schedule::LatestIn(int64_t after_ms, int64_t now_ms) cons
   // Backwards from now: the first slot found is the latest; stop at after_ms.
   for (cctz::civil_day day = last_day; last_day - day <= kScanDays; --day) {
     if (!FiresOn(day)) {
-      if (FireInstantMs(cctz::civil_minute(day)) <= after_ms) return std::nullopt;
+      if (DayStartMs(day) <= after_ms) return std::nullopt;
       continue;
     }
-    for (int hour = 23; hour >= 0; --hour) {
+    const bool shifts = ClockShiftsOn(day);
+    std::optional<int64_t> latest;
+    bool reached_after = false;
+    for (int hour = 23; hour >= 0 && !(!shifts && (latest || reached_after)); --hour) {
       if (!cron_.MatchesHour(hour)) continue;
       for (int minute = 59; minute >= 0; --minute) {
         if (!cron_.MatchesMinute(minute)) continue;
         cctz::civil_minute candidate(day.year(), day.month(), day.day(), hour, minute);
-        if (candidate > end) continue;
-        int64_t instant = FireInstantMs(candidate);
-        if (instant <= after_ms) return std::nullopt;
-        if (instant <= now_ms) return instant;
+        if (!shifts && candidate > end) continue;
+        Instants instants = InstantsOf(candidate);
+        for (int i = 0; i < instants.count; ++i) {
+          int64_t instant = instants.ms[i];
+          if (instant <= after_ms) {
+            reached_after = true;
+          } else if (instant <= now_ms && (!latest || instant > *latest)) {
+            latest = instant;
+          }
+        }
+        if (!shifts && (latest || reached_after)) break;
       }
     }
+    if (latest) return latest;
+    if (reached_after) return std::nullopt;
   }
   return std::nullopt;
 }

@@ -6,13 +6,16 @@
 // calendar). Instants are epoch milliseconds, UTC; a slot is the instant of
 // one firing and names it (what the fleet claims once, subscription_store).
 //
-// Daylight saving time, as every wall-clock scheduler must decide it:
-// - a local time that does not exist (the spring-forward gap) fires at the
-//   first instant after the gap: a 02:30 job in America/New_York on the second
-//   Sunday of March fires at 03:00 EDT; several such times fire once;
-// - a local time that happens twice (the fall-back hour) fires once, at its
-//   first occurrence.
-// So every local day fires each of its matching times exactly once.
+// Daylight saving time, decided as Vixie cron decides it, by the kind of job:
+// - a fixed time (minute and hour fields without a leading `*`: `30 2 * * *`)
+//   fires once per local day: a time in the spring-forward gap fires at the
+//   first instant after the gap (a 02:30 job in America/New_York on the second
+//   Sunday of March fires at 03:00 EDT; several such times fire once), and a
+//   time that happens twice (the fall-back hour) fires at its first occurrence;
+// - a wildcard time (`15 * * * *`, `*/30 * * * *`) follows elapsed time: a
+//   minute in the gap does not exist and does not fire, a minute of the
+//   repeated hour fires at each occurrence — so "hourly" stays 60 minutes
+//   apart across both changes.
 
 #include <cctz/civil_time.h>
 #include <cctz/time_zone.h>
@@ -72,10 +75,19 @@ class Schedule {
         zone_(zone),
         zone_name_(std::move(zone_name)),
         business_days_only_(business_days_only) {}
+  // The instants a matching local minute fires at (the rules above): none,
+  // one, or — a wildcard time in the repeated hour — two, earliest first.
+  struct Instants {
+    int count = 0;
+    int64_t ms[2] = {0, 0};
+  };
   bool FiresOn(const cctz::civil_day& day) const;
-  // The instant a matching local minute fires at (the DST rules above).
-  // Non-decreasing in the minute, so a scan in civil order is one in time.
-  int64_t FireInstantMs(const cctz::civil_minute& minute) const;
+  Instants InstantsOf(const cctz::civil_minute& minute) const;
+  // Whether the zone's offset changes during `day`. On other days instants
+  // follow civil order, so a scan may stop at the first match; on such a day
+  // it takes the earliest (latest) instant of the whole day.
+  bool ClockShiftsOn(const cctz::civil_day& day) const;
+  int64_t DayStartMs(const cctz::civil_day& day) const;
 
   CronExpression cron_;
   cctz::time_zone zone_;

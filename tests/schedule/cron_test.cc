@@ -30,6 +30,16 @@ TEST(CronTest, ParsesListsRangesStepsAndNames) {
   EXPECT_EQ(cron.text(), "*/15 9-17/4 * JAN,jul MON-FRI");
 }
 
+TEST(CronTest, WildcardTimeIsAMinuteOrHourFieldStartingWithAStar) {
+  auto time_of = [](const char* text) { return CronExpression::Parse(text)->wildcard_time(); };
+  EXPECT_TRUE(time_of("15 * * * *"));
+  EXPECT_TRUE(time_of("*/30 9 * * *"));
+  EXPECT_TRUE(time_of("0 */2 * * *"));
+  EXPECT_FALSE(time_of("30 2 * * *"));
+  EXPECT_FALSE(time_of("0,30 1-3 * * *"));
+  EXPECT_FALSE(time_of("0 9 * * *"));  // the day fields do not count
+}
+
 TEST(CronTest, SevenAndZeroAreBothSunday) {
   EXPECT_TRUE(Cron("0 9 * * 7").MatchesDay(cctz::civil_day(2026, 12, 6)));  // Sunday
   EXPECT_TRUE(Cron("0 9 * * 0").MatchesDay(cctz::civil_day(2026, 12, 6)));

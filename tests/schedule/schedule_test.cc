@@ -60,6 +60,51 @@ TEST(ScheduleTest, FallBackHourFiresOnceAtItsFirstOccurrence) {
   EXPECT_EQ(*schedule.NextAfter(first), UtcMs(2026, 11, 2, 6, 30));
 }
 
+TEST(ScheduleTest, HourlyStaysAnHourApartAcrossBothChanges) {
+  // A wildcard hour follows elapsed time (Vixie cron): 02:15 does not exist on
+  // 2026-03-08 and does not fire; 01:15 happens twice on 2026-11-01 and fires
+  // twice. Fixed-time rules would make gaps of 45 min and 2 h, and the
+  // minimum interval would refuse every hourly schedule in such a zone.
+  Schedule hourly = Make("15 * * * *", "America/New_York");
+  EXPECT_TRUE(hourly.CheckFiresAtMost(3600000, UtcMs(2026, 1, 1, 0, 0)).ok());
+  int64_t slot = *hourly.NextAfter(UtcMs(2026, 3, 8, 0, 0));
+  for (int i = 0; i < 24 * 250; ++i) {
+    int64_t next = *hourly.NextAfter(slot);
+    ASSERT_EQ(next - slot, 3600000) << "after " << slot;
+    slot = next;
+  }
+  EXPECT_EQ(*hourly.NextAfter(UtcMs(2026, 3, 8, 6, 15)), UtcMs(2026, 3, 8, 7, 15));  // 03:15 EDT
+  EXPECT_EQ(*hourly.NextAfter(UtcMs(2026, 11, 1, 5, 15)), UtcMs(2026, 11, 1, 6, 15));  // 01:15 EST
+  // LatestIn names the same slots, the repeated hour's second 01:15 included.
+  EXPECT_EQ(*hourly.LatestIn(UtcMs(2026, 11, 1, 0, 0), UtcMs(2026, 11, 1, 6, 40)),
+            UtcMs(2026, 11, 1, 6, 15));
+  EXPECT_EQ(*hourly.LatestIn(UtcMs(2026, 11, 1, 0, 0), UtcMs(2026, 11, 1, 6, 10)),
+            UtcMs(2026, 11, 1, 5, 15));
+  EXPECT_EQ(*hourly.LatestIn(UtcMs(2026, 3, 8, 0, 0), UtcMs(2026, 3, 8, 7, 10)),
+            UtcMs(2026, 3, 8, 6, 15));  // 01:15 EST; nothing fired in the gap
+  EXPECT_FALSE(hourly.LatestIn(UtcMs(2026, 11, 1, 6, 15), UtcMs(2026, 11, 1, 7, 10)).has_value());
+  // Every half hour: the gap's 02:00 and 02:30 are not fired, nor made up.
+  Schedule half = Make("*/30 * * * *", "America/New_York");
+  int64_t t = LocalMs("America/New_York", 2026, 3, 8, 1, 0);
+  t = *half.NextAfter(t);
+  EXPECT_EQ(t, LocalMs("America/New_York", 2026, 3, 8, 1, 30));
+  EXPECT_EQ(*half.NextAfter(t), LocalMs("America/New_York", 2026, 3, 8, 3, 0));
+}
+
+TEST(ScheduleTest, LatestInAgreesWithNextAfterForWildcardTimes) {
+  Schedule schedule = Make("*/20 * * * *", "America/New_York");
+  for (int64_t from : {UtcMs(2026, 3, 7, 23, 0), UtcMs(2026, 10, 31, 23, 0)}) {
+    int64_t slot = from;
+    for (int i = 0; i < 40; ++i) {
+      int64_t next = *schedule.NextAfter(slot);
+      EXPECT_EQ(*schedule.LatestIn(from, next), next);
+      EXPECT_EQ(*schedule.LatestIn(from, next + 60000), next);
+      EXPECT_EQ(*schedule.LatestIn(slot, next), next);
+      slot = next;
+    }
+  }
+}
+
 TEST(ScheduleTest, DailyAtNineInNewYorkAcrossBothChanges) {
   Schedule schedule = Make("0 9 * * *", "America/New_York");
   int64_t slot = LocalMs("America/New_York", 2026, 3, 6, 9, 0);
