@@ -73,7 +73,7 @@ TEST(ScheduleTest, HourlyStaysAnHourApartAcrossBothChanges) {
     ASSERT_EQ(next - slot, 3600000) << "after " << slot;
     slot = next;
   }
-  EXPECT_EQ(*hourly.NextAfter(UtcMs(2026, 3, 8, 6, 15)), UtcMs(2026, 3, 8, 7, 15));  // 03:15 EDT
+  EXPECT_EQ(*hourly.NextAfter(UtcMs(2026, 3, 8, 6, 15)), UtcMs(2026, 3, 8, 7, 15));    // 03:15 EDT
   EXPECT_EQ(*hourly.NextAfter(UtcMs(2026, 11, 1, 5, 15)), UtcMs(2026, 11, 1, 6, 15));  // 01:15 EST
   // LatestIn names the same slots, the repeated hour's second 01:15 included.
   EXPECT_EQ(*hourly.LatestIn(UtcMs(2026, 11, 1, 0, 0), UtcMs(2026, 11, 1, 6, 40)),
