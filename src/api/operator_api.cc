@@ -246,9 +246,9 @@ json OperatorTaskJson(const task::Task& t) {
   j["tenantId"] = t.tenant_id;
   j["appCode"] = std::string(task::ToString(t.app_code));
   j["requestedBy"] = t.requested_by;
-  j["leaseOwner"] = OptionalText(t.lease_owner);
-  j["leaseUntil"] = OptionalTime(t.lease_until);
-  j["lastHeartbeatAt"] = OptionalTime(t.last_heartbeat_at);
+  j["leaseOwner"] = OptionalText(t.lease.owner);
+  j["leaseUntil"] = OptionalTime(t.lease.until);
+  j["lastHeartbeatAt"] = OptionalTime(t.lease.last_heartbeat_at);
   // Why it failed, in full: the user sees failureMessage, classified.
   j["failureDetail"] = OptionalText(t.failure_detail);
   return j;

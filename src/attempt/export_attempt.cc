@@ -334,7 +334,7 @@ class AttemptRunner {
     auto now = deps_.store->GetTask(task_.id);
     const bool still_ours = now.ok() && now->status == task::TaskState::kRunning &&
                             now->dispatch_version == attempt_.dispatch_version &&
-                            now->lease_owner == attempt_.instance;
+                            now->lease.owner == attempt_.instance;
     if (still_ours && now->cancel_requested) {
       // The commit refuses a cancelled task (docs/task-lifecycle.md#cancellation).
       return Finish(task::TaskState::kCancelled, "CANCELLED", Cancelled("cancelled by the user"),

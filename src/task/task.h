@@ -89,6 +89,22 @@ inline constexpr size_t kMaxLocaleLength = 35;
 // only: "xx-YY" passes, no registry of languages is consulted.
 bool IsLocaleTag(std::string_view tag);
 
+// Who holds a RUNNING task's attempt and until when
+// (docs/task-lifecycle.md): the columns lease_owner, lease_until and
+// last_heartbeat_at of export_task. All unset when no attempt holds it.
+struct TaskLease {
+  std::optional<std::string> owner{};          // the instance running the attempt
+  std::optional<int64_t> until{};              // the lease ends here unless renewed
+  std::optional<int64_t> last_heartbeat_at{};  // the attempt's last renewal
+};
+
+// How often the task's file was fetched: the columns download_count and
+// last_downloaded_at of export_task.
+struct TaskDownloads {
+  int64_t count{};
+  std::optional<int64_t> last_at{};
+};
+
 struct Task {
   int64_t id = 0;
   std::string tenant_id;
@@ -128,9 +144,7 @@ struct Task {
   int32_t attempt_count = 0;
   int32_t max_attempts = 3;
   int64_t next_retry_at = 0;
-  std::optional<std::string> lease_owner;
-  std::optional<int64_t> lease_until;
-  std::optional<int64_t> last_heartbeat_at;
+  TaskLease lease{};
   std::optional<int64_t> execution_deadline_at;
   bool cancel_requested = false;
   std::optional<std::string> contract_version;
@@ -146,9 +160,7 @@ struct Task {
   bool encrypted{};
   std::optional<WrappedFileKey> file_key{};
 
-  // Downloads.
-  int64_t download_count = 0;
-  std::optional<int64_t> last_downloaded_at;
+  TaskDownloads downloads{};
 
   int64_t requested_at = 0;
   std::optional<int64_t> started_at;

@@ -286,14 +286,14 @@ class ExportApiTest : public ::testing::Test {
                t.attempt_count,
                t.max_attempts,
                t.next_retry_at,
-               t.lease_owner,
-               t.lease_until,
-               t.last_heartbeat_at,
+               t.lease.owner,
+               t.lease.until,
+               t.lease.last_heartbeat_at,
                t.execution_deadline_at,
                t.cancel_requested ? 1 : 0,
                t.contract_version,
-               t.download_count,
-               t.last_downloaded_at,
+               t.downloads.count,
+               t.downloads.last_at,
                t.requested_at,
                t.started_at,
                t.completed_at,
@@ -1012,7 +1012,7 @@ TEST_F(ExportApiTest, DownloadStreamsTheFileWithRfc5987Name) {
   EXPECT_EQ(r->get_header_value("Accept-Ranges"), "bytes");
   EXPECT_GT(storage_->max_read_length(), 0u);          // read through the wrapper
   EXPECT_LE(storage_->max_read_length(), 64u * 1024);  // streamed in chunks
-  EXPECT_EQ(StoredTask(t.id)->download_count, 1);      // twice by alice inside the window
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 1);     // twice by alice inside the window
 }
 
 TEST_F(ExportApiTest, DownloadFileNameIsSanitized) {
@@ -1058,7 +1058,7 @@ TEST_F(ExportApiTest, DownloadHonoursRanges) {
   EXPECT_EQ(multi->status, 200);  // multi-range is ignored
   EXPECT_EQ(multi->body, bytes);
   // One user's ranges inside the window are one download.
-  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 1);
 }
 
 TEST_F(ExportApiTest, DownloadErrorsUseRealHttpStatuses) {
@@ -1147,7 +1147,7 @@ TEST_F(ExportApiTest, PresigningStorageGetsARedirectAfterTheSameChecks) {
             "filename*=UTF-8''%E5%AE%A2%E6%88%B7%E5%88%97%E8%A1%A8_20240501.xlsx");
   EXPECT_EQ(signed_headers.content_type,
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
-  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 1);
   store::DownloadAuditQuery audit;
   audit.tenant_id = "t1";
   auto rows = store_->ListDownloadAudit(audit);
@@ -1159,7 +1159,7 @@ TEST_F(ExportApiTest, PresigningStorageGetsARedirectAfterTheSameChecks) {
   // the same download.
   auto resumed = client_->Get(path.c_str(), Headers(alice_, {{"Range", "bytes=5-"}}));
   EXPECT_EQ(resumed->status, 302);
-  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 1);
   EXPECT_EQ(storage_->max_read_length(), 0u);  // the center read no byte
 
   // Who may download, and what is ready, are decided here as before.
@@ -1201,9 +1201,9 @@ TEST_F(ExportApiTest, DownloadIsAuditedOncePerDownloadNotPerRangeChunk) {
     ASSERT_EQ(client_->Get(path.c_str(), h)->status, 206) << range;
   }
   EXPECT_EQ(client_->Head(path.c_str(), Headers(alice_))->status, 200);  // HEAD: headers only
-  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 1);
   ASSERT_EQ(client_->Get(path.c_str(), Headers(admin_, ua))->status, 200);  // another user
-  EXPECT_EQ(StoredTask(t.id)->download_count, 2);
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 2);
 
   Reply task = Get(kTasks + "/" + Id(t), alice_);
   EXPECT_EQ(task.body["data"]["downloadCount"], "2");
@@ -1252,7 +1252,7 @@ TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
   auto r = get(skip_first, Headers(alice_, {{"Range", "bytes=1-"}}));
   ASSERT_EQ(r->status, 206);
   EXPECT_EQ(r->body, bytes.substr(1));
-  EXPECT_EQ(StoredTask(skip_first.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(skip_first.id)->downloads.count, 1);
   EXPECT_EQ(audit_rows(skip_first), 1);
 
   // A middle range, then the rest of the file: one download.
@@ -1260,7 +1260,7 @@ TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
   EXPECT_EQ(get(middle, Headers(alice_, {{"Range", "bytes=5-9"}}))->body, "56789");
   EXPECT_EQ(get(middle, Headers(alice_, {{"Range", "bytes=-5"}}))->status, 206);
   EXPECT_EQ(get(middle, Headers(alice_))->status, 200);
-  EXPECT_EQ(StoredTask(middle.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(middle.id)->downloads.count, 1);
   EXPECT_EQ(audit_rows(middle), 1);
 
   // A download manager: 16 ranges at once, each on its own connection.
@@ -1279,7 +1279,7 @@ TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(partial, 16);
-  EXPECT_EQ(StoredTask(parallel.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(parallel.id)->downloads.count, 1);
   EXPECT_EQ(audit_rows(parallel), 1);
 
   // HEAD sends headers only and a 416 sends nothing: neither is audited.
@@ -1287,7 +1287,7 @@ TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
   EXPECT_EQ(client_->Head((kTasks + "/" + Id(head) + "/download").c_str(), Headers(alice_))->status,
             200);
   EXPECT_EQ(get(head, Headers(alice_, {{"Range", "bytes=20-"}}))->status, 416);
-  EXPECT_EQ(StoredTask(head.id)->download_count, 0);
+  EXPECT_EQ(StoredTask(head.id)->downloads.count, 0);
   EXPECT_EQ(audit_rows(head), 0);
 
   // The window passes: the same user's next download counts again.
@@ -1296,7 +1296,7 @@ TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
       {skip_first.id});
   ASSERT_TRUE(aged.ok()) << aged.status().ToString();
   EXPECT_EQ(get(skip_first, Headers(alice_, {{"Range", "bytes=1-"}}))->status, 206);
-  EXPECT_EQ(StoredTask(skip_first.id)->download_count, 2);
+  EXPECT_EQ(StoredTask(skip_first.id)->downloads.count, 2);
   EXPECT_EQ(audit_rows(skip_first), 2);
 
   // Presigned: every 302 hands out a URL to the whole object — a HEAD, or
@@ -1307,13 +1307,13 @@ TEST_F(ExportApiTest, EveryAnswerThatHandsOutTheFileIsAuditedOncePerWindow) {
       client_->Head((kTasks + "/" + Id(presigned_head) + "/download").c_str(), Headers(alice_));
   ASSERT_EQ(h->status, 302);
   EXPECT_FALSE(h->get_header_value("Location").empty());
-  EXPECT_EQ(StoredTask(presigned_head.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(presigned_head.id)->downloads.count, 1);
   EXPECT_EQ(audit_rows(presigned_head), 1);
   task::Task presigned_range = PutTask("alice", TaskState::kSucceeded, "t1", bytes);
   EXPECT_EQ(get(presigned_range, Headers(alice_, {{"Range", "bytes=1-"}}))->status, 302);
   EXPECT_EQ(get(presigned_range, Headers(alice_, {{"Range", "bytes=5-9"}}))->status, 302);
   EXPECT_EQ(get(presigned_range, Headers(alice_))->status, 302);
-  EXPECT_EQ(StoredTask(presigned_range.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(presigned_range.id)->downloads.count, 1);
   EXPECT_EQ(audit_rows(presigned_range), 1);
 }
 
@@ -1391,7 +1391,7 @@ TEST_F(ExportApiTest, DownloadRechecksTheTypePermission) {
   EXPECT_NE(direct->body.find("customer:export"), std::string::npos);
   EXPECT_EQ(Post(kTasks + "/" + Id(t) + "/download-url", demoted).code(), "403");
   // Not counted, not audited.
-  EXPECT_EQ(StoredTask(t.id)->download_count, 0);
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 0);
   EXPECT_EQ(client_->Get(path.c_str(), Headers(alice_))->status, 200);
 }
 
@@ -1412,7 +1412,7 @@ TEST_F(ExportApiTest, SignedLinkCarriesTheSignersPermissionAtSigningTime) {
   EXPECT_EQ(json::parse(refused->body)["code"], "403");
   // ... and alice, without the new permission, cannot sign a new one.
   EXPECT_EQ(Post(kTasks + "/" + Id(t) + "/download-url", alice_).code(), "403");
-  EXPECT_EQ(StoredTask(t.id)->download_count, 1);
+  EXPECT_EQ(StoredTask(t.id)->downloads.count, 1);
 
   // A type removed from the registry: its files are closed (fail closed).
   next_snapshot_.definitions.erase("CUSTOMER_LIST");
@@ -1474,7 +1474,7 @@ TEST_F(ExportApiTest, AFileWiderThanTheReadersColumnsIsRefusedWithExportAgain) {
   Reply url = Post(kTasks + "/" + Id(full) + "/download-url", admin_);
   EXPECT_EQ(url.http, 200);
   ExpectColumnsRefusal(url.raw, Id(full), {"mobile", "balance"});
-  EXPECT_EQ(StoredTask(full.id)->download_count, 0);  // nothing counted or audited
+  EXPECT_EQ(StoredTask(full.id)->downloads.count, 0);  // nothing counted or audited
   // ... but alice's file is exactly as narrow as admin's own would be.
   EXPECT_EQ(download(narrow, admin_)->status, 200);
   EXPECT_EQ(download(narrow, admin_)->body, "narrow-file");
@@ -1552,7 +1552,7 @@ TEST_F(ExportApiTest, ASignedLinkCarriesTheSignersColumnPermissions) {
   // The presigned route refuses it the same way, before the redirect.
   storage_->PresignAs("https://store.example.test/b/");
   EXPECT_EQ(follow(link)->status, 403);
-  EXPECT_EQ(StoredTask(full.id)->download_count, 1);  // only the first follow
+  EXPECT_EQ(StoredTask(full.id)->downloads.count, 1);  // only the first follow
 }
 
 TEST_F(ExportApiTest, OpenApiDocumentIsServed) {

@@ -230,6 +230,8 @@ TEST_F(OperatorApiTest, TaskDetailShowsDispatchVersionLeaseAndOutbox) {
   EXPECT_EQ(r.data()["task"]["dispatchVersion"], 1);
   EXPECT_EQ(r.data()["task"]["leaseOwner"], "worker-7");
   EXPECT_TRUE(r.data()["task"]["leaseUntil"].is_string());
+  // The claim is the attempt's first heartbeat (task::TaskLease).
+  EXPECT_TRUE(r.data()["task"]["lastHeartbeatAt"].is_string()) << r.raw;
   ASSERT_EQ(r.data()["commands"].size(), 1u);
   EXPECT_EQ(r.data()["commands"][0]["status"], "PENDING");
   EXPECT_EQ(r.data()["commands"][0]["dispatchVersion"], 1);

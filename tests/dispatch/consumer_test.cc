@@ -1065,7 +1065,7 @@ TEST_F(ConsumerTest, LostLeaseAbortsAtTheNextSafePointAndWritesNothing) {
   PublishAndConsume(consumer);
   task::Task t = Task(id);
   EXPECT_EQ(t.status, TaskState::kRunning);  // untouched: it belongs to the other attempt
-  EXPECT_EQ(t.lease_owner, "other");
+  EXPECT_EQ(t.lease.owner, "other");
   EXPECT_EQ(StoredFiles(), 0u);
   EXPECT_TRUE(storage_->ListPartials().value().empty());
 }
@@ -1160,7 +1160,7 @@ TEST_F(ConsumerTest, EveryClaimMissBranchIsAcknowledgedAndChangesNothing) {
     EXPECT_EQ(after.status, before.status) << b.name;
     EXPECT_EQ(after.dispatch_version, before.dispatch_version) << b.name;
     EXPECT_EQ(after.attempt_count, before.attempt_count) << b.name;
-    EXPECT_EQ(after.lease_owner, before.lease_owner) << b.name;
+    EXPECT_EQ(after.lease.owner, before.lease.owner) << b.name;
     EXPECT_EQ(store_->ListOutboxForTask(id).value().size(), 1u) << b.name << ": nothing re-sent";
   }
   EXPECT_EQ(script_.sources_made, 0);

@@ -26,11 +26,11 @@ TEST_P(TaskStoreContractTest, ClaimTakesLeaseSetsDeadlineAndResetsProgress) {
   const Task& got = *c.task;
   EXPECT_EQ(got.status, TaskState::kRunning);
   EXPECT_EQ(got.attempt_count, 1);
-  EXPECT_EQ(got.lease_owner, "w1");
-  ASSERT_TRUE(got.started_at && got.lease_until && got.execution_deadline_at);
-  EXPECT_EQ(*got.lease_until, *got.started_at + 300 * kSecond);
+  EXPECT_EQ(got.lease.owner, "w1");
+  ASSERT_TRUE(got.started_at && got.lease.until && got.execution_deadline_at);
+  EXPECT_EQ(*got.lease.until, *got.started_at + 300 * kSecond);
   EXPECT_EQ(*got.execution_deadline_at, *got.started_at + 1800 * kSecond);
-  EXPECT_EQ(got.last_heartbeat_at, got.started_at);
+  EXPECT_EQ(got.lease.last_heartbeat_at, got.started_at);
   EXPECT_EQ(got.processed_rows, 0);
   EXPECT_FALSE(got.total_rows.has_value());
   EXPECT_FALSE(got.failure_message.has_value());
@@ -75,7 +75,7 @@ TEST_P(TaskStoreContractTest, ClaimMissForADuplicateWhileAnotherInstanceRuns) {
   ClaimResult r = Claim(t.id, 1, "w2");
   EXPECT_EQ(r.miss, ClaimMiss::kRunningLeaseLive);
   ASSERT_TRUE(r.task.has_value());
-  EXPECT_EQ(r.task->lease_owner, "w1");
+  EXPECT_EQ(r.task->lease.owner, "w1");
 }
 
 TEST_P(TaskStoreContractTest, ClaimMissLeavesAnExpiredLeaseToTheReconciler) {
@@ -84,7 +84,7 @@ TEST_P(TaskStoreContractTest, ClaimMissLeavesAnExpiredLeaseToTheReconciler) {
   Shift("export_task", "lease_until", -301 * kSecond, t.id);
   EXPECT_EQ(MissOf(t.id, 1, "w2"), ClaimMiss::kRunningLeaseExpired);
   Task after = Get(t.id);
-  EXPECT_EQ(after.lease_owner, "w1");
+  EXPECT_EQ(after.lease.owner, "w1");
   EXPECT_EQ(after.attempt_count, 1);
 }
 
@@ -131,8 +131,8 @@ TEST_P(TaskStoreContractTest, RenewExtendsTheLease) {
   ASSERT_OK_AND_ASSIGN(RenewOutcome o, store_->RenewLease(AttemptOf(t), 300));
   EXPECT_EQ(o, RenewOutcome::kRenewed);
   Task after = Get(t.id);
-  EXPECT_EQ(*after.lease_until, *after.last_heartbeat_at + 300 * kSecond);
-  EXPECT_GE(*after.lease_until, Now() + 299 * kSecond);
+  EXPECT_EQ(*after.lease.until, *after.lease.last_heartbeat_at + 300 * kSecond);
+  EXPECT_GE(*after.lease.until, Now() + 299 * kSecond);
 }
 
 TEST_P(TaskStoreContractTest, RenewIsLostAfterTheVersionChanged) {
@@ -152,10 +152,10 @@ TEST_P(TaskStoreContractTest, RenewIsLostForAnotherInstance) {
 TEST_P(TaskStoreContractTest, RenewReportsAPassedDeadline) {
   Task t = Create();
   ASSERT_TRUE(Claim(t.id).claimed);
-  int64_t lease_before = *Get(t.id).lease_until;
+  int64_t lease_before = *Get(t.id).lease.until;
   Shift("export_task", "execution_deadline_at", -1801 * kSecond, t.id);
   EXPECT_EQ(*store_->RenewLease(AttemptOf(t), 300), RenewOutcome::kDeadlinePassed);
-  EXPECT_EQ(*Get(t.id).lease_until, lease_before);
+  EXPECT_EQ(*Get(t.id).lease.until, lease_before);
 }
 
 TEST_P(TaskStoreContractTest, ProgressIsStoredAndReportsACancelRequest) {
@@ -199,8 +199,8 @@ TEST_P(TaskStoreContractTest, CommitSuccessStoresTheFileAndItsExpiry) {
   EXPECT_EQ(done.part_rows, (std::vector<int64_t>{7, 3}));
   ASSERT_TRUE(done.completed_at && done.expires_at);
   EXPECT_EQ(*done.expires_at, *done.completed_at + 7 * kDay);
-  EXPECT_FALSE(done.lease_owner.has_value());
-  EXPECT_FALSE(done.lease_until.has_value());
+  EXPECT_FALSE(done.lease.owner.has_value());
+  EXPECT_FALSE(done.lease.until.has_value());
 }
 
 TEST_P(TaskStoreContractTest, CommitFailsAfterTheVersionChanged) {
@@ -240,7 +240,7 @@ TEST_P(TaskStoreContractTest, FinishAttemptEndsInTheGivenState) {
   EXPECT_EQ(after.failure_code, "CONTRACT_CHANGED");
   EXPECT_EQ(after.failure_message, "the SQL contract changed");
   EXPECT_TRUE(after.completed_at.has_value());
-  EXPECT_FALSE(after.lease_owner.has_value());
+  EXPECT_FALSE(after.lease.owner.has_value());
 }
 
 // A message may quote a replica's bytes: PostgreSQL and MariaDB refuse text
@@ -278,7 +278,7 @@ TEST_P(TaskStoreContractTest, ScheduleRetryBumpsVersionAndQueuesACommandAtTheSam
   EXPECT_EQ(after.failure_message, "provider 503");
   EXPECT_EQ(after.processed_rows, 0);
   EXPECT_FALSE(after.total_rows.has_value());
-  EXPECT_FALSE(after.lease_owner.has_value());
+  EXPECT_FALSE(after.lease.owner.has_value());
 
   std::vector<OutboxEntry> rows = Outbox(t.id);
   ASSERT_EQ(rows.size(), 2u);
@@ -391,7 +391,7 @@ TEST_P(TaskStoreContractTest, ScheduleRetryOfACancelRequestedAttemptEndsCancelle
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kCancelled);
   EXPECT_EQ(after.dispatch_version, 1);
-  EXPECT_FALSE(after.lease_owner.has_value());
+  EXPECT_FALSE(after.lease.owner.has_value());
   EXPECT_EQ(Outbox(t.id).size(), 1u);
 }
 

@@ -33,7 +33,7 @@ TEST_P(TaskStoreContractTest, CreateWritesTaskAndItsOutboxRowTogether) {
   EXPECT_EQ(t.contract_version, "v7");
   EXPECT_GE(t.requested_at, before);
   EXPECT_EQ(t.next_retry_at, t.requested_at);
-  EXPECT_FALSE(t.lease_owner.has_value());
+  EXPECT_FALSE(t.lease.owner.has_value());
 
   std::vector<OutboxEntry> rows = Outbox(t.id);
   ASSERT_EQ(rows.size(), 1u);

@@ -16,8 +16,8 @@ TEST_P(TaskStoreContractTest, DownloadsAreCountedAndAuditedInOneStep) {
   ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT"), kWindow).ok());
   ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, "admin", "SIGNED_LINK"), kWindow).ok());
   Task after = Get(t.id);
-  EXPECT_EQ(after.download_count, 2);
-  EXPECT_TRUE(after.last_downloaded_at.has_value());
+  EXPECT_EQ(after.downloads.count, 2);
+  EXPECT_TRUE(after.downloads.last_at.has_value());
 
   DownloadAuditQuery q;
   q.tenant_id = t.tenant_id;
@@ -33,7 +33,7 @@ TEST_P(TaskStoreContractTest, DownloadsAreCountedAndAuditedInOneStep) {
   EXPECT_EQ(newest.record.user_agent, "curl/8.0 \xe6\xb5\x8b\xe8\xaf\x95");
   EXPECT_EQ(newest.record.client_address, "127.0.0.1");
   EXPECT_EQ(newest.record.request_id, "req-1");
-  EXPECT_GE(newest.downloaded_at, *after.last_downloaded_at - kMinute);
+  EXPECT_GE(newest.downloaded_at, *after.downloads.last_at - kMinute);
   EXPECT_EQ(all.records[1].record.user, t.requested_by);
 
   // A missing task counts nothing and audits nothing.
@@ -64,14 +64,14 @@ TEST_P(TaskStoreContractTest, DownloadIsAuditedOncePerTaskUserAndWindow) {
   EXPECT_EQ(*store_->RecordDownload(DownloadOf(other, "alice", "DIRECT"), 600),
             store::DownloadCount::kCounted)
       << "another task";
-  EXPECT_EQ(Get(t.id).download_count, 2);
+  EXPECT_EQ(Get(t.id).downloads.count, 2);
 
   // The window passes (the row ages by the database clock): alice counts again.
   Exec("UPDATE export_download_audit SET downloaded_at = downloaded_at - ? WHERE task_id = ?",
        {int64_t{601} * kSecond, t.id});
   EXPECT_EQ(*store_->RecordDownload(DownloadOf(t, "alice", "DIRECT"), 600),
             store::DownloadCount::kCounted);
-  EXPECT_EQ(Get(t.id).download_count, 3);
+  EXPECT_EQ(Get(t.id).downloads.count, 3);
 
   // 16 parallel calls (a download manager's ranges): one row, one count.
   Task fresh = Create("carol", "orders");
@@ -95,7 +95,7 @@ TEST_P(TaskStoreContractTest, DownloadIsAuditedOncePerTaskUserAndWindow) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(failed, 0);
   EXPECT_EQ(counted, 1);
-  EXPECT_EQ(Get(fresh.id).download_count, 1);
+  EXPECT_EQ(Get(fresh.id).downloads.count, 1);
   DownloadAuditQuery q;
   q.tenant_id = fresh.tenant_id;
   q.app_code = fresh.app_code;
@@ -128,7 +128,7 @@ TEST_P(TaskStoreContractTest, ASignedLinkFollowedByAnotherIsItsOwnDownload) {
   EXPECT_EQ(*store_->RecordDownload(from("DIRECT", "10.0.0.2"), kWindow),
             store::DownloadCount::kWithinWindow)
       << "alice with her token, from another address: still her download";
-  EXPECT_EQ(Get(t.id).download_count, 2);
+  EXPECT_EQ(Get(t.id).downloads.count, 2);
   DownloadAuditQuery q;
   q.tenant_id = t.tenant_id;
   q.app_code = t.app_code;
@@ -189,8 +189,8 @@ TEST_P(TaskStoreContractTest, DownloadsAreCounted) {
   ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT"), 0).ok());
   ASSERT_TRUE(store_->RecordDownload(DownloadOf(t, t.requested_by, "DIRECT"), 0).ok());
   Task after = Get(t.id);
-  EXPECT_EQ(after.download_count, 2);
-  EXPECT_TRUE(after.last_downloaded_at.has_value());
+  EXPECT_EQ(after.downloads.count, 2);
+  EXPECT_TRUE(after.downloads.last_at.has_value());
   EXPECT_GT(after.updated_at, t.updated_at - 10000);  // a change the task events see
 }
 

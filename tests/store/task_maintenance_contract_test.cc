@@ -77,7 +77,7 @@ TEST_P(TaskStoreContractTest, LeaseRecoveryRequeuesWithANewVersion) {
   Task after = Get(t.id);
   EXPECT_EQ(after.status, TaskState::kPending);
   EXPECT_EQ(after.dispatch_version, 2);
-  EXPECT_FALSE(after.lease_owner.has_value());
+  EXPECT_FALSE(after.lease.owner.has_value());
   EXPECT_LE(after.next_retry_at, Now());
   std::vector<OutboxEntry> rows = Outbox(t.id);
   ASSERT_EQ(rows.size(), 2u);

@@ -290,7 +290,8 @@ TEST_P(TaskTimelineContractTest, EventsAreCappedButTheEndIsNeverDropped) {
   }
   EXPECT_EQ(Count("SELECT COUNT(*) FROM export_task_event WHERE task_id = ?", {t.id}),
             kMaxEventsPerTask);
-  EXPECT_EQ(Get(t.id).download_count, kMaxEventsPerTask + 20) << "the cap drops events, not counts";
+  EXPECT_EQ(Get(t.id).downloads.count, kMaxEventsPerTask + 20)
+      << "the cap drops events, not counts";
   Shift("export_task", "expires_at", -8 * kDay, t.id);
   ASSERT_EQ(*store_->MarkExpired(t.id), store::ExpireOutcome::kExpired);
   std::vector<std::string> kinds = Kinds(t.id);

@@ -192,7 +192,7 @@ TEST_F(MysqlDatabaseTest, ALeaseRenewedWithinTheSameMillisecondIsStillRenewed) {
   claim.lease_seconds = 300;
   auto claimed = store->ClaimTask(claim);
   ASSERT_TRUE(claimed.ok() && claimed->claimed) << claimed.status().ToString();
-  EXPECT_EQ(claimed->task->lease_until, 1700000000123 + 300'000);
+  EXPECT_EQ(claimed->task->lease.until, 1700000000123 + 300'000);
   auto renewed = store->RenewLease({created->task.id, 1, "w1"}, 300);
   ASSERT_TRUE(renewed.ok()) << renewed.status().ToString();
   EXPECT_EQ(*renewed, RenewOutcome::kRenewed);
