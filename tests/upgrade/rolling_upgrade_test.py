@@ -78,8 +78,9 @@ CONFIG = {
     # attempts a definition may have (docs/deploy.md#upgrading says so to operators).
     "definitions": {"CUSTOMER_LIST": {"batch-size": 50, "max-attempts": 5}},
 }
-# Four users, a pause after each create: the fleet keeps up (no queue), so a long export
-# starts at once on the instances serving when it is created.
+# Four users, a pause of 1.5-3.5 s after each create: about 1.6 small exports a second of
+# 2 s each keep ~3 of the fleet's 8 consumer slots busy, so the fleet keeps up (no queue)
+# and a long export starts at once on the instances serving when it is created.
 SUBMITTERS = 4
 WEBHOOK_SECRET = "upgrade-webhook-secret-0123456789"
 # The envelope's message for a transient failure (api/envelope.cc).
@@ -337,7 +338,7 @@ class RollingUpgradeTest(unittest.TestCase):
                     continue
                 self.errors.append(f"{user}: {inst.name} answered {reply}")
                 return
-            time.sleep(rng.uniform(0.5, 1.5))
+            time.sleep(rng.uniform(1.5, 3.5))
 
     def create_long(self, via, user):
         """Tenant 1's whole list (36 batches, ~72 s) created through `via`: it runs on one
