@@ -175,8 +175,8 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
 
   StatusOr<std::vector<Subscription>> FindSubscriptions(const SubscriptionFilter& filter,
                                                         int64_t after_id, int limit) override {
-    std::string sql = "SELECT " + std::string(kSubscriptionColumns) +
-                      " FROM export_subscription WHERE id > ?";
+    std::string sql =
+        "SELECT " + std::string(kSubscriptionColumns) + " FROM export_subscription WHERE id > ?";
     SqlParams params = {after_id};
     auto narrow = [&](const char* column, const std::optional<std::string>& value) {
       if (!value) return;
@@ -202,16 +202,16 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
     // and a paused subscription keeps no next slot.
     EC_ASSIGN_OR_RETURN(
         int64_t n,
-        db_->Exec(Sql("UPDATE export_subscription SET export_type = ?, format = ?, task_name = ?,"
-                      " parameters_json = ?, cron = ?, time_zone = ?, business_days_only = ?,"
-                      " delivery_json = ?, owner_perms = ?, schedule_json = ?, locale = ?,"
-                      " next_slot_at = CASE WHEN state = 'ACTIVE' THEN ? ELSE NULL END,"
-                      " version = version + 1, updated_at = {NOW}"
-                      " WHERE id = ? AND version = ?"),
-                  {spec.export_type, spec.format, spec.task_name, spec.parameters_json, spec.cron,
-                   spec.time_zone, spec.business_days_only ? 1 : 0, spec.delivery_json,
-                   spec.owner_perms, spec.schedule_json, spec.locale, spec.first_slot_at, id,
-                   expected_version}));
+        db_->Exec(
+            Sql("UPDATE export_subscription SET export_type = ?, format = ?, task_name = ?,"
+                " parameters_json = ?, cron = ?, time_zone = ?, business_days_only = ?,"
+                " delivery_json = ?, owner_perms = ?, schedule_json = ?, locale = ?,"
+                " next_slot_at = CASE WHEN state = 'ACTIVE' THEN ? ELSE NULL END,"
+                " version = version + 1, updated_at = {NOW}"
+                " WHERE id = ? AND version = ?"),
+            {spec.export_type, spec.format, spec.task_name, spec.parameters_json, spec.cron,
+             spec.time_zone, spec.business_days_only ? 1 : 0, spec.delivery_json, spec.owner_perms,
+             spec.schedule_json, spec.locale, spec.first_slot_at, id, expected_version}));
     EC_ASSIGN_OR_RETURN(Subscription now, GetSubscription(id));
     if (n != 1) {
       return Conflict("subscription " + std::to_string(id) + " is at version " +
@@ -239,8 +239,8 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
                               " AND requested_by = ? AND export_type = ? AND requested_at >= ?"
                               " AND params_hash = ? AND task_name = ?"
                               " ORDER BY requested_at, id LIMIT 1",
-                              {s.spec.tenant_id, s.spec.app_code, s.spec.owner,
-                               s.spec.export_type, since_ms, params_hash, s.spec.task_name}));
+                              {s.spec.tenant_id, s.spec.app_code, s.spec.owner, s.spec.export_type,
+                               since_ms, params_hash, s.spec.task_name}));
     if (rows.empty()) return std::optional<int64_t>();
     return std::optional<int64_t>(rows[0].Int(0));
   }

@@ -22,8 +22,8 @@
 
 #include "store/migrations.h"
 #include "store/sql_subscription_ledger.h"
-#include "store/subscription_ledger_wrapper.h"
 #include "store/sqlite/sqlite_database.h"
+#include "store/subscription_ledger_wrapper.h"
 
 namespace export_center::subscription {
 namespace {
