@@ -749,8 +749,7 @@ const std::vector<Migration>& AllMigrations() {
       DownloadAudit(),  TaskChangeKeyIndex(),     OutboxDueSince(),     FileManifest(),
       TaskTimeline(),   ColumnPolicy(),           BulkActionAudit(),    BulkActionApp(),
       FailureDetail(),  Subscriptions(),          TaskLocale(),         FileEncryption(),
-      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),
-      SubscriptionOwnerPerms()};
+      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),         SubscriptionOwnerPerms()};
   return kMigrations;
 }
 
