@@ -89,7 +89,7 @@ const std::string* QueryValue(const Request& req, const char* name) {
 // `limit`: 1..max digits, `fallback` when absent.
 StatusOr<int> ReadLimit(const Request& req, int fallback, int max) {
   const std::string* text = QueryValue(req, "limit");
-  if (text == nullptr || text->empty()) return fallback;
+  if (text == nullptr) return fallback;
   std::optional<int64_t> n = ParseId(*text);
   if (!n || *n < 1 || *n > max) {
     return InvalidArgument("limit must be a number from 1 to " + std::to_string(max));
@@ -230,7 +230,7 @@ void SubscriptionHandlers::ConsoleList(const Request& req, const Principal& p, R
   auto after = ReadCursor(req);
   if (!after.ok()) return WriteStatus(res, after.status());
   std::optional<store::SubscriptionState> state;
-  if (const std::string* text = QueryValue(req, "state"); text != nullptr && !text->empty()) {
+  if (const std::string* text = QueryValue(req, "state"); text != nullptr) {
     if (*text == "ACTIVE") {
       state = store::SubscriptionState::kActive;
     } else if (*text == "PAUSED") {
