@@ -20,6 +20,7 @@
 #include "store/sql_task_store.h"
 #include "store/sqlite/sqlite_database.h"
 #include "store/task_store.h"
+#include "subscription/scheduler.h"
 #include "usecase/subscription_runner.h"
 
 namespace export_center::usecase {
@@ -58,6 +59,7 @@ class SubscriptionsTest : public ::testing::Test {
     auto db = store::OpenSqliteDatabase(dir_ + "/tasks.db");
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     std::shared_ptr<store::Database> shared = std::move(db).value();
+    db_ = shared;
     store_ = store::NewSqlTaskStore(shared);
     ASSERT_TRUE(store_->Migrate().ok());
     ledger_ = store::NewSqlSubscriptionLedger(shared);
@@ -78,6 +80,7 @@ class SubscriptionsTest : public ::testing::Test {
   void TearDown() override {
     ledger_.reset();
     store_.reset();
+    db_.reset();
     std::filesystem::remove_all(dir_);
   }
 
@@ -111,7 +114,25 @@ class SubscriptionsTest : public ::testing::Test {
     return made.ok() ? *made : SubscriptionView{};
   }
 
+  // A scheduler over the real ledger and the real runner, with a catch-up
+  // window wide enough for a slot the test moved days back.
+  subscription::SubscriptionScheduler Scheduler(subscription::SlotRunner* runner) {
+    subscription::SchedulerOptions options;
+    options.instance = "test-instance";
+    options.catch_up_window_ms = 30LL * 24 * 3600 * 1000;
+    return subscription::SubscriptionScheduler(ledger_.get(), runner, options);
+  }
+
+  // Makes `id` due: its next slot (and the scan's start) eight days back.
+  void MakeDue(int64_t id) {
+    auto n = db_->Exec(
+        "UPDATE export_subscription SET next_slot_at = next_slot_at - 8 * 86400000 WHERE id = ?",
+        {id});
+    ASSERT_TRUE(n.ok() && *n == 1) << n.status().ToString();
+  }
+
   std::string dir_;
+  std::shared_ptr<store::Database> db_;
   std::unique_ptr<store::TaskStore> store_;
   std::unique_ptr<store::SubscriptionLedger> ledger_;
   std::shared_ptr<const registry::RegistrySnapshot> snapshot_;
@@ -269,7 +290,12 @@ TEST_F(SubscriptionsTest, ARunCreatesTheOwnersTaskWithTheSlotsDatesOncePerSlot) 
   EXPECT_EQ(json::parse(task->parameters_json),
             json({{"from", "2024-02-26"}, {"to", "2024-03-03"}, {"keyword", "north"}}));
 
-  // The same slot again (its instance died before recording it): the same task.
+  // The same slot again (its instance died before recording it): the same
+  // task — even once it finished, when the create's dedupe (active tasks
+  // only) would no longer find it.
+  auto ended =
+      db_->Exec("UPDATE export_task SET status = 'SUCCEEDED' WHERE id = ?", {*first.task_id});
+  ASSERT_TRUE(ended.ok() && *ended == 1);
   SlotOutcome retry = runner.Run(s, kMonday9Shanghai);
   ASSERT_EQ(retry.kind, SlotOutcome::Kind::kCreated) << retry.detail;
   EXPECT_EQ(retry.task_id, first.task_id);
@@ -306,6 +332,82 @@ TEST_F(SubscriptionsTest, AFullActiveLimitDefersAndALostPermissionOrTypePauses) 
   SlotOutcome gone = runner.Run(s, kMonday9Shanghai);
   EXPECT_EQ(gone.pause_reason, "TYPE_GONE");
   EXPECT_NE(gone.detail.find("no longer registered"), std::string::npos);
+}
+
+// The column policy of a run is decided at that run from the owner's
+// snapshot: a governed column the owner may not see is masked in its task.
+TEST_F(SubscriptionsTest, TheColumnPolicyIsDecidedAtTheRunFromTheSnapshot) {
+  registry::ExportDefinition governed = Orders();
+  task::ColumnRule mobile;
+  mobile.key = "mobile";
+  mobile.required_permission = "orders:contact";
+  mobile.without.key = "mobile";
+  mobile.without.action = task::ColumnAction::kMask;
+  governed.column_rules = {mobile};
+  SetDefinition(governed);
+  store::Subscription s = Make().subscription;
+  CreateSlotRunner runner(runner_deps_);
+  SlotOutcome masked = runner.Run(s, kMonday9Shanghai);
+  ASSERT_EQ(masked.kind, SlotOutcome::Kind::kCreated) << masked.detail;
+  auto task = store_->GetTask(*masked.task_id);
+  ASSERT_TRUE(task.ok());
+  ASSERT_EQ(task->column_policy.decisions.size(), 1u);
+  EXPECT_EQ(task->column_policy.decisions[0].key, "mobile");
+
+  s.spec.owner_perms = R"(["export:orders","orders:contact"])";
+  SlotOutcome full = runner.Run(s, kMonday9Shanghai + 7 * 24 * 3600 * 1000LL);
+  ASSERT_EQ(full.kind, SlotOutcome::Kind::kCreated) << full.detail;
+  auto full_task = store_->GetTask(*full.task_id);
+  ASSERT_TRUE(full_task.ok());
+  EXPECT_TRUE(full_task->column_policy.empty());
+}
+
+// The scheduler over the real ledger and runner: a due slot becomes the
+// owner's task, its id recorded on the run; another round fires nothing.
+TEST_F(SubscriptionsTest, TheSchedulerRecordsTheTaskItsRunCreated) {
+  const store::Subscription s = Make().subscription;
+  MakeDue(s.id);
+  CreateSlotRunner runner(runner_deps_);
+  subscription::SubscriptionScheduler scheduler = Scheduler(&runner);
+  auto round = scheduler.RunRound();
+  ASSERT_TRUE(round.ok()) << round.status().ToString();
+  EXPECT_EQ(round->fired, 1);
+  EXPECT_EQ(round->created, 1);
+  auto runs = ledger_->ListRuns(s.id, 10);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].outcome, store::RunOutcome::kCreated);
+  ASSERT_TRUE((*runs)[0].task_id.has_value());
+  auto task = store_->GetTask(*(*runs)[0].task_id);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->requested_by, "alice");
+  auto again = scheduler.RunRound();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->fired, 0);
+}
+
+// An owner who lost the type's permission: their next call stores the
+// smaller snapshot, and the next run pauses the subscription instead of
+// failing.
+TEST_F(SubscriptionsTest, AnOwnerWhoLostThePermissionHasTheSubscriptionPaused) {
+  const store::Subscription s = Make().subscription;
+  const Principal demoted{"alice", "t1", task::AppCode::kPlatform, {}};
+  ASSERT_TRUE(ListOwnSubscriptions(deps_, demoted, 0, 10).ok());
+  MakeDue(s.id);
+  CreateSlotRunner runner(runner_deps_);
+  subscription::SubscriptionScheduler scheduler = Scheduler(&runner);
+  auto round = scheduler.RunRound();
+  ASSERT_TRUE(round.ok()) << round.status().ToString();
+  EXPECT_EQ(round->paused, 1);
+  auto paused = ledger_->GetSubscription(s.id);
+  ASSERT_TRUE(paused.ok());
+  EXPECT_EQ(paused->state, store::SubscriptionState::kPaused);
+  EXPECT_EQ(paused->pause_reason, "PERMISSION_LOST");
+  store::TaskCatalog::ListQuery query;
+  query.tenant_id = "t1";
+  auto tasks = store_->ListTasks(query);
+  ASSERT_TRUE(tasks.ok());
+  EXPECT_EQ(tasks->total, 0);
 }
 
 }  // namespace
