@@ -30,12 +30,11 @@ Status FieldError(const std::string& field, const std::string& message) {
 
 Status OnlyKeys(const json& object, const std::string& field,
                 std::initializer_list<const char*> keys) {
-  for (const auto& [key, value] : object.items()) {
-    if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) ==
-        keys.end()) {
-      return FieldError(
-          field.empty() ? utf8::Excerpt(key, 40) : field + "." + utf8::Excerpt(key, 40),
-          "unknown field");
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
+    if (std::none_of(keys.begin(), keys.end(), [&key](const char* k) { return key == k; })) {
+      const std::string name = utf8::Excerpt(key, 40);
+      return FieldError(field.empty() ? name : field + "." + name, "unknown field");
     }
   }
   return Status::Ok();
