@@ -12,7 +12,7 @@
 # its seed corpus in tests/<component>/fuzz/corpus/<target>/.
 
 # The folders under tests/ that hold a fuzz/ folder.
-set(EC_FUZZ_DIRS api identity render schedule source source/sql/sql_template)
+set(EC_FUZZ_DIRS api identity render schedule source source/sql/sql_template usecase)
 if(EXPORT_CENTER_WITH_S3)
   list(APPEND EC_FUZZ_DIRS s3)
 endif()

@@ -44,7 +44,8 @@ PERMS = ("platform:customer:export", "platform:order:export")
 
 # Loops restarted by the guard.
 LOOPS = ["consumer", "outbox_publish", "reconciler", "notifier", "dlq_handler",
-         "lease_watchdog", "sse_poller", "config_watcher", "http_worker", "http_io"]
+         "lease_watchdog", "sse_poller", "config_watcher", "http_worker", "http_io",
+         "subscriptions"]
 # Units of an attempt's (or a preview's) work that fail it as Internal.
 ATTEMPT_UNITS = ["attempt", "prefetch", "read_ahead", "enrich", "preview"]
 ROCKETMQ = ["rmq_service", "rmq_remoting"]
