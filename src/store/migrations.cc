@@ -725,6 +725,36 @@ Migration MailOutbox() {
   };
 }
 
+// Version 21 (issue 48, delivery): what each run delivered
+// (docs/subscriptions.md#what-a-finished-run-delivers). A run's `delivery` is
+// NULL until the delivery duty decided it, then MAILED, SKIPPED_EMPTY,
+// NOTICE_SENT, NOTICE_SUPPRESSED or NOT_MAILED, written once by a conditional
+// update; a subscription's last failure notice (time and slot) holds the
+// grace period across the fleet. A Message-ID is unique, so the mail of one
+// run and recipient is written once however often a round is repeated; and
+// the console's dead list and the purge read in index order.
+Migration RunDelivery() {
+  return {
+      21,
+      "export_subscription_run.delivery, export_subscription.failure_notice_at, export_mail"
+      " indexes: what a finished run delivers",
+      {
+          "ALTER TABLE export_subscription_run ADD COLUMN IF NOT EXISTS delivery VARCHAR(24) NULL",
+          "ALTER TABLE export_subscription_run ADD COLUMN IF NOT EXISTS delivery_detail {TEXT} NULL",
+          "CREATE INDEX IF NOT EXISTS idx_export_subscription_run_delivery"
+          " ON export_subscription_run (delivery, outcome, fired_at)",
+          "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS failure_notice_at BIGINT NULL",
+          "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS failure_notice_slot BIGINT NULL",
+          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_mail_message_id"
+          " ON export_mail (message_id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_dead"
+          " ON export_mail (status, updated_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_delivered"
+          " ON export_mail (status, delivered_at, id)",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -733,7 +763,7 @@ const std::vector<Migration>& AllMigrations() {
       DownloadAudit(),  TaskChangeKeyIndex(),     OutboxDueSince(),     FileManifest(),
       TaskTimeline(),   ColumnPolicy(),           BulkActionAudit(),    BulkActionApp(),
       FailureDetail(),  Subscriptions(),          TaskLocale(),         FileEncryption(),
-      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox()};
+      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),      RunDelivery()};
   return kMigrations;
 }
 

@@ -6,8 +6,6 @@
 #include <vector>
 
 #include "common/ids.h"
-#include "common/mutex.h"
-#include "common/thread_annotations.h"
 #include "common/utf8.h"
 #include "store/id_node.h"
 #include "store/leased_queue.h"
@@ -114,15 +112,25 @@ class SqlMailOutbox final : public MailOutbox {
     if (mail.attachment_key && mail.attachment_name.empty()) {
       return InvalidArgument("an attachment needs a file name");
     }
-    EC_ASSIGN_OR_RETURN(IdGenerator * ids, Ids());
-    const int64_t id = ids->Next();
-    const std::string message_id = "<" + NewUuid() + "@export-center>";
+    if (!mail.message_id.empty()) {
+      if (mail.message_id.size() > 128 || mail.message_id.front() != '<' ||
+          mail.message_id.back() != '>' ||
+          mail.message_id.find_first_of(" \r\n") != std::string::npos) {
+        return InvalidArgument("message id '" + utf8::Excerpt(mail.message_id, 200) +
+                               "' is not <id@host> of at most 128 bytes");
+      }
+      EC_ASSIGN_OR_RETURN(std::optional<MailEntry> known, FindByMessageId(mail.message_id));
+      if (known) return std::move(*known);
+    }
+    EC_ASSIGN_OR_RETURN(const int64_t id, ids_.Next());
+    const std::string message_id =
+        mail.message_id.empty() ? "<" + NewUuid() + "@export-center>" : mail.message_id;
     std::optional<std::string> name, type;
     if (mail.attachment_key) {
       name = mail.attachment_name;
       type = mail.attachment_type.empty() ? "application/octet-stream" : mail.attachment_type;
     }
-    EC_RETURN_IF_ERROR(
+    Status inserted =
         db_->Exec(
                Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
                    " recipients, subject, body_text, body_html, attachment_key,"
@@ -132,7 +140,13 @@ class SqlMailOutbox final : public MailOutbox {
                    " {NOW})"),
                {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
                 mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type})
-            .status());
+            .status();
+    if (inserted.code() == StatusCode::kConflict && !mail.message_id.empty()) {
+      // Another instance wrote the same mail between our look and our insert.
+      EC_ASSIGN_OR_RETURN(std::optional<MailEntry> known, FindByMessageId(mail.message_id));
+      if (known) return std::move(*known);
+    }
+    EC_RETURN_IF_ERROR(inserted);
     return GetMail(id);
   }
 
@@ -193,7 +207,7 @@ class SqlMailOutbox final : public MailOutbox {
         int64_t n, db_->Exec(Sql("DELETE FROM export_mail WHERE status = 'DELIVERED' AND id IN ("
                                  "SELECT id FROM (SELECT id FROM export_mail"
                                  " WHERE status = 'DELIVERED' AND delivered_at <= {NOW} - ?"
-                                 " ORDER BY id LIMIT ?) picked)"),
+                                 " ORDER BY delivered_at, id LIMIT ?) picked)"),
                              {int64_t{older_than_seconds} * 1000, limit}));
     return static_cast<int>(n);
   }
@@ -202,20 +216,17 @@ class SqlMailOutbox final : public MailOutbox {
   std::string Sql(std::string_view text) const { return d_.Expand(text); }
   static std::string Cut(const std::string& text) { return utf8::Excerpt(text, kMaxErrorBytes); }
 
-  StatusOr<IdGenerator*> Ids() EXCLUDES(ids_mu_) {
-    MutexLock lock(&ids_mu_);
-    if (ids_ == nullptr) {
-      EC_ASSIGN_OR_RETURN(int node, ClaimIdNode(*db_));
-      ids_ = std::make_unique<IdGenerator>(node);
-    }
-    return ids_.get();
+  StatusOr<std::optional<MailEntry>> FindByMessageId(const std::string& message_id) {
+    EC_ASSIGN_OR_RETURN(std::vector<MailEntry> rows,
+                        queue_.ListAs(&MailFromRow, "message_id = ?", "id", {message_id}));
+    if (rows.empty()) return std::optional<MailEntry>();
+    return std::optional<MailEntry>(std::move(rows[0]));
   }
 
   std::shared_ptr<Database> db_;
   const Dialect d_;
   const LeasedQueue queue_;
-  Mutex ids_mu_;
-  std::unique_ptr<IdGenerator> ids_ GUARDED_BY(ids_mu_);
+  LazyIds ids_{db_.get()};
 };
 
 }  // namespace

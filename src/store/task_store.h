@@ -43,7 +43,9 @@
 #include "common/status.h"
 #include "store/attempt_ledger.h"
 #include "store/command_outbox.h"
+#include "store/mail_outbox.h"
 #include "store/notification_outbox.h"
+#include "store/run_delivery.h"
 #include "store/task_catalog.h"
 #include "store/task_maintenance.h"
 #include "store/task_operations.h"
@@ -86,6 +88,10 @@ class StoreAdmin {
   virtual void SetNotificationRoutes(std::vector<NotificationRoute> routes) = 0;
   // The notification outbox on the same database, owned by this store.
   virtual NotificationOutbox& notifications() = 0;
+  // The mail outbox and the record of what subscription runs delivered
+  // (docs/subscriptions.md#delivery) on the same database, owned by this store.
+  virtual MailOutbox& mails() = 0;
+  virtual RunDeliveryLedger& run_deliveries() = 0;
 
   // ---- metrics ----
   // Tasks of one tenant that are queued (PENDING) or RUNNING.

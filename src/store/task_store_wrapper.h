@@ -245,6 +245,8 @@ class StoreAdminWrapper : public virtual StoreAdmin {
     target_->SetNotificationRoutes(std::move(routes));
   }
   NotificationOutbox& notifications() override { return target_->notifications(); }
+  MailOutbox& mails() override { return target_->mails(); }
+  RunDeliveryLedger& run_deliveries() override { return target_->run_deliveries(); }
   StatusOr<Gauges> ReadGauges() override { return target_->ReadGauges(); }
 
  private:

@@ -150,6 +150,8 @@ class SqlStoreAdmin : public virtual StoreAdmin, protected SqlRole {
   StatusOr<SchemaVersions> ReadSchemaVersions() override;
   void SetNotificationRoutes(std::vector<NotificationRoute> routes) override;
   NotificationOutbox& notifications() override { return core_.notifications(); }
+  MailOutbox& mails() override { return core_.mails(); }
+  RunDeliveryLedger& run_deliveries() override { return core_.run_deliveries(); }
   StatusOr<Gauges> ReadGauges() override;
 };
 

@@ -32,6 +32,8 @@ SqlStoreCore::SqlStoreCore(std::shared_ptr<Database> db)
       d_(db_->dialect()),
       outbox_(db_, CommandOutboxTable()),
       notifications_(NewSqlNotificationOutbox(db_)),
+      mails_(NewSqlMailOutbox(db_)),
+      run_deliveries_(NewSqlRunDeliveryLedger(db_)),
       transitions_(d_, *this) {}
 
 void SqlStoreCore::SetNotificationRoutes(std::vector<NotificationRoute> routes) {
