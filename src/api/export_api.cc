@@ -16,7 +16,9 @@
 #include "api/openapi_document.h"
 #include "api/request_log.h"
 #include "api/route.h"
+#include "api/subscription_links.h"
 #include "api/task_events.h"
+#include "api/unsubscribe_handlers.h"
 #include "common/build_info.h"
 #include "common/digest.h"
 #include "common/ids.h"
@@ -84,6 +86,7 @@ class ExportApi::Handlers {
   TaskActionHandlers actions_;
   TaskReadHandlers reads_;
   DownloadHandlers downloads_;
+  UnsubscribeHandlers unsubscribe_;
   http::Router router_;
 };
 
@@ -93,7 +96,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
       access_log_level_(spdlog::level::from_str(api.deps_.server.access_log_level)),
       actions_(shared_),
       reads_(shared_),
-      downloads_(shared_) {
+      downloads_(shared_),
+      unsubscribe_(shared_) {
   const Deps* deps = &deps_;
   shared_.api = deps;
   shared_.verifier = api.verifier_.get();
@@ -114,7 +118,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   shared_.actions.on_requeued = deps_.on_task_created;
   // The families' rows, then the two of no family, the operators' console's,
   // and the public ones (probes, the page).
-  for (std::vector<Route> rows : {actions_.Routes(), reads_.Routes(), downloads_.Routes()}) {
+  for (std::vector<Route> rows : {actions_.Routes(), reads_.Routes(), downloads_.Routes(),
+                                 unsubscribe_.Routes()}) {
     for (Route& row : rows) Add(std::move(row));
   }
   auto own = [this](const char* method, std::string path, Endpoint Handlers::*fn,
@@ -328,9 +333,34 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
     operator_deps.catalog = deps_.store;
     operator_deps.registry = deps_.registry;
     operator_deps.on_task_created = deps_.on_task_created;
+    operator_deps.mails = deps_.mails;
     operator_ = std::make_unique<OperatorApi>(std::move(operator_deps));
   }
   handlers_ = std::make_unique<Handlers>(*this);
+}
+
+std::string ExportApi::PublicBaseUrl() const {
+  std::string base = deps_.server.public_base_url;
+  if (base.empty()) base = "http://" + deps_.server.host + ":" + std::to_string(deps_.server.port);
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
+}
+
+StatusOr<std::string> ExportApi::SubscriptionFileUrl(const task::Task& t,
+                                                     int64_t expires_at_ms) const {
+  auto snapshot = deps_.registry->Current();
+  const registry::ExportDefinition* def = snapshot->Find(t.export_type);
+  if (def == nullptr) {
+    return NotFound("export type " + t.export_type +
+                              " is no longer registered; its file cannot be linked");
+  }
+  return PublicBaseUrl() + ApiPath("/downloads/") +
+         SignDownloadGrant(download_secret_, SubscriptionFileGrant(t, *def, expires_at_ms));
+}
+
+std::string ExportApi::SubscriptionUnsubscribeUrl(int64_t subscription_id,
+                                                  const std::string& recipient) const {
+  return UnsubscribeUrl(download_secret_, PublicBaseUrl(), subscription_id, recipient);
 }
 
 StatusOr<std::unique_ptr<ExportApi>> ExportApi::Create(Deps deps) {

@@ -70,6 +70,14 @@ struct MailEntry {
   int64_t created_at = 0;
 };
 
+// Whose mails an operator sees: every one (both unset), or those of the
+// subscriptions of one tenant (and app). A mail of no subscription is only
+// in the unset scope.
+struct MailScope {
+  std::optional<std::string> tenant_id{};
+  std::optional<std::string> app_code{};
+};
+
 class MailOutbox {
  public:
   virtual ~MailOutbox() = default;
@@ -101,10 +109,11 @@ class MailOutbox {
 
   // The operators' console: DEAD → PENDING, attempts reset, due now (the
   // same Message-ID, so a server or client that has it deduplicates).
-  // NotFound for an unknown id; Conflict when the row is not DEAD.
-  virtual Status RedeliverMail(int64_t id) = 0;
+  // NotFound for an unknown id or one outside `scope`; Conflict when the row is not DEAD.
+  virtual Status RedeliverMail(int64_t id, const MailScope& scope = {}) = 0;
   // DEAD rows, the latest to die first (index (status, updated_at, id)), at most `limit`.
-  virtual StatusOr<std::vector<MailEntry>> ListDeadMails(int limit) = 0;
+  virtual StatusOr<std::vector<MailEntry>> ListDeadMails(int limit,
+                                                         const MailScope& scope = {}) = 0;
   // Deletes up to `limit` DELIVERED rows delivered more than `older_than_seconds` ago.
   virtual StatusOr<int> PurgeDeliveredMails(int older_than_seconds, int limit) = 0;
 };

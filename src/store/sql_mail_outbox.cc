@@ -183,22 +183,32 @@ class SqlMailOutbox final : public MailOutbox {
     return queue_.Mark(id, instance, "status = 'DEAD', last_error = ?", {Cut(error)});
   }
 
-  Status RedeliverMail(int64_t id) override {
+  Status RedeliverMail(int64_t id, const MailScope& scope) override {
+    SqlParams params = {id};
+    const std::string in_scope = ScopeCondition(scope, &params);
     EC_ASSIGN_OR_RETURN(
         int64_t n,
-        db_->Exec(
-            Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
-                " next_retry_at = {NOW}, updated_at = {NOW} WHERE id = ? AND status = 'DEAD'"),
-            {id}));
+        db_->Exec(Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
+                      " next_retry_at = {NOW}, updated_at = {NOW}"
+                      " WHERE id = ? AND status = 'DEAD'" +
+                      in_scope),
+                  params));
     if (n == 1) return Status::Ok();
-    EC_ASSIGN_OR_RETURN(MailEntry now, GetMail(id));
+    params = {id};
+    const std::string where = "id = ?" + ScopeCondition(scope, &params);
+    EC_ASSIGN_OR_RETURN(std::vector<MailEntry> rows,
+                        queue_.ListAs(&MailFromRow, where, "id", params));
+    if (rows.empty()) return NotFound("mail " + std::to_string(id) + " not found");
+    const MailEntry& now = rows[0];
     return Conflict("mail " + std::to_string(id) + " is " + std::string(ToString(now.status)) +
                     ", not DEAD: only a dead mail is re-delivered");
   }
 
-  StatusOr<std::vector<MailEntry>> ListDeadMails(int limit) override {
-    return queue_.ListAs(&MailFromRow, "status = 'DEAD'",
-                         "updated_at DESC, id DESC LIMIT " + std::to_string(limit), {});
+  StatusOr<std::vector<MailEntry>> ListDeadMails(int limit, const MailScope& scope) override {
+    SqlParams params;
+    const std::string where = "status = 'DEAD'" + ScopeCondition(scope, &params);
+    return queue_.ListAs(&MailFromRow, where,
+                         "updated_at DESC, id DESC LIMIT " + std::to_string(limit), params);
   }
 
   StatusOr<int> PurgeDeliveredMails(int older_than_seconds, int limit) override {
@@ -215,6 +225,19 @@ class SqlMailOutbox final : public MailOutbox {
  private:
   std::string Sql(std::string_view text) const { return d_.Expand(text); }
   static std::string Cut(const std::string& text) { return utf8::Excerpt(text, kMaxErrorBytes); }
+
+  // " AND <the row's subscription is in scope>" (its parameters appended), or "".
+  static std::string ScopeCondition(const MailScope& scope, SqlParams* params) {
+    if (!scope.tenant_id) return "";
+    std::string sql =
+        " AND subscription_id IN (SELECT id FROM export_subscription WHERE tenant_id = ?";
+    params->emplace_back(*scope.tenant_id);
+    if (scope.app_code) {
+      sql += " AND app_code = ?";
+      params->emplace_back(*scope.app_code);
+    }
+    return sql + ")";
+  }
 
   StatusOr<std::optional<MailEntry>> FindByMessageId(const std::string& message_id) {
     EC_ASSIGN_OR_RETURN(std::vector<MailEntry> rows,

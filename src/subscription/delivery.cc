@@ -117,26 +117,6 @@ StatusOr<DeliverySpec> ParseDeliveryJson(std::string_view text) {
   return spec;
 }
 
-StatusOr<std::string> RemoveRecipient(std::string_view text, std::string_view recipient,
-                                      bool* removed) {
-  *removed = false;
-  EC_RETURN_IF_ERROR(ParseDeliveryJson(text).status());
-  json doc = json::parse(text);
-  if (doc.contains("emails")) {
-    json kept = json::array();
-    const std::string wanted = Lower(recipient);
-    for (const json& e : doc["emails"]) {
-      if (Lower(e.get<std::string>()) == wanted) {
-        *removed = true;
-      } else {
-        kept.push_back(e);
-      }
-    }
-    doc["emails"] = std::move(kept);
-  }
-  return doc.dump();
-}
-
 SubscriptionDelivery::SubscriptionDelivery(store::RunDeliveryLedger* runs,
                                            store::TaskCatalog* tasks, store::MailOutbox* mails,
                                            DeliveryLinks links, DeliveryOptions options)

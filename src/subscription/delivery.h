@@ -47,10 +47,6 @@ struct DeliverySpec {
 };
 // InvalidArgument when the text is not such an object.
 StatusOr<DeliverySpec> ParseDeliveryJson(std::string_view text);
-// `text` with `recipient` (compared case-insensitively) taken out of
-// "emails", every other key as it was. False in `removed` when it was not there.
-StatusOr<std::string> RemoveRecipient(std::string_view text, std::string_view recipient,
-                                      bool* removed);
 
 struct DeliveryOptions {
   int64_t failure_grace_period_ms = 24LL * 3600 * 1000;  // subscriptions.failure-grace-period
