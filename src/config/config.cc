@@ -767,6 +767,12 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     MapReader notifications(top.Get("notifications"), "notifications", &errors, &env);
     ReadNotifications(notifications, &c.notifications);
     Section(top, "mail", &c.mail, ReadMail);
+    // subscriptions: the delivery block (the scheduler's keys join it).
+    Section(top, "subscriptions", &c.subscription_delivery,
+            [](MapReader& r, subscription::DeliveryOptions* d) {
+              ReadSubscriptionDelivery(r, d);
+              r.Finish();
+            });
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.

@@ -22,6 +22,7 @@
 #include "common/status.h"
 #include "dispatch/options.h"
 #include "notify/mail/mail_options.h"
+#include "subscription/delivery_options.h"
 #include "notify/notification_options.h"
 #include "render/render_options.h"
 #include "source/options.h"
@@ -59,6 +60,8 @@ struct AppConfig {
   dispatch::ChannelOptions channel;
   notify::NotificationOptions notifications;
   notify::mail::MailOptions mail;
+  // subscriptions: — the delivery block (what finished runs deliver).
+  subscription::DeliveryOptions subscription_delivery;
   source::ProviderClientOptions provider;
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;

@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -106,6 +107,8 @@ class StoreAdmin {
     int64_t outbox_max_attempt = 0;
     int64_t task_queue_age_seconds = 0;
     std::vector<TenantLoad> tenants;  // only tenants with a PENDING or RUNNING task
+    // PAUSED subscriptions per pause reason (only reasons that have one).
+    std::vector<std::pair<std::string, int64_t>> subscriptions_paused{};
   };
   virtual StatusOr<Gauges> ReadGauges() = 0;
 };

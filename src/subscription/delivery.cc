@@ -182,7 +182,10 @@ Status SubscriptionDelivery::MailFile(const store::DeliverableRun& run, const De
   bool attached = false;
   std::string attachment_line;
   if (spec.attach) {
-    if (!task.object_key) {
+    if (!options_.attachments) {
+      attachment_line =
+          "The file is not attached: attachments are switched off here (subscriptions.attach).";
+    } else if (!task.object_key) {
       attachment_line = "The file is not attached: it is no longer stored.";
     } else if (size > options_.attachment_max_bytes) {
       attachment_line = "The file is not attached: it is " + Size(size) + ", over the " +
@@ -224,7 +227,7 @@ Status SubscriptionDelivery::MailFile(const store::DeliverableRun& run, const De
     EC_RETURN_IF_ERROR(mails_->EnqueueMail(mail).status());
   }
   std::string detail = "mailed to " + std::to_string(spec.emails.size()) + " recipient(s)";
-  if (spec.attach) detail += attached ? ", attached" : ", not attached: over the size cap";
+  if (spec.attach) detail += attached ? ", attached" : ", not attached";
   int marked = 0;
   EC_RETURN_IF_ERROR(Mark(run, store::RunDelivery::kMailed, detail, &marked));
   figures.mailed += marked;

@@ -32,6 +32,7 @@
 
 #include "common/status.h"
 #include "store/mail_outbox.h"
+#include "subscription/delivery_options.h"
 #include "store/run_delivery.h"
 #include "store/task_catalog.h"
 #include "task/task.h"
@@ -47,13 +48,6 @@ struct DeliverySpec {
 };
 // InvalidArgument when the text is not such an object.
 StatusOr<DeliverySpec> ParseDeliveryJson(std::string_view text);
-
-struct DeliveryOptions {
-  int64_t failure_grace_period_ms = 24LL * 3600 * 1000;  // subscriptions.failure-grace-period
-  int64_t link_ttl_ms = 72LL * 3600 * 1000;              // subscriptions.link-ttl
-  int64_t attachment_max_bytes = 10LL * 1024 * 1024;     // mail.attachment-max-bytes
-  int batch = 50;                                        // runs per round
-};
 
 // The links a mail carries, signed by api/ with the API's secret (app/
 // wires them, so subscription/ does not depend on api/).
