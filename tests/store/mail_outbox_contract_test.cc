@@ -224,6 +224,74 @@ TEST_P(MailOutboxContractTest, DeliveredRowsArePurgedAfterTheRetentionAndDeadOne
   ASSERT_OK(outbox_->GetMail(dead).status());
 }
 
+TEST_P(MailOutboxContractTest, AGivenMessageIdIsWrittenOnceHoweverOftenAndByWhomeverItIsEnqueued) {
+  NewMail m = Mail();
+  m.message_id = "<sub.7.1770000000000.file.0123456789abcdef@export-center>";
+  ASSERT_OK_AND_ASSIGN(MailEntry first, outbox_->EnqueueMail(m));
+  EXPECT_EQ(first.message_id, m.message_id);
+  m.subject = "a repeat that must not be a second mail";
+  ASSERT_OK_AND_ASSIGN(MailEntry again, outbox_->EnqueueMail(m));
+  EXPECT_EQ(again.id, first.id);
+  EXPECT_EQ(again.mail.subject, first.mail.subject);
+  // Three instances racing to write the same mail: one row.
+  m.message_id = "<sub.7.1770000000000.file.fedcba9876543210@export-center>";
+  std::vector<std::unique_ptr<MailOutbox>> fleet;
+  for (int i = 0; i < 3; ++i) fleet.push_back(NewSqlMailOutbox(db_));
+  std::vector<int64_t> ids(3, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      auto e = fleet[i]->EnqueueMail(m);
+      if (e.ok()) ids[i] = e->id;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_NE(ids[0], 0);
+  EXPECT_EQ(ids[0], ids[1]);
+  EXPECT_EQ(ids[1], ids[2]);
+  ASSERT_OK_AND_ASSIGN(Rows rows, db_->Query("SELECT COUNT(*) FROM export_mail WHERE message_id = ?",
+                                             {m.message_id}));
+  EXPECT_EQ(rows.at(0).Int(0), 1);
+  m.message_id = "no-angle-brackets@export-center";
+  EXPECT_EQ(outbox_->EnqueueMail(m).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(MailOutboxContractTest, TheDeadListAndRedeliveryKeepToTheOperatorsScope) {
+  // Two subscriptions of two tenants, a dead mail each.
+  for (auto [id, tenant] : {std::pair<int64_t, const char*>{7, "t1"}, {8, "t2"}}) {
+    ASSERT_OK(db_->Exec("INSERT INTO export_subscription (id, tenant_id, app_code, owner,"
+                        " export_type, format, task_name, parameters_json, cron, time_zone,"
+                        " business_days_only, delivery_json, state, consecutive_failures, version,"
+                        " created_at, updated_at) VALUES (?, ?, 'PLATFORM', 'alice', 'T', 'XLSX',"
+                        " 'n', '{}', '0 9 * * *', 'UTC', 0, '{}', 'ACTIVE', 0, 1, 0, 0)",
+                        {id, std::string(tenant)})
+                  .status());
+  }
+  std::map<int64_t, int64_t> mail_of;
+  for (int64_t sub : {7, 8}) {
+    NewMail m = Mail();
+    m.subscription_id = sub;
+    ASSERT_OK_AND_ASSIGN(MailEntry e, outbox_->EnqueueMail(m));
+    ASSERT_TRUE(outbox_->ClaimMail(e.id, "center-a", 60)->has_value());
+    ASSERT_OK(outbox_->MarkMailDead(e.id, "center-a", "550 no such user").status());
+    mail_of[sub] = e.id;
+  }
+  const MailScope t1{std::string("t1"), std::string("PLATFORM")};
+  ASSERT_OK_AND_ASSIGN(std::vector<MailEntry> all, outbox_->ListDeadMails(10));
+  EXPECT_EQ(all.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(std::vector<MailEntry> mine, outbox_->ListDeadMails(10, t1));
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].id, mail_of[7]);
+  const MailScope other_app{std::string("t1"), std::string("MERCHANT")};
+  EXPECT_TRUE(outbox_->ListDeadMails(10, other_app)->empty());
+  // Another tenant's mail answers like a missing one, and stays DEAD.
+  EXPECT_EQ(outbox_->RedeliverMail(mail_of[8], t1).code(), StatusCode::kNotFound);
+  EXPECT_EQ(outbox_->GetMail(mail_of[8])->status, MailStatus::kDead);
+  ASSERT_OK(outbox_->RedeliverMail(mail_of[7], t1));
+  EXPECT_EQ(outbox_->GetMail(mail_of[7])->status, MailStatus::kPending);
+  EXPECT_EQ(outbox_->RedeliverMail(mail_of[7], t1).code(), StatusCode::kConflict);
+}
+
 EC_INSTANTIATE_ON_EVERY_BACKEND(MailOutboxContractTest);
 
 }  // namespace
