@@ -118,8 +118,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   shared_.actions.on_requeued = deps_.on_task_created;
   // The families' rows, then the two of no family, the operators' console's,
   // and the public ones (probes, the page).
-  for (std::vector<Route> rows : {actions_.Routes(), reads_.Routes(), downloads_.Routes(),
-                                 unsubscribe_.Routes()}) {
+  for (std::vector<Route> rows :
+       {actions_.Routes(), reads_.Routes(), downloads_.Routes(), unsubscribe_.Routes()}) {
     for (Route& row : rows) Add(std::move(row));
   }
   auto own = [this](const char* method, std::string path, Endpoint Handlers::*fn,
@@ -352,7 +352,7 @@ StatusOr<std::string> ExportApi::SubscriptionFileUrl(const task::Task& t,
   const registry::ExportDefinition* def = snapshot->Find(t.export_type);
   if (def == nullptr) {
     return NotFound("export type " + t.export_type +
-                              " is no longer registered; its file cannot be linked");
+                    " is no longer registered; its file cannot be linked");
   }
   return PublicBaseUrl() + ApiPath("/downloads/") +
          SignDownloadGrant(download_secret_, SubscriptionFileGrant(t, *def, expires_at_ms));

@@ -494,8 +494,8 @@ void OperatorApi::DeadMails(const HttpRequest& req, const Principal& p, HttpResp
   if (req.HasQuery("limit")) {
     auto n = ParseId(req.Query("limit"));
     if (!n || *n > kMaxMailLimit) {
-      return WriteStatus(res, InvalidArgument("limit: a number from 1 to " +
-                                              std::to_string(kMaxMailLimit)));
+      return WriteStatus(
+          res, InvalidArgument("limit: a number from 1 to " + std::to_string(kMaxMailLimit)));
     }
     limit = static_cast<int>(*n);
   }

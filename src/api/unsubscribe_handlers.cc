@@ -38,8 +38,7 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
-void Page(http::HttpResponse& res, int status, const std::string& title,
-          const std::string& text) {
+void Page(http::HttpResponse& res, int status, const std::string& title, const std::string& text) {
   res.status = status;
   res.SetHeader("Cache-Control", "no-store");
   res.SetHeader("Content-Security-Policy", "default-src 'none'");

@@ -108,7 +108,7 @@ struct ExportCenterApp::Components {
   std::unique_ptr<usecase::SourceRoutes> source_routes;  // the same
   std::unique_ptr<notify::NotificationPublisher> notifier;
   std::unique_ptr<notify::mail::MailSender> mail_sender;  // outlives the mailer
-  std::unique_ptr<notify::MailPublisher> mailer;           // null without mail
+  std::unique_ptr<notify::MailPublisher> mailer;          // null without mail
   std::unique_ptr<api::ExportApi> api;
   // What finished subscription runs deliver (null without mail); after the
   // API, whose secret signs the mail's links.
@@ -342,7 +342,8 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
         &c.store->run_deliveries(), c.store.get(), &c.store->mails(), std::move(links), delivery);
     subscription::SubscriptionDelivery* duty = c.delivery.get();
     c.delivery_worker = std::make_unique<PeriodicWorker>(
-        PeriodicWorker::Options{"sub-delivery", std::chrono::milliseconds(delivery.poll_interval_ms),
+        PeriodicWorker::Options{"sub-delivery",
+                                std::chrono::milliseconds(delivery.poll_interval_ms),
                                 PeriodicWorker::FirstRound::kAtOnce},
         [duty, metrics] { return DeliveryRound(duty, metrics); });
   }

@@ -22,12 +22,12 @@
 #include "common/status.h"
 #include "dispatch/options.h"
 #include "notify/mail/mail_options.h"
-#include "subscription/delivery_options.h"
 #include "notify/notification_options.h"
 #include "render/render_options.h"
 #include "source/options.h"
 #include "storage/storage_options.h"
 #include "store/database_options.h"
+#include "subscription/delivery_options.h"
 #include "task/limits.h"
 #include "task/preview.h"
 

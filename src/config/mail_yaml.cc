@@ -39,7 +39,8 @@ void ReadSubscriptionDelivery(MapReader& r, subscription::DeliveryOptions* c) {
     c->failure_grace_period_ms = grace_minutes * 60000;
   }
   int64_t ttl_minutes = c->link_ttl_ms / 60000;
-  if (r.Int64("link-ttl-minutes", &ttl_minutes, 5, 30 * 24 * 60)) c->link_ttl_ms = ttl_minutes * 60000;
+  if (r.Int64("link-ttl-minutes", &ttl_minutes, 5, 30 * 24 * 60))
+    c->link_ttl_ms = ttl_minutes * 60000;
   r.Bool("attach", &c->attachments);
   r.Int("delivery-poll-interval-ms", &c->poll_interval_ms, 100, 600000);
 }

@@ -119,11 +119,10 @@ ExportMetrics::ExportMetrics()
               .Help("Stored RocketMQ messages skipped by a consumer because they do not decode")
               .Register(*registry_)
               .Add({})),
-      subscription_deliveries_(
-          BuildCounter()
-              .Name("export_center_subscription_deliveries_total")
-              .Help("What finished subscription runs delivered, by outcome")
-              .Register(*registry_)),
+      subscription_deliveries_(BuildCounter()
+                                   .Name("export_center_subscription_deliveries_total")
+                                   .Help("What finished subscription runs delivered, by outcome")
+                                   .Register(*registry_)),
       mails_(BuildCounter()
                  .Name("export_center_mails_total")
                  .Help("Mail sends of the mail outbox, by outcome")

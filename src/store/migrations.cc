@@ -740,11 +740,13 @@ Migration RunDelivery() {
       " indexes: what a finished run delivers",
       {
           "ALTER TABLE export_subscription_run ADD COLUMN IF NOT EXISTS delivery VARCHAR(24) NULL",
-          "ALTER TABLE export_subscription_run ADD COLUMN IF NOT EXISTS delivery_detail {TEXT} NULL",
+          "ALTER TABLE export_subscription_run"
+          " ADD COLUMN IF NOT EXISTS delivery_detail {TEXT} NULL",
           "CREATE INDEX IF NOT EXISTS idx_export_subscription_run_delivery"
           " ON export_subscription_run (delivery, outcome, fired_at)",
           "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS failure_notice_at BIGINT NULL",
-          "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS failure_notice_slot BIGINT NULL",
+          "ALTER TABLE export_subscription"
+          " ADD COLUMN IF NOT EXISTS failure_notice_slot BIGINT NULL",
           "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_mail_message_id"
           " ON export_mail (message_id)",
           "CREATE INDEX IF NOT EXISTS idx_export_mail_dead"
@@ -763,7 +765,7 @@ const std::vector<Migration>& AllMigrations() {
       DownloadAudit(),  TaskChangeKeyIndex(),     OutboxDueSince(),     FileManifest(),
       TaskTimeline(),   ColumnPolicy(),           BulkActionAudit(),    BulkActionApp(),
       FailureDetail(),  Subscriptions(),          TaskLocale(),         FileEncryption(),
-      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),      RunDelivery()};
+      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),         RunDelivery()};
   return kMigrations;
 }
 

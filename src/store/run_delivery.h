@@ -73,8 +73,7 @@ class RunDeliveryLedger {
   // Records what the run delivered, once: kMarked when this call set it,
   // kClaimLost when it was already set (by another instance) — nothing changed.
   virtual StatusOr<MarkOutcome> MarkRunDelivery(int64_t subscription_id, int64_t slot_at,
-                                                RunDelivery delivery,
-                                                std::string_view detail) = 0;
+                                                RunDelivery delivery, std::string_view detail) = 0;
   // The delivery recorded on a run (nullopt: not decided yet), with its
   // detail. NotFound when there is no such run.
   struct Recorded {

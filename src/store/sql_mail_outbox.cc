@@ -187,12 +187,11 @@ class SqlMailOutbox final : public MailOutbox {
     SqlParams params = {id};
     const std::string in_scope = ScopeCondition(scope, &params);
     EC_ASSIGN_OR_RETURN(
-        int64_t n,
-        db_->Exec(Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
-                      " next_retry_at = {NOW}, updated_at = {NOW}"
-                      " WHERE id = ? AND status = 'DEAD'" +
-                      in_scope),
-                  params));
+        int64_t n, db_->Exec(Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
+                                 " next_retry_at = {NOW}, updated_at = {NOW}"
+                                 " WHERE id = ? AND status = 'DEAD'" +
+                                 in_scope),
+                             params));
     if (n == 1) return Status::Ok();
     params = {id};
     const std::string where = "id = ?" + ScopeCondition(scope, &params);

@@ -1,9 +1,9 @@
 #include "subscription/delivery.h"
 
+#include <cctz/time_zone.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctz/time_zone.h>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -283,8 +283,8 @@ Status SubscriptionDelivery::Mark(const store::DeliverableRun& run, store::RunDe
     return Status::Ok();
   }
   ++*counted;
-  spdlog::info("subscription {} run {}: {} ({})", run.subscription_id,
-               FormatIsoMillis(run.slot_at), store::ToString(delivery), detail);
+  spdlog::info("subscription {} run {}: {} ({})", run.subscription_id, FormatIsoMillis(run.slot_at),
+               store::ToString(delivery), detail);
   return Status::Ok();
 }
 

@@ -32,9 +32,9 @@
 
 #include "common/status.h"
 #include "store/mail_outbox.h"
-#include "subscription/delivery_options.h"
 #include "store/run_delivery.h"
 #include "store/task_catalog.h"
+#include "subscription/delivery_options.h"
 #include "task/task.h"
 
 namespace export_center::subscription {
@@ -86,8 +86,8 @@ class SubscriptionDelivery {
   Status DeliverOne(const store::DeliverableRun& run, DeliveryFigures& figures);
   Status MailFile(const store::DeliverableRun& run, const DeliverySpec& spec,
                   const task::Task& task, DeliveryFigures& figures);
-  Status Notice(const store::DeliverableRun& run, const DeliverySpec& spec,
-                const std::string& why, DeliveryFigures& figures);
+  Status Notice(const store::DeliverableRun& run, const DeliverySpec& spec, const std::string& why,
+                DeliveryFigures& figures);
   // Records the run's delivery; adds one to `*counted` when this call did
   // (not another instance).
   Status Mark(const store::DeliverableRun& run, store::RunDelivery delivery,

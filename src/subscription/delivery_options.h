@@ -18,7 +18,7 @@ struct DeliveryOptions {
   bool attachments = true;
   // mail.attachment-max-bytes, copied by app/: a larger file is not attached.
   int64_t attachment_max_bytes = 10LL * 1024 * 1024;
-  int batch = 50;              // runs per round
+  int batch = 50;               // runs per round
   int poll_interval_ms = 5000;  // between rounds
 };
 

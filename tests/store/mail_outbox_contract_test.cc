@@ -249,8 +249,9 @@ TEST_P(MailOutboxContractTest, AGivenMessageIdIsWrittenOnceHoweverOftenAndByWhom
   EXPECT_NE(ids[0], 0);
   EXPECT_EQ(ids[0], ids[1]);
   EXPECT_EQ(ids[1], ids[2]);
-  ASSERT_OK_AND_ASSIGN(Rows rows, db_->Query("SELECT COUNT(*) FROM export_mail WHERE message_id = ?",
-                                             {m.message_id}));
+  ASSERT_OK_AND_ASSIGN(
+      Rows rows,
+      db_->Query("SELECT COUNT(*) FROM export_mail WHERE message_id = ?", {m.message_id}));
   EXPECT_EQ(rows.at(0).Int(0), 1);
   m.message_id = "no-angle-brackets@export-center";
   EXPECT_EQ(outbox_->EnqueueMail(m).status().code(), StatusCode::kInvalidArgument);

@@ -56,12 +56,12 @@ class RunDeliveryContractTest : public BackendTest {
     static std::atomic<int64_t> next{9000};
     const int64_t id = ++next;
     Status made = db_->Exec(
-                          "INSERT INTO export_task (id, tenant_id, app_code, requested_by,"
-                          " export_type, task_name, format, parameters_json, params_hash, status,"
-                          " next_retry_at, requested_at, updated_at)"
-                          " VALUES (?, 't1', 'PLATFORM', 'alice', 'CUSTOMER_LIST', 'n', 'XLSX',"
-                          " '{}', ?, ?, 0, 0, 0)",
-                          {id, "h" + std::to_string(id), status})
+                         "INSERT INTO export_task (id, tenant_id, app_code, requested_by,"
+                         " export_type, task_name, format, parameters_json, params_hash, status,"
+                         " next_retry_at, requested_at, updated_at)"
+                         " VALUES (?, 't1', 'PLATFORM', 'alice', 'CUSTOMER_LIST', 'n', 'XLSX',"
+                         " '{}', ?, ?, 0, 0, 0)",
+                         {id, "h" + std::to_string(id), status})
                       .status();
     EXPECT_TRUE(made.ok()) << made.ToString();
     return id;
@@ -69,8 +69,8 @@ class RunDeliveryContractTest : public BackendTest {
 
   // A finished run of `id` at `slot` as the scheduler records it.
   void Run(int64_t id, int64_t slot, RunOutcome outcome, std::optional<int64_t> task_id) {
-    ASSERT_OK(db_->Exec("UPDATE export_subscription SET state = 'ACTIVE' WHERE id = ?", {id})
-                  .status());
+    ASSERT_OK(
+        db_->Exec("UPDATE export_subscription SET state = 'ACTIVE' WHERE id = ?", {id}).status());
     ASSERT_OK_AND_ASSIGN(auto claimed,
                          ledger_->ClaimSlot(id, slot, slot + kHour, "center-a", 60000));
     ASSERT_TRUE(claimed.has_value());
@@ -115,15 +115,15 @@ TEST_P(RunDeliveryContractTest, ARunIsOfferedOnceItsTaskEndedOrItFailedAndMarked
   // Two instances mark it: one does, the other changes nothing.
   ASSERT_OK_AND_ASSIGN(MarkOutcome a,
                        runs_->MarkRunDelivery(id, 1001 * kHour, RunDelivery::kMailed, "mailed"));
-  ASSERT_OK_AND_ASSIGN(MarkOutcome b, runs_->MarkRunDelivery(id, 1001 * kHour,
-                                                             RunDelivery::kSkippedEmpty, "late"));
+  ASSERT_OK_AND_ASSIGN(
+      MarkOutcome b, runs_->MarkRunDelivery(id, 1001 * kHour, RunDelivery::kSkippedEmpty, "late"));
   EXPECT_EQ(a, MarkOutcome::kMarked);
   EXPECT_EQ(b, MarkOutcome::kClaimLost);
   ASSERT_OK_AND_ASSIGN(auto recorded, runs_->GetRunDelivery(id, 1001 * kHour));
   EXPECT_EQ(recorded.delivery, RunDelivery::kMailed);
   EXPECT_EQ(recorded.detail, "mailed");
-  EXPECT_EQ(Due(), (std::vector<std::pair<int64_t, int64_t>>{{id, 1002 * kHour},
-                                                             {id, 1003 * kHour}}));
+  EXPECT_EQ(Due(),
+            (std::vector<std::pair<int64_t, int64_t>>{{id, 1002 * kHour}, {id, 1003 * kHour}}));
   // The running task ends: its run is offered.
   ASSERT_OK(db_->Exec("UPDATE export_task SET status = 'FAILED' WHERE id = ?", {running}).status());
   EXPECT_EQ(Due().size(), 3u);
