@@ -42,6 +42,13 @@ constexpr char kDue[] =
 
 constexpr size_t kMaxErrorBytes = 1000;
 
+// The console's dead list and the purge's pick (MailOutboxPlanStatements).
+constexpr char kDeadWhere[] = "status = 'DEAD'";
+constexpr char kDeadOrder[] = "updated_at DESC, id DESC";
+constexpr char kPurgePick[] =
+    "SELECT id FROM export_mail WHERE status = 'DELIVERED' AND delivered_at <= {NOW} - ?"
+    " ORDER BY delivered_at, id LIMIT ?";
+
 std::string JoinRecipients(const std::vector<std::string>& recipients) {
   std::string out;
   for (const std::string& r : recipients) {
@@ -205,18 +212,17 @@ class SqlMailOutbox final : public MailOutbox {
 
   StatusOr<std::vector<MailEntry>> ListDeadMails(int limit, const MailScope& scope) override {
     SqlParams params;
-    const std::string where = "status = 'DEAD'" + ScopeCondition(scope, &params);
+    const std::string where = kDeadWhere + ScopeCondition(scope, &params);
     return queue_.ListAs(&MailFromRow, where,
-                         "updated_at DESC, id DESC LIMIT " + std::to_string(limit), params);
+                         std::string(kDeadOrder) + " LIMIT " + std::to_string(limit), params);
   }
 
   StatusOr<int> PurgeDeliveredMails(int older_than_seconds, int limit) override {
     // DEAD rows stay: they are what the console lists and re-delivers.
     EC_ASSIGN_OR_RETURN(
         int64_t n, db_->Exec(Sql("DELETE FROM export_mail WHERE status = 'DELIVERED' AND id IN ("
-                                 "SELECT id FROM (SELECT id FROM export_mail"
-                                 " WHERE status = 'DELIVERED' AND delivered_at <= {NOW} - ?"
-                                 " ORDER BY delivered_at, id LIMIT ?) picked)"),
+                                 "SELECT id FROM (" +
+                                 std::string(kPurgePick) + ") picked)"),
                              {int64_t{older_than_seconds} * 1000, limit}));
     return static_cast<int>(n);
   }
@@ -252,6 +258,16 @@ class SqlMailOutbox final : public MailOutbox {
 };
 
 }  // namespace
+
+std::vector<MailPlanStatement> MailOutboxPlanStatements() {
+  return {
+      {"dead list",
+       "SELECT " + std::string(kColumns) + " FROM export_mail WHERE " + kDeadWhere + " ORDER BY " +
+           kDeadOrder + " LIMIT 50",
+       {}},
+      {"purge pick", kPurgePick, {int64_t{7} * 86400 * 1000, 100}},
+  };
+}
 
 std::unique_ptr<MailOutbox> NewSqlMailOutbox(std::shared_ptr<Database> db) {
   return std::make_unique<SqlMailOutbox>(std::move(db));
