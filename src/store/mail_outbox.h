@@ -41,7 +41,7 @@ struct NewMail {
   // The Message-ID ("<…@…>"); empty: a new one is made. A caller that may
   // write the same mail twice (a round repeated after a crash, two
   // instances) derives it from what the mail is about: Message-IDs are
-  // unique, so the second enqueue writes nothing (EnqueueMail).
+  // kept as keys (export_mail_key), so the second enqueue writes nothing (EnqueueMail).
   std::string message_id{};
   std::optional<int64_t> subscription_id{};
   std::optional<int64_t> task_id{};

@@ -730,14 +730,15 @@ Migration MailOutbox() {
 // NULL until the delivery duty decided it, then MAILED, SKIPPED_EMPTY,
 // NOTICE_SENT, NOTICE_SUPPRESSED or NOT_MAILED, written once by a conditional
 // update; a subscription's last failure notice (time and slot) holds the
-// grace period across the fleet. A Message-ID is unique, so the mail of one
-// run and recipient is written once however often a round is repeated; and
+// grace period across the fleet. A caller's Message-ID is a key of
+// export_mail_key, so the mail of one run and recipient is written once
+// however often a round is repeated; and
 // the console's dead list and the purge read in index order.
 Migration RunDelivery() {
   return {
       21,
-      "export_subscription_run.delivery, export_subscription.failure_notice_at, export_mail"
-      " indexes: what a finished run delivers",
+      "export_subscription_run.delivery, export_subscription.failure_notice_at, export_mail_key,"
+      " export_mail indexes: what a finished run delivers",
       {
           "ALTER TABLE export_subscription_run ADD COLUMN IF NOT EXISTS delivery VARCHAR(24) NULL",
           "ALTER TABLE export_subscription_run"
@@ -747,8 +748,14 @@ Migration RunDelivery() {
           "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS failure_notice_at BIGINT NULL",
           "ALTER TABLE export_subscription"
           " ADD COLUMN IF NOT EXISTS failure_notice_slot BIGINT NULL",
-          "CREATE UNIQUE INDEX IF NOT EXISTS uk_export_mail_message_id"
-          " ON export_mail (message_id)",
+          // A new table keyed by the Message-ID (not a unique index on
+          // export_mail: the compatibility rule adds no unique key to a table
+          // a release in support writes).
+          "CREATE TABLE IF NOT EXISTS export_mail_key ("
+          " message_id VARCHAR(128) NOT NULL PRIMARY KEY,"
+          " mail_id BIGINT NOT NULL,"
+          " created_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_key_mail ON export_mail_key (mail_id)",
           "CREATE INDEX IF NOT EXISTS idx_export_mail_dead"
           " ON export_mail (status, updated_at, id)",
           "CREATE INDEX IF NOT EXISTS idx_export_mail_delivered"

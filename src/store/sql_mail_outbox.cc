@@ -137,17 +137,26 @@ class SqlMailOutbox final : public MailOutbox {
       name = mail.attachment_name;
       type = mail.attachment_type.empty() ? "application/octet-stream" : mail.attachment_type;
     }
-    Status inserted =
-        db_->Exec(
-               Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
-                   " recipients, subject, body_text, body_html, attachment_key,"
-                   " attachment_name, attachment_type, status, attempt_count, next_retry_at,"
-                   " created_at, updated_at)"
-                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
-                   " {NOW})"),
-               {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
-                mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type})
-            .status();
+    Status inserted = db_->WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
+      if (!mail.message_id.empty()) {
+        // The key first: of two instances writing the same mail, one commits.
+        EC_RETURN_IF_ERROR(c.Exec(Sql("INSERT INTO export_mail_key (message_id, mail_id,"
+                                      " created_at) VALUES (?, ?, {NOW})"),
+                                  {message_id, id})
+                               .status());
+      }
+      return c
+          .Exec(
+              Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
+                  " recipients, subject, body_text, body_html, attachment_key,"
+                  " attachment_name, attachment_type, status, attempt_count, next_retry_at,"
+                  " created_at, updated_at)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
+                  " {NOW})"),
+              {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
+               mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type})
+          .status();
+    });
     if (inserted.code() == StatusCode::kConflict && !mail.message_id.empty()) {
       // Another instance wrote the same mail between our look and our insert.
       EC_ASSIGN_OR_RETURN(std::optional<MailEntry> known, FindByMessageId(mail.message_id));
@@ -218,13 +227,29 @@ class SqlMailOutbox final : public MailOutbox {
   }
 
   StatusOr<int> PurgeDeliveredMails(int older_than_seconds, int limit) override {
-    // DEAD rows stay: they are what the console lists and re-delivers.
-    EC_ASSIGN_OR_RETURN(
-        int64_t n, db_->Exec(Sql("DELETE FROM export_mail WHERE status = 'DELIVERED' AND id IN ("
-                                 "SELECT id FROM (" +
-                                 std::string(kPurgePick) + ") picked)"),
-                             {int64_t{older_than_seconds} * 1000, limit}));
-    return static_cast<int>(n);
+    // DEAD rows stay: they are what the console lists and re-delivers. A
+    // purged mail's key goes with it, in the same transaction.
+    int64_t deleted = 0;
+    EC_RETURN_IF_ERROR(db_->WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
+      deleted = 0;
+      EC_ASSIGN_OR_RETURN(Rows picked,
+                          c.Query(Sql(kPurgePick), {int64_t{older_than_seconds} * 1000, limit}));
+      if (picked.empty()) return Status::Ok();
+      std::string in;
+      SqlParams ids;
+      for (const Row& r : picked) {
+        in += in.empty() ? "?" : ", ?";
+        ids.emplace_back(r.Int(0));
+      }
+      EC_RETURN_IF_ERROR(
+          c.Exec("DELETE FROM export_mail_key WHERE mail_id IN (" + in + ")", ids).status());
+      EC_ASSIGN_OR_RETURN(deleted, c.Exec("DELETE FROM export_mail WHERE status = 'DELIVERED'"
+                                          " AND id IN (" +
+                                              in + ")",
+                                          ids));
+      return Status::Ok();
+    }));
+    return static_cast<int>(deleted);
   }
 
  private:
@@ -246,7 +271,10 @@ class SqlMailOutbox final : public MailOutbox {
 
   StatusOr<std::optional<MailEntry>> FindByMessageId(const std::string& message_id) {
     EC_ASSIGN_OR_RETURN(std::vector<MailEntry> rows,
-                        queue_.ListAs(&MailFromRow, "message_id = ?", "id", {message_id}));
+                        queue_.ListAs(&MailFromRow,
+                                      "id IN (SELECT mail_id FROM export_mail_key"
+                                      " WHERE message_id = ?)",
+                                      "id", {message_id}));
     if (rows.empty()) return std::optional<MailEntry>();
     return std::optional<MailEntry>(std::move(rows[0]));
   }
