@@ -19,6 +19,7 @@
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
 #include "http/httplib/httplib_http_client.h"
+#include "metrics/delivery_metrics.h"
 #include "metrics/metrics.h"
 #include "notify/mail/curl_mail_sender.h"
 #include "notify/mail_publisher.h"
@@ -41,8 +42,9 @@ class MetricsObservers : public attempt::AttemptObserver,
                          public notify::NotificationObserver,
                          public notify::MailObserver {
  public:
-  MetricsObservers(metrics::ExportMetrics* metrics, dispatch::OutboxPublisher* publisher)
-      : metrics_(metrics), publisher_(publisher) {}
+  MetricsObservers(metrics::ExportMetrics* metrics, metrics::DeliveryMetrics* delivery,
+                   dispatch::OutboxPublisher* publisher)
+      : metrics_(metrics), delivery_(delivery), publisher_(publisher) {}
 
   // attempt::AttemptObserver
   void FirstStarted(const task::Task& task, double wait_seconds) override {
@@ -77,16 +79,17 @@ class MetricsObservers : public attempt::AttemptObserver,
   void MailAttempted(notify::MailResult result) override {
     switch (result) {
       case notify::MailResult::kDelivered:
-        return metrics_->MailSent("delivered");
+        return delivery_->MailSent("delivered");
       case notify::MailResult::kFailed:
-        return metrics_->MailSent("retried");
+        return delivery_->MailSent("retried");
       case notify::MailResult::kDead:
-        return metrics_->MailSent("dead");
+        return delivery_->MailSent("dead");
     }
   }
 
  private:
   metrics::ExportMetrics* const metrics_;
+  metrics::DeliveryMetrics* const delivery_;
   dispatch::OutboxPublisher* const publisher_;
 };
 
@@ -95,6 +98,7 @@ class MetricsObservers : public attempt::AttemptObserver,
 // Owned parts, in construction order (destroyed in reverse).
 struct ExportCenterApp::Components {
   std::unique_ptr<metrics::ExportMetrics> metrics;
+  std::unique_ptr<metrics::DeliveryMetrics> delivery_metrics;  // the subscriptions' delivery
   std::unique_ptr<store::TaskStore> store;
   std::unique_ptr<storage::ExportStorage> storage;
   std::unique_ptr<registry::Registry> registry;
@@ -219,7 +223,7 @@ notify::AttachmentReader StorageAttachmentReader(storage::ExportStorage* storage
 // One round of the delivery duty on its worker: the figures to the metrics,
 // a store failure logged and retried next round.
 PeriodicWorker::Next DeliveryRound(subscription::SubscriptionDelivery* delivery,
-                                   metrics::ExportMetrics* metrics) {
+                                   metrics::DeliveryMetrics* metrics) {
   StatusOr<subscription::DeliveryFigures> figures = delivery->RunRound();
   if (!figures.ok()) {
     spdlog::warn("subscription delivery round failed: {}", figures.status().ToString());
@@ -243,6 +247,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   const config::AppConfig& cfg = app->config_;
   Components& c = *app->c_;
   c.metrics = std::make_unique<metrics::ExportMetrics>();
+  c.delivery_metrics = std::make_unique<metrics::DeliveryMetrics>();
   EC_ASSIGN_OR_RETURN(std::shared_ptr<const FileKeyRing> file_keys,
                       FileKeyRing::Create(cfg.auth.file_key_encryption_key,
                                           cfg.auth.file_key_encryption_previous_keys));
@@ -271,7 +276,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
                                                             cfg.publisher, cfg.instance_id);
   dispatch::OutboxPublisher* publisher = c.publisher.get();
   metrics::ExportMetrics* metrics = c.metrics.get();
-  c.observers = std::make_unique<MetricsObservers>(metrics, publisher);
+  c.observers = std::make_unique<MetricsObservers>(metrics, c.delivery_metrics.get(), publisher);
   c.consumer = std::make_unique<dispatch::Consumer>(
       c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
                                        c.registry.get(), metrics, c.observers.get(), file_keys));
@@ -345,7 +350,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
         PeriodicWorker::Options{"sub-delivery",
                                 std::chrono::milliseconds(delivery.poll_interval_ms),
                                 PeriodicWorker::FirstRound::kAtOnce},
-        [duty, metrics] { return DeliveryRound(duty, metrics); });
+        [duty, counts = c.delivery_metrics.get()] { return DeliveryRound(duty, counts); });
   }
   // Definitions hot-reload on file change (and on SIGHUP, see commands.cc).
   c.watcher = std::make_unique<registry::ConfigWatcher>(c.registry.get(), cfg.path,
@@ -363,12 +368,12 @@ std::string ExportCenterApp::MetricsText() {
     std::vector<metrics::ExportMetrics::TenantLoad> load;
     for (const auto& t : gauges->tenants) load.push_back({t.tenant_id, t.queued, t.running});
     c_->metrics->SetTenantLoad(load);
-    c_->metrics->SetSubscriptionsPaused(gauges->subscriptions_paused);
+    c_->delivery_metrics->SetSubscriptionsPaused(gauges->subscriptions_paused);
   }
   c_->metrics->SetThreadFailures(ThreadFailureCounts());
   // export_storage_bytes is set by the reconciler's sweep: a scrape must not
   // walk the storage (nor, on local storage, delete stale temp files).
-  return c_->metrics->Text();
+  return c_->metrics->Text() + c_->delivery_metrics->Text();
 }
 
 Status ExportCenterApp::Start() {

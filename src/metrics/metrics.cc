@@ -32,9 +32,6 @@ const prometheus::Histogram::BucketBoundaries& WaitBuckets() {
   return kBuckets;
 }
 
-// The reasons a subscription pauses for (store/subscription_ledger.h).
-constexpr const char* kPauseReasons[] = {"OWNER", "PERMISSION_LOST", "TYPE_GONE", "FAILURES"};
-
 }  // namespace
 
 ExportMetrics::ExportMetrics()
@@ -118,24 +115,7 @@ ExportMetrics::ExportMetrics()
               .Name("export_rocketmq_undecodable_skipped_total")
               .Help("Stored RocketMQ messages skipped by a consumer because they do not decode")
               .Register(*registry_)
-              .Add({})),
-      subscription_deliveries_(BuildCounter()
-                                   .Name("export_center_subscription_deliveries_total")
-                                   .Help("What finished subscription runs delivered, by outcome")
-                                   .Register(*registry_)),
-      mails_(BuildCounter()
-                 .Name("export_center_mails_total")
-                 .Help("Mail sends of the mail outbox, by outcome")
-                 .Register(*registry_)),
-      subscriptions_paused_(BuildGauge()
-                                .Name("export_center_subscriptions_paused")
-                                .Help("PAUSED subscriptions, by pause reason")
-                                .Register(*registry_)) {
-  for (const char* outcome : {"mailed", "skipped_empty", "failed"}) {
-    subscription_deliveries_.Add({{"outcome", outcome}});
-  }
-  for (const char* outcome : {"delivered", "retried", "dead"}) mails_.Add({{"outcome", outcome}});
-  for (const char* reason : kPauseReasons) subscriptions_paused_.Add({{"reason", reason}});
+              .Add({})) {
   // Alerts such as rate(...{action="lease_recover"}) need the series to exist
   // at zero before the first event.
   for (const char* action : {kActionRedispatch, kActionLeaseRecover, kActionOutboxRelease,
@@ -239,25 +219,5 @@ std::string ExportMetrics::Text() const {
 }
 
 void ExportMetrics::RocketMqUndecodableSkipped() { rocketmq_undecodable_skipped_.Increment(); }
-
-void ExportMetrics::SubscriptionDeliveries(const std::string& outcome, int64_t n) {
-  if (n > 0) subscription_deliveries_.Add({{"outcome", outcome}}).Increment(static_cast<double>(n));
-}
-
-void ExportMetrics::MailSent(const std::string& outcome) {
-  mails_.Add({{"outcome", outcome}}).Increment();
-}
-
-void ExportMetrics::SetSubscriptionsPaused(
-    const std::vector<std::pair<std::string, int64_t>>& per_reason) {
-  // Every known reason is set, to 0 when absent, so a resumed one drops back.
-  for (const char* reason : kPauseReasons) {
-    int64_t n = 0;
-    for (const auto& [r, count] : per_reason) {
-      if (r == reason) n = count;
-    }
-    subscriptions_paused_.Add({{"reason", reason}}).Set(static_cast<double>(n));
-  }
-}
 
 }  // namespace export_center::metrics

@@ -113,18 +113,6 @@ class ExportMetrics {
   // (docs/rocketmq.md#undecodable-messages). Exists at 0 on every channel.
   void RocketMqUndecodableSkipped();
 
-  // Subscriptions' delivery (docs/subscriptions.md#delivery):
-  // export_center_subscription_deliveries_total{outcome}: what finished runs
-  // delivered — "mailed", "skipped_empty", "failed" (a failed run: notice
-  // sent or held back by the grace period); export_center_mails_total{outcome}:
-  // the mailer's sends — "delivered", "retried", "dead"; and
-  // export_center_subscriptions_paused{reason}: PAUSED subscriptions per
-  // reason (OWNER, PERMISSION_LOST, TYPE_GONE, FAILURES), set at each scrape
-  // from the database. Every series exists at 0 from the start.
-  void SubscriptionDeliveries(const std::string& outcome, int64_t n);
-  void MailSent(const std::string& outcome);
-  void SetSubscriptionsPaused(const std::vector<std::pair<std::string, int64_t>>& per_reason);
-
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
 
@@ -150,9 +138,6 @@ class ExportMetrics {
   // Two scrapes at once must not both raise a counter to its total.
   prometheus::Family<prometheus::Counter>& thread_failures_ GUARDED_BY(thread_failures_mu_);
   prometheus::Counter& rocketmq_undecodable_skipped_;
-  prometheus::Family<prometheus::Counter>& subscription_deliveries_;
-  prometheus::Family<prometheus::Counter>& mails_;
-  prometheus::Family<prometheus::Gauge>& subscriptions_paused_;
 
   // The tenants whose load series exist.
   struct TenantsWithLoad {
