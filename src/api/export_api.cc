@@ -16,7 +16,9 @@
 #include "api/openapi_document.h"
 #include "api/request_log.h"
 #include "api/route.h"
+#include "api/subscription_links.h"
 #include "api/task_events.h"
+#include "api/unsubscribe_handlers.h"
 #include "common/build_info.h"
 #include "common/digest.h"
 #include "common/ids.h"
@@ -85,6 +87,7 @@ class ExportApi::Handlers {
   TaskReadHandlers reads_;
   DownloadHandlers downloads_;
   SubscriptionHandlers subscriptions_;
+  UnsubscribeHandlers unsubscribe_;
   http::Router router_;
 };
 
@@ -95,7 +98,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
       actions_(shared_),
       reads_(shared_),
       downloads_(shared_),
-      subscriptions_(shared_) {
+      subscriptions_(shared_),
+      unsubscribe_(shared_) {
   const Deps* deps = &deps_;
   shared_.api = deps;
   shared_.verifier = api.verifier_.get();
@@ -119,8 +123,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   shared_.subscriptions.snapshot = [registry = deps_.registry] { return registry->Current(); };
   // The families' rows, then the two of no family, the operators' console's,
   // and the public ones (probes, the page).
-  for (std::vector<Route> rows :
-       {actions_.Routes(), reads_.Routes(), downloads_.Routes(), subscriptions_.Routes()}) {
+  for (std::vector<Route> rows : {actions_.Routes(), reads_.Routes(), downloads_.Routes(),
+                                  subscriptions_.Routes(), unsubscribe_.Routes()}) {
     for (Route& row : rows) Add(std::move(row));
   }
   auto own = [this](const char* method, std::string path, Endpoint Handlers::*fn,
@@ -334,9 +338,34 @@ ExportApi::ExportApi(Deps deps) : deps_(std::move(deps)) {
     operator_deps.catalog = deps_.store;
     operator_deps.registry = deps_.registry;
     operator_deps.on_task_created = deps_.on_task_created;
+    operator_deps.mails = deps_.mails;
     operator_ = std::make_unique<OperatorApi>(std::move(operator_deps));
   }
   handlers_ = std::make_unique<Handlers>(*this);
+}
+
+std::string ExportApi::PublicBaseUrl() const {
+  std::string base = deps_.server.public_base_url;
+  if (base.empty()) base = "http://" + deps_.server.host + ":" + std::to_string(deps_.server.port);
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
+}
+
+StatusOr<std::string> ExportApi::SubscriptionFileUrl(const task::Task& t,
+                                                     int64_t expires_at_ms) const {
+  auto snapshot = deps_.registry->Current();
+  const registry::ExportDefinition* def = snapshot->Find(t.export_type);
+  if (def == nullptr) {
+    return NotFound("export type " + t.export_type +
+                    " is no longer registered; its file cannot be linked");
+  }
+  return PublicBaseUrl() + ApiPath("/downloads/") +
+         SignDownloadGrant(download_secret_, SubscriptionFileGrant(t, *def, expires_at_ms));
+}
+
+std::string ExportApi::SubscriptionUnsubscribeUrl(int64_t subscription_id,
+                                                  const std::string& recipient) const {
+  return UnsubscribeUrl(download_secret_, PublicBaseUrl(), subscription_id, recipient);
 }
 
 StatusOr<std::unique_ptr<ExportApi>> ExportApi::Create(Deps deps) {

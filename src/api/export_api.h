@@ -44,6 +44,8 @@
 #include "http/http_server.h"
 #include "registry/registry.h"
 #include "storage/export_storage.h"
+#include "store/mail_outbox.h"
+#include "store/run_delivery.h"
 #include "store/task_catalog.h"
 #include "store/task_operations.h"
 #include "task/limits.h"
@@ -71,6 +73,10 @@ struct ExportApiDeps {
   // The operators' console (operator_api.h; not owned). Optional: unset, its
   // routes do not exist (404).
   store::TaskOperations* operations = nullptr;
+  // Subscriptions' mail (docs/subscriptions.md#delivery; not owned). Optional:
+  // unset, the unsubscribe link answers 503 and the console has no mail routes.
+  store::RunDeliveryLedger* run_deliveries = nullptr;
+  store::MailOutbox* mails = nullptr;
   storage::ExportStorage* storage = nullptr;  // not owned
   registry::Registry* registry = nullptr;     // not owned
   ServerOptions server;                       // public_base_url for signed URLs, threads
@@ -126,12 +132,21 @@ class ExportApi : public http::HttpService {
 
   const Status& init_status() const { return init_status_; }
 
+  // The links of a subscription's mail (subscription_links.h), signed with
+  // this API's download secret under server.public_base_url. The file's
+  // link: NotFound when its export type is no longer registered.
+  StatusOr<std::string> SubscriptionFileUrl(const task::Task& t, int64_t expires_at_ms) const;
+  std::string SubscriptionUnsubscribeUrl(int64_t subscription_id,
+                                         const std::string& recipient) const;
+
   // http::HttpService. The server must not outlive this object.
   http::HttpResponse Handle(http::HttpRequest& request) override;
   http::HttpResponse Reject(const http::HttpRequest& request, int status) override;
 
  private:
   class Handlers;
+
+  std::string PublicBaseUrl() const;
 
   Deps deps_;
   Status init_status_;

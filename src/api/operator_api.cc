@@ -282,6 +282,8 @@ std::vector<Route> OperatorApi::Routes() {
       row("GET", "/operator/stats", &OperatorApi::Stats),
       row("GET", "/operator/queue-health", &OperatorApi::QueueHealth),
       row("POST", "/operator/notifications/{id}/redeliver", &OperatorApi::Redeliver),
+      row("GET", "/operator/mails", &OperatorApi::DeadMails),
+      row("POST", "/operator/mails/{id}/redeliver", &OperatorApi::RedeliverMail),
   };
 }
 
@@ -417,14 +419,21 @@ void OperatorApi::Redeliver(const HttpRequest& req, const Principal& p, HttpResp
   if (!id) return WriteStatus(res, InvalidArgument("notification id must be 1-19 digits"));
   Status s = deps_.operations->RedeliverNotification(*scope, *id);
   if (!s.ok()) return WriteStatus(res, s);
+  AuditRedelivery(p, *scope, json{{"notificationId", std::to_string(*id)}}, request_id);
+  spdlog::info("notification re-delivery id={} actor={}", *id, p.user);
+  WriteSuccess(res, {{"id", Int64String(*id)}, {"status", "PENDING"}});
+}
+
+void OperatorApi::AuditRedelivery(const Principal& p, const store::OperatorScope& scope,
+                                  const json& what, const std::string& request_id) const {
   // A re-delivery is an operator's action like a bulk one: on the same record.
   store::BulkActionRecord audit;
   audit.actor = p.user;
   audit.actor_tenant = p.tenant;
-  audit.scope_tenant = scope->tenant_id;
-  audit.scope_app = scope->app_code;
+  audit.scope_tenant = scope.tenant_id;
+  audit.scope_app = scope.app_code;
   audit.action = "REDELIVER";
-  audit.filter_json = json{{"notificationId", std::to_string(*id)}}.dump();
+  audit.filter_json = what.dump();
   audit.matched = 1;
   audit.succeeded = 1;
   audit.outcome = "COMPLETED";
@@ -435,10 +444,79 @@ void OperatorApi::Redeliver(const HttpRequest& req, const Principal& p, HttpResp
     audited = deps_.operations->FinishBulkAction(audit);
   }
   if (!audited.ok()) {
-    spdlog::error("re-delivery of notification {} not audited request_id={}: {}", *id, request_id,
+    spdlog::error("re-delivery {} not audited request_id={}: {}", what.dump(), request_id,
                   audited.ToString());
   }
-  spdlog::info("notification re-delivery id={} actor={}", *id, p.user);
+}
+
+// ---- the subscriptions' mail -----------------------------------------------------
+
+namespace {
+
+store::MailScope MailScopeOf(const store::OperatorScope& scope) {
+  store::MailScope out;
+  out.tenant_id = scope.tenant_id;
+  if (scope.app_code) out.app_code = std::string(task::ToString(*scope.app_code));
+  return out;
+}
+
+json MailToJson(const store::MailEntry& m) {
+  return {{"id", Int64String(m.id)},
+          {"messageId", m.message_id},
+          {"subscriptionId",
+           m.mail.subscription_id ? json(Int64String(*m.mail.subscription_id)) : json(nullptr)},
+          {"taskId", m.mail.task_id ? json(Int64String(*m.mail.task_id)) : json(nullptr)},
+          {"recipients", m.mail.recipients},
+          {"subject", m.mail.subject},
+          {"attached", m.mail.attachment_key.has_value()},
+          {"status", std::string(store::ToString(m.status))},
+          {"attemptCount", m.attempt_count},
+          {"lastError", OptionalText(m.last_error)},
+          {"createdAt", FormatIsoMillis(m.created_at)},
+          {"deliveredAt", OptionalTime(m.delivered_at)}};
+}
+
+constexpr int kDefaultMailLimit = 50;
+constexpr int kMaxMailLimit = 200;
+
+}  // namespace
+
+void OperatorApi::DeadMails(const HttpRequest& req, const Principal& p, HttpResponse& res) const {
+  auto scope = ScopeOf(p, req.HasQuery("tenantId") ? req.Query("tenantId") : "");
+  if (!scope.ok()) return WriteStatus(res, scope.status());
+  if (deps_.mails == nullptr) return WriteHttpError(res, 503, "mail is not available here");
+  const std::string status = req.HasQuery("status") ? req.Query("status") : "DEAD";
+  if (status != "DEAD") {
+    return WriteStatus(res, InvalidArgument("status: only DEAD mails are listed, not '" +
+                                            utf8::Excerpt(status, 40) + "'"));
+  }
+  int limit = kDefaultMailLimit;
+  if (req.HasQuery("limit")) {
+    auto n = ParseId(req.Query("limit"));
+    if (!n || *n > kMaxMailLimit) {
+      return WriteStatus(
+          res, InvalidArgument("limit: a number from 1 to " + std::to_string(kMaxMailLimit)));
+    }
+    limit = static_cast<int>(*n);
+  }
+  auto dead = deps_.mails->ListDeadMails(limit, MailScopeOf(*scope));
+  if (!dead.ok()) return WriteStatus(res, dead.status());
+  json items = json::array();
+  for (const store::MailEntry& m : *dead) items.push_back(MailToJson(m));
+  WriteSuccess(res, {{"items", std::move(items)}});
+}
+
+void OperatorApi::RedeliverMail(const HttpRequest& req, const Principal& p,
+                                HttpResponse& res) const {
+  auto scope = ScopeOf(p, "");
+  if (!scope.ok()) return WriteStatus(res, scope.status());
+  if (deps_.mails == nullptr) return WriteHttpError(res, 503, "mail is not available here");
+  auto id = ParseId(req.PathParam(0));
+  if (!id) return WriteStatus(res, InvalidArgument("mail id must be 1-19 digits"));
+  Status s = deps_.mails->RedeliverMail(*id, MailScopeOf(*scope));
+  if (!s.ok()) return WriteStatus(res, s);
+  AuditRedelivery(p, *scope, json{{"mailId", std::to_string(*id)}}, res.Header("X-Request-Id"));
+  spdlog::info("mail re-delivery id={} actor={}", *id, p.user);
   WriteSuccess(res, {{"id", Int64String(*id)}, {"status", "PENDING"}});
 }
 

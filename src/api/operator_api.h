@@ -16,6 +16,7 @@
 // share no mutable state.
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "http/http_response.h"
 #include "identity/principal.h"
 #include "registry/registry.h"
+#include "store/mail_outbox.h"
 #include "store/task_catalog.h"
 #include "store/task_operations.h"
 #include "usecase/bulk_action.h"
@@ -41,6 +43,9 @@ struct OperatorApiDeps {
   store::TaskOperations* operations = nullptr;  // not owned
   store::TaskCatalog* catalog = nullptr;        // the single retry and cancel
   registry::Registry* registry = nullptr;       // not owned
+  // The mail outbox (subscriptions' mail; not owned). Optional: unset, the
+  // mail routes answer 503.
+  store::MailOutbox* mails = nullptr;
   // Called once after a bulk retry re-queued tasks (wakes the publisher). Optional.
   std::function<void()> on_task_created;
   // A bulk action matching more tasks than this is refused (LimitExceeded).
@@ -65,6 +70,14 @@ class OperatorApi {
   void Stats(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
   void QueueHealth(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
   void Redeliver(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
+  // The subscriptions' dead mails and their re-delivery (GET /operator/mails?status=DEAD,
+  // POST /operator/mails/{id}/redeliver).
+  void DeadMails(const http::HttpRequest& req, const Principal& p, http::HttpResponse& res) const;
+  void RedeliverMail(const http::HttpRequest& req, const Principal& p,
+                     http::HttpResponse& res) const;
+  // The audit row of an operator's re-delivery (`what`: {"notificationId": …} or {"mailId": …}).
+  void AuditRedelivery(const Principal& p, const store::OperatorScope& scope,
+                       const nlohmann::json& what, const std::string& request_id) const;
 
   OperatorApiDeps deps_;
   usecase::BulkDeps bulk_;  // the bulk action's use case (usecase/bulk_action.h)

@@ -19,11 +19,15 @@
 #include "dispatch/reconciler.h"
 #include "http/beast/beast_http_server.h"
 #include "http/httplib/httplib_http_client.h"
+#include "metrics/delivery_metrics.h"
 #include "metrics/metrics.h"
+#include "notify/mail/curl_mail_sender.h"
+#include "notify/mail_publisher.h"
 #include "notify/notification_publisher.h"
 #include "registry/config_watcher.h"
 #include "registry/registry.h"
 #include "render/file_encryption.h"
+#include "subscription/delivery.h"
 #include "subscription/scheduler.h"
 #include "usecase/subscription_runner.h"
 
@@ -37,10 +41,12 @@ namespace {
 class MetricsObservers : public attempt::AttemptObserver,
                          public dispatch::ReconcilerObserver,
                          public dispatch::DlqObserver,
-                         public notify::NotificationObserver {
+                         public notify::NotificationObserver,
+                         public notify::MailObserver {
  public:
-  MetricsObservers(metrics::ExportMetrics* metrics, dispatch::OutboxPublisher* publisher)
-      : metrics_(metrics), publisher_(publisher) {}
+  MetricsObservers(metrics::ExportMetrics* metrics, metrics::DeliveryMetrics* delivery,
+                   dispatch::OutboxPublisher* publisher)
+      : metrics_(metrics), delivery_(delivery), publisher_(publisher) {}
 
   // attempt::AttemptObserver
   void FirstStarted(const task::Task& task, double wait_seconds) override {
@@ -71,8 +77,21 @@ class MetricsObservers : public attempt::AttemptObserver,
     metrics_->NotificationDelivery(receiver, std::string(notify::ToString(result)));
   }
 
+  // notify::MailObserver
+  void MailAttempted(notify::MailResult result) override {
+    switch (result) {
+      case notify::MailResult::kDelivered:
+        return delivery_->MailSent("delivered");
+      case notify::MailResult::kFailed:
+        return delivery_->MailSent("retried");
+      case notify::MailResult::kDead:
+        return delivery_->MailSent("dead");
+    }
+  }
+
  private:
   metrics::ExportMetrics* const metrics_;
+  metrics::DeliveryMetrics* const delivery_;
   dispatch::OutboxPublisher* const publisher_;
 };
 
@@ -81,6 +100,7 @@ class MetricsObservers : public attempt::AttemptObserver,
 // Owned parts, in construction order (destroyed in reverse).
 struct ExportCenterApp::Components {
   std::unique_ptr<metrics::ExportMetrics> metrics;
+  std::unique_ptr<metrics::DeliveryMetrics> delivery_metrics;  // the subscriptions' delivery
   std::unique_ptr<store::TaskStore> store;
   std::unique_ptr<storage::ExportStorage> storage;
   std::unique_ptr<registry::Registry> registry;
@@ -98,7 +118,13 @@ struct ExportCenterApp::Components {
   std::unique_ptr<usecase::CreateSlotRunner> slot_runner;
   std::unique_ptr<subscription::SubscriptionScheduler> scheduler;
   std::unique_ptr<PeriodicWorker> subscriptions;
+  std::unique_ptr<notify::mail::MailSender> mail_sender;  // outlives the mailer
+  std::unique_ptr<notify::MailPublisher> mailer;          // null without mail
   std::unique_ptr<api::ExportApi> api;
+  // What finished subscription runs deliver (null without mail); after the
+  // API, whose secret signs the mail's links.
+  std::unique_ptr<subscription::SubscriptionDelivery> delivery;
+  std::unique_ptr<PeriodicWorker> delivery_worker;
   std::unique_ptr<registry::ConfigWatcher> watcher;
 };
 
@@ -214,6 +240,42 @@ void RaiseFileLimit(int max_connections) {
   }
 }
 
+// The mailer's attachments: a stored file read whole, refused above the cap
+// before a byte is read (notify::AttachmentReader).
+notify::AttachmentReader StorageAttachmentReader(storage::ExportStorage* storage) {
+  return [storage](const std::string& key, int64_t max_bytes) -> StatusOr<std::string> {
+    EC_ASSIGN_OR_RETURN(std::unique_ptr<storage::ObjectReader> reader, storage->Open(key));
+    const uint64_t size = reader->size();
+    if (size > static_cast<uint64_t>(max_bytes)) {
+      return LimitExceeded("the file is " + std::to_string(size) + " bytes, over the cap of " +
+                           std::to_string(max_bytes));
+    }
+    std::string bytes, chunk;
+    bytes.reserve(size);
+    while (bytes.size() < size) {
+      EC_RETURN_IF_ERROR(reader->ReadAt(bytes.size(), size - bytes.size(), &chunk));
+      if (chunk.empty()) return Internal("stored object " + key + " ended early");
+      bytes += chunk;
+    }
+    return bytes;
+  };
+}
+
+// One round of the delivery duty on its worker: the figures to the metrics,
+// a store failure logged and retried next round.
+PeriodicWorker::Next DeliveryRound(subscription::SubscriptionDelivery* delivery,
+                                   metrics::DeliveryMetrics* metrics) {
+  StatusOr<subscription::DeliveryFigures> figures = delivery->RunRound();
+  if (!figures.ok()) {
+    spdlog::warn("subscription delivery round failed: {}", figures.status().ToString());
+    return PeriodicWorker::Next::Interval();
+  }
+  metrics->SubscriptionDeliveries("mailed", figures->mailed);
+  metrics->SubscriptionDeliveries("skipped_empty", figures->skipped_empty);
+  metrics->SubscriptionDeliveries("failed", figures->failed);
+  return PeriodicWorker::Next::Interval();
+}
+
 }  // namespace
 
 ExportCenterApp::ExportCenterApp(config::AppConfig config)
@@ -226,6 +288,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   const config::AppConfig& cfg = app->config_;
   Components& c = *app->c_;
   c.metrics = std::make_unique<metrics::ExportMetrics>();
+  c.delivery_metrics = std::make_unique<metrics::DeliveryMetrics>();
   EC_ASSIGN_OR_RETURN(std::shared_ptr<const FileKeyRing> file_keys,
                       FileKeyRing::Create(cfg.auth.file_key_encryption_key,
                                           cfg.auth.file_key_encryption_previous_keys));
@@ -254,7 +317,7 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
                                                             cfg.publisher, cfg.instance_id);
   dispatch::OutboxPublisher* publisher = c.publisher.get();
   metrics::ExportMetrics* metrics = c.metrics.get();
-  c.observers = std::make_unique<MetricsObservers>(metrics, publisher);
+  c.observers = std::make_unique<MetricsObservers>(metrics, c.delivery_metrics.get(), publisher);
   c.consumer = std::make_unique<dispatch::Consumer>(
       c.channel.get(), MakeAttemptDeps(cfg, app.get(), c.store.get(), c.storage.get(),
                                        c.registry.get(), metrics, c.observers.get(), file_keys));
@@ -271,9 +334,21 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
       &c.store->notifications(), cfg.notifications, cfg.instance_id, http::HttplibClientFactory(),
       c.observers.get());
 
+  // Subscriptions' mail (docs/subscriptions.md#delivery): the mailer sends
+  // the outbox; the delivery duty (below) writes it.
+  const bool mail_on = cfg.mail.enabled && !cfg.mail.host.empty();
+  if (mail_on) {
+    EC_ASSIGN_OR_RETURN(c.mail_sender, notify::mail::NewCurlMailSender(cfg.mail));
+    c.mailer = std::make_unique<notify::MailPublisher>(
+        &c.store->mails(), cfg.mail, cfg.instance_id, c.mail_sender.get(),
+        StorageAttachmentReader(c.storage.get()), c.observers.get());
+  }
+
   api::ExportApi::Deps deps;
   deps.store = c.store.get();
   deps.operations = c.store.get();
+  deps.run_deliveries = &c.store->run_deliveries();
+  deps.mails = &c.store->mails();
   deps.storage = c.storage.get();
   deps.registry = c.registry.get();
   deps.server = cfg.server;
@@ -323,6 +398,31 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
     deps.subscriptions.on_run_now = [worker = c.subscriptions.get()] { worker->Wake(); };
   }
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));
+  if (mail_on) {
+    subscription::DeliveryOptions delivery = cfg.subscription_delivery;
+    delivery.attachment_max_bytes = cfg.mail.attachment_max_bytes;
+    subscription::DeliveryLinks links;
+    const api::ExportApi* signer = c.api.get();
+    links.download = [signer](const task::Task& t, int64_t expires_at_ms) {
+      return signer->SubscriptionFileUrl(t, expires_at_ms);
+    };
+    links.unsubscribe = [signer](int64_t id, const std::string& recipient) {
+      return signer->SubscriptionUnsubscribeUrl(id, recipient);
+    };
+    links.now_ms = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+    c.delivery = std::make_unique<subscription::SubscriptionDelivery>(
+        &c.store->run_deliveries(), c.store.get(), &c.store->mails(), std::move(links), delivery);
+    subscription::SubscriptionDelivery* duty = c.delivery.get();
+    c.delivery_worker = std::make_unique<PeriodicWorker>(
+        PeriodicWorker::Options{"sub-delivery",
+                                std::chrono::milliseconds(delivery.poll_interval_ms),
+                                PeriodicWorker::FirstRound::kAtOnce},
+        [duty, counts = c.delivery_metrics.get()] { return DeliveryRound(duty, counts); });
+  }
   // Definitions hot-reload on file change (and on SIGHUP, see commands.cc).
   c.watcher = std::make_unique<registry::ConfigWatcher>(c.registry.get(), cfg.path,
                                                         std::chrono::seconds(2));
@@ -339,11 +439,12 @@ std::string ExportCenterApp::MetricsText() {
     std::vector<metrics::ExportMetrics::TenantLoad> load;
     for (const auto& t : gauges->tenants) load.push_back({t.tenant_id, t.queued, t.running});
     c_->metrics->SetTenantLoad(load);
+    c_->delivery_metrics->SetSubscriptionsPaused(gauges->subscriptions_paused);
   }
   c_->metrics->SetThreadFailures(ThreadFailureCounts());
   // export_storage_bytes is set by the reconciler's sweep: a scrape must not
   // walk the storage (nor, on local storage, delete stale temp files).
-  return c_->metrics->Text();
+  return c_->metrics->Text() + c_->delivery_metrics->Text();
 }
 
 Status ExportCenterApp::Start() {
@@ -370,6 +471,8 @@ Status ExportCenterApp::Start() {
     c.notifier->Start();
   }
   if (c.subscriptions) c.subscriptions->Start();
+  if (c.mailer) c.mailer->Start();
+  if (c.delivery_worker) c.delivery_worker->Start();
   c.watcher->Start();
   started_ = true;
   spdlog::info("export-center {} started: database {}, channel {}, consumers {}, webhooks {}",
@@ -398,6 +501,8 @@ void ExportCenterApp::Stop() {
   c.dlq->Stop();
   c.notifier->Stop();
   if (c.subscriptions) c.subscriptions->Stop();
+  if (c.delivery_worker) c.delivery_worker->Stop();
+  if (c.mailer) c.mailer->Stop();
   http_->Stop();
   spdlog::info("export-center {} stopped", config_.instance_id);
 }

@@ -768,7 +768,12 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     MapReader notifications(top.Get("notifications"), "notifications", &errors, &env);
     ReadNotifications(notifications, &c.notifications);
     Section(top, "mail", &c.mail, ReadMail);
-    Section(top, "subscriptions", &c.subscriptions, ReadSubscriptions);
+    // subscriptions: the delivery block's keys, then the scheduler's (which
+    // ends the section: an unknown key is an error).
+    Section(top, "subscriptions", &c, [](MapReader& r, AppConfig* cfg) {
+      ReadSubscriptionDelivery(r, &cfg->subscription_delivery);
+      ReadSubscriptions(r, &cfg->subscriptions);
+    });
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.

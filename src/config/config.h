@@ -27,6 +27,7 @@
 #include "source/options.h"
 #include "storage/storage_options.h"
 #include "store/database_options.h"
+#include "subscription/delivery_options.h"
 #include "subscription/subscription_options.h"
 #include "task/limits.h"
 #include "task/preview.h"
@@ -61,6 +62,8 @@ struct AppConfig {
   notify::NotificationOptions notifications;
   notify::mail::MailOptions mail;
   subscription::SubscriptionOptions subscriptions{};
+  // subscriptions: — the delivery block (what finished runs deliver).
+  subscription::DeliveryOptions subscription_delivery;
   source::ProviderClientOptions provider;
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;

@@ -33,6 +33,18 @@ std::string TlsName(MailTls tls) {
 
 }  // namespace
 
+void ReadSubscriptionDelivery(MapReader& r, subscription::DeliveryOptions* c) {
+  int64_t grace_minutes = c->failure_grace_period_ms / 60000;
+  if (r.Int64("failure-grace-period-minutes", &grace_minutes, 1, 30 * 24 * 60)) {
+    c->failure_grace_period_ms = grace_minutes * 60000;
+  }
+  int64_t ttl_minutes = c->link_ttl_ms / 60000;
+  if (r.Int64("link-ttl-minutes", &ttl_minutes, 5, 30 * 24 * 60))
+    c->link_ttl_ms = ttl_minutes * 60000;
+  r.Bool("attach", &c->attachments);
+  r.Int("delivery-poll-interval-ms", &c->poll_interval_ms, 100, 600000);
+}
+
 void ReadMail(MapReader& r, notify::mail::MailOptions* c) {
   r.Bool("enabled", &c->enabled);
   r.String("host", &c->host);

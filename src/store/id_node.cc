@@ -20,4 +20,13 @@ StatusOr<int> ClaimIdNode(Database& db) {
   return static_cast<int>(node % IdGenerator::kNodeCount);
 }
 
+StatusOr<int64_t> LazyIds::Next() {
+  MutexLock lock(&mu_);
+  if (ids_ == nullptr) {
+    EC_ASSIGN_OR_RETURN(int node, ClaimIdNode(*db_));
+    ids_ = std::make_unique<IdGenerator>(node);
+  }
+  return ids_->Next();
+}
+
 }  // namespace export_center::store

@@ -38,6 +38,11 @@ std::string_view ToString(MailStatus status);
 // by the caller (notify/mail/mail_options.h CheckRecipients) and again by the
 // mailer before each send.
 struct NewMail {
+  // The Message-ID ("<…@…>"); empty: a new one is made. A caller that may
+  // write the same mail twice (a round repeated after a crash, two
+  // instances) derives it from what the mail is about: Message-IDs are
+  // kept as keys (export_mail_key), so the second enqueue writes nothing (EnqueueMail).
+  std::string message_id{};
   std::optional<int64_t> subscription_id{};
   std::optional<int64_t> task_id{};
   std::vector<std::string> recipients{};  // at least one; plain addresses
@@ -65,12 +70,22 @@ struct MailEntry {
   int64_t created_at = 0;
 };
 
+// Whose mails an operator sees: every one (both unset), or those of the
+// subscriptions of one tenant (and app). A mail of no subscription is only
+// in the unset scope.
+struct MailScope {
+  std::optional<std::string> tenant_id{};
+  std::optional<std::string> app_code{};
+};
+
 class MailOutbox {
  public:
   virtual ~MailOutbox() = default;
 
   // A new PENDING row, due now. InvalidArgument without a recipient or with
   // a recipient holding a comma or a line break (they are stored joined).
+  // With a `message_id` already in the outbox nothing is written and the
+  // row that has it is returned (idempotent: safe to repeat).
   virtual StatusOr<MailEntry> EnqueueMail(const NewMail& mail) = 0;
   virtual StatusOr<MailEntry> GetMail(int64_t id) = 0;
 
@@ -94,10 +109,11 @@ class MailOutbox {
 
   // The operators' console: DEAD → PENDING, attempts reset, due now (the
   // same Message-ID, so a server or client that has it deduplicates).
-  // NotFound for an unknown id; Conflict when the row is not DEAD.
-  virtual Status RedeliverMail(int64_t id) = 0;
-  // DEAD rows, newest first, at most `limit`.
-  virtual StatusOr<std::vector<MailEntry>> ListDeadMails(int limit) = 0;
+  // NotFound for an unknown id or one outside `scope`; Conflict when the row is not DEAD.
+  virtual Status RedeliverMail(int64_t id, const MailScope& scope = {}) = 0;
+  // DEAD rows, the latest to die first (index (status, updated_at, id)), at most `limit`.
+  virtual StatusOr<std::vector<MailEntry>> ListDeadMails(int limit,
+                                                         const MailScope& scope = {}) = 0;
   // Deletes up to `limit` DELIVERED rows delivered more than `older_than_seconds` ago.
   virtual StatusOr<int> PurgeDeliveredMails(int older_than_seconds, int limit) = 0;
 };

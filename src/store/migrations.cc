@@ -741,6 +741,45 @@ Migration SubscriptionOwnerPerms() {
   };
 }
 
+// Version 21 (issue 48, delivery): what each run delivered
+// (docs/subscriptions.md#what-a-finished-run-delivers). A run's `delivery` is
+// NULL until the delivery duty decided it, then MAILED, SKIPPED_EMPTY,
+// NOTICE_SENT, NOTICE_SUPPRESSED or NOT_MAILED, written once by a conditional
+// update; a subscription's last failure notice (time and slot) holds the
+// grace period across the fleet. A caller's Message-ID is a key of
+// export_mail_key, so the mail of one run and recipient is written once
+// however often a round is repeated; and
+// the console's dead list and the purge read in index order.
+Migration RunDelivery() {
+  return {
+      21,
+      "export_subscription_run.delivery, export_subscription.failure_notice_at, export_mail_key,"
+      " export_mail indexes: what a finished run delivers",
+      {
+          "ALTER TABLE export_subscription_run ADD COLUMN IF NOT EXISTS delivery VARCHAR(24) NULL",
+          "ALTER TABLE export_subscription_run"
+          " ADD COLUMN IF NOT EXISTS delivery_detail {TEXT} NULL",
+          "CREATE INDEX IF NOT EXISTS idx_export_subscription_run_delivery"
+          " ON export_subscription_run (delivery, outcome, fired_at)",
+          "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS failure_notice_at BIGINT NULL",
+          "ALTER TABLE export_subscription"
+          " ADD COLUMN IF NOT EXISTS failure_notice_slot BIGINT NULL",
+          // A new table keyed by the Message-ID (not a unique index on
+          // export_mail: the compatibility rule adds no unique key to a table
+          // a release in support writes).
+          "CREATE TABLE IF NOT EXISTS export_mail_key ("
+          " message_id VARCHAR(128) NOT NULL PRIMARY KEY,"
+          " mail_id BIGINT NOT NULL,"
+          " created_at BIGINT NOT NULL){TABLE_OPTIONS}",
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_key_mail ON export_mail_key (mail_id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_dead"
+          " ON export_mail (status, updated_at, id)",
+          "CREATE INDEX IF NOT EXISTS idx_export_mail_delivered"
+          " ON export_mail (status, delivered_at, id)",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -749,7 +788,8 @@ const std::vector<Migration>& AllMigrations() {
       DownloadAudit(),  TaskChangeKeyIndex(),     OutboxDueSince(),     FileManifest(),
       TaskTimeline(),   ColumnPolicy(),           BulkActionAudit(),    BulkActionApp(),
       FailureDetail(),  Subscriptions(),          TaskLocale(),         FileEncryption(),
-      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),         SubscriptionOwnerPerms()};
+      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),         SubscriptionOwnerPerms(),
+      RunDelivery()};
   return kMigrations;
 }
 

@@ -6,8 +6,6 @@
 #include <vector>
 
 #include "common/ids.h"
-#include "common/mutex.h"
-#include "common/thread_annotations.h"
 #include "common/utf8.h"
 #include "store/id_node.h"
 #include "store/leased_queue.h"
@@ -43,6 +41,13 @@ constexpr char kDue[] =
     " OR (status = 'SENDING' AND lease_until <= {NOW}))";
 
 constexpr size_t kMaxErrorBytes = 1000;
+
+// The console's dead list and the purge's pick (MailOutboxPlanStatements).
+constexpr char kDeadWhere[] = "status = 'DEAD'";
+constexpr char kDeadOrder[] = "updated_at DESC, id DESC";
+constexpr char kPurgePick[] =
+    "SELECT id FROM export_mail WHERE status = 'DELIVERED' AND delivered_at <= {NOW} - ?"
+    " ORDER BY delivered_at, id LIMIT ?";
 
 std::string JoinRecipients(const std::vector<std::string>& recipients) {
   std::string out;
@@ -114,25 +119,50 @@ class SqlMailOutbox final : public MailOutbox {
     if (mail.attachment_key && mail.attachment_name.empty()) {
       return InvalidArgument("an attachment needs a file name");
     }
-    EC_ASSIGN_OR_RETURN(IdGenerator * ids, Ids());
-    const int64_t id = ids->Next();
-    const std::string message_id = "<" + NewUuid() + "@export-center>";
+    if (!mail.message_id.empty()) {
+      if (mail.message_id.size() > 128 || mail.message_id.front() != '<' ||
+          mail.message_id.back() != '>' ||
+          mail.message_id.find_first_of(" \r\n") != std::string::npos) {
+        return InvalidArgument("message id '" + utf8::Excerpt(mail.message_id, 200) +
+                               "' is not <id@host> of at most 128 bytes");
+      }
+      EC_ASSIGN_OR_RETURN(std::optional<MailEntry> known, FindByMessageId(mail.message_id));
+      if (known) return std::move(*known);
+    }
+    EC_ASSIGN_OR_RETURN(const int64_t id, ids_.Next());
+    const std::string message_id =
+        mail.message_id.empty() ? "<" + NewUuid() + "@export-center>" : mail.message_id;
     std::optional<std::string> name, type;
     if (mail.attachment_key) {
       name = mail.attachment_name;
       type = mail.attachment_type.empty() ? "application/octet-stream" : mail.attachment_type;
     }
-    EC_RETURN_IF_ERROR(
-        db_->Exec(
-               Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
-                   " recipients, subject, body_text, body_html, attachment_key,"
-                   " attachment_name, attachment_type, status, attempt_count, next_retry_at,"
-                   " created_at, updated_at)"
-                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
-                   " {NOW})"),
-               {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
-                mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type})
-            .status());
+    Status inserted = db_->WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
+      if (!mail.message_id.empty()) {
+        // The key first: of two instances writing the same mail, one commits.
+        EC_RETURN_IF_ERROR(c.Exec(Sql("INSERT INTO export_mail_key (message_id, mail_id,"
+                                      " created_at) VALUES (?, ?, {NOW})"),
+                                  {message_id, id})
+                               .status());
+      }
+      return c
+          .Exec(
+              Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
+                  " recipients, subject, body_text, body_html, attachment_key,"
+                  " attachment_name, attachment_type, status, attempt_count, next_retry_at,"
+                  " created_at, updated_at)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
+                  " {NOW})"),
+              {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
+               mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type})
+          .status();
+    });
+    if (inserted.code() == StatusCode::kConflict && !mail.message_id.empty()) {
+      // Another instance wrote the same mail between our look and our insert.
+      EC_ASSIGN_OR_RETURN(std::optional<MailEntry> known, FindByMessageId(mail.message_id));
+      if (known) return std::move(*known);
+    }
+    EC_RETURN_IF_ERROR(inserted);
     return GetMail(id);
   }
 
@@ -169,56 +199,103 @@ class SqlMailOutbox final : public MailOutbox {
     return queue_.Mark(id, instance, "status = 'DEAD', last_error = ?", {Cut(error)});
   }
 
-  Status RedeliverMail(int64_t id) override {
+  Status RedeliverMail(int64_t id, const MailScope& scope) override {
+    SqlParams params = {id};
+    const std::string in_scope = ScopeCondition(scope, &params);
     EC_ASSIGN_OR_RETURN(
-        int64_t n,
-        db_->Exec(
-            Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
-                " next_retry_at = {NOW}, updated_at = {NOW} WHERE id = ? AND status = 'DEAD'"),
-            {id}));
+        int64_t n, db_->Exec(Sql("UPDATE export_mail SET status = 'PENDING', attempt_count = 0,"
+                                 " next_retry_at = {NOW}, updated_at = {NOW}"
+                                 " WHERE id = ? AND status = 'DEAD'" +
+                                 in_scope),
+                             params));
     if (n == 1) return Status::Ok();
-    EC_ASSIGN_OR_RETURN(MailEntry now, GetMail(id));
+    params = {id};
+    const std::string where = "id = ?" + ScopeCondition(scope, &params);
+    EC_ASSIGN_OR_RETURN(std::vector<MailEntry> rows,
+                        queue_.ListAs(&MailFromRow, where, "id", params));
+    if (rows.empty()) return NotFound("mail " + std::to_string(id) + " not found");
+    const MailEntry& now = rows[0];
     return Conflict("mail " + std::to_string(id) + " is " + std::string(ToString(now.status)) +
                     ", not DEAD: only a dead mail is re-delivered");
   }
 
-  StatusOr<std::vector<MailEntry>> ListDeadMails(int limit) override {
-    return queue_.ListAs(&MailFromRow, "status = 'DEAD'",
-                         "updated_at DESC, id DESC LIMIT " + std::to_string(limit), {});
+  StatusOr<std::vector<MailEntry>> ListDeadMails(int limit, const MailScope& scope) override {
+    SqlParams params;
+    const std::string where = kDeadWhere + ScopeCondition(scope, &params);
+    return queue_.ListAs(&MailFromRow, where,
+                         std::string(kDeadOrder) + " LIMIT " + std::to_string(limit), params);
   }
 
   StatusOr<int> PurgeDeliveredMails(int older_than_seconds, int limit) override {
-    // DEAD rows stay: they are what the console lists and re-delivers.
-    EC_ASSIGN_OR_RETURN(
-        int64_t n, db_->Exec(Sql("DELETE FROM export_mail WHERE status = 'DELIVERED' AND id IN ("
-                                 "SELECT id FROM (SELECT id FROM export_mail"
-                                 " WHERE status = 'DELIVERED' AND delivered_at <= {NOW} - ?"
-                                 " ORDER BY id LIMIT ?) picked)"),
-                             {int64_t{older_than_seconds} * 1000, limit}));
-    return static_cast<int>(n);
+    // DEAD rows stay: they are what the console lists and re-delivers. A
+    // purged mail's key goes with it, in the same transaction.
+    int64_t deleted = 0;
+    EC_RETURN_IF_ERROR(db_->WithTransaction(TxMode::kWrite, [&](Connection& c) -> Status {
+      deleted = 0;
+      EC_ASSIGN_OR_RETURN(Rows picked,
+                          c.Query(Sql(kPurgePick), {int64_t{older_than_seconds} * 1000, limit}));
+      if (picked.empty()) return Status::Ok();
+      std::string in;
+      SqlParams ids;
+      for (const Row& r : picked) {
+        in += in.empty() ? "?" : ", ?";
+        ids.emplace_back(r.Int(0));
+      }
+      EC_RETURN_IF_ERROR(
+          c.Exec("DELETE FROM export_mail_key WHERE mail_id IN (" + in + ")", ids).status());
+      EC_ASSIGN_OR_RETURN(deleted, c.Exec("DELETE FROM export_mail WHERE status = 'DELIVERED'"
+                                          " AND id IN (" +
+                                              in + ")",
+                                          ids));
+      return Status::Ok();
+    }));
+    return static_cast<int>(deleted);
   }
 
  private:
   std::string Sql(std::string_view text) const { return d_.Expand(text); }
   static std::string Cut(const std::string& text) { return utf8::Excerpt(text, kMaxErrorBytes); }
 
-  StatusOr<IdGenerator*> Ids() EXCLUDES(ids_mu_) {
-    MutexLock lock(&ids_mu_);
-    if (ids_ == nullptr) {
-      EC_ASSIGN_OR_RETURN(int node, ClaimIdNode(*db_));
-      ids_ = std::make_unique<IdGenerator>(node);
+  // " AND <the row's subscription is in scope>" (its parameters appended), or "".
+  static std::string ScopeCondition(const MailScope& scope, SqlParams* params) {
+    if (!scope.tenant_id) return "";
+    std::string sql =
+        " AND subscription_id IN (SELECT id FROM export_subscription WHERE tenant_id = ?";
+    params->emplace_back(*scope.tenant_id);
+    if (scope.app_code) {
+      sql += " AND app_code = ?";
+      params->emplace_back(*scope.app_code);
     }
-    return ids_.get();
+    return sql + ")";
+  }
+
+  StatusOr<std::optional<MailEntry>> FindByMessageId(const std::string& message_id) {
+    EC_ASSIGN_OR_RETURN(std::vector<MailEntry> rows,
+                        queue_.ListAs(&MailFromRow,
+                                      "id IN (SELECT mail_id FROM export_mail_key"
+                                      " WHERE message_id = ?)",
+                                      "id", {message_id}));
+    if (rows.empty()) return std::optional<MailEntry>();
+    return std::optional<MailEntry>(std::move(rows[0]));
   }
 
   std::shared_ptr<Database> db_;
   const Dialect d_;
   const LeasedQueue queue_;
-  Mutex ids_mu_;
-  std::unique_ptr<IdGenerator> ids_ GUARDED_BY(ids_mu_);
+  LazyIds ids_{db_.get()};
 };
 
 }  // namespace
+
+std::vector<MailPlanStatement> MailOutboxPlanStatements() {
+  return {
+      {"dead list",
+       "SELECT " + std::string(kColumns) + " FROM export_mail WHERE " + kDeadWhere + " ORDER BY " +
+           kDeadOrder + " LIMIT 50",
+       {}},
+      {"purge pick", kPurgePick, {int64_t{7} * 86400 * 1000, 100}},
+  };
+}
 
 std::unique_ptr<MailOutbox> NewSqlMailOutbox(std::shared_ptr<Database> db) {
   return std::make_unique<SqlMailOutbox>(std::move(db));

@@ -111,8 +111,7 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
 
   StatusOr<Subscription> CreateSubscription(const NewSubscription& spec,
                                             const SubscriptionCaps& caps) override {
-    EC_ASSIGN_OR_RETURN(IdGenerator * ids, Ids());
-    const int64_t id = ids->Next();
+    EC_ASSIGN_OR_RETURN(const int64_t id, ids_.Next());
     EC_RETURN_IF_ERROR(Write([&](Connection& c) -> Status {
       // The create guard row serialises creators, so two cannot both pass the caps.
       EC_ASSIGN_OR_RETURN(Rows guard, c.Query(Sql("SELECT name FROM export_task_guard"
@@ -455,19 +454,9 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
                     " (cannot become " + std::string(to) + ")");
   }
 
-  StatusOr<IdGenerator*> Ids() EXCLUDES(ids_mu_) {
-    MutexLock lock(&ids_mu_);
-    if (ids_ == nullptr) {
-      EC_ASSIGN_OR_RETURN(int node, ClaimIdNode(*db_));
-      ids_ = std::make_unique<IdGenerator>(node);
-    }
-    return ids_.get();
-  }
-
   std::shared_ptr<Database> db_;
   const Dialect dialect_;
-  Mutex ids_mu_;
-  std::unique_ptr<IdGenerator> ids_ GUARDED_BY(ids_mu_);
+  LazyIds ids_{db_.get()};
 };
 
 }  // namespace

@@ -38,12 +38,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "store/attempt_ledger.h"
 #include "store/command_outbox.h"
+#include "store/mail_outbox.h"
 #include "store/notification_outbox.h"
+#include "store/run_delivery.h"
 #include "store/subscription_ledger.h"
 #include "store/task_catalog.h"
 #include "store/task_maintenance.h"
@@ -90,6 +93,10 @@ class StoreAdmin {
   // The subscriptions' ledger on the same database, owned by this store
   // (subscription_ledger.h).
   virtual SubscriptionLedger& subscriptions() = 0;
+  // The mail outbox and the record of what subscription runs delivered
+  // (docs/subscriptions.md#delivery) on the same database, owned by this store.
+  virtual MailOutbox& mails() = 0;
+  virtual RunDeliveryLedger& run_deliveries() = 0;
 
   // ---- metrics ----
   // Tasks of one tenant that are queued (PENDING) or RUNNING.
@@ -104,6 +111,8 @@ class StoreAdmin {
     int64_t outbox_max_attempt = 0;
     int64_t task_queue_age_seconds = 0;
     std::vector<TenantLoad> tenants;  // only tenants with a PENDING or RUNNING task
+    // PAUSED subscriptions per pause reason (only reasons that have one).
+    std::vector<std::pair<std::string, int64_t>> subscriptions_paused{};
   };
   virtual StatusOr<Gauges> ReadGauges() = 0;
 };

@@ -246,6 +246,8 @@ class StoreAdminWrapper : public virtual StoreAdmin {
   }
   NotificationOutbox& notifications() override { return target_->notifications(); }
   SubscriptionLedger& subscriptions() override { return target_->subscriptions(); }
+  MailOutbox& mails() override { return target_->mails(); }
+  RunDeliveryLedger& run_deliveries() override { return target_->run_deliveries(); }
   StatusOr<Gauges> ReadGauges() override { return target_->ReadGauges(); }
 
  private:

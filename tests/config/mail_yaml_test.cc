@@ -8,30 +8,13 @@
 #include <string>
 
 #include "config/config.h"
+#include "section_yaml_test.h"  // beside this file
 
 namespace export_center::config {
 namespace {
 
-const char kBase[] = R"(
-auth:
-  jwt-hs256-secret: test-secret-0123456789abcdef0123456789
-  download-url-secret: test-download-0123456789abcdef0123456789
-  jwt-issuer: test-issuer
-  jwt-audience: export-center
-)";
-
-StatusOr<AppConfig> Parse(const std::string& mail) {
-  return ParseConfig(std::string(kBase) + mail, "test.yaml");
-}
-
-void ExpectProblem(const std::string& mail, const std::string& line) {
-  StatusOr<AppConfig> result = Parse(mail);
-  ASSERT_FALSE(result.ok()) << "expected: " << line;
-  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(result.status().message().find("\n" + line), std::string::npos)
-      << "expected line: " << line << "\ngot:\n"
-      << result.status().message();
-}
+using section_test::ExpectProblem;
+using section_test::Parse;
 
 class MailYamlTest : public ::testing::Test {
  protected:
@@ -94,6 +77,25 @@ TEST_F(MailYamlTest, EachMistakeNamesItsKey) {
   ExpectProblem("mail:\n  port: 70000\n", "mail.port:");
   // Loopback without TLS is fine: a relay on the same machine.
   EXPECT_TRUE(Parse("mail:\n  host: 127.0.0.1\n  port: 2525\n  tls: none\n").ok());
+}
+
+TEST_F(MailYamlTest, TheSubscriptionsDeliveryBlockHasDefaultsAndRanges) {
+  StatusOr<AppConfig> c = Parse("");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->subscription_delivery.failure_grace_period_ms, 24 * 3600 * 1000LL);
+  EXPECT_EQ(c->subscription_delivery.link_ttl_ms, 72 * 3600 * 1000LL);
+  EXPECT_TRUE(c->subscription_delivery.attachments);
+  c = Parse(
+      "subscriptions:\n  failure-grace-period-minutes: 90\n  link-ttl-minutes: 60\n"
+      "  attach: false\n  delivery-poll-interval-ms: 500\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->subscription_delivery.failure_grace_period_ms, 90 * 60 * 1000LL);
+  EXPECT_EQ(c->subscription_delivery.link_ttl_ms, 60 * 60 * 1000LL);
+  EXPECT_FALSE(c->subscription_delivery.attachments);
+  EXPECT_EQ(c->subscription_delivery.poll_interval_ms, 500);
+  ExpectProblem("subscriptions:\n  link-ttl-minutes: 1\n", "subscriptions.link-ttl-minutes:");
+  ExpectProblem("subscriptions:\n  failure-grace-period-minutes: 0\n",
+                "subscriptions.failure-grace-period-minutes:");
 }
 
 }  // namespace

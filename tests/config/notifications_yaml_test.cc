@@ -7,32 +7,13 @@
 #include <string>
 
 #include "config/config.h"
+#include "section_yaml_test.h"  // beside this file
 
 namespace export_center::config {
 namespace {
 
-const char kBase[] = R"(
-auth:
-  jwt-hs256-secret: test-secret-0123456789abcdef0123456789
-  download-url-secret: test-download-0123456789abcdef0123456789
-  jwt-issuer: test-issuer
-  jwt-audience: export-center
-definitions:
-  ORDERS: {}
-)";
-
-StatusOr<AppConfig> Parse(const std::string& notifications) {
-  return ParseConfig(std::string(kBase) + notifications, "test.yaml");
-}
-
-void ExpectProblem(const std::string& notifications, const std::string& line) {
-  StatusOr<AppConfig> result = Parse(notifications);
-  ASSERT_FALSE(result.ok()) << "expected: " << line;
-  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(result.status().message().find("\n" + line), std::string::npos)
-      << "expected line: " << line << "\ngot:\n"
-      << result.status().message();
-}
+using section_test::ExpectProblem;
+using section_test::Parse;
 
 class NotificationsYamlTest : public ::testing::Test {
  protected:

@@ -409,6 +409,39 @@ class OpenApiDocument(ValidatesResponses):
                   code="409")
         self.call("POST", base + "/notifications/x/redeliver", op, expect=200, code="400")
 
+        # The subscriptions' dead mails (docs/http-api.md#dead-mails).
+        db.execute("INSERT INTO export_subscription (id, tenant_id, app_code, owner, export_type,"
+                   " format, task_name, parameters_json, cron, time_zone, business_days_only,"
+                   " delivery_json, state, consecutive_failures, version, created_at, updated_at)"
+                   " VALUES (9000000000000000010, '1', 'PLATFORM', 'alice', 'CUSTOMER_LIST',"
+                   " 'XLSX', 'weekly', '{}', '0 9 * * 1', 'Asia/Shanghai', 0,"
+                   " '{\"emails\":[\"bob@example.com\"]}', 'PAUSED', 0, 1, 0, 0)")
+        for mail_id, status in ((9000000000000000011, "DEAD"), (9000000000000000012, "DELIVERED")):
+            db.execute("INSERT INTO export_mail (id, message_id, subscription_id, recipients,"
+                       " subject, body_text, status, attempt_count, next_retry_at, last_error,"
+                       f" created_at, updated_at) VALUES (?, ?, 9000000000000000010,"
+                       f" 'bob@example.com', 'weekly', 'text', ?, 8, {db.NOW}, '550 no such user',"
+                       f" {db.NOW}, {db.NOW})", (mail_id, f"<openapi-{mail_id}@x>", status))
+        mails = self.call("GET", base + "/mails?status=DEAD", op, expect=200,
+                          code="200").json()["data"]["items"]
+        self.assertEqual([m["id"] for m in mails], ["9000000000000000011"])
+        self.call("GET", base + "/mails?status=PENDING", op, expect=200, code="400")
+        self.call("GET", base + "/mails", self.alice, expect=200, code="403")
+        self.call("POST", base + "/mails/9000000000000000011/redeliver", op, expect=200,
+                  code="200")
+        self.call("POST", base + "/mails/9000000000000000012/redeliver", op, expect=200,
+                  code="409")
+
+        # The unsubscribe link of a subscription's mail: signed, no authentication.
+        secret = self.c.config_dict()["auth"]["download-url-secret"].encode()
+        mac = hmac.new(secret, b"export-center unsubscribe v1\n9000000000000000010\nbob@example.com",
+                       hashlib.sha256).digest()
+        sig = base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+        path = API + "/subscriptions/9000000000000000010/unsubscribe?r=bob%40example.com&sig="
+        self.call("GET", path + sig[::-1], None, expect=403)
+        self.call("GET", path + sig, None, expect=200)
+        self.call("GET", API + "/subscriptions/x/unsubscribe?r=a&sig=b", None, expect=404)
+
     def test_5d_subscriptions(self):
         """Every subscription route (docs/http-api.md#subscriptions) and the
         console's, with the main refusals; run now is run by the scheduler."""

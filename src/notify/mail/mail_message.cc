@@ -1,5 +1,6 @@
 #include "notify/mail/mail_message.h"
 
+#include <algorithm>
 #include <ctime>
 #include <string>
 
@@ -21,15 +22,6 @@ bool NeedsEncoding(std::string_view text) {
   }
   // A literal "=?" could be read as an encoded word.
   return text.find("=?") != std::string_view::npos;
-}
-
-// Length of the longest prefix of `text` of at most `max` bytes that ends on
-// a character boundary (never 0 unless `text` is empty).
-size_t CharacterCut(std::string_view text, size_t max) {
-  if (text.size() <= max) return text.size();
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return cut == 0 ? max : cut;
 }
 
 // Base64 in lines of 76 characters (RFC 2045), each ended by CRLF.
@@ -89,7 +81,9 @@ std::string EncodeHeaderText(std::string_view text) {
   if (!NeedsEncoding(text)) return std::string(text);
   std::string out;
   while (!text.empty()) {
-    const size_t cut = CharacterCut(text, kWordBytes);
+    // Never 0, so a run of stray continuation bytes still moves on.
+    size_t cut = utf8::TruncateBytes(text, kWordBytes).size();
+    if (cut == 0) cut = std::min(text.size(), kWordBytes);
     if (!out.empty()) out.append(kCrlf).append(" ");
     out.append("=?UTF-8?B?").append(Base64Encode(text.substr(0, cut))).append("?=");
     text.remove_prefix(cut);

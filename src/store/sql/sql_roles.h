@@ -151,6 +151,8 @@ class SqlStoreAdmin : public virtual StoreAdmin, protected SqlRole {
   void SetNotificationRoutes(std::vector<NotificationRoute> routes) override;
   NotificationOutbox& notifications() override { return core_.notifications(); }
   SubscriptionLedger& subscriptions() override { return core_.subscriptions(); }
+  MailOutbox& mails() override { return core_.mails(); }
+  RunDeliveryLedger& run_deliveries() override { return core_.run_deliveries(); }
   StatusOr<Gauges> ReadGauges() override;
 };
 

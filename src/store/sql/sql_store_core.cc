@@ -34,6 +34,8 @@ SqlStoreCore::SqlStoreCore(std::shared_ptr<Database> db)
       outbox_(db_, CommandOutboxTable()),
       notifications_(NewSqlNotificationOutbox(db_)),
       subscriptions_(NewSqlSubscriptionLedger(db_)),
+      mails_(NewSqlMailOutbox(db_)),
+      run_deliveries_(NewSqlRunDeliveryLedger(db_)),
       transitions_(d_, *this) {}
 
 void SqlStoreCore::SetNotificationRoutes(std::vector<NotificationRoute> routes) {

@@ -22,7 +22,9 @@
 #include "store/database.h"
 #include "store/leased_queue.h"
 #include "store/sql/task_transitions.h"
+#include "store/sql_mail_outbox.h"
 #include "store/sql_notification_outbox.h"
+#include "store/sql_run_delivery.h"
 #include "store/sql_task_queries.h"
 #include "store/task_store.h"
 
@@ -190,6 +192,8 @@ class SqlStoreCore final : private TaskTransitions::Effects {
   const LeasedQueue& command_queue() const { return outbox_; }
   NotificationOutbox& notifications() { return *notifications_; }
   SubscriptionLedger& subscriptions() { return *subscriptions_; }
+  MailOutbox& mails() { return *mails_; }
+  RunDeliveryLedger& run_deliveries() { return *run_deliveries_; }
   void SetNotificationRoutes(std::vector<NotificationRoute> routes) EXCLUDES(routes_mu_);
 
  private:
@@ -208,6 +212,8 @@ class SqlStoreCore final : private TaskTransitions::Effects {
   const LeasedQueue outbox_;
   const std::unique_ptr<NotificationOutbox> notifications_;
   const std::unique_ptr<SubscriptionLedger> subscriptions_;
+  const std::unique_ptr<MailOutbox> mails_;
+  const std::unique_ptr<RunDeliveryLedger> run_deliveries_;
   mutable Mutex routes_mu_;
   std::shared_ptr<const std::vector<NotificationRoute>> routes_ GUARDED_BY(routes_mu_);
   Mutex ids_mu_;

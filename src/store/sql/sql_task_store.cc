@@ -73,6 +73,12 @@ StatusOr<TaskStore::Gauges> SqlStoreAdmin::ReadGauges() {
                                 " GROUP BY tenant_id ORDER BY tenant_id"));
     g.tenants.clear();
     for (const Row& r : tenants) g.tenants.push_back({r.Text(0), r.Int(1), r.Int(2)});
+    // The index (state, next_slot_at, id) leads with the state.
+    EC_ASSIGN_OR_RETURN(Rows paused, c.Query("SELECT COALESCE(pause_reason, ''), COUNT(*)"
+                                             " FROM export_subscription WHERE state = 'PAUSED'"
+                                             " GROUP BY pause_reason"));
+    g.subscriptions_paused.clear();
+    for (const Row& r : paused) g.subscriptions_paused.emplace_back(r.Text(0), r.Int(1));
     return Status::Ok();
   }));
   return g;
