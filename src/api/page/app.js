@@ -2130,6 +2130,19 @@
     renderSubRows();
   }
 
+  // Subscriptions switched off on this server (subscriptions.enabled: false,
+  // the routes answer 404): no view, no "subscribe" buttons.
+  async function detectSubscriptions() {
+    try {
+      await call("GET", "/subscriptions?limit=1");
+    } catch (e) {
+      if (e.code !== "404") return;
+      document.body.dataset.subscriptions = "off";
+      $("views").hidden = true;
+      if (sub.view === "subs") showView("exports");
+    }
+  }
+
   function initSubs() {
     $("views").addEventListener("keydown", onViewKey);
     for (const tab of $("views").querySelectorAll('[role="tab"]')) {
@@ -2487,7 +2500,9 @@
     } catch (e) {
       if (!more) opSub.items = [];
       opSub.nextCursor = null;
-      opSay(e.message, "error");
+      // Subscriptions switched off (subscriptions.enabled: false): no section.
+      if (e.code === "404") $("op-subs").hidden = true;
+      else opSay(e.message, "error");
     }
     opSub.loaded = true;
     renderOpSubs();
@@ -2611,7 +2626,7 @@
     renderTabs();
     await loadTasks();
     startLive();
-    await detectOperator();
+    await Promise.all([detectOperator(), detectSubscriptions()]);
   }
 
   function init() {
