@@ -111,7 +111,7 @@
       opReceiver: "接收方", opLastError: "最后错误", opRedeliver: "重新投递", opRedelivered: "已重新投递通知 {id}",
       opNoDead: "没有投递失败的通知", opNoRunning: "没有运行中的任务",
       // subscriptions (docs/download-center.md#subscriptions)
-      viewExports: "我的导出", viewSubs: "订阅", subscribeFromForm: "订阅…", subscribe: "订阅",
+      views: "页面视图", viewExports: "我的导出", viewSubs: "订阅", subscribeFromForm: "订阅…", subscribe: "订阅",
       subFormNew: "新建订阅", subFormEdit: "编辑订阅：{name}", subCreate: "创建订阅", subSave: "保存修改",
       subCancelEdit: "取消编辑", subSchedule: "运行计划", subPreset: "频率",
       preset_hourly: "每小时", preset_daily: "每天", preset_weekly: "每周", preset_monthly: "每月",
@@ -127,7 +127,7 @@
       subEmails: "邮件收件人（多个用逗号分隔）", subAttach: "附上文件（不超过大小上限时）",
       subSkipEmpty: "没有数据时不发送", subsTitle: "我的订阅",
       subColSchedule: "计划", subColNext: "下次运行（本地时间）", subColLast: "上次运行", subColId: "订阅",
-      subOwner: "所有者", subEmpty: "没有订阅", more: "加载更多",
+      subTypeUnknown: "导出类型 {type} 对您不可用", subOwner: "所有者", subEmpty: "没有订阅", more: "加载更多",
       w_hourly: "每小时第 {m} 分", w_daily: "每天 {time}", w_weekly: "每{days} {time}",
       w_monthly: "每月 {d} 日 {time}", w_cron: "cron：{cron}", w_business: "，仅工作日", daysJoin: "、",
       w_zone: "时区 {zone}", w_zoneDefault: "导出类型的时区",
@@ -251,7 +251,7 @@
       opReceiver: "Receiver", opLastError: "Last error", opRedeliver: "Re-deliver", opRedelivered: "Notification {id} queued for delivery again",
       opNoDead: "No dead deliveries", opNoRunning: "Nothing running",
       // subscriptions (docs/download-center.md#subscriptions)
-      viewExports: "My exports", viewSubs: "Subscriptions", subscribeFromForm: "Subscribe…", subscribe: "Subscribe",
+      views: "Views", viewExports: "My exports", viewSubs: "Subscriptions", subscribeFromForm: "Subscribe…", subscribe: "Subscribe",
       subFormNew: "New subscription", subFormEdit: "Edit subscription: {name}", subCreate: "Create subscription",
       subSave: "Save changes", subCancelEdit: "Cancel editing", subSchedule: "Schedule", subPreset: "Repeat",
       preset_hourly: "Hourly", preset_daily: "Daily", preset_weekly: "Weekly", preset_monthly: "Monthly",
@@ -267,7 +267,7 @@
       subEmails: "E-mail recipients (separate with commas)", subAttach: "Attach the file (when under the size cap)",
       subSkipEmpty: "Skip if empty", subsTitle: "My subscriptions",
       subColSchedule: "Schedule", subColNext: "Next runs (local time)", subColLast: "Last run", subColId: "Subscription",
-      subOwner: "Owner", subEmpty: "No subscriptions", more: "Load more",
+      subTypeUnknown: "The export type {type} is not available to you", subOwner: "Owner", subEmpty: "No subscriptions", more: "Load more",
       w_hourly: "every hour at minute {m}", w_daily: "every day at {time}", w_weekly: "every {days} at {time}",
       w_monthly: "monthly on day {d} at {time}", w_cron: "cron {cron}", w_business: ", business days only",
       daysJoin: ", ", w_zone: "time zone {zone}", w_zoneDefault: "the export type's zone",
@@ -1384,6 +1384,7 @@
   // ---- the views: my exports | subscriptions ----
 
   function renderViews() {
+    $("views").setAttribute("aria-label", t("views"));
     for (const tab of $("views").querySelectorAll('[role="tab"]')) {
       const selected = tab.dataset.view === sub.view;
       tab.setAttribute("aria-selected", selected ? "true" : "false");
@@ -1732,7 +1733,7 @@
     sub.editing = editing ? from : null;
     clearSubInvalid();
     if (!state.types.has(from.exportType)) {
-      say(t("fail_NOT_FOUND") + "：" + from.exportType, "error");
+      say(t("subTypeUnknown", { type: from.exportType }), "error");
       return;
     }
     $("sub-type").value = from.exportType;

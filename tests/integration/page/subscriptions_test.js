@@ -265,8 +265,14 @@ async function theEnglishLifecycle(page) {
   await page.click("#lang");
   await page.waitForFunction(() => document.documentElement.lang === "en");
   assert.strictEqual(await page.locator("#view-subs").textContent(), L.view);
-  await page.click("#view-subs");
+  // The views are tabs: the arrow keys move between them.
+  await page.click("#view-exports");
+  await page.focus("#view-exports");
+  await page.keyboard.press("ArrowRight");
   await page.locator("#subs-view").waitFor({ state: "visible" });
+  assert.strictEqual(await page.evaluate(() => document.activeElement.id), "view-subs");
+  assert.strictEqual(await page.locator("#view-subs").getAttribute("aria-selected"), "true");
+  assert(await page.locator("#exports-view").isHidden());
   assert.strictEqual(await page.locator("#sub-form-title").textContent(), "New subscription");
   await page.selectOption("#sub-type", "CUSTOMER_LIST");
   await page.fill("#sub-name", "Hourly customers");
