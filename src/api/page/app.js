@@ -1976,7 +1976,7 @@
         sub.runs.delete(s.id);
         sub.historyFor = s.id;
         await refreshSub(s.id);
-        await showHistory(s.id, 15);
+        await showHistory(s.id, 20);
         if (run.taskId) scheduleReload();
         return;
       }
