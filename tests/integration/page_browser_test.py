@@ -216,10 +216,14 @@ class DownloadCenterPage(unittest.TestCase):
         # Recipients need mail configured and in its allowed domains: a
         # loopback relay on a port nobody listens on (what the runs mail is
         # the mail tests' business, not the page's).
+        # ORDER_LIST (the sample's orders) has the DATE parameters dateFrom and dateTo.
         self.c.stop_center()
-        self.c.write_config(dict(self.c.overrides, mail={
+        over = dict(self.c.overrides, mail={
             "enabled": True, "host": "127.0.0.1", "port": free_port(), "tls": "none",
-            "from": "exports@example.com", "allowed-domains": ["example.com"]}))
+            "from": "exports@example.com", "allowed-domains": ["example.com"]})
+        over["definitions"] = dict(over["definitions"],
+                                   ORDER_LIST=order_definition("ORDER_LIST", "strict"))
+        self.c.write_config(over)
         self.c.start_center()
         config = {
             "base": self.c.base,

@@ -1677,6 +1677,12 @@
       }
     }
     const radio = document.querySelector('input[name="sub-format"]:checked');
+    // A preset is a cron on the server: its error names schedule.cron.
+    const preset = $("sub-preset").value;
+    if (/^schedule\.cron/.test(field) && preset !== "custom") {
+      const main = { hourly: "sub-minute", daily: "sub-time", weekly: "sub-time", monthly: "sub-day" }[preset];
+      return { control: $(main), label: t("field_schedule") };
+    }
     const table = [
       [/^schedule\.cron/, "sub-cron", "subCron"], [/^schedule\.minute/, "sub-minute", "subMinute"],
       [/^schedule\.time/, "sub-time", "subTime"], [/^schedule\.day\b(?!s)/, "sub-day", "subDay"],
@@ -1900,11 +1906,12 @@
     return cell;
   }
 
+  // The reason in words; the server's detail (who paused it, the last
+  // failure) goes under it as the server wrote it.
   function pauseText(s) {
     if (s.state !== "PAUSED") return "";
     const key = "pause_" + (s.pauseReason || "OWNER");
-    const reason = TEXT[lang][key] ? t(key) : s.pauseReason || "";
-    return s.pauseDetail ? reason + "：" + s.pauseDetail : reason;
+    return TEXT[lang][key] ? t(key) : s.pauseReason || "";
   }
 
   function stateCell(s) {
@@ -1912,6 +1919,7 @@
       el("span", { class: "badge st-sub-" + String(s.state).toLowerCase(), text: TEXT[lang]["state_" + s.state] ? t("state_" + s.state) : s.state }));
     const why = pauseText(s);
     if (why) cell.append(el("div", { class: "why", "data-reason": s.pauseReason || "", text: why }));
+    if (why && s.pauseDetail) cell.append(el("div", { class: "note pause-detail", text: s.pauseDetail }));
     if (Number(s.consecutiveFailures) > 0) cell.append(el("div", { class: "note", text: t("failuresInRow", { n: s.consecutiveFailures }) }));
     return cell;
   }
@@ -2077,19 +2085,19 @@
       const head = el("tr", {}, ...["runSlot", "runFired", "runOutcome", "runTask", "runDetail"].map(
         (k) => el("th", { scope: "col", text: t(k) })));
       td.append(el("div", { class: "table-wrap" }, el("table", { class: "runs" }, el("tbody", {}, head,
-        ...runs.map((r) => el("tr", { "data-slot": r.slotAt, "data-outcome": r.outcome, "data-task": r.taskId || null },
-          el("td", {}, el("time", { datetime: r.slotAt, text: formatTime(r.slotAt) })),
-          el("td", {}, r.firedAt ? el("time", { datetime: r.firedAt, text: formatTime(r.firedAt) }) : ""),
-          el("td", {}, outcomeBadge(r.outcome)),
+        ...runs.map((r) => el("tr", { class: "run", "data-slot": r.slotAt, "data-outcome": r.outcome, "data-task": r.taskId || null },
+          el("td", { "data-label": t("runSlot") }, el("time", { datetime: r.slotAt, text: formatTime(r.slotAt) })),
+          el("td", { "data-label": t("runFired") }, r.firedAt ? el("time", { datetime: r.firedAt, text: formatTime(r.firedAt) }) : ""),
+          el("td", { "data-label": t("runOutcome") }, outcomeBadge(r.outcome)),
           runTaskCell(r),
-          el("td", { class: "note", text: r.detail || "" })))))));
+          el("td", { class: "note", "data-label": t("runDetail"), text: r.detail || "" })))))));
     }
     return el("tr", { class: "detail history", id: "history-" + s.id, "data-history-for": s.id }, td);
   }
 
   // The task a run created: its state, live, and a way to it in the list.
   function runTaskCell(r) {
-    const cell = el("td", { class: "run-task" });
+    const cell = el("td", { class: "run-task", "data-label": t("runTask") });
     if (!r.taskId) return cell;
     const task = sub.runTasks.get(String(r.taskId));
     cell.append(el("span", { class: "task-id", text: "#" + r.taskId }));

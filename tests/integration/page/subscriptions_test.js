@@ -28,7 +28,7 @@ const SAYS = {
     view: "Subscriptions", weekly: "every Mon, Wed at 09:00", daily: "every day at 08:30",
     hourly: "every hour at minute 15", zone: (z) => "time zone " + z, paused: "Paused by hand",
     state: { ACTIVE: "Active", PAUSED: "Paused" },
-    cronField: "Cron expression", emailsField: "E-mail recipients", badZone: "Unknown time zone: Mars/Olympus",
+    cronField: "Cron expression", scheduleField: "Schedule", emailsField: "E-mail recipients", badZone: "Unknown time zone: Mars/Olympus",
     editTitle: (n) => "Edit subscription: " + n, confirm: (n) => "Delete the subscription \u201c" + n + "\u201d",
   },
 };
@@ -258,8 +258,11 @@ async function runNowAndSeeItsTask(page, id, name) {
   return taskId;
 }
 
-// English: an hourly one in America/New_York from the subscriptions form,
-// a cron that never fires refused in English, pause, resume, run now.
+// English: an hourly one in Asia/Kolkata (UTC+05:30: minute 15 there is
+// minute 45 in Berlin) from the subscriptions form; a cron that never fires
+// and an hourly schedule in America/New_York (its spring-forward gap brings
+// two runs 45 min apart, under the minimum interval) refused in English;
+// pause, resume, run now.
 async function theEnglishLifecycle(page) {
   const L = SAYS.en;
   await page.click("#lang");
@@ -283,11 +286,13 @@ async function theEnglishLifecycle(page) {
   await page.fill("#sub-minute", "15");
   await page.fill("#sub-zone", "America/New_York");
   assert((await page.locator("#sub-words").textContent()).startsWith(L.hourly));
+  await submitRefused(page, "min apart", "#sub-minute", L.scheduleField);
+  await page.fill("#sub-zone", "Asia/Kolkata");
   const sent = nextSubscriptionBody(page, "POST");
   await page.click("#sub-submit");
   const body = await sent;
   assert.deepStrictEqual(body.schedule, { preset: "hourly", minute: 15 });
-  assert.strictEqual(body.timeZone, "America/New_York");
+  assert.strictEqual(body.timeZone, "Asia/Kolkata");
   assert.strictEqual(body.locale, "en");
   assert.strictEqual(await message(page, "ok"), "Subscription created: Hourly customers");
   const created = (await mine()).find((x) => x.taskName === "Hourly customers");
@@ -295,11 +300,12 @@ async function theEnglishLifecycle(page) {
   const id = created.id;
   await subRow(page, id).waitFor({ timeout: STEP_TIMEOUT });
   assert.strictEqual(await subRow(page, id).locator(".words").textContent(), L.hourly);
-  assert.strictEqual(await subRow(page, id).locator(".zone").textContent(), L.zone("America/New_York"));
+  assert.strictEqual(await subRow(page, id).locator(".zone").textContent(), L.zone("Asia/Kolkata"));
   const s = await nextRunsAreLocal(page, id, "en");
-  for (const iso of s.nextRuns) assert.strictEqual(new Date(iso).getUTCMinutes(), 15, "hourly at :15: " + iso);
-  log("created", id, "hourly at :15 America/New_York; next runs in local time:",
-    await subRow(page, id).locator("td.next time").first().textContent());
+  for (const iso of s.nextRuns) assert.strictEqual(new Date(iso).getUTCMinutes(), 45, "hourly at :15 in Kolkata: " + iso);
+  const firstShown = await subRow(page, id).locator("td.next time").first().textContent();
+  assert(/:45:00\s[AP]M$/.test(firstShown), "the next run is not shown in Berlin time: " + firstShown);
+  log("created", id, "hourly at :15 Asia/Kolkata; next runs in local time:", firstShown);
   await pauseAndResume(page, id, L);
   await runNowAndSeeItsTask(page, id, "Hourly customers");
   await page.click("#view-subs");
