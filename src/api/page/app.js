@@ -1376,6 +1376,7 @@
     editing: null,     // the subscription the form edits (null: the form creates one)
     historyFor: null,  // the subscription whose run history is open
     runs: new Map(),   // subscription id → its runs, newest first
+    runsAt: new Map(), // subscription id → its lastRunAt when its runs were read
     runTasks: new Map(),  // task id → the task a run created
     deleting: null,    // the subscription awaiting the delete confirmation
     loaded: false,
@@ -1394,11 +1395,24 @@
     $("subs-view").hidden = sub.view !== "subs";
   }
 
+  // Slots come due on the server without an event to the page: while the
+  // view is shown its list (next runs, last run) is read again now and then.
+  const SUBS_REFRESH_MS = 30000;
+  let subsRefresh = null;
+
   function showView(name, focus) {
     sub.view = name;
     renderViews();
     if (focus) $("view-" + (name === "subs" ? "subs" : "exports")).focus();
-    if (name === "subs") loadSubs();
+    clearInterval(subsRefresh);
+    subsRefresh = null;
+    if (name !== "subs") return;
+    loadSubs();
+    subsRefresh = setInterval(() => {
+      if (document.hidden || $("subs-view").hidden || !token()) return;
+      loadSubs(false, Math.min(100, Math.max(SUB_PAGE, sub.items.length)));
+      if (sub.historyFor) showHistory(sub.historyFor, 0);
+    }, SUBS_REFRESH_MS);
   }
 
   function onViewKey(ev) {
@@ -1831,9 +1845,9 @@
   // ---- the list ----
 
   let subSeq = 0;
-  async function loadSubs(more) {
+  async function loadSubs(more, limit) {
     const seq = ++subSeq;
-    const q = new URLSearchParams({ limit: String(SUB_PAGE) });
+    const q = new URLSearchParams({ limit: String(limit || SUB_PAGE) });
     if (more && sub.nextCursor) q.set("cursor", sub.nextCursor);
     try {
       const data = await call("GET", "/subscriptions?" + q);
@@ -1849,12 +1863,14 @@
   }
 
   // The outcome of each one's last run: the API's lastRun when it gives one,
-  // else the newest of its runs.
+  // else the newest of its runs, read again only when its last run moved.
   async function readLastRuns(items) {
-    const wanted = items.filter((s) => s.lastRunAt && !s.lastRun && !sub.runs.has(s.id));
+    const wanted = items.filter((s) => s.lastRunAt && !s.lastRun &&
+      (!sub.runs.has(s.id) || sub.runsAt.get(s.id) !== s.lastRunAt));
     await Promise.all(wanted.map(async (s) => {
       try {
         sub.runs.set(s.id, newestFirst((await call("GET", "/subscriptions/" + s.id + "/runs?limit=" + HISTORY_TASKS)).items));
+        sub.runsAt.set(s.id, s.lastRunAt);
       } catch (e) { /* the row shows the time only */ }
     }));
     if (wanted.length) renderSubRows();
