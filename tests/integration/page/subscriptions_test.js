@@ -371,8 +371,45 @@ async function theConsolePausesAndResumes(context, id) {
   log("the console paused and resumed", id);
 }
 
+// subscriptions.enabled: false (cfg.subscriptionsOff): the routes answer 404
+// and the page offers neither the view nor a "subscribe" button; the console
+// has no subscriptions section.
+async function offeredNothingWhenOff(context) {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => log("page error:", e.message));
+  const probed = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith("/subscriptions"), { timeout: STEP_TIMEOUT });
+  await page.goto(cfg.base + "/#token=" + cfg.aliceToken);
+  assert.strictEqual((await (await probed).json()).code, "404");
+  await page.waitForFunction(() => document.body.dataset.subscriptions === "off", null, { timeout: STEP_TIMEOUT });
+  assert(await page.locator("#views").isHidden(), "the views are offered");
+  assert(await page.locator("#create-subscribe").isHidden(), "subscribe is offered on the form");
+  await page.locator("#rows tr[data-id]").first().waitFor({ timeout: STEP_TIMEOUT });
+  assert(await page.locator('#rows [data-action="subscribe"]').first().isHidden(), "subscribe is offered on a task");
+  await page.close();
+  const op = await context.newPage();
+  await op.goto(cfg.base + "/#token=" + cfg.op1Token);
+  await op.locator("#view-toggle").waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+  await op.click("#view-toggle");
+  await op.locator("#op-subs").waitFor({ state: "hidden", timeout: STEP_TIMEOUT });
+  assert.strictEqual(await op.locator("#op-msg").textContent(), "", "the console reports an error");
+  await op.close();
+  log("subscriptions off: no view, no subscribe buttons, no console section");
+}
+
 (async () => {
   const context = await launch({ timezoneId: LOCAL_ZONE });
+  if (cfg.subscriptionsOff) {
+    try {
+      await offeredNothingWhenOff(context);
+      console.log("all checks passed");
+    } catch (e) {
+      console.error(e);
+      process.exitCode = 1;
+    } finally {
+      await context.close();
+    }
+    return;
+  }
   let page = null;
   try {
     page = await context.newPage();
