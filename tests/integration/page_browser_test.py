@@ -18,6 +18,12 @@ A second test runs tests/integration/page/operator_console_test.js: the
 operators' console (search across users, a task's dispatch detail, a counted
 and confirmed bulk retry, the figures, a dead delivery re-delivered) and a
 second tenant's operator seeing nothing of the first.
+A third runs tests/integration/page/subscriptions_test.js: the
+"Subscriptions / 订阅" view in zh-CN and English (create from the form with
+relative dates, bad input refused naming the field, next runs in the browser's
+time, pause, resume, run now and the run's task, edit, subscribe on a task,
+delete with confirmation) and the console pausing and resuming one; with
+subscriptions switched off, none of it is offered.
 Screenshots: BUILD_DIR/test-artifacts/page/.
 
 Run: /usr/bin/python3 page_browser_test.py BUILD_DIR
@@ -30,7 +36,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import REPO, Cluster  # noqa: E402
+from harness import REPO, Cluster, free_port  # noqa: E402
 from order_list_test import order_definition, order_overrides  # noqa: E402
 
 BUILD_DIR = None
@@ -203,6 +209,51 @@ class DownloadCenterPage(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr + "\n--- center log tail ---\n" +
                          self.c.log()[-3000:])
         self.assertIn("all checks passed", r.stdout)
+
+
+    # ---- subscriptions (docs/download-center.md#subscriptions) ----
+
+    def test_subscriptions_in_chromium(self):
+        # Recipients need mail configured and in its allowed domains: a
+        # loopback relay on a port nobody listens on (what the runs mail is
+        # the mail tests' business, not the page's).
+        # ORDER_LIST (the sample's orders) has the DATE parameters dateFrom and dateTo.
+        self.c.stop_center()
+        over = dict(self.c.overrides, mail={
+            "enabled": True, "host": "127.0.0.1", "port": free_port(), "tls": "none",
+            "from": "exports@example.com", "allowed-domains": ["example.com"]})
+        over["definitions"] = dict(over["definitions"],
+                                   ORDER_LIST=order_definition("ORDER_LIST", "strict"))
+        self.c.write_config(over)
+        self.c.start_center()
+        self.run_subscriptions_script()
+
+    def run_subscriptions_script(self, **extra):
+        config = {
+            "base": self.c.base,
+            "aliceToken": self.alice,
+            "op1Token": self.c.token("op1", "1", perms=("platform:export:operate",)),
+            "artifacts": os.path.join(BUILD_DIR, "test-artifacts", "page"),
+            "tmp": self.c.dir,
+            **extra,
+        }
+        env = {**os.environ, "EC_PAGE_TEST": json.dumps(config), "NODE_PATH": node_path()}
+        script = os.path.join(os.path.dirname(__file__), "page", "subscriptions_test.js")
+        r = subprocess.run(["node", script], env=env, capture_output=True, text=True, timeout=240)
+        print(r.stdout, file=sys.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr + "\n--- center log tail ---\n" +
+                         self.c.log()[-3000:])
+        self.assertIn("all checks passed", r.stdout)
+
+    def test_subscriptions_off_in_chromium(self):
+        # subscriptions.enabled false: the page offers none of it. One task
+        # of alice's so the list has a row that could offer "subscribe".
+        self.c.stop_center()
+        self.c.write_config(dict(self.c.overrides, subscriptions={"enabled": False}))
+        self.c.start_center()
+        created = self.c.create(self.alice, parameters={"keyword": "柏悦"}, name="关闭订阅时的任务")
+        self.c.wait_task(self.alice, created["data"]["id"], states=("SUCCEEDED",))
+        self.run_subscriptions_script(subscriptionsOff=True)
 
 
 if __name__ == "__main__":

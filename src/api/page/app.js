@@ -110,6 +110,51 @@
       opDeadCount: "投递失败的通知", opRunning: "各实例运行中", opInstance: "实例", opDead: "投递失败的通知",
       opReceiver: "接收方", opLastError: "最后错误", opRedeliver: "重新投递", opRedelivered: "已重新投递通知 {id}",
       opNoDead: "没有投递失败的通知", opNoRunning: "没有运行中的任务",
+      // subscriptions (docs/download-center.md#subscriptions)
+      views: "页面视图", viewExports: "我的导出", viewSubs: "订阅", subscribeFromForm: "订阅…", subscribe: "订阅",
+      subFormNew: "新建订阅", subFormEdit: "编辑订阅：{name}", subCreate: "创建订阅", subSave: "保存修改",
+      subCancelEdit: "取消编辑", subSchedule: "运行计划", subPreset: "频率",
+      preset_hourly: "每小时", preset_daily: "每天", preset_weekly: "每周", preset_monthly: "每月",
+      preset_custom: "自定义（cron）",
+      subMinute: "每小时的第几分钟", subDay: "每月几号（1–28）", subTime: "时间（计划时区）",
+      subCron: "Cron 表达式（5 个字段）",
+      subCronHelp: "分 时 日 月 星期，例如“0 9 * * 1”为每周一 9:00，按计划的时区执行。",
+      subDays: "星期", day_MON: "周一", day_TUE: "周二", day_WED: "周三", day_THU: "周四", day_FRI: "周五",
+      day_SAT: "周六", day_SUN: "周日",
+      subZone: "时区", subZoneDefault: "默认：导出类型的时区", subZoneDefaultIs: "默认：{zone}",
+      subBusiness: "仅工作日（周一至周五）", subDelivery: "投递",
+      subDeliveryHelp: "每次运行生成的文件都会出现在下载中心；也可以发邮件给收件人。",
+      subEmails: "邮件收件人（多个用逗号分隔）", subAttach: "附上文件（不超过大小上限时）",
+      subSkipEmpty: "没有数据时不发送", subsTitle: "我的订阅",
+      subColSchedule: "计划", subColNext: "下次运行（本地时间）", subColLast: "上次运行", subColId: "订阅",
+      subTypeUnknown: "导出类型 {type} 对您不可用", subOwner: "所有者", subEmpty: "没有订阅", more: "加载更多",
+      w_hourly: "每小时第 {m} 分", w_daily: "每天 {time}", w_weekly: "每{days} {time}",
+      w_monthly: "每月 {d} 日 {time}", w_cron: "cron：{cron}", w_business: "，仅工作日", daysJoin: "、",
+      w_zone: "时区 {zone}", w_zoneDefault: "导出类型的时区",
+      state_ACTIVE: "生效中", state_PAUSED: "已暂停",
+      pause_OWNER: "已手动暂停", pause_OPERATOR: "运维人员已暂停", pause_PERMISSION_LOST: "已失去该导出的权限",
+      pause_TYPE_GONE: "导出类型已停用或删除", pause_FAILURES: "连续多次运行失败，已自动暂停",
+      failuresInRow: "已连续失败 {n} 次",
+      run_CLAIMED: "运行中", run_CREATED: "已创建任务", run_DEFERRED: "已推迟", run_SKIPPED: "已跳过",
+      run_FAILED: "失败", neverRun: "尚未运行", noNextRun: "暂停中，不会运行",
+      pause: "暂停", resume: "恢复", runNow: "立即运行", edit: "编辑", subDelete: "删除",
+      history: "运行记录", hideHistory: "收起运行记录",
+      subCreated: "已创建订阅：{name}", subSaved: "已保存订阅：{name}", subPaused: "已暂停订阅：{name}",
+      subResumed: "已恢复订阅：{name}", subRan: "已立即运行：{name}", subRanTask: "已立即运行：{name}，任务 {id}",
+      subDeleted: "已删除订阅：{name}", subFilled: "已按“{name}”填好表单，请选择运行计划后创建订阅。",
+      subConfirmDelete: "删除订阅“{name}”？它将不再运行；已生成的文件会保留。",
+      subStale: "该订阅已在别处被修改，已重新读取最新内容，请重新修改后保存。",
+      runSlot: "计划时间", runFired: "运行时间", runOutcome: "结果", runTask: "任务", runDetail: "说明",
+      historyEmpty: "还没有运行记录", historyLoading: "正在读取运行记录…", showTask: "查看任务",
+      rel_fixed: "固定日期", rel_today: "今天", "rel_yesterday": "昨天", "rel_last-7-days": "最近 7 天",
+      "rel_last-30-days": "最近 30 天", "rel_last-week": "上周", "rel_last-month": "上个月",
+      "rel_this-month-to-date": "本月至今", bound_start: "第一天", bound_end: "最后一天",
+      relRange: "日期范围", relBound: "取范围的", relHelp: "每次运行时按计划的时区计算",
+      fieldProblem: "“{field}”有误：{message}", field_schedule: "运行计划",
+      badMinute: "分钟须为 0–59 的整数", badTime: "请填写时间（时:分）", badDay: "日期须为 1–28 的整数（每个月都有这一天）",
+      noDays: "请至少选择一天", badCron: "Cron 表达式须为 5 个字段：分 时 日 月 星期",
+      badZone: "未知的时区：{zone}", badEmail: "不是有效的邮件地址：{email}",
+      opSubsTitle: "订阅", opAnyState: "全部状态", opSubPaused: "已暂停订阅 {id}", opSubResumed: "已恢复订阅 {id}",
     },
     en: {
       skip: "Skip to the task list", title: "Download center", signOut: "Sign out",
@@ -205,6 +250,57 @@
       opDeadCount: "Dead webhook deliveries", opRunning: "Running per instance", opInstance: "Instance", opDead: "Dead webhook deliveries",
       opReceiver: "Receiver", opLastError: "Last error", opRedeliver: "Re-deliver", opRedelivered: "Notification {id} queued for delivery again",
       opNoDead: "No dead deliveries", opNoRunning: "Nothing running",
+      // subscriptions (docs/download-center.md#subscriptions)
+      views: "Views", viewExports: "My exports", viewSubs: "Subscriptions", subscribeFromForm: "Subscribe…", subscribe: "Subscribe",
+      subFormNew: "New subscription", subFormEdit: "Edit subscription: {name}", subCreate: "Create subscription",
+      subSave: "Save changes", subCancelEdit: "Cancel editing", subSchedule: "Schedule", subPreset: "Repeat",
+      preset_hourly: "Hourly", preset_daily: "Daily", preset_weekly: "Weekly", preset_monthly: "Monthly",
+      preset_custom: "Custom (cron)",
+      subMinute: "Minute past the hour", subDay: "Day of the month (1–28)", subTime: "Time (in the schedule's zone)",
+      subCron: "Cron expression (5 fields)",
+      subCronHelp: "minute hour day-of-month month day-of-week, e.g. \u201c0 9 * * 1\u201d is Mondays at 9:00, in the schedule's time zone.",
+      subDays: "Days", day_MON: "Mon", day_TUE: "Tue", day_WED: "Wed", day_THU: "Thu", day_FRI: "Fri",
+      day_SAT: "Sat", day_SUN: "Sun",
+      subZone: "Time zone", subZoneDefault: "Default: the export type's zone", subZoneDefaultIs: "Default: {zone}",
+      subBusiness: "Business days only (Monday to Friday)", subDelivery: "Delivery",
+      subDeliveryHelp: "Every run's file is in the download center; it can also be e-mailed.",
+      subEmails: "E-mail recipients (separate with commas)", subAttach: "Attach the file (when under the size cap)",
+      subSkipEmpty: "Skip if empty", subsTitle: "My subscriptions",
+      subColSchedule: "Schedule", subColNext: "Next runs (local time)", subColLast: "Last run", subColId: "Subscription",
+      subTypeUnknown: "The export type {type} is not available to you", subOwner: "Owner", subEmpty: "No subscriptions", more: "Load more",
+      w_hourly: "every hour at minute {m}", w_daily: "every day at {time}", w_weekly: "every {days} at {time}",
+      w_monthly: "monthly on day {d} at {time}", w_cron: "cron {cron}", w_business: ", business days only",
+      daysJoin: ", ", w_zone: "time zone {zone}", w_zoneDefault: "the export type's zone",
+      state_ACTIVE: "Active", state_PAUSED: "Paused",
+      pause_OWNER: "Paused by hand", pause_OPERATOR: "Paused by an operator",
+      pause_PERMISSION_LOST: "The permission for this export was lost",
+      pause_TYPE_GONE: "The export type was disabled or removed",
+      pause_FAILURES: "Paused after several runs in a row failed",
+      failuresInRow: "{n} failures in a row",
+      run_CLAIMED: "Running", run_CREATED: "Task created", run_DEFERRED: "Deferred", run_SKIPPED: "Skipped",
+      run_FAILED: "Failed", neverRun: "Not run yet", noNextRun: "Paused: no runs",
+      pause: "Pause", resume: "Resume", runNow: "Run now", edit: "Edit", subDelete: "Delete",
+      history: "Run history", hideHistory: "Hide run history",
+      subCreated: "Subscription created: {name}", subSaved: "Subscription saved: {name}",
+      subPaused: "Subscription paused: {name}", subResumed: "Subscription resumed: {name}",
+      subRan: "Run started: {name}", subRanTask: "Run started: {name}, task {id}",
+      subDeleted: "Subscription deleted: {name}",
+      subFilled: "The form is filled from \u201c{name}\u201d; choose a schedule and create the subscription.",
+      subConfirmDelete: "Delete the subscription \u201c{name}\u201d? It will not run again; the files it made are kept.",
+      subStale: "The subscription was changed elsewhere; it was read again. Make your change again and save.",
+      runSlot: "Slot", runFired: "Ran at", runOutcome: "Outcome", runTask: "Task", runDetail: "Detail",
+      historyEmpty: "No runs yet", historyLoading: "Reading the run history…", showTask: "Show task",
+      rel_fixed: "Fixed date", rel_today: "Today", "rel_yesterday": "Yesterday", "rel_last-7-days": "Last 7 days",
+      "rel_last-30-days": "Last 30 days", "rel_last-week": "Last week", "rel_last-month": "Last month",
+      "rel_this-month-to-date": "This month to date", bound_start: "first day", bound_end: "last day",
+      relRange: "Date range", relBound: "Take its", relHelp: "worked out at each run in the schedule's time zone",
+      fieldProblem: "{field}: {message}", field_schedule: "Schedule",
+      badMinute: "The minute must be a whole number from 0 to 59", badTime: "Enter a time (hours:minutes)",
+      badDay: "The day must be a whole number from 1 to 28 (every month has it)",
+      noDays: "Choose at least one day", badCron: "A cron expression has 5 fields: minute hour day-of-month month day-of-week",
+      badZone: "Unknown time zone: {zone}", badEmail: "Not a valid e-mail address: {email}",
+      opSubsTitle: "Subscriptions", opAnyState: "Any state", opSubPaused: "Subscription {id} paused",
+      opSubResumed: "Subscription {id} resumed",
     },
   };
 
@@ -332,10 +428,12 @@
     } catch (e) {
       throw new ApiError("network", t("networkError"));
     }
+    if (res.status === 204) return null;  // DELETE /subscriptions/{id}: no body
     let envelope = null;
     try { envelope = await res.json(); } catch (e) { envelope = null; }
     if (!envelope) throw new ApiError(String(res.status), t("networkError"));
-    if (envelope.code !== "200") {
+    // Success is "200" by the house convention; a 201 or 202 envelope is one too.
+    if (!/^2\d\d$/.test(String(envelope.code))) {
       if (envelope.code === "401") signOut(t("sessionExpired"));
       throw new ApiError(envelope.code, envelope.message, envelope.data);
     }
@@ -568,6 +666,11 @@
     if ((task.status === "PENDING" || task.status === "RUNNING") && !task.cancelRequested) {
       cell.append(button("cancel", "cancel"));
     }
+    // The same export on a schedule: the subscription form, filled from it.
+    cell.append(el("button", {
+      type: "button", class: "link", "data-action": "subscribe", "aria-label": t("subscribe") + " " + task.taskName,
+      text: t("subscribe"), onclick: () => openSubForm(task, false),
+    }));
     const open = state.detailFor === task.id;
     cell.append(el("button", {
       type: "button", class: "link", "data-action": "details", "aria-expanded": open ? "true" : "false",
@@ -741,6 +844,7 @@
   // A task changed (event, action, create): update its row in place, or
   // reload the page of the list when it enters or leaves it.
   function applyTask(task) {
+    subTaskChanged(task);
     const shown = $("created").querySelector('tr[data-id="' + task.id + '"]');
     if (shown) {
       const before = state.created;
@@ -1053,31 +1157,48 @@
       if (password.value !== "") body.filePassword = password.value;
     }
     def.parameters.forEach((p, i) => {
-      const control = $("param-" + i);
-      const label = p.title || p.name;
-      let value;
-      if (control.multiple) {
-        value = Array.from(control.selectedOptions, (o) => o.value);
-        if (value.length === 0) return;
-      } else {
-        const text = control.value.trim();
-        if (text === "") return;
-        if (p.type === "INTEGER") {
-          if (!/^-?\d+$/.test(text)) throw fieldError(control, t("badInteger", { name: label }));
-          value = Number.isSafeInteger(Number(text)) ? Number(text) : text;
-        } else if (p.type === "BOOLEAN") {
-          value = text === "true";
-        } else if (p.type === "STRING_LIST") {
-          value = text.split(/[,，]/).map((s) => s.trim()).filter((s) => s);
-        } else if (["STRING", "DATE"].includes(p.type) || (p.allowed && p.allowed.length)) {
-          value = text;
-        } else {
-          try { value = JSON.parse(text); } catch (e) { throw fieldError(control, t("badJson", { name: label })); }
-        }
-      }
-      body.parameters[p.name] = value;
+      const value = paramValue(p, $("param-" + i));
+      if (value !== undefined) body.parameters[p.name] = value;
     });
     return body;
+  }
+
+  // One parameter's value from its control (paramControl), undefined when
+  // empty, or throws a message naming it. The create and subscription forms
+  // share it.
+  function paramValue(p, control) {
+    const label = p.title || p.name;
+    if (control.multiple) {
+      const chosen = Array.from(control.selectedOptions, (o) => o.value);
+      return chosen.length === 0 ? undefined : chosen;
+    }
+    const text = control.value.trim();
+    if (text === "") return undefined;
+    if (p.type === "INTEGER") {
+      if (!/^-?\d+$/.test(text)) throw fieldError(control, t("badInteger", { name: label }));
+      return Number.isSafeInteger(Number(text)) ? Number(text) : text;
+    }
+    if (p.type === "BOOLEAN") return text === "true";
+    if (p.type === "STRING_LIST") return text.split(/[,，]/).map((s) => s.trim()).filter((s) => s);
+    if (["STRING", "DATE"].includes(p.type) || (p.allowed && p.allowed.length)) return text;
+    try { return JSON.parse(text); } catch (e) { throw fieldError(control, t("badJson", { name: label })); }
+  }
+
+  // The reverse: puts a value (a task's or a subscription's) into its control.
+  function setParamControl(p, control, value) {
+    if (value === undefined || value === null) return;
+    if (control.multiple) {
+      const wanted = (Array.isArray(value) ? value : [value]).map(String);
+      for (const o of control.options) o.selected = wanted.includes(o.value);
+    } else if (p.type === "BOOLEAN") {
+      control.value = value === true || value === "true" ? "true" : "false";
+    } else if (p.type === "STRING_LIST" && Array.isArray(value)) {
+      control.value = value.join(", ");
+    } else if (typeof value === "object") {
+      control.value = JSON.stringify(value);
+    } else {
+      control.value = String(value);
+    }
   }
 
   function fieldError(control, message) {
@@ -1237,6 +1358,838 @@
     return out;
   }
 
+  // ---- subscriptions -------------------------------------------------------
+  // (docs/download-center.md#subscriptions) The "Subscriptions" view: the
+  // caller's subscriptions (GET /subscriptions), one form to create or edit
+  // one — filled from the create form, from a task of the list, or from the
+  // subscription being edited — and each one's run history.
+
+  const PRESETS = ["hourly", "daily", "weekly", "monthly", "custom"];
+  const DAYS = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"];
+  const RELATIVE = ["today", "yesterday", "last-7-days", "last-30-days", "last-week", "last-month",
+    "this-month-to-date"];
+  const SUB_PAGE = 20;
+  const HISTORY_TASKS = 10;  // the run tasks the history reads, newest first
+  const sub = {
+    view: "exports",
+    items: [], nextCursor: null,
+    editing: null,     // the subscription the form edits (null: the form creates one)
+    historyFor: null,  // the subscription whose run history is open
+    runs: new Map(),   // subscription id → its runs, newest first
+    runsAt: new Map(), // subscription id → its lastRunAt when its runs were read
+    runTasks: new Map(),  // task id → the task a run created
+    deleting: null,    // the subscription awaiting the delete confirmation
+    loaded: false,
+  };
+
+  // ---- the views: my exports | subscriptions ----
+
+  function renderViews() {
+    $("views").setAttribute("aria-label", t("views"));
+    for (const tab of $("views").querySelectorAll('[role="tab"]')) {
+      const selected = tab.dataset.view === sub.view;
+      tab.setAttribute("aria-selected", selected ? "true" : "false");
+      tab.tabIndex = selected ? 0 : -1;
+    }
+    $("exports-view").hidden = sub.view !== "exports";
+    $("subs-view").hidden = sub.view !== "subs";
+  }
+
+  // Slots come due on the server without an event to the page: while the
+  // view is shown its list (next runs, last run) is read again now and then.
+  const SUBS_REFRESH_MS = 30000;
+  let subsRefresh = null;
+
+  function showView(name, focus) {
+    sub.view = name;
+    renderViews();
+    if (focus) $("view-" + (name === "subs" ? "subs" : "exports")).focus();
+    clearInterval(subsRefresh);
+    subsRefresh = null;
+    if (name !== "subs") return;
+    loadSubs();
+    subsRefresh = setInterval(() => {
+      if (document.hidden || $("subs-view").hidden || !token()) return;
+      loadSubs(false, Math.min(100, Math.max(SUB_PAGE, sub.items.length)));
+      if (sub.historyFor) showHistory(sub.historyFor, 0);
+    }, SUBS_REFRESH_MS);
+  }
+
+  function onViewKey(ev) {
+    const names = ["exports", "subs"];
+    let i = names.indexOf(sub.view);
+    if (ev.key === "ArrowRight") i = (i + 1) % names.length;
+    else if (ev.key === "ArrowLeft") i = (i - 1 + names.length) % names.length;
+    else if (ev.key === "Home") i = 0;
+    else if (ev.key === "End") i = names.length - 1;
+    else return;
+    ev.preventDefault();
+    showView(names[i], true);
+  }
+
+  // ---- a schedule in words ----
+
+  const pad2 = (n) => String(n).padStart(2, "0");
+
+  // What the API keeps ({"preset":…} as sent, with its "cron") or a bare cron
+  // in words; a cron no preset describes is shown as it is.
+  function scheduleWords(schedule, businessDaysOnly) {
+    const s = schedule || {};
+    const preset = s.preset ? s : presetOfCron(s.cron);
+    let words;
+    if (preset && preset.preset === "hourly") words = t("w_hourly", { m: preset.minute });
+    else if (preset && preset.preset === "daily") words = t("w_daily", { time: preset.time });
+    else if (preset && preset.preset === "weekly") {
+      words = t("w_weekly", { days: (preset.days || []).map((d) => t("day_" + d)).join(t("daysJoin")), time: preset.time });
+    } else if (preset && preset.preset === "monthly") words = t("w_monthly", { d: preset.day, time: preset.time });
+    else words = t("w_cron", { cron: s.cron || "" });
+    return words + (businessDaysOnly ? t("w_business") : "");
+  }
+
+  // The preset a cron expression spells (docs/subscriptions.md#schedules), or null.
+  function presetOfCron(cron) {
+    const f = String(cron || "").trim().split(/\s+/);
+    if (f.length !== 5 || !/^\d+$/.test(f[0]) || f[3] !== "*") return null;
+    const minute = Number(f[0]);
+    if (f[1] === "*" && f[2] === "*" && f[4] === "*") return { preset: "hourly", minute };
+    if (!/^\d+$/.test(f[1])) return null;
+    const time = pad2(f[1]) + ":" + pad2(minute);
+    if (f[2] === "*" && f[4] === "*") return { preset: "daily", time };
+    if (/^\d+$/.test(f[2]) && f[4] === "*") return { preset: "monthly", day: Number(f[2]), time };
+    if (f[2] !== "*") return null;
+    const names = { 0: "SUN", 7: "SUN", 1: "MON", 2: "TUE", 3: "WED", 4: "THU", 5: "FRI", 6: "SAT" };
+    const days = [];
+    for (const d of f[4].split(",")) {
+      const name = /^\d$/.test(d) ? names[d] : DAYS.includes(d.toUpperCase()) ? d.toUpperCase() : null;
+      if (!name) return null;
+      if (!days.includes(name)) days.push(name);
+    }
+    days.sort((a, b) => DAYS.indexOf(a) - DAYS.indexOf(b));
+    return { preset: "weekly", days, time };
+  }
+
+  // ---- the form ----
+
+  function renderSubTypeChoice() {
+    const select = $("sub-type");
+    const chosen = select.value;
+    select.replaceChildren();
+    for (const def of state.types.values()) {
+      select.append(el("option", { value: def.exportType, text: def.title || def.exportType, selected: def.exportType === chosen }));
+    }
+    renderSubParams();
+  }
+
+  // One control per parameter as on the create form; a DATE one may also be
+  // relative, worked out at each run (docs/subscriptions.md#relative-parameters):
+  // a range and which end of it.
+  function renderSubParams() {
+    const def = state.types.get($("sub-type").value);
+    const box = $("sub-params");
+    box.replaceChildren();
+    $("sub-name").placeholder = def ? def.title || def.exportType : "";
+    const zone = def && (def.timeZone || def.timezone);
+    $("sub-zone").placeholder = zone ? t("subZoneDefaultIs", { zone }) : t("subZoneDefault");
+    if (!def) return;
+    def.parameters.forEach((p, i) => {
+      const id = "sub-param-" + i;
+      const title = (p.title || p.name) + (p.required ? " *" : "");
+      if (p.type !== "DATE" || (p.allowed && p.allowed.length)) {
+        box.append(el("label", { for: id, class: "param" }, el("span", { text: title }),
+          el("small", { class: "ptype", text: p.type + (p.allowed && p.allowed.length ? " · " + p.allowed.join(" / ") : "") }),
+          paramControl(p, id)));
+        return;
+      }
+      const range = el("select", { id: id + "-rel", "data-param": p.name, "aria-label": (p.title || p.name) + " " + t("relRange"),
+        onchange: () => renderRelative(i) });
+      range.append(el("option", { value: "", text: t("rel_fixed") }));
+      for (const r of RELATIVE) range.append(el("option", { value: r, text: t("rel_" + r) }));
+      const bound = el("select", { id: id + "-bound", "aria-label": (p.title || p.name) + " " + t("relBound") });
+      bound.append(el("option", { value: "start", text: t("bound_start") }), el("option", { value: "end", text: t("bound_end") }));
+      // dateTo, endDate, until: the end of the range by default.
+      if (/(to|end|until)$/i.test(p.name)) bound.value = "end";
+      const date = el("input", { id, name: p.name, type: "date", "aria-label": p.title || p.name });
+      box.append(el("fieldset", { class: "param date", "data-param": p.name },
+        el("legend", { text: title }),
+        el("small", { class: "ptype", text: p.type + " · " + t("relHelp") }),
+        el("div", { class: "relative" }, range, date, bound)));
+      renderRelative(i);
+    });
+  }
+
+  function renderRelative(i) {
+    const range = $("sub-param-" + i + "-rel").value;
+    $("sub-param-" + i).hidden = range !== "";
+    // today and yesterday are one day: which end does not matter.
+    $("sub-param-" + i + "-bound").hidden = range === "" || range === "today" || range === "yesterday";
+  }
+
+  function subParamValues() {
+    return Array.from($("sub-params").querySelectorAll("input, select, textarea"), (c) =>
+      c.multiple ? Array.from(c.selectedOptions, (o) => o.value) : c.value);
+  }
+
+  function restoreSubParamValues(values) {
+    $("sub-params").querySelectorAll("input, select, textarea").forEach((c, i) => {
+      if (i >= values.length) return;
+      if (c.multiple) for (const o of c.options) o.selected = values[i].includes(o.value);
+      else c.value = values[i];
+    });
+    const def = state.types.get($("sub-type").value);
+    if (def) def.parameters.forEach((p, i) => { if ($("sub-param-" + i + "-rel")) renderRelative(i); });
+  }
+
+  function fillSubParams(def, parameters) {
+    def.parameters.forEach((p, i) => {
+      const value = (parameters || {})[p.name];
+      const range = $("sub-param-" + i + "-rel");
+      if (range && value && typeof value === "object" && value.relative) {
+        range.value = value.relative;
+        $("sub-param-" + i + "-bound").value = value.bound === "end" ? "end" : "start";
+      } else {
+        setParamControl(p, $("sub-param-" + i), value);
+      }
+      if (range) renderRelative(i);
+    });
+  }
+
+  function renderSchedule() {
+    const preset = $("sub-preset");
+    const chosen = preset.value || "daily";
+    preset.replaceChildren(...PRESETS.map((p) => el("option", { value: p, text: t("preset_" + p) })));
+    preset.value = chosen;
+    const days = $("sub-days");
+    const ticked = new Set(Array.from(days.querySelectorAll("input:checked"), (c) => c.value));
+    days.replaceChildren(el("legend", { text: t("subDays") }), ...DAYS.map((d) => el("label", {},
+      el("input", { type: "checkbox", name: "day", value: d, checked: ticked.has(d) }), " " + t("day_" + d))));
+    showScheduleControls();
+  }
+
+  // A preset as cron, to start a custom schedule from what was chosen.
+  function cronOfPreset(s) {
+    const [h, m] = String(s.time || "0:0").split(":").map(Number);
+    if (s.preset === "hourly") return s.minute + " * * * *";
+    if (s.preset === "daily") return m + " " + h + " * * *";
+    if (s.preset === "weekly") return m + " " + h + " * * " + s.days.map((d) => (DAYS.indexOf(d) + 1) % 7).join(",");
+    if (s.preset === "monthly") return m + " " + h + " " + s.day + " * *";
+    return "";
+  }
+
+  let shownPreset = "daily";
+  function onPresetChange() {
+    if ($("sub-preset").value === "custom" && !$("sub-cron").value.trim()) {
+      const before = $("sub-preset").value;
+      $("sub-preset").value = shownPreset;
+      try { $("sub-cron").value = cronOfPreset(scheduleFromForm(false)); } catch (e) { /* start empty */ }
+      $("sub-preset").value = before;
+    }
+    showScheduleControls();
+  }
+
+  function showScheduleControls() {
+    const preset = $("sub-preset").value;
+    shownPreset = preset;
+    for (const node of $("sub-form").querySelectorAll("[data-when]")) {
+      node.hidden = !node.dataset.when.split(" ").includes(preset);
+    }
+    renderScheduleWords();
+  }
+
+  // The form's schedule in words as it is typed, with its zone.
+  function renderScheduleWords() {
+    let words = "";
+    try {
+      words = scheduleWords(scheduleFromForm(false), $("sub-business").checked);
+    } catch (e) {
+      words = "";
+    }
+    const zone = $("sub-zone").value.trim();
+    $("sub-words").textContent = words ? words + " · " + t("w_zone", { zone: zone || t("w_zoneDefault") }) : "";
+  }
+
+  // The schedule as the API takes it, or throws a message naming the field
+  // (`strict`: mark the control; else only report).
+  function scheduleFromForm(strict) {
+    const problem = (control, message) => (strict ? fieldError(control, message) : new Error(message));
+    const preset = $("sub-preset").value;
+    const time = () => {
+      const v = $("sub-time").value;
+      if (!/^\d{2}:\d{2}$/.test(v)) throw problem($("sub-time"), t("badTime"));
+      return v;
+    };
+    const whole = (id, lo, hi, key) => {
+      const v = $(id).value.trim();
+      if (!/^\d+$/.test(v) || Number(v) < lo || Number(v) > hi) throw problem($(id), t(key));
+      return Number(v);
+    };
+    if (preset === "hourly") return { preset, minute: whole("sub-minute", 0, 59, "badMinute") };
+    if (preset === "daily") return { preset, time: time() };
+    if (preset === "weekly") {
+      const days = Array.from($("sub-days").querySelectorAll("input:checked"), (c) => c.value);
+      if (days.length === 0) throw problem($("sub-days").querySelector("input"), t("noDays"));
+      return { preset, days, time: time() };
+    }
+    if (preset === "monthly") return { preset, day: whole("sub-day", 1, 28, "badDay"), time: time() };
+    const cron = $("sub-cron").value.trim().replace(/\s+/g, " ");
+    if (cron.split(" ").length !== 5) throw problem($("sub-cron"), t("badCron"));
+    return { cron };
+  }
+
+  function knownZone(zone) {
+    try {
+      new Intl.DateTimeFormat("en", { timeZone: zone });
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+
+  // The request body of POST /subscriptions (PUT adds "version"), or throws a
+  // message naming the bad field.
+  function subBody() {
+    const def = state.types.get($("sub-type").value);
+    const body = {
+      exportType: def.exportType, format: document.querySelector('input[name="sub-format"]:checked').value,
+      parameters: {}, locale: lang,
+    };
+    const name = $("sub-name").value.trim();
+    if (name) body.taskName = name;
+    def.parameters.forEach((p, i) => {
+      const range = $("sub-param-" + i + "-rel");
+      if (range && range.value) {
+        body.parameters[p.name] = { relative: range.value, bound: $("sub-param-" + i + "-bound").value };
+        return;
+      }
+      const value = paramValue(p, $("sub-param-" + i));
+      if (value !== undefined) body.parameters[p.name] = value;
+    });
+    body.schedule = scheduleFromForm(true);
+    const zone = $("sub-zone").value.trim();
+    if (zone) {
+      if (!knownZone(zone)) throw fieldError($("sub-zone"), t("badZone", { zone }));
+      body.timeZone = zone;
+    }
+    body.businessDaysOnly = $("sub-business").checked;
+    const emails = $("sub-emails").value.split(/[,，;；\s]+/).map((x) => x.trim()).filter((x) => x);
+    for (const email of emails) {
+      if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw fieldError($("sub-emails"), t("badEmail", { email }));
+    }
+    body.delivery = { emails, attach: $("sub-attach").checked, skipIfEmpty: $("sub-skip-empty").checked };
+    return body;
+  }
+
+  // The control a field of the API's error names ("schedule.cron",
+  // "timeZone", "parameters.dateFrom", "delivery.emails[1]") and its label.
+  function subFieldControl(field) {
+    const def = state.types.get($("sub-type").value);
+    const param = /^parameters\.([^.[]+)/.exec(field);
+    if (param && def) {
+      const i = def.parameters.findIndex((p) => p.name === param[1]);
+      if (i >= 0) {
+        const p = def.parameters[i];
+        return { control: $("sub-param-" + i + "-rel") || $("sub-param-" + i), label: p.title || p.name };
+      }
+    }
+    const radio = document.querySelector('input[name="sub-format"]:checked');
+    // A preset is a cron on the server: its error names schedule.cron.
+    const preset = $("sub-preset").value;
+    if (/^schedule\.cron/.test(field) && preset !== "custom") {
+      const main = { hourly: "sub-minute", daily: "sub-time", weekly: "sub-time", monthly: "sub-day" }[preset];
+      return { control: $(main), label: t("field_schedule") };
+    }
+    const table = [
+      [/^schedule\.cron/, "sub-cron", "subCron"], [/^schedule\.minute/, "sub-minute", "subMinute"],
+      [/^schedule\.time/, "sub-time", "subTime"], [/^schedule\.day\b(?!s)/, "sub-day", "subDay"],
+      [/^schedule\.days/, null, "subDays"], [/^schedule/, null, "field_schedule"],
+      [/^timeZone/, "sub-zone", "subZone"], [/^businessDaysOnly/, "sub-business", "subBusiness"],
+      [/^delivery\.emails/, "sub-emails", "subEmails"], [/^delivery\.attach/, "sub-attach", "subAttach"],
+      [/^delivery\.skipIfEmpty/, "sub-skip-empty", "subSkipEmpty"], [/^delivery/, "sub-emails", "subDelivery"],
+      [/^exportType/, "sub-type", "exportType"], [/^taskName/, "sub-name", "taskName"], [/^format/, null, "format"],
+    ];
+    for (const [re, id, key] of table) {
+      if (!re.test(field)) continue;
+      let control = id ? $(id) : null;
+      if (key === "subDays") control = $("sub-days").querySelector("input");
+      else if (key === "field_schedule") control = $("sub-preset").value === "custom" ? $("sub-cron") : $("sub-preset");
+      else if (key === "format") control = radio;
+      return { control, label: t(key) };
+    }
+    return null;
+  }
+
+  // The field an error names: the envelope's data.field when the server sends
+  // one, else the message's leading "field: " (docs/http-api.md).
+  function errorField(e) {
+    if (e.data && typeof e.data.field === "string") return e.data.field;
+    const m = /^\s*((?:parameters|schedule|delivery|timeZone|businessDaysOnly|exportType|taskName|format|locale)(?:[.[][\w.[\]]*)?)\s*[:：]/.exec(e.message || "");
+    return m ? m[1] : null;
+  }
+
+  function showSubError(e) {
+    const field = errorField(e);
+    const found = field ? subFieldControl(field) : null;
+    if (found) {
+      if (found.control) fieldError(found.control, "");
+      say(t("fieldProblem", { field: found.label, message: e.message }), "error");
+    } else {
+      say(e.message, "error");
+    }
+  }
+
+  function clearSubInvalid() {
+    for (const c of $("sub-form").querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
+  }
+
+  function renderSubFormTitle() {
+    $("sub-form-title").textContent = sub.editing ? t("subFormEdit", { name: sub.editing.taskName }) : t("subFormNew");
+    $("sub-submit").textContent = t(sub.editing ? "subSave" : "subCreate");
+    $("sub-cancel-edit").hidden = !sub.editing;
+    $("sub-form").dataset.mode = sub.editing ? "edit" : "create";
+  }
+
+  // Fills the form from `from` (a task, the create form's body, or the
+  // subscription `editing`) and shows it.
+  function openSubForm(from, editing) {
+    sub.editing = editing ? from : null;
+    clearSubInvalid();
+    if (!state.types.has(from.exportType)) {
+      say(t("subTypeUnknown", { type: from.exportType }), "error");
+      return;
+    }
+    $("sub-type").value = from.exportType;
+    renderSubParams();
+    fillSubParams(state.types.get(from.exportType), from.parameters);
+    $("sub-name").value = from.taskName || "";
+    for (const r of document.querySelectorAll('input[name="sub-format"]')) r.checked = r.value === (from.format || "XLSX");
+    const s = editing ? from.schedule || {} : { preset: "daily", time: "09:00" };
+    const preset = s.preset ? s : presetOfCron(s.cron);
+    $("sub-preset").value = s.preset ? s.preset : "custom";
+    $("sub-cron").value = s.cron || "";
+    if (preset && preset.minute !== undefined) $("sub-minute").value = String(preset.minute);
+    if (preset && preset.time) $("sub-time").value = preset.time;
+    if (preset && preset.day !== undefined) $("sub-day").value = String(preset.day);
+    for (const c of $("sub-days").querySelectorAll("input")) c.checked = !!(preset && (preset.days || []).includes(c.value));
+    $("sub-zone").value = editing ? from.timeZone || "" : "";
+    $("sub-business").checked = editing ? !!from.businessDaysOnly : false;
+    const delivery = (editing && from.delivery) || {};
+    $("sub-emails").value = (delivery.emails || []).join(", ");
+    $("sub-attach").checked = !!delivery.attach;
+    $("sub-skip-empty").checked = !!delivery.skipIfEmpty;
+    showScheduleControls();
+    renderSubFormTitle();
+    if (sub.view !== "subs") showView("subs");
+    if (!editing) say(t("subFilled", { name: from.taskName || typeTitle(from.exportType) }), "ok");
+    $("sub-preset").focus();
+  }
+
+  function resetSubForm() {
+    sub.editing = null;
+    clearSubInvalid();
+    $("sub-form").reset();
+    $("sub-preset").value = "daily";
+    for (const c of $("sub-days").querySelectorAll("input")) c.checked = false;
+    renderSubTypeChoice();
+    showScheduleControls();
+    renderSubFormTitle();
+  }
+
+  // "Subscribe…" on the create form: its export, on a schedule.
+  function subscribeFromCreateForm() {
+    for (const c of $("create").querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
+    let body;
+    try { body = formBody(true); } catch (e) { return say(e.message, "error"); }
+    openSubForm(body, false);
+  }
+
+  async function submitSub(ev) {
+    ev.preventDefault();
+    clearSubInvalid();
+    const button = $("sub-submit");
+    let body;
+    try { body = subBody(); } catch (e) { return say(e.message, "error"); }
+    const editing = sub.editing;
+    button.disabled = true;
+    try {
+      let saved;
+      if (editing) {
+        body.version = editing.version;
+        saved = await call("PUT", "/subscriptions/" + editing.id, body);
+      } else {
+        saved = await call("POST", "/subscriptions", body);
+      }
+      saved = saved && saved.subscription ? saved.subscription : saved;
+      resetSubForm();
+      say(t(editing ? "subSaved" : "subCreated", { name: saved.taskName }), "ok");
+      upsertSub(saved, !editing);
+      const tr = subRow(saved.id);
+      if (tr) tr.querySelector("button").focus();
+    } catch (e) {
+      if (e.code === "409" && editing) return staleEdit(editing.id);
+      showSubError(e);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // PUT with a stale version: read it again and show what it is now.
+  async function staleEdit(id) {
+    try {
+      const fresh = await call("GET", "/subscriptions/" + id);
+      upsertSub(fresh, false);
+      openSubForm(fresh, true);
+    } catch (e) { /* gone meanwhile: the list says so */ }
+    say(t("subStale"), "error");
+    loadSubs();
+  }
+
+  // ---- the list ----
+
+  let subSeq = 0;
+  async function loadSubs(more, limit) {
+    const seq = ++subSeq;
+    const q = new URLSearchParams({ limit: String(limit || SUB_PAGE) });
+    if (more && sub.nextCursor) q.set("cursor", sub.nextCursor);
+    try {
+      const data = await call("GET", "/subscriptions?" + q);
+      if (seq !== subSeq) return;
+      sub.items = more ? sub.items.concat(data.items) : data.items;
+      sub.nextCursor = data.nextCursor || null;
+      sub.loaded = true;
+      renderSubRows();
+      await readLastRuns(data.items);
+    } catch (e) {
+      if (seq === subSeq) say(e.message, "error");
+    }
+  }
+
+  // The outcome of each one's last run: the API's lastRun when it gives one,
+  // else the newest of its runs, read again only when its last run moved.
+  async function readLastRuns(items) {
+    const wanted = items.filter((s) => s.lastRunAt && !s.lastRun &&
+      (!sub.runs.has(s.id) || sub.runsAt.get(s.id) !== s.lastRunAt));
+    await Promise.all(wanted.map(async (s) => {
+      try {
+        sub.runs.set(s.id, newestFirst((await call("GET", "/subscriptions/" + s.id + "/runs?limit=" + HISTORY_TASKS)).items));
+        sub.runsAt.set(s.id, s.lastRunAt);
+      } catch (e) { /* the row shows the time only */ }
+    }));
+    if (wanted.length) renderSubRows();
+  }
+
+  function newestFirst(runs) {
+    return (runs || []).slice().sort((a, b) => String(b.slotAt).localeCompare(String(a.slotAt)));
+  }
+
+  function subRow(id) {
+    return document.querySelector('#sub-rows tr[data-id="' + id + '"]');
+  }
+
+  // A subscription changed (an action's answer, a save): its row in place.
+  function upsertSub(s, isNew) {
+    const i = sub.items.findIndex((x) => x.id === s.id);
+    if (i >= 0) sub.items[i] = s;
+    else if (isNew) sub.items.unshift(s);
+    renderSubRows();
+  }
+
+  function renderSubRows() {
+    const body = $("sub-rows");
+    const focused = body.contains(document.activeElement)
+      ? { id: document.activeElement.closest("tr").dataset.id || document.activeElement.closest("tr").dataset.historyFor,
+        action: document.activeElement.dataset.action } : null;
+    body.replaceChildren();
+    for (const s of sub.items) {
+      body.append(buildSubRow(s));
+      if (sub.historyFor === s.id) body.append(historyRow(s));
+    }
+    $("sub-empty").hidden = !sub.loaded || sub.items.length > 0;
+    $("sub-more").hidden = !sub.nextCursor;
+    if (focused && focused.action) {
+      const again = body.querySelector('tr[data-id="' + focused.id + '"] [data-action="' + focused.action + '"]');
+      if (again) again.focus();
+    }
+  }
+
+  function nextRunsCell(s) {
+    const cell = el("td", { "data-label": t("subColNext"), class: "next" });
+    const runs = s.state === "ACTIVE" ? (s.nextRuns && s.nextRuns.length ? s.nextRuns : s.nextRunAt ? [s.nextRunAt] : []) : [];
+    if (!runs.length) {
+      cell.append(el("span", { class: "note", text: t("noNextRun") }));
+      return cell;
+    }
+    cell.append(el("ol", { class: "next-runs" }, ...runs.map((iso) => el("li", {},
+      el("time", { datetime: iso, text: formatTime(iso) })))));
+    return cell;
+  }
+
+  // The reason in words; the server's detail (who paused it, the last
+  // failure) goes under it as the server wrote it.
+  function pauseText(s) {
+    if (s.state !== "PAUSED") return "";
+    const key = "pause_" + (s.pauseReason || "OWNER");
+    return TEXT[lang][key] ? t(key) : s.pauseReason || "";
+  }
+
+  function stateCell(s) {
+    const cell = el("td", { "data-label": t("colStatus"), class: "status" },
+      el("span", { class: "badge st-sub-" + String(s.state).toLowerCase(), text: TEXT[lang]["state_" + s.state] ? t("state_" + s.state) : s.state }));
+    const why = pauseText(s);
+    if (why) cell.append(el("div", { class: "why", "data-reason": s.pauseReason || "", text: why }));
+    if (why && s.pauseDetail) cell.append(el("div", { class: "note pause-detail", text: s.pauseDetail }));
+    if (Number(s.consecutiveFailures) > 0) cell.append(el("div", { class: "note", text: t("failuresInRow", { n: s.consecutiveFailures }) }));
+    return cell;
+  }
+
+  function outcomeBadge(outcome) {
+    return el("span", { class: "badge run-" + String(outcome).toLowerCase(), "data-outcome": outcome,
+      text: TEXT[lang]["run_" + outcome] ? t("run_" + outcome) : outcome });
+  }
+
+  function lastRunCell(s) {
+    const cell = el("td", { "data-label": t("subColLast"), class: "last" });
+    const last = s.lastRun || (sub.runs.get(s.id) || [])[0] || null;
+    const at = s.lastRunAt || (last && (last.firedAt || last.slotAt));
+    if (!at) {
+      cell.append(el("span", { class: "note", text: t("neverRun") }));
+      return cell;
+    }
+    cell.append(el("time", { datetime: at, text: formatTime(at) }));
+    if (last && last.outcome) cell.append(el("div", {}, outcomeBadge(last.outcome)));
+    if (last && last.detail) cell.append(el("div", { class: "note", text: last.detail }));
+    return cell;
+  }
+
+  function buildSubRow(s) {
+    const name = s.taskName || typeTitle(s.exportType);
+    const button = (label, action, fn, cls) => el("button", {
+      type: "button", class: cls || null, "data-action": action, "aria-label": t(label) + " " + name,
+      text: t(label), onclick: fn,
+    });
+    const actions = el("td", { "data-label": t("colActions"), class: "actions" });
+    if (s.state === "ACTIVE") actions.append(button("pause", "pause", () => subAct("pause", s)));
+    else actions.append(button("resume", "resume", () => subAct("resume", s)));
+    actions.append(button("runNow", "run", () => subAct("run", s)),
+      button("edit", "edit", () => openSubForm(s, true)),
+      button("subDelete", "delete", () => askDelete(s)));
+    const open = sub.historyFor === s.id;
+    actions.append(el("button", {
+      type: "button", class: "link", "data-action": "history", "aria-expanded": open ? "true" : "false",
+      "aria-controls": "history-" + s.id, text: t(open ? "hideHistory" : "history"), "aria-label": t(open ? "hideHistory" : "history") + " " + name,
+      onclick: () => toggleHistory(s.id),
+    }));
+    const zone = s.timeZone ? t("w_zone", { zone: s.timeZone }) : "";
+    return el("tr", { "data-id": s.id, "data-state": s.state },
+      el("td", { "data-label": t("colName"), class: "name" }, el("span", { text: name }),
+        el("span", { class: "fmt", text: s.format }),
+        (s.delivery && s.delivery.emails && s.delivery.emails.length)
+          ? el("div", { class: "note emails", text: "✉ " + s.delivery.emails.join(", ") }) : null),
+      el("td", { "data-label": t("colType"), text: typeTitle(s.exportType) }),
+      el("td", { "data-label": t("subColSchedule"), class: "schedule" },
+        el("span", { class: "words", text: scheduleWords(s.schedule, s.businessDaysOnly) }),
+        zone ? el("div", { class: "note zone", "data-zone": s.timeZone, text: zone }) : null),
+      nextRunsCell(s), stateCell(s), lastRunCell(s), actions);
+  }
+
+  async function subAct(action, s) {
+    const name = s.taskName || typeTitle(s.exportType);
+    try {
+      const answer = await call("POST", "/subscriptions/" + s.id + "/" + action);
+      if (action === "run") {
+        const run = answer && answer.run ? answer.run : answer || {};
+        say(run.taskId ? t("subRanTask", { name, id: run.taskId }) : t("subRan", { name }), "ok");
+        sub.runs.delete(s.id);
+        sub.historyFor = s.id;
+        await refreshSub(s.id);
+        await showHistory(s.id, 20);
+        if (run.taskId) scheduleReload();
+        return;
+      }
+      say(t(action === "pause" ? "subPaused" : "subResumed", { name }), "ok");
+      if (answer && answer.id) upsertSub(answer, false);
+      else await refreshSub(s.id);
+    } catch (e) {
+      say(e.message, "error");
+      if (e.code === "404") loadSubs();
+    }
+  }
+
+  async function refreshSub(id) {
+    try {
+      upsertSub(await call("GET", "/subscriptions/" + id), false);
+    } catch (e) {
+      if (e.code === "404") loadSubs();
+    }
+  }
+
+  // Delete asks first, in a box above the list.
+  function askDelete(s) {
+    sub.deleting = s;
+    renderDeleteConfirm();
+    $("sub-confirm-no").focus();
+  }
+
+  function renderDeleteConfirm() {
+    const s = sub.deleting;
+    $("sub-confirm").hidden = !s;
+    $("sub-confirm").dataset.id = s ? s.id : "";
+    $("sub-confirm-text").textContent = s ? t("subConfirmDelete", { name: s.taskName || typeTitle(s.exportType) }) : "";
+  }
+
+  async function confirmDelete() {
+    const s = sub.deleting;
+    sub.deleting = null;
+    renderDeleteConfirm();
+    if (!s) return;
+    try {
+      await call("DELETE", "/subscriptions/" + s.id);
+      say(t("subDeleted", { name: s.taskName || typeTitle(s.exportType) }), "ok");
+      sub.items = sub.items.filter((x) => x.id !== s.id);
+      if (sub.historyFor === s.id) sub.historyFor = null;
+      if (sub.editing && sub.editing.id === s.id) resetSubForm();
+      renderSubRows();
+      $("subs").focus();
+    } catch (e) {
+      say(e.message, "error");
+    }
+  }
+
+  // ---- the run history ----
+
+  function toggleHistory(id) {
+    sub.historyFor = sub.historyFor === id ? null : id;
+    renderSubRows();
+    if (sub.historyFor) showHistory(id, 3);
+  }
+
+  // A run just asked for, or one still CLAIMED (its task on its way), is
+  // read again a few times while its history stays open.
+  const HISTORY_POLL_MS = 2000;
+  let historyTimer = null;
+
+  async function showHistory(id, polls) {
+    clearTimeout(historyTimer);
+    try {
+      const data = await call("GET", "/subscriptions/" + id + "/runs");
+      sub.runs.set(id, newestFirst(data.items));
+    } catch (e) {
+      sub.runs.set(id, { error: e.message });
+    }
+    // The tasks of the newest runs, to show how each went.
+    const runs = Array.isArray(sub.runs.get(id)) ? sub.runs.get(id) : [];
+    const ids = runs.filter((r) => r.taskId).slice(0, HISTORY_TASKS).map((r) => String(r.taskId));
+    const settled = (tid) => sub.runTasks.has(tid) &&
+      !["PENDING", "RUNNING"].includes(sub.runTasks.get(tid).status);
+    await Promise.all(ids.filter((tid) => !settled(tid)).map(async (tid) => {
+      try { sub.runTasks.set(tid, await call("GET", "/export-tasks/" + tid)); } catch (e) { /* shown by id */ }
+    }));
+    if (sub.historyFor !== id) return;
+    renderSubRows();
+    const waiting = runs.length === 0 || runs.some((r) => r.outcome === "CLAIMED");
+    if (waiting && polls > 0) {
+      historyTimer = setTimeout(() => { if (sub.historyFor === id) showHistory(id, polls - 1).then(() => refreshSub(id)); },
+        HISTORY_POLL_MS);
+    }
+  }
+
+  function historyRow(s) {
+    const runs = sub.runs.get(s.id);
+    const td = el("td", { colspan: "7" }, el("h3", { text: t("history") }));
+    if (runs === undefined) td.append(el("p", { class: "help", text: t("historyLoading") }));
+    else if (!Array.isArray(runs)) td.append(el("p", { class: "why", text: runs.error || t("networkError") }));
+    else if (!runs.length) td.append(el("p", { class: "help", text: t("historyEmpty") }));
+    else {
+      const head = el("tr", {}, ...["runSlot", "runFired", "runOutcome", "runTask", "runDetail"].map(
+        (k) => el("th", { scope: "col", text: t(k) })));
+      td.append(el("div", { class: "table-wrap" }, el("table", { class: "runs" }, el("tbody", {}, head,
+        ...runs.map((r) => el("tr", { class: "run", "data-slot": r.slotAt, "data-outcome": r.outcome, "data-task": r.taskId || null },
+          el("td", { "data-label": t("runSlot") }, el("time", { datetime: r.slotAt, text: formatTime(r.slotAt) })),
+          el("td", { "data-label": t("runFired") }, r.firedAt ? el("time", { datetime: r.firedAt, text: formatTime(r.firedAt) }) : ""),
+          el("td", { "data-label": t("runOutcome") }, outcomeBadge(r.outcome)),
+          runTaskCell(r),
+          el("td", { class: "note", "data-label": t("runDetail"), text: r.detail || "" })))))));
+    }
+    return el("tr", { class: "detail history", id: "history-" + s.id, "data-history-for": s.id }, td);
+  }
+
+  // The task a run created: its state, live, and a way to it in the list.
+  function runTaskCell(r) {
+    const cell = el("td", { class: "run-task", "data-label": t("runTask") });
+    if (!r.taskId) return cell;
+    const task = sub.runTasks.get(String(r.taskId));
+    cell.append(el("span", { class: "task-id", text: "#" + r.taskId }));
+    if (task) {
+      const key = statusKey(task);
+      cell.append(" ", el("span", { class: "badge st-" + key.toLowerCase(), "data-status": task.status, text: t("st_" + key) }),
+        " ", el("button", { type: "button", class: "link", "data-action": "show-task", text: t("showTask"),
+          "aria-label": t("showTask") + " " + task.taskName, onclick: () => showRunTask(task) }));
+    }
+    return cell;
+  }
+
+  // Shows a run's task where a created one shows: above the task list, live.
+  function showRunTask(task) {
+    state.created = sub.runTasks.get(String(task.id)) || task;
+    renderCreated();
+    showView("exports");
+    const tr = $("created").querySelector("tr[data-id]");
+    if (tr) (tr.querySelector("button") || tr).focus();
+  }
+
+  // A task event: the run histories show their tasks' states live.
+  function subTaskChanged(task) {
+    if (!sub.runTasks.has(String(task.id))) return;
+    sub.runTasks.set(String(task.id), task);
+    if (sub.historyFor && !$("subs-view").hidden) renderSubRows();
+  }
+
+  function renderSubs() {
+    renderViews();
+    if (state.types.size) {
+      const values = subParamValues();
+      renderSubParams();
+      restoreSubParamValues(values);
+    }
+    renderSchedule();
+    renderSubFormTitle();
+    renderDeleteConfirm();
+    renderSubRows();
+  }
+
+  // Subscriptions switched off on this server (subscriptions.enabled: false,
+  // the routes answer 404): no view, no "subscribe" buttons.
+  async function detectSubscriptions() {
+    try {
+      await call("GET", "/subscriptions?limit=1");
+    } catch (e) {
+      if (e.code !== "404") return;
+      document.body.dataset.subscriptions = "off";
+      $("views").hidden = true;
+      if (sub.view === "subs") showView("exports");
+    }
+  }
+
+  function initSubs() {
+    $("views").addEventListener("keydown", onViewKey);
+    for (const tab of $("views").querySelectorAll('[role="tab"]')) {
+      tab.addEventListener("click", () => showView(tab.dataset.view));
+    }
+    $("create-subscribe").addEventListener("click", subscribeFromCreateForm);
+    $("sub-type").addEventListener("change", () => { renderSubParams(); clearSubInvalid(); });
+    $("sub-preset").addEventListener("change", onPresetChange);
+    $("sub-form").addEventListener("input", renderScheduleWords);
+    $("sub-form").addEventListener("change", renderScheduleWords);
+    $("sub-form").addEventListener("submit", submitSub);
+    $("sub-cancel-edit").addEventListener("click", () => { resetSubForm(); say(""); });
+    $("sub-confirm-yes").addEventListener("click", confirmDelete);
+    $("sub-confirm-no").addEventListener("click", () => { sub.deleting = null; renderDeleteConfirm(); });
+    $("sub-more").addEventListener("click", () => loadSubs(true));
+    // The zones this browser knows, offered as the field is typed; the server
+    // decides (an unknown one is refused by name).
+    const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
+    $("sub-zones").replaceChildren(...zones.map((z) => el("option", { value: z })));
+    renderSchedule();
+  }
+
   // ---- the operators' console ---------------------------------------------
   // (docs/download-center.md#operators-console) For a token holding
   // platform:export:operate or platform:export:operate-all: the page finds out
@@ -1290,7 +2243,7 @@
 
   async function loadConsole() {
     opSay("");
-    await Promise.all([opSearch(), loadAudit(), loadStats(), loadHealth()]);
+    await Promise.all([opSearch(), loadAudit(), loadStats(), loadHealth(), loadOpSubs()]);
   }
 
   async function opSearch() {
@@ -1543,6 +2496,92 @@
     await Promise.all([loadHealth(), loadAudit()]);
   }
 
+  // ---- the console's subscriptions ----
+  // Every subscription of the operator's scope (GET /operator/subscriptions),
+  // by tenant and state, each paused or resumed from its row.
+
+  const opSub = { items: [], nextCursor: null, loaded: false };
+
+  function ownerOf(s) {
+    const o = s.owner;
+    if (o && typeof o === "object") return o.user || o.userId || o.requestedBy || "";
+    return o || "";
+  }
+
+  function tenantOf(s) {
+    return s.tenantId || (s.owner && typeof s.owner === "object" ? s.owner.tenantId || "" : "");
+  }
+
+  async function loadOpSubs(more) {
+    const q = new URLSearchParams({ limit: "50" });
+    const tenant = $("op-sub-tenant").value.trim();
+    if (tenant) q.set("tenant", tenant);
+    if ($("op-sub-state").value) q.set("state", $("op-sub-state").value);
+    if (more && opSub.nextCursor) q.set("cursor", opSub.nextCursor);
+    try {
+      const data = await call("GET", "/operator/subscriptions?" + q);
+      opSub.items = more ? opSub.items.concat(data.items) : data.items;
+      opSub.nextCursor = data.nextCursor || null;
+    } catch (e) {
+      if (!more) opSub.items = [];
+      opSub.nextCursor = null;
+      // Subscriptions switched off (subscriptions.enabled: false): no section.
+      if (e.code === "404") $("op-subs").hidden = true;
+      else opSay(e.message, "error");
+    }
+    opSub.loaded = true;
+    renderOpSubs();
+  }
+
+  function renderOpSubState() {
+    const select = $("op-sub-state");
+    const chosen = select.value;
+    select.replaceChildren(...["", "ACTIVE", "PAUSED"].map((s) =>
+      el("option", { value: s, text: s ? t("state_" + s) : t("opAnyState") })));
+    select.value = chosen;
+  }
+
+  function renderOpSubs() {
+    $("op-sub-rows").replaceChildren(...opSub.items.map((s) => {
+      const next = s.state === "ACTIVE" ? (s.nextRuns && s.nextRuns[0]) || s.nextRunAt : null;
+      const action = s.state === "ACTIVE" ? "pause" : "resume";
+      return el("tr", { "data-id": s.id, "data-state": s.state },
+        el("td", { class: "id", text: s.id + (s.taskName ? " · " + s.taskName : "") }),
+        el("td", { class: "tenant", text: tenantOf(s) }),
+        el("td", { class: "user", text: ownerOf(s) }),
+        el("td", { text: s.exportType }),
+        el("td", {}, el("span", { text: scheduleWords(s.schedule, s.businessDaysOnly) }),
+          s.timeZone ? el("div", { class: "note", text: t("w_zone", { zone: s.timeZone }) }) : null),
+        stateCell(s),
+        el("td", {}, next ? el("time", { datetime: next, text: formatTime(next) }) : t("noNextRun")),
+        el("td", {}, s.lastRunAt ? el("time", { datetime: s.lastRunAt, text: formatTime(s.lastRunAt) }) : t("neverRun")),
+        el("td", { class: "actions" }, el("button", {
+          type: "button", "data-action": action, text: t(action), "aria-label": t(action) + " " + s.id,
+          onclick: () => opSubAct(action, s),
+        })));
+    }));
+    $("op-sub-empty").hidden = !opSub.loaded || opSub.items.length > 0;
+    $("op-sub-more").hidden = !opSub.nextCursor;
+  }
+
+  async function opSubAct(action, s) {
+    try {
+      const answer = await call("POST", "/operator/subscriptions/" + s.id + "/" + action);
+      opSay(t(action === "pause" ? "opSubPaused" : "opSubResumed", { id: s.id }), "ok");
+      const fresh = answer && answer.subscription ? answer.subscription : answer;
+      if (fresh && fresh.id) {
+        opSub.items = opSub.items.map((x) => (x.id === fresh.id ? fresh : x));
+        renderOpSubs();
+      } else {
+        await loadOpSubs();
+      }
+      const again = $("op-sub-rows").querySelector('tr[data-id="' + s.id + '"] button');
+      if (again) again.focus();
+    } catch (e) {
+      opSay(e.message, "error");
+    }
+  }
+
   function renderConsole() {
     renderOpStatus();
     $("view-toggle").textContent = t(op.shown ? "opClose" : "opOpen");
@@ -1552,6 +2591,8 @@
     renderAudit();
     renderStats();
     renderHealth();
+    renderOpSubState();
+    renderOpSubs();
   }
 
   function initConsole() {
@@ -1562,6 +2603,8 @@
     }
     $("op-confirm-yes").addEventListener("click", confirmBulk);
     $("op-confirm-no").addEventListener("click", () => { op.pending = null; renderBulk(); });
+    $("op-sub-search").addEventListener("submit", (ev) => { ev.preventDefault(); opSay(""); loadOpSubs(); });
+    $("op-sub-more").addEventListener("click", () => loadOpSubs(true));
   }
 
   // ---- language ------------------------------------------------------------
@@ -1584,6 +2627,7 @@
     renderCreated();
     renderRows(Array.from(state.rows.values(), (r) => r.task));
     if (events || pollTimer !== null) setLive(pollTimer === null);
+    renderSubs();
     renderConsole();
   }
 
@@ -1603,10 +2647,11 @@
     }
     renderTypeFilter();
     renderTypeChoice();
+    renderSubTypeChoice();
     renderTabs();
     await loadTasks();
     startLive();
-    await detectOperator();
+    await Promise.all([detectOperator(), detectSubscriptions()]);
   }
 
   function init() {
@@ -1639,6 +2684,7 @@
     $("create").addEventListener("change", onFormEdited);
     $("create").addEventListener("submit", submitCreate);
     $("preview-button").addEventListener("click", runPreview);
+    initSubs();
     initConsole();
     setInterval(tick, 1000);
     if (token()) enter(); else showSignIn();
