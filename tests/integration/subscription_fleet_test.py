@@ -378,8 +378,8 @@ class SubscriptionFleet(unittest.TestCase):
             inst.stop()
         rows = self.runs(ids)
         tasks = self.db.query(
-            "SELECT id, requested_by, export_type, tenant_id FROM export_task WHERE requested_by IN ("
-            + ",".join("'" + s["owner"] + "'" for s in subs) + ")")
+            "SELECT id, requested_by, export_type, tenant_id, requested_at FROM export_task"
+            " WHERE requested_by IN (" + ",".join("'" + s["owner"] + "'" for s in subs) + ")")
 
         checked = 0
         by_key = {}
@@ -415,7 +415,7 @@ class SubscriptionFleet(unittest.TestCase):
         self.assertEqual(sorted(nydaily), [DST_CHANGE],
                          f"daily 02:30 New York should fire once, at 03:00 EDT: "
                          f"{sorted(map(iso, nydaily))}")
-        self.assertGreaterEqual(checked, 40, "too few slots were checked to mean much")
+        self.assertGreaterEqual(checked, 30, "too few slots were checked to mean much")
         print(f"  {checked} slots checked; {len(rows)} runs, {len(tasks)} tasks; "
               f"ny10 ran at " + ", ".join(local_text(s, "America/New_York") for s in sorted(ny10)),
               file=sys.stderr)
@@ -479,7 +479,10 @@ class SubscriptionFleet(unittest.TestCase):
                           f"{key}: a run at {iso(r['slot_at'])} "
                           f"({local_text(r['slot_at'], sub['zone'])}), when its schedule does "
                           f"not fire")
-            self.assertIn(r["outcome"], ("CREATED", "SKIPPED"), f"{key}: {r}")
+            # Nothing failed, nothing was deferred (no limit is near), and nothing claimed
+            # before the fleet settled is left CLAIMED (a stop may cut a run claimed since).
+            allowed = ("CREATED", "SKIPPED") + (("CLAIMED",) if r["fired_at"] > settled else ())
+            self.assertIn(r["outcome"], allowed, f"{key}: {r}")
             self.assertGreaterEqual(r["fired_at"], r["slot_at"], f"{key}: fired early: {r}")
 
         # Every slot that came due while an instance was up ran, once, and created its task.
@@ -512,19 +515,24 @@ class SubscriptionFleet(unittest.TestCase):
                              f"{key}: the missed slot {iso(ran[0])} fired {late / 1000:.0f} s "
                              f"late (catch-up window {CATCH_UP_MINUTES} min): {run}")
 
-        # At most one task per slot: the owner's tasks are exactly those of its runs.
-        run_tasks = [r["task_id"] for r in rows if r["outcome"] == "CREATED"]
-        self.assertTrue(all(t is not None for t in run_tasks), f"{key}: CREATED without task")
-        self.assertEqual(len(run_tasks), len(set(run_tasks)),
-                         f"{key}: two runs share a task: {run_tasks}")
-        owned = sorted(t["id"] for t in tasks if t["requested_by"] == sub["owner"])
-        self.assertEqual(owned, sorted(run_tasks),
-                         f"{key}: the owner's tasks are not exactly its runs' tasks (a slot "
-                         f"that created two tasks, or a task without its run)")
-        for t in tasks:
-            if t["requested_by"] == sub["owner"]:
-                self.assertEqual((t["export_type"], str(t["tenant_id"])),
-                                 ("CUSTOMER_LIST", sub["tenant"]), t)
+        # At most one task per slot: the owner's tasks are exactly those of its runs (but
+        # for one a run claimed after the fleet settled may have made before the stop).
+        created_runs = [r for r in rows if r["outcome"] == "CREATED"]
+        self.assertTrue(all(r["task_id"] is not None for r in created_runs),
+                        f"{key}: CREATED without its task: {created_runs}")
+        run_tasks = [r["task_id"] for r in created_runs]
+        shared = sorted({t for t in run_tasks if run_tasks.count(t) > 1})
+        self.assertFalse(shared, f"{key}: runs of different slots share a task: " + str(
+            [(iso(r["slot_at"]), r["task_id"]) for r in created_runs if r["task_id"] in shared]))
+        owned = {t["id"]: t for t in tasks if t["requested_by"] == sub["owner"]}
+        self.assertLessEqual(set(run_tasks), set(owned), f"{key}: a run's task is not there")
+        extra = [t for i, t in owned.items() if i not in run_tasks]
+        self.assertFalse([t for t in extra if t["requested_at"] <= settled],
+                         f"{key}: tasks of the owner without their run (a slot that created "
+                         f"two tasks?): {extra}")
+        for t in owned.values():
+            self.assertEqual((t["export_type"], str(t["tenant_id"])),
+                             ("CUSTOMER_LIST", sub["tenant"]), t)
         return checked
 
     def check_api(self, sub, rows, state, items, task_answers):
