@@ -84,6 +84,7 @@ class ExportApi::Handlers {
   TaskActionHandlers actions_;
   TaskReadHandlers reads_;
   DownloadHandlers downloads_;
+  SubscriptionHandlers subscriptions_;
   http::Router router_;
 };
 
@@ -93,7 +94,8 @@ ExportApi::Handlers::Handlers(ExportApi& api)
       access_log_level_(spdlog::level::from_str(api.deps_.server.access_log_level)),
       actions_(shared_),
       reads_(shared_),
-      downloads_(shared_) {
+      downloads_(shared_),
+      subscriptions_(shared_) {
   const Deps* deps = &deps_;
   shared_.api = deps;
   shared_.verifier = api.verifier_.get();
@@ -112,9 +114,13 @@ ExportApi::Handlers::Handlers(ExportApi& api)
   shared_.actions.store = deps_.store;
   shared_.actions.registry = deps_.registry;
   shared_.actions.on_requeued = deps_.on_task_created;
+  shared_.subscriptions = deps_.subscriptions;
+  shared_.subscriptions.limits = deps_.limits;
+  shared_.subscriptions.snapshot = [registry = deps_.registry] { return registry->Current(); };
   // The families' rows, then the two of no family, the operators' console's,
   // and the public ones (probes, the page).
-  for (std::vector<Route> rows : {actions_.Routes(), reads_.Routes(), downloads_.Routes()}) {
+  for (std::vector<Route> rows :
+       {actions_.Routes(), reads_.Routes(), downloads_.Routes(), subscriptions_.Routes()}) {
     for (Route& row : rows) Add(std::move(row));
   }
   auto own = [this](const char* method, std::string path, Endpoint Handlers::*fn,

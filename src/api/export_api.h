@@ -50,6 +50,7 @@
 #include "usecase/access.h"
 #include "usecase/create.h"
 #include "usecase/source_routes.h"
+#include "usecase/subscriptions.h"
 
 namespace export_center::identity {
 class TokenVerifier;
@@ -104,6 +105,10 @@ struct ExportApiDeps {
   // How many of those derivations run at once; a create finding them all
   // busy answers 503 with Retry-After (usecase::KeyDerivationGate).
   int file_key_derivations = usecase::kDefaultKeyDerivations;
+  // The subscriptions (docs/http-api.md#subscriptions): app/ sets the
+  // ledger, options, mail and the run-now hook; the registry's snapshot and
+  // the limits are the API's own. No ledger: the routes do not exist (404).
+  usecase::SubscriptionDeps subscriptions{};
 };
 
 class ExportApi : public http::HttpService {

@@ -8,6 +8,8 @@
 //                                                  the task event stream and its tickets;
 //   DownloadHandlers    (download_handlers.cc)     the direct and the signed download,
 //                                                  the signing of links, the audit;
+//   SubscriptionHandlers (subscription_handlers.cc) the subscriptions and their
+//                                                  console rows;
 //   ExportApi::Handlers (export_api.cc)            the table itself, authentication, the
 //                                                  access log; export types, the preview,
 //                                                  /healthz, /readyz, /metrics, the page.
@@ -36,6 +38,7 @@
 #include "store/task_catalog.h"
 #include "task/task.h"
 #include "usecase/create.h"
+#include "usecase/subscriptions.h"
 #include "usecase/task_actions.h"
 
 namespace export_center::identity {
@@ -59,6 +62,7 @@ struct HandlerDeps {
   TaskEventHub* events = nullptr;                     // GET /export-tasks/events
   usecase::CreateDeps create{};                       // create and export again
   usecase::TaskActionDeps actions{};                  // retry, cancel, export again
+  usecase::SubscriptionDeps subscriptions{};          // the subscriptions' use cases
 
   std::shared_ptr<const registry::RegistrySnapshot> Snapshot() const {
     return api->registry->Current();
@@ -161,6 +165,23 @@ class DownloadHandlers : public HandlerFamily {
   // the real status on the download routes, HTTP 200 on download-url.
   void RefuseWiderFile(http::HttpResponse& res, int http_status, const task::Task& t,
                        const std::vector<std::string>& columns) const;
+};
+
+// The subscriptions' routes (docs/http-api.md#subscriptions): POST and GET
+// /subscriptions, GET, PUT and DELETE /subscriptions/{id}, its /pause,
+// /resume, /run and /runs; and the console's GET /operator/subscriptions
+// with its /pause and /resume. Each parses, calls its use case
+// (usecase/subscriptions.h) and writes the envelope. No rows when no ledger
+// is wired (subscriptions disabled).
+class SubscriptionHandlers : public HandlerFamily {
+ public:
+  using HandlerFamily::HandlerFamily;
+  std::vector<Route> Routes();
+
+ private:
+  // The handlers (Endpoint, above).
+  Endpoint Create, List, Get, Edit, Delete, Pause, Resume, RunNow, Runs, ConsoleList, ConsolePause,
+      ConsoleResume;
 };
 
 }  // namespace export_center::api

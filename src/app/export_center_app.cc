@@ -11,6 +11,7 @@
 #include "attempt/export_preview.h"
 #include "common/file_key_ring.h"
 #include "common/ids.h"
+#include "common/periodic_worker.h"
 #include "common/thread_guard.h"
 #include "dispatch/consumer.h"
 #include "dispatch/dlq_handler.h"
@@ -23,6 +24,8 @@
 #include "registry/config_watcher.h"
 #include "registry/registry.h"
 #include "render/file_encryption.h"
+#include "subscription/scheduler.h"
+#include "usecase/subscription_runner.h"
 
 namespace export_center::app {
 namespace {
@@ -90,6 +93,11 @@ struct ExportCenterApp::Components {
   std::unique_ptr<attempt::ExportPreviewer> previewer;   // outlives the API that calls it
   std::unique_ptr<usecase::SourceRoutes> source_routes;  // the same
   std::unique_ptr<notify::NotificationPublisher> notifier;
+  // The subscriptions' duty (docs/subscriptions.md#the-scheduler): the
+  // runner creates through the same use case as the API.
+  std::unique_ptr<usecase::CreateSlotRunner> slot_runner;
+  std::unique_ptr<subscription::SubscriptionScheduler> scheduler;
+  std::unique_ptr<PeriodicWorker> subscriptions;
   std::unique_ptr<api::ExportApi> api;
   std::unique_ptr<registry::ConfigWatcher> watcher;
 };
@@ -133,6 +141,40 @@ attempt::AttemptDeps MakeAttemptDeps(const config::AppConfig& config, ExportCent
   deps.instance = config.instance_id;
   deps.observer = observer;
   return deps;
+}
+
+// One round of the subscriptions' duty: the scheduler's round, its figures
+// counted; and, at most every ten minutes, the run history past
+// `history-days` pruned in small batches.
+std::function<PeriodicWorker::Next()> SubscriptionRound(
+    subscription::SubscriptionScheduler* scheduler, store::SubscriptionLedger* ledger,
+    metrics::SubscriptionMetrics* metrics, int history_days) {
+  auto last_prune = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [=]() {
+    StatusOr<subscription::RoundFigures> round = scheduler->RunRound();
+    if (!round.ok()) {
+      spdlog::warn("subscriptions: the round ended early: {}", round.status().ToString());
+    } else {
+      metrics->Runs("fired", round->fired);
+      metrics->Runs("created", round->created);
+      metrics->Runs("deferred", round->deferred + round->gave_up);
+      metrics->Runs("skipped", round->skipped);
+      metrics->Runs("failed", round->failed);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last_prune >= std::chrono::minutes(10)) {
+      *last_prune = now;
+      auto db_now = ledger->DatabaseNowMs();
+      if (db_now.ok()) {
+        const int64_t before = *db_now - int64_t{history_days} * 86'400'000;
+        for (int batch = 0; batch < 20; ++batch) {
+          auto pruned = ledger->PruneRuns(before, 500);
+          if (!pruned.ok() || *pruned < 500) break;
+        }
+      }
+    }
+    return PeriodicWorker::Next::Interval();
+  };
 }
 
 http::HttpServerOptions HttpOptions(const api::ServerOptions& s,
@@ -250,6 +292,36 @@ StatusOr<std::unique_ptr<ExportCenterApp>> ExportCenterApp::Create(config::AppCo
   deps.seal_file_password = MakeFileKeySealer(file_keys);
   ExportCenterApp* self = app.get();
   deps.metrics_text = [self] { return self->MetricsText(); };
+  if (cfg.subscriptions.enabled) {
+    store::SubscriptionLedger* ledger = &c.store->subscriptions();
+    usecase::SlotRunnerDeps runner;
+    runner.ledger = ledger;
+    runner.snapshot = [registry = c.registry.get()] { return registry->Current(); };
+    runner.create.store = c.store.get();
+    runner.create.limits = cfg.limits;
+    runner.create.routes = c.source_routes.get();
+    runner.create.on_created = [publisher, metrics](const std::string& type) {
+      publisher->Wake();
+      metrics->TaskCreated(type);
+    };
+    c.slot_runner = std::make_unique<usecase::CreateSlotRunner>(std::move(runner));
+    subscription::SchedulerOptions options;
+    options.instance = cfg.instance_id;
+    options.catch_up_window_ms = int64_t{cfg.subscriptions.catch_up_window_seconds} * 1000;
+    options.max_consecutive_failures = cfg.subscriptions.max_consecutive_failures;
+    c.scheduler =
+        std::make_unique<subscription::SubscriptionScheduler>(ledger, c.slot_runner.get(), options);
+    c.subscriptions = std::make_unique<PeriodicWorker>(
+        PeriodicWorker::Options{"subscriptions",
+                                std::chrono::milliseconds(cfg.subscriptions.poll_interval_ms),
+                                PeriodicWorker::FirstRound::kAtOnce},
+        SubscriptionRound(c.scheduler.get(), ledger, &metrics->subscriptions(),
+                          cfg.subscriptions.history_days));
+    deps.subscriptions.ledger = ledger;
+    deps.subscriptions.options = cfg.subscriptions;
+    deps.subscriptions.mail = &cfg.mail;
+    deps.subscriptions.on_run_now = [worker = c.subscriptions.get()] { worker->Wake(); };
+  }
   EC_ASSIGN_OR_RETURN(c.api, api::ExportApi::Create(std::move(deps)));
   // Definitions hot-reload on file change (and on SIGHUP, see commands.cc).
   c.watcher = std::make_unique<registry::ConfigWatcher>(c.registry.get(), cfg.path,
@@ -297,6 +369,7 @@ Status ExportCenterApp::Start() {
   if (config_.notifications.enabled && !config_.notifications.receivers.empty()) {
     c.notifier->Start();
   }
+  if (c.subscriptions) c.subscriptions->Start();
   c.watcher->Start();
   started_ = true;
   spdlog::info("export-center {} started: database {}, channel {}, consumers {}, webhooks {}",
@@ -324,6 +397,7 @@ void ExportCenterApp::Stop() {
   c.channel->Close();
   c.dlq->Stop();
   c.notifier->Stop();
+  if (c.subscriptions) c.subscriptions->Stop();
   http_->Stop();
   spdlog::info("export-center {} stopped", config_.instance_id);
 }

@@ -16,6 +16,7 @@
 #include "config/mail_yaml.h"
 #include "config/notifications_yaml.h"
 #include "config/secret_check.h"
+#include "config/subscriptions_yaml.h"
 #include "config/yaml_reader.h"
 
 namespace export_center::config {
@@ -767,6 +768,7 @@ StatusOr<AppConfig> ParseConfigNode(const YAML::Node& root, const std::string& p
     MapReader notifications(top.Get("notifications"), "notifications", &errors, &env);
     ReadNotifications(notifications, &c.notifications);
     Section(top, "mail", &c.mail, ReadMail);
+    Section(top, "subscriptions", &c.subscriptions, ReadSubscriptions);
     // The sample business service's own settings share the file so that one
     // file runs the demo; examples/customer-service (service_config.h) reads
     // and checks them, the center skips them. Named here so it is not unknown.

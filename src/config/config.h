@@ -27,6 +27,7 @@
 #include "source/options.h"
 #include "storage/storage_options.h"
 #include "store/database_options.h"
+#include "subscription/subscription_options.h"
 #include "task/limits.h"
 #include "task/preview.h"
 
@@ -59,6 +60,7 @@ struct AppConfig {
   dispatch::ChannelOptions channel;
   notify::NotificationOptions notifications;
   notify::mail::MailOptions mail;
+  subscription::SubscriptionOptions subscriptions{};
   source::ProviderClientOptions provider;
   render::RenderOptions render;
   std::map<std::string, source::DatasourceOptions> datasources;

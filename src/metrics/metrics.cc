@@ -53,21 +53,21 @@ ExportMetrics::ExportMetrics()
                           .Help("Seconds the oldest PENDING task has waited")
                           .Register(*registry_)
                           .Add({})),
-      outbox_pending_(BuildGauge()
-                          .Name("export_outbox_pending")
-                          .Help("Outbox rows not yet sent")
-                          .Register(*registry_)
-                          .Add({})),
-      outbox_oldest_age_(BuildGauge()
-                             .Name("export_outbox_oldest_age_seconds")
-                             .Help("Age of the oldest unsent outbox row")
-                             .Register(*registry_)
-                             .Add({})),
-      outbox_max_attempt_(BuildGauge()
-                              .Name("export_outbox_max_attempt")
-                              .Help("Largest attempt_count among unsent outbox rows")
-                              .Register(*registry_)
-                              .Add({})),
+      outbox_{BuildGauge()
+                  .Name("export_outbox_pending")
+                  .Help("Outbox rows not yet sent")
+                  .Register(*registry_)
+                  .Add({}),
+              BuildGauge()
+                  .Name("export_outbox_oldest_age_seconds")
+                  .Help("Age of the oldest unsent outbox row")
+                  .Register(*registry_)
+                  .Add({}),
+              BuildGauge()
+                  .Name("export_outbox_max_attempt")
+                  .Help("Largest attempt_count among unsent outbox rows")
+                  .Register(*registry_)
+                  .Add({})},
       provider_request_(BuildHistogram()
                             .Name("export_provider_request_seconds")
                             .Help("Duration of provider batch calls")
@@ -115,7 +115,8 @@ ExportMetrics::ExportMetrics()
               .Name("export_rocketmq_undecodable_skipped_total")
               .Help("Stored RocketMQ messages skipped by a consumer because they do not decode")
               .Register(*registry_)
-              .Add({})) {
+              .Add({})),
+      subscriptions_(*registry_) {
   // Alerts such as rate(...{action="lease_recover"}) need the series to exist
   // at zero before the first event.
   for (const char* action : {kActionRedispatch, kActionLeaseRecover, kActionOutboxRelease,
@@ -149,9 +150,9 @@ void ExportMetrics::SetTaskQueueAge(double seconds) { task_queue_age_.Set(second
 
 void ExportMetrics::SetOutboxGauges(int64_t pending, double oldest_age_seconds,
                                     int64_t max_attempt) {
-  outbox_pending_.Set(static_cast<double>(pending));
-  outbox_oldest_age_.Set(oldest_age_seconds);
-  outbox_max_attempt_.Set(static_cast<double>(max_attempt));
+  outbox_.pending.Set(static_cast<double>(pending));
+  outbox_.oldest_age.Set(oldest_age_seconds);
+  outbox_.max_attempt.Set(static_cast<double>(max_attempt));
 }
 
 void ExportMetrics::ProviderRequest(const std::string& service, const std::string& type,
@@ -166,6 +167,22 @@ void ExportMetrics::ProviderFailure(const std::string& service, const std::strin
 void ExportMetrics::ReconcilerAction(const std::string& action, int64_t n) {
   if (n <= 0) return;  // Counter::Increment rejects negatives; zero is a no-op
   reconciler_action_.Add({{"action", action}}).Increment(static_cast<double>(n));
+}
+
+SubscriptionMetrics::SubscriptionMetrics(prometheus::Registry& registry)
+    : runs_(prometheus::BuildCounter()
+                .Name("export_center_subscription_runs_total")
+                .Help("Subscription slots by what they came to: fired, created, deferred, "
+                      "skipped, failed")
+                .Register(registry)) {
+  for (const char* outcome : {"fired", "created", "deferred", "skipped", "failed"}) {
+    runs_.Add({{"outcome", outcome}});
+  }
+}
+
+void SubscriptionMetrics::Runs(const std::string& outcome, int64_t n) {
+  if (n <= 0) return;
+  runs_.Add({{"outcome", outcome}}).Increment(static_cast<double>(n));
 }
 
 void ExportMetrics::DlqMessage() { dlq_messages_.Increment(); }

@@ -42,6 +42,22 @@ inline constexpr const char* kActionOutboxRelease = "outbox_release";
 inline constexpr const char* kActionExpire = "expire";
 inline constexpr const char* kActionOrphanClean = "orphan_clean";
 
+// The subscriptions' series (docs/subscriptions.md, docs/observability.md),
+// registered on ExportMetrics's registry: ExportMetrics::subscriptions().
+// Thread-safe.
+class SubscriptionMetrics {
+ public:
+  explicit SubscriptionMetrics(prometheus::Registry& registry);
+  // export_center_subscription_runs_total{outcome}: the scheduler's rounds
+  // (docs/subscriptions.md#the-scheduler): fired (handed to the runner),
+  // created, deferred, skipped or failed. `n` <= 0 records nothing; every
+  // outcome's series exists at 0 from the start.
+  void Runs(const std::string& outcome, int64_t n);
+
+ private:
+  prometheus::Family<prometheus::Counter>& runs_;
+};
+
 class ExportMetrics {
  public:
   ExportMetrics();
@@ -113,6 +129,9 @@ class ExportMetrics {
   // (docs/rocketmq.md#undecodable-messages). Exists at 0 on every channel.
   void RocketMqUndecodableSkipped();
 
+  // The subscriptions' series.
+  SubscriptionMetrics& subscriptions() { return subscriptions_; }
+
   // The Prometheus text exposition format (version 0.0.4) of every metric.
   std::string Text() const;
 
@@ -123,9 +142,11 @@ class ExportMetrics {
   prometheus::Family<prometheus::Counter>& task_completed_;
   prometheus::Family<prometheus::Histogram>& task_duration_;
   prometheus::Gauge& task_queue_age_;
-  prometheus::Gauge& outbox_pending_;
-  prometheus::Gauge& outbox_oldest_age_;
-  prometheus::Gauge& outbox_max_attempt_;
+  struct OutboxGauges {
+    prometheus::Gauge& pending;
+    prometheus::Gauge& oldest_age;
+    prometheus::Gauge& max_attempt;
+  } outbox_;
   prometheus::Family<prometheus::Histogram>& provider_request_;
   prometheus::Family<prometheus::Counter>& provider_failure_;
   prometheus::Family<prometheus::Counter>& reconciler_action_;
@@ -138,6 +159,7 @@ class ExportMetrics {
   // Two scrapes at once must not both raise a counter to its total.
   prometheus::Family<prometheus::Counter>& thread_failures_ GUARDED_BY(thread_failures_mu_);
   prometheus::Counter& rocketmq_undecodable_skipped_;
+  SubscriptionMetrics subscriptions_;
 
   // The tenants whose load series exist.
   struct TenantsWithLoad {

@@ -725,6 +725,22 @@ Migration MailOutbox() {
   };
 }
 
+// Version 20 (issue 48, the subscriptions' API): the owner's permission
+// snapshot a run creates with (refreshed whenever the owner calls a
+// subscription route), the schedule as the owner sent it (a preset, shown
+// back) and the tasks' language. Only adds, nullable: 1.1.0 reads on.
+Migration SubscriptionOwnerPerms() {
+  return {
+      20,
+      "export_subscription: the owner's permission snapshot, the schedule as sent, the locale",
+      {
+          "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS owner_perms {TEXT} NULL",
+          "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS schedule_json {TEXT} NULL",
+          "ALTER TABLE export_subscription ADD COLUMN IF NOT EXISTS locale VARCHAR(40) NULL",
+      },
+  };
+}
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -733,7 +749,7 @@ const std::vector<Migration>& AllMigrations() {
       DownloadAudit(),  TaskChangeKeyIndex(),     OutboxDueSince(),     FileManifest(),
       TaskTimeline(),   ColumnPolicy(),           BulkActionAudit(),    BulkActionApp(),
       FailureDetail(),  Subscriptions(),          TaskLocale(),         FileEncryption(),
-      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox()};
+      HistoryIndexes(), HistoryCoveringIndexes(), MailOutbox(),         SubscriptionOwnerPerms()};
   return kMigrations;
 }
 

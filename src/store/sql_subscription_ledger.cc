@@ -37,7 +37,8 @@ namespace {
 constexpr char kSubscriptionColumns[] =
     "id, tenant_id, app_code, owner, export_type, format, task_name, parameters_json, cron,"
     " time_zone, business_days_only, delivery_json, state, pause_reason, pause_detail,"
-    " consecutive_failures, next_slot_at, last_slot_at, version, created_at, updated_at";
+    " consecutive_failures, next_slot_at, last_slot_at, version, created_at, updated_at,"
+    " owner_perms, schedule_json, locale";
 
 constexpr char kRunColumns[] =
     "subscription_id, slot_at, outcome, task_id, instance, lease_until, claims, detail, fired_at,"
@@ -82,6 +83,9 @@ Subscription SubscriptionFromRow(const Row& r) {
   s.created_at = r.Int(19);
   s.updated_at = r.Int(20);
   s.spec.first_slot_at = s.next_slot_at.value_or(0);
+  s.spec.owner_perms = r.OptText(21).value_or("[]");
+  s.spec.schedule_json = r.OptText(22).value_or("");
+  s.spec.locale = r.OptText(23).value_or("");
   return s;
 }
 
@@ -131,10 +135,11 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
       return c
           .Exec(Sql("INSERT INTO export_subscription (" + std::string(kSubscriptionColumns) +
                     ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ACTIVE', NULL, NULL, 0, ?,"
-                    " NULL, 1, {NOW}, {NOW})"),
+                    " NULL, 1, {NOW}, {NOW}, ?, ?, ?)"),
                 {id, spec.tenant_id, spec.app_code, spec.owner, spec.export_type, spec.format,
                  spec.task_name, spec.parameters_json, spec.cron, spec.time_zone,
-                 spec.business_days_only ? 1 : 0, spec.delivery_json, spec.first_slot_at})
+                 spec.business_days_only ? 1 : 0, spec.delivery_json, spec.first_slot_at,
+                 spec.owner_perms, spec.schedule_json, spec.locale})
           .status();
     }));
     return GetSubscription(id);
@@ -166,6 +171,78 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
     out.reserve(rows.size());
     for (const Row& r : rows) out.push_back(SubscriptionFromRow(r));
     return out;
+  }
+
+  StatusOr<std::vector<Subscription>> FindSubscriptions(const SubscriptionFilter& filter,
+                                                        int64_t after_id, int limit) override {
+    std::string sql =
+        "SELECT " + std::string(kSubscriptionColumns) + " FROM export_subscription WHERE id > ?";
+    SqlParams params = {after_id};
+    auto narrow = [&](const char* column, const std::optional<std::string>& value) {
+      if (!value) return;
+      sql += std::string(" AND ") + column + " = ?";
+      params.emplace_back(*value);
+    };
+    narrow("tenant_id", filter.tenant_id);
+    narrow("app_code", filter.app_code);
+    narrow("owner", filter.owner);
+    if (filter.state) narrow("state", std::string(ToString(*filter.state)));
+    sql += " ORDER BY id LIMIT ?";
+    params.emplace_back(limit);
+    EC_ASSIGN_OR_RETURN(Rows rows, db_->Query(sql, params));
+    std::vector<Subscription> out;
+    out.reserve(rows.size());
+    for (const Row& r : rows) out.push_back(SubscriptionFromRow(r));
+    return out;
+  }
+
+  StatusOr<Subscription> UpdateSubscription(int64_t id, int32_t expected_version,
+                                            const NewSubscription& spec) override {
+    // One conditional statement: the version is the edit's optimistic lock,
+    // and a paused subscription keeps no next slot.
+    EC_ASSIGN_OR_RETURN(
+        int64_t n,
+        db_->Exec(
+            Sql("UPDATE export_subscription SET export_type = ?, format = ?, task_name = ?,"
+                " parameters_json = ?, cron = ?, time_zone = ?, business_days_only = ?,"
+                " delivery_json = ?, owner_perms = ?, schedule_json = ?, locale = ?,"
+                " next_slot_at = CASE WHEN state = 'ACTIVE' THEN ? ELSE NULL END,"
+                " version = version + 1, updated_at = {NOW}"
+                " WHERE id = ? AND version = ?"),
+            {spec.export_type, spec.format, spec.task_name, spec.parameters_json, spec.cron,
+             spec.time_zone, spec.business_days_only ? 1 : 0, spec.delivery_json, spec.owner_perms,
+             spec.schedule_json, spec.locale, spec.first_slot_at, id, expected_version}));
+    EC_ASSIGN_OR_RETURN(Subscription now, GetSubscription(id));
+    if (n != 1) {
+      return Conflict("subscription " + std::to_string(id) + " is at version " +
+                      std::to_string(now.version) + ", not " + std::to_string(expected_version) +
+                      "; read it again and repeat the edit");
+    }
+    return now;
+  }
+
+  StatusOr<int64_t> RefreshOwnerPerms(const std::string& tenant_id, const std::string& owner,
+                                      const std::string& perms_json) override {
+    return db_->Exec(
+        "UPDATE export_subscription SET owner_perms = ? WHERE tenant_id = ? AND owner = ?"
+        " AND (owner_perms IS NULL OR owner_perms <> ?)",
+        {perms_json, tenant_id, owner, perms_json});
+  }
+
+  StatusOr<std::optional<int64_t>> FindSlotTask(const Subscription& s,
+                                                const std::string& params_hash,
+                                                int64_t since_ms) override {
+    // The owner's type index (tenant, app, requester, type, requested_at)
+    // bounds the scan to the owner's tasks of the type since the slot.
+    EC_ASSIGN_OR_RETURN(
+        Rows rows, db_->Query("SELECT id FROM export_task WHERE tenant_id = ? AND app_code = ?"
+                              " AND requested_by = ? AND export_type = ? AND requested_at >= ?"
+                              " AND params_hash = ? AND task_name = ?"
+                              " ORDER BY requested_at, id LIMIT 1",
+                              {s.spec.tenant_id, s.spec.app_code, s.spec.owner, s.spec.export_type,
+                               since_ms, params_hash, s.spec.task_name}));
+    if (rows.empty()) return std::optional<int64_t>();
+    return std::optional<int64_t>(rows[0].Int(0));
   }
 
   Status DeleteSubscription(int64_t id) override {

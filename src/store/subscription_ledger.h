@@ -47,6 +47,14 @@ struct NewSubscription {
   bool business_days_only = false;
   std::string delivery_json = "{}";  // recipients, webhook, skip-if-empty
   int64_t first_slot_at = 0;         // the schedule's first slot after now
+  // Migration 20. The owner's permissions when they last called a
+  // subscription route (a JSON array of strings): a run is the owner's
+  // create with these, so a permission the owner lost pauses it.
+  std::string owner_perms = "[]";
+  // The schedule as the owner sent it ({"preset":"daily","time":"09:00"} or
+  // {"cron":"..."}), shown back; `cron` is what runs. "" for none.
+  std::string schedule_json{};
+  std::string locale{};  // the tasks' language ("" none), usecase::CreateRequest::locale
 };
 
 struct Subscription {
@@ -76,6 +84,14 @@ struct SubscriptionRun {
   int64_t updated_at = 0;
 };
 
+// What a console list narrows to; unset fields match everything.
+struct SubscriptionFilter {
+  std::optional<std::string> tenant_id{};
+  std::optional<std::string> app_code{};
+  std::optional<std::string> owner{};
+  std::optional<SubscriptionState> state{};
+};
+
 // Caps checked in the create's transaction (per owner, per tenant).
 struct SubscriptionCaps {
   int per_owner = 20;
@@ -96,6 +112,24 @@ class SubscriptionLedger {
   virtual StatusOr<std::vector<Subscription>> ListSubscriptions(
       const std::string& tenant_id, const std::optional<std::string>& owner, int64_t after_id,
       int limit) = 0;
+  // The operators' console: subscriptions matching `filter`, by id, after `after_id`.
+  virtual StatusOr<std::vector<Subscription>> FindSubscriptions(const SubscriptionFilter& filter,
+                                                                int64_t after_id, int limit) = 0;
+  // An owner's edit: replaces what `spec` names (type, format, name,
+  // parameters, schedule, zone, delivery, locale, owner_perms) when the stored
+  // version is still `expected_version`; an ACTIVE subscription's next slot
+  // becomes `spec.first_slot_at` (a PAUSED one keeps none). Returns the new
+  // row (version + 1). NotFound when there is none; Conflict when the version
+  // moved (another edit, a pause, a fired slot). Safe to retry: a retry of an
+  // applied edit is a Conflict.
+  virtual StatusOr<Subscription> UpdateSubscription(int64_t id, int32_t expected_version,
+                                                    const NewSubscription& spec) = 0;
+  // Stores `perms_json` as the permission snapshot of every subscription of
+  // `owner` in `tenant_id` whose snapshot differs; returns how many changed.
+  // Not an edit: the version stays. Idempotent.
+  virtual StatusOr<int64_t> RefreshOwnerPerms(const std::string& tenant_id,
+                                              const std::string& owner,
+                                              const std::string& perms_json) = 0;
   // Deletes it and its runs. NotFound when there is none.
   virtual Status DeleteSubscription(int64_t id) = 0;
 
@@ -149,6 +183,14 @@ class SubscriptionLedger {
   virtual StatusOr<std::optional<SubscriptionRun>> ReclaimExpiredRun(int64_t id, int64_t slot_at,
                                                                      const std::string& instance,
                                                                      int64_t lease_ms) = 0;
+
+  // The task an earlier try of a slot already created, so a retried slot
+  // does not create a second one: the oldest task of the subscription's
+  // owner (tenant, app, requested_by), type and task name with `params_hash`
+  // requested at or after `since_ms`. nullopt when there is none.
+  virtual StatusOr<std::optional<int64_t>> FindSlotTask(const Subscription& subscription,
+                                                        const std::string& params_hash,
+                                                        int64_t since_ms) = 0;
 
   // The latest runs of a subscription, newest first.
   virtual StatusOr<std::vector<SubscriptionRun>> ListRuns(int64_t id, int limit) = 0;

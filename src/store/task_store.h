@@ -44,6 +44,7 @@
 #include "store/attempt_ledger.h"
 #include "store/command_outbox.h"
 #include "store/notification_outbox.h"
+#include "store/subscription_ledger.h"
 #include "store/task_catalog.h"
 #include "store/task_maintenance.h"
 #include "store/task_operations.h"
@@ -86,6 +87,9 @@ class StoreAdmin {
   virtual void SetNotificationRoutes(std::vector<NotificationRoute> routes) = 0;
   // The notification outbox on the same database, owned by this store.
   virtual NotificationOutbox& notifications() = 0;
+  // The subscriptions' ledger on the same database, owned by this store
+  // (subscription_ledger.h).
+  virtual SubscriptionLedger& subscriptions() = 0;
 
   // ---- metrics ----
   // Tasks of one tenant that are queued (PENDING) or RUNNING.

@@ -245,6 +245,7 @@ class StoreAdminWrapper : public virtual StoreAdmin {
     target_->SetNotificationRoutes(std::move(routes));
   }
   NotificationOutbox& notifications() override { return target_->notifications(); }
+  SubscriptionLedger& subscriptions() override { return target_->subscriptions(); }
   StatusOr<Gauges> ReadGauges() override { return target_->ReadGauges(); }
 
  private:

@@ -409,6 +409,54 @@ class OpenApiDocument(ValidatesResponses):
                   code="409")
         self.call("POST", base + "/notifications/x/redeliver", op, expect=200, code="400")
 
+    def test_5d_subscriptions(self):
+        """Every subscription route (docs/http-api.md#subscriptions) and the
+        console's, with the main refusals; run now is run by the scheduler."""
+        subs = API + "/subscriptions"
+        body = {"exportType": "CUSTOMER_LIST", "taskName": "Daily customers",
+                "parameters": {}, "schedule": {"preset": "daily", "time": "09:00"},
+                "delivery": {"skipIfEmpty": True}}
+        made = self.call("POST", subs, self.alice, body=body, expect=201, code="200")
+        sub = made.json()["data"]
+        self.assertEqual(sub["schedule"]["cron"], "0 9 * * *")
+        self.assertEqual(len(sub["nextRuns"]), 3)
+        one = subs + "/" + sub["id"]
+        self.call("POST", subs, self.alice, body={**body, "schedule": {"cron": "* * * * *"}},
+                  expect=200, code="400")
+        self.call("POST", subs, self.demoted, body=body, expect=200, code="403")
+        self.call("GET", subs + "?limit=1", self.alice, expect=200, code="200")
+        self.call("GET", one, self.alice, expect=200, code="200")
+        self.call("GET", one, self.bob, expect=200, code="404")
+        edited = self.call("PUT", one, self.alice, body={**body, "version": sub["version"]},
+                           expect=200, code="200").json()["data"]
+        self.call("PUT", one, self.alice, body={**body, "version": sub["version"]}, expect=200,
+                  code="409")
+        self.assertEqual(edited["version"], sub["version"] + 1)
+        self.call("POST", one + "/pause", self.alice, expect=200, code="200")
+        self.call("POST", one + "/run", self.alice, expect=200, code="409")
+        self.call("POST", one + "/resume", self.alice, expect=200, code="200")
+        run = self.call("POST", one + "/run", self.alice, expect=202, code="200").json()["data"]
+        self.assertEqual(run["run"]["outcome"], "CLAIMED")
+        deadline = time.time() + 30
+        while True:
+            runs = self.call("GET", one + "/runs", self.alice, expect=200,
+                             code="200").json()["data"]["items"]
+            if runs[0]["outcome"] == "CREATED" or time.time() > deadline:
+                break
+            time.sleep(0.3)
+        self.assertEqual(runs[0]["outcome"], "CREATED", runs)
+        self.c.wait_task(self.alice, runs[0]["taskId"], states=("SUCCEEDED",))
+
+        op = self.c.token("op", "1", perms=("platform:export:operate",))
+        console = API + "/operator/subscriptions"
+        listed = self.call("GET", console + "?state=ACTIVE", op, expect=200, code="200")
+        self.assertEqual(listed.json()["data"]["items"][0]["tenantId"], "1")
+        self.call("GET", console, self.alice, expect=200, code="403")
+        self.call("POST", console + "/" + sub["id"] + "/pause", op, expect=200, code="200")
+        self.call("POST", console + "/" + sub["id"] + "/resume", op, expect=200, code="200")
+        self.call("DELETE", one, self.bob, expect=200, code="404")
+        self.call("DELETE", one, self.alice, expect=204)
+
     def test_6_task_events_preview_and_coverage(self):
         """Task events (a stream that never ends: its head is read and checked)
         and the preview; then every documented operation must have been

@@ -312,6 +312,122 @@ TEST_P(SubscriptionLedgerContractTest, TheClockIsTheDatabasesInEpochMilliseconds
   EXPECT_NEAR(static_cast<double>(now), static_cast<double>(before), 60'000.0);
 }
 
+// Migration 20: the owner's permission snapshot, the schedule as sent and the
+// locale round-trip; a refresh changes every subscription of that owner only,
+// and is not an edit (the version stays).
+TEST_P(SubscriptionLedgerContractTest, TheOwnersPermissionSnapshotIsKeptAndRefreshed) {
+  NewSubscription spec = Spec("alice");
+  spec.owner_perms = R"(["export:customers"])";
+  spec.schedule_json = R"({"preset":"weekly","days":["MON"],"time":"09:00"})";
+  spec.locale = "zh-CN";
+  ASSERT_OK_AND_ASSIGN(Subscription made, ledger_->CreateSubscription(spec, {}));
+  EXPECT_EQ(made.spec.owner_perms, spec.owner_perms);
+  EXPECT_EQ(made.spec.schedule_json, spec.schedule_json);
+  EXPECT_EQ(made.spec.locale, "zh-CN");
+  ASSERT_OK_AND_ASSIGN(Subscription second, ledger_->CreateSubscription(spec, {}));
+  NewSubscription bobs = Spec("bob");
+  bobs.owner_perms = R"(["export:customers"])";
+  ASSERT_OK_AND_ASSIGN(Subscription bob, ledger_->CreateSubscription(bobs, {}));
+  NewSubscription other_tenant = Spec("alice", "t2");
+  ASSERT_OK_AND_ASSIGN(Subscription elsewhere, ledger_->CreateSubscription(other_tenant, {}));
+
+  ASSERT_OK_AND_ASSIGN(int64_t changed, ledger_->RefreshOwnerPerms("t1", "alice", "[]"));
+  EXPECT_EQ(changed, 2);
+  ASSERT_OK_AND_ASSIGN(int64_t again, ledger_->RefreshOwnerPerms("t1", "alice", "[]"));
+  EXPECT_EQ(again, 0) << "nothing differs any more";
+  ASSERT_OK_AND_ASSIGN(Subscription refreshed, ledger_->GetSubscription(second.id));
+  EXPECT_EQ(refreshed.spec.owner_perms, "[]");
+  EXPECT_EQ(refreshed.version, second.version) << "a refresh is not an edit";
+  ASSERT_OK_AND_ASSIGN(Subscription bob_now, ledger_->GetSubscription(bob.id));
+  EXPECT_EQ(bob_now.spec.owner_perms, R"(["export:customers"])");
+  ASSERT_OK_AND_ASSIGN(Subscription t2_now, ledger_->GetSubscription(elsewhere.id));
+  EXPECT_EQ(t2_now.spec.owner_perms, "[]");
+  ASSERT_OK(ledger_->RefreshOwnerPerms("t2", "alice", R"(["x"])").status());
+  ASSERT_OK_AND_ASSIGN(t2_now, ledger_->GetSubscription(elsewhere.id));
+  EXPECT_EQ(t2_now.spec.owner_perms, R"(["x"])");
+}
+
+// An edit is optimistic on the version: a stale one is a Conflict and
+// changes nothing; an ACTIVE subscription's next slot moves to the new
+// schedule's, a PAUSED one keeps none.
+TEST_P(SubscriptionLedgerContractTest, AnEditAppliesOnlyOverTheVersionItRead) {
+  const int64_t id = Create();
+  ASSERT_OK_AND_ASSIGN(Subscription read, ledger_->GetSubscription(id));
+  NewSubscription edit = read.spec;
+  edit.cron = "30 8 * * *";
+  edit.task_name = "Daily customers";
+  edit.delivery_json = R"({"emails":["a@example.com"]})";
+  edit.first_slot_at = 7 * kHour;
+  ASSERT_OK_AND_ASSIGN(Subscription edited, ledger_->UpdateSubscription(id, read.version, edit));
+  EXPECT_EQ(edited.version, read.version + 1);
+  EXPECT_EQ(edited.spec.cron, "30 8 * * *");
+  EXPECT_EQ(edited.spec.task_name, "Daily customers");
+  EXPECT_EQ(edited.spec.delivery_json, edit.delivery_json);
+  EXPECT_EQ(edited.next_slot_at, 7 * kHour);
+  EXPECT_EQ(edited.spec.owner, "alice") << "an edit never changes the owner";
+
+  edit.task_name = "Lost update";
+  Status stale = ledger_->UpdateSubscription(id, read.version, edit).status();
+  EXPECT_EQ(stale.code(), StatusCode::kConflict);
+  EXPECT_NE(stale.message().find("version"), std::string::npos) << stale.message();
+  ASSERT_OK_AND_ASSIGN(Subscription unchanged, ledger_->GetSubscription(id));
+  EXPECT_EQ(unchanged.spec.task_name, "Daily customers");
+
+  ASSERT_OK(ledger_->PauseSubscription(id, "OWNER", ""));
+  ASSERT_OK_AND_ASSIGN(Subscription paused, ledger_->GetSubscription(id));
+  ASSERT_OK_AND_ASSIGN(Subscription paused_edit,
+                       ledger_->UpdateSubscription(id, paused.version, edit));
+  EXPECT_EQ(paused_edit.state, SubscriptionState::kPaused);
+  EXPECT_FALSE(paused_edit.next_slot_at.has_value()) << "paused: no next slot";
+  EXPECT_EQ(ledger_->UpdateSubscription(424242, 1, edit).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(SubscriptionLedgerContractTest, TheConsoleFindsByTenantAppOwnerAndState) {
+  const int64_t a = Create("alice");
+  const int64_t b = Create("bob");
+  ASSERT_OK(ledger_->CreateSubscription(Spec("carol", "t2"), {}).status());
+  ASSERT_OK(ledger_->PauseSubscription(b, "OWNER", ""));
+  ASSERT_OK_AND_ASSIGN(auto all, ledger_->FindSubscriptions({}, 0, 10));
+  EXPECT_EQ(all.size(), 3u);
+  SubscriptionFilter t1;
+  t1.tenant_id = "t1";
+  t1.app_code = "platform";
+  ASSERT_OK_AND_ASSIGN(auto tenant, ledger_->FindSubscriptions(t1, 0, 10));
+  EXPECT_EQ(tenant.size(), 2u);
+  t1.state = SubscriptionState::kPaused;
+  ASSERT_OK_AND_ASSIGN(auto paused, ledger_->FindSubscriptions(t1, 0, 10));
+  ASSERT_EQ(paused.size(), 1u);
+  EXPECT_EQ(paused[0].id, b);
+  ASSERT_OK_AND_ASSIGN(auto page, ledger_->FindSubscriptions({}, a, 1));
+  ASSERT_EQ(page.size(), 1u);
+  EXPECT_GT(page[0].id, a);
+}
+
+// A retried slot finds the task its first try created: the owner's task of
+// the type, name and parameters requested since the slot.
+TEST_P(SubscriptionLedgerContractTest, ASlotsTaskIsFoundByOwnerTypeNameAndParameters) {
+  ASSERT_OK_AND_ASSIGN(Subscription s, ledger_->CreateSubscription(Spec("alice"), {}));
+  auto insert = [&](int64_t id, const std::string& by, const std::string& hash, int64_t at) {
+    ASSERT_OK(db_->Exec("INSERT INTO export_task (id, tenant_id, app_code, requested_by,"
+                        " export_type, task_name, format, parameters_json, params_hash, status,"
+                        " next_retry_at, requested_at, updated_at)"
+                        " VALUES (?, 't1', 'platform', ?, 'customer_list', 'Weekly customers',"
+                        " 'XLSX', '{}', ?, 'PENDING', ?, ?, ?)",
+                        {id, by, hash, at, at, at})
+                  .status());
+  };
+  insert(11, "alice", "h1", 5000);
+  insert(12, "alice", "h1", 9000);
+  insert(13, "bob", "h1", 9500);
+  insert(14, "alice", "h2", 9600);
+  ASSERT_OK_AND_ASSIGN(auto found, ledger_->FindSlotTask(s, "h1", 8000));
+  EXPECT_EQ(found, 12);
+  ASSERT_OK_AND_ASSIGN(auto none, ledger_->FindSlotTask(s, "h1", 9100));
+  EXPECT_FALSE(none.has_value());
+  ASSERT_OK_AND_ASSIGN(auto other, ledger_->FindSlotTask(s, "h2", 0));
+  EXPECT_EQ(other, 14);
+}
+
 EC_INSTANTIATE_ON_EVERY_BACKEND(SubscriptionLedgerContractTest);
 
 }  // namespace

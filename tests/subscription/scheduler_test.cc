@@ -23,6 +23,7 @@
 #include "store/migrations.h"
 #include "store/sql_subscription_ledger.h"
 #include "store/sqlite/sqlite_database.h"
+#include "store/subscription_ledger_wrapper.h"
 
 namespace export_center::subscription {
 namespace {
@@ -45,65 +46,14 @@ constexpr int64_t k2026March5 = 1772668800000;
   } while (0)
 
 // The SQL ledger with the round's clock set by the test.
-class ClockedLedger final : public SubscriptionLedger {
+class ClockedLedger final : public store::SubscriptionLedgerWrapper {
  public:
-  explicit ClockedLedger(std::unique_ptr<SubscriptionLedger> target) : t_(std::move(target)) {}
+  using SubscriptionLedgerWrapper::SubscriptionLedgerWrapper;
   void Set(int64_t now_ms) { now_ms_ = now_ms; }
 
   StatusOr<int64_t> DatabaseNowMs() override { return now_ms_.load(); }
-  StatusOr<Subscription> CreateSubscription(const store::NewSubscription& spec,
-                                            const store::SubscriptionCaps& caps) override {
-    return t_->CreateSubscription(spec, caps);
-  }
-  StatusOr<Subscription> GetSubscription(int64_t id) override { return t_->GetSubscription(id); }
-  StatusOr<std::vector<Subscription>> ListSubscriptions(const std::string& tenant,
-                                                        const std::optional<std::string>& owner,
-                                                        int64_t after, int limit) override {
-    return t_->ListSubscriptions(tenant, owner, after, limit);
-  }
-  Status DeleteSubscription(int64_t id) override { return t_->DeleteSubscription(id); }
-  Status PauseSubscription(int64_t id, std::string_view reason, std::string_view detail) override {
-    return t_->PauseSubscription(id, reason, detail);
-  }
-  Status ResumeSubscription(int64_t id, int64_t next) override {
-    return t_->ResumeSubscription(id, next);
-  }
-  StatusOr<std::vector<int64_t>> SelectDueSubscriptions(int limit) override {
-    return t_->SelectDueSubscriptions(limit);
-  }
-  StatusOr<std::optional<SubscriptionRun>> ClaimSlot(int64_t id, int64_t slot,
-                                                     std::optional<int64_t> next,
-                                                     const std::string& instance, int64_t lease,
-                                                     RunOutcome outcome,
-                                                     std::string_view detail) override {
-    return t_->ClaimSlot(id, slot, next, instance, lease, outcome, detail);
-  }
-  StatusOr<FinishResult> FinishRun(int64_t id, int64_t slot, const std::string& instance,
-                                   RunOutcome outcome, std::optional<int64_t> task,
-                                   std::string_view detail) override {
-    return t_->FinishRun(id, slot, instance, outcome, task, detail);
-  }
-  StatusOr<store::MarkOutcome> DeferRun(int64_t id, int64_t slot, const std::string& instance,
-                                        int64_t after, std::string_view detail) override {
-    return t_->DeferRun(id, slot, instance, after, detail);
-  }
-  StatusOr<std::vector<SubscriptionRun>> SelectExpiredRuns(int limit) override {
-    return t_->SelectExpiredRuns(limit);
-  }
-  StatusOr<std::optional<SubscriptionRun>> ReclaimExpiredRun(int64_t id, int64_t slot,
-                                                             const std::string& instance,
-                                                             int64_t lease) override {
-    return t_->ReclaimExpiredRun(id, slot, instance, lease);
-  }
-  StatusOr<std::vector<SubscriptionRun>> ListRuns(int64_t id, int limit) override {
-    return t_->ListRuns(id, limit);
-  }
-  StatusOr<int64_t> PruneRuns(int64_t before, int limit) override {
-    return t_->PruneRuns(before, limit);
-  }
 
  private:
-  std::unique_ptr<SubscriptionLedger> t_;
   std::atomic<int64_t> now_ms_{0};
 };
 

@@ -150,6 +150,7 @@ class SqlStoreAdmin : public virtual StoreAdmin, protected SqlRole {
   StatusOr<SchemaVersions> ReadSchemaVersions() override;
   void SetNotificationRoutes(std::vector<NotificationRoute> routes) override;
   NotificationOutbox& notifications() override { return core_.notifications(); }
+  SubscriptionLedger& subscriptions() override { return core_.subscriptions(); }
   StatusOr<Gauges> ReadGauges() override;
 };
 

@@ -13,6 +13,7 @@
 #include "common/time_format.h"
 #include "store/id_node.h"
 #include "store/sql_notification_outbox.h"
+#include "store/sql_subscription_ledger.h"
 #include "task/command.h"
 
 namespace export_center::store::sql {
@@ -32,6 +33,7 @@ SqlStoreCore::SqlStoreCore(std::shared_ptr<Database> db)
       d_(db_->dialect()),
       outbox_(db_, CommandOutboxTable()),
       notifications_(NewSqlNotificationOutbox(db_)),
+      subscriptions_(NewSqlSubscriptionLedger(db_)),
       transitions_(d_, *this) {}
 
 void SqlStoreCore::SetNotificationRoutes(std::vector<NotificationRoute> routes) {

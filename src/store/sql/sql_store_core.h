@@ -189,6 +189,7 @@ class SqlStoreCore final : private TaskTransitions::Effects {
   // The export_outbox table as a leased queue (sql_command_outbox.cc).
   const LeasedQueue& command_queue() const { return outbox_; }
   NotificationOutbox& notifications() { return *notifications_; }
+  SubscriptionLedger& subscriptions() { return *subscriptions_; }
   void SetNotificationRoutes(std::vector<NotificationRoute> routes) EXCLUDES(routes_mu_);
 
  private:
@@ -206,6 +207,7 @@ class SqlStoreCore final : private TaskTransitions::Effects {
   const Dialect d_;
   const LeasedQueue outbox_;
   const std::unique_ptr<NotificationOutbox> notifications_;
+  const std::unique_ptr<SubscriptionLedger> subscriptions_;
   mutable Mutex routes_mu_;
   std::shared_ptr<const std::vector<NotificationRoute>> routes_ GUARDED_BY(routes_mu_);
   Mutex ids_mu_;
