@@ -15,6 +15,9 @@
 # user: /tmp works). Root logs in without a password over TCP: for tests only.
 # EXPORT_CENTER_MARIADB_SERVER_OPTIONS adds server options, later ones winning
 # (e.g. "--innodb-buffer-pool-size=512M" for a benchmark's replica).
+# EXPORT_CENTER_TEST_DB_CLOCK_RATE=N: this script runs under libfaketime with the clock N
+# times faster (tests/integration/fake_clock_db.py), so the wait for the server is N times
+# as many polls.
 set -euo pipefail
 
 die() { echo "test-mariadb: $*" >&2; exit 1; }
@@ -39,7 +42,7 @@ as_mysql() {
 # Waits until the server on $1 answers; fails early when the server pid $2 died.
 wait_ready() {
   local port="$1" dir="$2" pid=""
-  for _ in $(seq 600); do
+  for _ in $(seq $((600 * ${EXPORT_CENTER_TEST_DB_CLOCK_RATE:-1}))); do
     if "$CLIENT" --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" -u root \
         -e "SELECT 1" >/dev/null 2>&1; then
       return 0

@@ -12,6 +12,8 @@
 # Run as root, the server runs as user postgres (DIR is chown'ed to it, so
 # every parent of DIR must be traversable by that user: /tmp works).
 # EXPORT_CENTER_PG_SERVER_OPTIONS adds server options (e.g. "-c shared_buffers=512MB").
+# EXPORT_CENTER_TEST_DB_CLOCK_RATE=N: this script runs under libfaketime with the clock N
+# times faster (tests/integration/fake_clock_db.py), so pg_ctl's wait is N times as long.
 set -euo pipefail
 
 die() { echo "test-postgres: $*" >&2; exit 1; }
@@ -47,11 +49,12 @@ start() {
   touch "$dir/postgres.log"
   [[ "$(id -u)" != 0 ]] || chown postgres: "$dir" "$dir/postgres.log"
   bin="$(bindir)"
+  local wait_seconds=$((60 * ${EXPORT_CENTER_TEST_DB_CLOCK_RATE:-1}))
   as_pg "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C --no-sync \
     >>"$dir/postgres.log" 2>&1 || die "initdb failed; see $dir/postgres.log"
   for _ in 1 2 3; do
     port="$(free_port)"
-    if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
+    if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t "$wait_seconds" \
         -o "-k $dir -c listen_addresses=127.0.0.1 -p $port -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 ${EXPORT_CENTER_PG_SERVER_OPTIONS:-}" \
         start >/dev/null; then
       head -n 1 "$dir/data/postmaster.pid" >"$dir/postgres.pid"
