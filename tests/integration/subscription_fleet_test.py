@@ -13,7 +13,8 @@ Two `export-center serve` instances on that database; four subscriptions created
 POST /subscriptions by four owners:
   every2    */2 * * * *            UTC
   every5    */5 * * * *            Asia/Shanghai
-  ny10      */10 1-3 * * *         America/New_York  (01:x0 EST, 02:x0 does not exist, 03:x0 EDT)
+  ny10      */10 1-3 * * *         America/New_York  (01:x0 EST, 02:x0 does not exist, 03:x0 EDT:
+                                                     a wildcard time, nothing made up for the gap)
   nydaily   daily 02:30 (preset)   America/New_York  (02:30 falls in the gap: 03:00 EDT)
 While the slots pass (fake UTC): instance a is kill -9'ed at 06:33 and restarted at 06:38, b
 at 06:44 and 06:49; at 07:03 both are kill -9'ed and stay down past several slots of every
@@ -21,8 +22,10 @@ schedule until 07:15:20; the test ends at 07:24.
 
 Asserted from export_subscription_run, export_task and the API, against an independent
 oracle of each schedule (a 5-field cron read in its zone with Python's zoneinfo, with the
-documented rules: a local time in the spring-forward gap fires once at the first instant
-after it, a repeated local time fires at its first occurrence):
+documented rules: a fixed time in the spring-forward gap fires once at the first instant
+after it and a repeated one at its first occurrence; a wildcard time — minute or hour field
+starting with `*` — follows elapsed time: nothing in the gap, both occurrences of a repeated
+minute):
   - no run row at an instant its schedule does not fire;
   - every slot that came due while at least one instance was up has its run, CREATED, with
     its own task: the tasks of each owner are exactly the tasks of its CREATED runs (one per
@@ -147,6 +150,8 @@ class Cron:
         self.months = cron_field(mon, 1, 12, MONTH_NAMES)
         self.dows = {d % 7 for d in cron_field(dow, 0, 7, DAY_NAMES)}
         self.dom_star, self.dow_star = dom.startswith("*"), dow.startswith("*")
+        # Vixie cron's wildcard jobs (docs/subscriptions.md#schedules): elapsed time.
+        self.wildcard_time = m.startswith("*") or h.startswith("*")
 
     def matches(self, wall):
         """Whether a local wall-clock minute (naive datetime) matches."""
@@ -163,8 +168,9 @@ class Cron:
 
 def oracle_slots(expr, zone, after_ms, until_ms):
     """The instants (epoch ms, UTC) in (after_ms, until_ms] at which `expr` read in `zone`
-    fires: each UTC minute whose local time matches at its first occurrence, plus the
-    first minute after a spring-forward gap when a local time inside the gap matches."""
+    fires. A fixed time: each UTC minute whose local time matches at its first occurrence,
+    plus the first minute after a spring-forward gap when a local time inside the gap
+    matches. A wildcard time: each UTC minute whose local time matches, either occurrence."""
     cron, tz = Cron(expr), zoneinfo.ZoneInfo(zone)
     out = []
     u = (after_ms // MINUTE + 1) * MINUTE
@@ -172,9 +178,9 @@ def oracle_slots(expr, zone, after_ms, until_ms):
         local = datetime.datetime.fromtimestamp(u / 1000, tz)
         before = datetime.datetime.fromtimestamp((u - MINUTE) / 1000, tz)
         wall, wall_before = local.replace(tzinfo=None), before.replace(tzinfo=None)
-        fires = local.fold == 0 and cron.matches(wall)
+        fires = (local.fold == 0 or cron.wildcard_time) and cron.matches(wall)
         w = wall_before + datetime.timedelta(minutes=1)
-        while not fires and w < wall:  # the local minutes a forward jump skipped
+        while not fires and not cron.wildcard_time and w < wall:  # minutes a jump skipped
             fires = cron.matches(w)
             w += datetime.timedelta(minutes=1)
         if fires:
@@ -211,6 +217,17 @@ class OracleSelfCheck(unittest.TestCase):
         self.assertEqual([iso(s) for s in oracle_slots("30 1 * * *", "America/New_York", nov,
                                                        nov + 4 * 3_600_000)],
                          ["2026-11-01T05:30:00.000Z"])
+        # A wildcard time follows elapsed time: hourly at :15 skips the gap's 02:15 and fires
+        # both 01:15s of the repeated hour — 60 minutes apart throughout.
+        mar = epoch_ms(datetime.datetime(2026, 3, 8, 5, 0, tzinfo=UTC))
+        self.assertEqual([iso(s) for s in oracle_slots("15 * * * *", "America/New_York", mar,
+                                                       mar + 3 * 3_600_000)],
+                         ["2026-03-08T05:15:00.000Z", "2026-03-08T06:15:00.000Z",
+                          "2026-03-08T07:15:00.000Z"])
+        self.assertEqual([iso(s) for s in oracle_slots("15 * * * *", "America/New_York", nov,
+                                                       nov + 3 * 3_600_000)],
+                         ["2026-11-01T04:15:00.000Z", "2026-11-01T05:15:00.000Z",
+                          "2026-11-01T06:15:00.000Z"])
         # Both day fields restricted: either matches (the 1st and every Monday).
         self.assertEqual(len(oracle_slots("0 9 1 * MON", "UTC", epoch_ms(
             datetime.datetime(2026, 6, 1, tzinfo=UTC)) - 1, epoch_ms(
@@ -411,7 +428,7 @@ class SubscriptionFleet(unittest.TestCase):
         for s in after:
             local = local_text(s, "America/New_York")
             self.assertTrue(local.startswith("03:") and local.endswith("EDT"), (iso(s), local))
-        self.assertIn(DST_CHANGE, ny10, "ny10 did not fire at 03:00 EDT (the gap's 02:x0)")
+        self.assertIn(DST_CHANGE, ny10, "ny10 did not fire at 03:00 EDT (first after the gap)")
         self.assertEqual(sorted(nydaily), [DST_CHANGE],
                          f"daily 02:30 New York should fire once, at 03:00 EDT: "
                          f"{sorted(map(iso, nydaily))}")
