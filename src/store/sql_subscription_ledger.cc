@@ -1,6 +1,7 @@
 #include "store/sql_subscription_ledger.h"
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -231,15 +232,24 @@ class SqlSubscriptionLedger final : public SubscriptionLedger {
   StatusOr<std::optional<int64_t>> FindSlotTask(const Subscription& s,
                                                 const std::string& params_hash,
                                                 int64_t since_ms) override {
+    // Only tasks requested before the subscription's next run was fired: a
+    // run taken over late must not adopt the next slot's task (same owner,
+    // type, name and — without relative dates — parameters). A run's task
+    // is created after its claim, so the next run's claim bounds this one's.
+    EC_ASSIGN_OR_RETURN(Rows next, db_->Query("SELECT MIN(fired_at) FROM export_subscription_run"
+                                              " WHERE subscription_id = ? AND slot_at > ?",
+                                              {s.id, since_ms}));
+    const int64_t until_ms =
+        next.empty() || next[0].IsNull(0) ? std::numeric_limits<int64_t>::max() : next[0].Int(0);
     // The owner's type index (tenant, app, requester, type, requested_at)
     // bounds the scan to the owner's tasks of the type since the slot.
     EC_ASSIGN_OR_RETURN(
         Rows rows, db_->Query("SELECT id FROM export_task WHERE tenant_id = ? AND app_code = ?"
                               " AND requested_by = ? AND export_type = ? AND requested_at >= ?"
-                              " AND params_hash = ? AND task_name = ?"
+                              " AND requested_at < ? AND params_hash = ? AND task_name = ?"
                               " ORDER BY requested_at, id LIMIT 1",
                               {s.spec.tenant_id, s.spec.app_code, s.spec.owner, s.spec.export_type,
-                               since_ms, params_hash, s.spec.task_name}));
+                               since_ms, until_ms, params_hash, s.spec.task_name}));
     if (rows.empty()) return std::optional<int64_t>();
     return std::optional<int64_t>(rows[0].Int(0));
   }

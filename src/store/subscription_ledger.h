@@ -187,7 +187,9 @@ class SubscriptionLedger {
   // The task an earlier try of a slot already created, so a retried slot
   // does not create a second one: the oldest task of the subscription's
   // owner (tenant, app, requested_by), type and task name with `params_hash`
-  // requested at or after `since_ms`. nullopt when there is none.
+  // requested at or after `since_ms` (the slot) and before the subscription's
+  // next run was fired (so a late retry never adopts the next slot's task).
+  // nullopt when there is none.
   virtual StatusOr<std::optional<int64_t>> FindSlotTask(const Subscription& subscription,
                                                         const std::string& params_hash,
                                                         int64_t since_ms) = 0;

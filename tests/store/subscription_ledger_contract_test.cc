@@ -428,6 +428,39 @@ TEST_P(SubscriptionLedgerContractTest, ASlotsTaskIsFoundByOwnerTypeNameAndParame
   EXPECT_EQ(other, 14);
 }
 
+// A run taken over late (its first try died before creating) must not adopt
+// the next slot's task, which has the same owner, type, name and parameters:
+// only tasks requested before the subscription's next run was fired count.
+TEST_P(SubscriptionLedgerContractTest, ALateRetryDoesNotAdoptTheNextSlotsTask) {
+  ASSERT_OK_AND_ASSIGN(Subscription s, ledger_->CreateSubscription(Spec("alice"), {}));
+  auto run = [&](int64_t slot, const char* outcome, int64_t fired_at) {
+    ASSERT_OK(db_->Exec("INSERT INTO export_subscription_run (subscription_id, slot_at, outcome,"
+                        " instance, claims, fired_at, updated_at) VALUES (?, ?, ?, 'i', 1, ?, ?)",
+                        {s.id, slot, std::string(outcome), fired_at, fired_at})
+                  .status());
+  };
+  auto task = [&](int64_t id, int64_t at) {
+    ASSERT_OK(
+        db_->Exec("INSERT INTO export_task (id, tenant_id, app_code, requested_by,"
+                  " export_type, task_name, format, parameters_json, params_hash, status,"
+                  " next_retry_at, requested_at, updated_at)"
+                  " VALUES (?, 't1', 'platform', 'alice', 'customer_list', 'Weekly customers',"
+                  " 'XLSX', '{}', 'h1', 'PENDING', ?, ?, ?)",
+                  {id, at, at, at})
+            .status());
+  };
+  run(8000, "CLAIMED", 8100);    // its instance died before the create
+  run(20000, "CREATED", 20500);  // the next slot, fired and created meanwhile
+  task(21, 20600);
+  ASSERT_OK_AND_ASSIGN(auto for_first, ledger_->FindSlotTask(s, "h1", 8000));
+  EXPECT_FALSE(for_first.has_value()) << "adopted task " << *for_first;
+  ASSERT_OK_AND_ASSIGN(auto for_next, ledger_->FindSlotTask(s, "h1", 20000));
+  EXPECT_EQ(for_next, 21);
+  task(22, 9000);  // had the first try created, its task is found
+  ASSERT_OK_AND_ASSIGN(auto found, ledger_->FindSlotTask(s, "h1", 8000));
+  EXPECT_EQ(found, 22);
+}
+
 EC_INSTANTIATE_ON_EVERY_BACKEND(SubscriptionLedgerContractTest);
 
 }  // namespace
