@@ -440,7 +440,10 @@ class OpenApiDocument(ValidatesResponses):
         path = API + "/subscriptions/9000000000000000010/unsubscribe?r=bob%40example.com&sig="
         self.call("GET", path + sig[::-1], None, expect=403)
         self.call("GET", path + sig, None, expect=200)
+        self.call("POST", path + sig[::-1], None, expect=403)
+        self.call("POST", path + sig, None, expect=200)
         self.call("GET", API + "/subscriptions/x/unsubscribe?r=a&sig=b", None, expect=404)
+        self.call("POST", API + "/subscriptions/x/unsubscribe?r=a&sig=b", None, expect=404)
 
     def test_5d_subscriptions(self):
         """Every subscription route (docs/http-api.md#subscriptions) and the

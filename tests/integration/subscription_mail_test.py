@@ -294,18 +294,28 @@ class SubscriptionMailTest(unittest.TestCase):
         # Another recipient's address under hank's signature: refused.
         forged = link.replace("r=hank%40example.com", "r=ivy%40example.com").replace(
             "r=hank@example.com", "r=ivy@example.com")
-        r = request("GET", forged)
-        self.assertEqual(r.status, 403)
-        self.assertIn(b"not valid", r.body)
+        for method in ("GET", "POST"):
+            r = request(method, forged)
+            self.assertEqual(r.status, 403, method)
+            self.assertIn(b"not valid", r.body)
+
+        def emails():
+            return json.loads(self.cluster.db().query(
+                "SELECT delivery_json FROM export_subscription WHERE id = ?",
+                (sid,))[0]["delivery_json"])["emails"]
+        # Following the link (as a mail scanner does) only asks to confirm.
         r = request("GET", link)
         self.assertEqual(r.status, 200, r.body)
         self.assertIn("text/html", r.headers.get("Content-Type"))
+        self.assertIn(b'<form method="post">', r.body)
+        self.assertEqual(emails(), ["hank@example.com", "ivy@example.com"])
+        # The confirmation (or a one-click POST, RFC 8058) takes hank out.
+        r = request("POST", link)
+        self.assertEqual(r.status, 200, r.body)
         self.assertIn(b"hank@example.com will receive no more mails", r.body)
-        delivery = json.loads(self.cluster.db().query(
-            "SELECT delivery_json FROM export_subscription WHERE id = ?", (sid,))[0]["delivery_json"])
-        self.assertEqual(delivery["emails"], ["ivy@example.com"])
-        # Following it again changes nothing.
-        r = request("GET", link)
+        self.assertEqual(emails(), ["ivy@example.com"])
+        # Doing it again changes nothing.
+        r = request("POST", link)
         self.assertEqual(r.status, 200)
         self.assertIn(b"does not receive", r.body)
         # The next run goes to ivy only.
