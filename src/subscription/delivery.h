@@ -86,8 +86,9 @@ class SubscriptionDelivery {
   Status DeliverOne(const store::DeliverableRun& run, DeliveryFigures& figures);
   Status MailFile(const store::DeliverableRun& run, const DeliverySpec& spec,
                   const task::Task& task, DeliveryFigures& figures);
+  // `why` is recorded on the run; `told` is the same in the mail's language.
   Status Notice(const store::DeliverableRun& run, const DeliverySpec& spec, const std::string& why,
-                DeliveryFigures& figures);
+                const std::string& told, DeliveryFigures& figures);
   // Records the run's delivery; adds one to `*counted` when this call did
   // (not another instance).
   Status Mark(const store::DeliverableRun& run, store::RunDelivery delivery,
