@@ -164,16 +164,15 @@ class SqlMailOutbox final : public MailOutbox {
                                .status());
       }
       return c
-          .Exec(
-              Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
-                  " recipients, subject, body_text, body_html, attachment_key,"
-                  " attachment_name, attachment_type, list_unsubscribe, status, attempt_count,"
-                  " next_retry_at, created_at, updated_at)"
-                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
-                  " {NOW})"),
-              {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
-               mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type,
-               mail.list_unsubscribe})
+          .Exec(Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
+                    " recipients, subject, body_text, body_html, attachment_key,"
+                    " attachment_name, attachment_type, list_unsubscribe, status, attempt_count,"
+                    " next_retry_at, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
+                    " {NOW})"),
+                {id, message_id, mail.subscription_id, mail.task_id,
+                 JoinRecipients(mail.recipients), mail.subject, mail.body_text, mail.body_html,
+                 mail.attachment_key, name, type, mail.list_unsubscribe})
           .status();
     });
     if (inserted.code() == StatusCode::kConflict && !mail.message_id.empty()) {

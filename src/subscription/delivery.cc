@@ -66,12 +66,12 @@ struct MailTexts {
   std::string_view failed_body;       // {name} {type} {when} {why} {grace}
   std::string_view run_failed;        // {detail}
   std::string_view no_detail;
-  std::string_view task_ended;        // {task} {state}
-  std::string_view colon;             // before the task's failure message
-  std::string_view hours;             // {n}
-  std::string_view seconds;           // {n}
-  std::string_view bytes;             // {n}
-  std::string_view footer;            // {id} {owner} {link}
+  std::string_view task_ended;  // {task} {state}
+  std::string_view colon;       // before the task's failure message
+  std::string_view hours;       // {n}
+  std::string_view seconds;     // {n}
+  std::string_view bytes;       // {n}
+  std::string_view footer;      // {id} {owner} {link}
 };
 
 constexpr MailTexts kEnglish{
@@ -209,8 +209,9 @@ std::string Size(const MailTexts& t, int64_t bytes) {
 
 std::string Footer(const MailTexts& t, const store::DeliverableRun& run,
                    const std::string& unsubscribe) {
-  return Fill(t.footer,
-              {{"id", std::to_string(run.subscription_id)}, {"owner", run.owner}, {"link", unsubscribe}});
+  return Fill(
+      t.footer,
+      {{"id", std::to_string(run.subscription_id)}, {"owner", run.owner}, {"link", unsubscribe}});
 }
 
 // The List-Unsubscribe URL of a mail (store/mail_outbox.h): the recipient's

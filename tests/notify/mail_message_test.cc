@@ -142,9 +142,9 @@ TEST(MailMessageBuilder, AnUnsubscribeUrlBecomesTheOneClickHeadersInTheMessageHe
 TEST(MailMessageBuilder, AnUnsubscribeUrlThatCouldInjectAHeaderIsLeftOut) {
   for (const std::string& bad : std::vector<std::string>{
            "https://x.example/u\r\nBcc: eve@evil.test", "https://x.example/u\nBcc: eve@evil.test",
-        "https://x.example/u>, <mailto:eve@evil.test", "https://x.example/u v",
-        "https://x.example/\xe8\xae\xa2", std::string(""),
-        "https://x.example/" + std::string(kMaxListUnsubscribeBytes, 'a')}) {
+           "https://x.example/u>, <mailto:eve@evil.test", "https://x.example/u v",
+           "https://x.example/\xe8\xae\xa2", std::string(""),
+           "https://x.example/" + std::string(kMaxListUnsubscribeBytes, 'a')}) {
     MailMessage m = Sample();
     m.list_unsubscribe = bad;
     const std::string bytes = BuildMimeMessage(m);

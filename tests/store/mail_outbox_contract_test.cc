@@ -104,8 +104,7 @@ TEST_P(MailOutboxContractTest, EnqueuedMailsReadBackWithEveryFieldAndTheirOwnMes
                           "https://x.example/u>", ""}) {
     NewMail injected = bare;
     injected.list_unsubscribe = bad;
-    EXPECT_EQ(outbox_->EnqueueMail(injected).status().code(), StatusCode::kInvalidArgument)
-        << bad;
+    EXPECT_EQ(outbox_->EnqueueMail(injected).status().code(), StatusCode::kInvalidArgument) << bad;
   }
 
   bare.recipients = {};

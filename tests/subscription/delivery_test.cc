@@ -74,8 +74,8 @@ class DeliveryTest : public ::testing::Test {
 
   // A subscription in `locale` whose run at kSlot created `task_id` (or,
   // with `failed`, failed with that detail before making a task).
-  int64_t Subscription(const std::string& delivery, int64_t task_id,
-                       const std::string& locale = "", const std::string& failed = "") {
+  int64_t Subscription(const std::string& delivery, int64_t task_id, const std::string& locale = "",
+                       const std::string& failed = "") {
     store::NewSubscription spec;
     spec.tenant_id = "t1";
     spec.app_code = "PLATFORM";
@@ -94,11 +94,12 @@ class DeliveryTest : public ::testing::Test {
     const int64_t id = made.ok() ? made->id : 0;
     auto claimed = ledger_->ClaimSlot(id, kSlot, std::nullopt, "center-a", 60000);
     EXPECT_TRUE(claimed.ok() && claimed->has_value());
-    EXPECT_TRUE((failed.empty() ? ledger_->FinishRun(id, kSlot, "center-a",
-                                                     store::RunOutcome::kCreated, task_id, "")
-                                : ledger_->FinishRun(id, kSlot, "center-a",
-                                                     store::RunOutcome::kFailed, std::nullopt, failed))
-                    .ok());
+    EXPECT_TRUE(
+        (failed.empty()
+             ? ledger_->FinishRun(id, kSlot, "center-a", store::RunOutcome::kCreated, task_id, "")
+             : ledger_->FinishRun(id, kSlot, "center-a", store::RunOutcome::kFailed, std::nullopt,
+                                  failed))
+            .ok());
     return id;
   }
 
@@ -232,15 +233,14 @@ TEST_F(DeliveryTest, AZhCnSubscriptionsMailIsWrittenInChineseEveryLineOfIt) {
   DeliveryOptions options;
   options.attachment_max_bytes = 1000;
   const int64_t task = Task(120, 15 * 1024 * 1024);
-  const int64_t id =
-      Subscription(R"({"emails":["bob@example.com"],"attach":true})", task, "zh-CN");
+  const int64_t id = Subscription(R"({"emails":["bob@example.com"],"attach":true})", task, "zh-CN");
   ASSERT_TRUE(Duty(options)->RunRound().ok());
   const std::vector<store::MailEntry> mails = Mails();
   ASSERT_EQ(mails.size(), 1u);
   const store::NewMail& m = mails[0].mail;
   EXPECT_EQ(m.subject, "[导出中心] Weekly customers — 2024-02-26 至 2024-03-03");
-  const std::string unsubscribe = "https://center.example.com/subscriptions/" +
-                                  std::to_string(id) + "/unsubscribe?r=bob@example.com";
+  const std::string unsubscribe = "https://center.example.com/subscriptions/" + std::to_string(id) +
+                                  "/unsubscribe?r=bob@example.com";
   const std::string expected =
       "你的订阅“Weekly customers”（CUSTOMER_LIST，XLSX）已于 2024-03-04 09:00 Asia/Shanghai "
       "运行。\n\n时间范围：2024-02-26 至 2024-03-03\n行数：120\n"
@@ -255,8 +255,7 @@ TEST_F(DeliveryTest, AZhCnSubscriptionsMailIsWrittenInChineseEveryLineOfIt) {
       std::to_string(task) +
       "）。\n"
       "\n--\n你收到这封邮件，是因为你是导出中心里 alice 的订阅 " +
-      std::to_string(id) +
-      " 的收件人。\n如不想再收到，请打开以下链接退订：\n" + unsubscribe + "\n";
+      std::to_string(id) + " 的收件人。\n如不想再收到，请打开以下链接退订：\n" + unsubscribe + "\n";
   EXPECT_EQ(m.body_text, expected);
   EXPECT_EQ(m.list_unsubscribe, unsubscribe);
   // What is recorded for the operators stays as it was.
@@ -267,8 +266,8 @@ TEST_F(DeliveryTest, AZhCnSubscriptionsMailIsWrittenInChineseEveryLineOfIt) {
 TEST_F(DeliveryTest, AFailureNoticeIsInTheSubscriptionsLanguageAndItsRecordInEnglish) {
   DeliveryOptions options;
   options.failure_grace_period_ms = 2 * 3600 * 1000;
-  const int64_t zh = Subscription(R"({"emails":["bob@example.com"]})", 0, "zh-CN",
-                                  "the provider answered 503");
+  const int64_t zh =
+      Subscription(R"({"emails":["bob@example.com"]})", 0, "zh-CN", "the provider answered 503");
   const int64_t en =
       Subscription(R"({"emails":["eve@example.com"]})", 0, "", "the provider answered 503");
   ASSERT_TRUE(Duty(options)->RunRound().ok());
@@ -277,7 +276,8 @@ TEST_F(DeliveryTest, AFailureNoticeIsInTheSubscriptionsLanguageAndItsRecordInEng
   for (const store::MailEntry& e : mails) {
     const store::NewMail& m = e.mail;
     if (m.subscription_id == zh) {
-      EXPECT_EQ(m.subject, "[导出中心] 失败：Weekly customers — 2024-03-04 09:00 Asia/Shanghai 的运行");
+      EXPECT_EQ(m.subject,
+                "[导出中心] 失败：Weekly customers — 2024-03-04 09:00 Asia/Shanghai 的运行");
       EXPECT_EQ(m.body_text.substr(0, m.body_text.find("\n--\n")),
                 "你的订阅“Weekly customers”（CUSTOMER_LIST）在 2024-03-04 09:00 Asia/Shanghai "
                 "的运行没有产出文件：运行失败：the provider answered 503。\n\n"
@@ -286,14 +286,14 @@ TEST_F(DeliveryTest, AFailureNoticeIsInTheSubscriptionsLanguageAndItsRecordInEng
       EXPECT_NE(m.body_text.find("请打开以下链接退订：\nhttps://"), std::string::npos);
     } else {
       EXPECT_EQ(m.subscription_id, en);
-      EXPECT_EQ(m.subject, "[Export Center] Failed: Weekly customers — run of 2024-03-04 09:00 "
-                           "Asia/Shanghai");
+      EXPECT_EQ(m.subject,
+                "[Export Center] Failed: Weekly customers — run of 2024-03-04 09:00 "
+                "Asia/Shanghai");
       EXPECT_NE(m.body_text.find("did not deliver a file: the run failed: the provider answered "
                                  "503.\n\nThe run history"),
                 std::string::npos)
           << m.body_text;
-      EXPECT_NE(m.body_text.find("Further failures within 2 h are not mailed"),
-                std::string::npos);
+      EXPECT_NE(m.body_text.find("Further failures within 2 h are not mailed"), std::string::npos);
     }
     EXPECT_TRUE(m.list_unsubscribe.has_value());
   }
@@ -304,8 +304,8 @@ TEST_F(DeliveryTest, AFailureNoticeIsInTheSubscriptionsLanguageAndItsRecordInEng
 TEST_F(DeliveryTest, TheLanguageIsChosenByTheFilesRuleWithEnglishByDefault) {
   // The exact tag (any case), then the primary subtag; English otherwise.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"zh-CN", "[导出中心] "}, {"ZH-cn", "[导出中心] "},     {"zh", "[导出中心] "},
-      {"zh-TW", "[导出中心] "}, {"fr", "[Export Center] "},    {"", "[Export Center] "},
+      {"zh-CN", "[导出中心] "},      {"ZH-cn", "[导出中心] "},     {"zh", "[导出中心] "},
+      {"zh-TW", "[导出中心] "},      {"fr", "[Export Center] "},   {"", "[Export Center] "},
       {"en-US", "[Export Center] "}, {"fr-FR", "[Export Center] "}};
   std::map<int64_t, std::string> want;
   for (const auto& [locale, prefix] : cases) {
