@@ -92,6 +92,7 @@ void MailPublisher::DeliverOne(const store::MailEntry& entry,
   message.html = entry.mail.body_html;
   message.message_id = entry.message_id;
   message.date_ms = entry.created_at;  // fixed: a retry sends the same bytes
+  message.list_unsubscribe = entry.mail.list_unsubscribe;
   if (entry.mail.attachment_key) {
     if (!attachments_) return Failed(entry, Internal("no attachment reader configured"));
     StatusOr<std::string> bytes =

@@ -54,6 +54,11 @@ struct NewMail {
   std::optional<std::string> attachment_key{};
   std::string attachment_name{};
   std::string attachment_type{};
+  // The recipient's one-click unsubscribe URL, sent as the List-Unsubscribe
+  // and List-Unsubscribe-Post headers (RFC 2369, RFC 8058); none: no such
+  // headers. Printable ASCII without spaces, '<' or '>' (no line break can
+  // reach a header), at most 900 bytes.
+  std::optional<std::string> list_unsubscribe{};
 };
 
 struct MailEntry {
@@ -83,7 +88,8 @@ class MailOutbox {
   virtual ~MailOutbox() = default;
 
   // A new PENDING row, due now. InvalidArgument without a recipient or with
-  // a recipient holding a comma or a line break (they are stored joined).
+  // a recipient holding a comma or a line break (they are stored joined), or
+  // with a `list_unsubscribe` that is not as above.
   // With a `message_id` already in the outbox nothing is written and the
   // row that has it is returned (idempotent: safe to repeat).
   virtual StatusOr<MailEntry> EnqueueMail(const NewMail& mail) = 0;

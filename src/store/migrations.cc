@@ -748,13 +748,14 @@ Migration SubscriptionOwnerPerms() {
 // update; a subscription's last failure notice (time and slot) holds the
 // grace period across the fleet. A caller's Message-ID is a key of
 // export_mail_key, so the mail of one run and recipient is written once
-// however often a round is repeated; and
-// the console's dead list and the purge read in index order.
+// however often a round is repeated;
+// the console's dead list and the purge read in index order; and a mail
+// carries its recipient's one-click unsubscribe URL (export_mail.list_unsubscribe).
 Migration RunDelivery() {
   return {
       21,
       "export_subscription_run.delivery, export_subscription.failure_notice_at, export_mail_key,"
-      " export_mail indexes: what a finished run delivers",
+      " export_mail indexes, export_mail.list_unsubscribe: what a finished run delivers",
       {
           "ALTER TABLE export_subscription_run ADD COLUMN IF NOT EXISTS delivery VARCHAR(24) NULL",
           "ALTER TABLE export_subscription_run"
@@ -776,6 +777,8 @@ Migration RunDelivery() {
           " ON export_mail (status, updated_at, id)",
           "CREATE INDEX IF NOT EXISTS idx_export_mail_delivered"
           " ON export_mail (status, delivered_at, id)",
+          // The recipient's one-click unsubscribe URL (List-Unsubscribe).
+          "ALTER TABLE export_mail ADD COLUMN IF NOT EXISTS list_unsubscribe {TEXT} NULL",
       },
   };
 }

@@ -52,6 +52,7 @@ struct DeliverableRun {
   std::string time_zone{};
   std::string delivery_json{};
   int64_t fired_at = 0;
+  std::string locale{};  // the subscription's language (BCP 47), "" none: the mails' language
 };
 
 // A subscription's delivery settings as stored, with its version for a

@@ -31,7 +31,7 @@ namespace {
 constexpr char kColumns[] =
     "id, message_id, subscription_id, task_id, recipients, subject, body_text, body_html,"
     " attachment_key, attachment_name, attachment_type, status, attempt_count, next_retry_at,"
-    " lease_owner, lease_until, delivered_at, last_error, created_at";
+    " lease_owner, lease_until, delivered_at, last_error, created_at, list_unsubscribe";
 
 // Due (and claimable): PENDING with its back-off passed, or SENDING by an
 // instance whose lease ran out (it died or hung mid-send). A DELIVERED or
@@ -41,6 +41,18 @@ constexpr char kDue[] =
     " OR (status = 'SENDING' AND lease_until <= {NOW}))";
 
 constexpr size_t kMaxErrorBytes = 1000;
+
+// The same check as notify/mail's builder (mail_message.h IsListUnsubscribeUrl;
+// store/ does not depend on notify/): a header value no line break can break.
+constexpr size_t kMaxListUnsubscribeBytes = 900;
+bool IsListUnsubscribeValue(const std::string& url) {
+  if (url.empty() || url.size() > kMaxListUnsubscribeBytes) return false;
+  for (char c : url) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || c == '<' || c == '>') return false;
+  }
+  return true;
+}
 
 // The console's dead list and the purge's pick (MailOutboxPlanStatements).
 constexpr char kDeadWhere[] = "status = 'DEAD'";
@@ -100,6 +112,7 @@ StatusOr<MailEntry> MailFromRow(const Row& r) {
   e.delivered_at = r.OptInt(16);
   e.last_error = r.OptText(17);
   e.created_at = r.Int(18);
+  e.mail.list_unsubscribe = r.OptText(19);
   return e;
 }
 
@@ -115,6 +128,11 @@ class SqlMailOutbox final : public MailOutbox {
         return InvalidArgument("recipient '" + utf8::Excerpt(r, 200) +
                                "' is empty or holds a comma or a line break");
       }
+    }
+    if (mail.list_unsubscribe && !IsListUnsubscribeValue(*mail.list_unsubscribe)) {
+      return InvalidArgument("list unsubscribe URL '" + utf8::Excerpt(*mail.list_unsubscribe, 200) +
+                             "' is not printable ASCII without spaces or brackets of at most " +
+                             std::to_string(kMaxListUnsubscribeBytes) + " bytes");
     }
     if (mail.attachment_key && mail.attachment_name.empty()) {
       return InvalidArgument("an attachment needs a file name");
@@ -146,15 +164,15 @@ class SqlMailOutbox final : public MailOutbox {
                                .status());
       }
       return c
-          .Exec(
-              Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
-                  " recipients, subject, body_text, body_html, attachment_key,"
-                  " attachment_name, attachment_type, status, attempt_count, next_retry_at,"
-                  " created_at, updated_at)"
-                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
-                  " {NOW})"),
-              {id, message_id, mail.subscription_id, mail.task_id, JoinRecipients(mail.recipients),
-               mail.subject, mail.body_text, mail.body_html, mail.attachment_key, name, type})
+          .Exec(Sql("INSERT INTO export_mail (id, message_id, subscription_id, task_id,"
+                    " recipients, subject, body_text, body_html, attachment_key,"
+                    " attachment_name, attachment_type, list_unsubscribe, status, attempt_count,"
+                    " next_retry_at, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, {NOW}, {NOW},"
+                    " {NOW})"),
+                {id, message_id, mail.subscription_id, mail.task_id,
+                 JoinRecipients(mail.recipients), mail.subject, mail.body_text, mail.body_html,
+                 mail.attachment_key, name, type, mail.list_unsubscribe})
           .status();
     });
     if (inserted.code() == StatusCode::kConflict && !mail.message_id.empty()) {

@@ -49,7 +49,8 @@ class SqlRunDeliveryLedger final : public RunDeliveryLedger {
         Rows rows,
         db_->Query(
             "SELECT r.subscription_id, r.slot_at, r.outcome, r.task_id, r.detail, s.tenant_id,"
-            " s.owner, s.export_type, s.task_name, s.time_zone, s.delivery_json, r.fired_at"
+            " s.owner, s.export_type, s.task_name, s.time_zone, s.delivery_json, r.fired_at,"
+            " s.locale"
             " FROM export_subscription_run r"
             " JOIN export_subscription s ON s.id = r.subscription_id"
             " LEFT JOIN export_task t ON t.id = r.task_id"
@@ -73,6 +74,7 @@ class SqlRunDeliveryLedger final : public RunDeliveryLedger {
       run.time_zone = r.Text(9);
       run.delivery_json = r.Text(10);
       run.fired_at = r.Int(11);
+      run.locale = r.OptText(12).value_or("");
       runs.push_back(std::move(run));
     }
     return runs;

@@ -14,6 +14,9 @@
 //   - the task FAILED, CANCELLED, EXPIRED (or the run failed before making
 //     one): a failure notice to the same recipients, at most once per
 //     `failure_grace_period_ms` per subscription across the fleet.
+// Every mail is in the subscription's locale (English or zh-CN, by the
+// language rule of task/language.h; English without one) and carries its
+// recipient's unsubscribe link as the one-click List-Unsubscribe URL.
 // The mails go to the mail outbox (the mailer sends them) with Message-IDs
 // derived from the subscription, the slot, the kind and the recipient, and
 // what the run delivered is recorded on it once (MarkRunDelivery): a round
@@ -86,8 +89,9 @@ class SubscriptionDelivery {
   Status DeliverOne(const store::DeliverableRun& run, DeliveryFigures& figures);
   Status MailFile(const store::DeliverableRun& run, const DeliverySpec& spec,
                   const task::Task& task, DeliveryFigures& figures);
+  // `why` is recorded on the run; `told` is the same in the mail's language.
   Status Notice(const store::DeliverableRun& run, const DeliverySpec& spec, const std::string& why,
-                DeliveryFigures& figures);
+                const std::string& told, DeliveryFigures& figures);
   // Records the run's delivery; adds one to `*counted` when this call did
   // (not another instance).
   Status Mark(const store::DeliverableRun& run, store::RunDelivery delivery,

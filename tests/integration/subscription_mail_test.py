@@ -14,11 +14,16 @@ the use audited as SIGNED_LINK); `attach` sends the stored bytes; over
 mail.attachment-max-bytes the file is not attached and the mail says so;
 skip-if-empty sends nothing and records it; failures send one notice per
 grace period; two instances deliver one mail per run; the unsubscribe link
-removes its recipient and a bad signature is refused; the metrics count.
+removes its recipient and a bad signature is refused; the metrics count; a
+zh-CN subscription's mail is in Chinese (its RFC 2047 subject decoded by the
+email package); each mail carries List-Unsubscribe and List-Unsubscribe-Post
+(RFC 8058) and the one-click POST to that URL unsubscribes its recipient.
 
 Run: /usr/bin/python3 subscription_mail_test.py BUILD_DIR [-k NAME]
 """
 import base64
+import email
+import email.policy
 import glob
 import io
 import json
@@ -67,8 +72,15 @@ class SmtpServer:
                            key=lambda p: int(os.path.basename(p).split(".")[0])):
             with open(path, encoding="utf-8") as f:
                 record = json.load(f)
-            out.append({**record["message"], "rcpt_tos": record["rcpt_tos"]})
+            out.append({**record["message"], "rcpt_tos": record["rcpt_tos"],
+                        "eml": path[:-len(".json")] + ".eml"})
         return out
+
+    @staticmethod
+    def parsed(message):
+        """The whole message as Python's email package reads it (every header)."""
+        with open(message["eml"], "rb") as f:
+            return email.message_from_bytes(f.read(), policy=email.policy.default)
 
     def wait_for(self, predicate, timeout=60, what="mail"):
         deadline = time.time() + timeout
@@ -117,7 +129,8 @@ class SubscriptionMailTest(unittest.TestCase):
 
     # ---- the rows a scheduler would have written ------------------------------------
 
-    def subscription(self, emails, attach=False, skip_if_empty=False, name="Weekly customers"):
+    def subscription(self, emails, attach=False, skip_if_empty=False, name="Weekly customers",
+                     locale=None):
         cls = type(self)
         cls.next_id += 1
         sid = cls.next_id
@@ -127,10 +140,10 @@ class SubscriptionMailTest(unittest.TestCase):
             "INSERT INTO export_subscription (id, tenant_id, app_code, owner, export_type, format,"
             " task_name, parameters_json, cron, time_zone, business_days_only, delivery_json,"
             " state, pause_reason, pause_detail, consecutive_failures, next_slot_at,"
-            " last_slot_at, version, created_at, updated_at) VALUES (?, 't1', 'PLATFORM',"
+            " last_slot_at, version, created_at, updated_at, locale) VALUES (?, 't1', 'PLATFORM',"
             " 'alice', 'CUSTOMER_LIST', 'XLSX', ?, '{}', '0 9 * * MON', 'Asia/Shanghai', 0, ?,"
             " 'PAUSED', 'OWNER', 'paused by the test: no scheduler fires it', 0, NULL, NULL, 1,"
-            " ?, ?)", (sid, name, delivery, now, now))
+            " ?, ?, ?)", (sid, name, delivery, now, now, locale))
         return sid
 
     def run_row(self, sid, slot, outcome="CREATED", task_id=None, detail=None):
@@ -322,6 +335,51 @@ class SubscriptionMailTest(unittest.TestCase):
         self.run_row(sid, slot + HOUR_MS, task_id=int(task["id"]))
         self.assertEqual(self.delivery_of(sid, slot + HOUR_MS)["delivery_detail"],
                          "mailed to 1 recipient(s)")
+
+    def test_a_zh_cn_subscriptions_mail_is_in_chinese(self):
+        task = self.finished_task(name="每周客户")
+        sid = self.subscription(["kate@example.com"], name="每周客户", locale="zh-CN")
+        slot = 1_770_700_000_000  # 2026-02-10 13:06:40 in Shanghai
+        self.run_row(sid, slot, task_id=int(task["id"]))
+        self.assertEqual(self.delivery_of(sid, slot)["delivery"], "MAILED")
+        mail = self.smtp.wait_for(lambda m: to_of(m) == "kate@example.com")[0]
+        # The RFC 2047 subject, decoded by Python's email package.
+        self.assertEqual(mail["subject"], "[导出中心] 每周客户 — 2026-02-10")
+        with open(mail["eml"], "rb") as f:
+            self.assertIn(b"Subject: =?UTF-8?B?", f.read())
+        self.assertIn("你的订阅“每周客户”（CUSTOMER_LIST，XLSX）已于 2026-02-10 13:06 Asia/Shanghai 运行。",
+                      mail["text"])
+        self.assertIn("行数：", mail["text"])
+        self.assertIn("如不想再收到，请打开以下链接退订：\n", mail["text"])
+        self.assertNotIn("Your subscription", mail["text"])
+
+    def test_one_click_unsubscribe_headers_and_their_post(self):
+        task = self.finished_task()
+        sid = self.subscription(["liam@example.com", "mia@example.com"])
+        slot = 1_770_800_000_000
+        self.run_row(sid, slot, task_id=int(task["id"]))
+        self.delivery_of(sid, slot)
+        mail = self.smtp.wait_for(lambda m: to_of(m) == "liam@example.com" and
+                                  f"<sub.{sid}." in m["message_id"])[0]
+        headers = self.smtp.parsed(mail)
+        self.assertEqual(headers["List-Unsubscribe-Post"], "List-Unsubscribe=One-Click")
+        header = str(headers["List-Unsubscribe"])
+        self.assertRegex(header, r"^<http\S+/subscriptions/\d+/unsubscribe\?r=\S+&sig=\S+>$")
+        url = header[1:-1]
+        # The header's URL is the footer's link of this recipient.
+        self.assertEqual(url, re.search(r"To stop receiving it: (\S+)", mail["text"]).group(1))
+        self.assertEqual(urllib.parse.parse_qs(urllib.parse.urlparse(url).query)["r"],
+                         ["liam@example.com"])
+
+        def emails():
+            return json.loads(self.cluster.db().query(
+                "SELECT delivery_json FROM export_subscription WHERE id = ?",
+                (sid,))[0]["delivery_json"])["emails"]
+        # What a mail client's button sends (RFC 8058 section 3.2).
+        r = request("POST", url, raw=b"List-Unsubscribe=One-Click",
+                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(emails(), ["mia@example.com"])
 
     def test_zz_over_the_cap_the_file_is_not_attached_and_the_mail_says_so(self):
         c = self.cluster

@@ -124,6 +124,37 @@ TEST(MailMessageBuilder, ANonAsciiFileNameIsEncodedAndQuotesAreDropped) {
       << bytes;
 }
 
+TEST(MailMessageBuilder, AnUnsubscribeUrlBecomesTheOneClickHeadersInTheMessageHeader) {
+  MailMessage m = Sample();
+  const std::string url =
+      "https://center.example.com/subscriptions/42/unsubscribe?r=bob%40example.com&sig=AbC-_9";
+  m.list_unsubscribe = url;
+  const std::string bytes = BuildMimeMessage(m);
+  const std::string expected = "Auto-Submitted: auto-generated\r\nList-Unsubscribe: <" + url +
+                               ">\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n";
+  EXPECT_NE(bytes.find(expected), std::string::npos) << bytes;
+  // In the message's header, not in a part.
+  EXPECT_LT(bytes.find("List-Unsubscribe:"), bytes.find("\r\n\r\n"));
+  // Without one, neither header.
+  EXPECT_EQ(BuildMimeMessage(Sample()).find("List-Unsubscribe"), std::string::npos);
+}
+
+TEST(MailMessageBuilder, AnUnsubscribeUrlThatCouldInjectAHeaderIsLeftOut) {
+  for (const std::string& bad : std::vector<std::string>{
+           "https://x.example/u\r\nBcc: eve@evil.test", "https://x.example/u\nBcc: eve@evil.test",
+           "https://x.example/u>, <mailto:eve@evil.test", "https://x.example/u v",
+           "https://x.example/\xe8\xae\xa2", std::string(""),
+           "https://x.example/" + std::string(kMaxListUnsubscribeBytes, 'a')}) {
+    MailMessage m = Sample();
+    m.list_unsubscribe = bad;
+    const std::string bytes = BuildMimeMessage(m);
+    EXPECT_EQ(bytes.find("List-Unsubscribe"), std::string::npos) << bad;
+    EXPECT_EQ(bytes.find("Bcc:"), std::string::npos) << bad;
+    EXPECT_FALSE(IsListUnsubscribeUrl(bad)) << bad;
+  }
+  EXPECT_TRUE(IsListUnsubscribeUrl("https://x.example/s/1/unsubscribe?r=a%40b.example&sig=x"));
+}
+
 TEST(MailRecipients, OnlyAllowedDomainsAndPlainAddressesPass) {
   MailOptions options;
   options.allowed_domains = {"example.com", "Corp.Example.CN"};

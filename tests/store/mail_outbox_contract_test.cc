@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +42,8 @@ class MailOutboxContractTest : public BackendTest {
     m.attachment_key = "t1/2026/12/客户列表.xlsx";
     m.attachment_name = "客户列表.xlsx";
     m.attachment_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+    m.list_unsubscribe =
+        "https://center.example.com/subscriptions/7/unsubscribe?r=alice%40example.com&sig=Zq-_0";
     return m;
   }
 
@@ -78,6 +81,12 @@ TEST_P(MailOutboxContractTest, EnqueuedMailsReadBackWithEveryFieldAndTheirOwnMes
   EXPECT_EQ(made.mail.attachment_key, m.attachment_key);
   EXPECT_EQ(made.mail.attachment_name, m.attachment_name);
   EXPECT_EQ(made.mail.attachment_type, m.attachment_type);
+  EXPECT_EQ(made.mail.list_unsubscribe, m.list_unsubscribe);
+  // A claim reads it too (the mailer writes the headers from the claimed row).
+  ASSERT_OK_AND_ASSIGN(std::optional<MailEntry> claimed,
+                       outbox_->ClaimMail(made.id, "center-a", 60));
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->mail.list_unsubscribe, m.list_unsubscribe);
 
   NewMail bare;
   bare.recipients = {"carol@example.com"};
@@ -87,7 +96,16 @@ TEST_P(MailOutboxContractTest, EnqueuedMailsReadBackWithEveryFieldAndTheirOwnMes
   EXPECT_FALSE(plain.mail.subscription_id.has_value());
   EXPECT_FALSE(plain.mail.body_html.has_value());
   EXPECT_FALSE(plain.mail.attachment_key.has_value());
+  EXPECT_FALSE(plain.mail.list_unsubscribe.has_value());
   EXPECT_NE(plain.message_id, made.message_id);
+
+  // No line break (or anything else that could end the header) is stored.
+  for (const char* bad : {"https://x.example/u\r\nBcc: eve@evil.test", "https://x.example/u v",
+                          "https://x.example/u>", ""}) {
+    NewMail injected = bare;
+    injected.list_unsubscribe = bad;
+    EXPECT_EQ(outbox_->EnqueueMail(injected).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 
   bare.recipients = {};
   EXPECT_EQ(outbox_->EnqueueMail(bare).status().code(), StatusCode::kInvalidArgument);

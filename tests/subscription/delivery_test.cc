@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/migrations.h"
@@ -70,8 +72,10 @@ class DeliveryTest : public ::testing::Test {
     return id;
   }
 
-  // A subscription whose run at kSlot created `task_id`.
-  int64_t Subscription(const std::string& delivery, int64_t task_id) {
+  // A subscription in `locale` whose run at kSlot created `task_id` (or,
+  // with `failed`, failed with that detail before making a task).
+  int64_t Subscription(const std::string& delivery, int64_t task_id, const std::string& locale = "",
+                       const std::string& failed = "") {
     store::NewSubscription spec;
     spec.tenant_id = "t1";
     spec.app_code = "PLATFORM";
@@ -83,6 +87,7 @@ class DeliveryTest : public ::testing::Test {
     spec.cron = "0 9 * * MON";
     spec.time_zone = "Asia/Shanghai";
     spec.delivery_json = delivery;
+    spec.locale = locale;
     spec.first_slot_at = 1;
     auto made = ledger_->CreateSubscription(spec, store::SubscriptionCaps{});
     EXPECT_TRUE(made.ok()) << made.status().ToString();
@@ -90,7 +95,11 @@ class DeliveryTest : public ::testing::Test {
     auto claimed = ledger_->ClaimSlot(id, kSlot, std::nullopt, "center-a", 60000);
     EXPECT_TRUE(claimed.ok() && claimed->has_value());
     EXPECT_TRUE(
-        ledger_->FinishRun(id, kSlot, "center-a", store::RunOutcome::kCreated, task_id, "").ok());
+        (failed.empty()
+             ? ledger_->FinishRun(id, kSlot, "center-a", store::RunOutcome::kCreated, task_id, "")
+             : ledger_->FinishRun(id, kSlot, "center-a", store::RunOutcome::kFailed, std::nullopt,
+                                  failed))
+            .ok());
     return id;
   }
 
@@ -154,7 +163,12 @@ TEST_F(DeliveryTest, EachRecipientGetsTheExportItsPeriodTheLinkAndTheirOwnUnsubs
     EXPECT_EQ(m.mail.attachment_key, "t1/" + std::to_string(task) + ".xlsx");
     EXPECT_EQ(m.mail.attachment_name, "Weekly customers.xlsx");
     ASSERT_EQ(m.mail.recipients.size(), 1u);
-    EXPECT_NE(m.mail.body_text.find("/unsubscribe?r=" + m.mail.recipients[0]), std::string::npos);
+    const std::string unsubscribe = "https://center.example.com/subscriptions/" +
+                                    std::to_string(id) + "/unsubscribe?r=" + m.mail.recipients[0];
+    EXPECT_NE(m.mail.body_text.find("To stop receiving it: " + unsubscribe + "\n"),
+              std::string::npos);
+    // The same link is the mail's one-click List-Unsubscribe (RFC 8058).
+    EXPECT_EQ(m.mail.list_unsubscribe, unsubscribe);
     EXPECT_EQ(m.message_id.rfind(
                   "<sub." + std::to_string(id) + "." + std::to_string(kSlot) + ".file.", 0),
               0u)
@@ -213,6 +227,97 @@ TEST_F(DeliveryTest, ALinkThatCannotBeSignedIsLeftOutAndTheMailSaysWhy) {
   ASSERT_EQ(mails.size(), 1u);
   EXPECT_NE(mails[0].mail.body_text.find("No download link: " + link_error_), std::string::npos);
   EXPECT_EQ(mails[0].mail.body_text.find("/downloads/"), std::string::npos);
+}
+
+TEST_F(DeliveryTest, AZhCnSubscriptionsMailIsWrittenInChineseEveryLineOfIt) {
+  DeliveryOptions options;
+  options.attachment_max_bytes = 1000;
+  const int64_t task = Task(120, 15 * 1024 * 1024);
+  const int64_t id = Subscription(R"({"emails":["bob@example.com"],"attach":true})", task, "zh-CN");
+  ASSERT_TRUE(Duty(options)->RunRound().ok());
+  const std::vector<store::MailEntry> mails = Mails();
+  ASSERT_EQ(mails.size(), 1u);
+  const store::NewMail& m = mails[0].mail;
+  EXPECT_EQ(m.subject, "[导出中心] Weekly customers — 2024-02-26 至 2024-03-03");
+  const std::string unsubscribe = "https://center.example.com/subscriptions/" + std::to_string(id) +
+                                  "/unsubscribe?r=bob@example.com";
+  const std::string expected =
+      "你的订阅“Weekly customers”（CUSTOMER_LIST，XLSX）已于 2024-03-04 09:00 Asia/Shanghai "
+      "运行。\n\n时间范围：2024-02-26 至 2024-03-03\n行数：120\n"
+      "文件：Weekly customers.xlsx（15.0 MB）\n\n"
+      "下载（链接有效期至 2024-03-08T00:53:20.000Z）：\n"
+      "https://center.example.com/downloads/task-" +
+      std::to_string(task) +
+      "-until-1709859200000\n\n"
+      "文件未附上：文件大小为 15.0 MB，超过附件上限 1000 字节（mail.attachment-max-bytes）。"
+      "请使用上面的链接下载。\n\n"
+      "文件也在你的下载中心（任务 " +
+      std::to_string(task) +
+      "）。\n"
+      "\n--\n你收到这封邮件，是因为你是导出中心里 alice 的订阅 " +
+      std::to_string(id) + " 的收件人。\n如不想再收到，请打开以下链接退订：\n" + unsubscribe + "\n";
+  EXPECT_EQ(m.body_text, expected);
+  EXPECT_EQ(m.list_unsubscribe, unsubscribe);
+  // What is recorded for the operators stays as it was.
+  EXPECT_EQ(store_->run_deliveries().GetRunDelivery(id, kSlot)->detail,
+            "mailed to 1 recipient(s), not attached");
+}
+
+TEST_F(DeliveryTest, AFailureNoticeIsInTheSubscriptionsLanguageAndItsRecordInEnglish) {
+  DeliveryOptions options;
+  options.failure_grace_period_ms = 2 * 3600 * 1000;
+  const int64_t zh =
+      Subscription(R"({"emails":["bob@example.com"]})", 0, "zh-CN", "the provider answered 503");
+  const int64_t en =
+      Subscription(R"({"emails":["eve@example.com"]})", 0, "", "the provider answered 503");
+  ASSERT_TRUE(Duty(options)->RunRound().ok());
+  const std::vector<store::MailEntry> mails = Mails();
+  ASSERT_EQ(mails.size(), 2u);
+  for (const store::MailEntry& e : mails) {
+    const store::NewMail& m = e.mail;
+    if (m.subscription_id == zh) {
+      EXPECT_EQ(m.subject,
+                "[导出中心] 失败：Weekly customers — 2024-03-04 09:00 Asia/Shanghai 的运行");
+      EXPECT_EQ(m.body_text.substr(0, m.body_text.find("\n--\n")),
+                "你的订阅“Weekly customers”（CUSTOMER_LIST）在 2024-03-04 09:00 Asia/Shanghai "
+                "的运行没有产出文件：运行失败：the provider answered 503。\n\n"
+                "订阅的运行记录在下载中心。2 小时内再次失败不再发邮件；连续失败多次后，"
+                "订阅会自动暂停。\n");
+      EXPECT_NE(m.body_text.find("请打开以下链接退订：\nhttps://"), std::string::npos);
+    } else {
+      EXPECT_EQ(m.subscription_id, en);
+      EXPECT_EQ(m.subject,
+                "[Export Center] Failed: Weekly customers — run of 2024-03-04 09:00 "
+                "Asia/Shanghai");
+      EXPECT_NE(m.body_text.find("did not deliver a file: the run failed: the provider answered "
+                                 "503.\n\nThe run history"),
+                std::string::npos)
+          << m.body_text;
+      EXPECT_NE(m.body_text.find("Further failures within 2 h are not mailed"), std::string::npos);
+    }
+    EXPECT_TRUE(m.list_unsubscribe.has_value());
+  }
+  EXPECT_EQ(store_->run_deliveries().GetRunDelivery(zh, kSlot)->detail,
+            "the run failed: the provider answered 503");
+}
+
+TEST_F(DeliveryTest, TheLanguageIsChosenByTheFilesRuleWithEnglishByDefault) {
+  // The exact tag (any case), then the primary subtag; English otherwise.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"zh-CN", "[导出中心] "},      {"ZH-cn", "[导出中心] "},     {"zh", "[导出中心] "},
+      {"zh-TW", "[导出中心] "},      {"fr", "[Export Center] "},   {"", "[Export Center] "},
+      {"en-US", "[Export Center] "}, {"fr-FR", "[Export Center] "}};
+  std::map<int64_t, std::string> want;
+  for (const auto& [locale, prefix] : cases) {
+    want[Subscription(R"({"emails":["bob@example.com"]})", Task(10, 100), locale)] = prefix;
+  }
+  ASSERT_TRUE(Duty()->RunRound().ok());
+  const std::vector<store::MailEntry> mails = Mails();
+  ASSERT_EQ(mails.size(), cases.size());
+  for (const store::MailEntry& e : mails) {
+    const std::string& prefix = want[e.mail.subscription_id.value_or(0)];
+    EXPECT_EQ(e.mail.subject.rfind(prefix, 0), 0u) << e.mail.subject << " wanted " << prefix;
+  }
 }
 
 }  // namespace

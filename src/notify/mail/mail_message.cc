@@ -77,6 +77,17 @@ std::string FileNameParameter(std::string_view name) {
 
 }  // namespace
 
+bool IsListUnsubscribeUrl(std::string_view url) {
+  if (url.empty() || url.size() > kMaxListUnsubscribeBytes) return false;
+  for (char c : url) {
+    const auto u = static_cast<unsigned char>(c);
+    // Printable ASCII without space: no CR/LF (header injection), no '<' or
+    // '>' (the brackets that delimit it).
+    if (u <= 0x20 || u >= 0x7f || c == '<' || c == '>') return false;
+  }
+  return true;
+}
+
 std::string EncodeHeaderText(std::string_view text) {
   if (!NeedsEncoding(text)) return std::string(text);
   std::string out;
@@ -114,6 +125,10 @@ std::string BuildMimeMessage(const MailMessage& m) {
   out.append("Message-ID: ").append(m.message_id).append(kCrlf);
   out.append("MIME-Version: 1.0").append(kCrlf);
   out.append("Auto-Submitted: auto-generated").append(kCrlf);
+  if (m.list_unsubscribe && IsListUnsubscribeUrl(*m.list_unsubscribe)) {
+    out.append("List-Unsubscribe: <").append(*m.list_unsubscribe).append(">").append(kCrlf);
+    out.append("List-Unsubscribe-Post: List-Unsubscribe=One-Click").append(kCrlf);
+  }
   if (!m.attachment) {
     AppendBody(out, m, alternative);
     return out;

@@ -10,6 +10,10 @@
 // 8BITMIME question); a header with non-ASCII (Subject, the attachment's
 // name) is an RFC 2047 encoded-word ("=?UTF-8?B?…?="), split so no word is
 // longer than 75 characters and no character is split between words.
+// With `list_unsubscribe`, the RFC 2369 / RFC 8058 one-click headers
+// ("List-Unsubscribe: <url>" and "List-Unsubscribe-Post:
+// List-Unsubscribe=One-Click"), so a mail client shows an unsubscribe button
+// that POSTs to the URL.
 
 #include <cstdint>
 #include <optional>
@@ -35,7 +39,16 @@ struct MailMessage {
   std::optional<MailAttachment> attachment{};
   std::string message_id{};  // "<id@host>"; the receiver's dedupe key
   int64_t date_ms = 0;       // the Date header (UTC)
+  // The recipient's one-click unsubscribe URL (https, printable ASCII, no
+  // '<', '>' or whitespace); one that is not, or longer than
+  // kMaxListUnsubscribeBytes, is left out rather than written into a header.
+  std::optional<std::string> list_unsubscribe{};
 };
+
+inline constexpr size_t kMaxListUnsubscribeBytes = 900;  // a header line stays under 998
+
+// Whether `url` may stand in "List-Unsubscribe: <url>" (above).
+bool IsListUnsubscribeUrl(std::string_view url);
 
 // "=?UTF-8?B?…?=" words separated by CRLF + space when `text` has a byte
 // outside printable ASCII (or a line break); `text` itself otherwise.
