@@ -463,8 +463,8 @@ TEST_F(MysqlDatabaseTest, TablesAreInnoDbUtf8mb4WithABinaryNoPadCollation) {
       " WHERE table_schema = DATABASE() ORDER BY table_name");
   ASSERT_TRUE(tables.ok()) << tables.status().ToString();
   // task, outbox, guard, schema version, id node, notification, download audit, event,
-  // bulk action, subscription, subscription run, mail.
-  ASSERT_EQ(tables->size(), 12u);
+  // bulk action, subscription, subscription run, mail, mail key.
+  ASSERT_EQ(tables->size(), 13u);
   for (const Row& t : *tables) {
     EXPECT_EQ(t.Text(1), "InnoDB") << t.Text(0);
     EXPECT_EQ(t.Text(2), "utf8mb4_nopad_bin") << t.Text(0);
